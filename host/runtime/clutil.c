@@ -1,0 +1,81 @@
+/* Small OpenCL helpers shared by every kernel driver. */
+#include "runtime.h"
+
+const char *tdm_cl_errname(cl_int code)
+{
+    switch (code) {
+#define E(x) case x: return #x
+    E(CL_SUCCESS); E(CL_DEVICE_NOT_FOUND); E(CL_DEVICE_NOT_AVAILABLE);
+    E(CL_COMPILER_NOT_AVAILABLE); E(CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    E(CL_OUT_OF_RESOURCES); E(CL_OUT_OF_HOST_MEMORY); E(CL_PROFILING_INFO_NOT_AVAILABLE);
+    E(CL_MEM_COPY_OVERLAP); E(CL_IMAGE_FORMAT_MISMATCH); E(CL_IMAGE_FORMAT_NOT_SUPPORTED);
+    E(CL_BUILD_PROGRAM_FAILURE); E(CL_MAP_FAILURE); E(CL_MISALIGNED_SUB_BUFFER_OFFSET);
+    E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST); E(CL_COMPILE_PROGRAM_FAILURE);
+    E(CL_LINKER_NOT_AVAILABLE); E(CL_LINK_PROGRAM_FAILURE); E(CL_DEVICE_PARTITION_FAILED);
+    E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE); E(CL_INVALID_VALUE); E(CL_INVALID_DEVICE_TYPE);
+    E(CL_INVALID_PLATFORM); E(CL_INVALID_DEVICE); E(CL_INVALID_CONTEXT);
+    E(CL_INVALID_QUEUE_PROPERTIES); E(CL_INVALID_COMMAND_QUEUE); E(CL_INVALID_HOST_PTR);
+    E(CL_INVALID_MEM_OBJECT); E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR); E(CL_INVALID_IMAGE_SIZE);
+    E(CL_INVALID_SAMPLER); E(CL_INVALID_BINARY); E(CL_INVALID_BUILD_OPTIONS);
+    E(CL_INVALID_PROGRAM); E(CL_INVALID_PROGRAM_EXECUTABLE); E(CL_INVALID_KERNEL_NAME);
+    E(CL_INVALID_KERNEL_DEFINITION); E(CL_INVALID_KERNEL); E(CL_INVALID_ARG_INDEX);
+    E(CL_INVALID_ARG_VALUE); E(CL_INVALID_ARG_SIZE); E(CL_INVALID_KERNEL_ARGS);
+    E(CL_INVALID_WORK_DIMENSION); E(CL_INVALID_WORK_GROUP_SIZE); E(CL_INVALID_WORK_ITEM_SIZE);
+    E(CL_INVALID_GLOBAL_OFFSET); E(CL_INVALID_EVENT_WAIT_LIST); E(CL_INVALID_EVENT);
+    E(CL_INVALID_OPERATION); E(CL_INVALID_GL_OBJECT); E(CL_INVALID_BUFFER_SIZE);
+    E(CL_INVALID_MIP_LEVEL); E(CL_INVALID_GLOBAL_WORK_SIZE); E(CL_INVALID_PROPERTY);
+    E(CL_INVALID_COMPILER_OPTIONS); E(CL_INVALID_LINKER_OPTIONS);
+    E(CL_INVALID_DEVICE_PARTITION_COUNT); E(CL_PLATFORM_NOT_FOUND_KHR);
+#undef E
+    default: return "unknown OpenCL error";
+    }
+}
+
+int tdm_cl_fail(tdm_err *err, cl_int code, const char *what)
+{
+    int st = (code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES ||
+              code == CL_INVALID_BUFFER_SIZE)
+                 ? TDM_ERR_DEVICE_MEMORY
+                 : TDM_ERR_OPENCL;
+    return tdm_err_set(err, st, "%s: %s (%d)", what, tdm_cl_errname(code), (int)code);
+}
+
+int tdm_kernel_create(tdm_device *d, const char *name, cl_kernel *out, tdm_err *err)
+{
+    cl_int rc;
+    *out = clCreateKernel(d->program, name, &rc);
+    if (rc != CL_SUCCESS) {
+        tdm_cl_fail(err, rc, "clCreateKernel");
+        tdm_err_append(err, " for kernel '%s' on %s", name, d->info.name);
+        return err->code;
+    }
+    return TDM_OK;
+}
+
+int tdm_buffer_create(tdm_device *d, cl_mem_flags flags, size_t bytes, void *host,
+                      cl_mem *out, tdm_err *err)
+{
+    cl_int rc;
+    if (bytes > d->info.max_alloc_bytes && d->info.max_alloc_bytes)
+        return tdm_err_set(err, TDM_ERR_DEVICE_MEMORY,
+                           "buffer of %zu bytes exceeds %s's largest allocation (%llu bytes)",
+                           bytes, d->info.name, (unsigned long long)d->info.max_alloc_bytes);
+    *out = clCreateBuffer(d->ctx, flags, bytes ? bytes : 1, host, &rc);
+    if (rc != CL_SUCCESS) {
+        tdm_cl_fail(err, rc, "clCreateBuffer");
+        tdm_err_append(err, " (%zu bytes on %s)", bytes, d->info.name);
+        return err->code;
+    }
+    return TDM_OK;
+}
+
+double tdm_event_seconds(cl_event ev)
+{
+    cl_ulong t0 = 0, t1 = 0;
+    if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) !=
+            CL_SUCCESS ||
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) !=
+            CL_SUCCESS)
+        return 0.0;
+    return t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
+}

@@ -1,0 +1,76 @@
+/* Compiling kernels.cl for one device: options per device, build logs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strutil.h"
+#include "runtime.h"
+
+size_t tdm_choose_wg_size(const tdm_device_info *info)
+{
+    /* 256 suits the scans and block decoders (blocks of 128..1024) on GPUs of
+     * every vendor; smaller devices get their maximum, a power of two. */
+    size_t wg = 256;
+    while (wg > info->max_work_group_size && wg > 1)
+        wg >>= 1;
+    return wg;
+}
+
+static const char *vendor_define(const tdm_device_info *info)
+{
+    if (tdm_is_pocl(info)) return "POCL"; /* a CPU runtime, whatever the CPU's vendor */
+    if (tdm_strcasestr(info->vendor, "nvidia")) return "NVIDIA";
+    if (tdm_strcasestr(info->vendor, "advanced micro") || tdm_strcasestr(info->vendor, "amd"))
+        return "AMD";
+    if (tdm_strcasestr(info->vendor, "intel")) return "INTEL";
+    return "OTHER";
+}
+
+void tdm_build_options(const tdm_device_info *info, size_t wg_size, const char *extra,
+                       char *buf, size_t len)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    tdm_bufprintf(buf, len, &pos,
+                  "-cl-std=CL1.2 -DTDM_WG_SIZE=%zu -DTDM_LOCAL_MEM=%llu -DTDM_VENDOR_%s=1 "
+                  "-DTDM_DEVICE_%s=1",
+                  wg_size, (unsigned long long)info->local_mem_bytes, vendor_define(info),
+                  tdm_device_type_name(info->type));
+    if (extra && *extra)
+        tdm_bufprintf(buf, len, &pos, " %s", extra);
+}
+
+static void append_log(cl_program prog, cl_device_id dev, tdm_err *err)
+{
+    size_t n = 0;
+    if (clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) != CL_SUCCESS ||
+        n == 0)
+        return;
+    char *log = malloc(n + 1);
+    if (!log)
+        return;
+    if (clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS) {
+        log[n] = '\0';
+        tdm_err_append(err, "\n--- build log ---\n%s", log);
+    }
+    free(log);
+}
+
+int tdm_program_build(cl_context ctx, cl_device_id dev, const char *source, size_t len,
+                      const char *options, cl_program *out, tdm_err *err)
+{
+    cl_int rc;
+    *out = NULL;
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &source, &len, &rc);
+    if (rc != CL_SUCCESS)
+        return tdm_cl_fail(err, rc, "clCreateProgramWithSource");
+    rc = clBuildProgram(prog, 1, &dev, options, NULL, NULL);
+    if (rc != CL_SUCCESS) {
+        tdm_err_set(err, TDM_ERR_BUILD, "kernel build failed: %s (%d) with options \"%s\"",
+                    tdm_cl_errname(rc), (int)rc, options);
+        append_log(prog, dev, err);
+        clReleaseProgram(prog);
+        return TDM_ERR_BUILD;
+    }
+    *out = prog;
+    return TDM_OK;
+}

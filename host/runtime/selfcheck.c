@@ -1,0 +1,104 @@
+/* A self-check: run tdm_delta_decode on every device against the C reference. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strutil.h"
+#include "runtime.h"
+#include "selfcheck.h"
+
+void tdm_delta_decode_ref(const uint32_t *gaps, const uint32_t *bases, uint32_t *out, size_t n,
+                          size_t block)
+{
+    for (size_t b = 0; b * block < n; b++) {
+        uint32_t acc = bases[b];
+        size_t end = (b + 1) * block < n ? (b + 1) * block : n;
+        for (size_t i = b * block; i < end; i++)
+            out[i] = acc += gaps[i];
+    }
+}
+
+int tdm_delta_decode_device(tdm_device *d, const uint32_t *gaps, const uint32_t *bases,
+                            uint32_t *out, size_t n, size_t block, tdm_err *err)
+{
+    if (block == 0 || n > UINT32_MAX || block > UINT32_MAX)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "delta decode: bad sizes");
+    size_t nblocks = (n + block - 1) / block;
+    cl_mem bg = NULL, bb = NULL, bo = NULL;
+    cl_kernel k = NULL;
+    int st = tdm_kernel_create(d, "tdm_delta_decode", &k, err);
+    if (st == TDM_OK)
+        st = tdm_buffer_create(d, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, (void *)gaps,
+                               &bg, err);
+    if (st == TDM_OK)
+        st = tdm_buffer_create(d, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nblocks * 4,
+                               (void *)bases, &bb, err);
+    if (st == TDM_OK)
+        st = tdm_buffer_create(d, CL_MEM_WRITE_ONLY, n * 4, NULL, &bo, err);
+    if (st == TDM_OK && n > 0) {
+        cl_uint un = (cl_uint)n, ub = (cl_uint)block;
+        clSetKernelArg(k, 0, sizeof bg, &bg);
+        clSetKernelArg(k, 1, sizeof bb, &bb);
+        clSetKernelArg(k, 2, sizeof bo, &bo);
+        clSetKernelArg(k, 3, sizeof un, &un);
+        clSetKernelArg(k, 4, sizeof ub, &ub);
+        size_t local = d->wg_size, global = nblocks * local;
+        cl_int rc = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+        if (rc == CL_SUCCESS)
+            rc = clEnqueueReadBuffer(d->queue, bo, CL_TRUE, 0, n * 4, out, 0, NULL, NULL);
+        if (rc != CL_SUCCESS)
+            st = tdm_cl_fail(err, rc, "tdm_delta_decode");
+    }
+    if (bo) clReleaseMemObject(bo);
+    if (bb) clReleaseMemObject(bb);
+    if (bg) clReleaseMemObject(bg);
+    if (k) clReleaseKernel(k);
+    return st;
+}
+
+/* xorshift64*: a fixed, portable generator for reproducible checks. */
+static uint32_t next_rand(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return (uint32_t)((*s * 2685821657736338717ull) >> 32);
+}
+
+int tdm_engine_selfcheck(tdm_engine *e, char *report, size_t report_len)
+{
+    if (!e)
+        return TDM_ERR_INVALID_ARG;
+    enum { N = 10007, BLOCK = 1000 };
+    uint32_t *gaps = malloc(N * 4), *bases = malloc(((N + BLOCK - 1) / BLOCK) * 4),
+             *want = malloc(N * 4), *got = malloc(N * 4);
+    tdm_err *err = tdm_engine_err(e);
+    int st = gaps && bases && want && got ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "selfcheck");
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; st == TDM_OK && i < N; i++)
+        gaps[i] = 1 + next_rand(&seed) % 1000;
+    for (size_t b = 0; st == TDM_OK && b * BLOCK < N; b++)
+        bases[b] = next_rand(&seed) % 100000;
+    if (st == TDM_OK)
+        tdm_delta_decode_ref(gaps, bases, want, N, BLOCK);
+    size_t pos = 0;
+    if (report && report_len)
+        report[0] = '\0';
+    for (int i = 0; st == TDM_OK && i < tdm_engine_device_count(e); i++) {
+        tdm_device *d = tdm_engine_device(e, i);
+        memset(got, 0, N * 4);
+        st = tdm_delta_decode_device(d, gaps, bases, got, N, BLOCK, err);
+        if (st == TDM_OK && memcmp(got, want, N * 4) != 0)
+            st = tdm_err_set(err, TDM_ERR_INTERNAL,
+                             "selfcheck: device %d (%s) disagrees with the reference", i,
+                             d->info.name);
+        if (report && report_len)
+            tdm_bufprintf(report, report_len, &pos, "%d %s: %s (%d values)\n", i, d->info.name,
+                          st == TDM_OK ? "ok" : "FAILED", (int)N);
+    }
+    free(gaps);
+    free(bases);
+    free(want);
+    free(got);
+    return st;
+}

@@ -1,0 +1,22 @@
+/*
+ * tandem kernels — the one OpenCL C program built for every device.
+ *
+ * OpenCL C 1.2 is the floor (NVIDIA compiles only 1.2): no sub-group
+ * functions, no 64-bit atomics unless reported, every barrier reached by every
+ * work-item of its group. The host compiles this file with
+ *   -DTDM_WG_SIZE=<work-group size the kernels are launched with>
+ *   -DTDM_LOCAL_MEM=<local memory bytes>  -DTDM_VENDOR_<NVIDIA|AMD|INTEL|POCL|OTHER>
+ *   -DTDM_DEVICE_<CPU|GPU|ACCELERATOR|OTHER>
+ * The build embeds this file with its includes (the cl folder) expanded, so
+ * an installed library needs no file at run time.
+ */
+#ifndef TDM_WG_SIZE
+#define TDM_WG_SIZE 256
+#endif
+
+/* ---- shared building blocks: work-group scans, delta decoding */
+#include "cl/common.cl"
+
+/* ---- codecs */
+
+/* ---- block selection, intersection, scoring, top-k, DAAT */

@@ -1,0 +1,180 @@
+/* The OpenCL runtime on every device: discovery, the engine, a kernel against
+ * its C reference, build failures and device selection. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+#include "runtime/selfcheck.h"
+#include "testutil.h"
+
+static void discovery_finds_a_device(void **state)
+{
+    (void)state;
+    tdm_device_info *infos = NULL;
+    size_t n = 0;
+    assert_int_equal(tdm_devices_discover(&infos, &n), TDM_OK);
+    assert_true(n >= 1);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(infos[i].index, (int)i);
+        assert_true(strlen(infos[i].name) > 0);
+        assert_true(strlen(infos[i].platform) > 0);
+        assert_true(infos[i].compute_units >= 1);
+        assert_true(infos[i].global_mem_bytes > 0);
+        assert_true(infos[i].max_work_group_size >= 1);
+        assert_non_null(strstr(infos[i].opencl_c_version, "OpenCL C"));
+    }
+    tdm_free(infos);
+}
+
+static void engine_reports_its_devices(void **state)
+{
+    (void)state;
+    tdm_engine *e = tdm_test_engine();
+    assert_true(tdm_engine_device_count(e) >= 1);
+    tdm_device_info info;
+    for (int i = 0; i < tdm_engine_device_count(e); i++) {
+        assert_int_equal(tdm_engine_device_info(e, i, &info), TDM_OK);
+        assert_true(tdm_engine_device_cached(e, i) >= 0);
+    }
+    assert_int_equal(tdm_engine_device_info(e, tdm_engine_device_count(e), &info),
+                     TDM_ERR_INVALID_ARG);
+    char report[1024];
+    assert_int_equal(tdm_engine_selfcheck(e, report, sizeof report), TDM_OK);
+    assert_non_null(strstr(report, ": ok"));
+    tdm_engine_close(e);
+}
+
+/* tdm_delta_decode on every device equals the reference, for sizes around
+ * the block and work-group edges and random gaps up to 2^20. */
+static void delta_decode_matches_reference(void **state)
+{
+    (void)state;
+    tdm_engine *e = tdm_test_engine();
+    size_t sizes[] = {0, 1, 127, 128, 129, 255, 256, 257, 1000, 4097, 100003};
+    size_t blocks[] = {1, 128, 256, 1000, 4096};
+    size_t nsizes = tdm_test_small() ? 8 : sizeof sizes / sizeof *sizes;
+    tdm_rng rng;
+    tdm_rng_seed(&rng, 42);
+    for (size_t s = 0; s < nsizes; s++) {
+        size_t n = sizes[s], nb_max = n + 1;
+        uint32_t *gaps = malloc((n + 1) * 4), *bases = malloc(nb_max * 4),
+                 *want = malloc((n + 1) * 4), *got = malloc((n + 1) * 4);
+        for (size_t i = 0; i < n; i++)
+            gaps[i] = tdm_rng_range(&rng, 0, 1u << 20);
+        for (size_t i = 0; i < nb_max; i++)
+            bases[i] = tdm_rng_u32(&rng) >> 4;
+        for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+            if (tdm_test_small() && blocks[b] == 1 && n > 300)
+                continue;
+            tdm_delta_decode_ref(gaps, bases, want, n, blocks[b]);
+            for (int d = 0; d < tdm_engine_device_count(e); d++) {
+                tdm_err err = {0};
+                memset(got, 0xab, (n + 1) * 4);
+                int rc = tdm_delta_decode_device(tdm_engine_device(e, d), gaps, bases, got, n,
+                                                 blocks[b], &err);
+                if (rc != TDM_OK)
+                    fail_msg("device %d: %s", d, tdm_err_msg(&err));
+                assert_memory_equal(got, want, n * 4);
+                tdm_err_clear(&err);
+            }
+        }
+        free(gaps);
+        free(bases);
+        free(want);
+        free(got);
+    }
+    tdm_engine_close(e);
+}
+
+/* Oclgrind's API checker reports the intended build failures as errors. */
+static int under_oclgrind(void)
+{
+    const char *s = getenv("TANDEM_TEST_OCLGRIND");
+    return s && *s == '1';
+}
+
+static void broken_kernel_gives_build_log(void **state)
+{
+    (void)state;
+    if (under_oclgrind())
+        skip();
+    tdm_engine_options o = {0};
+    o.kernel_source = "__kernel void broken(__global int *x) { x[0] = undeclared_name; }\n";
+    o.cache_mode = TDM_CACHE_OFF;
+    tdm_engine *e = NULL;
+    int rc = tdm_engine_open(&o, &e);
+    assert_int_equal(rc, TDM_ERR_BUILD);
+    assert_null(e);
+    const char *msg = tdm_engine_errmsg(NULL);
+    assert_non_null(strstr(msg, "build log"));
+    assert_non_null(strstr(msg, "undeclared_name"));
+}
+
+static void bad_build_option_is_an_error(void **state)
+{
+    (void)state;
+    if (under_oclgrind())
+        skip();
+    tdm_engine_options o = {0};
+    o.build_options = "-this-option-does-not-exist";
+    o.cache_mode = TDM_CACHE_OFF;
+    tdm_engine *e = NULL;
+    int rc = tdm_engine_open(&o, &e);
+    assert_int_equal(rc, TDM_ERR_BUILD);
+    assert_null(e);
+    assert_non_null(strstr(tdm_engine_errmsg(NULL), "-this-option-does-not-exist"));
+}
+
+static void environment_selects_devices(void **state)
+{
+    (void)state;
+    const char *old = getenv("TANDEM_DEVICES");
+    char *saved = old ? strdup(old) : NULL;
+    tdm_device_info *infos;
+    size_t n;
+    assert_int_equal(tdm_devices_discover(&infos, &n), TDM_OK);
+    /* By index: exactly that device. */
+    setenv("TANDEM_DEVICES", "0", 1);
+    tdm_engine *e = tdm_test_engine();
+    tdm_device_info info;
+    assert_int_equal(tdm_engine_device_count(e), 1);
+    tdm_engine_device_info(e, 0, &info);
+    assert_string_equal(info.name, infos[0].name);
+    tdm_engine_close(e);
+    /* By type: only devices of that type. */
+    const char *tname = infos[0].type == TDM_DEVICE_GPU ? "gpu" : infos[0].type == TDM_DEVICE_CPU ? "cpu" : "all";
+    setenv("TANDEM_DEVICES", tname, 1);
+    e = tdm_test_engine();
+    for (int i = 0; i < tdm_engine_device_count(e); i++) {
+        tdm_engine_device_info(e, i, &info);
+        if (strcmp(tname, "all") != 0)
+            assert_int_equal(info.type, infos[0].type);
+    }
+    tdm_engine_close(e);
+    /* Impossible: a clear error listing what there is. */
+    setenv("TANDEM_DEVICES", "quantum-annealer", 1);
+    e = NULL;
+    assert_int_equal(tdm_engine_open(NULL, &e), TDM_ERR_NO_DEVICE);
+    assert_null(e);
+    assert_non_null(strstr(tdm_engine_errmsg(NULL), "quantum-annealer"));
+    assert_non_null(strstr(tdm_engine_errmsg(NULL), infos[0].name));
+    if (saved)
+        setenv("TANDEM_DEVICES", saved, 1);
+    else
+        unsetenv("TANDEM_DEVICES");
+    free(saved);
+    tdm_free(infos);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(discovery_finds_a_device),
+        cmocka_unit_test(engine_reports_its_devices),
+        cmocka_unit_test(delta_decode_matches_reference),
+        cmocka_unit_test(broken_kernel_gives_build_log),
+        cmocka_unit_test(bad_build_option_is_an_error),
+        cmocka_unit_test(environment_selects_devices),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,59 @@
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/fsutil.h"
+
+void tdm_rng_seed(tdm_rng *r, uint64_t seed) { r->s = seed ? seed : 0x2545f4914f6cdd1dull; }
+
+uint32_t tdm_rng_u32(tdm_rng *r)
+{
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return (uint32_t)((r->s * 2685821657736338717ull) >> 32);
+}
+
+uint32_t tdm_rng_range(tdm_rng *r, uint32_t lo, uint32_t hi)
+{
+    uint64_t span = (uint64_t)hi - lo + 1;
+    return lo + (uint32_t)(((uint64_t)tdm_rng_u32(r) * span) >> 32);
+}
+
+int tdm_test_small(void)
+{
+    const char *s = getenv("TANDEM_TEST_SMALL");
+    return s && *s && strcmp(s, "0") != 0;
+}
+
+tdm_engine *tdm_test_engine(void)
+{
+    tdm_engine *e = NULL;
+    int rc = tdm_engine_open(NULL, &e);
+    if (rc != TDM_OK)
+        fail_msg("tdm_engine_open: %s: %s", tdm_strerror(rc), tdm_engine_errmsg(NULL));
+    return e;
+}
+
+const char *tdm_test_tmpdir(const char *tag)
+{
+    static char buf[1024];
+    const char *base = getenv("TANDEM_TEST_TMP");
+    snprintf(buf, sizeof buf, "%s/%s.%ld", base && *base ? base : "/tmp", tag, (long)getpid());
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", buf);
+    if (system(cmd) != 0 || tdm_mkdirs(buf) != 0)
+        fail_msg("cannot create %s", buf);
+    return buf;
+}
+
+const char *tdm_test_data(const char *rel)
+{
+    static char buf[1024];
+    const char *base = getenv("TANDEM_TEST_DATA");
+    snprintf(buf, sizeof buf, "%s/%s", base && *base ? base : "../shared/data", rel);
+    return buf;
+}

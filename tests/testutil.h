@@ -1,0 +1,34 @@
+/* Shared helpers for the cmocka tests. */
+#ifndef TDM_TESTUTIL_H
+#define TDM_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tandem.h"
+
+/* Deterministic generator (xorshift64*), seeded per test. */
+typedef struct tdm_rng { uint64_t s; } tdm_rng;
+void tdm_rng_seed(tdm_rng *r, uint64_t seed);
+uint32_t tdm_rng_u32(tdm_rng *r);
+/* Uniform in [lo, hi] (inclusive). */
+uint32_t tdm_rng_range(tdm_rng *r, uint32_t lo, uint32_t hi);
+
+/* Whether TANDEM_TEST_SMALL is set (Oclgrind runs): tests shrink inputs. */
+int tdm_test_small(void);
+
+/* Opens an engine on TANDEM_DEVICES (default all) or fails the test with the
+ * engine's message. */
+tdm_engine *tdm_test_engine(void);
+
+/* A fresh empty directory under TANDEM_TEST_TMP (or /tmp) named after `tag`;
+ * returns a static buffer valid until the next call. */
+const char *tdm_test_tmpdir(const char *tag);
+
+/* Path of a file under ../shared/data (TANDEM_TEST_DATA); static buffer. */
+const char *tdm_test_data(const char *rel);
+
+#endif

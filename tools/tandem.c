@@ -1,0 +1,67 @@
+/* `tandem`: the command-line front end. Dispatches to one function per subcommand. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tandem.h"
+
+static const tdm_cli_command commands[] = {
+    {"devices", tdm_cmd_devices, "list OpenCL platforms and devices (--json for JSON)"},
+    {"selfcheck", tdm_cmd_selfcheck, "build the kernels and check one on every device"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tandem <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-10s %s\n", "version", "print the library version");
+    fprintf(f, "\nenvironment: TANDEM_DEVICES (all, gpu, cpu, indices, names), "
+               "TANDEM_CACHE (on, off, always), TANDEM_CACHE_DIR\n"
+               "'tandem <command> --help' describes a command.\n");
+}
+
+int tdm_cli_fail(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tandem %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+void tdm_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+        !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+        printf("tandem %s\n", tdm_version());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tandem: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
