@@ -7,11 +7,11 @@
 
 static void print_table(const tdm_device_info *d, size_t n)
 {
-    printf("%-3s %-12s %-28s %-32s %-8s %5s %6s %9s %7s %6s %4s %-14s\n", "#", "type",
+    printf("%-3s %-12s %-28s %-44s %-10s %5s %6s %9s %7s %6s %4s %-14s\n", "#", "type",
            "platform", "device", "driver", "CUs", "MHz", "global", "local", "maxWG",
            "mult", "OpenCL C");
     for (size_t i = 0; i < n; i++)
-        printf("%-3d %-12s %-28.28s %-32.32s %-8.8s %5u %6u %7.1fGB %5lluKB %6zu %4zu %-14s\n",
+        printf("%-3d %-12s %-28.28s %-44.44s %-10.10s %5u %6u %7.1fGB %5lluKB %6zu %4zu %-14s\n",
                d[i].index, tdm_device_type_name(d[i].type), d[i].platform, d[i].name,
                d[i].driver_version, d[i].compute_units, d[i].max_clock_mhz,
                (double)d[i].global_mem_bytes / 1e9,
