@@ -166,6 +166,25 @@ static void environment_selects_devices(void **state)
     tdm_free(infos);
 }
 
+/* An allocation past the device's limit is a clear error, not a crash. */
+static void oversized_buffer_is_device_memory_error(void **state)
+{
+    (void)state;
+    tdm_engine *e = tdm_test_engine();
+    for (int i = 0; i < tdm_engine_device_count(e); i++) {
+        tdm_device *d = tdm_engine_device(e, i);
+        tdm_err err = {0};
+        cl_mem m = NULL;
+        size_t too_big = (size_t)d->info.max_alloc_bytes + 4096;
+        assert_int_equal(tdm_buffer_create(d, CL_MEM_READ_WRITE, too_big, NULL, &m, &err),
+                         TDM_ERR_DEVICE_MEMORY);
+        assert_null(m);
+        assert_non_null(strstr(tdm_err_msg(&err), d->info.name));
+        tdm_err_clear(&err);
+    }
+    tdm_engine_close(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -175,6 +194,7 @@ int main(void)
         cmocka_unit_test(broken_kernel_gives_build_log),
         cmocka_unit_test(bad_build_option_is_an_error),
         cmocka_unit_test(environment_selects_devices),
+        cmocka_unit_test(oversized_buffer_is_device_memory_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

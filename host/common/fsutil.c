@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,11 +57,13 @@ static int write_all(int fd, const void *p, size_t n)
 int tdm_write_file_atomic(const char *path, const void *const *parts, const size_t *sizes,
                           size_t n)
 {
-    size_t len = strlen(path) + 32;
+    size_t len = strlen(path) + 48;
     char *tmp = malloc(len);
     if (!tmp)
         return -1;
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    /* pid + counter: unique across processes and across threads of one. */
+    static atomic_uint counter;
+    snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int rc = fd < 0 ? -1 : 0;
     for (size_t i = 0; rc == 0 && i < n; i++)

@@ -56,6 +56,7 @@ int tdm_buffer_create(tdm_device *d, cl_mem_flags flags, size_t bytes, void *hos
                       cl_mem *out, tdm_err *err)
 {
     cl_int rc;
+    *out = NULL;
     if (bytes > d->info.max_alloc_bytes && d->info.max_alloc_bytes)
         return tdm_err_set(err, TDM_ERR_DEVICE_MEMORY,
                            "buffer of %zu bytes exceeds %s's largest allocation (%llu bytes)",
