@@ -177,6 +177,122 @@ TDM_API int tdm_engine_device_cached(const tdm_engine *engine, int i);
  * report_len). */
 TDM_API int tdm_engine_selfcheck(tdm_engine *engine, char *report, size_t report_len);
 
+/* ---------------------------------------------------------------- index */
+
+/* An index is a read-only, memory-mapped inverted index file built by
+ * tdm_index_build (or `tandem build`/`tandem import`); docs/FORMAT.md
+ * describes the file.
+ * Threads: an open index is immutable, so any number of threads may call the
+ * functions below on one index at once. The per-handle message is kept under
+ * a lock; tdm_index_errmsg returns a copy owned by the calling thread. */
+typedef struct tdm_index tdm_index;
+
+/* Maps and validates `path` (header, section table, small-section checksums,
+ * lexicon; the postings checksum only by tdm_index_verify). On success *out
+ * is a new index that the caller closes with tdm_index_close. On failure *out
+ * is NULL and tdm_index_errmsg(NULL) names the file and byte offset.
+ * Thread-safe. */
+TDM_API int tdm_index_open(const char *path, tdm_index **out);
+
+/* Unmaps and frees. Accepts NULL. No other call may be running on it. */
+TDM_API void tdm_index_close(tdm_index *index);
+
+/* The last error message of `index` ("" if none), or with NULL the message of
+ * the last failed tdm_index_open / tdm_index_build on the calling thread.
+ * Owned by the library; valid until the calling thread's next call of this
+ * function. */
+TDM_API const char *tdm_index_errmsg(const tdm_index *index);
+
+/* Collection facts. Plain data: copy freely. */
+typedef struct tdm_index_stats {
+    uint32_t format_version;
+    uint64_t documents;
+    uint64_t terms;
+    uint64_t postings;
+    uint64_t total_doclen;     /* tokens in the collection after stopping */
+    double avg_doclen;
+    double k1, b;              /* BM25 parameters of the stored block bounds */
+    char codec[32];            /* codec name the lists were encoded with */
+    char stemmer[32];          /* "none" or a Snowball language */
+    uint32_t stopwords;        /* number of stopwords used at build time */
+    uint64_t file_bytes;
+} tdm_index_stats;
+
+TDM_API int tdm_index_stats_get(const tdm_index *index, tdm_index_stats *stats);
+
+/* Looks up a term exactly as stored (already normalized). TDM_ERR_NOT_FOUND
+ * if absent. df or cf may be NULL. */
+TDM_API int tdm_index_term(const tdm_index *index, const char *term, uint32_t *df,
+                           uint64_t *cf);
+
+/* Runs `word` through the tokenizer, stopword list and stemmer the index was
+ * built with and writes the first resulting term, NUL-terminated, to
+ * term[cap]. TDM_ERR_NOT_FOUND if it yields no term (a stopword, say);
+ * TDM_ERR_LIMIT if cap is too small (129 bytes always suffice). */
+TDM_API int tdm_index_normalize(const tdm_index *index, const char *word, char *term,
+                                size_t cap);
+
+/* Decodes a term's postings into caller buffers: docids[cap] ascending and
+ * freqs[cap] (tf >= 1); either may be NULL. *n gets the df. If cap < df,
+ * nothing is written and TDM_ERR_LIMIT is returned with *n = df, so a caller
+ * can size its buffers with a first call of cap = 0. */
+TDM_API int tdm_index_postings(const tdm_index *index, const char *term, uint32_t *docids,
+                               uint32_t *freqs, size_t cap, size_t *n);
+
+/* The name of document `docid` (owned by the index, valid until close), or
+ * NULL if out of range. */
+TDM_API const char *tdm_index_docname(const tdm_index *index, uint32_t docid);
+/* The length (tokens after stopping) of document `docid`, 0 if out of range. */
+TDM_API uint32_t tdm_index_doclen(const tdm_index *index, uint32_t docid);
+
+/* Full integrity check: every checksum, every list decoded and checked
+ * against its df, cf, block metadata and BM25 bounds. O(index). */
+TDM_API int tdm_index_verify(const tdm_index *index);
+
+/* ---------------------------------------------------------------- building */
+
+enum tdm_build_format {
+    TDM_BUILD_AUTO = 0,   /* guessed from the first bytes of each input */
+    TDM_BUILD_LINES = 1,  /* name<TAB>text, one document per line */
+    TDM_BUILD_TREC = 2,   /* <DOC><DOCNO>name</DOCNO> text </DOC> */
+    TDM_BUILD_SMART = 3,  /* .I name, .T and .W indexed, other fields ignored */
+    TDM_BUILD_JSONL = 4   /* {"id": ..., "contents": "..."} one object a line */
+};
+
+/* Progress, reported to the callback at most every ~100 ms and once at the
+ * end of each phase. */
+typedef struct tdm_build_progress {
+    int phase;                 /* 0 reading + inverting, 1 merging runs, 2 done */
+    uint64_t documents;        /* documents read so far */
+    uint64_t bytes_read;       /* input bytes consumed (compressed for gzip) */
+    uint64_t bytes_total;      /* sum of input file sizes; 0 if unknown (stdin) */
+    uint64_t terms_done, terms_total; /* merge phase: lists written / to write */
+    uint32_t runs;             /* run files written so far */
+    double seconds;            /* since the build started */
+} tdm_build_progress;
+
+/* Options for tdm_index_build; zero-initialise, zero/NULL means the default. */
+typedef struct tdm_build_options {
+    int format;                /* enum tdm_build_format */
+    const char *stemmer;       /* NULL = "english"; "none"; any Snowball language */
+    const char *stopwords;     /* path of a stopword file (words separated by
+                                  white space, '#' comment lines); NULL = none */
+    const char *codec;         /* NULL = "raw"; any registered codec name */
+    size_t memory_mb;          /* posting buffer budget; 0 = 512 */
+    double k1, b;              /* BM25 of the stored bounds; 0 = 1.2 / 0.75 */
+    const char *tmp_dir;       /* run files; NULL = the output's directory */
+    void (*progress)(void *user, const tdm_build_progress *p); /* NULL = quiet */
+    void *progress_user;
+} tdm_build_options;
+
+/* Builds an index at `out_path` from `ninputs` files (each a path, or "-"
+ * for stdin; gzip files are read transparently). Documents get docids in
+ * input order. The file appears atomically at the end. `opts` may be NULL.
+ * On failure tdm_index_errmsg(NULL) names the input and position.
+ * Thread-safe (each call is independent). */
+TDM_API int tdm_index_build(const char *const *inputs, size_t ninputs, const char *out_path,
+                            const tdm_build_options *opts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,34 @@
+/* Input collections: one document per line, TREC, SMART, JSON lines; each from
+ * a file, stdin ("-") or a gzip file (zlib reads plain files transparently).
+ *
+ * A parser yields (name, text) pairs; both buffers belong to the parser and
+ * stay valid until the next call. One parser per thread.
+ */
+#ifndef TDM_INDEX_PARSE_H
+#define TDM_INDEX_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "tandem.h"
+
+/* Formats are enum tdm_build_format (include/tandem.h). */
+
+typedef struct tdm_parser tdm_parser;
+
+/* Opens `path` ("-" = stdin). format AUTO guesses from the first bytes. */
+int tdm_parser_open(const char *path, int format, tdm_parser **out, tdm_err *err);
+/* The next document: 1 with *name/*text set, 0 at the end, < 0 on error. */
+int tdm_parser_next(tdm_parser *p, const char **name, const char **text, size_t *text_len,
+                    tdm_err *err);
+/* Compressed bytes consumed so far (for progress). */
+uint64_t tdm_parser_bytes(const tdm_parser *p);
+int tdm_parser_format(const tdm_parser *p);
+void tdm_parser_close(tdm_parser *p);
+
+/* "auto", "lines", "trec", "smart", "jsonl" <-> enum; -1 if unknown. */
+int tdm_format_by_name(const char *name);
+const char *tdm_format_name(int format);
+
+#endif

@@ -1,0 +1,57 @@
+/* Writing an index file: open -> documents -> lists in term order -> finish.
+ *
+ *   tdm_iwriter *w;
+ *   tdm_iwriter_open(path, &opts, &w, err);
+ *   tdm_iwriter_set_docs(w, ndocs, lengths, names, err);   (or add_doc per doc)
+ *   for each term in strictly increasing byte order:
+ *       tdm_iwriter_add_list(w, term, len, docids, freqs, n, err);
+ *   tdm_iwriter_finish(w, err);   writes PATH.tmp.<pid>, fsyncs, renames to PATH
+ *   tdm_iwriter_free(w);          always; removes the temporary file if unfinished
+ *
+ * Documents must all be given before the first list (block-max BM25 bounds
+ * need the document lengths). Memory: the lexicon, the document lengths and
+ * names; postings stream to the file. One writer per thread.
+ */
+#ifndef TDM_INDEX_WRITER_H
+#define TDM_INDEX_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+typedef struct tdm_iwriter tdm_iwriter;
+
+/* Zero-initialise; zero / NULL fields mean the default. */
+typedef struct tdm_iwriter_options {
+    const char *codec;       /* a name in the codec registry; NULL = "raw" */
+    double k1, b;            /* BM25 for the stored bounds; 0 = 1.2 / 0.75 */
+    const char *stemmer;     /* recorded for query-time tokenizing; NULL = "none" */
+    const char *const *stopwords; /* recorded too; may be NULL */
+    size_t nstopwords;
+} tdm_iwriter_options;
+
+int tdm_iwriter_open(const char *path, const tdm_iwriter_options *opts, tdm_iwriter **out,
+                     tdm_err *err);
+/* All documents at once: lengths[ndocs], names[ndocs] (NULL or a NULL name
+ * means the decimal docid). Copies what it needs. */
+int tdm_iwriter_set_docs(tdm_iwriter *w, uint32_t ndocs, const uint32_t *lengths,
+                         const char *const *names, tdm_err *err);
+/* One document at a time, docids 0, 1, 2, ... in call order. */
+int tdm_iwriter_add_doc(tdm_iwriter *w, uint32_t length, const char *name, tdm_err *err);
+/* One list: docids strictly increasing and < ndocs, freqs >= 1, n >= 1, term
+ * bytes (any bytes but NUL, 1..TDM_IDX_TERM_MAX) strictly greater than the
+ * previous term's (memcmp order, a prefix sorts first). */
+int tdm_iwriter_add_list(tdm_iwriter *w, const char *term, size_t term_len,
+                         const uint32_t *docids, const uint32_t *freqs, size_t n,
+                         tdm_err *err);
+int tdm_iwriter_finish(tdm_iwriter *w, tdm_err *err);
+void tdm_iwriter_free(tdm_iwriter *w);
+
+/* BM25 of one posting, as the stored upper bounds compute it (FORMAT.md):
+ * idf = ln(1 + (N - df + 0.5) / (df + 0.5)),
+ * score = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)). */
+double tdm_bm25(double k1, double b, uint64_t ndocs, uint32_t df, uint32_t tf, uint32_t dl,
+                double avgdl);
+
+#endif
