@@ -65,6 +65,8 @@ typedef struct tdm_codec_ops {
     int (*decode_block)(const tdm_encoded *enc, uint32_t b, uint32_t *out, tdm_err *err);
     /* Random access to value i, or NULL where the format has none. */
     int (*get)(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err *err);
+    /* The device decoder (codec_dev.h), or NULL where there is none. */
+    const struct tdm_codec_dev_ops *dev;
 } tdm_codec_ops;
 
 /* The codec with this id or name, or NULL. */
