@@ -23,7 +23,8 @@ enum tdm_listgen_dist {
 /* Uniform model: n distinct values drawn uniformly from [0, universe).
  * out must hold n values. Returns TDM_OK, TDM_ERR_INVALID_ARG when n >
  * universe or universe > TDM_LISTGEN_MAX_UNIVERSE (or out is NULL with
- * n > 0), TDM_ERR_NOMEM when scratch memory (at most n values) fails. */
+ * n > 0), TDM_ERR_NOMEM when scratch memory (n values, freed before return)
+ * cannot be had. */
 int tdm_listgen_uniform(uint32_t *out, size_t n, uint32_t universe, uint64_t seed);
 
 /* Clustered model: the range is split recursively at a random point, half of
