@@ -28,7 +28,7 @@ enum tdm_idx_section {
     TDM_SEC_COUNT
 };
 
-/* Fixed header at offset 0 (128 bytes). */
+/* Fixed header at offset 0 (160 bytes); the section table follows it. */
 typedef struct tdm_idx_header {
     char magic[8];
     uint32_t version;

@@ -19,7 +19,7 @@ typedef struct tdm_parser tdm_parser;
 
 /* Opens `path` ("-" = stdin). format AUTO guesses from the first bytes. */
 int tdm_parser_open(const char *path, int format, tdm_parser **out, tdm_err *err);
-/* The next document: 1 with *name/*text set, 0 at the end, < 0 on error. */
+/* The next document: 1 with *name and *text set, 0 at the end, < 0 on error. */
 int tdm_parser_next(tdm_parser *p, const char **name, const char **text, size_t *text_len,
                     tdm_err *err);
 /* Compressed bytes consumed so far (for progress). */
