@@ -1,0 +1,256 @@
+/* A strict JSON object reader for JSON-lines collections. */
+#include "json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 64
+
+typedef struct cur {
+    const char *s;
+    size_t len, i;
+    const char *why;
+} cur;
+
+int tdm_strbuf_put(tdm_strbuf *b, const void *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (!q)
+            return -1;
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+static int fail(cur *c, const char *why)
+{
+    c->why = why;
+    return -1;
+}
+
+static void ws(cur *c)
+{
+    while (c->i < c->len && (c->s[c->i] == ' ' || c->s[c->i] == '\t' || c->s[c->i] == '\n' ||
+                             c->s[c->i] == '\r'))
+        c->i++;
+}
+
+static int hex4(cur *c, unsigned *v)
+{
+    if (c->len - c->i < 4)
+        return fail(c, "truncated \\u escape");
+    *v = 0;
+    for (int k = 0; k < 4; k++) {
+        char h = c->s[c->i++];
+        unsigned d = h >= '0' && h <= '9' ? (unsigned)(h - '0')
+                   : h >= 'a' && h <= 'f' ? (unsigned)(h - 'a' + 10)
+                   : h >= 'A' && h <= 'F' ? (unsigned)(h - 'A' + 10) : 16u;
+        if (d > 15)
+            return fail(c, "bad hex digit in \\u escape");
+        *v = *v * 16 + d;
+    }
+    return 0;
+}
+
+static int put_utf8(tdm_strbuf *b, unsigned cp)
+{
+    unsigned char u[4];
+    size_t n;
+    if (cp < 0x80) {
+        u[0] = (unsigned char)cp, n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (unsigned char)(0xC0 | cp >> 6), u[1] = (unsigned char)(0x80 | (cp & 63)), n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (unsigned char)(0xE0 | cp >> 12), u[1] = (unsigned char)(0x80 | (cp >> 6 & 63));
+        u[2] = (unsigned char)(0x80 | (cp & 63)), n = 3;
+    } else {
+        u[0] = (unsigned char)(0xF0 | cp >> 18), u[1] = (unsigned char)(0x80 | (cp >> 12 & 63));
+        u[2] = (unsigned char)(0x80 | (cp >> 6 & 63)), u[3] = (unsigned char)(0x80 | (cp & 63));
+        n = 4;
+    }
+    return b ? tdm_strbuf_put(b, u, n) : 0;
+}
+
+/* \uXXXX, with a following low surrogate joined; lone surrogates become U+FFFD. */
+static int unicode_escape(cur *c, tdm_strbuf *out)
+{
+    unsigned v, lo;
+    if (hex4(c, &v))
+        return -1;
+    if (v >= 0xD800 && v < 0xDC00 && c->len - c->i >= 6 && c->s[c->i] == '\\' &&
+        c->s[c->i + 1] == 'u') {
+        size_t save = c->i;
+        c->i += 2;
+        if (hex4(c, &lo))
+            return -1;
+        if (lo >= 0xDC00 && lo < 0xE000)
+            return put_utf8(out, 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00));
+        c->i = save;
+    }
+    return put_utf8(out, v >= 0xD800 && v < 0xE000 ? 0xFFFD : v);
+}
+
+/* A string at c->i (the opening quote); decoded into out unless out is NULL. */
+static int string(cur *c, tdm_strbuf *out)
+{
+    if (c->i >= c->len || c->s[c->i] != '"')
+        return fail(c, "expected a string");
+    c->i++;
+    while (c->i < c->len) {
+        size_t start = c->i;
+        while (c->i < c->len && c->s[c->i] != '"' && c->s[c->i] != '\\' &&
+               (unsigned char)c->s[c->i] >= 0x20)
+            c->i++;
+        if (out && tdm_strbuf_put(out, c->s + start, c->i - start))
+            return fail(c, "out of memory");
+        if (c->i >= c->len)
+            break;
+        char ch = c->s[c->i++];
+        if (ch == '"')
+            return 0;
+        if ((unsigned char)ch < 0x20)
+            return fail(c, "control character in a string");
+        if (c->i >= c->len)
+            break;
+        char e = c->s[c->i++];
+        const char *map = strchr("\"\\/bfnrt", e);
+        if (e == 'u') {
+            if (unicode_escape(c, out))
+                return c->why ? -1 : fail(c, "out of memory");
+        } else if (e && map) {
+            char v = "\"\\/\b\f\n\r\t"[map - "\"\\/bfnrt"];
+            if (out && tdm_strbuf_put(out, &v, 1))
+                return fail(c, "out of memory");
+        } else {
+            return fail(c, "bad escape in a string");
+        }
+    }
+    return fail(c, "unterminated string");
+}
+
+/* A number or true/false/null, taken verbatim. */
+static int scalar(cur *c, tdm_strbuf *out)
+{
+    size_t start = c->i;
+    while (c->i < c->len && strchr("+-.0123456789eEtrufalsn", c->s[c->i]) && c->s[c->i])
+        c->i++;
+    if (c->i == start)
+        return fail(c, "expected a value");
+    return out && tdm_strbuf_put(out, c->s + start, c->i - start) ? fail(c, "out of memory")
+                                                                 : 0;
+}
+
+static int value(cur *c, tdm_strbuf *out, int depth);
+
+/* An object or array; its members are parsed and dropped. */
+static int container(cur *c, int depth)
+{
+    if (depth > MAX_DEPTH)
+        return fail(c, "nested too deeply");
+    char close = c->s[c->i] == '{' ? '}' : ']';
+    c->i++;
+    ws(c);
+    if (c->i < c->len && c->s[c->i] == close) {
+        c->i++;
+        return 0;
+    }
+    for (;;) {
+        if (close == '}') {
+            if (string(c, NULL))
+                return -1;
+            ws(c);
+            if (c->i >= c->len || c->s[c->i++] != ':')
+                return fail(c, "expected ':'");
+        }
+        if (value(c, NULL, depth + 1))
+            return -1;
+        ws(c);
+        if (c->i < c->len && c->s[c->i] == ',') {
+            c->i++;
+            continue;
+        }
+        if (c->i < c->len && c->s[c->i] == close) {
+            c->i++;
+            return 0;
+        }
+        return fail(c, "expected ',' or a closing bracket");
+    }
+}
+
+static int value(cur *c, tdm_strbuf *out, int depth)
+{
+    ws(c);
+    if (c->i >= c->len)
+        return fail(c, "expected a value");
+    char ch = c->s[c->i];
+    if (ch == '"')
+        return string(c, out);
+    if (ch == '{' || ch == '[') {
+        if (out)
+            return fail(c, "expected a string or number");
+        return container(c, depth);
+    }
+    return scalar(c, out);
+}
+
+static int member(cur *c, tdm_strbuf *key, tdm_strbuf *id, tdm_strbuf *text)
+{
+    key->len = 0;
+    ws(c);
+    if (string(c, key))
+        return -1;
+    ws(c);
+    if (c->i >= c->len || c->s[c->i++] != ':')
+        return fail(c, "expected ':'");
+    tdm_strbuf *dst = NULL;
+    if (key->len == 2 && memcmp(key->p, "id", 2) == 0)
+        dst = id;
+    else if (key->len == 8 && memcmp(key->p, "contents", 8) == 0)
+        dst = text;
+    if (dst)
+        dst->len = 0;
+    return value(c, dst, 1);
+}
+
+int tdm_json_doc(const char *s, size_t len, tdm_strbuf *id, tdm_strbuf *text,
+                 const char **why, size_t *pos)
+{
+    cur c = {s, len, 0, NULL};
+    tdm_strbuf key = {0};
+    id->len = text->len = 0;
+    int rc = tdm_strbuf_put(id, "", 0) || tdm_strbuf_put(text, "", 0) ? fail(&c, "out of memory")
+                                                                      : 0;
+    ws(&c);
+    if (!rc && (c.i >= len || s[c.i++] != '{'))
+        rc = fail(&c, "expected '{'");
+    ws(&c);
+    if (!rc && c.i < len && s[c.i] == '}')
+        c.i++;
+    else
+        while (!rc) {
+            rc = member(&c, &key, id, text);
+            ws(&c);
+            if (!rc && c.i < len && s[c.i] == ',') {
+                c.i++;
+                continue;
+            }
+            if (!rc && (c.i >= len || s[c.i++] != '}'))
+                rc = fail(&c, "expected ',' or '}'");
+            break;
+        }
+    ws(&c);
+    if (!rc && c.i != len)
+        rc = fail(&c, "trailing characters after the object");
+    free(key.p);
+    *why = c.why;
+    *pos = c.i;
+    return rc;
+}

@@ -1,0 +1,24 @@
+/* The one JSON shape the builder reads: an object per line with a document
+ * id and its text. A small strict parser, no dependency. */
+#ifndef TDM_INDEX_JSON_H
+#define TDM_INDEX_JSON_H
+
+#include <stddef.h>
+
+/* A growable output string. */
+typedef struct tdm_strbuf {
+    char *p;
+    size_t len, cap;
+} tdm_strbuf;
+
+int tdm_strbuf_put(tdm_strbuf *b, const void *p, size_t n);
+
+/* Parses one JSON object from s[0..len). The value of key `id` (a string, or
+ * a number/literal taken verbatim) goes to *id, the string value of key
+ * `contents` to *text (escapes decoded to UTF-8); other keys are skipped,
+ * whatever their values. Both are reset first and left NUL-terminated.
+ * Returns 0, or -1 with a reason and the byte position in *why / *pos. */
+int tdm_json_doc(const char *s, size_t len, tdm_strbuf *id, tdm_strbuf *text,
+                 const char **why, size_t *pos);
+
+#endif

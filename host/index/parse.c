@@ -1,0 +1,290 @@
+/* Collection parsers: lines, TREC, SMART, JSON lines, over the line reader. */
+#include "parse.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "json.h"
+#include "linereader.h"
+
+struct tdm_parser {
+    tdm_linereader *lr;
+    int format;
+    uint64_t ndocs;
+    tdm_strbuf name, text;
+    char *pending;          /* SMART: the .I line that ended the previous record */
+};
+
+static const char *const format_names[] = {"auto", "lines", "trec", "smart", "jsonl"};
+
+int tdm_format_by_name(const char *name)
+{
+    for (int i = 0; i < 5; i++)
+        if (strcasecmp(name, format_names[i]) == 0)
+            return i;
+    if (strcasecmp(name, "json") == 0 || strcasecmp(name, "tsv") == 0)
+        return name[0] == 'j' || name[0] == 'J' ? TDM_BUILD_JSONL : TDM_BUILD_LINES;
+    return -1;
+}
+
+const char *tdm_format_name(int format)
+{
+    return format >= 0 && format < 5 ? format_names[format] : "unknown";
+}
+
+/* From the first non-blank bytes: "<DOC" TREC, ".I" SMART, "{" JSON, else lines. */
+static int guess(const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    if (n - i >= 4 && strncasecmp(p + i, "<doc", 4) == 0)
+        return TDM_BUILD_TREC;
+    if (n - i >= 2 && p[i] == '.' && p[i + 1] == 'I' && (n - i == 2 || p[i + 2] == ' '))
+        return TDM_BUILD_SMART;
+    if (i < n && p[i] == '{')
+        return TDM_BUILD_JSONL;
+    return TDM_BUILD_LINES;
+}
+
+int tdm_parser_open(const char *path, int format, tdm_parser **out, tdm_err *err)
+{
+    *out = NULL;
+    if (format < TDM_BUILD_AUTO || format > TDM_BUILD_JSONL)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "unknown input format %d", format);
+    tdm_parser *p = calloc(1, sizeof *p);
+    if (!p)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    int rc = tdm_lr_open(path, &p->lr, err);
+    if (!rc && format == TDM_BUILD_AUTO) {
+        const char *head = NULL;
+        size_t n = tdm_lr_peek(p->lr, &head, err);
+        if (err && err->code && !n)
+            rc = err->code;
+        format = guess(head ? head : "", n);
+    }
+    if (rc) {
+        tdm_parser_close(p);
+        return rc;
+    }
+    p->format = format;
+    *out = p;
+    return TDM_OK;
+}
+
+void tdm_parser_close(tdm_parser *p)
+{
+    if (!p)
+        return;
+    tdm_lr_close(p->lr);
+    free(p->name.p);
+    free(p->text.p);
+    free(p->pending);
+    free(p);
+}
+
+uint64_t tdm_parser_bytes(const tdm_parser *p) { return tdm_lr_bytes(p->lr); }
+int tdm_parser_format(const tdm_parser *p) { return p->format; }
+
+static int nomem(tdm_parser *p, tdm_err *err)
+{
+    return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory reading %s", tdm_lr_path(p->lr));
+}
+
+static int set_name(tdm_parser *p, const char *s, size_t n)
+{
+    while (n && (*s == ' ' || *s == '\t'))
+        s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        n--;
+    p->name.len = 0;
+    if (n == 0) {
+        char num[24];
+        int k = snprintf(num, sizeof num, "%llu", (unsigned long long)p->ndocs);
+        return tdm_strbuf_put(&p->name, num, (size_t)k);
+    }
+    /* A name is a C string in the index: a NUL byte would cut it short. */
+    const char *z = memchr(s, 0, n);
+    return tdm_strbuf_put(&p->name, s, z ? (size_t)(z - s) : n);
+}
+
+/* name<TAB>text; a line without a tab is all text, named by its ordinal. */
+static int next_line_doc(tdm_parser *p, tdm_err *err)
+{
+    char *l;
+    size_t n;
+    int rc;
+    while ((rc = tdm_lr_next(p->lr, &l, &n, err)) == 1 && n == 0)
+        ;
+    if (rc != 1)
+        return rc;
+    char *tab = memchr(l, '\t', n);
+    size_t nl = tab ? (size_t)(tab - l) : 0, off = tab ? nl + 1 : 0;
+    p->text.len = 0;
+    if (set_name(p, l, nl) || tdm_strbuf_put(&p->text, l + off, n - off))
+        return nomem(p, err);
+    return 1;
+}
+
+/* memmem is a GNU extension; this is the portable few lines of it. */
+static char *find(char *hay, size_t n, const char *needle, size_t m)
+{
+    for (size_t i = 0; n >= m && i <= n - m; i++) {
+        char *c = memchr(hay + i, needle[0], n - m - i + 1);
+        if (!c)
+            return NULL;
+        i = (size_t)(c - hay);
+        if (memcmp(c, needle, m) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* Replaces markup <...> with spaces so tag names are not indexed. */
+static void strip_tags(char *s, size_t n)
+{
+    int in = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '<')
+            in = 1;
+        char c = s[i];
+        if (in)
+            s[i] = ' ';
+        if (c == '>')
+            in = 0;
+    }
+}
+
+static int trec_finish(tdm_parser *p, tdm_err *err)
+{
+    char *t = p->text.p;
+    size_t n = p->text.len;
+    char *a = find(t, n, "<DOCNO>", 7);
+    char *b = a ? find(a + 7, n - (size_t)(a + 7 - t), "</DOCNO>", 8) : NULL;
+    if (set_name(p, a && b ? a + 7 : "", a && b ? (size_t)(b - a - 7) : 0))
+        return nomem(p, err);
+    if (a && b)
+        memset(a, ' ', (size_t)(b + 8 - a));
+    strip_tags(t, n);
+    return 1;
+}
+
+/* <DOC> ... </DOC>, the name from <DOCNO>; text outside documents is skipped. */
+static int next_trec_doc(tdm_parser *p, tdm_err *err)
+{
+    char *l;
+    size_t n;
+    int rc, in = 0;
+    p->text.len = 0;
+    while ((rc = tdm_lr_next(p->lr, &l, &n, err)) == 1) {
+        char *s = l;
+        size_t m = n;
+        if (!in) {
+            char *d = find(l, n, "<DOC>", 5);
+            if (!d)
+                continue;
+            in = 1;
+            s = d + 5;
+            m = n - (size_t)(s - l);
+        }
+        char *e = find(s, m, "</DOC>", 6);
+        if (tdm_strbuf_put(&p->text, s, e ? (size_t)(e - s) : m) ||
+            tdm_strbuf_put(&p->text, "\n", 1))
+            return nomem(p, err);
+        if (e)
+            return trec_finish(p, err);
+    }
+    if (rc < 0)
+        return rc;
+    if (in)
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: document without </DOC> at "
+                           "the end of the input", tdm_lr_path(p->lr),
+                           (unsigned long long)tdm_lr_lineno(p->lr));
+    return 0;
+}
+
+/* ".X" or ".X rest": a SMART field marker; returns the letter or 0. */
+static char smart_field(const char *l, size_t n)
+{
+    if (n >= 2 && l[0] == '.' && l[1] >= 'A' && l[1] <= 'Z' && (n == 2 || l[2] == ' ' ||
+                                                                 l[2] == '\t'))
+        return l[1];
+    return 0;
+}
+
+/* .I name, then fields; .T and .W are indexed, every other field ignored. */
+static int next_smart_doc(tdm_parser *p, tdm_err *err)
+{
+    char *l;
+    size_t n;
+    int rc, in = 0, keep = 0;
+    p->text.len = 0;
+    if (p->pending) {
+        in = 1;
+        if (set_name(p, p->pending + 2, strlen(p->pending + 2)))
+            return nomem(p, err);
+        free(p->pending);
+        p->pending = NULL;
+    }
+    while ((rc = tdm_lr_next(p->lr, &l, &n, err)) == 1) {
+        char f = smart_field(l, n);
+        if (f == 'I' && in) {
+            if (!(p->pending = strdup(l)))
+                return nomem(p, err);
+            return 1;
+        }
+        if (f == 'I') {
+            in = 1;
+            if (set_name(p, l + 2, n - 2))
+                return nomem(p, err);
+        } else if (f) {
+            keep = f == 'T' || f == 'W';
+        } else if (in && keep) {
+            if (tdm_strbuf_put(&p->text, l, n) || tdm_strbuf_put(&p->text, "\n", 1))
+                return nomem(p, err);
+        }
+    }
+    return rc < 0 ? rc : in;
+}
+
+static int next_json_doc(tdm_parser *p, tdm_err *err)
+{
+    char *l;
+    size_t n, pos;
+    const char *why;
+    int rc;
+    while ((rc = tdm_lr_next(p->lr, &l, &n, err)) == 1 && strspn(l, " \t\r") == n)
+        ;
+    if (rc != 1)
+        return rc;
+    if (tdm_json_doc(l, n, &p->name, &p->text, &why, &pos))
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu, column %zu: %s",
+                           tdm_lr_path(p->lr), (unsigned long long)tdm_lr_lineno(p->lr),
+                           pos + 1, why);
+    if (p->name.len == 0 && set_name(p, "", 0))   /* no id: the ordinal */
+        return nomem(p, err);
+    return 1;
+}
+
+int tdm_parser_next(tdm_parser *p, const char **name, const char **text, size_t *text_len,
+                    tdm_err *err)
+{
+    int rc;
+    switch (p->format) {
+    case TDM_BUILD_TREC: rc = next_trec_doc(p, err); break;
+    case TDM_BUILD_SMART: rc = next_smart_doc(p, err); break;
+    case TDM_BUILD_JSONL: rc = next_json_doc(p, err); break;
+    default: rc = next_line_doc(p, err); break;
+    }
+    if (rc != 1)
+        return rc;
+    if (!p->text.p && tdm_strbuf_put(&p->text, "", 0))
+        return nomem(p, err);
+    p->ndocs++;
+    *name = p->name.p;
+    *text = p->text.p;
+    *text_len = p->text.len;
+    return 1;
+}
