@@ -261,7 +261,7 @@ enum tdm_build_format {
 
 /* Progress, reported to the callback at most every ~100 ms and once at the
  * end of each phase. */
-typedef struct tdm_build_progress {
+typedef struct tdm_index_build_progress {
     int phase;                 /* 0 reading + inverting, 1 merging runs, 2 done */
     uint64_t documents;        /* documents read so far */
     uint64_t bytes_read;       /* input bytes consumed (compressed for gzip) */
@@ -269,10 +269,10 @@ typedef struct tdm_build_progress {
     uint64_t terms_done, terms_total; /* merge phase: lists written / to write */
     uint32_t runs;             /* run files written so far */
     double seconds;            /* since the build started */
-} tdm_build_progress;
+} tdm_index_build_progress;
 
 /* Options for tdm_index_build; zero-initialise, zero/NULL means the default. */
-typedef struct tdm_build_options {
+typedef struct tdm_index_build_options {
     int format;                /* enum tdm_build_format */
     const char *stemmer;       /* NULL = "english"; "none"; any Snowball language */
     const char *stopwords;     /* path of a stopword file (words separated by
@@ -281,9 +281,9 @@ typedef struct tdm_build_options {
     size_t memory_mb;          /* posting buffer budget; 0 = 512 */
     double k1, b;              /* BM25 of the stored bounds; 0 = 1.2 / 0.75 */
     const char *tmp_dir;       /* run files; NULL = the output's directory */
-    void (*progress)(void *user, const tdm_build_progress *p); /* NULL = quiet */
+    void (*progress)(void *user, const tdm_index_build_progress *p); /* NULL = quiet */
     void *progress_user;
-} tdm_build_options;
+} tdm_index_build_options;
 
 /* Builds an index at `out_path` from `ninputs` files (each a path, or "-"
  * for stdin; gzip files are read transparently). Documents get docids in
@@ -291,7 +291,7 @@ typedef struct tdm_build_options {
  * On failure tdm_index_errmsg(NULL) names the input and position.
  * Thread-safe (each call is independent). */
 TDM_API int tdm_index_build(const char *const *inputs, size_t ninputs, const char *out_path,
-                            const tdm_build_options *opts);
+                            const tdm_index_build_options *opts);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,9 @@ typedef struct tdm_cli_command {
 
 int tdm_cmd_devices(int argc, char **argv);
 int tdm_cmd_selfcheck(int argc, char **argv);
+int tdm_cmd_build(int argc, char **argv);
+int tdm_cmd_stats(int argc, char **argv);
+int tdm_cmd_lookup(int argc, char **argv);
 
 /* Writes s as a JSON string literal (quotes and escapes included). */
 void tdm_json_string(FILE *f, const char *s);

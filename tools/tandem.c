@@ -9,6 +9,9 @@
 static const tdm_cli_command commands[] = {
     {"devices", tdm_cmd_devices, "list OpenCL platforms and devices (--json for JSON)"},
     {"selfcheck", tdm_cmd_selfcheck, "build the kernels and check one on every device"},
+    {"build", tdm_cmd_build, "build an index from text (lines, TREC, SMART, JSONL; gzip ok)"},
+    {"stats", tdm_cmd_stats, "documents, terms, postings, bytes per posting (--verify)"},
+    {"lookup", tdm_cmd_lookup, "df, cf and the first postings of a term"},
 };
 
 static void usage(FILE *f)

@@ -15,7 +15,7 @@
 #include "writer.h"
 
 typedef struct builder {
-    const tdm_build_options *o;
+    const tdm_index_build_options *o;
     tdm_tokenizer *tok;
     tdm_inverter *inv;
     tdm_iwriter *w;
@@ -25,7 +25,7 @@ typedef struct builder {
     char *run_prefix;
     uint32_t doc, doclen;
     int tok_rc;
-    tdm_build_progress prog;
+    tdm_index_build_progress prog;
     double start, last_report;
     tdm_err *err;
 } builder;
@@ -172,7 +172,7 @@ static int finish(builder *b)
 
 static int setup(builder *b, const char *out_path)
 {
-    const tdm_build_options *o = b->o;
+    const tdm_index_build_options *o = b->o;
     char **stops = NULL;
     size_t nstops = 0;
     int rc = o->stopwords ? tdm_stopwords_load(o->stopwords, &stops, &nstops, b->err) : 0;
@@ -198,9 +198,9 @@ static int setup(builder *b, const char *out_path)
 }
 
 int tdm_build_index(const char *const *inputs, size_t ninputs, const char *out_path,
-                    const tdm_build_options *opts, tdm_err *err)
+                    const tdm_index_build_options *opts, tdm_err *err)
 {
-    tdm_build_options dflt = {0};
+    tdm_index_build_options dflt = {0};
     builder b = {.o = opts ? opts : &dflt, .err = err};
     if (ninputs == 0 || !out_path)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "no inputs or no output path");

@@ -13,6 +13,6 @@
 #include "tandem.h"
 
 int tdm_build_index(const char *const *inputs, size_t ninputs, const char *out_path,
-                    const tdm_build_options *opts, tdm_err *err);
+                    const tdm_index_build_options *opts, tdm_err *err);
 
 #endif

@@ -381,7 +381,17 @@ static int load(tdm_ciff *c, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory", c->name);
     for (uint64_t i = 0; i < c->nlists; i++)
         c->order[i] = i;
-    return tdm_collection_sort_terms(c->order, c->nlists, term_at, c, c->name, err);
+    uint64_t dup[2];
+    rc = tdm_collection_sort_terms(c->order, c->nlists, term_at, c, dup);
+    if (rc == TDM_ERR_NOMEM)
+        return tdm_err_set(err, rc, "%s: out of memory sorting terms", c->name);
+    if (rc != TDM_OK)
+        return fail(c, err, rc, c->msg_off[dup[1]],
+                    "term '%.*s' appears twice (first list at offset %llu)",
+                    (int)(c->term_len[dup[1]] > 64 ? 64 : c->term_len[dup[1]]),
+                    (const char *)c->data + c->term_off[dup[1]],
+                    (unsigned long long)c->msg_off[dup[0]]);
+    return TDM_OK;
 }
 
 static tdm_ciff *new_handle(const char *name, tdm_err *err)

@@ -68,22 +68,19 @@ static void merge_sort(uint64_t *a, uint64_t *tmp, uint64_t n, const sorter *s)
 }
 
 int tdm_collection_sort_terms(uint64_t *idx, uint64_t n, tdm_coll_term_fn get,
-                              const void *self, const char *what, tdm_err *err)
+                              const void *self, uint64_t dup[2])
 {
     sorter s = {get, self};
     uint64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
     if (!tmp)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory sorting %llu terms", what,
-                           (unsigned long long)n);
+        return TDM_ERR_NOMEM;
     merge_sort(idx, tmp, n, &s);
     free(tmp);
     for (uint64_t i = 1; i < n; i++)
         if (sorter_cmp(&s, idx[i - 1], idx[i]) == 0) {
-            size_t len;
-            const char *t = get(self, idx[i], &len);
-            return tdm_err_set(err, TDM_ERR_FORMAT, "%s: term '%.*s' appears twice (lists %llu and %llu)",
-                               what, (int)(len > 64 ? 64 : len), t,
-                               (unsigned long long)idx[i - 1], (unsigned long long)idx[i]);
+            dup[0] = idx[i - 1];
+            dup[1] = idx[i];
+            return TDM_ERR_FORMAT;
         }
     return TDM_OK;
 }

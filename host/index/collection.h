@@ -49,12 +49,13 @@ int tdm_collection_write(const tdm_coll_source *src, const char *path,
  * with the first difference in the message. Codecs may differ. */
 int tdm_collection_compare(const tdm_ireader *a, const tdm_ireader *b, tdm_err *err);
 
-/* Sorts idx[0..n) so that keys (term bytes via get) are in memcmp order, a
- * prefix first; TDM_ERR_FORMAT naming `what` and both positions if two terms
- * are equal. get(self, i, &len) returns the bytes of term i. */
+/* Sorts idx[0..n) so that their terms (bytes via get) are in memcmp order,
+ * a prefix first. TDM_OK; TDM_ERR_NOMEM; or TDM_ERR_FORMAT when two terms are
+ * equal, with their idx values in dup[0] and dup[1] for the caller's message.
+ * get(self, i, &len) returns the bytes of term i. */
 typedef const char *(*tdm_coll_term_fn)(const void *self, uint64_t i, size_t *len);
 int tdm_collection_sort_terms(uint64_t *idx, uint64_t n, tdm_coll_term_fn get,
-                              const void *self, const char *what, tdm_err *err);
+                              const void *self, uint64_t dup[2]);
 
 /* Byte-order comparison of two terms, a prefix first. */
 int tdm_term_cmp(const char *a, size_t alen, const char *b, size_t blen);

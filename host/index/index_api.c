@@ -185,7 +185,7 @@ TDM_API int tdm_index_verify(const tdm_index *ix)
 }
 
 TDM_API int tdm_index_build(const char *const *inputs, size_t ninputs, const char *out_path,
-                            const tdm_build_options *opts)
+                            const tdm_index_build_options *opts)
 {
     tdm_err e = {0};
     if (!inputs && ninputs) {

@@ -1,0 +1,133 @@
+/* `tandem build`: text collections to an index file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "index/parse.h"
+#include "tandem.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tandem build [options] -o INDEX INPUT...\n"
+            "  INPUT is a file, '-' for stdin; gzip files are read transparently\n"
+            "  --format auto|lines|trec|smart|jsonl   input format (default auto: guessed)\n"
+            "  --stemmer english|none|LANG            Snowball stemmer (default english)\n"
+            "  --stopwords FILE                       words to drop (white-space separated)\n"
+            "  --codec NAME                           list codec (default raw)\n"
+            "  --memory MB                            posting buffer budget (default 512)\n"
+            "  --k1 X --b X                           BM25 of the block-max bounds (1.2, 0.75)\n"
+            "  --tmp DIR                              run files (default: next to INDEX)\n"
+            "  --quiet                                no progress bar\n");
+}
+
+static void fmt_eta(char *buf, size_t n, double s)
+{
+    if (s < 0 || s > 1e7)
+        snprintf(buf, n, "--:--");
+    else
+        snprintf(buf, n, "%d:%02d:%02d", (int)s / 3600, (int)s / 60 % 60, (int)s % 60);
+}
+
+/* One line, redrawn in place with \r; only called when stderr is a terminal. */
+static void progress_bar(void *user, const tdm_index_build_progress *p)
+{
+    (void)user;
+    double rate = p->seconds > 0 ? p->documents / p->seconds : 0;
+    if (p->phase == 0) {
+        char eta[32] = "--:--";
+        double frac = p->bytes_total ? (double)p->bytes_read / p->bytes_total : 0;
+        if (frac > 0.001 && frac <= 1)
+            fmt_eta(eta, sizeof eta, p->seconds / frac - p->seconds);
+        int w = 24, fill = (int)(frac * w + 0.5);
+        fprintf(stderr, "\r[%.*s%*s] %3.0f%% %llu docs %.0f docs/s %.1f/%.1f MB ETA %s runs %u ",
+                fill > w ? w : fill, "########################", w - (fill > w ? w : fill), "",
+                frac * 100, (unsigned long long)p->documents, rate, p->bytes_read / 1e6,
+                p->bytes_total / 1e6, eta, p->runs);
+    } else if (p->phase == 1) {
+        fprintf(stderr, "\r\033[Kwriting lists: %llu", (unsigned long long)p->terms_done);
+        if (p->terms_total)
+            fprintf(stderr, " / %llu", (unsigned long long)p->terms_total);
+        fprintf(stderr, " (%u runs) %.1f s ", p->runs, p->seconds);
+    } else {
+        fprintf(stderr, "\r\033[Kdone: %llu documents, %llu lists in %.1f s (%.0f docs/s)\n",
+                (unsigned long long)p->documents, (unsigned long long)p->terms_done,
+                p->seconds, rate);
+    }
+    fflush(stderr);
+}
+
+/* --name VALUE or --name=VALUE; advances *i past what it used. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0' || *i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
+}
+
+int tdm_cmd_build(int argc, char **argv)
+{
+    tdm_index_build_options o = {0};
+    const char *out = NULL, *v;
+    const char **inputs = calloc((size_t)argc, sizeof *inputs);
+    size_t n = 0;
+    int quiet = !isatty(2);
+    if (!inputs)
+        return tdm_cli_fail("build", "out of memory");
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            free(inputs);
+            return 0;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--format"))) {
+            o.format = tdm_format_by_name(v);
+            if (o.format < 0) {
+                free(inputs);
+                return tdm_cli_fail("build", "unknown format '%s'", v);
+            }
+        } else if ((v = opt_value(argc, argv, &i, "--stemmer"))) {
+            o.stemmer = v;
+        } else if ((v = opt_value(argc, argv, &i, "--stopwords"))) {
+            o.stopwords = v;
+        } else if ((v = opt_value(argc, argv, &i, "--codec"))) {
+            o.codec = v;
+        } else if ((v = opt_value(argc, argv, &i, "--memory"))) {
+            o.memory_mb = (size_t)strtoull(v, NULL, 10);
+        } else if ((v = opt_value(argc, argv, &i, "--k1"))) {
+            o.k1 = atof(v);
+        } else if ((v = opt_value(argc, argv, &i, "--b"))) {
+            o.b = atof(v);
+        } else if ((v = opt_value(argc, argv, &i, "--tmp"))) {
+            o.tmp_dir = v;
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            free(inputs);
+            usage(stderr);
+            return tdm_cli_fail("build", "unknown or incomplete option '%s'", argv[i]);
+        } else {
+            inputs[n++] = argv[i];
+        }
+    }
+    if (!out || n == 0) {
+        free(inputs);
+        usage(stderr);
+        return tdm_cli_fail("build", "need -o INDEX and at least one INPUT");
+    }
+    if (!quiet)
+        o.progress = progress_bar;
+    int rc = tdm_index_build(inputs, n, out, &o);
+    free(inputs);
+    if (rc != TDM_OK)
+        return tdm_cli_fail("build", "%s: %s", tdm_strerror(rc), tdm_index_errmsg(NULL));
+    return 0;
+}

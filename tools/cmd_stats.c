@@ -1,0 +1,173 @@
+/* `tandem stats` and `tandem lookup`: what an index holds. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "common/error.h"
+#include "index/format.h"
+#include "index/reader.h"
+#include "tandem.h"
+
+static const char *const section_names[TDM_SEC_COUNT] = {
+    "lexicon", "terms", "doclens", "docname_offs", "docnames", "stopwords", "postings"};
+
+/* Bytes of the POSTINGS section by kind, and the list-length histogram. */
+typedef struct walk {
+    uint64_t doc_words, freq_words, meta, hist_lists[33], hist_post[33];
+} walk;
+
+static int walk_lists(const tdm_ireader *r, walk *w, tdm_err *err)
+{
+    memset(w, 0, sizeof *w);
+    for (uint64_t i = 0; i < tdm_ireader_info_get(r)->nterms; i++) {
+        tdm_ilist l;
+        int rc = tdm_ireader_list(r, i, &l, err);
+        if (rc)
+            return rc;
+        w->doc_words += l.docs.nwords * 4;
+        w->freq_words += l.freqs.nwords * 4;
+        w->meta += sizeof(tdm_idx_list) + (uint64_t)l.nblocks * 5 * 4 + 8;
+        int bucket = 0;
+        while (bucket < 32 && (2ull << bucket) <= l.df)
+            bucket++;
+        w->hist_lists[bucket]++;
+        w->hist_post[bucket] += l.df;
+    }
+    return TDM_OK;
+}
+
+static void print_stats(const tdm_ireader *r, const walk *w)
+{
+    const tdm_ireader_info *in = tdm_ireader_info_get(r);
+    double np = in->npostings ? (double)in->npostings : 1;
+    printf("index          %s (format %u, %llu bytes)\n", tdm_ireader_path(r), in->version,
+           (unsigned long long)in->file_size);
+    printf("documents      %llu\nterms          %llu\npostings       %llu\n",
+           (unsigned long long)in->ndocs, (unsigned long long)in->nterms,
+           (unsigned long long)in->npostings);
+    printf("avg doc length %.2f (%llu tokens)\n", in->avg_doclen,
+           (unsigned long long)in->total_doclen);
+    printf("codec          %s\nstemmer        %s\nstopwords      %u\nbm25           k1=%g b=%g\n",
+           in->codec, in->stemmer, in->nstopwords, in->k1, in->b);
+    printf("\n%-22s %14s %12s\n", "section", "bytes", "bytes/post");
+    for (int s = 0; s < TDM_SEC_COUNT; s++)
+        printf("%-22s %14llu %12.3f\n", section_names[s],
+               (unsigned long long)in->section_size[s], in->section_size[s] / np);
+    printf("%-22s %14llu %12.3f\n", "  postings: docids", (unsigned long long)w->doc_words,
+           w->doc_words / np);
+    printf("%-22s %14llu %12.3f\n", "  postings: freqs", (unsigned long long)w->freq_words,
+           w->freq_words / np);
+    printf("%-22s %14llu %12.3f\n", "  postings: blocks", (unsigned long long)w->meta,
+           w->meta / np);
+    printf("%-22s %14llu %12.3f\n", "total", (unsigned long long)in->file_size,
+           in->file_size / np);
+    printf("\n%-22s %12s %14s\n", "list length (df)", "lists", "postings");
+    for (int b = 0; b < 33; b++)
+        if (w->hist_lists[b])
+            printf("%10llu - %-9llu %12llu %14llu\n", 1ull << b, (2ull << b) - 1,
+                   (unsigned long long)w->hist_lists[b], (unsigned long long)w->hist_post[b]);
+}
+
+int tdm_cmd_stats(int argc, char **argv)
+{
+    const char *path = NULL;
+    int verify = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: tandem stats INDEX [--verify]\n"
+                   "  documents, terms, postings, bytes per posting per section,\n"
+                   "  list-length histogram; --verify checks every checksum and list\n");
+            return 0;
+        } else if (!strcmp(argv[i], "--verify")) {
+            verify = 1;
+        } else if (!path && argv[i][0] != '-') {
+            path = argv[i];
+        } else {
+            return tdm_cli_fail("stats", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!path)
+        return tdm_cli_fail("stats", "usage: tandem stats INDEX [--verify]");
+    tdm_err err = {0};
+    tdm_ireader *r = NULL;
+    walk w;
+    int rc = tdm_ireader_open(path, &r, &err);
+    if (!rc)
+        rc = walk_lists(r, &w, &err);
+    if (!rc)
+        print_stats(r, &w);
+    if (!rc && verify) {
+        rc = tdm_ireader_verify(r, &err);
+        if (!rc)
+            printf("\nverify         ok (checksums, every list decoded and checked)\n");
+    }
+    tdm_ireader_close(r);
+    if (rc) {
+        int code = tdm_cli_fail("stats", "%s: %s", tdm_strerror(rc), tdm_err_msg(&err));
+        tdm_err_clear(&err);
+        return code;
+    }
+    return 0;
+}
+
+int tdm_cmd_lookup(int argc, char **argv)
+{
+    const char *path = NULL, *word = NULL;
+    long limit = 10;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: tandem lookup INDEX TERM [--limit N]\n"
+                   "  TERM goes through the tokenizer, stopwords and stemmer of the index;\n"
+                   "  prints df, cf and the first N postings (default 10, 0 for all)\n");
+            return 0;
+        } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
+            limit = strtol(argv[++i], NULL, 10);
+        } else if (!path) {
+            path = argv[i];
+        } else if (!word) {
+            word = argv[i];
+        } else {
+            return tdm_cli_fail("lookup", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!path || !word)
+        return tdm_cli_fail("lookup", "usage: tandem lookup INDEX TERM [--limit N]");
+    tdm_index *ix;
+    if (tdm_index_open(path, &ix) != TDM_OK)
+        return tdm_cli_fail("lookup", "%s", tdm_index_errmsg(NULL));
+    char term[256];
+    int rc = tdm_index_normalize(ix, word, term, sizeof term);
+    if (rc == TDM_ERR_NOT_FOUND) {
+        printf("'%s' yields no term (a stopword, or no letters or digits)\n", word);
+        tdm_index_close(ix);
+        return 1;
+    }
+    uint32_t df = 0;
+    uint64_t cf = 0;
+    if (rc == TDM_OK)
+        rc = tdm_index_term(ix, term, &df, &cf);
+    if (rc == TDM_ERR_NOT_FOUND) {
+        printf("term %s: not in the index\n", term);
+        tdm_index_close(ix);
+        return 1;
+    }
+    uint32_t *d = rc ? NULL : malloc(((size_t)df + 1) * 8);
+    size_t n = 0;
+    if (!rc)
+        rc = d ? tdm_index_postings(ix, term, d, d + df, df, &n) : TDM_ERR_NOMEM;
+    if (!rc) {
+        printf("term %s\ndf %u\ncf %llu\n", term, df, (unsigned long long)cf);
+        size_t show = limit <= 0 || (size_t)limit > n ? n : (size_t)limit;
+        printf("%-10s %-6s %s\n", "docid", "tf", "name");
+        for (size_t i = 0; i < show; i++)
+            printf("%-10u %-6u %s\n", d[i], d[df + i], tdm_index_docname(ix, d[i]));
+        if (show < n)
+            printf("... %zu more\n", n - show);
+    } else {
+        tdm_cli_fail("lookup", "%s: %s", tdm_strerror(rc), tdm_index_errmsg(ix));
+    }
+    free(d);
+    tdm_index_close(ix);
+    return rc ? 1 : 0;
+}
