@@ -1,0 +1,140 @@
+/* A random in-memory collection behind a tdm_coll_source, for the import and
+ * export tests (test_ciff, test_pisa): documents with odd names, terms with
+ * UTF-8 and prefix relations, lists holding docid 0, the last docid, every
+ * document, and a single posting. Header-only: static functions. */
+#ifndef TDM_TEST_RANDCOLL_H
+#define TDM_TEST_RANDCOLL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/collection.h"
+#include "testutil.h"
+
+typedef struct randcoll {
+    uint32_t ndocs;
+    uint32_t *doclens;
+    char **names;
+    uint64_t nlists;
+    char **terms;               /* sorted, distinct */
+    uint32_t **docids, **freqs;
+    size_t *n;
+} randcoll;
+
+static int randcoll_strcmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int randcoll_list(void *self, uint64_t i, tdm_coll_list *out, tdm_err *err)
+{
+    (void)err;
+    randcoll *c = self;
+    out->term = c->terms[i];
+    out->term_len = strlen(c->terms[i]);
+    out->docids = c->docids[i];
+    out->freqs = c->freqs[i];
+    out->n = c->n[i];
+    return TDM_OK;
+}
+
+static void randcoll_make_terms(randcoll *c, tdm_rng *r, uint64_t want)
+{
+    static const char *fixed[] = {"a", "ab", "abc", "caf\xc3\xa9", "zz9", "0"};
+    size_t nf = sizeof fixed / sizeof *fixed;
+    c->terms = calloc(want + nf, sizeof *c->terms);
+    size_t k = 0;
+    for (; k < nf; k++)
+        c->terms[k] = strdup(fixed[k]);
+    for (; k < want + nf; k++) {
+        size_t len = tdm_rng_range(r, 1, 12);
+        c->terms[k] = malloc(len + 1);
+        for (size_t j = 0; j < len; j++)
+            c->terms[k][j] = (char)('a' + tdm_rng_range(r, 0, 25));
+        c->terms[k][len] = 0;
+    }
+    qsort(c->terms, k, sizeof *c->terms, randcoll_strcmp);
+    size_t w = 0; /* drop duplicates */
+    for (size_t j = 0; j < k; j++) {
+        if (w && !strcmp(c->terms[w - 1], c->terms[j]))
+            free(c->terms[j]);
+        else
+            c->terms[w++] = c->terms[j];
+    }
+    c->nlists = w;
+}
+
+static void randcoll_make_list(randcoll *c, tdm_rng *r, uint64_t i)
+{
+    uint32_t *d = malloc(c->ndocs * sizeof *d), *f = malloc(c->ndocs * sizeof *f);
+    size_t n = 0;
+    uint32_t mode = (uint32_t)(i % 5), p = tdm_rng_range(r, 1, 100);
+    for (uint32_t doc = 0; doc < c->ndocs; doc++) {
+        int take = mode == 0 ? 1 : mode == 1 ? doc == c->ndocs - 1 || doc == 0
+                                             : tdm_rng_range(r, 1, 100) <= p;
+        if (take) {
+            d[n] = doc;
+            f[n++] = tdm_rng_range(r, 0, 9) ? tdm_rng_range(r, 1, 5) : tdm_rng_range(r, 1, 70000);
+        }
+    }
+    if (n == 0) { /* a single posting somewhere */
+        d[0] = tdm_rng_range(r, 0, c->ndocs - 1);
+        f[n++] = 1;
+    }
+    c->docids[i] = d;
+    c->freqs[i] = f;
+    c->n[i] = n;
+}
+
+static void randcoll_init(randcoll *c, uint64_t seed, uint32_t ndocs, uint64_t nterms)
+{
+    tdm_rng r;
+    tdm_rng_seed(&r, seed);
+    memset(c, 0, sizeof *c);
+    c->ndocs = ndocs;
+    c->doclens = malloc(ndocs * sizeof *c->doclens);
+    c->names = malloc(ndocs * sizeof *c->names);
+    for (uint32_t d = 0; d < ndocs; d++) {
+        char name[64];
+        snprintf(name, sizeof name, d % 7 ? "doc-%u" : "clueweb12 %u\tx/\xc3\xa9", d);
+        c->names[d] = strdup(name);
+        c->doclens[d] = d % 11 ? tdm_rng_range(&r, 1, 2000) : 0;
+    }
+    randcoll_make_terms(c, &r, nterms);
+    c->docids = calloc(c->nlists, sizeof *c->docids);
+    c->freqs = calloc(c->nlists, sizeof *c->freqs);
+    c->n = calloc(c->nlists, sizeof *c->n);
+    for (uint64_t i = 0; i < c->nlists; i++)
+        randcoll_make_list(c, &r, i);
+}
+
+static void randcoll_source(randcoll *c, tdm_coll_source *src)
+{
+    memset(src, 0, sizeof *src);
+    src->ndocs = c->ndocs;
+    src->doclens = c->doclens;
+    src->docnames = (const char *const *)c->names;
+    src->nlists = c->nlists;
+    src->list = randcoll_list;
+    src->self = c;
+}
+
+static void randcoll_free(randcoll *c)
+{
+    for (uint32_t d = 0; d < c->ndocs; d++)
+        free(c->names[d]);
+    for (uint64_t i = 0; i < c->nlists; i++) {
+        free(c->terms[i]);
+        free(c->docids[i]);
+        free(c->freqs[i]);
+    }
+    free(c->doclens);
+    free(c->names);
+    free(c->terms);
+    free(c->docids);
+    free(c->freqs);
+    free(c->n);
+}
+
+#endif

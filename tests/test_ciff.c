@@ -1,0 +1,537 @@
+/* CIFF import and export: the toy file's counts, exact round trips (index
+ * and CIFF bytes), and a clear error with file and offset for every kind of
+ * malformed input, including every truncation and byte flip of the toy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fsutil.h"
+#include "index/ciff.h"
+#include "index/ciff.pb-c.h"
+#include "randcoll.h"
+#include "testutil.h"
+
+#define TOY "ciff/toy-complete-20200309.ciff"
+
+static char *path_in(const char *dir, const char *name)
+{
+    static char buf[16][1024];
+    static int k;
+    char *p = buf[k++ % 16];
+    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+    return p;
+}
+
+static tdm_ireader *open_index(const char *path)
+{
+    tdm_err err = {0};
+    tdm_ireader *r = NULL;
+    if (tdm_ireader_open(path, &r, &err) != TDM_OK)
+        fail_msg("open %s: %s", path, tdm_err_msg(&err));
+    tdm_err_clear(&err);
+    return r;
+}
+
+static void import_ok(const char *ciff, const char *index)
+{
+    tdm_err err = {0};
+    if (tdm_ciff_import(ciff, index, NULL, &err) != TDM_OK)
+        fail_msg("import %s: %s", ciff, tdm_err_msg(&err));
+    tdm_err_clear(&err);
+}
+
+static void export_ok(const char *index, const char *ciff)
+{
+    tdm_err err = {0};
+    tdm_ireader *r = open_index(index);
+    if (tdm_ciff_export(r, ciff, NULL, &err) != TDM_OK)
+        fail_msg("export %s: %s", index, tdm_err_msg(&err));
+    tdm_ireader_close(r);
+    tdm_err_clear(&err);
+}
+
+static void assert_same_index(const char *a, const char *b)
+{
+    tdm_err err = {0};
+    tdm_ireader *ra = open_index(a), *rb = open_index(b);
+    if (tdm_collection_compare(ra, rb, &err) != TDM_OK)
+        fail_msg("%s vs %s: %s", a, b, tdm_err_msg(&err));
+    tdm_ireader_close(ra);
+    tdm_ireader_close(rb);
+    tdm_err_clear(&err);
+}
+
+static void assert_same_bytes(const char *a, const char *b)
+{
+    size_t na, nb;
+    unsigned char *pa = tdm_read_file(a, &na), *pb = tdm_read_file(b, &nb);
+    assert_non_null(pa);
+    assert_non_null(pb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(pa, pb, na);
+    free(pa);
+    free(pb);
+}
+
+/* ---- the toy file */
+
+static void toy_header_and_docs(void **state)
+{
+    (void)state;
+    tdm_err err = {0};
+    tdm_ciff *c = NULL;
+    if (tdm_ciff_open(tdm_test_data(TOY), &c, &err) != TDM_OK)
+        fail_msg("%s", tdm_err_msg(&err));
+    const tdm_ciff_info *in = tdm_ciff_info_get(c);
+    assert_int_equal(in->version, 1);
+    assert_int_equal(in->num_postings_lists, 9);
+    assert_int_equal(in->num_docs, 3);
+    assert_int_equal(in->total_terms_in_collection, 16);
+    assert_true(in->average_doclength > 5.33 && in->average_doclength < 5.34);
+    assert_non_null(strstr(in->description, "Anserini"));
+    assert_int_equal(in->empty_lists, 0);
+    tdm_coll_source src;
+    tdm_ciff_source(c, &src);
+    assert_int_equal(src.ndocs, 3);
+    assert_int_equal(src.nlists, 9);
+    assert_string_equal(src.docnames[0], "WSJ_1");
+    assert_string_equal(src.docnames[1], "TREC_DOC_1");
+    assert_string_equal(src.docnames[2], "DOC222");
+    assert_int_equal(src.doclens[0], 6);
+    assert_int_equal(src.doclens[1], 4);
+    assert_int_equal(src.doclens[2], 6);
+    tdm_coll_list l;
+    assert_int_equal(src.list(src.self, 7, &l, &err), TDM_OK); /* "text" */
+    assert_int_equal(l.term_len, 4);
+    assert_memory_equal(l.term, "text", 4);
+    assert_int_equal(l.n, 3);
+    assert_int_equal(l.docids[0], 0);
+    assert_int_equal(l.docids[2], 2);
+    assert_int_equal(l.freqs[2], 3);
+    tdm_ciff_close(c);
+    tdm_err_clear(&err);
+}
+
+static void toy_imports_with_its_counts(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("ciff_toy");
+    char *idx = path_in(dir, "toy.tdm");
+    import_ok(tdm_test_data(TOY), idx);
+    tdm_ireader *r = open_index(idx);
+    const tdm_ireader_info *in = tdm_ireader_info_get(r);
+    assert_int_equal(in->ndocs, 3);
+    assert_int_equal(in->nterms, 9);
+    assert_int_equal(in->npostings, 14);
+    assert_int_equal(in->total_doclen, 16);
+    assert_true(in->avg_doclen > 5.333 && in->avg_doclen < 5.334);
+    assert_string_equal(tdm_ireader_docname(r, 0), "WSJ_1");
+    assert_string_equal(tdm_ireader_docname(r, 1), "TREC_DOC_1");
+    assert_string_equal(tdm_ireader_docname(r, 2), "DOC222");
+    assert_int_equal(tdm_ireader_doclens(r)[1], 4);
+    uint64_t i;
+    assert_int_equal(tdm_ireader_find(r, "head", 4, &i), TDM_OK);
+    uint32_t d[3], f[3];
+    tdm_err err = {0};
+    assert_int_equal(tdm_ireader_decode(r, i, d, f, &err), TDM_OK);
+    assert_int_equal(d[0], 0);
+    assert_int_equal(d[1], 1);
+    assert_int_equal(d[2], 2);
+    assert_int_equal(tdm_ireader_find(r, "enough", 6, &i), TDM_OK);
+    size_t len;
+    uint32_t df;
+    uint64_t cf;
+    tdm_ireader_term(r, i, &len, &df, &cf);
+    assert_int_equal(df, 1);
+    assert_int_equal(tdm_ireader_decode(r, i, d, f, &err), TDM_OK);
+    assert_int_equal(d[0], 2);
+    tdm_ireader_close(r);
+}
+
+/* CIFF -> index -> CIFF -> index -> CIFF: the indexes match and the two
+ * exports are the same bytes. */
+static void roundtrip_files(const char *ciff, const char *dir)
+{
+    char *i1 = path_in(dir, "a.tdm"), *c1 = path_in(dir, "a.ciff");
+    char *i2 = path_in(dir, "b.tdm"), *c2 = path_in(dir, "b.ciff");
+    import_ok(ciff, i1);
+    export_ok(i1, c1);
+    import_ok(c1, i2);
+    assert_same_index(i1, i2);
+    export_ok(i2, c2);
+    assert_same_bytes(c1, c2);
+}
+
+static void toy_roundtrip(void **state)
+{
+    (void)state;
+    roundtrip_files(tdm_test_data(TOY), tdm_test_tmpdir("ciff_toy_rt"));
+}
+
+static void random_roundtrip(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("ciff_rand_rt");
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        randcoll rc;
+        randcoll_init(&rc, seed, seed == 1 ? 1 : 300 * (uint32_t)seed, 50 * seed);
+        tdm_coll_source src;
+        randcoll_source(&rc, &src);
+        tdm_err err = {0};
+        char *i0 = path_in(dir, "orig.tdm"), *c0 = path_in(dir, "orig.ciff");
+        if (tdm_collection_write(&src, i0, NULL, &err) != TDM_OK)
+            fail_msg("write: %s", tdm_err_msg(&err));
+        export_ok(i0, c0);
+        roundtrip_files(c0, dir);
+        assert_same_index(i0, path_in(dir, "a.tdm"));
+        assert_same_bytes(c0, path_in(dir, "a.ciff"));
+        randcoll_free(&rc);
+        tdm_err_clear(&err);
+    }
+}
+
+/* ---- hand-made CIFF streams */
+
+typedef struct cbuf {
+    uint8_t *p;
+    size_t len;
+} cbuf;
+
+static void put_bytes(cbuf *b, const void *p, size_t n)
+{
+    b->p = realloc(b->p, b->len + n + 1);
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
+static void put_varint(cbuf *b, uint64_t v)
+{
+    do {
+        uint8_t c = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+        put_bytes(b, &c, 1);
+        v >>= 7;
+    } while (v);
+}
+
+static void put_msg(cbuf *b, const ProtobufCMessage *m)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    uint8_t *tmp = malloc(n + 1);
+    protobuf_c_message_pack(m, tmp);
+    put_varint(b, n);
+    put_bytes(b, tmp, n);
+    free(tmp);
+}
+
+static void put_header(cbuf *b, int version, int nlists, int ndocs)
+{
+    Io__Osirrc__Ciff__Header h = IO__OSIRRC__CIFF__HEADER__INIT;
+    h.version = version;
+    h.num_postings_lists = h.total_postings_lists = nlists;
+    h.num_docs = h.total_docs = ndocs;
+    put_msg(b, &h.base);
+}
+
+/* A list of n postings given as gaps and tfs; df and cf as given (-1: right). */
+static void put_list(cbuf *b, const char *term, const int *gaps, const int *tfs, size_t n,
+                     long df, long cf)
+{
+    Io__Osirrc__Ciff__Posting p[16], *pp[16];
+    long sum = 0;
+    for (size_t k = 0; k < n; k++) {
+        io__osirrc__ciff__posting__init(&p[k]);
+        p[k].docid = gaps[k];
+        p[k].tf = tfs[k];
+        sum += tfs[k];
+        pp[k] = &p[k];
+    }
+    Io__Osirrc__Ciff__PostingsList l = IO__OSIRRC__CIFF__POSTINGS_LIST__INIT;
+    l.term = (char *)term;
+    l.df = df < 0 ? (long)n : df;
+    l.cf = cf < 0 ? sum : cf;
+    l.n_postings = n;
+    l.postings = pp;
+    put_msg(b, &l.base);
+}
+
+static void put_doc(cbuf *b, int docid, const char *name, int len)
+{
+    Io__Osirrc__Ciff__DocRecord d = IO__OSIRRC__CIFF__DOC_RECORD__INIT;
+    d.docid = docid;
+    d.collection_docid = (char *)name;
+    d.doclength = len;
+    put_msg(b, &d.base);
+}
+
+static void put_docs(cbuf *b, int n)
+{
+    for (int d = 0; d < n; d++)
+        put_doc(b, d, "d", 3);
+}
+
+/* Opens b and reads every list; returns the first error (TDM_OK if none). */
+static int load(const cbuf *b, tdm_err *err)
+{
+    tdm_ciff *c = NULL;
+    int rc = tdm_ciff_open_mem(b->p, b->len, "made.ciff", &c, err);
+    if (rc != TDM_OK)
+        return rc;
+    tdm_coll_source src;
+    tdm_ciff_source(c, &src);
+    for (uint64_t i = 0; rc == TDM_OK && i < src.nlists; i++) {
+        tdm_coll_list l;
+        rc = src.list(src.self, i, &l, err);
+    }
+    tdm_ciff_close(c);
+    return rc;
+}
+
+static void expect_error(cbuf *b, int code, const char *needle)
+{
+    tdm_err err = {0};
+    int rc = load(b, &err);
+    if (rc != code || !strstr(tdm_err_msg(&err), "made.ciff: offset ") ||
+        !strstr(tdm_err_msg(&err), needle))
+        fail_msg("want %d '%s', got %d '%s'", code, needle, rc, tdm_err_msg(&err));
+    tdm_err_clear(&err);
+    free(b->p);
+    b->p = NULL;
+    b->len = 0;
+}
+
+static const int g1[] = {0, 1, 1}, t1[] = {1, 1, 1};
+
+static void good_stream_loads(void **state)
+{
+    (void)state;
+    cbuf b = {0};
+    put_header(&b, 1, 3, 3);
+    put_list(&b, "zeta", g1, t1, 3, -1, -1);
+    put_list(&b, "alpha", g1, t1, 1, -1, -1); /* out of order: sorted on import */
+    put_list(&b, "empty", NULL, NULL, 0, -1, -1); /* skipped */
+    put_docs(&b, 3);
+    tdm_err err = {0};
+    tdm_ciff *c = NULL;
+    if (tdm_ciff_open_mem(b.p, b.len, "made.ciff", &c, &err) != TDM_OK)
+        fail_msg("%s", tdm_err_msg(&err));
+    assert_int_equal(tdm_ciff_info_get(c)->empty_lists, 1);
+    tdm_coll_source src;
+    tdm_ciff_source(c, &src);
+    assert_int_equal(src.nlists, 2);
+    tdm_coll_list l;
+    assert_int_equal(src.list(src.self, 0, &l, &err), TDM_OK);
+    assert_memory_equal(l.term, "alpha", 5);
+    assert_int_equal(src.list(src.self, 1, &l, &err), TDM_OK);
+    assert_memory_equal(l.term, "zeta", 4);
+    assert_int_equal(l.n, 3);
+    assert_int_equal(l.docids[2], 2);
+    tdm_ciff_close(c);
+    free(b.p);
+}
+
+static void bad_framing(void **state)
+{
+    (void)state;
+    cbuf b = {0};
+    static const uint8_t long_varint[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                          0xff, 0xff, 0xff, 0xff, 0x01};
+    put_bytes(&b, long_varint, sizeof long_varint);
+    expect_error(&b, TDM_ERR_FORMAT, "longer than 10 bytes");
+
+    put_bytes(&b, "\x80", 1);
+    expect_error(&b, TDM_ERR_FORMAT, "runs past the end");
+
+    put_varint(&b, 1000); /* length past the end */
+    put_bytes(&b, "abc", 3);
+    expect_error(&b, TDM_ERR_FORMAT, "runs past the end of the file (3 bytes left)");
+
+    put_header(&b, 1, 1, 1);
+    put_varint(&b, 50);
+    put_bytes(&b, "xyz", 3);
+    expect_error(&b, TDM_ERR_FORMAT, "PostingsList: length 50 runs past");
+
+    put_varint(&b, 3); /* a Header that does not unpack: wire type 7 */
+    put_bytes(&b, "\x0f\x01\x01", 3);
+    expect_error(&b, TDM_ERR_FORMAT, "Header does not unpack");
+
+    put_header(&b, 1, 1, 0); /* a PostingsList with a truncated field */
+    put_varint(&b, 2);
+    put_bytes(&b, "\x0a\x05", 2);
+    expect_error(&b, TDM_ERR_FORMAT, "PostingsList 0 does not parse");
+
+    put_header(&b, 1, 0, 1); /* a DocRecord that does not unpack */
+    put_varint(&b, 2);
+    put_bytes(&b, "\x12\x09", 2);
+    expect_error(&b, TDM_ERR_FORMAT, "DocRecord 0 does not unpack");
+
+    put_bytes(&b, "", 0);
+    expect_error(&b, TDM_ERR_FORMAT, "Header: length varint runs past");
+}
+
+static void bad_counts(void **state)
+{
+    (void)state;
+    cbuf b = {0};
+    put_header(&b, 2, 0, 0);
+    {
+        tdm_err err = {0};
+        assert_int_equal(load(&b, &err), TDM_ERR_VERSION);
+        tdm_err_clear(&err);
+        free(b.p);
+        b.p = NULL;
+        b.len = 0;
+    }
+    put_header(&b, 1, 2000000000, 5);
+    expect_error(&b, TDM_ERR_FORMAT, "Header promises 2000000000 postings lists");
+
+    put_header(&b, 1, -1, 0);
+    expect_error(&b, TDM_ERR_FORMAT, "Header promises -1");
+
+    put_header(&b, 1, 2, 1); /* one list short: the DocRecord is read as a list */
+    put_list(&b, "a", g1, t1, 1, -1, -1);
+    put_docs(&b, 1);
+    expect_error(&b, TDM_ERR_FORMAT, "file ends after 0 of the 1 DocRecords");
+
+    put_header(&b, 1, 1, 3);
+    put_list(&b, "a", g1, t1, 1, -1, -1);
+    put_docs(&b, 2);
+    expect_error(&b, TDM_ERR_FORMAT, "file ends after 2 of the 3 DocRecords");
+
+    put_header(&b, 1, 1, 1);
+    put_list(&b, "a", g1, t1, 1, -1, -1);
+    put_docs(&b, 2);
+    expect_error(&b, TDM_ERR_FORMAT, "bytes after the last DocRecord");
+
+    put_header(&b, 1, 1, 3);
+    put_list(&b, "a", g1, t1, 3, 2, -1);
+    put_docs(&b, 3);
+    expect_error(&b, TDM_ERR_FORMAT, "df 2 cf 3 but its postings give df 3 cf 3");
+
+    put_header(&b, 1, 1, 3);
+    put_list(&b, "a", g1, t1, 3, -1, 7);
+    put_docs(&b, 3);
+    expect_error(&b, TDM_ERR_FORMAT, "cf 7");
+
+    put_header(&b, 1, 1, 3);
+    put_list(&b, "a", NULL, NULL, 0, 4, 0);
+    put_docs(&b, 3);
+    expect_error(&b, TDM_ERR_FORMAT, "df 4 but no postings");
+
+    put_header(&b, 1, 0, 2);
+    put_doc(&b, 0, "x", 1);
+    put_doc(&b, 5, "y", 1);
+    expect_error(&b, TDM_ERR_FORMAT, "DocRecord 1 has docid 5");
+
+    put_header(&b, 1, 0, 1);
+    put_doc(&b, 0, "x", -4);
+    expect_error(&b, TDM_ERR_FORMAT, "negative doclength -4");
+}
+
+static void bad_postings(void **state)
+{
+    (void)state;
+    cbuf b = {0};
+    static const int dup[] = {0, 1, 0}, neg[] = {1, -1}, negfirst[] = {-3}, far[] = {0, 3};
+    static const int ntf[] = {1, -2, 1}, ztf[] = {0};
+    put_header(&b, 1, 1, 3);
+    put_list(&b, "t", dup, t1, 3, -1, -1);
+    put_docs(&b, 3);
+    expect_error(&b, TDM_ERR_FORMAT, "posting 2: docids not increasing (gap 0)");
+
+    put_header(&b, 1, 1, 3);
+    put_list(&b, "t", neg, t1, 2, -1, -1);
+    put_docs(&b, 3);
+    expect_error(&b, TDM_ERR_FORMAT, "docids not increasing (gap -1)");
+
+    put_header(&b, 1, 1, 3);
+    put_list(&b, "t", negfirst, t1, 1, -1, -1);
+    put_docs(&b, 3);
+    expect_error(&b, TDM_ERR_FORMAT, "gap -3");
+
+    put_header(&b, 1, 1, 3);
+    put_list(&b, "t", far, t1, 2, -1, -1);
+    put_docs(&b, 3);
+    expect_error(&b, TDM_ERR_FORMAT, "docid 3 out of range (3 documents)");
+
+    put_header(&b, 1, 1, 3);
+    put_list(&b, "t", g1, ntf, 3, 3, 0);
+    put_docs(&b, 3);
+    expect_error(&b, TDM_ERR_FORMAT, "posting 1: negative tf -2");
+
+    put_header(&b, 1, 1, 3);
+    put_list(&b, "t", g1, ztf, 1, -1, -1);
+    put_docs(&b, 3);
+    expect_error(&b, TDM_ERR_FORMAT, "zero tf");
+
+    put_header(&b, 1, 2, 3);
+    put_list(&b, "t", g1, t1, 1, -1, -1);
+    put_list(&b, "t", g1, t1, 2, -1, -1);
+    put_docs(&b, 3);
+    expect_error(&b, TDM_ERR_FORMAT, "term 't' appears twice");
+
+    put_header(&b, 1, 1, 3);
+    put_list(&b, "", g1, t1, 1, -1, -1);
+    put_docs(&b, 3);
+    expect_error(&b, TDM_ERR_FORMAT, "term of 0 bytes");
+}
+
+/* Every prefix of the toy fails cleanly; every byte flip fails cleanly or
+ * loads (a flipped tf, say), and never reads out of bounds (ASan). */
+static void toy_truncated_and_flipped(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *toy = tdm_read_file(tdm_test_data(TOY), &n);
+    assert_non_null(toy);
+    for (size_t keep = 0; keep < n; keep++) {
+        uint8_t *cut = malloc(keep + 1); /* exactly keep bytes for ASan */
+        memcpy(cut, toy, keep);
+        cbuf b = {cut, keep};
+        tdm_err err = {0};
+        if (load(&b, &err) == TDM_OK)
+            fail_msg("prefix of %zu bytes loaded", keep);
+        assert_non_null(strstr(tdm_err_msg(&err), "offset"));
+        tdm_err_clear(&err);
+        free(cut);
+    }
+    for (size_t at = 0; at < n; at++)
+        for (int bit = 0; bit < 8; bit++) {
+            uint8_t *copy = malloc(n);
+            memcpy(copy, toy, n);
+            copy[at] ^= (uint8_t)(1u << bit);
+            cbuf b = {copy, n};
+            tdm_err err = {0};
+            load(&b, &err);
+            tdm_err_clear(&err);
+            free(copy);
+        }
+    free(toy);
+}
+
+static void missing_file(void **state)
+{
+    (void)state;
+    tdm_err err = {0};
+    tdm_ciff *c = NULL;
+    assert_int_equal(tdm_ciff_open("/nonexistent/x.ciff", &c, &err), TDM_ERR_NOT_FOUND);
+    assert_null(c);
+    assert_non_null(strstr(tdm_err_msg(&err), "/nonexistent/x.ciff"));
+    tdm_err_clear(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(toy_header_and_docs),
+        cmocka_unit_test(toy_imports_with_its_counts),
+        cmocka_unit_test(toy_roundtrip),
+        cmocka_unit_test(random_roundtrip),
+        cmocka_unit_test(good_stream_loads),
+        cmocka_unit_test(bad_framing),
+        cmocka_unit_test(bad_counts),
+        cmocka_unit_test(bad_postings),
+        cmocka_unit_test(toy_truncated_and_flipped),
+        cmocka_unit_test(missing_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
