@@ -1,0 +1,149 @@
+/* Writing a PISA binary collection from an index: one pass over the lexicon
+ * writes .docs, .freqs and .terms together; .sizes and .documents come from
+ * the document table. Each file goes to a temporary name first and all five
+ * are renamed into place only when every one is complete. */
+#include "pisa.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tandem.h"
+
+enum { F_DOCS, F_FREQS, F_SIZES, F_TERMS, F_NAMES, F_COUNT };
+static const char *const exts[F_COUNT] = {".docs", ".freqs", ".sizes", ".terms", ".documents"};
+
+typedef struct outf {
+    char *path, *tmp;
+    FILE *f;
+} outf;
+
+typedef struct exporter {
+    outf o[F_COUNT];
+    uint32_t *docids, *freqs;
+    size_t cap;
+} exporter;
+
+static int put32(outf *o, uint32_t v, tdm_err *err)
+{
+    uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    if (fwrite(b, 1, 4, o->f) != 4)
+        return tdm_err_set(err, TDM_ERR_IO, "%s: write: %s", o->tmp, strerror(errno));
+    return TDM_OK;
+}
+
+static int put_seq(outf *o, const uint32_t *v, uint32_t n, tdm_err *err)
+{
+    int rc = put32(o, n, err);
+    for (uint32_t k = 0; rc == TDM_OK && k < n; k++)
+        rc = put32(o, v[k], err);
+    return rc;
+}
+
+static int put_line(outf *o, const char *s, size_t len, const char *what, uint64_t i,
+                    tdm_err *err)
+{
+    if (memchr(s, '\n', len))
+        return tdm_err_set(err, TDM_ERR_UNSUPPORTED,
+                           "%s: %s %llu holds a newline, which %s cannot carry", o->path, what,
+                           (unsigned long long)i, o->path);
+    if (fwrite(s, 1, len, o->f) != len || fputc('\n', o->f) == EOF)
+        return tdm_err_set(err, TDM_ERR_IO, "%s: write: %s", o->tmp, strerror(errno));
+    return TDM_OK;
+}
+
+static int open_all(exporter *x, const char *base, tdm_err *err)
+{
+    for (int k = 0; k < F_COUNT; k++) {
+        outf *o = &x->o[k];
+        size_t n = strlen(base) + strlen(exts[k]) + 32;
+        o->path = malloc(n);
+        o->tmp = malloc(n);
+        if (!o->path || !o->tmp)
+            return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+        snprintf(o->path, n, "%s%s", base, exts[k]);
+        snprintf(o->tmp, n, "%s%s.tmp.%ld", base, exts[k], (long)getpid());
+        o->f = fopen(o->tmp, "wb");
+        if (!o->f)
+            return tdm_err_set(err, TDM_ERR_IO, "%s: %s", o->tmp, strerror(errno));
+    }
+    return TDM_OK;
+}
+
+static int put_list(exporter *x, const tdm_ireader *r, uint64_t i, tdm_err *err)
+{
+    size_t len;
+    uint32_t df;
+    const char *term = tdm_ireader_term(r, i, &len, &df, NULL);
+    if (!term)
+        return tdm_err_set(err, TDM_ERR_INTERNAL, "term %llu missing", (unsigned long long)i);
+    if (df > x->cap) {
+        free(x->docids);
+        free(x->freqs);
+        x->docids = malloc(df * sizeof *x->docids);
+        x->freqs = malloc(df * sizeof *x->freqs);
+        x->cap = x->docids && x->freqs ? df : 0;
+        if (!x->cap)
+            return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for a list of %u", df);
+    }
+    int rc = tdm_ireader_decode(r, i, x->docids, x->freqs, err);
+    if (rc == TDM_OK)
+        rc = put_seq(&x->o[F_DOCS], x->docids, df, err);
+    if (rc == TDM_OK)
+        rc = put_seq(&x->o[F_FREQS], x->freqs, df, err);
+    if (rc == TDM_OK)
+        rc = put_line(&x->o[F_TERMS], term, len, "term", i, err);
+    return rc;
+}
+
+static int put_docs(exporter *x, const tdm_ireader *r, uint32_t ndocs, tdm_err *err)
+{
+    uint32_t head[1] = {ndocs};
+    int rc = put_seq(&x->o[F_DOCS], head, 1, err);
+    if (rc == TDM_OK)
+        rc = put_seq(&x->o[F_SIZES], tdm_ireader_doclens(r), ndocs, err);
+    for (uint32_t d = 0; rc == TDM_OK && d < ndocs; d++) {
+        const char *name = tdm_ireader_docname(r, d);
+        if (!name)
+            return tdm_err_set(err, TDM_ERR_CORRUPT, "document %u has no name", d);
+        rc = put_line(&x->o[F_NAMES], name, strlen(name), "document", d, err);
+    }
+    return rc;
+}
+
+static int write_all(exporter *x, const tdm_ireader *r, const char *base, tdm_err *err)
+{
+    const tdm_ireader_info *in = tdm_ireader_info_get(r);
+    if (in->ndocs > UINT32_MAX)
+        return tdm_err_set(err, TDM_ERR_LIMIT, "%s: %llu documents exceed PISA's u32", base,
+                           (unsigned long long)in->ndocs);
+    int rc = open_all(x, base, err);
+    if (rc == TDM_OK)
+        rc = put_docs(x, r, (uint32_t)in->ndocs, err);
+    for (uint64_t i = 0; rc == TDM_OK && i < in->nterms; i++)
+        rc = put_list(x, r, i, err);
+    return rc;
+}
+
+int tdm_pisa_export(const tdm_ireader *r, const char *basename, tdm_err *err)
+{
+    exporter x = {0};
+    int rc = write_all(&x, r, basename, err);
+    for (int k = 0; k < F_COUNT; k++)
+        if (x.o[k].f && fclose(x.o[k].f) != 0 && rc == TDM_OK)
+            rc = tdm_err_set(err, TDM_ERR_IO, "%s: close: %s", x.o[k].tmp, strerror(errno));
+    for (int k = 0; rc == TDM_OK && k < F_COUNT; k++)
+        if (rename(x.o[k].tmp, x.o[k].path) != 0)
+            rc = tdm_err_set(err, TDM_ERR_IO, "%s: rename: %s", x.o[k].path, strerror(errno));
+    for (int k = 0; k < F_COUNT; k++) {
+        if (rc != TDM_OK && x.o[k].tmp)
+            remove(x.o[k].tmp);
+        free(x.o[k].path);
+        free(x.o[k].tmp);
+    }
+    free(x.docids);
+    free(x.freqs);
+    return rc;
+}
