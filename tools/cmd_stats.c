@@ -14,7 +14,7 @@ static const char *const section_names[TDM_SEC_COUNT] = {
 
 /* Bytes of the POSTINGS section by kind, and the list-length histogram. */
 typedef struct walk {
-    uint64_t doc_words, freq_words, meta, hist_lists[33], hist_post[33];
+    uint64_t doc_words, freq_words, hist_lists[33], hist_post[33];
 } walk;
 
 static int walk_lists(const tdm_ireader *r, walk *w, tdm_err *err)
@@ -27,7 +27,6 @@ static int walk_lists(const tdm_ireader *r, walk *w, tdm_err *err)
             return rc;
         w->doc_words += l.docs.nwords * 4;
         w->freq_words += l.freqs.nwords * 4;
-        w->meta += sizeof(tdm_idx_list) + (uint64_t)l.nblocks * 5 * 4 + 8;
         int bucket = 0;
         while (bucket < 32 && (2ull << bucket) <= l.df)
             bucket++;
@@ -58,8 +57,10 @@ static void print_stats(const tdm_ireader *r, const walk *w)
            w->doc_words / np);
     printf("%-22s %14llu %12.3f\n", "  postings: freqs", (unsigned long long)w->freq_words,
            w->freq_words / np);
-    printf("%-22s %14llu %12.3f\n", "  postings: blocks", (unsigned long long)w->meta,
-           w->meta / np);
+    /* The rest of POSTINGS: list headers, bases, endpoints, block first/last/max, padding. */
+    uint64_t meta = in->section_size[TDM_SEC_POSTINGS] - w->doc_words - w->freq_words;
+    printf("%-22s %14llu %12.3f\n", "  postings: metadata", (unsigned long long)meta,
+           meta / np);
     printf("%-22s %14llu %12.3f\n", "total", (unsigned long long)in->file_size,
            in->file_size / np);
     printf("\n%-22s %12s %14s\n", "list length (df)", "lists", "postings");

@@ -163,6 +163,7 @@ static int container(cur *c, int depth)
         return 0;
     }
     for (;;) {
+        ws(c);
         if (close == '}') {
             if (string(c, NULL))
                 return -1;

@@ -1,0 +1,362 @@
+/* Index writer and reader round trips, the builder on real and synthetic
+ * collections, and the public tdm_index_* API. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec/codec.h"
+#include "index/reader.h"
+#include "index/writer.h"
+#include "testutil.h"
+
+#define NDOCS 5000
+
+typedef struct list {
+    char term[24];
+    uint32_t *docids, *freqs;
+    size_t n;
+} list;
+
+/* Random lists of lengths 1 .. ~NDOCS over NDOCS documents, terms sorted. */
+static list *make_lists(size_t nlists, uint32_t *doclens, uint64_t seed)
+{
+    tdm_rng r;
+    tdm_rng_seed(&r, seed);
+    for (uint32_t d = 0; d < NDOCS; d++)
+        doclens[d] = tdm_rng_range(&r, 1, 400);
+    list *l = calloc(nlists, sizeof *l);
+    for (size_t i = 0; i < nlists; i++) {
+        snprintf(l[i].term, sizeof l[i].term, "t%05zu", i);
+        uint32_t every = i % 3 == 0 ? 1 : tdm_rng_range(&r, 1, 200);
+        l[i].docids = malloc(NDOCS * 4);
+        l[i].freqs = malloc(NDOCS * 4);
+        for (uint32_t d = tdm_rng_range(&r, 0, 50); d < NDOCS; d += tdm_rng_range(&r, 1, every)) {
+            l[i].docids[l[i].n] = d;
+            l[i].freqs[l[i].n++] = i % 7 == 0 ? 1 : tdm_rng_range(&r, 1, 30);
+        }
+        if (l[i].n == 0)
+            l[i].docids[l[i].n] = 3, l[i].freqs[l[i].n++] = 2;
+    }
+    return l;
+}
+
+static void free_lists(list *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(l[i].docids);
+        free(l[i].freqs);
+    }
+    free(l);
+}
+
+static void write_index(const char *path, const char *codec, list *l, size_t n,
+                        const uint32_t *doclens)
+{
+    tdm_err err = {0};
+    tdm_iwriter *w = NULL;
+    const char *stops[] = {"the", "a"};
+    tdm_iwriter_options o = {.codec = codec, .stemmer = "english", .stopwords = stops,
+                             .nstopwords = 2};
+    int rc = tdm_iwriter_open(path, &o, &w, &err);
+    for (uint32_t d = 0; rc == TDM_OK && d < NDOCS; d++) {
+        char name[32];
+        snprintf(name, sizeof name, "doc-%u", d);
+        rc = tdm_iwriter_add_doc(w, doclens[d], name, &err);
+    }
+    for (size_t i = 0; rc == TDM_OK && i < n; i++)
+        rc = tdm_iwriter_add_list(w, l[i].term, strlen(l[i].term), l[i].docids, l[i].freqs,
+                                  l[i].n, &err);
+    if (rc == TDM_OK)
+        rc = tdm_iwriter_finish(w, &err);
+    tdm_iwriter_free(w);
+    if (rc)
+        fail_msg("writing %s with %s: %s", path, codec, tdm_err_msg(&err));
+}
+
+static void check_list(const tdm_ireader *r, const list *want, const uint32_t *doclens)
+{
+    tdm_err err = {0};
+    uint64_t i;
+    assert_int_equal(tdm_ireader_find(r, want->term, strlen(want->term), &i), TDM_OK);
+    tdm_ilist l;
+    if (tdm_ireader_list(r, i, &l, &err))
+        fail_msg("%s", tdm_err_msg(&err));
+    assert_int_equal(l.df, want->n);
+    assert_int_equal(l.docs.borrowed, 1);
+    assert_int_equal(l.freqs.borrowed, 1);
+    uint32_t *d = malloc(want->n * 4), *f = malloc(want->n * 4);
+    assert_int_equal(tdm_ireader_decode(r, i, d, f, &err), TDM_OK);
+    assert_memory_equal(d, want->docids, want->n * 4);
+    assert_memory_equal(f, want->freqs, want->n * 4);
+    /* The borrowed views decode on their own too (tf - 1 for freqs). */
+    assert_int_equal(tdm_codec_decode(&l.docs, d, &err), TDM_OK);
+    assert_memory_equal(d, want->docids, want->n * 4);
+    const tdm_ireader_info *in = tdm_ireader_info_get(r);
+    for (uint32_t b = 0; b < l.nblocks; b++) {
+        size_t s = (size_t)b * l.docs.block_size, e = s + tdm_encoded_block_len(&l.docs, b);
+        assert_int_equal(l.block_first[b], want->docids[s]);
+        assert_int_equal(l.block_last[b], want->docids[e - 1]);
+        for (size_t k = s; k < e; k++) {
+            double sc = tdm_bm25(in->k1, in->b, in->ndocs, l.df, want->freqs[k],
+                                 doclens[want->docids[k]], in->avg_doclen);
+            assert_true(sc <= l.block_max[b]);
+            assert_true(l.block_max[b] <= l.max_score);
+        }
+    }
+    tdm_encoded_free(&l.docs);   /* harmless on a borrowed view */
+    free(d);
+    free(f);
+}
+
+static void roundtrip(const char *codec)
+{
+    uint32_t doclens[NDOCS];
+    size_t n = tdm_test_small() ? 30 : 120;
+    list *l = make_lists(n, doclens, 42);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/rt-%s.idx", tdm_test_tmpdir("index"), codec);
+    write_index(path, codec, l, n, doclens);
+    tdm_ireader *r = NULL;
+    tdm_err err = {0};
+    if (tdm_ireader_open(path, &r, &err))
+        fail_msg("%s", tdm_err_msg(&err));
+    const tdm_ireader_info *in = tdm_ireader_info_get(r);
+    assert_int_equal(in->ndocs, NDOCS);
+    assert_int_equal(in->nterms, n);
+    assert_string_equal(in->codec, codec);
+    assert_string_equal(in->stemmer, "english");
+    assert_int_equal(in->nstopwords, 2);
+    assert_string_equal(tdm_ireader_stopword(r, 1), "a");
+    assert_string_equal(tdm_ireader_docname(r, 17), "doc-17");
+    assert_null(tdm_ireader_docname(r, NDOCS));
+    assert_memory_equal(tdm_ireader_doclens(r), doclens, sizeof doclens);
+    for (size_t i = 0; i < n; i++)
+        check_list(r, &l[i], doclens);
+    uint64_t idx;
+    assert_int_equal(tdm_ireader_find(r, "t", 1, &idx), TDM_ERR_NOT_FOUND);
+    assert_int_equal(tdm_ireader_find(r, "t99999", 6, &idx), TDM_ERR_NOT_FOUND);
+    size_t tl;
+    assert_memory_equal(tdm_ireader_term(r, 3, &tl, NULL, NULL), "t00003", 6);
+    assert_null(tdm_ireader_term(r, n, &tl, NULL, NULL));
+    if (tdm_ireader_verify(r, &err))
+        fail_msg("verify: %s", tdm_err_msg(&err));
+    tdm_ireader_close(r);
+    free_lists(l, n);
+}
+
+/* Every codec in the registry, whatever other engineers have added. */
+static void test_roundtrip_codecs(void **state)
+{
+    (void)state;
+    size_t nc;
+    const tdm_codec_ops *const *all = tdm_codec_all(&nc);
+    for (size_t c = 0; c < nc; c++)
+        roundtrip(all[c]->name);
+}
+
+static void test_writer_rejects(void **state)
+{
+    (void)state;
+    char path[1100];
+    snprintf(path, sizeof path, "%s/rej.idx", tdm_test_tmpdir("index"));
+    tdm_err err = {0};
+    tdm_iwriter *w = NULL;
+    tdm_iwriter_options bad = {.codec = "no-such-codec"};
+    assert_int_equal(tdm_iwriter_open(path, &bad, &w, &err), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_iwriter_open(path, NULL, &w, &err), TDM_OK);
+    uint32_t lens[4] = {1, 2, 3, 4};
+    assert_int_equal(tdm_iwriter_set_docs(w, 4, lens, NULL, &err), TDM_OK);
+    uint32_t d_dup[] = {1, 1}, d_down[] = {2, 1}, d_big[] = {0, 4}, d_ok[] = {0, 3};
+    uint32_t f_ok[] = {1, 1}, f_zero[] = {1, 0};
+    assert_int_equal(tdm_iwriter_add_list(w, "b", 1, d_dup, f_ok, 2, &err), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_err_msg(&err), "not increasing"));
+    assert_int_equal(tdm_iwriter_add_list(w, "b", 1, d_down, f_ok, 2, &err), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_iwriter_add_list(w, "b", 1, d_big, f_ok, 2, &err), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_iwriter_add_list(w, "b", 1, d_ok, f_zero, 2, &err), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_iwriter_add_list(w, "", 0, d_ok, f_ok, 2, &err), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_iwriter_add_list(w, "b", 1, d_ok, f_ok, 0, &err), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_iwriter_add_list(w, "b", 1, d_ok, f_ok, 2, &err), TDM_OK);
+    assert_int_equal(tdm_iwriter_add_list(w, "b", 1, d_ok, f_ok, 2, &err), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_iwriter_add_list(w, "a", 1, d_ok, f_ok, 2, &err), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_err_msg(&err), "sort after"));
+    assert_int_equal(tdm_iwriter_add_doc(w, 1, "late", &err), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_iwriter_add_list(w, "ba", 2, d_ok, f_ok, 2, &err), TDM_OK);
+    assert_int_equal(tdm_iwriter_finish(w, &err), TDM_OK);
+    tdm_iwriter_free(w);
+    /* An unfinished writer leaves no file behind. */
+    char other[1200];
+    snprintf(other, sizeof other, "%s.unfinished", path);
+    assert_int_equal(tdm_iwriter_open(other, NULL, &w, &err), TDM_OK);
+    tdm_iwriter_free(w);
+    assert_int_not_equal(access(other, F_OK), 0);
+    tdm_index *ix;
+    assert_int_equal(tdm_index_open(path, &ix), TDM_OK);
+    assert_int_equal(tdm_index_verify(ix), TDM_OK);
+    assert_string_equal(tdm_index_docname(ix, 2), "2");
+    tdm_index_close(ix);
+    tdm_err_clear(&err);
+}
+
+static void build_smart(const char *rel, uint64_t want_docs, const char *word)
+{
+    const char *in = tdm_test_data(rel);
+    if (access(in, R_OK) != 0) {
+        print_message("skipped: %s is missing\n", in);
+        return;
+    }
+    char out[1100];
+    snprintf(out, sizeof out, "%s/smart.idx", tdm_test_tmpdir("index"));
+    tdm_index_build_options o = {0};
+    if (tdm_index_build(&in, 1, out, &o) != TDM_OK)
+        fail_msg("build %s: %s", in, tdm_index_errmsg(NULL));
+    tdm_index *ix;
+    if (tdm_index_open(out, &ix) != TDM_OK)
+        fail_msg("%s", tdm_index_errmsg(NULL));
+    tdm_index_stats st;
+    assert_int_equal(tdm_index_stats_get(ix, &st), TDM_OK);
+    assert_int_equal(st.documents, want_docs);
+    assert_string_equal(st.stemmer, "english");
+    assert_string_equal(st.codec, "raw");
+    assert_true(st.terms > 1000);
+    assert_string_equal(tdm_index_docname(ix, 0), "1");
+    char term[129];
+    assert_int_equal(tdm_index_normalize(ix, word, term, sizeof term), TDM_OK);
+    uint32_t df;
+    uint64_t cf;
+    assert_int_equal(tdm_index_term(ix, term, &df, &cf), TDM_OK);
+    size_t n;
+    assert_int_equal(tdm_index_postings(ix, term, NULL, NULL, 0, &n), TDM_ERR_LIMIT);
+    assert_int_equal(n, df);
+    uint32_t *d = malloc(n * 8);
+    assert_int_equal(tdm_index_postings(ix, term, d, d + n, n, &n), TDM_OK);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += d[n + i];
+    assert_int_equal(sum, cf);
+    free(d);
+    assert_int_equal(tdm_index_term(ix, "zzzznotaterm", &df, &cf), TDM_ERR_NOT_FOUND);
+    assert_int_equal(tdm_index_verify(ix), TDM_OK);
+    tdm_index_close(ix);
+}
+
+static void test_cranfield(void **state)
+{
+    (void)state;
+    build_smart("cranfield/cran.all.1400", 1400, "Boundary");
+}
+
+static void test_cacm(void **state)
+{
+    (void)state;
+    build_smart("cacm/cacm.all", 3204, "computers");
+}
+
+/* Writes a synthetic lines collection with a skewed vocabulary. */
+static void write_collection(const char *path, uint32_t ndocs)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    tdm_rng r;
+    tdm_rng_seed(&r, 9);
+    for (uint32_t d = 0; d < ndocs; d++) {
+        fprintf(f, "D%u\t", d);
+        uint32_t len = tdm_rng_range(&r, 0, 60);
+        for (uint32_t k = 0; k < len; k++) {
+            uint32_t a = tdm_rng_range(&r, 1, 3000), t = a * a / 3000 / 3;
+            fprintf(f, "w%u ", t);
+        }
+        fputc('\n', f);
+    }
+    fclose(f);
+}
+
+static void same_index(const char *a, const char *b)
+{
+    tdm_ireader *x, *y;
+    tdm_err err = {0};
+    assert_int_equal(tdm_ireader_open(a, &x, &err), TDM_OK);
+    assert_int_equal(tdm_ireader_open(b, &y, &err), TDM_OK);
+    const tdm_ireader_info *ix = tdm_ireader_info_get(x), *iy = tdm_ireader_info_get(y);
+    assert_int_equal(ix->ndocs, iy->ndocs);
+    assert_int_equal(ix->nterms, iy->nterms);
+    assert_int_equal(ix->npostings, iy->npostings);
+    assert_memory_equal(tdm_ireader_doclens(x), tdm_ireader_doclens(y), ix->ndocs * 4);
+    uint32_t *bx = malloc(ix->ndocs * 8), *by = malloc(ix->ndocs * 8);
+    for (uint64_t i = 0; i < ix->nterms; i++) {
+        size_t lx, ly;
+        uint32_t df;
+        const char *tx = tdm_ireader_term(x, i, &lx, &df, NULL);
+        const char *ty = tdm_ireader_term(y, i, &ly, NULL, NULL);
+        assert_int_equal(lx, ly);
+        assert_memory_equal(tx, ty, lx);
+        assert_int_equal(tdm_ireader_decode(x, i, bx, bx + df, &err), TDM_OK);
+        assert_int_equal(tdm_ireader_decode(y, i, by, by + df, &err), TDM_OK);
+        assert_memory_equal(bx, by, df * 4);
+        assert_memory_equal(bx + df, by + df, df * 4);
+    }
+    free(bx);
+    free(by);
+    tdm_ireader_close(x);
+    tdm_ireader_close(y);
+}
+
+static int progress_calls;
+static void count_progress(void *user, const tdm_index_build_progress *p)
+{
+    (void)user;
+    progress_calls += p->phase == 2;
+}
+
+/* A budget small enough to force many runs gives the same index as one run. */
+static void test_runs_merge(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("index-runs");
+    char in[1100], one[1100], many[1100];
+    snprintf(in, sizeof in, "%s/coll.txt", dir);
+    snprintf(one, sizeof one, "%s/one.idx", dir);
+    snprintf(many, sizeof many, "%s/many.idx", dir);
+    write_collection(in, tdm_test_small() ? 5000 : 40000);
+    const char *inputs[] = {in};
+    tdm_index_build_options o = {.stemmer = "none", .progress = count_progress};
+    assert_int_equal(tdm_index_build(inputs, 1, one, &o), TDM_OK);
+    o.memory_mb = 1;
+    assert_int_equal(tdm_index_build(inputs, 1, many, &o), TDM_OK);
+    assert_int_equal(progress_calls, 2);
+    same_index(one, many);
+    /* Run files are gone. */
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -q run", dir);
+    assert_int_not_equal(system(cmd), 0);
+}
+
+static void test_build_errors(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("index-err");
+    char out[1100];
+    snprintf(out, sizeof out, "%s/x.idx", dir);
+    const char *missing[] = {"/nonexistent/input.txt"};
+    assert_int_equal(tdm_index_build(missing, 1, out, NULL), TDM_ERR_NOT_FOUND);
+    assert_non_null(strstr(tdm_index_errmsg(NULL), "/nonexistent/input.txt"));
+    tdm_index_build_options o = {.stemmer = "klingon"};
+    const char *in[] = {tdm_test_data("cacm/cacm.all")};
+    assert_int_equal(tdm_index_build(in, 1, out, &o), TDM_ERR_INVALID_ARG);
+    tdm_index_build_options c = {.codec = "nope"};
+    assert_int_equal(tdm_index_build(in, 1, out, &c), TDM_ERR_INVALID_ARG);
+    assert_int_not_equal(access(out, F_OK), 0);
+    tdm_index *ix;
+    assert_int_equal(tdm_index_open(out, &ix), TDM_ERR_NOT_FOUND);
+    assert_null(ix);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip_codecs), cmocka_unit_test(test_writer_rejects),
+        cmocka_unit_test(test_cranfield),        cmocka_unit_test(test_cacm),
+        cmocka_unit_test(test_runs_merge),       cmocka_unit_test(test_build_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
