@@ -8,10 +8,18 @@
 #include "tandem.h"
 
 extern const tdm_codec_ops tdm_codec_raw_ops;
+extern const tdm_codec_ops tdm_codec_pef_ops;
+extern const tdm_codec_ops tdm_codec_pfor_ops;
+extern const tdm_codec_ops tdm_codec_newpfd128_ops;
+extern const tdm_codec_ops tdm_codec_rice_ops;
 
 /* Indexed by id; a codec adds itself here. */
 static const tdm_codec_ops *const registry[] = {
     &tdm_codec_raw_ops,
+    &tdm_codec_pef_ops,
+    &tdm_codec_pfor_ops,
+    &tdm_codec_newpfd128_ops,
+    &tdm_codec_rice_ops,
 };
 
 const tdm_codec_ops *const *tdm_codec_all(size_t *count)
