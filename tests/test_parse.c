@@ -109,8 +109,8 @@ static void test_jsonl(void **state)
     assert_string_equal(parse_all(put("j.jsonl", j, sizeof j - 1), TDM_BUILD_AUTO, &g),
                         "doc1=caf\xc3\xa9 \"q\" a b \xf0\x9f\x98\x80|42=tab here|2=no id|");
     assert_int_equal(g, TDM_BUILD_JSONL);
-    const char *bad = parse_all(put("bad.jsonl", "{\"id\": \"x\"}\n{\"id\": \"y\", \"contents\": \"oops}\n", 48),
-                                TDM_BUILD_JSONL, NULL);
+    const char *bj = "{\"id\": \"x\"}\n{\"id\": \"y\", \"contents\": \"oops}\n";
+    const char *bad = parse_all(put("bad.jsonl", bj, strlen(bj)), TDM_BUILD_JSONL, NULL);
     assert_non_null(strstr(bad, "ERROR"));
     assert_non_null(strstr(bad, "line 2"));
     assert_non_null(strstr(bad, "unterminated string"));
