@@ -18,5 +18,9 @@
 #include "cl/common.cl"
 
 /* ---- codecs */
+#include "cl/codec_dev.cl"
+#include "cl/codec_raw.cl"
+#include "cl/codec_bp.cl"
+#include "cl/codec_vbyte.cl"
 
 /* ---- block selection, intersection, scoring, top-k, DAAT */

@@ -8,6 +8,8 @@
 #include "tandem.h"
 
 extern const tdm_codec_ops tdm_codec_raw_ops;
+extern const tdm_codec_ops tdm_codec_bp128_ops, tdm_codec_bp256_ops;
+extern const tdm_codec_ops tdm_codec_vbyte128_ops, tdm_codec_vbyte1024_ops;
 extern const tdm_codec_ops tdm_codec_pef_ops;
 extern const tdm_codec_ops tdm_codec_pfor_ops;
 extern const tdm_codec_ops tdm_codec_newpfd128_ops;
@@ -16,6 +18,10 @@ extern const tdm_codec_ops tdm_codec_rice_ops;
 /* Indexed by id; a codec adds itself here. */
 static const tdm_codec_ops *const registry[] = {
     &tdm_codec_raw_ops,
+    &tdm_codec_bp128_ops,
+    &tdm_codec_bp256_ops,
+    &tdm_codec_vbyte128_ops,
+    &tdm_codec_vbyte1024_ops,
     &tdm_codec_pef_ops,
     &tdm_codec_pfor_ops,
     &tdm_codec_newpfd128_ops,

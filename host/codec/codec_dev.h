@@ -125,7 +125,13 @@ int tdm_codec_dev_decode_sel(tdm_codec_dev_list *l, cl_mem sel, uint32_t njobs, 
  * out-of-range job. */
 int tdm_codec_dev_status(tdm_codec_dev_list *l, tdm_err *err);
 
-/* ---- helpers for codecs with their own launcher */
+/* ---- helpers for codecs */
+
+/* Blocks per work-group for kernels built on cl/codec_dev.cl's geometry
+ * (TDM_CODEC_VPT: max(4, block / wg) values per work-item): wg * vpt / block,
+ * at least 1. Fits tdm_codec_dev_ops.blocks_per_group. */
+uint32_t tdm_codec_dev_bpg_vpt(size_t wg_size, uint32_t block_size);
+
 
 /* Sets the 13 standard arguments of kernel k for `job` on list l. */
 int tdm_codec_dev_set_args(tdm_codec_dev_list *l, cl_kernel k, const tdm_codec_dev_job *job,

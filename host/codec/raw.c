@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "codec_dev.h"
 #include "tandem.h"
 
 #define RAW_BLOCK 128u
@@ -50,6 +51,23 @@ static int raw_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err 
     return TDM_OK;
 }
 
+/* The kernel reads one word a value: every block must hold exactly that. */
+static int raw_dev_check(const tdm_encoded *enc, tdm_err *err)
+{
+    for (uint32_t b = 0; b < enc->nblocks; b++)
+        if (enc->offsets[b + 1] - enc->offsets[b] != tdm_encoded_block_len(enc, b))
+            return tdm_err_set(err, TDM_ERR_CORRUPT, "raw block %u: %u words for %u values",
+                               b, enc->offsets[b + 1] - enc->offsets[b],
+                               tdm_encoded_block_len(enc, b));
+    return TDM_OK;
+}
+
+static const tdm_codec_dev_ops raw_dev = {
+    .kernel = "tdm_raw_decode",
+    .blocks_per_group = tdm_codec_dev_bpg_vpt,
+    .check = raw_dev_check,
+};
+
 const tdm_codec_ops tdm_codec_raw_ops = {
     .id = TDM_CODEC_RAW,
     .name = "raw",
@@ -57,4 +75,5 @@ const tdm_codec_ops tdm_codec_raw_ops = {
     .encode = raw_encode,
     .decode_block = raw_decode_block,
     .get = raw_get,
+    .dev = &raw_dev,
 };

@@ -1,0 +1,45 @@
+/* GPU-BP (Mallia et al. 2019), blocks of 128 and 256: each block packs its
+   values at one bit width, which follows from the block's word count
+   (host/codec/bp.c describes the format). A work-item unpacks VPT
+   consecutive values; for docids the block's gaps are then summed by a
+   segmented work-group scan onto the block base. */
+
+/* The width a block of nw words and len values is packed at. */
+uint tdm_bp_width(uint nw, uint len)
+{
+    return len ? min(32u, (nw * 32u) / len) : 0u;
+}
+
+void tdm_bp_body(const uint block, TDM_CODEC_ARGS, __local uint *scratch)
+{
+    const uint vpt = TDM_CODEC_VPT(block), tpb = block / vpt, bpg = TDM_WG_SIZE / tpb;
+    uint lid = get_local_id(0), t = lid % tpb, b, pos, len;
+    int ok = tdm_codec_job(get_group_id(0) * bpg + lid / tpb, block, sel, njobs, use_sel,
+                           nblocks, n, out_cap, status, &b, &pos, &len);
+    uint start = ok ? offsets[b] : 0u;
+    uint nw = ok ? offsets[b + 1] - start : 0u;
+    uint w = tdm_bp_width(nw, len);
+    uint v[TDM_CODEC_VPT_MAX];
+    for (uint j = 0; j < vpt; j++) {
+        uint i = t * vpt + j;
+        v[j] = i < len ? tdm_bits_get(words + start, nw, i * w, w) : 0u;
+    }
+    if (delta)
+        tdm_codec_delta(v, vpt, tpb, ok ? bases[b] : 0u, scratch);
+    if (ok)
+        tdm_codec_store(out, pos, t, vpt, v, len);
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_bp128_decode(TDM_CODEC_ARGS)
+{
+    __local uint scratch[2 * TDM_WG_SIZE];
+    tdm_bp_body(128u, TDM_CODEC_PASS, scratch);
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_bp256_decode(TDM_CODEC_ARGS)
+{
+    __local uint scratch[2 * TDM_WG_SIZE];
+    tdm_bp_body(256u, TDM_CODEC_PASS, scratch);
+}

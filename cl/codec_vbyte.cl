@@ -1,0 +1,66 @@
+/* GPU-VByte (Mallia et al. 2019), blocks of 128 and 1024: per block 2-bit
+   length selectors, then each value's 1..4 bytes (host/codec/vbyte.c
+   describes the format). A work-item reads the selectors of its VPT values
+   (one selector byte for four), a segmented work-group scan of the byte
+   counts gives each work-item where its bytes start, then it reads its
+   values; docids take a second scan, of the gaps. The data length the
+   selectors imply must match the block's words, else the list is flagged
+   corrupt, and no read leaves the block. */
+
+/* Reads the `len`-byte little-endian value at byte k of a block of nw words;
+   0 if it would run past the block. */
+uint tdm_vbyte_get(__global const uint *w, uint nw, uint k, uint len)
+{
+    if (k + len > nw * 4u)
+        return 0u;
+    uint wi = k >> 2;
+    uint lo = w[wi], hi = wi + 1 < nw ? w[wi + 1] : 0u;
+    uint x = (uint)((((ulong)hi << 32) | lo) >> (8u * (k & 3u)));
+    return len >= 4 ? x : x & ((1u << (8u * len)) - 1u);
+}
+
+void tdm_vbyte_body(const uint block, TDM_CODEC_ARGS, __local uint *scratch)
+{
+    const uint vpt = TDM_CODEC_VPT(block), tpb = block / vpt, bpg = TDM_WG_SIZE / tpb;
+    uint lid = get_local_id(0), t = lid % tpb, b, pos, len;
+    int ok = tdm_codec_job(get_group_id(0) * bpg + lid / tpb, block, sel, njobs, use_sel,
+                           nblocks, n, out_cap, status, &b, &pos, &len);
+    uint start = ok ? offsets[b] : 0u;
+    uint nw = ok ? offsets[b + 1] - start : 0u;
+    __global const uint *w = words + start;
+    uint sb = (len + 3u) / 4u; /* selector bytes */
+    uint l[TDM_CODEC_VPT_MAX], v[TDM_CODEC_VPT_MAX], mine = 0;
+    for (uint q = 0; q < vpt / 4; q++) { /* one selector byte: four values */
+        uint byte = t * (vpt / 4) + q, i0 = 4 * byte;
+        uint s = byte < sb && (byte >> 2) < nw ? w[byte >> 2] >> (8u * (byte & 3u)) : 0u;
+        for (uint j = 0; j < 4; j++) {
+            l[4 * q + j] = i0 + j < len ? ((s >> (2 * j)) & 3u) + 1u : 0u;
+            mine += l[4 * q + j];
+        }
+    }
+    uint total, k = sb + tdm_seg_scan_excl(mine, tpb, scratch, &total);
+    if (ok && t == 0 && (sb + total + 3u) / 4u != nw)
+        atomic_or(status, TDM_CODEC_ST_CORRUPT);
+    for (uint j = 0; j < vpt; j++) {
+        v[j] = l[j] ? tdm_vbyte_get(w, nw, k, l[j]) : 0u;
+        k += l[j];
+    }
+    if (delta)
+        tdm_codec_delta(v, vpt, tpb, ok ? bases[b] : 0u, scratch);
+    if (ok)
+        tdm_codec_store(out, pos, t, vpt, v, len);
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_vbyte128_decode(TDM_CODEC_ARGS)
+{
+    __local uint scratch[2 * TDM_WG_SIZE];
+    tdm_vbyte_body(128u, TDM_CODEC_PASS, scratch);
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
+{
+    __local uint scratch[2 * TDM_WG_SIZE];
+    tdm_vbyte_body(1024u, TDM_CODEC_PASS, scratch);
+}
