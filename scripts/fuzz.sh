@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for a
+# bounded time. Usage: scripts/fuzz.sh [SECONDS per target, default 60] [target...]
+# Seeds: small valid indexes built from the real data when it is there, plus
+# whatever earlier runs left in build-fuzz/corpus/<target>. A crash leaves its
+# input as build-fuzz/crash-* and makes the script fail.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+shift || true
+dir=build-fuzz
+jobs=$(nproc 2>/dev/null || echo 2)
+san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+cmake -S . -B "$dir" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DTANDEM_BUILD_FUZZERS=ON -DTANDEM_BUILD_TESTS=OFF "-DCMAKE_C_FLAGS=$san" >/dev/null
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  mapfile -t targets < <(sed -n 's/^tandem_fuzzer(\([a-z0-9_]*\).*/\1/p' fuzz/CMakeLists.txt)
+fi
+cmake --build "$dir" -j "$jobs" --target tandem_cli "${targets[@]}"
+data=../shared/data
+status=0
+for t in "${targets[@]}"; do
+  corpus="$dir/corpus/$t"
+  mkdir -p "$corpus"
+  # Seed the index reader with real (small) indexes, one per codec family.
+  if [ "$t" = fuzz_index_reader ] && [ -z "$(ls -A "$corpus")" ]; then
+    printf 'd1\tboundary layer flow\nd2\tflow of heat\nd3\tlayer\n' > "$dir/seed.txt"
+    for codec in raw bp128 vbyte128 pef; do
+      "$dir/tandem" build --quiet --codec "$codec" -o "$corpus/tiny-$codec.idx" "$dir/seed.txt" || true
+    done
+  fi
+  echo "== $t for ${secs}s"
+  ASAN_OPTIONS=detect_leaks=1 "$dir/fuzz/$t" -max_total_time="$secs" -max_len=65536 \
+    -artifact_prefix="$dir/" -print_final_stats=1 "$corpus" 2>&1 | tail -n 15 || status=1
+done
+exit $status
