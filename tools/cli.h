@@ -17,6 +17,9 @@ int tdm_cmd_selfcheck(int argc, char **argv);
 int tdm_cmd_build(int argc, char **argv);
 int tdm_cmd_stats(int argc, char **argv);
 int tdm_cmd_lookup(int argc, char **argv);
+int tdm_cmd_import(int argc, char **argv);
+int tdm_cmd_export(int argc, char **argv);
+int tdm_cmd_gen(int argc, char **argv);
 
 /* Writes s as a JSON string literal (quotes and escapes included). */
 void tdm_json_string(FILE *f, const char *s);

@@ -1,0 +1,490 @@
+/* Synthetic collections: Zipf tokens (Hörmann & Derflinger's
+ * rejection-inversion, as in Apache Commons' RejectionInversionZipfSampler),
+ * log-normal lengths, names by frequency rank from a query log. */
+#include "collection_gen.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fsutil.h"
+#include "tandem.h"
+
+#define WORD_MAX 64 /* the tokenizer's TDM_TERM_MAX_BYTES */
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+/* ---- random numbers: splitmix64 */
+
+typedef struct rng {
+    uint64_t s;
+    double spare;       /* the second Box-Muller normal */
+    int has_spare;
+} rng;
+
+static uint64_t rng_next(rng *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in (0, 1): never 0, so logs are finite. */
+static double rng_open01(rng *r)
+{
+    return ((double)(rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+static double rng_normal(rng *r)
+{
+    if (r->has_spare) {
+        r->has_spare = 0;
+        return r->spare;
+    }
+    double u = rng_open01(r), v = rng_open01(r);
+    double m = sqrt(-2.0 * log(u));
+    r->spare = m * sin(2.0 * M_PI * v);
+    r->has_spare = 1;
+    return m * cos(2.0 * M_PI * v);
+}
+
+/* ---- Zipf by rejection-inversion: ranks 1..n, P(k) ~ k^-s */
+
+typedef struct zipf {
+    double n, s;
+    double h_x1, h_n, threshold;
+} zipf;
+
+/* log1p(x)/x and expm1(x)/x, exact near 0 (where s = 1 makes x vanish). */
+static double helper1(double x)
+{
+    return fabs(x) > 1e-8 ? log1p(x) / x : 1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x));
+}
+
+static double helper2(double x)
+{
+    return fabs(x) > 1e-8 ? expm1(x) / x : 1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x));
+}
+
+static double zipf_h(const zipf *z, double x) { return exp(-z->s * log(x)); }
+
+static double zipf_hint(const zipf *z, double x)
+{
+    double lx = log(x);
+    return helper2((1.0 - z->s) * lx) * lx;
+}
+
+static double zipf_hinv(const zipf *z, double x)
+{
+    double t = x * (1.0 - z->s);
+    if (t < -1.0)
+        t = -1.0; /* rounding guard */
+    return exp(helper1(t) * x);
+}
+
+static void zipf_init(zipf *z, uint64_t n, double s)
+{
+    z->n = (double)n;
+    z->s = s;
+    z->h_x1 = zipf_hint(z, 1.5) - 1.0;
+    z->h_n = zipf_hint(z, z->n + 0.5);
+    z->threshold = 2.0 - zipf_hinv(z, zipf_hint(z, 2.5) - zipf_h(z, 2.0));
+}
+
+/* A rank in [1, n]. */
+static uint64_t zipf_sample(const zipf *z, rng *r)
+{
+    for (;;) {
+        double u = z->h_n + rng_open01(r) * (z->h_x1 - z->h_n);
+        double x = zipf_hinv(z, u);
+        double k = floor(x + 0.5);
+        if (k < 1)
+            k = 1;
+        else if (k > z->n)
+            k = z->n;
+        if (k - x <= z->threshold || u >= zipf_hint(z, k + 0.5) - zipf_h(z, k))
+            return (uint64_t)k;
+    }
+}
+
+/* ---- a word counter: open addressing over an arena of word bytes */
+
+typedef struct entry {
+    uint64_t hash, count;
+    uint64_t off;       /* into words.p; 0 = empty slot (arena starts with a pad byte) */
+    uint32_t len;
+} entry;
+
+typedef struct counter {
+    entry *slot;
+    size_t cap, n;
+    char *p;            /* NUL-terminated words */
+    size_t len, pcap;
+} counter;
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static entry *counter_find(const counter *c, const char *w, size_t n, uint64_t h)
+{
+    for (size_t i = h & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+        entry *e = &c->slot[i];
+        if (!e->off || (e->hash == h && e->len == n && !memcmp(c->p + e->off, w, n)))
+            return e;
+    }
+}
+
+static int counter_grow(counter *c)
+{
+    size_t cap = c->cap ? 2 * c->cap : 1024;
+    entry *s = calloc(cap, sizeof *s);
+    if (!s)
+        return -1;
+    entry *old = c->slot;
+    size_t oldcap = c->cap;
+    c->slot = s;
+    c->cap = cap;
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].off)
+            *counter_find(c, c->p + old[i].off, old[i].len, old[i].hash) = old[i];
+    free(old);
+    return 0;
+}
+
+static int counter_add(counter *c, const char *w, size_t n, uint64_t times)
+{
+    if ((c->n + 1) * 2 > c->cap && counter_grow(c))
+        return -1;
+    uint64_t h = hash_bytes(w, n);
+    entry *e = counter_find(c, w, n, h);
+    if (!e->off) {
+        if (c->len + n + 2 > c->pcap) {
+            size_t cap = c->pcap ? 2 * c->pcap : 65536;
+            while (cap < c->len + n + 2)
+                cap *= 2;
+            char *p = realloc(c->p, cap);
+            if (!p)
+                return -1;
+            c->p = p;
+            c->pcap = cap;
+        }
+        if (c->len == 0)
+            c->p[c->len++] = 0; /* offset 0 marks an empty slot */
+        memcpy(c->p + c->len, w, n);
+        c->p[c->len + n] = 0;
+        *e = (entry){h, 0, c->len, (uint32_t)n};
+        c->len += n + 1;
+        c->n++;
+    }
+    e->count += times;
+    return 0;
+}
+
+static int counter_has(const counter *c, const char *w, size_t n)
+{
+    return c->cap && counter_find(c, w, n, hash_bytes(w, n))->off != 0;
+}
+
+static void counter_free(counter *c)
+{
+    free(c->slot);
+    free(c->p);
+}
+
+/* Adds every word of text[0..n) (the tokenizer's rule, no stemming). */
+static int count_words(counter *c, const char *text, size_t n)
+{
+    char w[WORD_MAX];
+    size_t len = 0, run = 0;
+    for (size_t i = 0; i <= n; i++) {
+        unsigned char ch = i < n ? (unsigned char)text[i] : ' ';
+        int alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+        if (alnum) {
+            if (len < WORD_MAX)
+                w[len++] = (char)(ch | (ch >= 'A' && ch <= 'Z' ? 0x20 : 0));
+            run++;
+            continue;
+        }
+        if (run && run <= WORD_MAX && counter_add(c, w, len, 1))
+            return -1;
+        len = run = 0;
+    }
+    return 0;
+}
+
+/* ---- query words by frequency */
+
+typedef struct ranked {
+    uint64_t count;
+    const char *s;
+    uint32_t len;
+} ranked;
+
+/* Count descending, ties in byte order: the same ranking on every platform. */
+static int by_count(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    return strcmp(x->s, y->s);
+}
+
+/* Copies the ranked words out as one block: n pointers, then the strings. */
+static int ranked_words(const counter *c, char ***words, size_t *n, uint64_t **counts)
+{
+    ranked *e = malloc((c->n ? c->n : 1) * sizeof *e);
+    char **out = malloc(c->n * sizeof *out + c->len + 1);
+    uint64_t *cnt = counts ? malloc((c->n ? c->n : 1) * sizeof *cnt) : NULL;
+    if (!e || !out || (counts && !cnt)) {
+        free(e);
+        free(out);
+        free(cnt);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->slot[i].off)
+            e[k++] = (ranked){c->slot[i].count, c->p + c->slot[i].off, c->slot[i].len};
+    qsort(e, k, sizeof *e, by_count);
+    char *s = (char *)(out + k);
+    for (size_t i = 0; i < k; i++) {
+        memcpy(s, e[i].s, e[i].len + 1);
+        out[i] = s;
+        s += e[i].len + 1;
+        if (cnt)
+            cnt[i] = e[i].count;
+    }
+    free(e);
+    *words = out;
+    *n = k;
+    if (counts)
+        *counts = cnt;
+    return 0;
+}
+
+static int load_query_counter(const char *path, counter *c, tdm_err *err)
+{
+    size_t n;
+    char *text = (char *)tdm_read_file(path, &n);
+    if (!text)
+        return tdm_err_set(err, errno == ENOENT ? TDM_ERR_NOT_FOUND : TDM_ERR_IO, "%s: %s",
+                           path, strerror(errno));
+    int rc = TDM_OK;
+    for (size_t i = 0; i < n && rc == TDM_OK;) {
+        char *nl = memchr(text + i, '\n', n - i);
+        size_t end = nl ? (size_t)(nl - text) : n;
+        char *colon = memchr(text + i, ':', end - i); /* "id:query" */
+        size_t from = colon ? (size_t)(colon - text) + 1 : i;
+        if (count_words(c, text + from, end - from))
+            rc = tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory counting words", path);
+        i = end + 1;
+    }
+    free(text);
+    return rc;
+}
+
+int tdm_gen_query_words(const char *path, char ***words, size_t *n, uint64_t **counts,
+                        tdm_err *err)
+{
+    counter c = {0};
+    int rc = load_query_counter(path, &c, err);
+    if (rc == TDM_OK && ranked_words(&c, words, n, counts))
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory", path);
+    counter_free(&c);
+    return rc;
+}
+
+/* ---- names by rank */
+
+typedef struct names {
+    char *p;
+    uint64_t *off;      /* name i is p[off[i] .. off[i+1]) */
+    uint64_t n;
+} names;
+
+/* Letters of j + 676 in base 26 (so at least three), first digit first. */
+static size_t synth_name(uint64_t j, char *out)
+{
+    char tmp[16];
+    size_t n = 0;
+    for (uint64_t v = j + 676; v; v /= 26)
+        tmp[n++] = (char)('a' + v % 26);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static int names_build(names *nm, uint64_t v, char **qw, size_t nq, const counter *qset)
+{
+    size_t cap = 1 << 20, len = 0;
+    nm->p = malloc(cap);
+    nm->off = malloc((v + 1) * sizeof *nm->off);
+    if (!nm->p || !nm->off)
+        return -1;
+    uint64_t j = 0;
+    for (uint64_t k = 0; k < v; k++) {
+        char buf[WORD_MAX + 1];
+        const char *w = buf;
+        size_t n;
+        if (k < nq) {
+            w = qw[k];
+            n = strlen(w);
+        } else {
+            do /* skip synthetic names that a query word already has */
+                n = synth_name(j++, buf);
+            while (counter_has(qset, buf, n));
+        }
+        if (len + n > cap) {
+            char *p = realloc(nm->p, cap *= 2);
+            if (!p)
+                return -1;
+            nm->p = p;
+        }
+        nm->off[k] = len;
+        memcpy(nm->p + len, w, n);
+        len += n;
+    }
+    nm->off[v] = len;
+    nm->n = v;
+    return 0;
+}
+
+static int names_make(names *nm, const tdm_gen_options *o, uint64_t v, tdm_err *err)
+{
+    counter qset = {0};
+    char **qw = NULL;
+    size_t nq = 0;
+    int rc = TDM_OK;
+    if (o->vocab_from) {
+        rc = load_query_counter(o->vocab_from, &qset, err);
+        if (rc == TDM_OK && ranked_words(&qset, &qw, &nq, NULL))
+            rc = tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory", o->vocab_from);
+    }
+    if (rc == TDM_OK && names_build(nm, v, qw, nq, &qset))
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for %llu term names",
+                         (unsigned long long)v);
+    free(qw);
+    counter_free(&qset);
+    return rc;
+}
+
+/* ---- the collection */
+
+uint64_t tdm_gen_default_vocab(uint64_t ndocs, double mean_len)
+{
+    double t = (double)ndocs * (mean_len > 0 ? mean_len : 250.0);
+    double v = 10.0 * pow(t, 0.6);
+    return v < 1000 ? 1000 : (uint64_t)v;
+}
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+static int sbuf_put(sbuf *b, const char *s, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->len + n)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    return 0;
+}
+
+typedef struct gen {
+    const tdm_gen_options *o;
+    names nm;
+    zipf z;
+    rng r;
+    double mu, sigma;
+    sbuf b;
+} gen;
+
+static uint64_t doc_length(gen *g)
+{
+    double x = exp(g->mu + g->sigma * rng_normal(&g->r));
+    return x < 1.0 ? 1 : x > 1e6 ? 1000000 : (uint64_t)llround(x);
+}
+
+/* One document into g->b; returns its token count, or 0 on allocation failure. */
+static uint64_t make_doc(gen *g, uint64_t d)
+{
+    char head[64];
+    int json = g->o->format == TDM_GEN_JSONL;
+    int hn = snprintf(head, sizeof head, json ? "{\"id\": \"doc%llu\", \"contents\": \""
+                                              : "doc%llu\t", (unsigned long long)d);
+    uint64_t len = doc_length(g);
+    g->b.len = 0;
+    int bad = sbuf_put(&g->b, head, (size_t)hn);
+    for (uint64_t t = 0; t < len && !bad; t++) {
+        uint64_t k = zipf_sample(&g->z, &g->r) - 1;
+        if (t)
+            bad |= sbuf_put(&g->b, " ", 1);
+        bad |= sbuf_put(&g->b, g->nm.p + g->nm.off[k], g->nm.off[k + 1] - g->nm.off[k]);
+    }
+    bad |= json ? sbuf_put(&g->b, "\"}\n", 3) : sbuf_put(&g->b, "\n", 1);
+    return bad ? 0 : len;
+}
+
+static int check_options(const tdm_gen_options *o, tdm_err *err)
+{
+    if (o->ndocs == 0)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "need at least one document");
+    if (o->zipf_s < 0 || o->mean_len < 0 || o->sigma < 0 || o->sigma > 4)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "zipf exponent, mean length and sigma must be positive (sigma <= 4)");
+    if (o->format != TDM_GEN_LINES && o->format != TDM_GEN_JSONL)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "unknown output format %d", o->format);
+    if (o->vocab > (UINT64_C(1) << 32))
+        return tdm_err_set(err, TDM_ERR_LIMIT, "vocabulary of %llu terms (at most 2^32)",
+                           (unsigned long long)o->vocab);
+    return TDM_OK;
+}
+
+int tdm_gen_collection(const tdm_gen_options *o, FILE *out, const char *name, tdm_err *err)
+{
+    int rc = check_options(o, err);
+    if (rc != TDM_OK)
+        return rc;
+    gen g = {.o = o, .r = {.s = o->seed}};
+    double mean = o->mean_len > 0 ? o->mean_len : 250.0;
+    g.sigma = o->sigma > 0 ? o->sigma : 0.8;
+    g.mu = log(mean) - g.sigma * g.sigma / 2; /* so that E[length] = mean */
+    uint64_t v = o->vocab ? o->vocab : tdm_gen_default_vocab(o->ndocs, mean);
+    zipf_init(&g.z, v, o->zipf_s > 0 ? o->zipf_s : 1.0);
+    rc = names_make(&g.nm, o, v, err);
+    uint64_t tokens = 0;
+    for (uint64_t d = 0; rc == TDM_OK && d < o->ndocs; d++) {
+        uint64_t n = make_doc(&g, d);
+        if (!n)
+            rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for document %llu",
+                             (unsigned long long)d);
+        else if (fwrite(g.b.p, 1, g.b.len, out) != g.b.len)
+            rc = tdm_err_set(err, TDM_ERR_IO, "%s: write: %s", name, strerror(errno));
+        tokens += n;
+        if (o->progress && ((d + 1) % 65536 == 0 || d + 1 == o->ndocs))
+            o->progress(o->progress_user, d + 1, tokens);
+    }
+    if (rc == TDM_OK && fflush(out) != 0)
+        rc = tdm_err_set(err, TDM_ERR_IO, "%s: write: %s", name, strerror(errno));
+    free(g.b.p);
+    free(g.nm.p);
+    free(g.nm.off);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* Synthetic text collections for benchmarks, deterministic from a seed.
+ *
+ * Each token is drawn from a Zipf distribution over a vocabulary of V terms
+ * (P(rank k) ~ 1/k^s, rejection-inversion sampling: O(1) a token, no
+ * tables); document lengths are log-normal. Term names follow frequency rank:
+ * given a query log, the k-th most frequent term is named after the k-th most
+ * frequent query word, so real queries hit lists of realistic lengths; later
+ * ranks get synthetic names that no query word uses. Output streams one
+ * document at a time: memory is the vocabulary's names, not the collection.
+ *
+ * Words are counted with the index tokenizer's rule (maximal runs of ASCII
+ * letters and digits, lowercased, runs over 64 bytes skipped) but not stemmed:
+ * build with `--stemmer none` to keep the rank mapping exact.
+ *
+ * Reentrant; no global state.
+ */
+#ifndef TDM_INDEX_COLLECTION_GEN_H
+#define TDM_INDEX_COLLECTION_GEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/error.h"
+
+enum tdm_gen_format {
+    TDM_GEN_LINES = 0,   /* name<TAB>text, one document a line */
+    TDM_GEN_JSONL = 1    /* {"id": "name", "contents": "text"} one a line */
+};
+
+/* Zero-initialise; zero / NULL fields mean the default. */
+typedef struct tdm_gen_options {
+    uint64_t ndocs;          /* documents (required, >= 1) */
+    uint64_t seed;
+    uint64_t vocab;          /* V; 0 = max(1000, 10 * T^0.6), T = expected tokens */
+    double zipf_s;           /* Zipf exponent; 0 = 1.0 */
+    double mean_len;         /* mean document length in tokens; 0 = 250 */
+    double sigma;            /* log-normal shape of the lengths; 0 = 0.8 */
+    int format;              /* enum tdm_gen_format */
+    const char *vocab_from;  /* query log ("id:text" lines) naming ranks; NULL = none */
+    /* Called every 65536 documents and at the end; may be NULL. */
+    void (*progress)(void *user, uint64_t docs_done, uint64_t tokens_done);
+    void *progress_user;
+} tdm_gen_options;
+
+/* Writes the collection to `out`. `name` labels I/O errors. */
+int tdm_gen_collection(const tdm_gen_options *o, FILE *out, const char *name, tdm_err *err);
+
+/* The words of a query log, most frequent first (ties in byte order):
+ * *words is one malloc'd block (free(*words) frees all), *n its length.
+ * counts (may be NULL) gets a malloc'd array of the frequencies. */
+int tdm_gen_query_words(const char *path, char ***words, size_t *n, uint64_t **counts,
+                        tdm_err *err);
+
+/* The default vocabulary size for ndocs documents of mean length mean_len. */
+uint64_t tdm_gen_default_vocab(uint64_t ndocs, double mean_len);
+
+#endif

@@ -1,0 +1,335 @@
+/* Generators: the Uniform and Clustered lists (sorted, distinct, inside the
+ * universe, deterministic, clustered gaps smaller) and the synthetic
+ * collection (deterministic, mean length, Zipf shape, names by query-log
+ * rank, and an index built from it). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/listgen.h"
+#include "index/collection_gen.h"
+#include "index/reader.h"
+#include "testutil.h"
+
+/* ---- lists */
+
+static void assert_valid_list(const uint32_t *v, size_t n, uint32_t universe)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] >= universe)
+            fail_msg("value %u at %zu outside [0, %u)", v[i], i, universe);
+        if (i && v[i] <= v[i - 1])
+            fail_msg("not increasing at %zu: %u after %u", i, v[i], v[i - 1]);
+    }
+}
+
+static double mean_log_gap(const uint32_t *v, size_t n)
+{
+    double s = 0;
+    for (size_t i = 1; i < n; i++)
+        s += log2((double)(v[i] - v[i - 1]));
+    return s / (double)(n - 1);
+}
+
+static void lists_valid_and_deterministic(void **state)
+{
+    (void)state;
+    static const struct { size_t n; uint32_t u; } cases[] = {
+        {1, 1}, {1, 1u << 29}, {9, 10}, {10, 10}, {1000, 1000}, {1000, 1001}, {1000, 2001},
+        {1u << 10, 1u << 29}, {1u << 16, 1u << 29}, {1u << 16, 1u << 17}, {60000, 65536},
+        {1u << 20, 1u << 29}, {100, UINT32_C(1) << 31},
+    };
+    size_t big = tdm_test_small() ? (1u << 16) : (1u << 20);
+    uint32_t *a = malloc(big * sizeof *a), *b = malloc(big * sizeof *b);
+    for (int dist = 0; dist < 2; dist++)
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            size_t n = cases[c].n;
+            if (n > big)
+                continue;
+            assert_int_equal(tdm_listgen(dist, a, n, cases[c].u, 42), TDM_OK);
+            assert_valid_list(a, n, cases[c].u);
+            assert_int_equal(tdm_listgen(dist, b, n, cases[c].u, 42), TDM_OK);
+            assert_memory_equal(a, b, n * sizeof *a);
+            if (n == cases[c].u) /* full universe: 0 .. u-1 */
+                assert_int_equal(a[n - 1], n - 1);
+            if (n >= 1000 && n < cases[c].u) {
+                assert_int_equal(tdm_listgen(dist, b, n, cases[c].u, 43), TDM_OK);
+                assert_true(memcmp(a, b, n * sizeof *a) != 0);
+            }
+        }
+    free(a);
+    free(b);
+}
+
+static void lists_api_edges(void **state)
+{
+    (void)state;
+    uint32_t v[4];
+    assert_int_equal(tdm_listgen_uniform(v, 5, 4, 1), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_listgen_clustered(NULL, 1, 4, 1), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_listgen_uniform(NULL, 0, 4, 1), TDM_OK);
+    assert_int_equal(tdm_listgen(7, v, 1, 4, 1), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_listgen_uniform(v, 1, UINT32_MAX, 1), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_listgen_dist_by_name("uniform"), TDM_LISTGEN_UNIFORM);
+    assert_int_equal(tdm_listgen_dist_by_name("clustered"), TDM_LISTGEN_CLUSTERED);
+    assert_int_equal(tdm_listgen_dist_by_name("zipf"), -1);
+}
+
+/* Uniform gaps of a sparse list are near-exponential, so log2 of a gap
+ * averages log2(u/n) - 0.83; clustered
+ * lists pack runs, so their gaps are markedly smaller (Anh & Moffat). */
+static void lists_shape(void **state)
+{
+    (void)state;
+    size_t n = 1u << 16;
+    uint32_t u = 1u << 29, *a = malloc(n * sizeof *a);
+    assert_int_equal(tdm_listgen_uniform(a, n, u, 5), TDM_OK);
+    double gu = mean_log_gap(a, n);
+    assert_true(gu > 11.9 && gu < 12.4); /* log2(2^13) - Euler gamma / ln 2 */
+    uint64_t low = 0; /* uniform: each half of the universe holds about half */
+    for (size_t i = 0; i < n; i++)
+        low += a[i] < u / 2;
+    assert_true(low > n / 2 - n / 50 && low < n / 2 + n / 50);
+    double gc = 0;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        assert_int_equal(tdm_listgen_clustered(a, n, u, seed), TDM_OK);
+        gc += mean_log_gap(a, n) / 8;
+    }
+    assert_true(gc < gu - 0.5);
+    free(a);
+}
+
+/* ---- collections */
+
+static char *generate(const tdm_gen_options *o, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    assert_non_null(f);
+    tdm_err err = {0};
+    if (tdm_gen_collection(o, f, "memory", &err) != TDM_OK)
+        fail_msg("%s", tdm_err_msg(&err));
+    fclose(f);
+    return buf;
+}
+
+/* Token counts by word over a lines-format collection; returns the word
+ * with the highest count, and fills top[0..2] with the three highest counts
+ * and *tokens, *docs. */
+typedef struct tally {
+    char word[3][65];
+    uint64_t count[3];
+    uint64_t tokens, docs;
+} tally;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void count_tokens(char *text, tally *t)
+{
+    memset(t, 0, sizeof *t);
+    size_t cap = 1 << 16, n = 0;
+    char **w = malloc(cap * sizeof *w);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        t->docs++;
+        char *tab = strchr(line, '\t');
+        assert_non_null(tab);
+        char *save;
+        for (char *tok = strtok_r(tab + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+            if (n == cap)
+                w = realloc(w, (cap *= 2) * sizeof *w);
+            w[n++] = tok;
+        }
+    }
+    t->tokens = n;
+    qsort(w, n, sizeof *w, cmp_str);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i; j < n && !strcmp(w[i], w[j]); j++)
+            ;
+        uint64_t c = j - i;
+        for (int k = 0; k < 3; k++)
+            if (c > t->count[k]) {
+                for (int m = 2; m > k; m--) {
+                    t->count[m] = t->count[m - 1];
+                    strcpy(t->word[m], t->word[m - 1]);
+                }
+                t->count[k] = c;
+                snprintf(t->word[k], sizeof t->word[k], "%s", w[i]);
+                break;
+            }
+    }
+    free(w);
+}
+
+static const char *write_querylog(void)
+{
+    static char path[1100];
+    snprintf(path, sizeof path, "%s/q.txt", tdm_test_tmpdir("gen_q"));
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    /* apple 4, banana 3, Cherry 2 (lowercased), baa 1 (the first synthetic
+     * name, which the generator must then skip), a 70-letter run (dropped) */
+    fputs("1:apple banana\n2:APPLE cherry-banana\n3:apple banana cherry\n4:apple baa\n"
+          "5:xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n", f);
+    fclose(f);
+    return path;
+}
+
+static void collection_deterministic(void **state)
+{
+    (void)state;
+    tdm_gen_options o = {.ndocs = 300, .seed = 9};
+    size_t n1, n2, n3;
+    char *a = generate(&o, &n1), *b = generate(&o, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(a, b, n1);
+    o.seed = 10;
+    char *c = generate(&o, &n3);
+    assert_true(n1 != n3 || memcmp(a, c, n1));
+    assert_memory_equal(a, "doc0\t", 5);
+    free(a);
+    free(b);
+    free(c);
+    o.format = TDM_GEN_JSONL;
+    o.ndocs = 2;
+    a = generate(&o, &n1);
+    assert_memory_equal(a, "{\"id\": \"doc0\", \"contents\": \"", 28);
+    char *nl = strchr(a, '\n');
+    assert_non_null(nl);
+    assert_memory_equal(nl - 2, "\"}", 2);
+    free(a);
+    tdm_err err = {0};
+    o.ndocs = 0;
+    assert_int_equal(tdm_gen_collection(&o, stdout, "x", &err), TDM_ERR_INVALID_ARG);
+    o.ndocs = 1;
+    o.vocab_from = "/nonexistent/q.txt";
+    assert_int_equal(tdm_gen_collection(&o, stdout, "x", &err), TDM_ERR_NOT_FOUND);
+    tdm_err_clear(&err);
+}
+
+static void collection_shape(void **state)
+{
+    (void)state;
+    tdm_gen_options o = {.ndocs = tdm_test_small() ? 500 : 4000, .seed = 1, .vocab = 50000};
+    size_t n;
+    char *text = generate(&o, &n);
+    tally t;
+    count_tokens(text, &t);
+    assert_int_equal(t.docs, o.ndocs);
+    double mean = (double)t.tokens / (double)t.docs;
+    assert_true(mean > 225 && mean < 275);
+    /* Zipf s = 1: rank 1 is twice rank 2 and three times rank 3 */
+    double r12 = (double)t.count[0] / (double)t.count[1];
+    double r13 = (double)t.count[0] / (double)t.count[2];
+    assert_true(r12 > 1.8 && r12 < 2.2);
+    assert_true(r13 > 2.7 && r13 < 3.3);
+    /* P(rank 1) = 1 / H(50000) ~ 0.0889 */
+    double p1 = (double)t.count[0] / (double)t.tokens;
+    assert_true(p1 > 0.080 && p1 < 0.098);
+    free(text);
+}
+
+static void collection_names_follow_query_log(void **state)
+{
+    (void)state;
+    const char *q = write_querylog();
+    char **words;
+    size_t nw;
+    uint64_t *counts;
+    tdm_err err = {0};
+    assert_int_equal(tdm_gen_query_words(q, &words, &nw, &counts, &err), TDM_OK);
+    assert_int_equal(nw, 4);
+    assert_string_equal(words[0], "apple");
+    assert_string_equal(words[1], "banana");
+    assert_string_equal(words[2], "cherry");
+    assert_string_equal(words[3], "baa");
+    assert_int_equal(counts[0], 4);
+    free(words);
+    free(counts);
+    tdm_gen_options o = {.ndocs = 2000, .seed = 2, .vocab = 1000, .vocab_from = q};
+    size_t n;
+    char *text = generate(&o, &n);
+    tally t;
+    count_tokens(text, &t);
+    assert_string_equal(t.word[0], "apple");
+    assert_string_equal(t.word[1], "banana");
+    assert_string_equal(t.word[2], "cherry");
+    free(text);
+}
+
+static void real_query_log_ranks(void **state)
+{
+    (void)state;
+    char **words;
+    size_t nw;
+    uint64_t *counts;
+    tdm_err err = {0};
+    const char *q = tdm_test_data("queries/terabyte05-efficiency.txt");
+    if (tdm_gen_query_words(q, &words, &nw, &counts, &err) != TDM_OK)
+        fail_msg("%s", tdm_err_msg(&err));
+    assert_true(nw > 10000);
+    for (size_t i = 1; i < nw; i++) {
+        assert_true(counts[i] <= counts[i - 1]);
+        if (counts[i] == counts[i - 1])
+            assert_true(strcmp(words[i - 1], words[i]) < 0);
+    }
+    free(words);
+    free(counts);
+}
+
+/* A generated collection builds, and its most frequent list is the query
+ * log's most frequent word. */
+static void collection_builds(void **state)
+{
+    (void)state;
+    const char *q = write_querylog();
+    char qpath[1100], coll[1100], idx[1100];
+    snprintf(qpath, sizeof qpath, "%s", q);
+    const char *dir = tdm_test_tmpdir("gen_build");
+    snprintf(coll, sizeof coll, "%s/c.txt", dir);
+    snprintf(idx, sizeof idx, "%s/c.tdm", dir);
+    FILE *f = fopen(coll, "w");
+    tdm_gen_options o = {.ndocs = 500, .seed = 4, .vocab_from = qpath};
+    tdm_err err = {0};
+    assert_int_equal(tdm_gen_collection(&o, f, coll, &err), TDM_OK);
+    fclose(f);
+    tdm_index_build_options b = {.stemmer = "none", .format = TDM_BUILD_LINES};
+    const char *inputs[] = {coll};
+    if (tdm_index_build(inputs, 1, idx, &b) != TDM_OK)
+        fail_msg("build: %s", tdm_index_errmsg(NULL));
+    tdm_ireader *r;
+    assert_int_equal(tdm_ireader_open(idx, &r, &err), TDM_OK);
+    assert_int_equal(tdm_ireader_info_get(r)->ndocs, 500);
+    uint64_t best = 0, bestcf = 0;
+    for (uint64_t i = 0; i < tdm_ireader_info_get(r)->nterms; i++) {
+        uint64_t cf;
+        tdm_ireader_term(r, i, NULL, NULL, &cf);
+        if (cf > bestcf) {
+            bestcf = cf;
+            best = i;
+        }
+    }
+    size_t len;
+    const char *term = tdm_ireader_term(r, best, &len, NULL, NULL);
+    assert_int_equal(len, 5);
+    assert_memory_equal(term, "apple", 5);
+    tdm_ireader_close(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lists_valid_and_deterministic),
+        cmocka_unit_test(lists_api_edges),
+        cmocka_unit_test(lists_shape),
+        cmocka_unit_test(collection_deterministic),
+        cmocka_unit_test(collection_shape),
+        cmocka_unit_test(collection_names_follow_query_log),
+        cmocka_unit_test(real_query_log_ranks),
+        cmocka_unit_test(collection_builds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
