@@ -17,6 +17,7 @@ int tdm_cmd_selfcheck(int argc, char **argv);
 int tdm_cmd_build(int argc, char **argv);
 int tdm_cmd_stats(int argc, char **argv);
 int tdm_cmd_lookup(int argc, char **argv);
+int tdm_cmd_bench(int argc, char **argv);
 int tdm_cmd_import(int argc, char **argv);
 int tdm_cmd_export(int argc, char **argv);
 int tdm_cmd_gen(int argc, char **argv);

@@ -1,0 +1,51 @@
+/* `tandem bench`: shared pieces of the benchmarks (results, timing, output). */
+#ifndef TDM_CMD_BENCH_H
+#define TDM_CMD_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* One measured point: a codec on a device (or the CPU reference) decoding a
+ * list. Speeds in millions of integers per second; 0 where not measured. */
+typedef struct tdm_bench_row {
+    char dist[24];        /* "uniform", "clustered", "index-docs", ... */
+    uint64_t n;           /* integers decoded */
+    char codec[24];
+    int device;           /* engine device index; -1 for the CPU reference */
+    char device_name[64];
+    double bpi;           /* payload + endpoints, as Mallia's Table 1 counts */
+    double bpi_all;       /* + the block bases */
+    double kernel_s;      /* median kernel time */
+    double kernel_mis;
+    double e2e_s;         /* median upload + decode + download, wall clock */
+    double e2e_mis;
+    double gbps;          /* (compressed bytes read + 4n written) / kernel time */
+    double roof_pct;      /* gbps / the device's copy bandwidth, in % */
+    int launches;         /* kernel launches the median is over */
+} tdm_bench_row;
+
+typedef struct tdm_bench_rows {
+    tdm_bench_row *v;
+    size_t n, cap;
+} tdm_bench_rows;
+
+/* Appends a row (copied); returns 0, or -1 out of memory. */
+int tdm_bench_rows_add(tdm_bench_rows *rows, const tdm_bench_row *r);
+
+/* Seconds on a monotonic clock. */
+double tdm_bench_now(void);
+/* Median of v[0..n) (sorts v in place); 0 for n = 0. */
+double tdm_bench_median(double *v, size_t n);
+
+void tdm_bench_print_header(FILE *f);
+void tdm_bench_print_row(FILE *f, const tdm_bench_row *r);
+int tdm_bench_write_csv(const char *path, const tdm_bench_rows *rows);
+/* Speed against list length, log-log, one line per codec and device, for the
+ * rows of `dist` (Mallia et al. 2019, Figure 3). */
+int tdm_bench_write_svg(const char *path, const tdm_bench_rows *rows, const char *dist,
+                        const char *title);
+
+int tdm_bench_codecs(int argc, char **argv);
+
+#endif
