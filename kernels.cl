@@ -22,5 +22,7 @@
 #include "cl/codec_raw.cl"
 #include "cl/codec_bp.cl"
 #include "cl/codec_vbyte.cl"
+#include "cl/codec_pef.cl"
+#include "cl/codec_pfor.cl"
 
 /* ---- block selection, intersection, scoring, top-k, DAAT */

@@ -24,6 +24,7 @@
 
 #include "bits.h"
 #include "codec.h"
+#include "codec_dev.h"
 #include "tandem.h"
 
 #define PFOR_BLOCK 512u
@@ -234,6 +235,19 @@ static int pfor_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
     return TDM_OK;
 }
 
+/* The kernel's geometry (cl/codec_dev.cl): VPT = max(4, block / wg) values
+ * per work-item, wg * VPT / block blocks per work-group. */
+static uint32_t pfor_blocks_per_group(size_t wg, uint32_t block)
+{
+    size_t vpt = block / wg > 4 ? block / wg : 4, bpg = wg * vpt / block;
+    return bpg ? (uint32_t)bpg : 1;
+}
+
+static const tdm_codec_dev_ops pfor_dev = {
+    .kernel = "tdm_pfor_decode",
+    .blocks_per_group = pfor_blocks_per_group,
+};
+
 const tdm_codec_ops tdm_codec_pfor_ops = {
     .id = TDM_CODEC_PFOR,
     .name = "pfor",
@@ -241,4 +255,5 @@ const tdm_codec_ops tdm_codec_pfor_ops = {
     .encode = pfor_encode,
     .decode_block = pfor_decode_block,
     .get = pfor_get,
+    .dev = &pfor_dev,
 };

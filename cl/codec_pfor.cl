@@ -1,0 +1,159 @@
+/* PForDelta (host/codec/pfor.c and newpfd.c have the layouts).
+
+   TDM_CODEC_PFOR: one slot width b for the list (params[0]), blocks of 512,
+   and per block two exception arrays (position gaps, high parts), each
+   bit-packed with its own width plus a few plain (index, high) pairs.
+   TDM_CODEC_NEWPFD128: a width per block, blocks of 128, exception
+   positions as bytes and high parts bit-packed.
+
+   Geometry as cl/codec_dev.cl: a work-item decodes VPT consecutive values;
+   a block of 512 spans 128 work-items (or all of a smaller group, with more
+   values each). Slots are unpacked into local memory, the exceptions' high
+   parts ORed into their slots there (atomically, so that a corrupt payload
+   naming one position twice is no race), then the localized prefix sum
+   turns gaps into docids. Positions of PFOR exceptions are gaps, so they
+   take one segmented scan of their own. */
+
+#define PFOR_BLOCK 512u
+#define PFOR_VPT TDM_CODEC_VPT(512)
+#define PFOR_TPB (PFOR_BLOCK / PFOR_VPT)
+#define PFOR_BPG (TDM_WG_SIZE / PFOR_TPB)
+
+#define NPFD_BLOCK 128u
+#define NPFD_VPT TDM_CODEC_VPT(128)
+#define NPFD_TPB (NPFD_BLOCK / NPFD_VPT)
+#define NPFD_BPG (TDM_WG_SIZE / NPFD_TPB)
+
+/* Words that hold n values of w bits (w <= 32). */
+uint pfor_words(uint n, uint w) { return (n * w + 31u) >> 5; }
+
+/* ORs the plain inner exceptions (pairs index, high) of an exception array
+   into a[0..e); returns 0 if one is out of range. */
+int pfor_patch(__global const uint *pairs, uint count, uint e, uint w, __local uint *a,
+               uint t, uint tpb)
+{
+    int good = 1;
+    for (uint k = t; k < count; k += tpb) {
+        uint j = pairs[2u * k], hi = pairs[2u * k + 1u];
+        if (j < e && w < 32u)
+            atomic_or(a + j, hi << w);
+        else
+            good = 0;
+    }
+    return good;
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_pfor_decode(TDM_CODEC_ARGS)
+{
+    __local uint scratch[2 * TDM_WG_SIZE];
+    __local uint gl[PFOR_BPG * PFOR_BLOCK], ol[PFOR_BPG * PFOR_BLOCK], hl[PFOR_BPG * PFOR_BLOCK];
+    const uint vpt = PFOR_VPT, tpb = PFOR_TPB;
+    uint lid = get_local_id(0), s = lid / tpb, t = lid % tpb, b, pos, len;
+    int ok = tdm_codec_job(get_group_id(0) * PFOR_BPG + s, PFOR_BLOCK, sel, njobs, use_sel,
+                           nblocks, n, out_cap, status, &b, &pos, &len);
+    uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
+    __global const uint *p = words + start;
+    uint bw = params[0], hdr = np ? p[0] : 0u;
+    uint e = hdr & 0x3FFu, wo = (hdr >> 10) & 0x3Fu, wh = (hdr >> 16) & 0x3Fu;
+    uint nslots = pfor_words(len, min(bw, 32u));
+    uint xw = e && np > 1u + nslots ? p[1u + nslots] : 0u;
+    uint xo = xw & 0xFFFFu, xh = xw >> 16;
+    uint no = pfor_words(e, min(wo, 32u)), nh = pfor_words(e, min(wh, 32u));
+    uint need = 1u + nslots + (e ? 1u + no + nh + 2u * (xo + xh) : 0u);
+    int sound = ok && np == need && bw <= 32u && (hdr >> 22) == 0u && e <= len && wo <= 32u &&
+                wh <= 32u && (bw < 32u || e == 0u) && xo <= e && xh <= e;
+    int bad = ok && !sound;
+    if (!sound)
+        e = xo = xh = 0u;
+
+    __local uint *G = gl + s * PFOR_BLOCK, *O = ol + s * PFOR_BLOCK, *H = hl + s * PFOR_BLOCK;
+    __global const uint *q = p + 2u + nslots; /* the O slots, then H slots, then pairs */
+    uint g[TDM_CODEC_VPT_MAX], c[TDM_CODEC_VPT_MAX], i0 = t * vpt;
+    for (uint v = 0; v < vpt; v++) {
+        uint i = i0 + v;
+        G[i] = sound && i < len ? tdm_bits_get(p + 1, nslots, i * bw, bw) : 0u;
+        O[i] = i < e ? tdm_bits_get(q, no, i * wo, wo) : 0u;
+        H[i] = i < e ? tdm_bits_get(q + no, nh, i * wh, wh) : 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    bad |= !pfor_patch(q + no + nh, xo, e, wo, O, t, tpb);
+    bad |= !pfor_patch(q + no + nh + 2u * xo, xh, e, wh, H, t, tpb);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* Exception j sits at (O[0] + 1) + ... + (O[j] + 1) - 1. */
+    uint acc = 0u, total;
+    for (uint v = 0; v < vpt; v++) {
+        c[v] = i0 + v < e ? O[i0 + v] + 1u : 0u;
+        acc += c[v];
+    }
+    uint at = tdm_seg_scan_excl(acc, tpb, scratch, &total);
+    for (uint v = 0; v < vpt; v++) {
+        at += c[v];
+        if (i0 + v < e) {
+            if (at - 1u < len)
+                atomic_or(G + (at - 1u), (H[i0 + v] + 1u) << bw);
+            else
+                bad = 1; /* exception offsets past the block */
+        }
+    }
+    if (bad)
+        atomic_or(status, TDM_CODEC_ST_CORRUPT);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (uint v = 0; v < vpt; v++)
+        g[v] = G[i0 + v];
+    if (delta)
+        tdm_codec_delta(g, vpt, tpb, ok ? bases[b] : 0u, scratch);
+    if (ok)
+        tdm_codec_store(out, pos, t, vpt, g, len);
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_newpfd128_decode(TDM_CODEC_ARGS)
+{
+    __local uint scratch[2 * TDM_WG_SIZE];
+    __local uint gl[NPFD_BPG * NPFD_BLOCK];
+    const uint vpt = NPFD_VPT, tpb = NPFD_TPB;
+    uint lid = get_local_id(0), s = lid / tpb, t = lid % tpb, b, pos, len;
+    int ok = tdm_codec_job(get_group_id(0) * NPFD_BPG + s, NPFD_BLOCK, sel, njobs, use_sel,
+                           nblocks, n, out_cap, status, &b, &pos, &len);
+    uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
+    __global const uint *p = words + start;
+    uint hdr = np ? p[0] : 0xFFFFFFFFu;
+    uint bw = hdr & 0x3Fu, e = (hdr >> 6) & 0xFFu, hw = (hdr >> 14) & 0x3Fu;
+    uint nslots = pfor_words(len, min(bw, 32u)), npos = (e + 3u) >> 2;
+    uint nhigh = pfor_words(e, min(hw, 32u));
+    int sound = ok && (hdr >> 20) == 0u && bw <= 32u && hw <= 32u && e <= len &&
+                (bw < 32u || e == 0u) && np == 1u + nslots + npos + nhigh;
+    int bad = ok && !sound;
+    if (!sound)
+        e = 0u;
+
+    __local uint *G = gl + s * NPFD_BLOCK;
+    uint g[TDM_CODEC_VPT_MAX], i0 = t * vpt;
+    for (uint v = 0; v < vpt; v++) {
+        uint i = i0 + v;
+        G[i] = sound && i < len ? tdm_bits_get(p + 1, nslots, i * bw, bw) : 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global const uint *bytes = p + 1u + nslots, *highs = bytes + npos;
+    for (uint j = t; j < e; j += tpb) {
+        uint at = (bytes[j >> 2] >> (8u * (j & 3u))) & 0xFFu;
+        uint hi = tdm_bits_get(highs, nhigh, j * hw, hw) + 1u;
+        if (at < len)
+            atomic_or(G + at, hi << bw);
+        else
+            bad = 1;
+    }
+    if (bad)
+        atomic_or(status, TDM_CODEC_ST_CORRUPT);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (uint v = 0; v < vpt; v++)
+        g[v] = G[i0 + v];
+    if (delta)
+        tdm_codec_delta(g, vpt, tpb, ok ? bases[b] : 0u, scratch);
+    if (ok)
+        tdm_codec_store(out, pos, t, vpt, g, len);
+}
