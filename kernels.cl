@@ -24,5 +24,6 @@
 #include "cl/codec_vbyte.cl"
 #include "cl/codec_pef.cl"
 #include "cl/codec_pfor.cl"
+#include "cl/codec_rice.cl"
 
 /* ---- block selection, intersection, scoring, top-k, DAAT */

@@ -22,6 +22,7 @@
 
 #include "bits.h"
 #include "codec.h"
+#include "codec_dev.h"
 #include "tandem.h"
 
 #define RICE_BLOCK 128u
@@ -135,6 +136,19 @@ static int rice_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
     return rc;
 }
 
+/* The kernel's geometry (cl/codec_dev.cl): VPT = max(4, 128 / wg) values
+ * per work-item, wg * VPT / 128 blocks per work-group. */
+static uint32_t rice_blocks_per_group(size_t wg, uint32_t block)
+{
+    size_t vpt = block / wg > 4 ? block / wg : 4, bpg = wg * vpt / block;
+    return bpg ? (uint32_t)bpg : 1;
+}
+
+static const tdm_codec_dev_ops rice_dev = {
+    .kernel = "tdm_rice_decode",
+    .blocks_per_group = rice_blocks_per_group,
+};
+
 const tdm_codec_ops tdm_codec_rice_ops = {
     .id = TDM_CODEC_RICE,
     .name = "rice",
@@ -142,4 +156,5 @@ const tdm_codec_ops tdm_codec_rice_ops = {
     .encode = rice_encode,
     .decode_block = rice_decode_block,
     .get = rice_get,
+    .dev = &rice_dev,
 };
