@@ -235,17 +235,9 @@ static int pfor_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
     return TDM_OK;
 }
 
-/* The kernel's geometry (cl/codec_dev.cl): VPT = max(4, block / wg) values
- * per work-item, wg * VPT / block blocks per work-group. */
-static uint32_t pfor_blocks_per_group(size_t wg, uint32_t block)
-{
-    size_t vpt = block / wg > 4 ? block / wg : 4, bpg = wg * vpt / block;
-    return bpg ? (uint32_t)bpg : 1;
-}
-
 static const tdm_codec_dev_ops pfor_dev = {
     .kernel = "tdm_pfor_decode",
-    .blocks_per_group = pfor_blocks_per_group,
+    .blocks_per_group = tdm_codec_dev_bpg_vpt, /* cl/codec_dev.cl's geometry */
 };
 
 const tdm_codec_ops tdm_codec_pfor_ops = {

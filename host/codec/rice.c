@@ -136,17 +136,9 @@ static int rice_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
     return rc;
 }
 
-/* The kernel's geometry (cl/codec_dev.cl): VPT = max(4, 128 / wg) values
- * per work-item, wg * VPT / 128 blocks per work-group. */
-static uint32_t rice_blocks_per_group(size_t wg, uint32_t block)
-{
-    size_t vpt = block / wg > 4 ? block / wg : 4, bpg = wg * vpt / block;
-    return bpg ? (uint32_t)bpg : 1;
-}
-
 static const tdm_codec_dev_ops rice_dev = {
     .kernel = "tdm_rice_decode",
-    .blocks_per_group = rice_blocks_per_group,
+    .blocks_per_group = tdm_codec_dev_bpg_vpt, /* cl/codec_dev.cl's geometry */
 };
 
 const tdm_codec_ops tdm_codec_rice_ops = {
