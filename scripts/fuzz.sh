@@ -30,6 +30,10 @@ for t in "${targets[@]}"; do
       "$dir/tandem" build --quiet --codec "$codec" -o "$corpus/tiny-$codec.idx" "$dir/seed.txt" || true
     done
   fi
+  # Seed the CIFF reader with the toy export from Anserini.
+  if [ "$t" = fuzz_ciff ] && [ -z "$(ls -A "$corpus")" ] && [ -f "$data/ciff/toy-complete-20200309.ciff" ]; then
+    cp "$data/ciff/toy-complete-20200309.ciff" "$corpus/"
+  fi
   echo "== $t for ${secs}s"
   ASAN_OPTIONS=detect_leaks=1 "$dir/fuzz/$t" -max_total_time="$secs" -max_len=65536 \
     -artifact_prefix="$dir/" -print_final_stats=1 "$corpus" 2>&1 | tail -n 15 || status=1
