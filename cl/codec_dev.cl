@@ -22,9 +22,28 @@
 #define TDM_CODEC_ST_CORRUPT 1u
 #define TDM_CODEC_ST_BADJOB 2u
 
-#define TDM_CODEC_VPT(B) ((B) / TDM_WG_SIZE > 4 ? (B) / TDM_WG_SIZE : 4)
+/* Values a work-item decodes: TDM_CODEC_VPT_MIN (a multiple of 4; 4 unless
+   the build says otherwise, for experiments), more where the work-group is
+   too small for a block. */
+#ifndef TDM_CODEC_VPT_MIN
+#define TDM_CODEC_VPT_MIN 4
+#endif
+#define TDM_CODEC_VPT(B)                                                           \
+    ((B) / TDM_WG_SIZE > TDM_CODEC_VPT_MIN ? (B) / TDM_WG_SIZE : TDM_CODEC_VPT_MIN)
+#define TDM_CODEC_TPB(B) ((B) / TDM_CODEC_VPT(B))
 /* Private arrays are sized for the largest block (1024) on this device. */
 #define TDM_CODEC_VPT_MAX TDM_CODEC_VPT(1024)
+
+/* Grid-stride loop over the launch's jobs, TDM_WG_SIZE / TPB(block) at a
+   time: `job` is this work-item's job. Correct for any number of groups (the
+   driver caps it for codecs that set grid_stride); the bound is the same for
+   the whole group, so barriers inside are reached by all. */
+#define TDM_CODEC_FOR_JOBS(job, block)                                             \
+    for (uint job##_0 = get_group_id(0) * (TDM_WG_SIZE / TDM_CODEC_TPB(block)),     \
+              job = job##_0 + get_local_id(0) / TDM_CODEC_TPB(block);               \
+         job##_0 < njobs;                                                          \
+         job##_0 += get_num_groups(0) * (TDM_WG_SIZE / TDM_CODEC_TPB(block)),       \
+              job = job##_0 + get_local_id(0) / TDM_CODEC_TPB(block))
 
 /* Resolves job `job` of a launch to its block, output position and length.
    Returns 0 (and len 0) when there is nothing to decode: past the last job,
@@ -132,12 +151,29 @@ void tdm_codec_store(__global uint *out, uint pos, uint t, uint vpt, const uint 
 }
 
 /* Reads `width` bits (0..32) at bit `bit` of a block of nw words, never past
-   its end. */
-uint tdm_bits_get(__global const uint *w, uint nw, uint bit, uint width)
+   its end; from global memory, or from a copy in local memory. */
+#define TDM_BITS_GET(NAME, SPACE)                                                  \
+    uint NAME(SPACE const uint *w, uint nw, uint bit, uint width)                 \
+    {                                                                              \
+        uint wi = bit >> 5, sh = bit & 31u;                                        \
+        uint lo = wi < nw ? w[wi] : 0u;                                            \
+        uint hi = wi + 1 < nw ? w[wi + 1] : 0u;                                    \
+        uint x = (uint)((((ulong)hi << 32) | lo) >> sh);                           \
+        return width >= 32 ? x : x & ((1u << width) - 1u);                         \
+    }
+TDM_BITS_GET(tdm_bits_get, __global)
+TDM_BITS_GET(tdm_bits_get_local, __local)
+
+/* Staging: with TDM_CODEC_STAGE=1 a block's words are first copied to local
+   memory by its work-items together (coalesced), and values are read from
+   there. An experiment: 0 (read global memory through the cache) unless the
+   build says otherwise. */
+#ifndef TDM_CODEC_STAGE
+#define TDM_CODEC_STAGE 0
+#endif
+
+void tdm_codec_stage(__global const uint *src, uint nw, __local uint *dst, uint t, uint tpb)
 {
-    uint wi = bit >> 5, sh = bit & 31u;
-    uint lo = wi < nw ? w[wi] : 0u;
-    uint hi = wi + 1 < nw ? w[wi + 1] : 0u;
-    uint x = (uint)((((ulong)hi << 32) | lo) >> sh);
-    return width >= 32 ? x : x & ((1u << width) - 1u);
+    for (uint k = t; k < nw; k += tpb)
+        dst[k] = src[k];
 }

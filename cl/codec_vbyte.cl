@@ -9,25 +9,48 @@
 
 /* Reads the `len`-byte little-endian value at byte k of a block of nw words;
    0 if it would run past the block. */
-uint tdm_vbyte_get(__global const uint *w, uint nw, uint k, uint len)
-{
-    if (k + len > nw * 4u)
-        return 0u;
-    uint wi = k >> 2;
-    uint lo = w[wi], hi = wi + 1 < nw ? w[wi + 1] : 0u;
-    uint x = (uint)((((ulong)hi << 32) | lo) >> (8u * (k & 3u)));
-    return len >= 4 ? x : x & ((1u << (8u * len)) - 1u);
-}
+#define TDM_VBYTE_GET(NAME, SPACE)                                                 \
+    uint NAME(SPACE const uint *w, uint nw, uint k, uint len)                     \
+    {                                                                              \
+        if (k + len > nw * 4u)                                                     \
+            return 0u;                                                             \
+        uint wi = k >> 2;                                                          \
+        uint lo = w[wi], hi = wi + 1 < nw ? w[wi + 1] : 0u;                        \
+        uint x = (uint)((((ulong)hi << 32) | lo) >> (8u * (k & 3u)));              \
+        return len >= 4 ? x : x & ((1u << (8u * len)) - 1u);                      \
+    }
+TDM_VBYTE_GET(tdm_vbyte_get, __global)
+TDM_VBYTE_GET(tdm_vbyte_get_local, __local)
 
-void tdm_vbyte_body(const uint block, TDM_CODEC_ARGS, __local uint *scratch)
+/* The most words a block of B values takes (all values 4 bytes). */
+#define TDM_VBYTE_MAXW(B) ((B) + (B) / 16 + 1)
+
+/* Where a work-item reads its block: the global payload, or the block's copy
+   in local memory (TDM_CODEC_STAGE). */
+#if TDM_CODEC_STAGE
+#define TDM_VBYTE_READ tdm_vbyte_get_local
+#else
+#define TDM_VBYTE_READ tdm_vbyte_get
+#endif
+
+void tdm_vbyte_block(const uint block, uint job, TDM_CODEC_ARGS,
+                     __local uint *scratch, __local uint *stage)
 {
-    const uint vpt = TDM_CODEC_VPT(block), tpb = block / vpt, bpg = TDM_WG_SIZE / tpb;
-    uint lid = get_local_id(0), t = lid % tpb, b, pos, len;
-    int ok = tdm_codec_job(get_group_id(0) * bpg + lid / tpb, block, sel, njobs, use_sel,
-                           nblocks, n, out_cap, status, &b, &pos, &len);
+    const uint vpt = TDM_CODEC_VPT(block), tpb = block / vpt;
+    uint t = get_local_id(0) % tpb, b, pos, len;
+    int ok = tdm_codec_job(job, block, sel, njobs, use_sel, nblocks, n, out_cap, status, &b,
+                           &pos, &len);
     uint start = ok ? offsets[b] : 0u;
     uint nw = ok ? offsets[b + 1] - start : 0u;
+#if TDM_CODEC_STAGE
+    __local const uint *w = stage + get_local_id(0) / tpb * TDM_VBYTE_MAXW(block);
+    tdm_codec_stage(words + start, min(nw, TDM_VBYTE_MAXW(block)), stage +
+                    get_local_id(0) / tpb * TDM_VBYTE_MAXW(block), t, tpb);
+    nw = min(nw, TDM_VBYTE_MAXW(block)); /* more is corrupt, and flagged below */
+    barrier(CLK_LOCAL_MEM_FENCE);
+#else
     __global const uint *w = words + start;
+#endif
     uint sb = (len + 3u) / 4u; /* selector bytes */
     uint l[TDM_CODEC_VPT_MAX], v[TDM_CODEC_VPT_MAX], mine = 0;
     for (uint q = 0; q < vpt / 4; q++) { /* one selector byte: four values */
@@ -42,9 +65,12 @@ void tdm_vbyte_body(const uint block, TDM_CODEC_ARGS, __local uint *scratch)
     if (ok && t == 0 && (sb + total + 3u) / 4u != nw)
         atomic_or(status, TDM_CODEC_ST_CORRUPT);
     for (uint j = 0; j < vpt; j++) {
-        v[j] = l[j] ? tdm_vbyte_get(w, nw, k, l[j]) : 0u;
+        v[j] = l[j] ? TDM_VBYTE_READ(w, nw, k, l[j]) : 0u;
         k += l[j];
     }
+#if TDM_CODEC_STAGE
+    barrier(CLK_LOCAL_MEM_FENCE); /* before the next job's copy */
+#endif
     if (delta)
         tdm_codec_delta(v, vpt, tpb, ok ? bases[b] : 0u, scratch);
     if (ok)
@@ -55,12 +81,20 @@ __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_vbyte128_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    tdm_vbyte_body(128u, TDM_CODEC_PASS, scratch);
+    __local uint stage[TDM_CODEC_STAGE
+                           ? TDM_WG_SIZE / TDM_CODEC_TPB(128u) * TDM_VBYTE_MAXW(128u)
+                           : 1];
+    TDM_CODEC_FOR_JOBS(job, 128u)
+        tdm_vbyte_block(128u, job, TDM_CODEC_PASS, scratch, stage);
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    tdm_vbyte_body(1024u, TDM_CODEC_PASS, scratch);
+    __local uint stage[TDM_CODEC_STAGE
+                           ? TDM_WG_SIZE / TDM_CODEC_TPB(1024u) * TDM_VBYTE_MAXW(1024u)
+                           : 1];
+    TDM_CODEC_FOR_JOBS(job, 1024u)
+        tdm_vbyte_block(1024u, job, TDM_CODEC_PASS, scratch, stage);
 }

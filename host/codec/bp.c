@@ -169,12 +169,14 @@ static int bp_dev_check(const tdm_encoded *enc, tdm_err *err)
 static const tdm_codec_dev_ops bp128_dev = {
     .kernel = "tdm_bp128_decode",
     .blocks_per_group = tdm_codec_dev_bpg_vpt,
+    .grid_stride = 1,
     .check = bp_dev_check,
 };
 
 static const tdm_codec_dev_ops bp256_dev = {
     .kernel = "tdm_bp256_decode",
     .blocks_per_group = tdm_codec_dev_bpg_vpt,
+    .grid_stride = 1,
     .check = bp_dev_check,
 };
 

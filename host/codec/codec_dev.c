@@ -139,7 +139,11 @@ int tdm_codec_dev_enqueue(tdm_codec_dev_list *l, cl_kernel k, uint32_t njobs, ui
                           cl_event *ev, tdm_err *err)
 {
     size_t local = l->dev->wg_size;
-    size_t groups = ((size_t)njobs + bpg - 1) / bpg, global = groups * local;
+    size_t groups = ((size_t)njobs + bpg - 1) / bpg;
+    size_t cap = (size_t)(l->dev->info.compute_units ? l->dev->info.compute_units : 1) * 32;
+    if (l->ops->dev->grid_stride && groups > cap)
+        groups = cap; /* enough to fill the device; each group loops */
+    size_t global = groups * local;
     cl_int rc = clEnqueueNDRangeKernel(l->dev->queue, k, 1, NULL, &global, &local, 0, NULL, ev);
     if (rc != CL_SUCCESS)
         return cl_fail(l, err, rc, l->ops->dev->kernel ? l->ops->dev->kernel : "codec kernel");

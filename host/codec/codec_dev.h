@@ -26,7 +26,9 @@
  *  12 __global uint *status          atomic_or'ed non-zero on corrupt input
  * and is launched with get_local_size(0) = TDM_WG_SIZE = tdm_device.wg_size
  * and ceil(njobs / blocks_per_group) work-groups; work-group g decodes jobs
- * [g * bpg, (g + 1) * bpg). A job whose block id is out of range or whose
+ * [g * bpg, (g + 1) * bpg). A codec that sets grid_stride loops instead
+ * (cl/codec_dev.cl: TDM_CODEC_FOR_JOBS), and the driver caps its groups at
+ * 32 per compute unit. A job whose block id is out of range or whose
  * output does not fit sets status and writes nothing; a kernel never reads
  * outside its block's words.
  *
@@ -61,6 +63,9 @@ typedef struct tdm_codec_dev_ops {
      * NULL: the standard launch of `kernel`. */
     int (*launch)(struct tdm_codec_dev_list *l, const struct tdm_codec_dev_job *job,
                   cl_event *first_ev, cl_event *ev, tdm_err *err);
+    /* 1: the kernel loops over its jobs (grid-stride), so any number of
+     * work-groups decodes them all and the driver launches fewer. */
+    int grid_stride;
 } tdm_codec_dev_ops;
 
 /* A list resident on one device. Fields are read-only for callers. */
@@ -136,7 +141,8 @@ uint32_t tdm_codec_dev_bpg_vpt(size_t wg_size, uint32_t block_size);
 /* Sets the 13 standard arguments of kernel k for `job` on list l. */
 int tdm_codec_dev_set_args(tdm_codec_dev_list *l, cl_kernel k, const tdm_codec_dev_job *job,
                            tdm_err *err);
-/* Enqueues k over ceil(job->njobs / bpg) work-groups of l->dev->wg_size. */
+/* Enqueues k over ceil(njobs / bpg) work-groups of l->dev->wg_size (capped
+ * at 32 per compute unit for grid-stride codecs). */
 int tdm_codec_dev_enqueue(tdm_codec_dev_list *l, cl_kernel k, uint32_t njobs, uint32_t bpg,
                           cl_event *ev, tdm_err *err);
 
