@@ -36,12 +36,13 @@ uint pef_select32(uint w, uint r)
 uint pef_ctz(uint w) { return 31u - clz(w & (0u - w)); }
 
 /* High parts of values i0 .. i0 + vpt - 1 of a partition whose high words
-   are h[0 .. PEF_HMAX). Returns the number of ones in h (the partition's
-   value count when it is sound). */
-uint pef_highs(__local const uint *h, uint i0, uint vpt, uint *x)
+   are h[0 .. nh), nh <= PEF_HMAX, the rest of h zero. Returns the number of
+   ones in h (the partition's value count when it is sound). The count stops
+   at nh (about 8 words for gaps near 16) since a warp pays for every step. */
+uint pef_highs(__local const uint *h, uint nh, uint i0, uint vpt, uint *x)
 {
     uint total = 0u, j = PEF_HMAX, before = 0u;
-    for (uint k = 0; k < PEF_HMAX; k++) {
+    for (uint k = 0; k < nh; k++) {
         uint c = popcount(h[k]);
         if (j == PEF_HMAX && total + c > i0) {
             j = k;
@@ -96,7 +97,7 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
     barrier(CLK_LOCAL_MEM_FENCE);
 
     uint x[TDM_CODEC_VPT_MAX], i0 = t * vpt;
-    uint ones = pef_highs(hw + s * PEF_HMAX, i0, vpt, x);
+    uint ones = pef_highs(hw + s * PEF_HMAX, min(nh, PEF_HMAX), i0, vpt, x);
     if (ef && t == 0u && (ones != len || nh > PEF_HMAX))
         atomic_or(status, TDM_CODEC_ST_CORRUPT);
     uint nlw = ef || packed ? nlow : 0u; /* low words that lie inside the payload */
@@ -105,7 +106,9 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
         x[v] = ef ? (x[v] << l) | low : low;
     }
 
-    /* Frequencies: EF holds running sums, so a value is x[i] - x[i - 1]. */
+    /* Frequencies: EF holds running sums, so a value is x[i] - x[i - 1].
+       The barrier stays unconditional even though delta is uniform: PoCL
+       lost the value of prev across a barrier inside if (!delta). */
     lastx[lid] = x[vpt - 1u];
     barrier(CLK_LOCAL_MEM_FENCE);
     uint base = ok && delta ? bases[b] : 0u;

@@ -36,13 +36,13 @@ uint rice_select32(uint w, uint r)
 /* Index of the lowest set bit of w != 0 (ctz is OpenCL C 2.0). */
 uint rice_ctz(uint w) { return 31u - clz(w & (0u - w)); }
 
-/* Bit positions of the ones of rank r0 .. r0 + c - 1 of u[0 .. RICE_UMAX)
-   into at[]; a one that is not there (a corrupt block) reads as position 0.
-   Returns how many ones u holds. */
-uint rice_ones(__local const uint *u, uint r0, uint c, uint *at)
+/* Bit positions of the ones of rank r0 .. r0 + c - 1 of u[0 .. nu) (nu <=
+   RICE_UMAX, the rest of u zero) into at[]; a one that is not there (a
+   corrupt block) reads as position 0. Returns how many ones u holds. */
+uint rice_ones(__local const uint *u, uint nu, uint r0, uint c, uint *at)
 {
     uint total = 0u, j = RICE_UMAX, before = 0u;
-    for (uint k = 0; k < RICE_UMAX; k++) {
+    for (uint k = 0; k < nu; k++) {
         uint n1 = popcount(u[k]);
         if (j == RICE_UMAX && total + n1 > r0) {
             j = k;
@@ -93,7 +93,7 @@ void tdm_rice_decode(TDM_CODEC_ARGS)
     /* Terminators of values i0 - 1 .. i0 + vpt - 1 (from i0 for the first
        work-item of a block, whose previous terminator is at bit -1). */
     uint at[TDM_CODEC_VPT_MAX + 1], i0 = t * vpt, o = t ? 1u : 0u;
-    uint ones = rice_ones(ul + s * RICE_UMAX, i0 - o, vpt + o, at);
+    uint ones = rice_ones(ul + s * RICE_UMAX, min(nu, RICE_UMAX), i0 - o, vpt + o, at);
     if (sound && t == 0u && (ones != len || nu > RICE_UMAX))
         atomic_or(status, TDM_CODEC_ST_CORRUPT);
     uint g[TDM_CODEC_VPT_MAX], prev = o ? at[0] : 0xFFFFFFFFu;
