@@ -101,7 +101,8 @@ static void test_smart(void **state)
 static void test_jsonl(void **state)
 {
     (void)state;
-    const char j[] = "{\"id\": \"doc1\", \"contents\": \"caf\\u00e9 \\\"q\\\" a\\nb \\ud83d\\ude00\"}\n"
+    const char j[] = "{\"id\": \"doc1\", "
+                     "\"contents\": \"caf\\u00e9 \\\"q\\\" a\\nb \\ud83d\\ude00\"}\n"
                      "{\"meta\": {\"x\": [1, {\"y\": null}], \"s\": \"}\"}, \"id\": 42, "
                      "\"contents\": \"tab\\there\"}\n"
                      "  \n{\"contents\": \"no id\"}\n";

@@ -153,12 +153,12 @@ static int verify_list(const tdm_ireader *r, const tdm_ilist *l, const uint32_t 
             cf += freqs[k];
             double sc = tdm_bm25(r->info.k1, r->info.b, r->info.ndocs, l->df, freqs[k],
                                  r->doclens[docids[k]], r->info.avg_doclen);
-            if (sc > l->block_max[b] * (1.0 + 1e-6))
+            if (!(sc <= l->block_max[b] * (1.0 + 1e-6)))   /* NaN fails too */
                 return list_fail(r, l->term_index, at, err, "block-max score understated");
         }
         lmax = l->block_max[b] > lmax ? l->block_max[b] : lmax;
     }
-    if (cf != l->cf || lmax > l->max_score)
+    if (cf != l->cf || !(lmax <= l->max_score))
         return list_fail(r, l->term_index, at, err, "cf or list-max score wrong");
     return TDM_OK;
 }
