@@ -16,4 +16,8 @@ if command -v oclgrind >/dev/null; then
   echo "== kernel tests under Oclgrind"
   ctest --preset oclgrind -j "$jobs" || status=1
 fi
+if command -v clang >/dev/null; then
+  echo "== libFuzzer targets, ${TANDEM_FUZZ_SECONDS:-30} s each"
+  bash scripts/fuzz.sh "${TANDEM_FUZZ_SECONDS:-30}" || status=1
+fi
 exit $status
