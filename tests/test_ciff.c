@@ -519,6 +519,40 @@ static void missing_file(void **state)
     tdm_err_clear(&err);
 }
 
+/* The CLI (TANDEM_CLI): import, export, import again; a bad file fails with
+ * the offset on stderr. */
+static void cli_import_export(void **state)
+{
+    (void)state;
+    const char *cli = getenv("TANDEM_CLI");
+    if (!cli || !*cli)
+        skip();
+    const char *dir = tdm_test_tmpdir("ciff_cli");
+    char *i1 = path_in(dir, "a.tdm"), *c1 = path_in(dir, "a.ciff"), *i2 = path_in(dir, "b.tdm");
+    char *bad = path_in(dir, "bad.ciff"), *log = path_in(dir, "log");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "'%s' import --from ciff '%s' -o '%s' >/dev/null && '%s' export --to ciff '%s' -o "
+             "'%s' >/dev/null && '%s' import --from ciff '%s' -o '%s' --codec raw >/dev/null",
+             cli, tdm_test_data(TOY), i1, cli, i1, c1, cli, c1, i2);
+    assert_int_equal(system(cmd), 0);
+    assert_same_index(i1, i2);
+    FILE *f = fopen(bad, "wb");
+    fwrite("\x05\x08\x01", 1, 3, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' import --from ciff '%s' -o '%s' 2>'%s'", cli, bad, i2, log);
+    assert_int_not_equal(system(cmd), 0);
+    size_t n;
+    char *msg = (char *)tdm_read_file(log, &n);
+    assert_non_null(msg);
+    msg = realloc(msg, n + 1);
+    msg[n] = 0;
+    assert_non_null(strstr(msg, "bad.ciff: offset 0: Header: length 5 runs past"));
+    free(msg);
+    snprintf(cmd, sizeof cmd, "'%s' import --from nope '%s' -o '%s' 2>/dev/null", cli, bad, i2);
+    assert_int_not_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +566,7 @@ int main(void)
         cmocka_unit_test(bad_postings),
         cmocka_unit_test(toy_truncated_and_flipped),
         cmocka_unit_test(missing_file),
+        cmocka_unit_test(cli_import_export),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

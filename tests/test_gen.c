@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "codec/listgen.h"
+#include "common/fsutil.h"
 #include "index/collection_gen.h"
 #include "index/reader.h"
 #include "testutil.h"
@@ -319,6 +320,73 @@ static void collection_builds(void **state)
     tdm_ireader_close(r);
 }
 
+/* ---- the CLI (TANDEM_CLI) */
+
+static int run_cli(const char *args)
+{
+    const char *cli = getenv("TANDEM_CLI");
+    if (!cli || !*cli)
+        skip();
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", cli, args);
+    return system(cmd);
+}
+
+static void cli_gen_lists(void **state)
+{
+    (void)state;
+    char dir[1024], args[2048], path[1100];
+    snprintf(dir, sizeof dir, "%s", tdm_test_tmpdir("gen_cli"));
+    snprintf(path, sizeof path, "%s/l.bin", dir);
+    snprintf(args, sizeof args, "gen lists --dist clustered --n 2^12 --universe 1M --seed 3 -o '%s'",
+             path);
+    assert_int_equal(run_cli(args), 0);
+    size_t n;
+    uint8_t *b = tdm_read_file(path, &n);
+    assert_non_null(b);
+    assert_int_equal(n, 4 + 4 * 4096);
+    uint32_t want[4096];
+    assert_int_equal(tdm_listgen_clustered(want, 4096, 1000000, 3), TDM_OK);
+    assert_int_equal(b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24, 4096);
+    for (size_t i = 0; i < 4096; i++) {
+        const uint8_t *p = b + 4 + 4 * i;
+        assert_int_equal(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24, want[i]);
+    }
+    free(b);
+    snprintf(args, sizeof args, "gen lists --dist uniform --n 5 --universe 5 --format text -o '%s'",
+             path);
+    assert_int_equal(run_cli(args), 0);
+    b = tdm_read_file(path, &n);
+    assert_non_null(b);
+    assert_int_equal(n, 10);
+    assert_memory_equal(b, "0\n1\n2\n3\n4\n", 10);
+    free(b);
+    assert_int_not_equal(run_cli("gen lists --dist zipf --n 5 --universe 5 -o /dev/null"), 0);
+    assert_int_not_equal(run_cli("gen lists --dist uniform --n 6 --universe 5 -o /dev/null"), 0);
+}
+
+static void cli_gen_collection(void **state)
+{
+    (void)state;
+    char dir[1024], args[2048], path[1100];
+    snprintf(dir, sizeof dir, "%s", tdm_test_tmpdir("gen_cli2"));
+    snprintf(path, sizeof path, "%s/c.jsonl", dir);
+    snprintf(args, sizeof args, "gen collection --docs 50 --seed 8 --format jsonl --quiet -o '%s'",
+             path);
+    assert_int_equal(run_cli(args), 0);
+    size_t n, m;
+    char *got = (char *)tdm_read_file(path, &n);
+    tdm_gen_options o = {.ndocs = 50, .seed = 8, .format = TDM_GEN_JSONL};
+    char *want = generate(&o, &m);
+    assert_non_null(got);
+    assert_int_equal(n, m);
+    assert_memory_equal(got, want, n);
+    free(got);
+    free(want);
+    assert_int_not_equal(run_cli("gen collection --docs 0 -o /dev/null"), 0);
+    assert_int_not_equal(run_cli("gen collection --docs 5 --vocab-from /nonexistent -o /dev/null"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +398,8 @@ int main(void)
         cmocka_unit_test(collection_names_follow_query_log),
         cmocka_unit_test(real_query_log_ranks),
         cmocka_unit_test(collection_builds),
+        cmocka_unit_test(cli_gen_lists),
+        cmocka_unit_test(cli_gen_collection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

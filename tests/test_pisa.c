@@ -220,6 +220,17 @@ static void good_collection_loads(void **state)
     assert_int_equal(l.freqs[0], 7);
     tdm_pisa_close(h);
 
+    p.terms = NULL; /* .terms is optional: lists are named by number */
+    assert_int_equal(load(&p, &err, base, sizeof base), TDM_OK);
+    assert_int_equal(tdm_pisa_open(base, &h, &err), TDM_OK);
+    tdm_pisa_source(h, &src);
+    assert_int_equal(src.list(src.self, 1, &l, &err), TDM_OK);
+    assert_int_equal(l.term_len, 1);
+    assert_int_equal(l.term[0], '1');
+    assert_int_equal(l.docids[0], 1);
+    tdm_pisa_close(h);
+    good(&p);
+
     p.names = NULL; /* .documents is optional */
     assert_int_equal(load(&p, &err, base, sizeof base), TDM_OK);
     char *idx = path_in(tdm_test_tmpdir("pisa_noname"), "x.tdm");
@@ -312,8 +323,14 @@ static void bad_text_and_sizes(void **state)
     p.names = "x\ny\n";
     expect_error(&p, TDM_ERR_FORMAT, ".documents", "2 lines, want one per document (3)");
     good(&p);
-    p.terms = NULL;
-    expect_error(&p, TDM_ERR_NOT_FOUND, ".terms", "No such file");
+    p.ns = 0;
+    expect_error(&p, TDM_ERR_FORMAT, ".sizes", "0 bytes");
+    tdm_pisa *h = NULL;
+    tdm_err err = {0};
+    assert_int_equal(tdm_pisa_open("/nonexistent/base", &h, &err), TDM_ERR_NOT_FOUND);
+    assert_null(h);
+    assert_non_null(strstr(tdm_err_msg(&err), "/nonexistent/base.docs"));
+    tdm_err_clear(&err);
 }
 
 /* Every truncation of .docs and .freqs fails cleanly (ASan watches reads). */

@@ -5,7 +5,8 @@
  *                   then one sequence of docids per term (strictly increasing)
  *   BASE.freqs      one sequence of term frequencies per term, same lengths
  *   BASE.sizes      one sequence: the num_docs document lengths
- *   BASE.terms      the lexicon, one term a line, in list order
+ *   BASE.terms      the lexicon, one term a line, in list order (optional on
+ *                   import: terms default to the decimal list number)
  *   BASE.documents  document names, one a line (optional on import: names
  *                   default to the decimal docid)
  * Integers are little-endian. Import maps .docs and .freqs, checks every
@@ -27,7 +28,7 @@
 
 typedef struct tdm_pisa tdm_pisa;
 
-/* Opens BASE.docs, .freqs, .sizes, .terms and (if present) .documents and
+/* Opens BASE.docs, .freqs, .sizes and (if present) .terms and .documents and
  * checks their structure; list contents are checked as each list is read. */
 int tdm_pisa_open(const char *basename, tdm_pisa **out, tdm_err *err);
 void tdm_pisa_close(tdm_pisa *p);

@@ -190,12 +190,28 @@ static int read_sizes(tdm_pisa *p, const char *path, tdm_err *err)
     return rc;
 }
 
+/* "0\n1\n...": the lexicon of a collection that comes without .terms. */
+static char *numbered(uint64_t count, size_t *n)
+{
+    char *b = malloc(count * 21 + 1);
+    size_t len = 0;
+    for (uint64_t i = 0; b && i < count; i++)
+        len += (size_t)snprintf(b + len, 22, "%llu\n", (unsigned long long)i);
+    if (!b)
+        errno = ENOMEM;
+    *n = len;
+    return b;
+}
+
 /* Splits a text file into lines; a last line without '\n' counts. NUL bytes
- * are refused (names and terms are C strings in the index). */
-static int read_lines(lines *l, uint64_t want, const char *what, tdm_err *err)
+ * are refused (names and terms are C strings in the index). With `numbers`,
+ * a missing file reads as the decimal numbers 0 .. want-1. */
+static int read_lines(lines *l, uint64_t want, const char *what, int numbers, tdm_err *err)
 {
     size_t n;
     l->buf = (char *)tdm_read_file(l->path, &n);
+    if (!l->buf && errno == ENOENT && numbers)
+        l->buf = numbered(want, &n);
     if (!l->buf)
         return tdm_err_set(err, errno == ENOENT ? TDM_ERR_NOT_FOUND : TDM_ERR_IO, "%s: %s",
                            l->path, strerror(errno));
@@ -293,12 +309,12 @@ static int load(tdm_pisa *p, const char *base, tdm_err *err)
     if (rc == TDM_OK)
         rc = read_sizes(p, sizes, err);
     if (rc == TDM_OK)
-        rc = read_lines(&p->terms, p->nlists, "list", err);
+        rc = read_lines(&p->terms, p->nlists, "list", 1, err);
     if (rc == TDM_OK)
         rc = check_terms(p, err);
     if (rc == TDM_OK && access(p->names.path, F_OK) == 0) {
         p->have_names = 1;
-        rc = read_lines(&p->names, p->ndocs, "document", err);
+        rc = read_lines(&p->names, p->ndocs, "document", 0, err);
     }
     if (rc == TDM_OK)
         rc = sort_terms(p, err);
