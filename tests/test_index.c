@@ -331,6 +331,34 @@ static void test_runs_merge(void **state)
     assert_int_not_equal(system(cmd), 0);
 }
 
+/* The CLI end to end: tandem build, stats (with --verify) and lookup. */
+static void cli_stats(const char *rel, const char *want)
+{
+    const char *cli = getenv("TANDEM_CLI");
+    char in[1100];
+    snprintf(in, sizeof in, "%s", tdm_test_data(rel));
+    if (!cli || access(in, R_OK) != 0) {
+        print_message("skipped: no TANDEM_CLI or %s is missing\n", in);
+        return;
+    }
+    const char *dir = tdm_test_tmpdir("index-cli");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' build --quiet -o '%s/c.idx' '%s' && '%s' stats --verify "
+             "'%s/c.idx' > '%s/stats.txt' && '%s' lookup '%s/c.idx' Flows > '%s/lookup.txt'",
+             cli, dir, in, cli, dir, dir, cli, dir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "grep -q '^documents *%s$' '%s/stats.txt' && grep -q '^verify *ok' "
+             "'%s/stats.txt' && grep -q '^term flow$' '%s/lookup.txt'", want, dir, dir, dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_cli(void **state)
+{
+    (void)state;
+    cli_stats("cranfield/cran.all.1400", "1400");
+    cli_stats("cacm/cacm.all", "3204");
+}
+
 static void test_build_errors(void **state)
 {
     (void)state;
@@ -357,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_codecs), cmocka_unit_test(test_writer_rejects),
         cmocka_unit_test(test_cranfield),        cmocka_unit_test(test_cacm),
         cmocka_unit_test(test_runs_merge),       cmocka_unit_test(test_build_errors),
+        cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
