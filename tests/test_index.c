@@ -1,5 +1,6 @@
 /* Index writer and reader round trips, the builder on real and synthetic
  * collections, and the public tdm_index_* API. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,6 +332,61 @@ static void test_runs_merge(void **state)
     assert_int_not_equal(system(cmd), 0);
 }
 
+/* One open index shared by threads: every thread decodes every list and
+ * gets the same checksum of the postings as a single thread does. */
+typedef struct shared {
+    tdm_index *ix;
+    const char *const *terms;
+    size_t nterms;
+    uint64_t sum;
+} shared;
+
+static void *sum_postings(void *arg)
+{
+    shared *s = arg;
+    uint32_t *buf = malloc(2 * 20000 * 4);
+    char term[129];
+    s->sum = 0;
+    for (size_t i = 0; i < s->nterms; i++) {
+        size_t n = 0;
+        if (tdm_index_normalize(s->ix, s->terms[i], term, sizeof term) != TDM_OK ||
+            tdm_index_postings(s->ix, term, buf, buf + 20000, 20000, &n) != TDM_OK)
+            continue;
+        for (size_t k = 0; k < n; k++)
+            s->sum = s->sum * 31 + buf[k] * 7 + buf[20000 + k];
+    }
+    free(buf);
+    return NULL;
+}
+
+static void test_shared_by_threads(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("index-threads");
+    char in[1100], out[1100];
+    snprintf(in, sizeof in, "%s/coll.txt", dir);
+    snprintf(out, sizeof out, "%s/t.idx", dir);
+    write_collection(in, 3000);
+    const char *inputs[] = {in};
+    assert_int_equal(tdm_index_build(inputs, 1, out, NULL), TDM_OK);
+    tdm_index *ix;
+    assert_int_equal(tdm_index_open(out, &ix), TDM_OK);
+    static const char *const words[] = {"w0", "w1", "w2", "w5", "w10", "w33", "w100", "w200",
+                                        "w299", "missing", "W3", "w7"};
+    shared one = {ix, words, sizeof words / sizeof *words, 0}, many[4];
+    sum_postings(&one);
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        many[t] = one;
+        assert_int_equal(pthread_create(&th[t], NULL, sum_postings, &many[t]), 0);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        assert_true(many[t].sum == one.sum);
+    }
+    tdm_index_close(ix);
+}
+
 /* The CLI end to end: tandem build, stats (with --verify) and lookup. */
 static void cli_stats(const char *rel, const char *want)
 {
@@ -385,7 +441,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_codecs), cmocka_unit_test(test_writer_rejects),
         cmocka_unit_test(test_cranfield),        cmocka_unit_test(test_cacm),
         cmocka_unit_test(test_runs_merge),       cmocka_unit_test(test_build_errors),
-        cmocka_unit_test(test_cli),
+        cmocka_unit_test(test_cli),              cmocka_unit_test(test_shared_by_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
