@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "index/ciff.h"
@@ -36,16 +37,74 @@ static void import_usage(FILE *f)
                "  INPUT: a .ciff file, or the basename of BASE.docs/.freqs/.sizes/.terms\n"
                "         (and, if present, BASE.documents) for pisa\n"
                "  --codec NAME        list codec (default raw)\n"
-               "  --k1 X --b X        BM25 of the block-max bounds (1.2, 0.75)\n");
+               "  --k1 X --b X        BM25 of the block-max bounds (1.2, 0.75)\n"
+               "  --quiet             no progress on a terminal\n");
+}
+
+/* Wraps a source so that each list handed out can redraw a progress line. */
+typedef struct progress {
+    tdm_coll_source inner;
+    double t0, last;
+} progress;
+
+static int progress_list(void *self, uint64_t i, tdm_coll_list *out, tdm_err *err)
+{
+    progress *p = self;
+    double t = now();
+    if (t - p->last > 0.1 || i + 1 == p->inner.nlists) {
+        p->last = t;
+        fprintf(stderr, "\r%llu / %llu lists, %.1f s ", (unsigned long long)i + 1,
+                (unsigned long long)p->inner.nlists, t - p->t0);
+        if (i + 1 == p->inner.nlists)
+            fputc('\n', stderr);
+    }
+    return p->inner.list(p->inner.self, i, out, err);
+}
+
+/* Opens the input as a collection source; *handle is what to close. */
+static int open_source(const char *from, const char *in, void **handle, tdm_coll_source *src,
+                       tdm_err *err)
+{
+    if (!strcmp(from, "ciff")) {
+        tdm_ciff *c;
+        int rc = tdm_ciff_open(in, &c, err);
+        if (rc == TDM_OK) {
+            *handle = c;
+            tdm_ciff_source(c, src);
+            if (tdm_ciff_info_get(c)->empty_lists)
+                fprintf(stderr, "tandem import: %s: skipped %llu postings lists with no postings\n",
+                        in, (unsigned long long)tdm_ciff_info_get(c)->empty_lists);
+        }
+        return rc;
+    }
+    tdm_pisa *p;
+    int rc = tdm_pisa_open(in, &p, err);
+    if (rc == TDM_OK) {
+        *handle = p;
+        tdm_pisa_source(p, src);
+    }
+    return rc;
 }
 
 static int run_import(const char *from, const char *in, const char *out,
-                      const tdm_iwriter_options *o)
+                      const tdm_iwriter_options *o, int quiet)
 {
     tdm_err err = {0};
-    double t0 = now();
-    int rc = !strcmp(from, "ciff") ? tdm_ciff_import(in, out, o, &err)
-                                   : tdm_pisa_import(in, out, o, &err);
+    void *h = NULL;
+    progress pr = {.t0 = now()};
+    int rc = open_source(from, in, &h, &pr.inner, &err);
+    if (rc == TDM_OK) {
+        tdm_coll_source src = pr.inner;
+        if (!quiet && isatty(2)) {
+            src.list = progress_list;
+            src.self = &pr;
+        }
+        rc = tdm_collection_write(&src, out, o, &err);
+    }
+    if (!strcmp(from, "ciff"))
+        tdm_ciff_close(h);
+    else
+        tdm_pisa_close(h);
     if (rc != TDM_OK) {
         tdm_cli_fail("import", "%s", tdm_err_msg(&err));
         tdm_err_clear(&err);
@@ -56,7 +115,7 @@ static int run_import(const char *from, const char *in, const char *out,
         const tdm_ireader_info *i = tdm_ireader_info_get(r);
         printf("%s: %llu documents, %llu terms, %llu postings (codec %s) in %.2f s\n", out,
                (unsigned long long)i->ndocs, (unsigned long long)i->nterms,
-               (unsigned long long)i->npostings, i->codec, now() - t0);
+               (unsigned long long)i->npostings, i->codec, now() - pr.t0);
         tdm_ireader_close(r);
     }
     tdm_err_clear(&err);
@@ -67,10 +126,13 @@ int tdm_cmd_import(int argc, char **argv)
 {
     tdm_iwriter_options o = {0};
     const char *from = NULL, *in = NULL, *out = NULL, *v;
+    int quiet = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             import_usage(stdout);
             return 0;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = 1;
         } else if ((v = opt_value(argc, argv, &i, "--from"))) {
             from = v;
         } else if ((v = opt_value(argc, argv, &i, "-o"))) {
@@ -92,7 +154,7 @@ int tdm_cmd_import(int argc, char **argv)
         import_usage(stderr);
         return tdm_cli_fail("import", "need --from ciff|pisa, INPUT and -o INDEX");
     }
-    return run_import(from, in, out, &o);
+    return run_import(from, in, out, &o, quiet);
 }
 
 static void export_usage(FILE *f)
