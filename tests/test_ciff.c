@@ -309,7 +309,9 @@ static void good_stream_loads(void **state)
     put_list(&b, "zeta", g1, t1, 3, -1, -1);
     put_list(&b, "alpha", g1, t1, 1, -1, -1); /* out of order: sorted on import */
     put_list(&b, "empty", NULL, NULL, 0, -1, -1); /* skipped */
-    put_docs(&b, 3);
+    put_doc(&b, 2, "two", 7); /* records in any order */
+    put_doc(&b, 0, "zero", 5);
+    put_doc(&b, 1, "one", 6);
     tdm_err err = {0};
     tdm_ciff *c = NULL;
     if (tdm_ciff_open_mem(b.p, b.len, "made.ciff", &c, &err) != TDM_OK)
@@ -318,6 +320,9 @@ static void good_stream_loads(void **state)
     tdm_coll_source src;
     tdm_ciff_source(c, &src);
     assert_int_equal(src.nlists, 2);
+    assert_string_equal(src.docnames[0], "zero");
+    assert_string_equal(src.docnames[2], "two");
+    assert_int_equal(src.doclens[1], 6);
     tdm_coll_list l;
     assert_int_equal(src.list(src.self, 0, &l, &err), TDM_OK);
     assert_memory_equal(l.term, "alpha", 5);
@@ -420,7 +425,12 @@ static void bad_counts(void **state)
     put_header(&b, 1, 0, 2);
     put_doc(&b, 0, "x", 1);
     put_doc(&b, 5, "y", 1);
-    expect_error(&b, TDM_ERR_FORMAT, "DocRecord 1 has docid 5");
+    expect_error(&b, TDM_ERR_FORMAT, "DocRecord 1: docid 5 out of range (2 documents)");
+
+    put_header(&b, 1, 0, 2);
+    put_doc(&b, 1, "x", 1);
+    put_doc(&b, 1, "y", 1);
+    expect_error(&b, TDM_ERR_FORMAT, "DocRecord 1 repeats docid 1");
 
     put_header(&b, 1, 0, 1);
     put_doc(&b, 0, "x", -4);

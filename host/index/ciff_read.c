@@ -303,16 +303,49 @@ static int add_name(tdm_ciff *c, uint32_t d, const char *s, size_t *used, size_t
     return 0;
 }
 
+/* Records may come in any order, but their docids must be 0 .. n-1, each
+ * once (n records and no repeat make a permutation). */
 static int check_doc(tdm_ciff *c, const Io__Osirrc__Ciff__DocRecord *r, uint32_t k,
-                     size_t at, tdm_err *err)
+                     size_t at, uint8_t *seen, tdm_err *err)
 {
-    if (r->docid != (int32_t)k)
-        return fail(c, err, TDM_ERR_FORMAT, at, "DocRecord %u has docid %d (want %u: "
-                    "records in docid order)", k, (int)r->docid, k);
+    uint32_t n = (uint32_t)c->info.num_docs;
+    if (r->docid < 0 || (uint32_t)r->docid >= n)
+        return fail(c, err, TDM_ERR_FORMAT, at, "DocRecord %u: docid %d out of range (%u documents)",
+                    k, (int)r->docid, n);
+    if (seen[r->docid])
+        return fail(c, err, TDM_ERR_FORMAT, at, "DocRecord %u repeats docid %d", k,
+                    (int)r->docid);
     if (r->doclength < 0)
         return fail(c, err, TDM_ERR_FORMAT, at, "DocRecord %u: negative doclength %d", k,
                     (int)r->doclength);
+    seen[r->docid] = 1;
     return TDM_OK;
+}
+
+static int read_doc(tdm_ciff *c, size_t *pos, uint32_t k, uint8_t *seen, size_t *used,
+                    size_t *cap, tdm_err *err)
+{
+    size_t at = *pos, body, len;
+    if (at == c->size)
+        return fail(c, err, TDM_ERR_FORMAT, at,
+                    "file ends after %u of the %d DocRecords the Header promises", k,
+                    (int)c->info.num_docs);
+    int rc = frame(c, pos, &body, &len, "DocRecord", err);
+    if (rc != TDM_OK)
+        return rc;
+    Io__Osirrc__Ciff__DocRecord *r =
+        io__osirrc__ciff__doc_record__unpack(&c->pa, len, c->data + body);
+    if (!r)
+        return fail(c, err, TDM_ERR_FORMAT, at, "DocRecord %u does not unpack (malformed protobuf)",
+                    k);
+    rc = check_doc(c, r, k, at, seen, err);
+    if (rc == TDM_OK &&
+        add_name(c, (uint32_t)r->docid, r->collection_docid ? r->collection_docid : "", used, cap))
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory for names", c->name);
+    if (rc == TDM_OK)
+        c->doclens[r->docid] = (uint32_t)r->doclength;
+    arena_reset(&c->arena, 0);
+    return rc;
 }
 
 static int read_docs(tdm_ciff *c, size_t *pos, tdm_err *err)
@@ -321,31 +354,15 @@ static int read_docs(tdm_ciff *c, size_t *pos, tdm_err *err)
     size_t used = 0, cap = 0;
     c->doclens = malloc((n ? n : 1) * sizeof *c->doclens);
     c->names = calloc(n ? n : 1, sizeof *c->names);
-    if (!c->doclens || !c->names)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory for %u documents", c->name, n);
-    for (uint32_t k = 0; k < n; k++) {
-        size_t at = *pos, body, len;
-        if (at == c->size)
-            return fail(c, err, TDM_ERR_FORMAT, at,
-                        "file ends after %u of the %u DocRecords the Header promises", k, n);
-        int rc = frame(c, pos, &body, &len, "DocRecord", err);
-        if (rc != TDM_OK)
-            return rc;
-        Io__Osirrc__Ciff__DocRecord *r =
-            io__osirrc__ciff__doc_record__unpack(&c->pa, len, c->data + body);
-        if (!r)
-            return fail(c, err, TDM_ERR_FORMAT, at,
-                        "DocRecord %u does not unpack (malformed protobuf)", k);
-        rc = check_doc(c, r, k, at, err);
-        if (rc == TDM_OK && add_name(c, k, r->collection_docid ? r->collection_docid : "",
-                                     &used, &cap))
-            rc = tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory for names", c->name);
-        if (rc == TDM_OK)
-            c->doclens[k] = (uint32_t)r->doclength;
-        arena_reset(&c->arena, 0);
-        if (rc != TDM_OK)
-            return rc;
-    }
+    uint8_t *seen = calloc(n ? n : 1, 1);
+    int rc = TDM_OK;
+    if (!c->doclens || !c->names || !seen)
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory for %u documents", c->name, n);
+    for (uint32_t k = 0; rc == TDM_OK && k < n; k++)
+        rc = read_doc(c, pos, k, seen, &used, &cap, err);
+    free(seen);
+    if (rc != TDM_OK)
+        return rc;
     for (uint32_t k = 0; k < n; k++)
         c->names[k] = c->name_bytes + (uintptr_t)c->names[k];
     c->ndocs = n;
