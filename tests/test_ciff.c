@@ -529,6 +529,29 @@ static void missing_file(void **state)
     tdm_err_clear(&err);
 }
 
+/* A tf that PISA (u32) can carry but CIFF (int32) cannot is refused. */
+static void export_refuses_huge_tf(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("ciff_tf");
+    static const uint32_t lens[] = {1}, ids[] = {0}, tfs[] = {UINT32_C(0x80000000)};
+    tdm_err err = {0};
+    tdm_iwriter *w = NULL;
+    tdm_iwriter_options o = {0};
+    char *idx = path_in(dir, "tf.tdm"), *out = path_in(dir, "tf.ciff");
+    assert_int_equal(tdm_iwriter_open(idx, &o, &w, &err), TDM_OK);
+    assert_int_equal(tdm_iwriter_set_docs(w, 1, lens, NULL, &err), TDM_OK);
+    assert_int_equal(tdm_iwriter_add_list(w, "t", 1, ids, tfs, 1, &err), TDM_OK);
+    assert_int_equal(tdm_iwriter_finish(w, &err), TDM_OK);
+    tdm_iwriter_free(w);
+    tdm_ireader *r = open_index(idx);
+    assert_int_equal(tdm_ciff_export(r, out, NULL, &err), TDM_ERR_LIMIT);
+    assert_non_null(strstr(tdm_err_msg(&err), "exceeds CIFF's int32"));
+    assert_null(fopen(out, "rb"));
+    tdm_ireader_close(r);
+    tdm_err_clear(&err);
+}
+
 /* The CLI (TANDEM_CLI): import, export, import again; a bad file fails with
  * the offset on stderr. */
 static void cli_import_export(void **state)
@@ -576,6 +599,7 @@ int main(void)
         cmocka_unit_test(bad_postings),
         cmocka_unit_test(toy_truncated_and_flipped),
         cmocka_unit_test(missing_file),
+        cmocka_unit_test(export_refuses_huge_tf),
         cmocka_unit_test(cli_import_export),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

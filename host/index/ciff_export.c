@@ -111,6 +111,11 @@ static int put_list(out *o, const tdm_ireader *r, uint64_t i, tdm_err *err)
     memcpy(t, term, len);
     t[len] = 0;
     for (uint32_t k = 0; k < df; k++) {
+        if (o->freqs[k] > INT32_MAX) {
+            free(t);
+            return tdm_err_set(err, TDM_ERR_LIMIT, "%s: term '%.*s': tf %u exceeds CIFF's int32",
+                               o->path, (int)len, term, o->freqs[k]);
+        }
         Io__Osirrc__Ciff__Posting *p = &o->postings[k];
         io__osirrc__ciff__posting__init(p);
         p->docid = (int32_t)(k ? o->docids[k] - o->docids[k - 1] : o->docids[0]);
