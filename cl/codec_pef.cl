@@ -121,3 +121,65 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
     if (ok)
         tdm_codec_store(out, pos, t, vpt, x, len);
 }
+
+/* Bit position of the one of rank r among the nh words at h, or 0xFFFFFFFF
+   when they hold no more than r ones. */
+uint pef_select_global(__global const uint *h, uint nh, uint r)
+{
+    for (uint j = 0; j < nh; j++) {
+        uint w = h[j], c = popcount(w);
+        if (r < c)
+            return 32u * j + pef_select32(w, r);
+        r -= c;
+    }
+    return 0xFFFFFFFFu;
+}
+
+/* x[k] of an EF partition: its low bits and (rank-k one's position - k) as
+   the high part; 0 with *bad set if the one is missing. */
+uint pef_x(__global const uint *p, uint nlow, uint nh, uint l, uint k, int *bad)
+{
+    uint at = pef_select_global(p + 1u + nlow, nh, k);
+    *bad |= at == 0xFFFFFFFFu;
+    return ((at - k) << l) | tdm_bits_get(p + 1, nlow, k * l, l);
+}
+
+/* Random access (host/codec/gather.h has the contract): out[q] = value
+   idx[q] of the list, one work-item each, by select on the partition's high
+   part in global memory (frequencies: two selects, x[k] - x[k - 1]). */
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_pef_get(__global const uint *words, __global const uint *offsets,
+                 __global const uint *bases, __global const uint *params, uint nblocks,
+                 uint n, uint delta, __global const uint *idx, uint count,
+                 __global uint *out, __global uint *status)
+{
+    uint q = get_global_id(0);
+    if (q >= count)
+        return;
+    uint i = idx[q];
+    if (i >= n) {
+        out[q] = 0u;
+        atomic_or(status, TDM_CODEC_ST_BADJOB);
+        return;
+    }
+    uint b = i / PEF_BLOCK, k = i % PEF_BLOCK, len = min(PEF_BLOCK, n - b * PEF_BLOCK);
+    uint start = offsets[b], np = offsets[b + 1] - start;
+    __global const uint *p = words + start;
+    uint hdr = np ? p[0] : 0xFFFFFFFFu, l = hdr & 0xFFu, kind = hdr >> 8;
+    uint nlow = (len * min(l, 32u) + 31u) >> 5;
+    int ef = kind == 0u && l <= 31u && 1u + nlow <= np;
+    int packed = kind == 1u && l <= 32u && 1u + nlow <= np;
+    int bad = !ef && !packed;
+    uint x = 0u, prev = 0u;
+    if (packed) {
+        x = tdm_bits_get(p + 1, nlow, k * l, l);
+    } else if (ef) {
+        uint nh = min(np - 1u - nlow, PEF_HMAX);
+        x = pef_x(p, nlow, nh, l, k, &bad);
+        if (!delta && k)
+            prev = pef_x(p, nlow, nh, l, k - 1u, &bad);
+    }
+    if (bad)
+        atomic_or(status, TDM_CODEC_ST_CORRUPT);
+    out[q] = delta ? bases[b] + x : x - prev;
+}

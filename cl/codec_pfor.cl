@@ -157,3 +157,129 @@ void tdm_newpfd128_decode(TDM_CODEC_ARGS)
     if (ok)
         tdm_codec_store(out, pos, t, vpt, g, len);
 }
+
+/* Plain inner exception for index j of an exception array: pairs are in
+   index order, *c is a cursor over them. Returns the high part to OR in at
+   bit w, or 0. */
+uint pfor_pair(__global const uint *pairs, uint count, uint *c, uint j, uint w)
+{
+    while (*c < count && pairs[2u * *c] < j)
+        (*c)++;
+    if (*c < count && pairs[2u * *c] == j)
+        return pairs[2u * (*c)++ + 1u] << w;
+    return 0u;
+}
+
+/* Value k of a PFOR block of len values (sum = 0) or the sum of its values
+   0 .. k (sum = 1: the gap sum of a docid), walking the exception arrays in
+   order; 0 with *bad set where the payload is inconsistent. */
+uint pfor_block_get(__global const uint *p, uint np, uint len, uint bw, uint k, int sum,
+                    int *bad)
+{
+    uint hdr = np ? p[0] : 0u;
+    uint e = hdr & 0x3FFu, wo = (hdr >> 10) & 0x3Fu, wh = (hdr >> 16) & 0x3Fu;
+    uint nslots = pfor_words(len, min(bw, 32u));
+    uint xw = e && np > 1u + nslots ? p[1u + nslots] : 0u;
+    uint xo = xw & 0xFFFFu, xh = xw >> 16;
+    uint no = pfor_words(e, min(wo, 32u)), nh = pfor_words(e, min(wh, 32u));
+    uint need = 1u + nslots + (e ? 1u + no + nh + 2u * (xo + xh) : 0u);
+    if (!(np == need && bw <= 32u && (hdr >> 22) == 0u && e <= len && wo <= 32u &&
+          wh <= 32u && (bw < 32u || e == 0u) && xo <= e && xh <= e)) {
+        *bad = 1;
+        return 0u;
+    }
+    uint v = 0u;
+    for (uint j = sum ? 0u : k; j <= k; j++)
+        v += tdm_bits_get(p + 1, nslots, j * bw, bw);
+    __global const uint *q = p + 2u + nslots, *po = q + no + nh, *ph = po + 2u * xo;
+    uint co = 0u, ch = 0u, at = 0u;
+    for (uint j = 0; j < e; j++) {
+        at += tdm_bits_get(q, no, j * wo, wo) | pfor_pair(po, xo, &co, j, wo);
+        if (at > k)
+            break;
+        uint h = tdm_bits_get(q + no, nh, j * wh, wh) | pfor_pair(ph, xh, &ch, j, wh);
+        v = sum ? v + ((h + 1u) << bw) : at == k ? v | ((h + 1u) << bw) : v;
+        at++;
+    }
+    return v;
+}
+
+/* Value k of a NEWPFD block, or the sum of values 0 .. k, as above. */
+uint npfd_block_get(__global const uint *p, uint np, uint len, uint k, int sum, int *bad)
+{
+    uint hdr = np ? p[0] : 0xFFFFFFFFu;
+    uint bw = hdr & 0x3Fu, e = (hdr >> 6) & 0xFFu, hw = (hdr >> 14) & 0x3Fu;
+    uint nslots = pfor_words(len, min(bw, 32u)), npos = (e + 3u) >> 2;
+    uint nhigh = pfor_words(e, min(hw, 32u));
+    if (!((hdr >> 20) == 0u && bw <= 32u && hw <= 32u && e <= len && (bw < 32u || e == 0u) &&
+          np == 1u + nslots + npos + nhigh)) {
+        *bad = 1;
+        return 0u;
+    }
+    uint v = 0u;
+    for (uint j = sum ? 0u : k; j <= k; j++)
+        v += tdm_bits_get(p + 1, nslots, j * bw, bw);
+    __global const uint *bytes = p + 1u + nslots, *highs = bytes + npos;
+    for (uint j = 0; j < e; j++) {
+        uint at = (bytes[j >> 2] >> (8u * (j & 3u))) & 0xFFu;
+        if (at > k)
+            break;
+        uint hi = (tdm_bits_get(highs, nhigh, j * hw, hw) + 1u) << bw;
+        v = sum ? v + hi : at == k ? v | hi : v;
+    }
+    return v;
+}
+
+/* Random access (host/codec/gather.h has the contract): out[q] = value
+   idx[q] of the list, one work-item each. A frequency is its slot plus, if
+   it is an exception, its high part; a docid sums its block's gaps up to it
+   from the block's base. */
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_pfor_get(__global const uint *words, __global const uint *offsets,
+                  __global const uint *bases, __global const uint *params, uint nblocks,
+                  uint n, uint delta, __global const uint *idx, uint count,
+                  __global uint *out, __global uint *status)
+{
+    uint q = get_global_id(0);
+    if (q >= count)
+        return;
+    uint i = idx[q];
+    if (i >= n) {
+        out[q] = 0u;
+        atomic_or(status, TDM_CODEC_ST_BADJOB);
+        return;
+    }
+    uint b = i / PFOR_BLOCK, start = offsets[b];
+    int bad = 0;
+    uint v = pfor_block_get(words + start, offsets[b + 1] - start,
+                            min(PFOR_BLOCK, n - b * PFOR_BLOCK), params[0], i % PFOR_BLOCK,
+                            delta != 0u, &bad);
+    if (bad)
+        atomic_or(status, TDM_CODEC_ST_CORRUPT);
+    out[q] = delta ? bases[b] + v : v;
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_newpfd128_get(__global const uint *words, __global const uint *offsets,
+                       __global const uint *bases, __global const uint *params, uint nblocks,
+                       uint n, uint delta, __global const uint *idx, uint count,
+                       __global uint *out, __global uint *status)
+{
+    uint q = get_global_id(0);
+    if (q >= count)
+        return;
+    uint i = idx[q];
+    if (i >= n) {
+        out[q] = 0u;
+        atomic_or(status, TDM_CODEC_ST_BADJOB);
+        return;
+    }
+    uint b = i / NPFD_BLOCK, start = offsets[b];
+    int bad = 0;
+    uint v = npfd_block_get(words + start, offsets[b + 1] - start,
+                            min(NPFD_BLOCK, n - b * NPFD_BLOCK), i % NPFD_BLOCK, delta != 0u,
+                            &bad);
+    if (bad)
+        atomic_or(status, TDM_CODEC_ST_CORRUPT);
+    out[q] = delta ? bases[b] + v : v;
+}

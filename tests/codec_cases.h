@@ -11,6 +11,7 @@
 
 #include "codec/codec.h"
 #include "codec/codec_dev.h"
+#include "codec/gather.h"
 #include "runtime/runtime.h"
 #include "testutil.h"
 
@@ -196,7 +197,8 @@ static void ccase_check_host(int codec, const ccase_list *l, tdm_rng *r)
     assert_memory_equal(sgot, want, m * sizeof *want);
     const tdm_codec_ops *ops = tdm_codec_by_id(codec);
     for (size_t t = 0; ops->get && l->n && t < 300; t++) {
-        uint32_t i = t == 0 ? 0 : t == 1 ? (uint32_t)l->n - 1 : tdm_rng_range(r, 0, (uint32_t)l->n - 1), v = 0;
+        uint32_t last = (uint32_t)l->n - 1, v = 0;
+        uint32_t i = t == 0 ? 0 : t == 1 ? last : tdm_rng_range(r, 0, last);
         if (ops->get(&enc, i, &v, &err) != TDM_OK)
             fail_msg("%s: get(%u): %s", l->name, i, tdm_err_msg(&err));
         if (v != l->v[i])
@@ -207,6 +209,31 @@ static void ccase_check_host(int codec, const ccase_list *l, tdm_rng *r)
     free(want);
     free(sgot);
     tdm_encoded_free(&enc);
+}
+
+/* Random access on the device (gather.h), where the codec has it: random
+ * positions, the first and the last, repeats. */
+static void ccase_check_gather(tdm_codec_dev_list *dl, const ccase_list *l, tdm_rng *r,
+                               const char *at)
+{
+    tdm_err err = {0};
+    if (!tdm_codec_gather_kernel(dl->codec) || l->n == 0)
+        return;
+    size_t most = tdm_test_small() ? 100 : 1000, k = l->n < most ? l->n + 2 : most;
+    uint32_t *idx = malloc(k * 4), *got = malloc(k * 4), last = (uint32_t)l->n - 1;
+    for (size_t q = 0; q < k; q++)
+        idx[q] = q == 0 ? last : q == 1 ? 0 : tdm_rng_range(r, 0, last);
+    if (tdm_codec_gather(dl, idx, k, got, &err) != TDM_OK)
+        fail_msg("%s: gather: %s", at, tdm_err_msg(&err));
+    for (size_t q = 0; q < k; q++)
+        if (got[q] != l->v[idx[q]])
+            fail_msg("%s: gather of value %u gave %u, want %u", at, idx[q], got[q],
+                     l->v[idx[q]]);
+    idx[k / 2] = (uint32_t)l->n;
+    assert_int_equal(tdm_codec_gather(dl, idx, k, got, &err), TDM_ERR_INVALID_ARG);
+    tdm_err_clear(&err);
+    free(idx);
+    free(got);
 }
 
 /* One device: whole-list decode and a random selection against the list. */
@@ -231,9 +258,11 @@ static void ccase_check_device(tdm_device *d, int codec, const ccase_list *l, td
             fail_msg("%s: value %zu is %u, want %u", at, i, got[i],
                      l->v[i]);
     free(got);
+    ccase_check_gather(&dl, l, r, at);
     size_t k;
     uint32_t *sel = ccase_selection(r, enc.nblocks, &k);
-    uint32_t *want = malloc((k * enc.block_size + 1) * 4), *sgot = malloc((k * enc.block_size + 1) * 4);
+    size_t cap = k * enc.block_size + 1;
+    uint32_t *want = malloc(cap * 4), *sgot = malloc(cap * 4);
     size_t m = ccase_expected(l, enc.block_size, sel, k, want);
     if (k && tdm_codec_dev_decode(&dl, sel, k, NULL, sgot, &nv, NULL, &err) != TDM_OK)
         fail_msg("%s: decode %zu blocks: %s", at, k, tdm_err_msg(&err));
@@ -344,6 +373,14 @@ static int ccase_device_survives(tdm_engine *e, const tdm_encoded *enc, const ch
         if (rc != TDM_OK && rc != TDM_ERR_CORRUPT)
             fail_msg("%s: device %d: %s", what, d, tdm_err_msg(&err));
         noticed += rc == TDM_ERR_CORRUPT;
+        /* Random access reads the same payload: it too stays in bounds. */
+        for (uint32_t i = 0; dl.kernel && tdm_codec_gather_kernel(enc->codec) && i < enc->n;
+             i += 1 + enc->n / 64) {
+            uint32_t v;
+            int g = tdm_codec_gather(&dl, &i, 1, &v, &err);
+            if (g != TDM_OK && g != TDM_ERR_CORRUPT)
+                fail_msg("%s: device %d: gather: %s", what, d, tdm_err_msg(&err));
+        }
         tdm_codec_dev_free(&dl);
         tdm_err_clear(&err);
     }

@@ -15,6 +15,25 @@ static void rice_devices_match_reference(void **state)
     ccase_run_devices(TDM_CODEC_RICE, 32);
 }
 
+/* Rice has no slot to read one value from: no device random access. */
+static void rice_has_no_gather(void **state)
+{
+    (void)state;
+    tdm_engine *e = tdm_test_engine();
+    uint32_t v[3] = {1, 5, 9}, i = 1, out;
+    tdm_encoded enc;
+    tdm_err err = {0};
+    tdm_codec_dev_list dl;
+    assert_int_equal(tdm_codec_encode(TDM_CODEC_RICE, v, 3, 1, &enc, &err), TDM_OK);
+    assert_int_equal(tdm_codec_dev_upload(tdm_engine_device(e, 0), &enc, &dl, &err), TDM_OK);
+    assert_null(tdm_codec_gather_kernel(TDM_CODEC_RICE));
+    assert_int_equal(tdm_codec_gather(&dl, &i, 1, &out, &err), TDM_ERR_UNSUPPORTED);
+    tdm_codec_dev_free(&dl);
+    tdm_encoded_free(&enc);
+    tdm_err_clear(&err);
+    tdm_engine_close(e);
+}
+
 /* k = floor(log2(mean gap)) per block: gaps of exactly 2^10 give k = 10,
  * one unary bit and 10 binary bits each; a block with one huge gap among
  * small ones still keeps its unary part short. */
@@ -103,6 +122,7 @@ int main(void)
         cmocka_unit_test(rice_reference_round_trips),
         cmocka_unit_test(rice_parameter_per_block),
         cmocka_unit_test(rice_devices_match_reference),
+        cmocka_unit_test(rice_has_no_gather),
         cmocka_unit_test(rice_corrupt_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
