@@ -10,8 +10,33 @@ uint tdm_bp_width(uint nw, uint len)
     return len ? min(32u, (nw * 32u) / len) : 0u;
 }
 
-void tdm_bp_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scratch,
-                  __local uint *stage)
+/* Work-item t's values of a block copied to local memory. */
+void tdm_bp_unpack_local(__local const uint *lw, uint nw, uint len, uint t, uint vpt, uint *v)
+{
+    uint w = tdm_bp_width(nw, len);
+    for (uint j = 0; j < vpt; j++) {
+        uint i = t * vpt + j;
+        v[j] = i < len ? tdm_bits_get_local(lw, nw, i * w, w) : 0u;
+    }
+}
+
+#if TDM_CODEC_PIPE
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_bp128_decode(TDM_CODEC_ARGS)
+{
+    TDM_CODEC_PIPELINE(128u, 128u, tdm_bp_unpack_local(lw, nw, cur.len, t, vpt, v))
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_bp256_decode(TDM_CODEC_ARGS)
+{
+    TDM_CODEC_PIPELINE(256u, 256u, tdm_bp_unpack_local(lw, nw, cur.len, t, vpt, v))
+}
+
+#else /* read global memory directly, one job at a time */
+
+void tdm_bp_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scratch)
 {
     const uint vpt = TDM_CODEC_VPT(block), tpb = block / vpt;
     uint t = get_local_id(0) % tpb, b, pos, len;
@@ -21,21 +46,10 @@ void tdm_bp_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scra
     uint nw = ok ? offsets[b + 1] - start : 0u;
     uint w = tdm_bp_width(nw, len);
     uint v[TDM_CODEC_VPT_MAX];
-#if TDM_CODEC_STAGE
-    __local uint *lw = stage + get_local_id(0) / tpb * block;
-    tdm_codec_stage(words + start, nw, lw, t, tpb);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint j = 0; j < vpt; j++) {
-        uint i = t * vpt + j;
-        v[j] = i < len ? tdm_bits_get_local(lw, nw, i * w, w) : 0u;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE); /* before the next job's copy */
-#else
     for (uint j = 0; j < vpt; j++) {
         uint i = t * vpt + j;
         v[j] = i < len ? tdm_bits_get(words + start, nw, i * w, w) : 0u;
     }
-#endif
     if (delta)
         tdm_codec_delta(v, vpt, tpb, ok ? bases[b] : 0u, scratch);
     if (ok)
@@ -46,16 +60,16 @@ __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_bp128_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    __local uint stage[TDM_CODEC_STAGE ? TDM_WG_SIZE * TDM_CODEC_VPT(128u) : 1];
     TDM_CODEC_FOR_JOBS(job, 128u)
-        tdm_bp_block(128u, job, TDM_CODEC_PASS, scratch, stage);
+        tdm_bp_block(128u, job, TDM_CODEC_PASS, scratch);
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_bp256_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    __local uint stage[TDM_CODEC_STAGE ? TDM_WG_SIZE * TDM_CODEC_VPT(256u) : 1];
     TDM_CODEC_FOR_JOBS(job, 256u)
-        tdm_bp_block(256u, job, TDM_CODEC_PASS, scratch, stage);
+        tdm_bp_block(256u, job, TDM_CODEC_PASS, scratch);
 }
+
+#endif

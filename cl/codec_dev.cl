@@ -164,16 +164,93 @@ void tdm_codec_store(__global uint *out, uint pos, uint t, uint vpt, const uint 
 TDM_BITS_GET(tdm_bits_get, __global)
 TDM_BITS_GET(tdm_bits_get_local, __local)
 
-/* Staging: with TDM_CODEC_STAGE=1 a block's words are first copied to local
-   memory by its work-items together (coalesced), and values are read from
-   there. An experiment: 0 (read global memory through the cache) unless the
-   build says otherwise. */
-#ifndef TDM_CODEC_STAGE
-#define TDM_CODEC_STAGE 0
+/* ---- the pipelined decode loop
+
+   A work-group decodes TDM_WG_SIZE / TPB blocks at a time and loops over the
+   launch's jobs (grid-stride). Each block's words are copied to local memory
+   (coalesced), where the codec reads its values; the copy of the next round's
+   blocks is loaded into registers one round ahead, and their offsets and
+   bases two rounds ahead, so no round waits for global memory: the loads of
+   round k+1 are in flight while round k unpacks, scans and stores. Without
+   this a round costs two dependent memory latencies (endpoints, then words),
+   which limits a GPU to about half its bandwidth. TDM_CODEC_PIPE=0 (an
+   experiment) reads global memory directly instead. */
+#ifndef TDM_CODEC_PIPE
+#define TDM_CODEC_PIPE 1
 #endif
 
-void tdm_codec_stage(__global const uint *src, uint nw, __local uint *dst, uint t, uint tpb)
+/* One job's block, as the loop carries it ahead of its words. */
+typedef struct tdm_codec_meta {
+    uint ok, pos, len, start, nw, base;
+} tdm_codec_meta;
+
+tdm_codec_meta tdm_codec_meta_load(uint job, uint block, TDM_CODEC_ARGS)
 {
-    for (uint k = t; k < nw; k += tpb)
-        dst[k] = src[k];
+    tdm_codec_meta m;
+    uint b;
+    m.ok = (uint)tdm_codec_job(job, block, sel, njobs, use_sel, nblocks, n, out_cap, status,
+                               &b, &m.pos, &m.len);
+    m.start = m.ok ? offsets[b] : 0u;
+    m.nw = m.ok ? offsets[b + 1] - m.start : 0u;
+    m.base = m.ok && delta ? bases[b] : 0u;
+    return m;
 }
+
+/* Loads word t + k * tpb of the block, k < pf, into r (0 past its end). */
+void tdm_codec_prefetch(__global const uint *words, const tdm_codec_meta *m, uint t, uint tpb,
+                        uint pf, uint *r)
+{
+    for (uint k = 0; k < pf; k++) {
+        uint i = t + k * tpb;
+        r[k] = i < m->nw ? words[m->start + i] : 0u;
+    }
+}
+
+/* Stores what tdm_codec_prefetch loaded into the block's local copy. */
+void tdm_codec_commit(__local uint *lw, uint nw, uint t, uint tpb, uint pf, const uint *r)
+{
+    for (uint k = 0; k < pf; k++) {
+        uint i = t + k * tpb;
+        if (i < nw)
+            lw[i] = r[k];
+    }
+}
+
+/* The loop, for a kernel of block size B whose blocks take at most MAXW
+   words. DECODE is a statement that fills v[0..vpt) from the local copy lw
+   (nw words, of which no read may leave), with cur the block's metadata; it
+   is run by the whole group and may use barriers. */
+#define TDM_CODEC_PIPELINE(B, MAXW, DECODE)                                        \
+    __local uint scratch[2 * TDM_WG_SIZE];                                         \
+    __local uint stage[TDM_WG_SIZE / TDM_CODEC_TPB(B) * (MAXW)];                   \
+    const uint tpb = TDM_CODEC_TPB(B), slots = TDM_WG_SIZE / tpb;                  \
+    const uint vpt = TDM_CODEC_VPT(B), pf = ((MAXW) + tpb - 1) / tpb;              \
+    uint t = get_local_id(0) % tpb, slot = get_local_id(0) / tpb;                  \
+    uint stride = get_num_groups(0) * slots, j0 = get_group_id(0) * slots;         \
+    __local uint *lw = stage + slot * (MAXW);                                      \
+    uint r[((MAXW) + TDM_CODEC_TPB(B) - 1) / TDM_CODEC_TPB(B)];                    \
+    uint v[TDM_CODEC_VPT_MAX];                                                     \
+    tdm_codec_meta cur = tdm_codec_meta_load(j0 + slot, B, TDM_CODEC_PASS);        \
+    tdm_codec_meta nxt = tdm_codec_meta_load(j0 + slot + stride, B, TDM_CODEC_PASS); \
+    tdm_codec_prefetch(words, &cur, t, tpb, pf, r);                                \
+    tdm_codec_commit(lw, min(cur.nw, (uint)(MAXW)), t, tpb, pf, r);                \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                  \
+    tdm_codec_prefetch(words, &nxt, t, tpb, pf, r);                                \
+    tdm_codec_meta nxt2 =                                                          \
+        tdm_codec_meta_load(j0 + slot + 2 * stride, B, TDM_CODEC_PASS);            \
+    for (; j0 < njobs; j0 += stride) {                                             \
+        uint nw = min(cur.nw, (uint)(MAXW));                                       \
+        DECODE;                                                                    \
+        if (delta)                                                                 \
+            tdm_codec_delta(v, vpt, tpb, cur.base, scratch);                       \
+        else                                                                       \
+            barrier(CLK_LOCAL_MEM_FENCE); /* every read of lw done */              \
+        if (cur.ok)                                                                \
+            tdm_codec_store(out, cur.pos, t, vpt, v, cur.len);                     \
+        tdm_codec_commit(lw, min(nxt.nw, (uint)(MAXW)), t, tpb, pf, r);            \
+        barrier(CLK_LOCAL_MEM_FENCE);                                              \
+        cur = nxt;                                                                 \
+        nxt = nxt2;                                                                \
+        tdm_codec_prefetch(words, &nxt, t, tpb, pf, r);                            \
+        nxt2 = tdm_codec_meta_load(j0 + slot + 3 * stride, B, TDM_CODEC_PASS);     \
+    }

@@ -25,16 +25,56 @@ TDM_VBYTE_GET(tdm_vbyte_get_local, __local)
 /* The most words a block of B values takes (all values 4 bytes). */
 #define TDM_VBYTE_MAXW(B) ((B) + (B) / 16 + 1)
 
-/* Where a work-item reads its block: the global payload, or the block's copy
-   in local memory (TDM_CODEC_STAGE). */
-#if TDM_CODEC_STAGE
-#define TDM_VBYTE_READ tdm_vbyte_get_local
-#else
-#define TDM_VBYTE_READ tdm_vbyte_get
-#endif
+/* Work-item t's values of a block of len values in nw words, from global or
+   local memory; called by the whole group (a scan). Flags the list corrupt
+   when the selectors do not match the block's length. */
+#define TDM_VBYTE_UNPACK(NAME, SPACE, GET)                                         \
+    void NAME(SPACE const uint *w, uint nw, uint len, uint ok, uint t, uint vpt,   \
+              uint tpb, uint *v, __local uint *scratch, __global uint *status)     \
+    {                                                                              \
+        uint sb = (len + 3u) / 4u; /* selector bytes */                            \
+        uint l[TDM_CODEC_VPT_MAX], mine = 0;                                       \
+        for (uint q = 0; q < vpt / 4; q++) { /* a selector byte: four values */    \
+            uint byte = t * (vpt / 4) + q, i0 = 4 * byte;                          \
+            uint s = byte < sb && (byte >> 2) < nw ? w[byte >> 2] >> (8u * (byte & 3u)) \
+                                                   : 0u;                           \
+            for (uint j = 0; j < 4; j++) {                                         \
+                l[4 * q + j] = i0 + j < len ? ((s >> (2 * j)) & 3u) + 1u : 0u;     \
+                mine += l[4 * q + j];                                              \
+            }                                                                      \
+        }                                                                          \
+        uint total, k = sb + tdm_seg_scan_excl(mine, tpb, scratch, &total);        \
+        if (ok && t == 0 && (sb + total + 3u) / 4u != nw)                          \
+            atomic_or(status, TDM_CODEC_ST_CORRUPT);                               \
+        for (uint j = 0; j < vpt; j++) {                                           \
+            v[j] = l[j] ? GET(w, nw, k, l[j]) : 0u;                                \
+            k += l[j];                                                             \
+        }                                                                          \
+    }
+TDM_VBYTE_UNPACK(tdm_vbyte_unpack, __global, tdm_vbyte_get)
+TDM_VBYTE_UNPACK(tdm_vbyte_unpack_local, __local, tdm_vbyte_get_local)
 
-void tdm_vbyte_block(const uint block, uint job, TDM_CODEC_ARGS,
-                     __local uint *scratch, __local uint *stage)
+#if TDM_CODEC_PIPE
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_vbyte128_decode(TDM_CODEC_ARGS)
+{
+    TDM_CODEC_PIPELINE(128u, TDM_VBYTE_MAXW(128u),
+                       tdm_vbyte_unpack_local(lw, nw, cur.len, cur.ok, t, vpt, tpb, v,
+                                              scratch, status))
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
+{
+    TDM_CODEC_PIPELINE(1024u, TDM_VBYTE_MAXW(1024u),
+                       tdm_vbyte_unpack_local(lw, nw, cur.len, cur.ok, t, vpt, tpb, v,
+                                              scratch, status))
+}
+
+#else /* read global memory directly, one job at a time */
+
+void tdm_vbyte_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scratch)
 {
     const uint vpt = TDM_CODEC_VPT(block), tpb = block / vpt;
     uint t = get_local_id(0) % tpb, b, pos, len;
@@ -42,35 +82,8 @@ void tdm_vbyte_block(const uint block, uint job, TDM_CODEC_ARGS,
                            &pos, &len);
     uint start = ok ? offsets[b] : 0u;
     uint nw = ok ? offsets[b + 1] - start : 0u;
-#if TDM_CODEC_STAGE
-    __local const uint *w = stage + get_local_id(0) / tpb * TDM_VBYTE_MAXW(block);
-    tdm_codec_stage(words + start, min(nw, TDM_VBYTE_MAXW(block)), stage +
-                    get_local_id(0) / tpb * TDM_VBYTE_MAXW(block), t, tpb);
-    nw = min(nw, TDM_VBYTE_MAXW(block)); /* more is corrupt, and flagged below */
-    barrier(CLK_LOCAL_MEM_FENCE);
-#else
-    __global const uint *w = words + start;
-#endif
-    uint sb = (len + 3u) / 4u; /* selector bytes */
-    uint l[TDM_CODEC_VPT_MAX], v[TDM_CODEC_VPT_MAX], mine = 0;
-    for (uint q = 0; q < vpt / 4; q++) { /* one selector byte: four values */
-        uint byte = t * (vpt / 4) + q, i0 = 4 * byte;
-        uint s = byte < sb && (byte >> 2) < nw ? w[byte >> 2] >> (8u * (byte & 3u)) : 0u;
-        for (uint j = 0; j < 4; j++) {
-            l[4 * q + j] = i0 + j < len ? ((s >> (2 * j)) & 3u) + 1u : 0u;
-            mine += l[4 * q + j];
-        }
-    }
-    uint total, k = sb + tdm_seg_scan_excl(mine, tpb, scratch, &total);
-    if (ok && t == 0 && (sb + total + 3u) / 4u != nw)
-        atomic_or(status, TDM_CODEC_ST_CORRUPT);
-    for (uint j = 0; j < vpt; j++) {
-        v[j] = l[j] ? TDM_VBYTE_READ(w, nw, k, l[j]) : 0u;
-        k += l[j];
-    }
-#if TDM_CODEC_STAGE
-    barrier(CLK_LOCAL_MEM_FENCE); /* before the next job's copy */
-#endif
+    uint v[TDM_CODEC_VPT_MAX];
+    tdm_vbyte_unpack(words + start, nw, len, (uint)ok, t, vpt, tpb, v, scratch, status);
     if (delta)
         tdm_codec_delta(v, vpt, tpb, ok ? bases[b] : 0u, scratch);
     if (ok)
@@ -81,20 +94,16 @@ __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_vbyte128_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    __local uint stage[TDM_CODEC_STAGE
-                           ? TDM_WG_SIZE / TDM_CODEC_TPB(128u) * TDM_VBYTE_MAXW(128u)
-                           : 1];
     TDM_CODEC_FOR_JOBS(job, 128u)
-        tdm_vbyte_block(128u, job, TDM_CODEC_PASS, scratch, stage);
+        tdm_vbyte_block(128u, job, TDM_CODEC_PASS, scratch);
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    __local uint stage[TDM_CODEC_STAGE
-                           ? TDM_WG_SIZE / TDM_CODEC_TPB(1024u) * TDM_VBYTE_MAXW(1024u)
-                           : 1];
     TDM_CODEC_FOR_JOBS(job, 1024u)
-        tdm_vbyte_block(1024u, job, TDM_CODEC_PASS, scratch, stage);
+        tdm_vbyte_block(1024u, job, TDM_CODEC_PASS, scratch);
 }
+
+#endif

@@ -51,7 +51,7 @@ void tdm_bench_print_header(FILE *f)
 
 void tdm_bench_print_row(FILE *f, const tdm_bench_row *r)
 {
-    char dev[40];
+    char dev[48];
     if (r->device < 0)
         snprintf(dev, sizeof dev, "%.39s", r->device_name);
     else
