@@ -25,6 +25,7 @@ typedef struct opts {
     int sizes[MAX_SIZES], nsizes;
     uint32_t universe;
     int reps, e2e_reps, index_lists;
+    int gaps; /* --values gaps: decode the d-gaps as plain values (no prefix sum) */
     double budget_s; /* per measured point, beyond the minimum of 5 launches */
     uint64_t seed;
 } opts;
@@ -59,6 +60,8 @@ static void usage(FILE *f)
         "  --budget S         seconds a point may take (default 1)\n"
         "  --e2e-reps N       end-to-end runs a point (default 3)\n"
         "  --seed N           generator seed (default 42)\n"
+        "  --values KIND      docids (default: d-gaps summed in the kernel) or gaps (the\n"
+        "                     d-gaps as plain values, no prefix sum, as Mallia et al. time)\n"
         "  --index FILE       also the docid and frequency lists of a built index\n"
         "  --index-lists N    the N longest lists of the index (default 1000)\n"
         "  --csv FILE         every row as CSV\n"
@@ -123,7 +126,11 @@ static int parse(int argc, char **argv, opts *o)
             o->budget_s = atof(v);
         else if (!strcmp(a, "--e2e-reps"))
             o->e2e_reps = atoi(v);
-        else if (!strcmp(a, "--seed"))
+        else if (!strcmp(a, "--values")) {
+            if (strcmp(v, "docids") && strcmp(v, "gaps"))
+                return tdm_cli_fail("bench codecs", "--values docids or gaps") + 1;
+            o->gaps = !strcmp(v, "gaps");
+        } else if (!strcmp(a, "--seed"))
             o->seed = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--index"))
             o->index = v;
@@ -376,6 +383,12 @@ static void bench_synthetic(bench *B)
                 fprintf(stderr, "tandem bench codecs: cannot generate %zu values in [0, %u)\n",
                         n, B->o.universe);
                 B->failures++;
+            } else if (B->o.gaps) {
+                char label[24];
+                snprintf(label, sizeof label, "%.16s:gaps", dn);
+                for (size_t i = n - 1; i > 0; i--)
+                    v[i] -= v[i - 1];
+                bench_list(B, label, v, n, 0, host);
             } else {
                 bench_cpu(B, dn, v, n, host);
                 bench_list(B, dn, v, n, 1, host);
@@ -439,7 +452,8 @@ int tdm_bench_codecs(int argc, char **argv)
     }
     if (B.o.plot) {
         char dist[24], title[160];
-        snprintf(dist, sizeof dist, "%.*s", (int)strcspn(B.o.dists, ","), B.o.dists);
+        snprintf(dist, sizeof dist, "%.*s%s", (int)strcspn(B.o.dists, ","), B.o.dists,
+                 B.o.gaps ? ":gaps" : "");
         snprintf(title, sizeof title, "Decode speed, %s lists in [0, %u): kernel time", dist,
                  B.o.universe);
         if (tdm_bench_write_svg(B.o.plot, &B.rows, dist, title)) {
