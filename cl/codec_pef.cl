@@ -72,15 +72,13 @@ uint pef_highs(__local const uint *h, uint nh, uint i0, uint vpt, uint *x)
     return total;
 }
 
-__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_pef_decode(TDM_CODEC_ARGS)
+/* Decodes the jobs j0 .. j0 + PEF_BPG - 1 of a launch (one round of the kernel). */
+void pef_round(uint j0, TDM_CODEC_ARGS, __local uint *hw, __local uint *lastx)
 {
-    __local uint hw[PEF_BPG * PEF_HMAX];
-    __local uint lastx[TDM_WG_SIZE];
     const uint vpt = PEF_VPT, tpb = PEF_TPB;
     uint lid = get_local_id(0), s = lid / tpb, t = lid % tpb, b, pos, len;
-    int ok = tdm_codec_job(get_group_id(0) * PEF_BPG + s, PEF_BLOCK, sel, njobs, use_sel,
-                           nblocks, n, out_cap, status, &b, &pos, &len);
+    int ok = tdm_codec_job(j0 + s, PEF_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap, status,
+                           &b, &pos, &len);
     uint start = ok ? offsets[b] : 0u, end = ok ? offsets[b + 1] : 0u;
     uint np = end - start; /* the driver checked that offsets never decrease */
     __global const uint *p = words + start;
@@ -120,6 +118,17 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
     }
     if (ok)
         tdm_codec_store(out, pos, t, vpt, x, len);
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_pef_decode(TDM_CODEC_ARGS)
+{
+    __local uint hw[PEF_BPG * PEF_HMAX];
+    __local uint lastx[TDM_WG_SIZE];
+    /* Any number of work-groups: each takes rounds of PEF_BPG jobs. */
+    for (uint j0 = get_group_id(0) * PEF_BPG; j0 < njobs; j0 += get_num_groups(0) * PEF_BPG) {
+        pef_round(j0, TDM_CODEC_PASS, hw, lastx);
+    }
 }
 
 /* Bit position of the one of rank r among the nh words at h, or 0xFFFFFFFF

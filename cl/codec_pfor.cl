@@ -43,15 +43,14 @@ int pfor_patch(__global const uint *pairs, uint count, uint e, uint w, __local u
     return good;
 }
 
-__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_pfor_decode(TDM_CODEC_ARGS)
+/* Decodes the jobs j0 .. j0 + PFOR_BPG - 1 of a launch (one round of the kernel). */
+void pfor_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl,
+                __local uint *ol, __local uint *hl)
 {
-    __local uint scratch[2 * TDM_WG_SIZE];
-    __local uint gl[PFOR_BPG * PFOR_BLOCK], ol[PFOR_BPG * PFOR_BLOCK], hl[PFOR_BPG * PFOR_BLOCK];
     const uint vpt = PFOR_VPT, tpb = PFOR_TPB;
     uint lid = get_local_id(0), s = lid / tpb, t = lid % tpb, b, pos, len;
-    int ok = tdm_codec_job(get_group_id(0) * PFOR_BPG + s, PFOR_BLOCK, sel, njobs, use_sel,
-                           nblocks, n, out_cap, status, &b, &pos, &len);
+    int ok = tdm_codec_job(j0 + s, PFOR_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap, status,
+                           &b, &pos, &len);
     uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
     __global const uint *p = words + start;
     uint bw = params[0], hdr = np ? p[0] : 0u;
@@ -110,14 +109,24 @@ void tdm_pfor_decode(TDM_CODEC_ARGS)
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_newpfd128_decode(TDM_CODEC_ARGS)
+void tdm_pfor_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    __local uint gl[NPFD_BPG * NPFD_BLOCK];
+    __local uint gl[PFOR_BPG * PFOR_BLOCK], ol[PFOR_BPG * PFOR_BLOCK], hl[PFOR_BPG * PFOR_BLOCK];
+    /* Any number of work-groups: each takes rounds of PFOR_BPG jobs. */
+    for (uint j0 = get_group_id(0) * PFOR_BPG; j0 < njobs; j0 += get_num_groups(0) * PFOR_BPG) {
+        pfor_round(j0, TDM_CODEC_PASS, scratch, gl, ol, hl);
+        barrier(CLK_LOCAL_MEM_FENCE); /* the next round reuses local memory */
+    }
+}
+
+/* Decodes the jobs j0 .. j0 + NPFD_BPG - 1 of a launch (one round of the kernel). */
+void npfd_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl)
+{
     const uint vpt = NPFD_VPT, tpb = NPFD_TPB;
     uint lid = get_local_id(0), s = lid / tpb, t = lid % tpb, b, pos, len;
-    int ok = tdm_codec_job(get_group_id(0) * NPFD_BPG + s, NPFD_BLOCK, sel, njobs, use_sel,
-                           nblocks, n, out_cap, status, &b, &pos, &len);
+    int ok = tdm_codec_job(j0 + s, NPFD_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap, status,
+                           &b, &pos, &len);
     uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
     __global const uint *p = words + start;
     uint hdr = np ? p[0] : 0xFFFFFFFFu;
@@ -156,6 +165,18 @@ void tdm_newpfd128_decode(TDM_CODEC_ARGS)
         tdm_codec_delta(g, vpt, tpb, ok ? bases[b] : 0u, scratch);
     if (ok)
         tdm_codec_store(out, pos, t, vpt, g, len);
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_newpfd128_decode(TDM_CODEC_ARGS)
+{
+    __local uint scratch[2 * TDM_WG_SIZE];
+    __local uint gl[NPFD_BPG * NPFD_BLOCK];
+    /* Any number of work-groups: each takes rounds of NPFD_BPG jobs. */
+    for (uint j0 = get_group_id(0) * NPFD_BPG; j0 < njobs; j0 += get_num_groups(0) * NPFD_BPG) {
+        npfd_round(j0, TDM_CODEC_PASS, scratch, gl);
+        barrier(CLK_LOCAL_MEM_FENCE); /* the next round reuses local memory */
+    }
 }
 
 /* Plain inner exception for index j of an exception array: pairs are in

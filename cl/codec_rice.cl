@@ -67,15 +67,13 @@ uint rice_ones(__local const uint *u, uint nu, uint r0, uint c, uint *at)
     return total;
 }
 
-__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_rice_decode(TDM_CODEC_ARGS)
+/* Decodes the jobs j0 .. j0 + RICE_BPG - 1 of a launch (one round of the kernel). */
+void rice_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *ul)
 {
-    __local uint scratch[2 * TDM_WG_SIZE];
-    __local uint ul[RICE_BPG * RICE_UMAX];
     const uint vpt = RICE_VPT, tpb = RICE_TPB;
     uint lid = get_local_id(0), s = lid / tpb, t = lid % tpb, b, pos, len;
-    int ok = tdm_codec_job(get_group_id(0) * RICE_BPG + s, RICE_BLOCK, sel, njobs, use_sel,
-                           nblocks, n, out_cap, status, &b, &pos, &len);
+    int ok = tdm_codec_job(j0 + s, RICE_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap, status,
+                           &b, &pos, &len);
     uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
     __global const uint *p = words + start;
     uint k = np ? p[0] : 0xFFFFFFFFu;
@@ -107,4 +105,16 @@ void tdm_rice_decode(TDM_CODEC_ARGS)
         tdm_codec_delta(g, vpt, tpb, ok ? bases[b] : 0u, scratch);
     if (ok)
         tdm_codec_store(out, pos, t, vpt, g, len);
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_rice_decode(TDM_CODEC_ARGS)
+{
+    __local uint scratch[2 * TDM_WG_SIZE];
+    __local uint ul[RICE_BPG * RICE_UMAX];
+    /* Any number of work-groups: each takes rounds of RICE_BPG jobs. */
+    for (uint j0 = get_group_id(0) * RICE_BPG; j0 < njobs; j0 += get_num_groups(0) * RICE_BPG) {
+        rice_round(j0, TDM_CODEC_PASS, scratch, ul);
+        barrier(CLK_LOCAL_MEM_FENCE); /* the next round reuses local memory */
+    }
 }

@@ -236,6 +236,39 @@ static void ccase_check_gather(tdm_codec_dev_list *dl, const ccase_list *l, tdm_
     free(got);
 }
 
+/* The decode kernel launched with two work-groups for the whole list, so
+ * that each takes several rounds of jobs (the kernels loop over the launch). */
+static void ccase_check_few_groups(tdm_codec_dev_list *dl, const ccase_list *l, const char *at)
+{
+    tdm_err err = {0};
+    cl_mem out = NULL;
+    if (l->n == 0 || !dl->kernel)
+        return;
+    if (tdm_buffer_create(dl->dev, CL_MEM_READ_WRITE, l->n * 4, NULL, &out, &err) != TDM_OK)
+        fail_msg("%s: %s", at, tdm_err_msg(&err));
+    tdm_codec_dev_job job = {.sel = NULL, .njobs = dl->nblocks, .out = out, .out_cap = dl->n};
+    uint32_t groups = 2, *got = malloc(l->n * 4);
+    cl_uint junk = 0xABABABABu; /* not what an earlier decode left in recycled memory */
+    int rc = clEnqueueFillBuffer(dl->dev->queue, out, &junk, 4, 0, l->n * 4, 0, NULL, NULL)
+                 ? tdm_err_set(&err, TDM_ERR_OPENCL, "clEnqueueFillBuffer")
+                 : tdm_codec_dev_set_args(dl, dl->kernel, &job, &err);
+    if (rc == TDM_OK)
+        rc = tdm_codec_dev_enqueue(dl, dl->kernel, groups * dl->bpg, dl->bpg, NULL, &err);
+    if (rc == TDM_OK && clEnqueueReadBuffer(dl->dev->queue, out, CL_TRUE, 0, l->n * 4, got, 0,
+                                            NULL, NULL) != CL_SUCCESS)
+        rc = tdm_err_set(&err, TDM_ERR_OPENCL, "reading back");
+    if (rc == TDM_OK)
+        rc = tdm_codec_dev_status(dl, &err);
+    if (rc != TDM_OK)
+        fail_msg("%s: two work-groups: %s", at, tdm_err_msg(&err));
+    for (size_t i = 0; i < l->n; i++)
+        if (got[i] != l->v[i])
+            fail_msg("%s: two work-groups: value %zu is %u, want %u", at, i, got[i], l->v[i]);
+    clReleaseMemObject(out);
+    free(got);
+    tdm_err_clear(&err);
+}
+
 /* One device: whole-list decode and a random selection against the list. */
 static void ccase_check_device(tdm_device *d, int codec, const ccase_list *l, tdm_rng *r)
 {
@@ -258,6 +291,7 @@ static void ccase_check_device(tdm_device *d, int codec, const ccase_list *l, td
             fail_msg("%s: value %zu is %u, want %u", at, i, got[i],
                      l->v[i]);
     free(got);
+    ccase_check_few_groups(&dl, l, at);
     ccase_check_gather(&dl, l, r, at);
     size_t k;
     uint32_t *sel = ccase_selection(r, enc.nblocks, &k);
