@@ -190,6 +190,45 @@ static void random_roundtrip(void **state)
     }
 }
 
+/* The comparison the round trips rely on does see differences. */
+static void compare_finds_differences(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("ciff_cmp");
+    static const char *const what[] = {"document 3: name", "document 5: length",
+                                       "posting", "df"};
+    char *base = path_in(dir, "base.tdm"), *other = path_in(dir, "other.tdm");
+    randcoll rc;
+    randcoll_init(&rc, 77, 40, 20);
+    tdm_coll_source src;
+    randcoll_source(&rc, &src);
+    tdm_err err = {0};
+    assert_int_equal(tdm_collection_write(&src, base, NULL, &err), TDM_OK);
+    for (int k = 0; k < 4; k++) {
+        randcoll c2;
+        randcoll_init(&c2, 77, 40, 20);
+        if (k == 0)
+            c2.names[3][0] ^= 1;
+        if (k == 1)
+            c2.doclens[5]++;
+        if (k == 2)
+            c2.docids[1][0] = 1; /* list 1 is {0, 39}: same df and cf */
+        if (k == 3)
+            c2.n[2]--; /* list 2 has >= 2 postings (mode 2 or a pair) */
+        randcoll_source(&c2, &src);
+        assert_int_equal(tdm_collection_write(&src, other, NULL, &err), TDM_OK);
+        tdm_ireader *a = open_index(base), *b = open_index(other);
+        assert_int_equal(tdm_collection_compare(a, b, &err), TDM_ERR_CORRUPT);
+        if (!strstr(tdm_err_msg(&err), what[k]))
+            fail_msg("case %d: '%s'", k, tdm_err_msg(&err));
+        tdm_ireader_close(a);
+        tdm_ireader_close(b);
+        randcoll_free(&c2);
+    }
+    randcoll_free(&rc);
+    tdm_err_clear(&err);
+}
+
 /* ---- hand-made CIFF streams */
 
 typedef struct cbuf {
@@ -593,6 +632,7 @@ int main(void)
         cmocka_unit_test(toy_imports_with_its_counts),
         cmocka_unit_test(toy_roundtrip),
         cmocka_unit_test(random_roundtrip),
+        cmocka_unit_test(compare_finds_differences),
         cmocka_unit_test(good_stream_loads),
         cmocka_unit_test(bad_framing),
         cmocka_unit_test(bad_counts),
