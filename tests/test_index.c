@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "codec/codec.h"
 #include "index/reader.h"
@@ -387,6 +388,64 @@ static void test_shared_by_threads(void **state)
     tdm_index_close(ix);
 }
 
+/* Several inputs of different formats (one gzip) make one collection, in
+ * input order, each format guessed; stopwords and the stemmer apply. */
+static void test_mixed_inputs(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("index-mixed");
+    char a[1100], b[1100], c[1100], stop[1100], out[1100];
+    snprintf(a, sizeof a, "%s/a.jsonl.gz", dir);
+    snprintf(b, sizeof b, "%s/b.trec", dir);
+    snprintf(c, sizeof c, "%s/c.tsv", dir);
+    snprintf(stop, sizeof stop, "%s/stop.txt", dir);
+    snprintf(out, sizeof out, "%s/m.idx", dir);
+    gzFile gz = gzopen(a, "wb");
+    gzputs(gz, "{\"id\": \"j1\", \"contents\": \"Running the flows\"}\n"
+               "{\"id\": \"j2\", \"contents\": \"flow\"}\n");
+    gzclose(gz);
+    FILE *f = fopen(b, "w");
+    fputs("<DOC>\n<DOCNO>t1</DOCNO>\n<TEXT>the flowing water</TEXT>\n</DOC>\n", f);
+    fclose(f);
+    f = fopen(c, "w");
+    fputs("l1\tThe end\n", f);
+    fclose(f);
+    f = fopen(stop, "w");
+    fputs("the\n", f);
+    fclose(f);
+    const char *inputs[] = {a, b, c};
+    tdm_index_build_options o = {.stopwords = stop, .codec = "raw"};
+    if (tdm_index_build(inputs, 3, out, &o) != TDM_OK)
+        fail_msg("%s", tdm_index_errmsg(NULL));
+    tdm_index *ix;
+    assert_int_equal(tdm_index_open(out, &ix), TDM_OK);
+    const char *names[] = {"j1", "j2", "t1", "l1"};
+    uint32_t lens[] = {2, 1, 2, 1};
+    for (uint32_t d = 0; d < 4; d++) {
+        assert_string_equal(tdm_index_docname(ix, d), names[d]);
+        assert_int_equal(tdm_index_doclen(ix, d), lens[d]);
+    }
+    assert_null(tdm_index_docname(ix, 4));
+    uint32_t docs[4], tfs[4];
+    size_t n;
+    assert_int_equal(tdm_index_postings(ix, "flow", docs, tfs, 4, &n), TDM_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(docs[0], 0);
+    assert_int_equal(docs[1], 1);
+    assert_int_equal(docs[2], 2);
+    assert_int_equal(tdm_index_term(ix, "the", NULL, NULL), TDM_ERR_NOT_FOUND);
+    char term[129];
+    assert_int_equal(tdm_index_normalize(ix, "The", term, sizeof term), TDM_ERR_NOT_FOUND);
+    assert_int_equal(tdm_index_normalize(ix, "FLOWING", term, sizeof term), TDM_OK);
+    assert_string_equal(term, "flow");
+    assert_int_equal(tdm_index_normalize(ix, "FLOWING", term, 3), TDM_ERR_LIMIT);
+    tdm_index_stats st;
+    assert_int_equal(tdm_index_stats_get(ix, &st), TDM_OK);
+    assert_int_equal(st.stopwords, 1);
+    assert_int_equal(st.documents, 4);
+    tdm_index_close(ix);
+}
+
 /* The CLI end to end: tandem build, stats (with --verify) and lookup. */
 static void cli_stats(const char *rel, const char *want)
 {
@@ -442,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_cranfield),        cmocka_unit_test(test_cacm),
         cmocka_unit_test(test_runs_merge),       cmocka_unit_test(test_build_errors),
         cmocka_unit_test(test_cli),              cmocka_unit_test(test_shared_by_threads),
+        cmocka_unit_test(test_mixed_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
