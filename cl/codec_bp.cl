@@ -4,52 +4,60 @@
    consecutive values; for docids the block's gaps are then summed by a
    segmented work-group scan onto the block base. */
 
-/* The width a block of nw words and len values is packed at. */
-uint tdm_bp_width(uint nw, uint len)
+/* The width a block of nw words and len values is packed at; a shift, not
+   a division, for every block but a list's last. */
+uint tdm_bp_width(uint nw, uint len, const uint block)
 {
+    if (len == block)
+        return min(32u, (nw * 32u) / block);
     return len ? min(32u, (nw * 32u) / len) : 0u;
 }
 
-/* Work-item t's values of a block copied to local memory. */
-void tdm_bp_unpack_local(__local const uint *lw, uint nw, uint len, uint t, uint vpt, uint *v)
-{
-    uint w = tdm_bp_width(nw, len);
-    for (uint j = 0; j < vpt; j++) {
-        uint i = t * vpt + j;
-        v[j] = i < len ? tdm_bits_get_local(lw, nw, i * w, w) : 0u;
+/* Work-item t's vpt values of a block (len values in nw words), read with a
+   sliding window from global or local memory. */
+#define TDM_BP_UNPACK(NAME, SPACE, WIN)                                            \
+    void NAME(SPACE const uint *src, uint nw, uint len, const uint block, uint t,  \
+              uint vpt, uint *v)                                                   \
+    {                                                                              \
+        uint w = tdm_bp_width(nw, len, block);                                     \
+        uint mask = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;                        \
+        tdm_bitwin win = WIN##_open(src, nw, t * vpt * w);                         \
+        for (uint j = 0; j < vpt; j++) {                                           \
+            uint x = WIN##_take(&win, src, nw, w, mask);                           \
+            v[j] = t * vpt + j < len ? x : 0u;                                     \
+        }                                                                          \
     }
-}
+TDM_BP_UNPACK(tdm_bp_unpack, __global, tdm_bitwin)
+TDM_BP_UNPACK(tdm_bp_unpack_local, __local, tdm_bitwin_local)
 
 #if TDM_CODEC_PIPE
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_bp128_decode(TDM_CODEC_ARGS)
 {
-    TDM_CODEC_PIPELINE(128u, 128u, tdm_bp_unpack_local(lw, nw, cur.len, t, vpt, v))
+    TDM_CODEC_PIPELINE(128u, TDM_WIDE_VPT(128u), 128u,
+                       tdm_bp_unpack_local(lw, nw, cur.len, 128u, t, vpt, v))
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_bp256_decode(TDM_CODEC_ARGS)
 {
-    TDM_CODEC_PIPELINE(256u, 256u, tdm_bp_unpack_local(lw, nw, cur.len, t, vpt, v))
+    TDM_CODEC_PIPELINE(256u, TDM_WIDE_VPT(256u), 256u,
+                       tdm_bp_unpack_local(lw, nw, cur.len, 256u, t, vpt, v))
 }
 
 #else /* read global memory directly, one job at a time */
 
 void tdm_bp_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scratch)
 {
-    const uint vpt = TDM_CODEC_VPT(block), tpb = block / vpt;
+    const uint vpt = TDM_WIDE_VPT(block), tpb = block / vpt;
     uint t = get_local_id(0) % tpb, b, pos, len;
     int ok = tdm_codec_job(job, block, sel, njobs, use_sel, nblocks, n, out_cap, status, &b,
                            &pos, &len);
     uint start = ok ? offsets[b] : 0u;
     uint nw = ok ? offsets[b + 1] - start : 0u;
-    uint w = tdm_bp_width(nw, len);
     uint v[TDM_CODEC_VPT_MAX];
-    for (uint j = 0; j < vpt; j++) {
-        uint i = t * vpt + j;
-        v[j] = i < len ? tdm_bits_get(words + start, nw, i * w, w) : 0u;
-    }
+    tdm_bp_unpack(words + start, nw, len, block, t, vpt, v);
     if (delta)
         tdm_codec_delta(v, vpt, tpb, ok ? bases[b] : 0u, scratch);
     if (ok)
@@ -60,7 +68,7 @@ __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_bp128_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    TDM_CODEC_FOR_JOBS(job, 128u)
+    TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(128u))
         tdm_bp_block(128u, job, TDM_CODEC_PASS, scratch);
 }
 
@@ -68,7 +76,7 @@ __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_bp256_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    TDM_CODEC_FOR_JOBS(job, 256u)
+    TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(256u))
         tdm_bp_block(256u, job, TDM_CODEC_PASS, scratch);
 }
 

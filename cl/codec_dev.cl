@@ -24,26 +24,39 @@
 
 /* Values a work-item decodes: TDM_CODEC_VPT_MIN (a multiple of 4; 4 unless
    the build says otherwise, for experiments), more where the work-group is
-   too small for a block. */
+   too small for a block. host/codec/codec_dev.c: tdm_codec_dev_bpg_vpt. */
 #ifndef TDM_CODEC_VPT_MIN
 #define TDM_CODEC_VPT_MIN 4
 #endif
-#define TDM_CODEC_VPT(B)                                                           \
-    ((B) / TDM_WG_SIZE > TDM_CODEC_VPT_MIN ? (B) / TDM_WG_SIZE : TDM_CODEC_VPT_MIN)
+#define TDM_CODEC_VPTN(B, M) ((B) / TDM_WG_SIZE > (M) ? (B) / TDM_WG_SIZE : (M))
+#define TDM_CODEC_VPT(B) TDM_CODEC_VPTN(B, TDM_CODEC_VPT_MIN)
 #define TDM_CODEC_TPB(B) ((B) / TDM_CODEC_VPT(B))
+
+/* The wide geometry of GPU-BP and GPU-VByte: TDM_WIDE_VPT_MIN values a
+   work-item (8: amortises a work-item's fixed costs, its job and its share
+   of the scan, best on an H200), host/codec/codec_dev.h: TDM_CODEC_DEV_WIDE. */
+#ifndef TDM_WIDE_VPT_MIN
+#define TDM_WIDE_VPT_MIN 8
+#endif
+#define TDM_WIDE_VPT(B) TDM_CODEC_VPTN(B, TDM_WIDE_VPT_MIN)
+#define TDM_WIDE_TPB(B) ((B) / TDM_WIDE_VPT(B))
+
 /* Private arrays are sized for the largest block (1024) on this device. */
-#define TDM_CODEC_VPT_MAX TDM_CODEC_VPT(1024)
+#define TDM_CODEC_VPT_MAX                                                          \
+    TDM_CODEC_VPTN(1024, (TDM_WIDE_VPT_MIN > TDM_CODEC_VPT_MIN ? TDM_WIDE_VPT_MIN   \
+                                                               : TDM_CODEC_VPT_MIN))
 
 /* Grid-stride loop over the launch's jobs, TDM_WG_SIZE / TPB(block) at a
    time: `job` is this work-item's job. Correct for any number of groups (the
    driver caps it for codecs that set grid_stride); the bound is the same for
    the whole group, so barriers inside are reached by all. */
-#define TDM_CODEC_FOR_JOBS(job, block)                                             \
-    for (uint job##_0 = get_group_id(0) * (TDM_WG_SIZE / TDM_CODEC_TPB(block)),     \
-              job = job##_0 + get_local_id(0) / TDM_CODEC_TPB(block);               \
+#define TDM_CODEC_FOR_JOBS_TPB(job, tpb)                                           \
+    for (uint job##_0 = get_group_id(0) * (TDM_WG_SIZE / (tpb)),                    \
+              job = job##_0 + get_local_id(0) / (tpb);                              \
          job##_0 < njobs;                                                          \
-         job##_0 += get_num_groups(0) * (TDM_WG_SIZE / TDM_CODEC_TPB(block)),       \
-              job = job##_0 + get_local_id(0) / TDM_CODEC_TPB(block))
+         job##_0 += get_num_groups(0) * (TDM_WG_SIZE / (tpb)),                      \
+              job = job##_0 + get_local_id(0) / (tpb))
+#define TDM_CODEC_FOR_JOBS(job, block) TDM_CODEC_FOR_JOBS_TPB(job, TDM_CODEC_TPB(block))
 
 /* Resolves job `job` of a launch to its block, output position and length.
    Returns 0 (and len 0) when there is nothing to decode: past the last job,
@@ -164,6 +177,40 @@ void tdm_codec_store(__global uint *out, uint pos, uint t, uint vpt, const uint 
 TDM_BITS_GET(tdm_bits_get, __global)
 TDM_BITS_GET(tdm_bits_get_local, __local)
 
+/* A sequential reader of consecutive fields: a window of two words (lo, hi)
+   at bit sh of lo; taking a field of up to 32 bits moves the window by at
+   most one word, so each word of the stream is loaded once (not twice a
+   value) and no index is computed per value. */
+typedef struct tdm_bitwin {
+    uint lo, hi, sh, k; /* k: the word lo was loaded from */
+} tdm_bitwin;
+
+#define TDM_BITWIN(NAME, SPACE)                                                    \
+    tdm_bitwin NAME##_open(SPACE const uint *w, uint nw, uint bit)                \
+    {                                                                              \
+        tdm_bitwin b;                                                              \
+        b.k = bit >> 5;                                                            \
+        b.sh = bit & 31u;                                                          \
+        b.lo = b.k < nw ? w[b.k] : 0u;                                             \
+        b.hi = b.k + 1 < nw ? w[b.k + 1] : 0u;                                     \
+        return b;                                                                  \
+    }                                                                              \
+    uint NAME##_take(tdm_bitwin *b, SPACE const uint *w, uint nw, uint width,      \
+                     uint mask)                                                    \
+    {                                                                              \
+        uint x = (uint)((((ulong)b->hi << 32) | b->lo) >> b->sh) & mask;           \
+        b->sh += width;                                                            \
+        if (b->sh >= 32) {                                                         \
+            b->sh -= 32;                                                           \
+            b->k++;                                                                \
+            b->lo = b->hi;                                                         \
+            b->hi = b->k + 1 < nw ? w[b->k + 1] : 0u;                              \
+        }                                                                          \
+        return x;                                                                  \
+    }
+TDM_BITWIN(tdm_bitwin, __global)
+TDM_BITWIN(tdm_bitwin_local, __local)
+
 /* ---- the pipelined decode loop
 
    A work-group decodes TDM_WG_SIZE / TPB blocks at a time and loops over the
@@ -173,10 +220,11 @@ TDM_BITS_GET(tdm_bits_get_local, __local)
    bases two rounds ahead, so no round waits for global memory: the loads of
    round k+1 are in flight while round k unpacks, scans and stores. Without
    this a round costs two dependent memory latencies (endpoints, then words),
-   which limits a GPU to about half its bandwidth. TDM_CODEC_PIPE=0 (an
-   experiment) reads global memory directly instead. */
+   which limits a GPU to about half its bandwidth. Measured on an H200 it lost
+   to reading global memory directly (the cache holds the block), so it is an
+   experiment: TDM_CODEC_PIPE=1. */
 #ifndef TDM_CODEC_PIPE
-#define TDM_CODEC_PIPE 1
+#define TDM_CODEC_PIPE 0
 #endif
 
 /* One job's block, as the loop carries it ahead of its words. */
@@ -216,19 +264,20 @@ void tdm_codec_commit(__local uint *lw, uint nw, uint t, uint tpb, uint pf, cons
     }
 }
 
-/* The loop, for a kernel of block size B whose blocks take at most MAXW
-   words. DECODE is a statement that fills v[0..vpt) from the local copy lw
-   (nw words, of which no read may leave), with cur the block's metadata; it
-   is run by the whole group and may use barriers. */
-#define TDM_CODEC_PIPELINE(B, MAXW, DECODE)                                        \
+/* The loop, for a kernel of block size B, VPT values a work-item, whose
+   blocks take at most MAXW words. DECODE is a statement that fills
+   v[0..vpt) from the local copy lw (nw words, of which no read may leave),
+   with cur the block's metadata; it is run by the whole group and may use
+   barriers. */
+#define TDM_CODEC_PIPELINE(B, VPT, MAXW, DECODE)                                   \
     __local uint scratch[2 * TDM_WG_SIZE];                                         \
-    __local uint stage[TDM_WG_SIZE / TDM_CODEC_TPB(B) * (MAXW)];                   \
-    const uint tpb = TDM_CODEC_TPB(B), slots = TDM_WG_SIZE / tpb;                  \
-    const uint vpt = TDM_CODEC_VPT(B), pf = ((MAXW) + tpb - 1) / tpb;              \
+    __local uint stage[TDM_WG_SIZE / ((B) / (VPT)) * (MAXW)];                      \
+    const uint vpt = (VPT), tpb = (B) / (VPT), slots = TDM_WG_SIZE / tpb;          \
+    const uint pf = ((MAXW) + tpb - 1) / tpb;                                      \
     uint t = get_local_id(0) % tpb, slot = get_local_id(0) / tpb;                  \
     uint stride = get_num_groups(0) * slots, j0 = get_group_id(0) * slots;         \
     __local uint *lw = stage + slot * (MAXW);                                      \
-    uint r[((MAXW) + TDM_CODEC_TPB(B) - 1) / TDM_CODEC_TPB(B)];                    \
+    uint r[((MAXW) + (B) / (VPT) - 1) / ((B) / (VPT))];                            \
     uint v[TDM_CODEC_VPT_MAX];                                                     \
     tdm_codec_meta cur = tdm_codec_meta_load(j0 + slot, B, TDM_CODEC_PASS);        \
     tdm_codec_meta nxt = tdm_codec_meta_load(j0 + slot + stride, B, TDM_CODEC_PASS); \

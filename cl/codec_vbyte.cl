@@ -7,28 +7,13 @@
    selectors imply must match the block's words, else the list is flagged
    corrupt, and no read leaves the block. */
 
-/* Reads the `len`-byte little-endian value at byte k of a block of nw words;
-   0 if it would run past the block. */
-#define TDM_VBYTE_GET(NAME, SPACE)                                                 \
-    uint NAME(SPACE const uint *w, uint nw, uint k, uint len)                     \
-    {                                                                              \
-        if (k + len > nw * 4u)                                                     \
-            return 0u;                                                             \
-        uint wi = k >> 2;                                                          \
-        uint lo = w[wi], hi = wi + 1 < nw ? w[wi + 1] : 0u;                        \
-        uint x = (uint)((((ulong)hi << 32) | lo) >> (8u * (k & 3u)));              \
-        return len >= 4 ? x : x & ((1u << (8u * len)) - 1u);                      \
-    }
-TDM_VBYTE_GET(tdm_vbyte_get, __global)
-TDM_VBYTE_GET(tdm_vbyte_get_local, __local)
-
 /* The most words a block of B values takes (all values 4 bytes). */
 #define TDM_VBYTE_MAXW(B) ((B) + (B) / 16 + 1)
 
 /* Work-item t's values of a block of len values in nw words, from global or
    local memory; called by the whole group (a scan). Flags the list corrupt
    when the selectors do not match the block's length. */
-#define TDM_VBYTE_UNPACK(NAME, SPACE, GET)                                         \
+#define TDM_VBYTE_UNPACK(NAME, SPACE, WIN)                                         \
     void NAME(SPACE const uint *w, uint nw, uint len, uint ok, uint t, uint vpt,   \
               uint tpb, uint *v, __local uint *scratch, __global uint *status)     \
     {                                                                              \
@@ -46,20 +31,25 @@ TDM_VBYTE_GET(tdm_vbyte_get_local, __local)
         uint total, k = sb + tdm_seg_scan_excl(mine, tpb, scratch, &total);        \
         if (ok && t == 0 && (sb + total + 3u) / 4u != nw)                          \
             atomic_or(status, TDM_CODEC_ST_CORRUPT);                               \
+        /* The work-item's bytes are contiguous: read them with a window that \
+           never leaves the block (a corrupt block reads zeros, and is        \
+           flagged above). */                                                  \
+        tdm_bitwin win = WIN##_open(w, nw, 8u * k);                                \
         for (uint j = 0; j < vpt; j++) {                                           \
-            v[j] = l[j] ? GET(w, nw, k, l[j]) : 0u;                                \
-            k += l[j];                                                             \
+            uint x = WIN##_take(&win, w, nw, 8u * l[j],                            \
+                                l[j] >= 4 ? 0xFFFFFFFFu : (1u << (8u * l[j])) - 1u); \
+            v[j] = l[j] ? x : 0u;                                                  \
         }                                                                          \
     }
-TDM_VBYTE_UNPACK(tdm_vbyte_unpack, __global, tdm_vbyte_get)
-TDM_VBYTE_UNPACK(tdm_vbyte_unpack_local, __local, tdm_vbyte_get_local)
+TDM_VBYTE_UNPACK(tdm_vbyte_unpack, __global, tdm_bitwin)
+TDM_VBYTE_UNPACK(tdm_vbyte_unpack_local, __local, tdm_bitwin_local)
 
 #if TDM_CODEC_PIPE
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_vbyte128_decode(TDM_CODEC_ARGS)
 {
-    TDM_CODEC_PIPELINE(128u, TDM_VBYTE_MAXW(128u),
+    TDM_CODEC_PIPELINE(128u, TDM_WIDE_VPT(128u), TDM_VBYTE_MAXW(128u),
                        tdm_vbyte_unpack_local(lw, nw, cur.len, cur.ok, t, vpt, tpb, v,
                                               scratch, status))
 }
@@ -67,7 +57,7 @@ void tdm_vbyte128_decode(TDM_CODEC_ARGS)
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
 {
-    TDM_CODEC_PIPELINE(1024u, TDM_VBYTE_MAXW(1024u),
+    TDM_CODEC_PIPELINE(1024u, TDM_WIDE_VPT(1024u), TDM_VBYTE_MAXW(1024u),
                        tdm_vbyte_unpack_local(lw, nw, cur.len, cur.ok, t, vpt, tpb, v,
                                               scratch, status))
 }
@@ -76,7 +66,7 @@ void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
 
 void tdm_vbyte_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scratch)
 {
-    const uint vpt = TDM_CODEC_VPT(block), tpb = block / vpt;
+    const uint vpt = TDM_WIDE_VPT(block), tpb = block / vpt;
     uint t = get_local_id(0) % tpb, b, pos, len;
     int ok = tdm_codec_job(job, block, sel, njobs, use_sel, nblocks, n, out_cap, status, &b,
                            &pos, &len);
@@ -94,7 +84,7 @@ __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_vbyte128_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    TDM_CODEC_FOR_JOBS(job, 128u)
+    TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(128u))
         tdm_vbyte_block(128u, job, TDM_CODEC_PASS, scratch);
 }
 
@@ -102,7 +92,7 @@ __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    TDM_CODEC_FOR_JOBS(job, 1024u)
+    TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(1024u))
         tdm_vbyte_block(1024u, job, TDM_CODEC_PASS, scratch);
 }
 

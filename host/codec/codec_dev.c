@@ -140,8 +140,9 @@ int tdm_codec_dev_enqueue(tdm_codec_dev_list *l, cl_kernel k, uint32_t njobs, ui
 {
     size_t local = l->dev->wg_size;
     size_t groups = ((size_t)njobs + bpg - 1) / bpg;
-    size_t cap = (size_t)(l->dev->info.compute_units ? l->dev->info.compute_units : 1) * 32;
-    if (l->ops->dev->grid_stride && groups > cap)
+    size_t cap = (size_t)(l->dev->info.compute_units ? l->dev->info.compute_units : 1) *
+                 tdm_codec_dev_groups_per_cu();
+    if (l->ops->dev->grid_stride && cap && groups > cap)
         groups = cap; /* enough to fill the device; each group loops */
     size_t global = groups * local;
     cl_int rc = clEnqueueNDRangeKernel(l->dev->queue, k, 1, NULL, &global, &local, 0, NULL, ev);
@@ -305,9 +306,20 @@ int tdm_codec_dev_decode(tdm_codec_dev_list *l, const uint32_t *blocks, size_t n
     return st;
 }
 
+uint32_t tdm_codec_dev_bpg(size_t wg_size, uint32_t block_size, uint32_t vpt_min)
+{
+    size_t vpt = block_size / wg_size > vpt_min ? block_size / wg_size : vpt_min;
+    size_t tpb = vpt ? block_size / vpt : 0;
+    return tpb && wg_size >= tpb ? (uint32_t)(wg_size / tpb) : 1;
+}
+
 uint32_t tdm_codec_dev_bpg_vpt(size_t wg_size, uint32_t block_size)
 {
-    size_t vpt = block_size / wg_size > 4 ? block_size / wg_size : 4;
-    size_t tpb = block_size / vpt;
-    return tpb && wg_size >= tpb ? (uint32_t)(wg_size / tpb) : 1;
+    return tdm_codec_dev_bpg(wg_size, block_size, 4);
+}
+
+size_t tdm_codec_dev_groups_per_cu(void)
+{
+    const char *s = getenv("TANDEM_CODEC_GROUPS_PER_CU");
+    return s && *s ? (size_t)strtoul(s, NULL, 10) : 32;
 }

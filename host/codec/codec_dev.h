@@ -27,8 +27,8 @@
  * and is launched with get_local_size(0) = TDM_WG_SIZE = tdm_device.wg_size
  * and ceil(njobs / blocks_per_group) work-groups; work-group g decodes jobs
  * [g * bpg, (g + 1) * bpg). A codec that sets grid_stride loops instead
- * (cl/codec_dev.cl: TDM_CODEC_FOR_JOBS), and the driver caps its groups at
- * 32 per compute unit. A job whose block id is out of range or whose
+ * (cl/codec_dev.cl: TDM_CODEC_FOR_JOBS), and the driver caps its groups
+ * (tdm_codec_dev_groups_per_cu). A job whose block id is out of range or whose
  * output does not fit sets status and writes nothing; a kernel never reads
  * outside its block's words.
  *
@@ -136,13 +136,20 @@ int tdm_codec_dev_status(tdm_codec_dev_list *l, tdm_err *err);
  * (TDM_CODEC_VPT: max(4, block / wg) values per work-item): wg * vpt / block,
  * at least 1. Fits tdm_codec_dev_ops.blocks_per_group. */
 uint32_t tdm_codec_dev_bpg_vpt(size_t wg_size, uint32_t block_size);
+/* The same for max(vpt_min, block / wg) values per work-item. */
+uint32_t tdm_codec_dev_bpg(size_t wg_size, uint32_t block_size, uint32_t vpt_min);
+/* cl/codec_dev.cl's wide geometry (TDM_WIDE_VPT_MIN), of GPU-BP and GPU-VByte. */
+#define TDM_CODEC_DEV_WIDE 8u
+/* Work-groups a compute unit gets at most for grid-stride codecs: 32, or
+ * TANDEM_CODEC_GROUPS_PER_CU from the environment (a tuning knob; 0: no cap). */
+size_t tdm_codec_dev_groups_per_cu(void);
 
 
 /* Sets the 13 standard arguments of kernel k for `job` on list l. */
 int tdm_codec_dev_set_args(tdm_codec_dev_list *l, cl_kernel k, const tdm_codec_dev_job *job,
                            tdm_err *err);
 /* Enqueues k over ceil(njobs / bpg) work-groups of l->dev->wg_size (capped
- * at 32 per compute unit for grid-stride codecs). */
+ * for grid-stride codecs: tdm_codec_dev_groups_per_cu). */
 int tdm_codec_dev_enqueue(tdm_codec_dev_list *l, cl_kernel k, uint32_t njobs, uint32_t bpg,
                           cl_event *ev, tdm_err *err);
 
