@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tandem.h"
+
 /* One measured point: a codec on a device (or the CPU reference) decoding a
  * list. Speeds in millions of integers per second; 0 where not measured. */
 typedef struct tdm_bench_row {
@@ -47,5 +49,25 @@ int tdm_bench_write_svg(const char *path, const tdm_bench_rows *rows, const char
                         const char *title);
 
 int tdm_bench_codecs(int argc, char **argv);
+
+struct tdm_codec_ops;
+/* What a benchmark of lists shares with `bench codecs`. */
+typedef struct tdm_bench_ctx {
+    tdm_engine *e;
+    const double *roof_gbs;                  /* per device */
+    const struct tdm_codec_ops *const *codecs;
+    int ncodecs;
+    int reps;                                /* timed passes */
+    double budget_s;                         /* per measured point */
+    tdm_bench_rows *rows;
+    void (*add_row)(void *arg, const tdm_bench_row *r); /* prints and keeps */
+    void *arg;
+} tdm_bench_ctx;
+
+/* The `nlists` longest docid and frequency lists of the index at `path`,
+ * re-encoded with every codec and decoded on every device, all of them per
+ * pass: one row per codec, device and kind ("index-docs", "index-freqs").
+ * Returns 0, or -1 after a message on stderr. */
+int tdm_bench_index(const tdm_bench_ctx *c, const char *path, int nlists);
 
 #endif
