@@ -6,13 +6,14 @@
    TDM_CODEC_NEWPFD128: a width per block, blocks of 128, exception
    positions as bytes and high parts bit-packed.
 
-   Geometry as cl/codec_dev.cl: a work-item decodes VPT consecutive values;
-   a block of 512 spans 128 work-items (or all of a smaller group, with more
-   values each). Slots are unpacked into local memory, the exceptions' high
-   parts ORed into their slots there (atomically, so that a corrupt payload
-   naming one position twice is no race), then the localized prefix sum
-   turns gaps into docids. Positions of PFOR exceptions are gaps, so they
-   take one segmented scan of their own. */
+   Geometry as cl/codec_dev.cl: a work-item decodes VPT consecutive values
+   (4 for PFOR, whose block of 512 then spans 128 work-items, or all of a
+   smaller group with more values each; the wide 8 for NEWPFD). Slots are
+   unpacked into local memory, the exceptions' high parts ORed into their
+   slots there (atomically, so that a corrupt payload naming one position
+   twice is no race), then the localized prefix sum turns gaps into docids.
+   Positions of PFOR exceptions are gaps, so they take one segmented scan of
+   their own. Both kernels loop over the launch's jobs (grid-stride). */
 
 #define PFOR_BLOCK 512u
 #define PFOR_VPT TDM_CODEC_VPT(512)
@@ -20,7 +21,7 @@
 #define PFOR_BPG (TDM_WG_SIZE / PFOR_TPB)
 
 #define NPFD_BLOCK 128u
-#define NPFD_VPT TDM_CODEC_VPT(128)
+#define NPFD_VPT TDM_WIDE_VPT(128u)
 #define NPFD_TPB (NPFD_BLOCK / NPFD_VPT)
 #define NPFD_BPG (TDM_WG_SIZE / NPFD_TPB)
 
@@ -120,15 +121,15 @@ void tdm_pfor_decode(TDM_CODEC_ARGS)
     }
 }
 
-/* Decodes the jobs j0 .. j0 + NPFD_BPG - 1 of a launch (one round of the kernel). */
-void npfd_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl)
+/* Work-item t's gaps (values for frequencies) of a NEWPFD block of len
+   values whose payload p has np words: slots into G (the block's 128 local
+   words) through a sliding bit window, the exceptions' high parts ORed in
+   there, read back. Called by the whole group. */
+void npfd_gaps(__global const uint *p, uint np, uint ok, uint len, uint t, __local uint *G,
+               __global uint *status, uint *v)
 {
     const uint vpt = NPFD_VPT, tpb = NPFD_TPB;
-    uint lid = get_local_id(0), s = lid / tpb, t = lid % tpb, b, pos, len;
-    int ok = tdm_codec_job(j0 + s, NPFD_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap, status,
-                           &b, &pos, &len);
-    uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
-    __global const uint *p = words + start;
+    uint i0 = t * vpt;
     uint hdr = np ? p[0] : 0xFFFFFFFFu;
     uint bw = hdr & 0x3Fu, e = (hdr >> 6) & 0xFFu, hw = (hdr >> 14) & 0x3Fu;
     uint nslots = pfor_words(len, min(bw, 32u)), npos = (e + 3u) >> 2;
@@ -137,14 +138,11 @@ void npfd_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl
                 (bw < 32u || e == 0u) && np == 1u + nslots + npos + nhigh;
     int bad = ok && !sound;
     if (!sound)
-        e = 0u;
-
-    __local uint *G = gl + s * NPFD_BLOCK;
-    uint g[TDM_CODEC_VPT_MAX], i0 = t * vpt;
-    for (uint v = 0; v < vpt; v++) {
-        uint i = i0 + v;
-        G[i] = sound && i < len ? tdm_bits_get(p + 1, nslots, i * bw, bw) : 0u;
-    }
+        e = nslots = 0u;
+    uint mask = bw >= 32u ? 0xFFFFFFFFu : (1u << bw) - 1u;
+    tdm_bitwin win = tdm_bitwin_open(p + 1, nslots, i0 * bw);
+    for (uint k = 0; k < vpt; k++)
+        G[i0 + k] = tdm_bitwin_take(&win, p + 1, nslots, bw, mask);
     barrier(CLK_LOCAL_MEM_FENCE);
     __global const uint *bytes = p + 1u + nslots, *highs = bytes + npos;
     for (uint j = t; j < e; j += tpb) {
@@ -158,13 +156,8 @@ void npfd_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl
     if (bad)
         atomic_or(status, TDM_CODEC_ST_CORRUPT);
     barrier(CLK_LOCAL_MEM_FENCE);
-
-    for (uint v = 0; v < vpt; v++)
-        g[v] = G[i0 + v];
-    if (delta)
-        tdm_codec_delta(g, vpt, tpb, ok ? bases[b] : 0u, scratch);
-    if (ok)
-        tdm_codec_store(out, pos, t, vpt, g, len);
+    for (uint k = 0; k < vpt; k++)
+        v[k] = G[i0 + k];
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
@@ -172,10 +165,20 @@ void tdm_newpfd128_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
     __local uint gl[NPFD_BPG * NPFD_BLOCK];
-    /* Any number of work-groups: each takes rounds of NPFD_BPG jobs. */
-    for (uint j0 = get_group_id(0) * NPFD_BPG; j0 < njobs; j0 += get_num_groups(0) * NPFD_BPG) {
-        npfd_round(j0, TDM_CODEC_PASS, scratch, gl);
-        barrier(CLK_LOCAL_MEM_FENCE); /* the next round reuses local memory */
+    const uint vpt = NPFD_VPT, tpb = NPFD_TPB;
+    uint t = get_local_id(0) % tpb, slot = get_local_id(0) / tpb;
+    TDM_CODEC_FOR_JOBS_TPB(job, NPFD_TPB) {
+        uint b, pos, len;
+        int ok = tdm_codec_job(job, NPFD_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
+                               status, &b, &pos, &len);
+        uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
+        uint g[TDM_CODEC_VPT_MAX];
+        npfd_gaps(words + start, np, ok, len, t, gl + slot * NPFD_BLOCK, status, g);
+        if (delta) /* the same for the whole group, and so is the scan's barrier */
+            tdm_codec_delta(g, vpt, tpb, ok ? bases[b] : 0u, scratch);
+        if (ok)
+            tdm_codec_store(out, pos, t, vpt, g, len);
+        barrier(CLK_LOCAL_MEM_FENCE); /* the next round rewrites G */
     }
 }
 

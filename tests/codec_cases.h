@@ -325,25 +325,29 @@ static void ccase_run_host(int codec, uint64_t seed)
     ccase_lists_free(ls, count);
 }
 
-/* Rebuilds the device's kernels for work-groups of `wg` and swaps them in
- * (restored by ccase_restore_wg), so that the geometry of small devices
- * (more values per work-item, blocks wider than a group) runs here too. */
-static void ccase_use_wg(tdm_device *d, size_t wg, cl_program *saved, size_t *saved_wg)
+/* Rebuilds the device's kernels for work-groups of `wg` (0: its own) with
+ * `extra` build options and swaps them in (restored by ccase_restore), so
+ * that the geometry of small devices (more values per work-item, blocks
+ * wider than a group) and experimental variants run here too. */
+static void ccase_use_build(tdm_device *d, size_t wg, const char *extra, cl_program *saved,
+                            size_t *saved_wg)
 {
     char opts[512];
-    tdm_build_options(&d->info, wg, NULL, opts, sizeof opts);
+    wg = wg ? wg : d->wg_size;
+    tdm_build_options(&d->info, wg, extra, opts, sizeof opts);
     tdm_err err = {0};
     cl_program prog;
     if (tdm_program_build(d->ctx, d->id, tdm_kernels_source, tdm_kernels_source_len, opts,
                           &prog, &err) != TDM_OK)
-        fail_msg("kernels for work-groups of %zu: %s", wg, tdm_err_msg(&err));
+        fail_msg("kernels for work-groups of %zu (%s): %s", wg, extra ? extra : "",
+                 tdm_err_msg(&err));
     *saved = d->program;
     *saved_wg = d->wg_size;
     d->program = prog;
     d->wg_size = wg;
 }
 
-static void ccase_restore_wg(tdm_device *d, cl_program saved, size_t saved_wg)
+static void ccase_restore(tdm_device *d, cl_program saved, size_t saved_wg)
 {
     clReleaseProgram(d->program);
     d->program = saved;
@@ -351,32 +355,44 @@ static void ccase_restore_wg(tdm_device *d, cl_program saved, size_t saved_wg)
 }
 
 /* Every list on every device, then on each device again with kernels built
- * for work-groups of 32 and 8. */
-static void ccase_run_devices(int codec, uint64_t seed)
+ * for work-groups of 32 and 8, and with each of the codec's `extra` build
+ * variants (NULL-terminated; may be NULL) at its own size and at 8. */
+static void ccase_run_devices_with(int codec, uint64_t seed, const char *const *extra)
 {
     tdm_engine *e = tdm_test_engine();
     tdm_rng r;
     tdm_rng_seed(&r, seed);
     ccase_list ls[CCASE_MAX_LISTS];
     size_t count = ccase_lists(tdm_codec_by_id(codec)->block_size, ls, &r);
-    size_t wgs[] = {0, 32, 8};
+    struct ccase_run { size_t wg; const char *opts; } runs[16] = {{0, NULL}, {32, NULL}, {8, NULL}};
+    size_t nruns = 3;
+    for (size_t x = 0; extra && extra[x] && nruns + 2 <= 16; x++) {
+        runs[nruns++] = (struct ccase_run){0, extra[x]};
+        runs[nruns++] = (struct ccase_run){8, extra[x]};
+    }
     for (int d = 0; d < tdm_engine_device_count(e); d++) {
         tdm_device *dev = tdm_engine_device(e, d);
-        for (size_t w = 0; w < sizeof wgs / sizeof *wgs; w++) {
+        for (size_t w = 0; w < nruns; w++) {
             cl_program saved = NULL;
             size_t saved_wg = 0;
-            if (wgs[w] && wgs[w] >= dev->wg_size)
+            int rebuild = runs[w].wg || runs[w].opts;
+            if (runs[w].wg && runs[w].wg >= dev->wg_size)
                 continue;
-            if (wgs[w])
-                ccase_use_wg(dev, wgs[w], &saved, &saved_wg);
+            if (rebuild)
+                ccase_use_build(dev, runs[w].wg, runs[w].opts, &saved, &saved_wg);
             for (size_t i = 0; i < count; i++)
                 ccase_check_device(dev, codec, &ls[i], &r);
-            if (wgs[w])
-                ccase_restore_wg(dev, saved, saved_wg);
+            if (rebuild)
+                ccase_restore(dev, saved, saved_wg);
         }
     }
     ccase_lists_free(ls, count);
     tdm_engine_close(e);
+}
+
+static inline void ccase_run_devices(int codec, uint64_t seed)
+{
+    ccase_run_devices_with(codec, seed, NULL);
 }
 
 /* The reference decoder must call block b of `enc` corrupt. */

@@ -9,10 +9,13 @@ static void pef_reference_round_trips(void **state)
     ccase_refuses_unsorted(TDM_CODEC_PEF);
 }
 
+/* Also the variant that stages partitions in local memory (an experiment
+ * for GPUs, built with -DTDM_CODEC_PIPE=1). */
 static void pef_devices_match_reference(void **state)
 {
     (void)state;
-    ccase_run_devices(TDM_CODEC_PEF, 12);
+    const char *const variants[] = {"-DTDM_CODEC_PIPE=1", NULL};
+    ccase_run_devices_with(TDM_CODEC_PEF, 12, variants);
 }
 
 /* Compression sanity: a dense docid list costs about 2 bits a value plus
