@@ -1,23 +1,43 @@
 /* Work-group building blocks shared by codecs and query kernels. */
 
 /* Inclusive prefix sum of one value per work-item over the whole work-group
- * (Hillis-Steele in local memory). Every work-item of the group must call it.
- * scratch holds get_local_size(0) uints; *total receives the group's sum. */
+ * (a power of two). Every work-item of the group must call it. scratch holds
+ * get_local_size(0) uints; *total receives the group's sum.
+
+ * Radix-8 raking in place: at each level a work-item adds up to 7 entries to
+ * its left within its piece of 8 (reads a piece shares: broadcasts), then one
+ * work-item a piece overwrites the level with the piece totals for the next
+ * one. Nothing assumes warps in lockstep, so each level takes two barriers:
+ * 6 for 256 work-items, where Hillis-Steele takes 18. */
 uint tdm_wg_scan_incl(uint v, __local uint *scratch, uint *total)
 {
-    uint lid = get_local_id(0), n = get_local_size(0);
+    uint lid = get_local_id(0), entries = get_local_size(0);
+    uint excl = 0, idx = lid, span = 1;
     scratch[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint off = 1; off < n; off <<= 1) {
-        uint t = lid >= off ? scratch[lid - off] : 0u;
+    for (;;) { /* the same trip count for the whole group */
+        uint piece = entries < 8 ? entries : 8u;
+        uint g = idx & ~(piece - 1u), r = idx & (piece - 1u), p = 0, all = 0;
+        for (uint j = 0; j < 8; j++) {
+            uint x = j < piece ? scratch[g + j] : 0u;
+            p += j < r ? x : 0u;
+            all += x;
+        }
+        excl += p;
+        if (entries <= 8) {
+            *total = all;
+            break;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE); /* this level read by all */
+        if (r == 7 && lid % span == 0)
+            scratch[idx >> 3] = all;
         barrier(CLK_LOCAL_MEM_FENCE);
-        scratch[lid] += t;
-        barrier(CLK_LOCAL_MEM_FENCE);
+        idx >>= 3;
+        entries >>= 3;
+        span <<= 3;
     }
-    uint r = scratch[lid];
-    *total = scratch[n - 1];
     barrier(CLK_LOCAL_MEM_FENCE); /* scratch may be reused right after */
-    return r;
+    return excl + v;
 }
 
 /* D-gaps to values, one work-group per block of `block` gaps:
