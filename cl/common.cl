@@ -3,7 +3,7 @@
 /* Inclusive prefix sum of one value per work-item over the whole work-group
  * (a power of two). Every work-item of the group must call it. scratch holds
  * get_local_size(0) uints; *total receives the group's sum.
-
+ *
  * Radix-8 raking in place: at each level a work-item adds up to 7 entries to
  * its left within its piece of 8 (reads a piece shares: broadcasts), then one
  * work-item a piece overwrites the level with the piece totals for the next
