@@ -93,6 +93,14 @@ uint pef_ctz(uint w) { return 31u - clz(w & (0u - w)); }
 PEF_DECODE(pef_decode, __global, tdm_bitwin)
 PEF_DECODE(pef_decode_local, __local, tdm_bitwin_local)
 
+/* A work-item decodes vpt + 1 values from rank i0 - o (o = 1, the value
+   before its first) or from rank 0 (o = 0, the first work-item: one value
+   past its last). Its k-th value and the one before it, with k a constant
+   once the loop is unrolled, so that x stays in registers (an index that
+   varies at run time would put it in memory). */
+uint pef_pick(const uint *x, uint k, uint o) { return o ? x[k + 1u] : x[k]; }
+uint pef_pick_prev(const uint *x, uint k, uint o) { return o ? x[k] : k ? x[k - 1u] : 0u; }
+
 #if TDM_CODEC_PIPE
 
 /* Work-item t's values as the pipelined loop wants them: differences
@@ -102,12 +110,11 @@ void pef_stage_values(__local const uint *lw, uint nw, uint np, uint ok, uint le
                       uint delta, __global uint *status, uint *v)
 {
     uint o = t ? 1u : 0u, x[TDM_CODEC_VPT_MAX + 1];
-    int kind = pef_decode_local(lw, nw, np, len, t * PEF_VPT - o, PEF_VPT + o,
+    int kind = pef_decode_local(lw, nw, np, len, t * PEF_VPT - o, PEF_VPT + 1u,
                                 ok && t == 0u, status, x);
-    uint prev = o ? x[0] : 0u;
     for (uint k = 0; k < PEF_VPT; k++) {
-        v[k] = kind == 0 || delta ? x[k + o] - prev : x[k + o];
-        prev = x[k + o];
+        uint xk = pef_pick(x, k, o), prev = pef_pick_prev(x, k, o);
+        v[k] = kind == 0 || delta ? xk - prev : xk;
     }
 }
 
@@ -131,12 +138,12 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
                                status, &b, &pos, &len);
         uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
         uint x[TDM_CODEC_VPT_MAX + 1], v[TDM_CODEC_VPT_MAX];
-        int kind = pef_decode(words + start, np, np, len, t * vpt - o, vpt + o, ok && t == 0u,
+        int kind = pef_decode(words + start, np, np, len, t * vpt - o, vpt + 1u, ok && t == 0u,
                               status, x);
-        uint base = ok && delta ? bases[b] : 0u, prev = o ? x[0] : 0u;
+        uint base = ok && delta ? bases[b] : 0u;
         for (uint k = 0; k < vpt; k++) {
-            v[k] = delta ? base + x[k + o] : kind == 0 ? x[k + o] - prev : x[k + o];
-            prev = x[k + o];
+            uint xk = pef_pick(x, k, o), prev = pef_pick_prev(x, k, o);
+            v[k] = delta ? base + xk : kind == 0 ? xk - prev : xk;
         }
         if (ok)
             tdm_codec_store(out, pos, t, vpt, v, len);
@@ -147,7 +154,7 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
 
 /* Random access (host/codec/gather.h has the contract): out[q] = value
    idx[q] of the list, one work-item each: x[k] by select (and x[k - 1] for
-   a frequency: the walk takes one step more). */
+   a frequency: the walk takes one step more; two values either way). */
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_pef_get(__global const uint *words, __global const uint *offsets,
                  __global const uint *bases, __global const uint *params, uint nblocks,
@@ -165,6 +172,6 @@ void tdm_pef_get(__global const uint *words, __global const uint *offsets,
     }
     uint b = i / PEF_BLOCK, k = i % PEF_BLOCK, len = min(PEF_BLOCK, n - b * PEF_BLOCK);
     uint start = offsets[b], np = offsets[b + 1] - start, o = !delta && k ? 1u : 0u, x[2];
-    int kind = pef_decode(words + start, np, np, len, k - o, 1u + o, 1u, status, x);
+    int kind = pef_decode(words + start, np, np, len, k - o, 2u, 1u, status, x);
     out[q] = delta ? bases[b] + x[o] : kind == 0 && o ? x[1] - x[0] : x[o];
 }

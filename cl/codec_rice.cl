@@ -79,19 +79,19 @@ void rice_gaps(__global const uint *p, uint np, uint ok, uint len, uint t,
     int sound = ok && k <= 31u && 1u + nbin < np;
     uint nu = sound ? np - 1u - nbin : 0u;
     k &= 31u;
-    /* Terminators of values i0 - 1 .. i0 + vpt - 1 (from i0 for the first
-       work-item of a block, whose previous terminator is at bit -1). */
+    /* Terminators of values i0 - 1 .. i0 + vpt - 1, or 0 .. vpt for the first
+       work-item of a block (whose previous terminator is at bit -1): always
+       vpt + 1 of them, and indices into at[] that are constants once the
+       loops unroll, so that at[] stays in registers. */
     uint at[TDM_CODEC_VPT_MAX + 1];
-    uint ones = rice_ones(p + 1u + nbin, min(nu, RICE_UMAX), i0 - o, vpt + o, at);
+    uint ones = rice_ones(p + 1u + nbin, min(nu, RICE_UMAX), i0 - o, vpt + 1u, at);
     if (ok && t == 0u && (!sound || ones != len || nu > RICE_UMAX))
         atomic_or(status, TDM_CODEC_ST_CORRUPT);
     uint nbw = sound ? nbin : 0u, mask = k ? (1u << k) - 1u : 0u;
     tdm_bitwin win = tdm_bitwin_open(p + 1, nbw, i0 * k);
-    uint prev = o ? at[0] : 0xFFFFFFFFu;
     for (uint j = 0; j < vpt; j++) {
-        uint q = at[j + o] - prev - 1u;
-        v[j] = (q << k) + tdm_bitwin_take(&win, p + 1, nbw, k, mask);
-        prev = at[j + o];
+        uint here = o ? at[j + 1u] : at[j], prev = o ? at[j] : j ? at[j - 1u] : 0xFFFFFFFFu;
+        v[j] = ((here - prev - 1u) << k) + tdm_bitwin_take(&win, p + 1, nbw, k, mask);
     }
 }
 

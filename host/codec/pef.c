@@ -12,8 +12,9 @@
  *
  * with l = floor(log2((x[len-1] + 1) / len)) (0 if that is below 1, at most
  * 31), so the high part is below 3 * len bits: at most 12 words for 128
- * values, which a kernel loads into local memory and decodes by popcount,
- * prefix and select. The universe is implied by the high part's length and
+ * values, few enough that every work-item of a partition counts their ones
+ * (popcount and prefix) to find its values and selects within a word
+ * (cl/codec_pef.cl). The universe is implied by the high part's length and
  * needs no field. A frequency partition whose running sum passes 2^32 - 1 is
  * stored as kind PEF_PACKED instead: the values bit-packed at width l.
  */

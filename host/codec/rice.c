@@ -7,8 +7,10 @@
  * The parameter k is per block (blocks of 128), floor(log2(mean gap)) of the
  * block: a per-list k lets one block of large gaps write runs of millions of
  * bits, while a block's own mean bounds its unary part below 3 * 128 bits
- * (sum q < 2 * len), small enough for a kernel to hold in local memory. The
- * block's base sum is the block base every codec stores.
+ * (sum q < 2 * len): at most 12 words, few enough that every work-item of
+ * a block counts their ones to find its values' terminators
+ * (cl/codec_rice.cl). The block's base sum is the block base every codec
+ * stores.
  *
  * Block payload:
  *   word 0    bits 0-7 k (0..31)
