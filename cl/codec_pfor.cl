@@ -65,16 +65,22 @@ void pfor_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl
                 wh <= 32u && (bw < 32u || e == 0u) && xo <= e && xh <= e;
     int bad = ok && !sound;
     if (!sound)
-        e = xo = xh = 0u;
+        e = xo = xh = no = nh = 0u; /* read nothing past the payload */
 
     __local uint *G = gl + s * PFOR_BLOCK, *O = ol + s * PFOR_BLOCK, *H = hl + s * PFOR_BLOCK;
     __global const uint *q = p + 2u + nslots; /* the O slots, then H slots, then pairs */
     uint g[TDM_CODEC_VPT_MAX], c[TDM_CODEC_VPT_MAX], i0 = t * vpt;
+    /* Sliding windows over the slots and both exception arrays: each word
+       loaded once. Entries past len (or e) are read but never used. */
+    uint ns = sound ? nslots : 0u, mb = bw >= 32u ? 0xFFFFFFFFu : (1u << bw) - 1u;
+    uint mo = wo >= 32u ? 0xFFFFFFFFu : (1u << wo) - 1u;
+    uint mh = wh >= 32u ? 0xFFFFFFFFu : (1u << wh) - 1u;
+    tdm_bitwin ws = tdm_bitwin_open(p + 1, ns, i0 * bw);
+    tdm_bitwin wos = tdm_bitwin_open(q, no, i0 * wo), whs = tdm_bitwin_open(q + no, nh, i0 * wh);
     for (uint v = 0; v < vpt; v++) {
-        uint i = i0 + v;
-        G[i] = sound && i < len ? tdm_bits_get(p + 1, nslots, i * bw, bw) : 0u;
-        O[i] = i < e ? tdm_bits_get(q, no, i * wo, wo) : 0u;
-        H[i] = i < e ? tdm_bits_get(q + no, nh, i * wh, wh) : 0u;
+        G[i0 + v] = tdm_bitwin_take(&ws, p + 1, ns, bw, mb);
+        O[i0 + v] = tdm_bitwin_take(&wos, q, no, wo, mo);
+        H[i0 + v] = tdm_bitwin_take(&whs, q + no, nh, wh, mh);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     bad |= !pfor_patch(q + no + nh, xo, e, wo, O, t, tpb);
