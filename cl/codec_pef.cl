@@ -54,6 +54,10 @@ uint pef_ctz(uint w) { return 31u - clz(w & (0u - w)); }
         int ef = kind == 0u && l <= 31u && 1u + nlow <= nw;                        \
         int packed = kind == 1u && l <= 32u && 1u + nlow <= nw;                    \
         uint nh = ef ? min(nw - 1u - nlow, PEF_HMAX) : 0u;                         \
+        /* The low window first: its loads fly while the high part is counted. */ \
+        uint nlw = ef || packed ? nlow : 0u; /* low words inside the payload */    \
+        uint mask = l >= 32u ? 0xFFFFFFFFu : (1u << l) - 1u;                       \
+        tdm_bitwin win = WIN##_open(p + 1, nlw, r0 * l);                           \
         SPACE const uint *h = p + 1u + nlow;                                       \
         uint total = 0u, j = PEF_HMAX, before = 0u;                                \
         for (uint k = 0; k < nh; k++) {                                            \
@@ -81,9 +85,6 @@ uint pef_ctz(uint w) { return 31u - clz(w & (0u - w)); }
         if (report && ((!ef && !packed) || np > nw ||                              \
                        (ef && (total != len || nw - 1u - nlow > PEF_HMAX))))       \
             atomic_or(status, TDM_CODEC_ST_CORRUPT);                               \
-        uint nlw = ef || packed ? nlow : 0u; /* low words inside the payload */    \
-        uint mask = l >= 32u ? 0xFFFFFFFFu : (1u << l) - 1u;                       \
-        tdm_bitwin win = WIN##_open(p + 1, nlw, r0 * l);                           \
         for (uint v = 0; v < c; v++) {                                             \
             uint low = WIN##_take(&win, p + 1, nlw, l, mask);                      \
             x[v] = ef ? (x[v] << l) | low : low;                                   \
