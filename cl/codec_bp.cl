@@ -58,8 +58,8 @@ void tdm_bp_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scra
     uint nw = ok ? offsets[b + 1] - start : 0u;
     uint v[TDM_CODEC_VPT_MAX];
     tdm_bp_unpack(words + start, nw, len, block, t, vpt, v);
-    if (delta)
-        tdm_codec_delta(v, vpt, tpb, ok ? bases[b] : 0u, scratch);
+    if (delta) /* the kernel alternates scratch buffers: no closing barrier */
+        tdm_codec_delta_nb(v, vpt, tpb, ok ? bases[b] : 0u, scratch);
     if (ok)
         tdm_codec_store(out, pos, t, vpt, v, len);
 }
@@ -67,17 +67,19 @@ void tdm_bp_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scra
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_bp128_decode(TDM_CODEC_ARGS)
 {
-    __local uint scratch[2 * TDM_WG_SIZE];
+    __local uint scratch[2][2 * TDM_WG_SIZE];
+    uint round = 0;
     TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(128u))
-        tdm_bp_block(128u, job, TDM_CODEC_PASS, scratch);
+        tdm_bp_block(128u, job, TDM_CODEC_PASS, scratch[round++ & 1]);
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_bp256_decode(TDM_CODEC_ARGS)
 {
-    __local uint scratch[2 * TDM_WG_SIZE];
+    __local uint scratch[2][2 * TDM_WG_SIZE];
+    uint round = 0;
     TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(256u))
-        tdm_bp_block(256u, job, TDM_CODEC_PASS, scratch);
+        tdm_bp_block(256u, job, TDM_CODEC_PASS, scratch[round++ & 1]);
 }
 
 #endif

@@ -98,7 +98,7 @@ int tdm_codec_job(uint job, uint block, __global const uint *sel, uint njobs, ui
    work-item per piece writes the piece's total for the next level. No
    lockstep is assumed, so each level ends in a barrier; a scan of 64 costs
    3 barriers where Hillis-Steele costs 13. */
-uint tdm_seg_scan_excl(uint v, uint seg, __local uint *scratch, uint *total)
+uint tdm_seg_scan_excl_nb(uint v, uint seg, __local uint *scratch, uint *total)
 {
     uint lid = get_local_id(0);
     __local uint *a = scratch;
@@ -128,24 +128,36 @@ uint tdm_seg_scan_excl(uint v, uint seg, __local uint *scratch, uint *total)
             barrier(CLK_LOCAL_MEM_FENCE);
     }
     *total = tot;
-    barrier(CLK_LOCAL_MEM_FENCE); /* scratch may be reused right after */
+    return excl;
+}
+
+/* The same, ending in a barrier so that scratch may be reused right after.
+   tdm_seg_scan_excl_nb leaves that out: a caller that alternates two scratch
+   buffers (a barrier of the next scan separates every reuse) saves it. */
+uint tdm_seg_scan_excl(uint v, uint seg, __local uint *scratch, uint *total)
+{
+    uint excl = tdm_seg_scan_excl_nb(v, seg, scratch, total);
+    barrier(CLK_LOCAL_MEM_FENCE);
     return excl;
 }
 
 /* Turns the d-gaps v[0..vpt) of work-item t of a block (tpb work-items)
    into docids: base + the block's prefix sum. Called by the whole group. */
-void tdm_codec_delta(uint *v, uint vpt, uint tpb, uint base, __local uint *scratch)
-{
-    uint acc = 0;
-    for (uint j = 0; j < vpt; j++) {
-        acc += v[j];
-        v[j] = acc;
+#define TDM_CODEC_DELTA(NAME, SCAN)                                                \
+    void NAME(uint *v, uint vpt, uint tpb, uint base, __local uint *scratch)       \
+    {                                                                              \
+        uint acc = 0, total;                                                       \
+        for (uint j = 0; j < vpt; j++) {                                           \
+            acc += v[j];                                                           \
+            v[j] = acc;                                                            \
+        }                                                                          \
+        uint excl = base + SCAN(acc, tpb, scratch, &total);                        \
+        for (uint j = 0; j < vpt; j++)                                             \
+            v[j] += excl;                                                          \
     }
-    uint total;
-    uint excl = base + tdm_seg_scan_excl(acc, tpb, scratch, &total);
-    for (uint j = 0; j < vpt; j++)
-        v[j] += excl;
-}
+TDM_CODEC_DELTA(tdm_codec_delta, tdm_seg_scan_excl)
+/* Without the closing barrier: see tdm_seg_scan_excl_nb. */
+TDM_CODEC_DELTA(tdm_codec_delta_nb, tdm_seg_scan_excl_nb)
 
 /* Stores work-item t's values (block positions t*vpt ..) at out + pos:
    uint4 stores where the run is whole and 16-byte aligned, else one by one. */

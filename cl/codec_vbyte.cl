@@ -13,7 +13,7 @@
 /* Work-item t's values of a block of len values in nw words, from global or
    local memory; called by the whole group (a scan). Flags the list corrupt
    when the selectors do not match the block's length. */
-#define TDM_VBYTE_UNPACK(NAME, SPACE, WIN)                                         \
+#define TDM_VBYTE_UNPACK(NAME, SPACE, WIN, SCAN)                                         \
     void NAME(SPACE const uint *w, uint nw, uint len, uint ok, uint t, uint vpt,   \
               uint tpb, uint *v, __local uint *scratch, __global uint *status)     \
     {                                                                              \
@@ -28,7 +28,7 @@
                 mine += l[4 * q + j];                                              \
             }                                                                      \
         }                                                                          \
-        uint total, k = sb + tdm_seg_scan_excl(mine, tpb, scratch, &total);        \
+        uint total, k = sb + SCAN(mine, tpb, scratch, &total);                     \
         if (ok && t == 0 && (sb + total + 3u) / 4u != nw)                          \
             atomic_or(status, TDM_CODEC_ST_CORRUPT);                               \
         /* The work-item's bytes are contiguous: read them with a window that \
@@ -41,8 +41,9 @@
             v[j] = l[j] ? x : 0u;                                                  \
         }                                                                          \
     }
-TDM_VBYTE_UNPACK(tdm_vbyte_unpack, __global, tdm_bitwin)
-TDM_VBYTE_UNPACK(tdm_vbyte_unpack_local, __local, tdm_bitwin_local)
+/* The direct kernels alternate scratch buffers: no closing barrier. */
+TDM_VBYTE_UNPACK(tdm_vbyte_unpack, __global, tdm_bitwin, tdm_seg_scan_excl_nb)
+TDM_VBYTE_UNPACK(tdm_vbyte_unpack_local, __local, tdm_bitwin_local, tdm_seg_scan_excl)
 
 #if TDM_CODEC_PIPE
 
@@ -64,7 +65,11 @@ void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
 
 #else /* read global memory directly, one job at a time */
 
-void tdm_vbyte_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scratch)
+/* Scans the byte lengths in scan_len and the gaps in scan_gap, so that
+   neither needs a closing barrier: every reuse of a buffer is separated by
+   a barrier of the other's scan (or, for plain values, the one below). */
+void tdm_vbyte_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scan_len,
+                     __local uint *scan_gap)
 {
     const uint vpt = TDM_WIDE_VPT(block), tpb = block / vpt;
     uint t = get_local_id(0) % tpb, b, pos, len;
@@ -73,9 +78,11 @@ void tdm_vbyte_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *s
     uint start = ok ? offsets[b] : 0u;
     uint nw = ok ? offsets[b + 1] - start : 0u;
     uint v[TDM_CODEC_VPT_MAX];
-    tdm_vbyte_unpack(words + start, nw, len, (uint)ok, t, vpt, tpb, v, scratch, status);
+    tdm_vbyte_unpack(words + start, nw, len, (uint)ok, t, vpt, tpb, v, scan_len, status);
     if (delta)
-        tdm_codec_delta(v, vpt, tpb, ok ? bases[b] : 0u, scratch);
+        tdm_codec_delta_nb(v, vpt, tpb, ok ? bases[b] : 0u, scan_gap);
+    else
+        barrier(CLK_LOCAL_MEM_FENCE);
     if (ok)
         tdm_codec_store(out, pos, t, vpt, v, len);
 }
@@ -83,17 +90,17 @@ void tdm_vbyte_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *s
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_vbyte128_decode(TDM_CODEC_ARGS)
 {
-    __local uint scratch[2 * TDM_WG_SIZE];
+    __local uint scratch[2][2 * TDM_WG_SIZE];
     TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(128u))
-        tdm_vbyte_block(128u, job, TDM_CODEC_PASS, scratch);
+        tdm_vbyte_block(128u, job, TDM_CODEC_PASS, scratch[0], scratch[1]);
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
 {
-    __local uint scratch[2 * TDM_WG_SIZE];
+    __local uint scratch[2][2 * TDM_WG_SIZE];
     TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(1024u))
-        tdm_vbyte_block(1024u, job, TDM_CODEC_PASS, scratch);
+        tdm_vbyte_block(1024u, job, TDM_CODEC_PASS, scratch[0], scratch[1]);
 }
 
 #endif
