@@ -85,6 +85,13 @@ static void device_selection_and_bad_jobs(void **state)
         clEnqueueWriteBuffer(dev->queue, sel, CL_TRUE, 0, sizeof bad, bad, 0, NULL, NULL);
         cc_fail_if(tdm_codec_dev_decode_sel(&l, sel, 2, out, 400, NULL, &err), &err, "sel");
         assert_int_equal(tdm_codec_dev_status(&l, &err), TDM_ERR_INVALID_ARG);
+        /* an output buffer smaller than it is said to be is refused */
+        assert_int_equal(tdm_codec_dev_decode_sel(&l, sel, 2, out, 401, NULL, &err),
+                         TDM_ERR_INVALID_ARG);
+        assert_int_equal(tdm_codec_dev_decode_sel(&l, sel, 4, out, 400, NULL, &err),
+                         TDM_ERR_INVALID_ARG); /* 4 jobs, 3 pairs */
+        assert_int_equal(tdm_codec_dev_decode(&l, NULL, 0, sel, NULL, NULL, NULL, &err),
+                         TDM_ERR_INVALID_ARG);
         clEnqueueReadBuffer(dev->queue, out, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
         assert_memory_equal(got + 300, v + 640, 60 * 4); /* untouched */
         clReleaseMemObject(sel);

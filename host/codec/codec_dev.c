@@ -187,6 +187,22 @@ static double span_seconds(cl_event first, cl_event last)
     return t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
 }
 
+/* Refuses a buffer smaller than `values` uint32s: the kernels trust njobs
+ * and out_cap. */
+static int check_buffer(tdm_codec_dev_list *l, cl_mem buf, size_t values, const char *what,
+                        tdm_err *err)
+{
+    size_t bytes = 0;
+    cl_int rc = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
+    if (rc != CL_SUCCESS)
+        return cl_fail(l, err, rc, "clGetMemObjectInfo");
+    if (bytes / 4 < values)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "codec decode: %s buffer of %zu bytes for %zu values", what, bytes,
+                           values);
+    return TDM_OK;
+}
+
 int tdm_codec_dev_decode_sel(tdm_codec_dev_list *l, cl_mem sel, uint32_t njobs, cl_mem out,
                              uint32_t out_cap, cl_event *ev, tdm_err *err)
 {
@@ -196,9 +212,14 @@ int tdm_codec_dev_decode_sel(tdm_codec_dev_list *l, cl_mem sel, uint32_t njobs, 
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "codec decode: missing argument");
     if (njobs == 0)
         return TDM_OK;
+    int st = check_buffer(l, out, out_cap, "output", err);
+    if (st == TDM_OK)
+        st = check_buffer(l, sel, 2 * (size_t)njobs, "selection", err);
+    if (st != TDM_OK)
+        return st;
     tdm_codec_dev_job job = {.sel = sel, .njobs = njobs, .out = out, .out_cap = out_cap};
     cl_event first, last;
-    int st = launch(l, &job, &first, &last, err);
+    st = launch(l, &job, &first, &last, err);
     if (first)
         clReleaseEvent(first);
     if (ev)
@@ -272,6 +293,8 @@ int tdm_codec_dev_decode(tdm_codec_dev_list *l, const uint32_t *blocks, size_t n
     if (st == TDM_OK && blocks && nblocks)
         st = tdm_buffer_create(l->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nblocks * 8,
                                pairs, &sel, err);
+    if (st == TDM_OK && out && nv)
+        st = check_buffer(l, out, nv, "output", err);
     if (st == TDM_OK && !out && nv)
         st = tdm_buffer_create(l->dev, CL_MEM_READ_WRITE, nv * 4, NULL, &tmp, err);
     if (st == TDM_OK && nv) {

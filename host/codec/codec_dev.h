@@ -119,7 +119,8 @@ int tdm_codec_dev_decode(tdm_codec_dev_list *l, const uint32_t *blocks, size_t n
 /* Device-resident selection: `sel` holds njobs pairs (block id, output
  * position) produced on the device (e.g. by block selection); block i's
  * values go to out[pos .. pos + its length), out holding out_cap values.
- * Jobs out of range are skipped and flag the list (tdm_codec_dev_status).
+ * Jobs out of range are skipped and flag the list (tdm_codec_dev_status);
+ * buffers smaller than njobs pairs or out_cap values: TDM_ERR_INVALID_ARG.
  * Non-blocking: enqueues and returns; *ev (if not NULL) gets the kernel's
  * event, which the caller releases. */
 int tdm_codec_dev_decode_sel(tdm_codec_dev_list *l, cl_mem sel, uint32_t njobs, cl_mem out,
