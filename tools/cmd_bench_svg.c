@@ -116,8 +116,12 @@ static void draw_series(FILE *f, const tdm_bench_rows *rows, const char *dist, c
         fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='2'%s/>\n",
                 W - MR + 12, ly, W - MR + 36, ly, c,
                 r->device < 0 ? " stroke-dasharray='6 4'" : "");
-        fprintf(f, "<text x='%d' y='%d' font-size='11'>%s (%s%.20s)</text>\n", W - MR + 42,
-                ly + 4, r->codec, r->device < 0 ? "" : "dev ", r->device_name);
+        if (r->device < 0)
+            fprintf(f, "<text x='%d' y='%d' font-size='11'>%s (%.24s)</text>\n", W - MR + 42,
+                    ly + 4, r->codec, r->device_name);
+        else
+            fprintf(f, "<text x='%d' y='%d' font-size='11'>%s (%d: %.20s)</text>\n",
+                    W - MR + 42, ly + 4, r->codec, r->device, r->device_name);
     }
 }
 
