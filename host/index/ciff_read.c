@@ -92,8 +92,11 @@ struct tdm_ciff {
     /* non-empty lists in file order */
     uint64_t nlists;
     uint64_t *msg_off;         /* offset of each list's length varint */
-    uint64_t *term_off;        /* term bytes inside data */
+    uint64_t *term_off;        /* into terms: a compact copy, so that sorting does not
+                                  touch every page of the file */
     uint32_t *term_len;
+    char *terms;
+    size_t terms_len, terms_cap;
     uint64_t *order;           /* list positions in term order */
     /* documents */
     uint32_t ndocs;
@@ -103,6 +106,7 @@ struct tdm_ciff {
     /* the current list */
     uint32_t *docids, *freqs;
     size_t cap;
+    uint64_t drop_from;        /* tdm_collection_drop_read's cursor */
 };
 
 static int fail(const tdm_ciff *c, tdm_err *err, int code, uint64_t off, const char *fmt, ...)
@@ -238,8 +242,32 @@ static int read_header(tdm_ciff *c, size_t *pos, tdm_err *err)
     return TDM_OK;
 }
 
+/* Copies the term of list c->nlists into the compact term buffer. */
+static int add_term(tdm_ciff *c, size_t toff, size_t tlen)
+{
+    if (c->terms_len + tlen > c->terms_cap) {
+        size_t cap = c->terms_cap ? 2 * c->terms_cap : 65536;
+        while (cap < c->terms_len + tlen)
+            cap *= 2;
+        char *p = realloc(c->terms, cap);
+        if (!p)
+            return -1;
+        c->terms = p;
+        c->terms_cap = cap;
+    }
+    memcpy(c->terms + c->terms_len, c->data + toff, tlen);
+    c->term_off[c->nlists] = c->terms_len;
+    c->terms_len += tlen;
+    return 0;
+}
+
+/* Scanned pages are not needed again until their list is read: dropping them
+ * every DROP_STEP bytes keeps the resident size small for big files. */
+#define DROP_STEP ((size_t)64 << 20)
+
 static int scan_lists(tdm_ciff *c, size_t *pos, tdm_err *err)
 {
+    size_t dropped = *pos;
     uint64_t n = (uint64_t)c->info.num_postings_lists;
     c->msg_off = malloc((n ? n : 1) * sizeof *c->msg_off);
     c->term_off = malloc((n ? n : 1) * sizeof *c->term_off);
@@ -248,6 +276,10 @@ static int scan_lists(tdm_ciff *c, size_t *pos, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory for %llu lists", c->name,
                            (unsigned long long)n);
     for (uint64_t k = 0; k < n; k++) {
+        if (c->map && *pos - dropped >= DROP_STEP) {
+            tdm_collection_drop_pages(c->map, dropped, *pos - dropped);
+            dropped = *pos;
+        }
         size_t at = *pos, body, len, toff, tlen;
         uint64_t df;
         int has;
@@ -275,7 +307,8 @@ static int scan_lists(tdm_ciff *c, size_t *pos, tdm_err *err)
                         "PostingsList %llu: term of %zu bytes (want 1..%u, no NUL)",
                         (unsigned long long)k, tlen, TDM_IDX_TERM_MAX);
         c->msg_off[c->nlists] = at;
-        c->term_off[c->nlists] = toff;
+        if (add_term(c, toff, tlen))
+            return tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory for terms", c->name);
         c->term_len[c->nlists] = (uint32_t)tlen;
         c->nlists++;
     }
@@ -373,7 +406,7 @@ static const char *term_at(const void *self, uint64_t i, size_t *len)
 {
     const tdm_ciff *c = self;
     *len = c->term_len[i];
-    return (const char *)c->data + c->term_off[i];
+    return c->terms + c->term_off[i];
 }
 
 static int load(tdm_ciff *c, tdm_err *err)
@@ -406,7 +439,7 @@ static int load(tdm_ciff *c, tdm_err *err)
         return fail(c, err, rc, c->msg_off[dup[1]],
                     "term '%.*s' appears twice (first list at offset %llu)",
                     (int)(c->term_len[dup[1]] > 64 ? 64 : c->term_len[dup[1]]),
-                    (const char *)c->data + c->term_off[dup[1]],
+                    c->terms + c->term_off[dup[1]],
                     (unsigned long long)c->msg_off[dup[0]]);
     return TDM_OK;
 }
@@ -494,6 +527,7 @@ void tdm_ciff_close(tdm_ciff *c)
     free(c->msg_off);
     free(c->term_off);
     free(c->term_len);
+    free(c->terms);
     free(c->order);
     free(c->doclens);
     free(c->names);
@@ -569,12 +603,13 @@ static int ciff_list(void *self, uint64_t i, tdm_coll_list *out, tdm_err *err)
     arena_reset(&c->arena, 0);
     Io__Osirrc__Ciff__PostingsList *l =
         io__osirrc__ciff__postings_list__unpack(&c->pa, len, c->data + body);
-    const char *term = (const char *)c->data + c->term_off[j];
+    const char *term = c->terms + c->term_off[j];
     int tlen = (int)c->term_len[j];
     if (!l)
         return fail(c, err, TDM_ERR_FORMAT, at,
                     "PostingsList '%.*s' does not unpack (malformed protobuf or out of memory)",
                     tlen, term);
+    tdm_collection_drop_read(c->map, &c->drop_from, at, body + len); /* unpacked: done */
     rc = grow(c, l->n_postings, err);
     if (rc == TDM_OK)
         rc = check_postings(c, l, at, term, tlen, err);

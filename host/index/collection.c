@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tandem.h"
 
@@ -33,6 +35,30 @@ int tdm_collection_write(const tdm_coll_source *src, const char *path,
         rc = tdm_iwriter_finish(w, err);
     tdm_iwriter_free(w);
     return rc;
+}
+
+void tdm_collection_drop_pages(const void *map, size_t off, size_t len)
+{
+    static size_t page;
+    if (!page) {
+        long p = sysconf(_SC_PAGESIZE);
+        page = p > 0 ? (size_t)p : 4096;
+    }
+    size_t start = (off + page - 1) / page * page, end = (off + len) / page * page;
+    if (map && end > start)
+        madvise((char *)map + start, end - start, MADV_DONTNEED);
+}
+
+void tdm_collection_drop_read(const void *map, uint64_t *cursor, uint64_t start, uint64_t end)
+{
+    if (!map)
+        return;
+    if (start < *cursor) {
+        tdm_collection_drop_pages(map, (size_t)start, (size_t)(end - start));
+    } else if (end - *cursor >= ((uint64_t)1 << 20)) {
+        tdm_collection_drop_pages(map, (size_t)*cursor, (size_t)(end - *cursor));
+        *cursor = end;
+    }
 }
 
 /* ---- sorting list indexes by term (a stable merge sort: qsort has no

@@ -57,6 +57,17 @@ typedef const char *(*tdm_coll_term_fn)(const void *self, uint64_t i, size_t *le
 int tdm_collection_sort_terms(uint64_t *idx, uint64_t n, tdm_coll_term_fn get,
                               const void *self, uint64_t dup[2]);
 
+/* Tells the kernel that the whole pages inside map[off, off + len) of a
+ * read-only file mapping will not be needed again, so that an import's
+ * resident memory does not grow with the input file (pages read again are
+ * simply read from the file). No-op for ranges under a page. */
+void tdm_collection_drop_pages(const void *map, size_t off, size_t len);
+
+/* For a list just read from map[start, end): hands back, when lists come in
+ * file order, everything from *cursor to end (batched by the megabyte; the
+ * cursor advances), and otherwise the list's own whole pages. */
+void tdm_collection_drop_read(const void *map, uint64_t *cursor, uint64_t start, uint64_t end);
+
 /* Byte-order comparison of two terms, a prefix first. */
 int tdm_term_cmp(const char *a, size_t alen, const char *b, size_t blen);
 

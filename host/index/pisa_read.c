@@ -45,6 +45,7 @@ struct tdm_pisa {
     uint64_t *order;
     uint32_t *docids, *fbuf;
     size_t cap;
+    uint64_t drop_doc, drop_freq; /* tdm_collection_drop_read's cursors */
 };
 
 static int fail(int code, tdm_err *err, const char *path, uint64_t off, const char *fmt, ...)
@@ -117,11 +118,13 @@ static int seq_at(const seqfile *f, uint64_t *off, uint32_t *len, tdm_err *err)
     return TDM_OK;
 }
 
+#define DROP_STEP ((uint64_t)64 << 20)
+
 /* Indexes every sequence of .docs (after [1, num_docs]) and .freqs, which
  * must pair up one to one with equal lengths. */
 static int scan_lists(tdm_pisa *p, tdm_err *err)
 {
-    uint64_t od = 0, of = 0, cap = 0;
+    uint64_t od = 0, of = 0, cap = 0, dropped = 0, fdropped = 0;
     uint32_t len, flen;
     int rc = p->docs.size ? seq_at(&p->docs, &od, &len, err)
                           : fail(TDM_ERR_FORMAT, err, p->docs.path, 0, "empty file");
@@ -161,6 +164,12 @@ static int scan_lists(tdm_pisa *p, tdm_err *err)
         }
         p->doc_off[p->nlists] = at;
         p->freq_off[p->nlists++] = fat;
+        if (od - dropped >= DROP_STEP) { /* not needed again until the list is read */
+            tdm_collection_drop_pages(p->docs.map, dropped, od - dropped);
+            tdm_collection_drop_pages(p->freqs.map, fdropped, of - fdropped);
+            dropped = od;
+            fdropped = of;
+        }
     }
     if (of != p->freqs.size)
         return fail(TDM_ERR_FORMAT, err, p->freqs.path, of,
@@ -415,6 +424,9 @@ static int pisa_list(void *self, uint64_t i, tdm_coll_list *out, tdm_err *err)
         p->docids[k] = d;
         p->fbuf[k] = f;
     }
+    /* copied out: keep the resident size independent of the input's */
+    tdm_collection_drop_read(p->docs.map, &p->drop_doc, p->doc_off[j], od + 4 * (uint64_t)n);
+    tdm_collection_drop_read(p->freqs.map, &p->drop_freq, p->freq_off[j], of + 4 * (uint64_t)n);
     out->term = p->terms.line[j];
     out->term_len = p->terms.len[j];
     out->docids = p->docids;
