@@ -110,7 +110,7 @@ uint pef_pick_prev(const uint *x, uint k, uint o) { return o ? x[k] : k ? x[k - 
 void pef_stage_values(__local const uint *lw, uint nw, uint np, uint ok, uint len, uint t,
                       uint delta, __global uint *status, uint *v)
 {
-    uint o = t ? 1u : 0u, x[TDM_CODEC_VPT_MAX + 1];
+    uint o = t ? 1u : 0u, x[PEF_VPT + 1];
     int kind = pef_decode_local(lw, nw, np, len, t * PEF_VPT - o, PEF_VPT + 1u,
                                 ok && t == 0u, status, x);
     for (uint k = 0; k < PEF_VPT; k++) {
@@ -138,7 +138,7 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
         int ok = tdm_codec_job(job, PEF_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
                                status, &b, &pos, &len);
         uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
-        uint x[TDM_CODEC_VPT_MAX + 1], v[TDM_CODEC_VPT_MAX];
+        uint x[PEF_VPT + 1], v[PEF_VPT];
         int kind = pef_decode(words + start, np, np, len, t * vpt - o, vpt + 1u, ok && t == 0u,
                               status, x);
         uint base = ok && delta ? bases[b] : 0u;

@@ -69,7 +69,7 @@ void pfor_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl
 
     __local uint *G = gl + s * PFOR_BLOCK, *O = ol + s * PFOR_BLOCK, *H = hl + s * PFOR_BLOCK;
     __global const uint *q = p + 2u + nslots; /* the O slots, then H slots, then pairs */
-    uint g[TDM_CODEC_VPT_MAX], c[TDM_CODEC_VPT_MAX], i0 = t * vpt;
+    uint g[PFOR_VPT], c[PFOR_VPT], i0 = t * vpt;
     /* Sliding windows over the slots and both exception arrays: each word
        loaded once. Entries past len (or e) are read but never used. */
     uint ns = sound ? nslots : 0u, mb = bw >= 32u ? 0xFFFFFFFFu : (1u << bw) - 1u;
@@ -178,7 +178,7 @@ void tdm_newpfd128_decode(TDM_CODEC_ARGS)
         int ok = tdm_codec_job(job, NPFD_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
                                status, &b, &pos, &len);
         uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
-        uint g[TDM_CODEC_VPT_MAX];
+        uint g[NPFD_VPT];
         npfd_gaps(words + start, np, ok, len, t, gl + slot * NPFD_BLOCK, status, g);
         if (delta) /* the same for the whole group, and so is the scan's barrier */
             tdm_codec_delta(g, vpt, tpb, ok ? bases[b] : 0u, scratch);

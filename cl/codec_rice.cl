@@ -83,7 +83,7 @@ void rice_gaps(__global const uint *p, uint np, uint ok, uint len, uint t,
        work-item of a block (whose previous terminator is at bit -1): always
        vpt + 1 of them, and indices into at[] that are constants once the
        loops unroll, so that at[] stays in registers. */
-    uint at[TDM_CODEC_VPT_MAX + 1];
+    uint at[RICE_VPT + 1];
     uint ones = rice_ones(p + 1u + nbin, min(nu, RICE_UMAX), i0 - o, vpt + 1u, at);
     if (ok && t == 0u && (!sound || ones != len || nu > RICE_UMAX))
         atomic_or(status, TDM_CODEC_ST_CORRUPT);
@@ -106,7 +106,7 @@ void tdm_rice_decode(TDM_CODEC_ARGS)
         int ok = tdm_codec_job(job, RICE_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
                                status, &b, &pos, &len);
         uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
-        uint g[TDM_CODEC_VPT_MAX];
+        uint g[RICE_VPT];
         rice_gaps(words + start, np, ok, len, t, status, g);
         if (delta) /* the same for the whole group, and so is the scan's barrier */
             tdm_codec_delta(g, vpt, tpb, ok ? bases[b] : 0u, scratch);
