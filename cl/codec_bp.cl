@@ -56,7 +56,7 @@ void tdm_bp_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scra
                            &pos, &len);
     uint start = ok ? offsets[b] : 0u;
     uint nw = ok ? offsets[b + 1] - start : 0u;
-    uint v[TDM_CODEC_VPT_MAX];
+    uint v[TDM_WIDE_VPT_MAX];
     tdm_bp_unpack(words + start, nw, len, block, t, vpt, v);
     if (delta) /* the kernel alternates scratch buffers: no closing barrier */
         tdm_codec_delta_nb(v, vpt, tpb, ok ? bases[b] : 0u, scratch);

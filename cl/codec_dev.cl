@@ -41,10 +41,12 @@
 #define TDM_WIDE_VPT(B) TDM_CODEC_VPTN(B, TDM_WIDE_VPT_MIN)
 #define TDM_WIDE_TPB(B) ((B) / TDM_WIDE_VPT(B))
 
-/* Private arrays are sized for the largest block (1024) on this device. */
+/* Private arrays are sized for the largest block (1024) on this device, in
+   either geometry (codecs of other files rely on this size). */
 #define TDM_CODEC_VPT_MAX                                                          \
     TDM_CODEC_VPTN(1024, (TDM_WIDE_VPT_MIN > TDM_CODEC_VPT_MIN ? TDM_WIDE_VPT_MIN   \
                                                                : TDM_CODEC_VPT_MIN))
+#define TDM_WIDE_VPT_MAX TDM_WIDE_VPT(1024)
 
 /* Grid-stride loop over the launch's jobs, TDM_WG_SIZE / TPB(block) at a
    time: `job` is this work-item's job. Correct for any number of groups (the

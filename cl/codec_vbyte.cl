@@ -18,7 +18,7 @@
               uint tpb, uint *v, __local uint *scratch, __global uint *status)     \
     {                                                                              \
         uint sb = (len + 3u) / 4u; /* selector bytes */                            \
-        uint l[TDM_CODEC_VPT_MAX], mine = 0;                                       \
+        uint l[TDM_WIDE_VPT_MAX], mine = 0;                                        \
         for (uint q = 0; q < vpt / 4; q++) { /* a selector byte: four values */    \
             uint byte = t * (vpt / 4) + q, i0 = 4 * byte;                          \
             uint s = byte < sb && (byte >> 2) < nw ? w[byte >> 2] >> (8u * (byte & 3u)) \
@@ -77,7 +77,7 @@ void tdm_vbyte_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *s
                            &pos, &len);
     uint start = ok ? offsets[b] : 0u;
     uint nw = ok ? offsets[b + 1] - start : 0u;
-    uint v[TDM_CODEC_VPT_MAX];
+    uint v[TDM_WIDE_VPT_MAX];
     tdm_vbyte_unpack(words + start, nw, len, (uint)ok, t, vpt, tpb, v, scan_len, status);
     if (delta)
         tdm_codec_delta_nb(v, vpt, tpb, ok ? bases[b] : 0u, scan_gap);
