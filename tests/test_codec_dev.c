@@ -1,6 +1,8 @@
 /* The shared device decode driver, on the RAW codec: whole lists, block
  * selections, device-resident selections, bad jobs, structural checks and
  * out-of-memory, on every device of the engine. */
+#include <stdio.h>
+
 #include "codec_check.h"
 
 static void raw_matches_reference(void **state)
@@ -127,6 +129,47 @@ static void too_large_is_device_memory(void **state)
     tdm_engine_close(e);
 }
 
+/* `tandem bench codecs` (TANDEM_CLI) runs end to end on a small case and
+ * writes its table, CSV and SVG. */
+static void cli_bench_codecs(void **state)
+{
+    (void)state;
+    const char *cli = getenv("TANDEM_CLI"), *og = getenv("TANDEM_TEST_OCLGRIND");
+    if (!cli || !*cli || (og && *og == '1'))
+        skip(); /* under Oclgrind the child would run unchecked, and slowly */
+    char dir[1024], cmd[4096], csv[1100], svg[1100], out[1100];
+    snprintf(dir, sizeof dir, "%s", tdm_test_tmpdir("bench_cli"));
+    snprintf(csv, sizeof csv, "%s/b.csv", dir);
+    snprintf(svg, sizeof svg, "%s/b.svg", dir);
+    snprintf(out, sizeof out, "%s/b.txt", dir);
+    snprintf(cmd, sizeof cmd,
+             "'%s' bench codecs --sizes 10,11 --dist uniform,clustered --reps 2 --e2e-reps 1 "
+             "--budget 0.1 --codecs raw,bp128,vbyte1024 --csv '%s' --plot '%s' > '%s' 2>/dev/null",
+             cli, csv, svg, out);
+    assert_int_equal(system(cmd), 0);
+    FILE *f = fopen(csv, "r");
+    assert_non_null(f);
+    char line[1024];
+    int rows = 0, bp = 0;
+    while (fgets(line, sizeof line, f)) {
+        rows++;
+        bp += strstr(line, ",bp128,") != NULL;
+    }
+    fclose(f);
+    int nd = 0;
+    tdm_engine *e = tdm_test_engine();
+    nd = tdm_engine_device_count(e);
+    tdm_engine_close(e);
+    assert_int_equal(bp, 4 * nd); /* 2 distributions x 2 sizes x devices */
+    assert_true(rows >= 1 + 4 * 3 * nd);
+    f = fopen(svg, "r");
+    assert_non_null(f);
+    size_t n = fread(line, 1, sizeof line - 1, f);
+    line[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(line, "<svg"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +177,7 @@ int main(void)
         cmocka_unit_test(structure_is_checked_at_upload),
         cmocka_unit_test(device_selection_and_bad_jobs),
         cmocka_unit_test(too_large_is_device_memory),
+        cmocka_unit_test(cli_bench_codecs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
