@@ -30,23 +30,7 @@ uint tdm_bp_width(uint nw, uint len, const uint block)
 TDM_BP_UNPACK(tdm_bp_unpack, __global, tdm_bitwin)
 TDM_BP_UNPACK(tdm_bp_unpack_local, __local, tdm_bitwin_local)
 
-#if TDM_CODEC_PIPE
-
-__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_bp128_decode(TDM_CODEC_ARGS)
-{
-    TDM_CODEC_PIPELINE(128u, TDM_WIDE_VPT(128u), 128u,
-                       tdm_bp_unpack_local(lw, nw, cur.len, 128u, t, vpt, v))
-}
-
-__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_bp256_decode(TDM_CODEC_ARGS)
-{
-    TDM_CODEC_PIPELINE(256u, TDM_WIDE_VPT(256u), 256u,
-                       tdm_bp_unpack_local(lw, nw, cur.len, 256u, t, vpt, v))
-}
-
-#else /* read global memory directly, one job at a time */
+#if !TDM_CODEC_PIPE /* read global memory directly: the default */
 
 void tdm_bp_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scratch)
 {
@@ -80,6 +64,22 @@ void tdm_bp256_decode(TDM_CODEC_ARGS)
     uint round = 0;
     TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(256u))
         tdm_bp_block(256u, job, TDM_CODEC_PASS, scratch[round++ & 1]);
+}
+
+#else /* the pipelined loop of cl/codec_dev.cl: an experiment */
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_bp128_decode(TDM_CODEC_ARGS)
+{
+    TDM_CODEC_PIPELINE(128u, TDM_WIDE_VPT(128u), 128u,
+                       tdm_bp_unpack_local(lw, nw, cur.len, 128u, t, vpt, v))
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_bp256_decode(TDM_CODEC_ARGS)
+{
+    TDM_CODEC_PIPELINE(256u, TDM_WIDE_VPT(256u), 256u,
+                       tdm_bp_unpack_local(lw, nw, cur.len, 256u, t, vpt, v))
 }
 
 #endif

@@ -3,10 +3,11 @@
    sum and coalesced stores.
 
    Geometry: a work-item holds VPT consecutive values of one block (VPT = 4,
-   or more where the work-group is smaller than a quarter block), so a block
-   takes TPB = block / VPT work-items and a work-group decodes
-   TDM_WG_SIZE / TPB blocks side by side. Four consecutive values per
-   work-item let each store one uint4: a warp writes 512 contiguous bytes. */
+   8 in the wide geometry of GPU-BP and GPU-VByte, or more where the
+   work-group is small for a block), so a block takes TPB = block / VPT
+   work-items and a work-group decodes TDM_WG_SIZE / TPB blocks side by side.
+   Four consecutive values per work-item make one uint4 store: a warp writes
+   whole cache lines. */
 
 #define TDM_CODEC_ARGS                                                             \
     __global const uint *words, __global const uint *offsets,                     \
@@ -98,8 +99,9 @@ int tdm_codec_job(uint job, uint block, __global const uint *sel, uint njobs, ui
    Radix-8 raking: each level sums up to 7 entries to the left within a
    piece of 8 (local reads that a piece shares: broadcasts), and one
    work-item per piece writes the piece's total for the next level. No
-   lockstep is assumed, so each level ends in a barrier; a scan of 64 costs
-   3 barriers where Hillis-Steele costs 13. */
+   lockstep is assumed, so each level but the last ends in a barrier; a scan
+   of 64 costs 2 barriers (3 with the closing one of tdm_seg_scan_excl) where
+   Hillis-Steele costs 14. */
 uint tdm_seg_scan_excl_nb(uint v, uint seg, __local uint *scratch, uint *total)
 {
     uint lid = get_local_id(0);
@@ -178,18 +180,15 @@ void tdm_codec_store(__global uint *out, uint pos, uint t, uint vpt, const uint 
 }
 
 /* Reads `width` bits (0..32) at bit `bit` of a block of nw words, never past
-   its end; from global memory, or from a copy in local memory. */
-#define TDM_BITS_GET(NAME, SPACE)                                                  \
-    uint NAME(SPACE const uint *w, uint nw, uint bit, uint width)                 \
-    {                                                                              \
-        uint wi = bit >> 5, sh = bit & 31u;                                        \
-        uint lo = wi < nw ? w[wi] : 0u;                                            \
-        uint hi = wi + 1 < nw ? w[wi + 1] : 0u;                                    \
-        uint x = (uint)((((ulong)hi << 32) | lo) >> sh);                           \
-        return width >= 32 ? x : x & ((1u << width) - 1u);                         \
-    }
-TDM_BITS_GET(tdm_bits_get, __global)
-TDM_BITS_GET(tdm_bits_get_local, __local)
+   its end. */
+uint tdm_bits_get(__global const uint *w, uint nw, uint bit, uint width)
+{
+    uint wi = bit >> 5, sh = bit & 31u;
+    uint lo = wi < nw ? w[wi] : 0u;
+    uint hi = wi + 1 < nw ? w[wi + 1] : 0u;
+    uint x = (uint)((((ulong)hi << 32) | lo) >> sh);
+    return width >= 32 ? x : x & ((1u << width) - 1u);
+}
 
 /* A sequential reader of consecutive fields: a window of two words (lo, hi)
    at bit sh of lo; taking a field of up to 32 bits moves the window by at
@@ -232,11 +231,11 @@ TDM_BITWIN(tdm_bitwin_local, __local)
    (coalesced), where the codec reads its values; the copy of the next round's
    blocks is loaded into registers one round ahead, and their offsets and
    bases two rounds ahead, so no round waits for global memory: the loads of
-   round k+1 are in flight while round k unpacks, scans and stores. Without
-   this a round costs two dependent memory latencies (endpoints, then words),
-   which limits a GPU to about half its bandwidth. Measured on an H200 it lost
-   to reading global memory directly (the cache holds the block), so it is an
-   experiment: TDM_CODEC_PIPE=1. */
+   round k+1 are in flight while round k unpacks, scans and stores (a direct
+   round waits for two dependent loads: endpoints, then words). For GPU-BP
+   and GPU-VByte it lost on an H200 to reading global memory directly (by
+   10-25%: the copy and its barrier cost more than the latency it hides), so
+   there it is an experiment, TDM_CODEC_PIPE=1; other codecs may use it. */
 #ifndef TDM_CODEC_PIPE
 #define TDM_CODEC_PIPE 0
 #endif

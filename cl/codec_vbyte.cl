@@ -45,25 +45,7 @@
 TDM_VBYTE_UNPACK(tdm_vbyte_unpack, __global, tdm_bitwin, tdm_seg_scan_excl_nb)
 TDM_VBYTE_UNPACK(tdm_vbyte_unpack_local, __local, tdm_bitwin_local, tdm_seg_scan_excl)
 
-#if TDM_CODEC_PIPE
-
-__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_vbyte128_decode(TDM_CODEC_ARGS)
-{
-    TDM_CODEC_PIPELINE(128u, TDM_WIDE_VPT(128u), TDM_VBYTE_MAXW(128u),
-                       tdm_vbyte_unpack_local(lw, nw, cur.len, cur.ok, t, vpt, tpb, v,
-                                              scratch, status))
-}
-
-__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
-{
-    TDM_CODEC_PIPELINE(1024u, TDM_WIDE_VPT(1024u), TDM_VBYTE_MAXW(1024u),
-                       tdm_vbyte_unpack_local(lw, nw, cur.len, cur.ok, t, vpt, tpb, v,
-                                              scratch, status))
-}
-
-#else /* read global memory directly, one job at a time */
+#if !TDM_CODEC_PIPE /* read global memory directly: the default */
 
 /* Scans the byte lengths in scan_len and the gaps in scan_gap, so that
    neither needs a closing barrier: every reuse of a buffer is separated by
@@ -101,6 +83,24 @@ void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
     __local uint scratch[2][2 * TDM_WG_SIZE];
     TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(1024u))
         tdm_vbyte_block(1024u, job, TDM_CODEC_PASS, scratch[0], scratch[1]);
+}
+
+#else /* the pipelined loop of cl/codec_dev.cl: an experiment */
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_vbyte128_decode(TDM_CODEC_ARGS)
+{
+    TDM_CODEC_PIPELINE(128u, TDM_WIDE_VPT(128u), TDM_VBYTE_MAXW(128u),
+                       tdm_vbyte_unpack_local(lw, nw, cur.len, cur.ok, t, vpt, tpb, v,
+                                              scratch, status))
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
+{
+    TDM_CODEC_PIPELINE(1024u, TDM_WIDE_VPT(1024u), TDM_VBYTE_MAXW(1024u),
+                       tdm_vbyte_unpack_local(lw, nw, cur.len, cur.ok, t, vpt, tpb, v,
+                                              scratch, status))
 }
 
 #endif
