@@ -45,7 +45,7 @@ double tdm_bench_median(double *v, size_t n)
 
 void tdm_bench_print_header(FILE *f)
 {
-    fprintf(f, "%-14s %9s %-16s %-26s %6s %11s %10s %9s %7s %6s\n", "list", "n", "codec",
+    fprintf(f, "%-18s %9s %-16s %-26s %6s %11s %10s %9s %7s %6s\n", "list", "n", "codec",
             "device", "bpi", "kernel Mi/s", "e2e Mi/s", "GB/s", "%roof", "runs");
 }
 
@@ -56,7 +56,7 @@ void tdm_bench_print_row(FILE *f, const tdm_bench_row *r)
         snprintf(dev, sizeof dev, "%.39s", r->device_name);
     else
         snprintf(dev, sizeof dev, "%d %.30s", r->device, r->device_name);
-    fprintf(f, "%-14s %9llu %-16s %-26.26s %6.2f %11.0f %10.0f %9.1f %7.1f %6d\n", r->dist,
+    fprintf(f, "%-18s %9llu %-16s %-26.26s %6.2f %11.0f %10.0f %9.1f %7.1f %6d\n", r->dist,
             (unsigned long long)r->n, r->codec, dev, r->bpi, r->kernel_mis, r->e2e_mis, r->gbps,
             r->roof_pct, r->launches);
 }

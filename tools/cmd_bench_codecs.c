@@ -26,6 +26,7 @@ typedef struct opts {
     uint32_t universe;
     int reps, e2e_reps, index_lists;
     int gaps; /* --values gaps: decode the d-gaps as plain values (no prefix sum) */
+    double select; /* --select F: decode a random fraction F of the blocks */
     double budget_s; /* per measured point, beyond the minimum of 5 launches */
     uint64_t seed;
 } opts;
@@ -62,6 +63,9 @@ static void usage(FILE *f)
         "  --seed N           generator seed (default 42)\n"
         "  --values KIND      docids (default: d-gaps summed in the kernel) or gaps (the\n"
         "                     d-gaps as plain values, no prefix sum, as Mallia et al. time)\n"
+        "  --select F         decode a random fraction F of each list's blocks (ids\n"
+        "                     ascending, as block selection gives them), not whole lists;\n"
+        "                     n stays the list's length, speed counts values decoded\n"
         "  --index FILE       also the docid and frequency lists of a built index\n"
         "  --index-lists N    the N longest lists of the index (default 1000)\n"
         "  --csv FILE         every row as CSV\n"
@@ -132,6 +136,8 @@ static int parse(int argc, char **argv, opts *o)
             o->gaps = !strcmp(v, "gaps");
         } else if (!strcmp(a, "--seed"))
             o->seed = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--select"))
+            o->select = atof(v);
         else if (!strcmp(a, "--index"))
             o->index = v;
         else if (!strcmp(a, "--index-lists"))
@@ -145,6 +151,8 @@ static int parse(int argc, char **argv, opts *o)
         else
             return tdm_cli_fail("bench codecs", "unknown option %s (see --help)", a) + 1;
     }
+    if (o->select < 0 || o->select > 1)
+        return tdm_cli_fail("bench codecs", "--select takes a fraction in (0, 1]") + 1;
     if (o->reps < 1 || o->e2e_reps < 0 || o->universe < 2)
         return tdm_cli_fail("bench codecs", "--reps >= 1, --e2e-reps >= 0, --universe >= 2") + 1;
     return 0;
@@ -176,6 +184,12 @@ static int pick_codecs(bench *B)
         p += len + (p[len] == ',');
     }
     return B->ncodecs ? 0 : -1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
 }
 
 /* The roofline: bytes read + written per second by clEnqueueCopyBuffer of a
@@ -211,16 +225,59 @@ static double copy_bandwidth(tdm_device *d)
     return bw;
 }
 
+/* The blocks a measurement decodes: all (ids NULL), or a random subset. */
+typedef struct pick {
+    uint32_t *ids;
+    size_t nids;
+    size_t nvalues;   /* values they hold */
+    double bytes;     /* compressed bytes the kernel reads for them */
+} pick;
+
+/* k = F * nblocks distinct block ids (at least 1), ascending. */
+static int make_pick(const tdm_encoded *enc, double f, uint64_t seed, pick *p)
+{
+    double all = (double)enc->nwords * 4 + (2.0 * enc->nblocks + 1) * 4;
+    *p = (pick){.nvalues = enc->n, .bytes = all};
+    if (f <= 0 || enc->nblocks == 0)
+        return 0;
+    size_t k = (size_t)(f * enc->nblocks + 0.5);
+    k = k < 1 ? 1 : k > enc->nblocks ? enc->nblocks : k;
+    uint32_t *all_ids = malloc((size_t)enc->nblocks * 4);
+    if (!all_ids)
+        return -1;
+    for (uint32_t b = 0; b < enc->nblocks; b++)
+        all_ids[b] = b;
+    uint64_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < k; i++) { /* partial Fisher-Yates */
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t j = i + (size_t)(x % (enc->nblocks - i));
+        uint32_t t = all_ids[i];
+        all_ids[i] = all_ids[j];
+        all_ids[j] = t;
+    }
+    qsort(all_ids, k, 4, cmp_u32);
+    p->ids = all_ids;
+    p->nids = k;
+    p->nvalues = 0;
+    p->bytes = 4;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t b = all_ids[i];
+        p->nvalues += tdm_encoded_block_len(enc, b);
+        p->bytes += (double)(enc->offsets[b + 1] - enc->offsets[b]) * 4 + 12;
+    }
+    return 0;
+}
+
 /* Kernel time: warm-up, then the median of up to reps launches (at least 5;
  * fewer past the time budget). */
-static int time_kernel(bench *B, tdm_codec_dev_list *l, cl_mem out, tdm_bench_row *row,
-                       tdm_err *err)
+static int time_kernel(bench *B, tdm_codec_dev_list *l, const pick *pk, cl_mem out,
+                       tdm_bench_row *row, tdm_err *err)
 {
     double *t = malloc((size_t)B->o.reps * sizeof *t), start = tdm_bench_now();
     int k = 0, st = t ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "bench");
     for (int i = -3; st == TDM_OK && i < B->o.reps; i++) {
         double s;
-        st = tdm_codec_dev_decode(l, NULL, 0, out, NULL, NULL, &s, err);
+        st = tdm_codec_dev_decode(l, pk->ids, pk->nids, out, NULL, NULL, &s, err);
         if (st == TDM_OK && i >= 0)
             t[k++] = s;
         if (k >= 5 && tdm_bench_now() - start > B->o.budget_s)
@@ -233,8 +290,8 @@ static int time_kernel(bench *B, tdm_codec_dev_list *l, cl_mem out, tdm_bench_ro
 }
 
 /* End to end: upload + decode into a fresh buffer + download, wall clock. */
-static int time_e2e(bench *B, tdm_device *d, const tdm_encoded *enc, uint32_t *host,
-                    tdm_bench_row *row, tdm_err *err)
+static int time_e2e(bench *B, tdm_device *d, const tdm_encoded *enc, const pick *pk,
+                    uint32_t *host, tdm_bench_row *row, tdm_err *err)
 {
     double t[64];
     int k = 0, st = TDM_OK;
@@ -243,7 +300,7 @@ static int time_e2e(bench *B, tdm_device *d, const tdm_encoded *enc, uint32_t *h
         double t0 = tdm_bench_now();
         st = tdm_codec_dev_upload(d, enc, &l, err);
         if (st == TDM_OK)
-            st = tdm_codec_dev_decode(&l, NULL, 0, NULL, host, NULL, NULL, err);
+            st = tdm_codec_dev_decode(&l, pk->ids, pk->nids, NULL, host, NULL, NULL, err);
         t[k++] = tdm_bench_now() - t0;
         tdm_codec_dev_free(&l);
     }
@@ -251,33 +308,48 @@ static int time_e2e(bench *B, tdm_device *d, const tdm_encoded *enc, uint32_t *h
     return st;
 }
 
+/* Whether the device's output is the input's values of the picked blocks. */
+static int same_values(const tdm_encoded *enc, const pick *pk, const uint32_t *want,
+                       const uint32_t *got)
+{
+    if (!pk->ids)
+        return memcmp(got, want, (size_t)enc->n * 4) == 0;
+    for (size_t i = 0, pos = 0; i < pk->nids; i++) {
+        uint32_t b = pk->ids[i], len = tdm_encoded_block_len(enc, b);
+        if (memcmp(got + pos, want + (size_t)b * enc->block_size, (size_t)len * 4))
+            return 0;
+        pos += len;
+    }
+    return 1;
+}
+
 /* One codec on one device: upload, check the output once, time. */
-static int measure(bench *B, int dev, const tdm_encoded *enc, const uint32_t *want,
-                   uint32_t *host, tdm_bench_row *row, tdm_err *err)
+static int measure(bench *B, int dev, const tdm_encoded *enc, const pick *pk,
+                   const uint32_t *want, uint32_t *host, tdm_bench_row *row, tdm_err *err)
 {
     tdm_device *d = tdm_engine_device(B->e, dev);
     tdm_codec_dev_list l;
     cl_mem out = NULL;
     int st = tdm_codec_dev_upload(d, enc, &l, err);
     if (st == TDM_OK)
-        st = tdm_buffer_create(d, CL_MEM_READ_WRITE, (size_t)enc->n * 4, NULL, &out, err);
-    if (st == TDM_OK && enc->n) {
-        memset(host, 0, (size_t)enc->n * 4);
-        st = tdm_codec_dev_decode(&l, NULL, 0, out, host, NULL, NULL, err);
-        if (st == TDM_OK && memcmp(host, want, (size_t)enc->n * 4))
-            st = tdm_err_set(err, TDM_ERR_INTERNAL, "decoded list differs from the input");
+        st = tdm_buffer_create(d, CL_MEM_READ_WRITE, pk->nvalues * 4, NULL, &out, err);
+    if (st == TDM_OK && pk->nvalues) {
+        memset(host, 0, pk->nvalues * 4);
+        st = tdm_codec_dev_decode(&l, pk->ids, pk->nids, out, host, NULL, NULL, err);
+        if (st == TDM_OK && !same_values(enc, pk, want, host))
+            st = tdm_err_set(err, TDM_ERR_INTERNAL, "decoded values differ from the input");
     }
     if (st == TDM_OK)
-        st = time_kernel(B, &l, out, row, err);
+        st = time_kernel(B, &l, pk, out, row, err);
     if (out)
         clReleaseMemObject(out);
     tdm_codec_dev_free(&l);
     if (st == TDM_OK)
-        st = time_e2e(B, d, enc, host, row, err);
-    double n = enc->n, rd = (double)enc->nwords * 4 + (2.0 * enc->nblocks + 1) * 4;
+        st = time_e2e(B, d, enc, pk, host, row, err);
+    double n = (double)pk->nvalues; /* speed counts the values decoded */
     row->kernel_mis = row->kernel_s > 0 ? n / row->kernel_s / 1e6 : 0;
     row->e2e_mis = row->e2e_s > 0 ? n / row->e2e_s / 1e6 : 0;
-    row->gbps = row->kernel_s > 0 ? (rd + 4 * n) / row->kernel_s / 1e9 : 0;
+    row->gbps = row->kernel_s > 0 ? (pk->bytes + 4 * n) / row->kernel_s / 1e9 : 0;
     row->roof_pct = B->roof_gbs[dev] > 0 ? 100 * row->gbps / B->roof_gbs[dev] : 0;
     return st;
 }
@@ -304,6 +376,12 @@ static void bench_list(bench *B, const char *dist, const uint32_t *v, size_t n, 
             tdm_err_clear(&err);
             continue;
         }
+        pick pk;
+        if (make_pick(&enc, B->o.select, B->o.seed + n, &pk)) {
+            B->failures++;
+            tdm_encoded_free(&enc);
+            continue;
+        }
         for (int d = 0; d < tdm_engine_device_count(B->e); d++) {
             tdm_bench_row row = {.n = n, .device = d};
             snprintf(row.dist, sizeof row.dist, "%s", dist);
@@ -313,7 +391,7 @@ static void bench_list(bench *B, const char *dist, const uint32_t *v, size_t n, 
             row.bpi = n ? ((double)enc.nwords + enc.nblocks + 1) * 32 / (double)n : 0;
             row.bpi_all = n ? row.bpi + (double)enc.nblocks * 32 / (double)n : 0;
             fprintf(stderr, "  %s n=%zu %s on %d ...\n", dist, n, row.codec, d);
-            if (measure(B, d, &enc, v, host, &row, &err) != TDM_OK) {
+            if (measure(B, d, &enc, &pk, v, host, &row, &err) != TDM_OK) {
                 fprintf(stderr, "tandem bench codecs: %s on device %d (%s): %s\n", row.codec,
                         d, row.device_name, tdm_err_msg(&err));
                 B->failures++;
@@ -321,6 +399,7 @@ static void bench_list(bench *B, const char *dist, const uint32_t *v, size_t n, 
             add_row(B, &row);
             tdm_err_clear(&err);
         }
+        free(pk.ids);
         tdm_encoded_free(&enc);
     }
 }
@@ -362,6 +441,15 @@ static void bench_cpu(bench *B, const char *dist, const uint32_t *v, size_t n, u
 
 static int bench_index(bench *B);
 
+/* "uniform", "uniform:gaps", "uniform:sel0.1", ... */
+static void list_label(const bench *B, const char *dist, char *buf, size_t len)
+{
+    char sel[16] = "";
+    if (B->o.select > 0)
+        snprintf(sel, sizeof sel, ":sel%.4g", B->o.select);
+    snprintf(buf, len, "%.9s%s%.10s", dist, B->o.gaps ? ":gaps" : "", sel);
+}
+
 static void bench_synthetic(bench *B)
 {
     char dists[64];
@@ -383,15 +471,14 @@ static void bench_synthetic(bench *B)
                 fprintf(stderr, "tandem bench codecs: cannot generate %zu values in [0, %u)\n",
                         n, B->o.universe);
                 B->failures++;
-            } else if (B->o.gaps) {
-                char label[24];
-                snprintf(label, sizeof label, "%.16s:gaps", dn);
-                for (size_t i = n - 1; i > 0; i--)
-                    v[i] -= v[i - 1];
-                bench_list(B, label, v, n, 0, host);
             } else {
-                bench_cpu(B, dn, v, n, host);
-                bench_list(B, dn, v, n, 1, host);
+                char label[24];
+                list_label(B, dn, label, sizeof label);
+                if (!B->o.gaps && B->o.select <= 0)
+                    bench_cpu(B, dn, v, n, host);
+                for (size_t i = n - 1; B->o.gaps && i > 0; i--)
+                    v[i] -= v[i - 1];
+                bench_list(B, label, v, n, !B->o.gaps, host);
             }
             free(v);
             free(host);
@@ -451,9 +538,9 @@ int tdm_bench_codecs(int argc, char **argv)
         B.failures++;
     }
     if (B.o.plot) {
-        char dist[24], title[160];
-        snprintf(dist, sizeof dist, "%.*s%s", (int)strcspn(B.o.dists, ","), B.o.dists,
-                 B.o.gaps ? ":gaps" : "");
+        char first[16], dist[24], title[160];
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(B.o.dists, ","), B.o.dists);
+        list_label(&B, first, dist, sizeof dist);
         snprintf(title, sizeof title, "Decode speed, %s lists in [0, %u): kernel time", dist,
                  B.o.universe);
         if (tdm_bench_write_svg(B.o.plot, &B.rows, dist, title)) {
