@@ -447,7 +447,7 @@ static void list_label(const bench *B, const char *dist, char *buf, size_t len)
     char sel[16] = "";
     if (B->o.select > 0)
         snprintf(sel, sizeof sel, ":sel%.4g", B->o.select);
-    snprintf(buf, len, "%.9s%s%.10s", dist, B->o.gaps ? ":gaps" : "", sel);
+    snprintf(buf, len, "%.9s%s%.9s", dist, B->o.gaps ? ":gaps" : "", sel);
 }
 
 static void bench_synthetic(bench *B)
