@@ -28,7 +28,8 @@ tdm_engine *tdm_test_engine(void);
  * returns a static buffer valid until the next call. */
 const char *tdm_test_tmpdir(const char *tag);
 
-/* Path of a file under ../shared/data (TANDEM_TEST_DATA); static buffer. */
+/* Path of a file under ../shared/data (TANDEM_TEST_DATA); static buffer.
+ * Skips the calling test, with a message, when the file is not there. */
 const char *tdm_test_data(const char *rel);
 
 #endif
