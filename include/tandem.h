@@ -277,7 +277,7 @@ typedef struct tdm_index_build_options {
     const char *stemmer;       /* NULL = "english"; "none"; any Snowball language */
     const char *stopwords;     /* path of a stopword file (words separated by
                                   white space, '#' comment lines); NULL = none */
-    const char *codec;         /* NULL = "raw"; any registered codec name */
+    const char *codec;         /* NULL = "bp128"; any registered codec name */
     size_t memory_mb;          /* posting buffer budget; 0 = 512 */
     double k1, b;              /* BM25 of the stored bounds; 0 = 1.2 / 0.75 */
     const char *tmp_dir;       /* run files; NULL = the output's directory */

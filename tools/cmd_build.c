@@ -16,7 +16,7 @@ static void usage(FILE *f)
             "  --format auto|lines|trec|smart|jsonl   input format (default auto: guessed)\n"
             "  --stemmer english|none|LANG            Snowball stemmer (default english)\n"
             "  --stopwords FILE                       words to drop (white-space separated)\n"
-            "  --codec NAME                           list codec (default raw)\n"
+            "  --codec NAME                           list codec (default bp128)\n"
             "  --memory MB                            posting buffer budget (default 512)\n"
             "  --k1 X --b X                           BM25 of the block-max bounds (1.2, 0.75)\n"
             "  --tmp DIR                              run files (default: next to INDEX)\n"

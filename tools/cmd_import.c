@@ -36,7 +36,7 @@ static void import_usage(FILE *f)
     fprintf(f, "usage: tandem import --from ciff|pisa INPUT -o INDEX [options]\n"
                "  INPUT: a .ciff file, or the basename of BASE.docs/.freqs/.sizes/.terms\n"
                "         (and, if present, BASE.documents) for pisa\n"
-               "  --codec NAME        list codec (default raw)\n"
+               "  --codec NAME        list codec (default bp128)\n"
                "  --k1 X --b X        BM25 of the block-max bounds (1.2, 0.75)\n"
                "  --quiet             no progress on a terminal\n");
 }

@@ -83,7 +83,7 @@ static void pfor_inner_put(uint32_t *slots, uint32_t *exc, const uint32_t *a, ui
 
 static int pfor_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len, unsigned b)
 {
-    uint32_t o[PFOR_BLOCK], h[PFOR_BLOCK], e = 0, next = 0;
+    uint32_t o[PFOR_BLOCK] = {0}, h[PFOR_BLOCK] = {0}, e = 0, next = 0; /* zeroed: GCC -O2 cannot see e bounds the reads */
     for (uint32_t k = 0; b < 32 && k < len; k++) {
         if (g[k] >> b) {
             o[e] = k - next;

@@ -121,7 +121,7 @@ int tdm_iwriter_open(const char *path, const tdm_iwriter_options *opts, tdm_iwri
     tdm_iwriter_options o = {0};
     if (opts)
         o = *opts;
-    const tdm_codec_ops *codec = tdm_codec_by_name(o.codec ? o.codec : "raw");
+    const tdm_codec_ops *codec = tdm_codec_by_name(o.codec ? o.codec : TDM_CODEC_DEFAULT);
     if (!codec)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "unknown codec '%s'", o.codec);
     if (o.stemmer && strlen(o.stemmer) >= TDM_IDX_NAME_MAX)

@@ -24,7 +24,7 @@ typedef struct tdm_iwriter tdm_iwriter;
 
 /* Zero-initialise; zero / NULL fields mean the default. */
 typedef struct tdm_iwriter_options {
-    const char *codec;       /* a name in the codec registry; NULL = "raw" */
+    const char *codec;       /* a name in the codec registry; NULL = TDM_CODEC_DEFAULT (bp128) */
     double k1, b;            /* BM25 for the stored bounds; 0 = 1.2 / 0.75 */
     const char *stemmer;     /* recorded for query-time tokenizing; NULL = "none" */
     const char *const *stopwords; /* recorded too; may be NULL */
