@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bits.h"
+#include "blockenc.h"
 #include "codec.h"
 #include "codec_dev.h"
 #include "tandem.h"
@@ -44,8 +44,10 @@ static uint64_t npfd_cost(npfd_shape s, uint32_t len)
     return (uint64_t)len * s.b + (uint64_t)s.e * (8 + s.hw);
 }
 
-static int npfd_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len)
+static int npfd_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len,
+                    const tdm_encoded *enc)
 {
+    (void)enc;
     npfd_shape best = npfd_shape_for(g, len, 32);
     for (unsigned b = 0; b < 32; b++) {
         npfd_shape s = npfd_shape_for(g, len, b);
@@ -74,30 +76,8 @@ static int npfd_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len)
 static int npfd_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *out,
                        tdm_err *err)
 {
-    int rc = tdm_encoded_init(out, TDM_CODEC_NEWPFD128, n, NPFD_BLOCK, delta, err);
-    uint32_t *gaps = rc == TDM_OK ? malloc(n ? n * 4 : 4) : NULL;
-    if (rc == TDM_OK && !gaps)
-        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
-    if (rc == TDM_OK)
-        rc = tdm_codec_gaps(values, n, delta, out, gaps, err);
-    tdm_wbuf buf = {0};
-    for (uint32_t b = 0; rc == TDM_OK && b < out->nblocks; b++) {
-        out->offsets[b] = (uint32_t)buf.n;
-        if (npfd_put_block(&buf, gaps + (size_t)b * NPFD_BLOCK, tdm_encoded_block_len(out, b)) !=
-            TDM_OK)
-            rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
-        else if (buf.n > UINT32_MAX)
-            rc = tdm_err_set(err, TDM_ERR_LIMIT, "newpfd: payload exceeds 2^32 words");
-    }
-    free(gaps);
-    if (rc != TDM_OK) {
-        free(buf.w);
-        return rc;
-    }
-    out->offsets[out->nblocks] = (uint32_t)buf.n;
-    out->words = buf.w ? buf.w : calloc(1, 4);
-    out->nwords = buf.n;
-    return out->words ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    return tdm_codec_encode_blocks(TDM_CODEC_NEWPFD128, NPFD_BLOCK, values, n, delta, NULL, npfd_put_block,
+                                   out, err);
 }
 
 /* Checks a block's header against its payload size and fills in its shape;

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bits.h"
+#include "blockenc.h"
 #include "codec.h"
 #include "codec_dev.h"
 #include "tandem.h"
@@ -54,8 +54,10 @@ static int pef_put_packed(tdm_wbuf *buf, const uint32_t *g, uint32_t len)
 }
 
 /* Appends one partition of len values given as gaps (delta) or values. */
-static int pef_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len)
+static int pef_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len,
+                   const tdm_encoded *enc)
 {
+    (void)enc;
     uint32_t x[PEF_BLOCK];
     uint64_t acc = 0;
     for (uint32_t k = 0; k < len; k++) {
@@ -82,30 +84,8 @@ static int pef_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len)
 static int pef_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *out,
                       tdm_err *err)
 {
-    int rc = tdm_encoded_init(out, TDM_CODEC_PEF, n, PEF_BLOCK, delta, err);
-    uint32_t *gaps = rc == TDM_OK ? malloc(n ? n * 4 : 4) : NULL;
-    if (rc == TDM_OK && !gaps)
-        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
-    if (rc == TDM_OK)
-        rc = tdm_codec_gaps(values, n, delta, out, gaps, err);
-    tdm_wbuf buf = {0};
-    for (uint32_t b = 0; rc == TDM_OK && b < out->nblocks; b++) {
-        out->offsets[b] = (uint32_t)buf.n;
-        if (pef_put_block(&buf, gaps + (size_t)b * PEF_BLOCK, tdm_encoded_block_len(out, b)) !=
-            TDM_OK)
-            rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
-        else if (buf.n > UINT32_MAX)
-            rc = tdm_err_set(err, TDM_ERR_LIMIT, "pef: payload exceeds 2^32 words");
-    }
-    free(gaps);
-    if (rc != TDM_OK) {
-        free(buf.w);
-        return rc;
-    }
-    out->offsets[out->nblocks] = (uint32_t)buf.n;
-    out->words = buf.w ? buf.w : calloc(1, 4);
-    out->nwords = buf.n;
-    return out->words ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    return tdm_codec_encode_blocks(TDM_CODEC_PEF, PEF_BLOCK, values, n, delta, NULL, pef_put_block,
+                                   out, err);
 }
 
 /* Turns relative values x[0..len) into output values, checking what the

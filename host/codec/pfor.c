@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bits.h"
+#include "blockenc.h"
 #include "codec.h"
 #include "codec_dev.h"
 #include "tandem.h"
@@ -81,8 +81,10 @@ static void pfor_inner_put(uint32_t *slots, uint32_t *exc, const uint32_t *a, ui
     }
 }
 
-static int pfor_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len, unsigned b)
+static int pfor_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len,
+                          const tdm_encoded *enc)
 {
+    unsigned b = enc->params[0];
     uint32_t o[PFOR_BLOCK] = {0}, h[PFOR_BLOCK] = {0}, e = 0, next = 0; /* zeroed: GCC -O2 cannot see e bounds the reads */
     for (uint32_t k = 0; b < 32 && k < len; k++) {
         if (g[k] >> b) {
@@ -111,35 +113,17 @@ static int pfor_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len, unsign
     return TDM_OK;
 }
 
+/* The list-wide bit width, in params[0]. */
+static void pfor_params(const uint32_t *gaps, size_t n, tdm_encoded *enc)
+{
+    enc->params[0] = pfor_list_width(gaps, n);
+}
+
 static int pfor_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *out,
                        tdm_err *err)
 {
-    int rc = tdm_encoded_init(out, TDM_CODEC_PFOR, n, PFOR_BLOCK, delta, err);
-    uint32_t *gaps = rc == TDM_OK ? malloc(n ? n * 4 : 4) : NULL;
-    if (rc == TDM_OK && !gaps)
-        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
-    if (rc == TDM_OK)
-        rc = tdm_codec_gaps(values, n, delta, out, gaps, err);
-    unsigned b = rc == TDM_OK ? pfor_list_width(gaps, n) : 0;
-    out->params[0] = b;
-    tdm_wbuf buf = {0};
-    for (uint32_t k = 0; rc == TDM_OK && k < out->nblocks; k++) {
-        out->offsets[k] = (uint32_t)buf.n;
-        if (pfor_put_block(&buf, gaps + (size_t)k * PFOR_BLOCK, tdm_encoded_block_len(out, k),
-                           b) != TDM_OK)
-            rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
-        else if (buf.n > UINT32_MAX)
-            rc = tdm_err_set(err, TDM_ERR_LIMIT, "pfor: payload exceeds 2^32 words");
-    }
-    free(gaps);
-    if (rc != TDM_OK) {
-        free(buf.w);
-        return rc;
-    }
-    out->offsets[out->nblocks] = (uint32_t)buf.n;
-    out->words = buf.w ? buf.w : calloc(1, 4);
-    out->nwords = buf.n;
-    return out->words ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    return tdm_codec_encode_blocks(TDM_CODEC_PFOR, PFOR_BLOCK, values, n, delta, pfor_params,
+                                   pfor_put_block, out, err);
 }
 
 /* Decodes an inner array; -1 if an inner exception is out of range or

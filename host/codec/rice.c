@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bits.h"
+#include "blockenc.h"
 #include "codec.h"
 #include "codec_dev.h"
 #include "tandem.h"
@@ -38,8 +38,10 @@ static unsigned rice_param(const uint32_t *g, uint32_t len)
     return mean ? tdm_bits_log2(mean) : 0;
 }
 
-static int rice_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len)
+static int rice_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len,
+                    const tdm_encoded *enc)
 {
+    (void)enc;
     unsigned k = rice_param(g, len);
     uint64_t unary = len;
     for (uint32_t i = 0; i < len; i++)
@@ -62,30 +64,8 @@ static int rice_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len)
 static int rice_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *out,
                        tdm_err *err)
 {
-    int rc = tdm_encoded_init(out, TDM_CODEC_RICE, n, RICE_BLOCK, delta, err);
-    uint32_t *gaps = rc == TDM_OK ? malloc(n ? n * 4 : 4) : NULL;
-    if (rc == TDM_OK && !gaps)
-        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
-    if (rc == TDM_OK)
-        rc = tdm_codec_gaps(values, n, delta, out, gaps, err);
-    tdm_wbuf buf = {0};
-    for (uint32_t b = 0; rc == TDM_OK && b < out->nblocks; b++) {
-        out->offsets[b] = (uint32_t)buf.n;
-        if (rice_put_block(&buf, gaps + (size_t)b * RICE_BLOCK, tdm_encoded_block_len(out, b)) !=
-            TDM_OK)
-            rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
-        else if (buf.n > UINT32_MAX)
-            rc = tdm_err_set(err, TDM_ERR_LIMIT, "rice: payload exceeds 2^32 words");
-    }
-    free(gaps);
-    if (rc != TDM_OK) {
-        free(buf.w);
-        return rc;
-    }
-    out->offsets[out->nblocks] = (uint32_t)buf.n;
-    out->words = buf.w ? buf.w : calloc(1, 4);
-    out->nwords = buf.n;
-    return out->words ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    return tdm_codec_encode_blocks(TDM_CODEC_RICE, RICE_BLOCK, values, n, delta, NULL, rice_put_block,
+                                   out, err);
 }
 
 /* Adds each value's quotient (its unary run) to its remainder in out[];

@@ -1,0 +1,37 @@
+#include "blockenc.h"
+
+#include <stdlib.h>
+
+#include "tandem.h"
+
+int tdm_codec_encode_blocks(int codec, uint32_t block, const uint32_t *values, size_t n,
+                            int delta, tdm_list_params_fn params, tdm_put_block_fn put,
+                            tdm_encoded *out, tdm_err *err)
+{
+    const char *name = tdm_codec_by_id(codec) ? tdm_codec_by_id(codec)->name : "codec";
+    int rc = tdm_encoded_init(out, codec, n, block, delta, err);
+    uint32_t *gaps = rc == TDM_OK ? malloc(n ? n * 4 : 4) : NULL;
+    if (rc == TDM_OK && !gaps)
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
+    if (rc == TDM_OK)
+        rc = tdm_codec_gaps(values, n, delta, out, gaps, err);
+    if (rc == TDM_OK && params)
+        params(gaps, n, out);
+    tdm_wbuf buf = {0};
+    for (uint32_t b = 0; rc == TDM_OK && b < out->nblocks; b++) {
+        out->offsets[b] = (uint32_t)buf.n;
+        if (put(&buf, gaps + (size_t)b * block, tdm_encoded_block_len(out, b), out) != TDM_OK)
+            rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
+        else if (buf.n > UINT32_MAX)
+            rc = tdm_err_set(err, TDM_ERR_LIMIT, "%s: payload exceeds 2^32 words", name);
+    }
+    free(gaps);
+    if (rc != TDM_OK) {
+        free(buf.w);
+        return rc;
+    }
+    out->offsets[out->nblocks] = (uint32_t)buf.n;
+    out->words = buf.w ? buf.w : calloc(1, 4);
+    out->nwords = buf.n;
+    return out->words ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+}
