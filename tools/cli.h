@@ -25,6 +25,13 @@ int tdm_cmd_gen(int argc, char **argv);
 /* Writes s as a JSON string literal (quotes and escapes included). */
 void tdm_json_string(FILE *f, const char *s);
 
+/* --name VALUE or --name=VALUE at argv[*i]: the value (advancing *i past
+ * it), or NULL if argv[*i] is not that option or lacks its value. */
+const char *tdm_cli_opt(int argc, char **argv, int *i, const char *name);
+
+/* Monotonic wall-clock seconds, for rates and progress. */
+double tdm_cli_now(void);
+
 /* Prints "tandem <cmd>: <message>" to stderr and returns exit status 1. */
 int tdm_cli_fail(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)

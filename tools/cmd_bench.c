@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 
@@ -20,13 +19,6 @@ int tdm_bench_rows_add(tdm_bench_rows *rows, const tdm_bench_row *r)
     }
     rows->v[rows->n++] = *r;
     return 0;
-}
-
-double tdm_bench_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -35,8 +35,6 @@ typedef struct tdm_bench_rows {
 /* Appends a row (copied); returns 0, or -1 out of memory. */
 int tdm_bench_rows_add(tdm_bench_rows *rows, const tdm_bench_row *r);
 
-/* Seconds on a monotonic clock. */
-double tdm_bench_now(void);
 /* Median of v[0..n) (sorts v in place); 0 for n = 0. */
 double tdm_bench_median(double *v, size_t n);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cmd_bench.h"
 #include "codec/codec_dev.h"
 #include "index/reader.h"
@@ -109,7 +110,7 @@ static double pass_seconds(tdm_codec_dev_list *l, int n, cl_mem out, tdm_err *er
 static double e2e_seconds(tdm_device *d, const tdm_encoded *enc, int n, uint32_t *host,
                           tdm_err *err)
 {
-    double t0 = tdm_bench_now();
+    double t0 = tdm_cli_now();
     for (int k = 0; k < n; k++) {
         tdm_codec_dev_list l;
         int st = tdm_codec_dev_upload(d, &enc[k], &l, err);
@@ -119,7 +120,7 @@ static double e2e_seconds(tdm_device *d, const tdm_encoded *enc, int n, uint32_t
         if (st != TDM_OK)
             return -1;
     }
-    return tdm_bench_now() - t0;
+    return tdm_cli_now() - t0;
 }
 
 /* Uploads every list, checks each decode once, then times passes. */
@@ -141,7 +142,7 @@ static int time_lists(const tdm_bench_ctx *c, int dev, const tdm_encoded *enc, u
         if (st == TDM_OK && memcmp(host, want[k], (size_t)L->len[k] * 4))
             st = tdm_err_set(err, TDM_ERR_INTERNAL, "list %d decoded wrong", k);
     }
-    double t[64], start = tdm_bench_now();
+    double t[64], start = tdm_cli_now();
     int np = 0;
     for (int p = -1; st == TDM_OK && p < c->reps && np < 64; p++) {
         double s = pass_seconds(l, L->n, out, err);
@@ -149,7 +150,7 @@ static int time_lists(const tdm_bench_ctx *c, int dev, const tdm_encoded *enc, u
             st = err->code;
         else if (p >= 0)
             t[np++] = s;
-        if (np >= 3 && tdm_bench_now() - start > c->budget_s)
+        if (np >= 3 && tdm_cli_now() - start > c->budget_s)
             break;
     }
     row->launches = np;

@@ -59,19 +59,6 @@ static void progress_bar(void *user, const tdm_index_build_progress *p)
     fflush(stderr);
 }
 
-/* --name VALUE or --name=VALUE; advances *i past what it used. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0)
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0' || *i + 1 >= argc)
-        return NULL;
-    return argv[++*i];
-}
-
 int tdm_cmd_build(int argc, char **argv)
 {
     tdm_index_build_options o = {0};
@@ -88,25 +75,25 @@ int tdm_cmd_build(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
-        } else if ((v = opt_value(argc, argv, &i, "--format"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
             o.format = tdm_format_by_name(v);
             if (o.format < 0) {
                 free(inputs);
                 return tdm_cli_fail("build", "unknown format '%s'", v);
             }
-        } else if ((v = opt_value(argc, argv, &i, "--stemmer"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--stemmer"))) {
             o.stemmer = v;
-        } else if ((v = opt_value(argc, argv, &i, "--stopwords"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--stopwords"))) {
             o.stopwords = v;
-        } else if ((v = opt_value(argc, argv, &i, "--codec"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--codec"))) {
             o.codec = v;
-        } else if ((v = opt_value(argc, argv, &i, "--memory"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--memory"))) {
             o.memory_mb = (size_t)strtoull(v, NULL, 10);
-        } else if ((v = opt_value(argc, argv, &i, "--k1"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--k1"))) {
             o.k1 = atof(v);
-        } else if ((v = opt_value(argc, argv, &i, "--b"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--b"))) {
             o.b = atof(v);
-        } else if ((v = opt_value(argc, argv, &i, "--tmp"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--tmp"))) {
             o.tmp_dir = v;
         } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             out = argv[++i];

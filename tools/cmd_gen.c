@@ -4,32 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "codec/listgen.h"
 #include "index/collection_gen.h"
 #include "tandem.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0)
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0' || *i + 1 >= argc)
-        return NULL;
-    return argv[++*i];
-}
 
 /* A whole unsigned number with an optional k/M/G (x1000) or ^ power of two
  * ("2^25"); 0 on success. */
@@ -80,7 +60,7 @@ static void usage(FILE *f)
 static void gen_progress(void *user, uint64_t docs, uint64_t tokens)
 {
     const double *t0 = user;
-    double s = now() - *t0;
+    double s = tdm_cli_now() - *t0;
     fprintf(stderr, "\r%llu docs, %llu tokens, %.0f docs/s ", (unsigned long long)docs,
             (unsigned long long)tokens, s > 0 ? docs / s : 0.0);
 }
@@ -99,23 +79,23 @@ static int gen_collection(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
-        } else if ((v = opt_value(argc, argv, &i, "--docs"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--docs"))) {
             bad = parse_u64(v, &o.ndocs);
-        } else if ((v = opt_value(argc, argv, &i, "--seed"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--seed"))) {
             bad = parse_u64(v, &o.seed);
-        } else if ((v = opt_value(argc, argv, &i, "--vocab-from"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--vocab-from"))) {
             o.vocab_from = v;
-        } else if ((v = opt_value(argc, argv, &i, "--vocab"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--vocab"))) {
             bad = parse_u64(v, &o.vocab);
-        } else if ((v = opt_value(argc, argv, &i, "--zipf"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--zipf"))) {
             o.zipf_s = atof(v);
-        } else if ((v = opt_value(argc, argv, &i, "--mean-length"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--mean-length"))) {
             o.mean_len = atof(v);
-        } else if ((v = opt_value(argc, argv, &i, "--sigma"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--sigma"))) {
             o.sigma = atof(v);
-        } else if ((v = opt_value(argc, argv, &i, "--format"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
             o.format = !strcmp(v, "jsonl") ? TDM_GEN_JSONL : !strcmp(v, "lines") ? TDM_GEN_LINES : -1;
-        } else if ((v = opt_value(argc, argv, &i, "-o"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
             out = v;
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
@@ -130,7 +110,7 @@ static int gen_collection(int argc, char **argv)
     FILE *f = open_out(out);
     if (!f)
         return tdm_cli_fail("gen", "%s: %s", out, strerror(errno));
-    double t0 = now();
+    double t0 = tdm_cli_now();
     if (!quiet && isatty(2)) {
         o.progress = gen_progress;
         o.progress_user = &t0;
@@ -145,7 +125,7 @@ static int gen_collection(int argc, char **argv)
         tdm_cli_fail("gen", "%s", tdm_err_msg(&err));
     else if (f != stdout)
         fprintf(stderr, "%s: %llu documents in %.1f s\n", out, (unsigned long long)o.ndocs,
-                now() - t0);
+                tdm_cli_now() - t0);
     tdm_err_clear(&err);
     return rc == TDM_OK ? 0 : 1;
 }
@@ -177,17 +157,17 @@ static int gen_lists(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
-        } else if ((v = opt_value(argc, argv, &i, "--dist"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--dist"))) {
             dist = tdm_listgen_dist_by_name(v);
-        } else if ((v = opt_value(argc, argv, &i, "--n"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--n"))) {
             bad = parse_u64(v, &n);
-        } else if ((v = opt_value(argc, argv, &i, "--universe"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--universe"))) {
             bad = parse_u64(v, &universe);
-        } else if ((v = opt_value(argc, argv, &i, "--seed"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--seed"))) {
             bad = parse_u64(v, &seed);
-        } else if ((v = opt_value(argc, argv, &i, "--format"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
             text = !strcmp(v, "text") ? 1 : !strcmp(v, "bin") ? 0 : (bad = 1);
-        } else if ((v = opt_value(argc, argv, &i, "-o"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
             out = v;
         } else {
             bad = 1;
@@ -201,7 +181,7 @@ static int gen_lists(int argc, char **argv)
     uint32_t *vals = malloc(n * sizeof *vals);
     if (!vals)
         return tdm_cli_fail("gen", "out of memory for %llu values", (unsigned long long)n);
-    double t0 = now();
+    double t0 = tdm_cli_now();
     int rc = tdm_listgen(dist, vals, n, (uint32_t)universe, seed);
     FILE *f = rc == TDM_OK ? open_out(out) : NULL;
     if (rc != TDM_OK || !f || write_list(f, vals, n, text) || (f != stdout && fclose(f))) {
@@ -210,7 +190,7 @@ static int gen_lists(int argc, char **argv)
     }
     if (f != stdout)
         fprintf(stderr, "%s: %llu values in [0, %llu) in %.2f s\n", out, (unsigned long long)n,
-                (unsigned long long)universe, now() - t0);
+                (unsigned long long)universe, tdm_cli_now() - t0);
     free(vals);
     return 0;
 }

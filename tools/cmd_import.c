@@ -3,33 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "index/ciff.h"
 #include "index/pisa.h"
 #include "tandem.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-/* --name VALUE or --name=VALUE; advances *i past what it used. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0)
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0' || *i + 1 >= argc)
-        return NULL;
-    return argv[++*i];
-}
 
 static void import_usage(FILE *f)
 {
@@ -50,7 +29,7 @@ typedef struct progress {
 static int progress_list(void *self, uint64_t i, tdm_coll_list *out, tdm_err *err)
 {
     progress *p = self;
-    double t = now();
+    double t = tdm_cli_now();
     if (t - p->last > 0.1 || i + 1 == p->inner.nlists) {
         p->last = t;
         fprintf(stderr, "\r%llu / %llu lists, %.1f s ", (unsigned long long)i + 1,
@@ -91,7 +70,7 @@ static int run_import(const char *from, const char *in, const char *out,
 {
     tdm_err err = {0};
     void *h = NULL;
-    progress pr = {.t0 = now()};
+    progress pr = {.t0 = tdm_cli_now()};
     int rc = open_source(from, in, &h, &pr.inner, &err);
     if (rc == TDM_OK) {
         tdm_coll_source src = pr.inner;
@@ -115,7 +94,7 @@ static int run_import(const char *from, const char *in, const char *out,
         const tdm_ireader_info *i = tdm_ireader_info_get(r);
         printf("%s: %llu documents, %llu terms, %llu postings (codec %s) in %.2f s\n", out,
                (unsigned long long)i->ndocs, (unsigned long long)i->nterms,
-               (unsigned long long)i->npostings, i->codec, now() - pr.t0);
+               (unsigned long long)i->npostings, i->codec, tdm_cli_now() - pr.t0);
         tdm_ireader_close(r);
     }
     tdm_err_clear(&err);
@@ -133,15 +112,15 @@ int tdm_cmd_import(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
-        } else if ((v = opt_value(argc, argv, &i, "--from"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--from"))) {
             from = v;
-        } else if ((v = opt_value(argc, argv, &i, "-o"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
             out = v;
-        } else if ((v = opt_value(argc, argv, &i, "--codec"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--codec"))) {
             o.codec = v;
-        } else if ((v = opt_value(argc, argv, &i, "--k1"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--k1"))) {
             o.k1 = atof(v);
-        } else if ((v = opt_value(argc, argv, &i, "--b"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--b"))) {
             o.b = atof(v);
         } else if (argv[i][0] == '-' || in) {
             import_usage(stderr);
@@ -172,11 +151,11 @@ int tdm_cmd_export(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             export_usage(stdout);
             return 0;
-        } else if ((v = opt_value(argc, argv, &i, "--to"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--to"))) {
             to = v;
-        } else if ((v = opt_value(argc, argv, &i, "-o"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
             out = v;
-        } else if ((v = opt_value(argc, argv, &i, "--description"))) {
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--description"))) {
             desc = v;
         } else if (argv[i][0] == '-' || in) {
             export_usage(stderr);
@@ -191,7 +170,7 @@ int tdm_cmd_export(int argc, char **argv)
     }
     tdm_err err = {0};
     tdm_ireader *r = NULL;
-    double t0 = now();
+    double t0 = tdm_cli_now();
     int rc = tdm_ireader_open(in, &r, &err);
     if (rc == TDM_OK)
         rc = !strcmp(to, "ciff") ? tdm_ciff_export(r, out, desc, &err)
@@ -199,7 +178,7 @@ int tdm_cmd_export(int argc, char **argv)
     if (rc == TDM_OK)
         printf("%s: %llu documents, %llu terms exported as %s in %.2f s\n", out,
                (unsigned long long)tdm_ireader_info_get(r)->ndocs,
-               (unsigned long long)tdm_ireader_info_get(r)->nterms, to, now() - t0);
+               (unsigned long long)tdm_ireader_info_get(r)->nterms, to, tdm_cli_now() - t0);
     else
         tdm_cli_fail("export", "%s", tdm_err_msg(&err));
     tdm_ireader_close(r);

@@ -1,5 +1,4 @@
 /* `tandem`: the command-line front end. Dispatches to one function per subcommand. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,31 +26,6 @@ static void usage(FILE *f)
     fprintf(f, "\nenvironment: TANDEM_DEVICES (all, gpu, cpu, indices, names), "
                "TANDEM_CACHE (on, off, always), TANDEM_CACHE_DIR\n"
                "'tandem <command> --help' describes a command.\n");
-}
-
-int tdm_cli_fail(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "tandem %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 1;
-}
-
-void tdm_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
 }
 
 int main(int argc, char **argv)
