@@ -3,6 +3,7 @@
  * allocation per posting), and checks each count, docid and tf before the
  * data reaches the index writer. */
 #include "ciff.h"
+#include "common/mapfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -477,36 +478,22 @@ int tdm_ciff_open_mem(const void *data, size_t size, const char *name, tdm_ciff 
 int tdm_ciff_open(const char *path, tdm_ciff **out, tdm_err *err)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return tdm_err_set(err, errno == ENOENT ? TDM_ERR_NOT_FOUND : TDM_ERR_IO, "%s: %s",
-                           path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return tdm_err_set(err, TDM_ERR_IO, "%s: not a regular file", path);
-    }
-    void *map = NULL;
-    if (st.st_size > 0) {
-        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED) {
-            int e = errno;
-            close(fd);
-            return tdm_err_set(err, TDM_ERR_IO, "%s: mmap: %s", path, strerror(e));
-        }
-        madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-    }
-    close(fd);
+    void *map;
+    size_t size;
+    int rc = tdm_map_file(path, &map, &size, err);
+    if (rc != TDM_OK)
+        return rc;
+    if (map)
+        madvise(map, size, MADV_SEQUENTIAL);
     tdm_ciff *c = new_handle(path, err);
     if (!c) {
-        if (map)
-            munmap(map, (size_t)st.st_size);
+        tdm_unmap_file(map, size);
         return TDM_ERR_NOMEM;
     }
     c->map = map;
     c->data = map;
-    c->size = (size_t)st.st_size;
-    int rc = load(c, err);
+    c->size = size;
+    rc = load(c, err);
     if (rc != TDM_OK) {
         tdm_ciff_close(c);
         return rc;
@@ -520,7 +507,7 @@ void tdm_ciff_close(tdm_ciff *c)
     if (!c)
         return;
     if (c->map)
-        munmap(c->map, c->size);
+        tdm_unmap_file(c->map, c->size);
     arena_reset(&c->arena, 1);
     free(c->name);
     free(c->description);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/fsutil.h"
+#include "common/mapfile.h"
 #include "format.h"
 #include "tandem.h"
 
@@ -77,26 +78,12 @@ static char *cat(const char *base, const char *ext)
 
 static int map_file(seqfile *f, tdm_err *err)
 {
-    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return tdm_err_set(err, errno == ENOENT ? TDM_ERR_NOT_FOUND : TDM_ERR_IO, "%s: %s",
-                           f->path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return tdm_err_set(err, TDM_ERR_IO, "%s: not a regular file", f->path);
-    }
-    f->size = (size_t)st.st_size;
-    if (f->size) {
-        f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (f->map == MAP_FAILED) {
-            f->map = NULL;
-            close(fd);
-            return tdm_err_set(err, TDM_ERR_IO, "%s: mmap: %s", f->path, strerror(errno));
-        }
-        f->data = f->map;
-    }
-    close(fd);
+    void *map;
+    int rc = tdm_map_file(f->path, &map, &f->size, err);
+    if (rc != TDM_OK)
+        return rc;
+    f->map = map;
+    f->data = map;
     if (f->size % 4)
         return fail(TDM_ERR_FORMAT, err, f->path, f->size - f->size % 4,
                     "file of %zu bytes is not whole u32 values (truncated?)", f->size);
@@ -349,7 +336,7 @@ int tdm_pisa_open(const char *basename, tdm_pisa **out, tdm_err *err)
 static void seqfile_free(seqfile *f)
 {
     if (f->map)
-        munmap(f->map, f->size);
+        tdm_unmap_file(f->map, f->size);
     free(f->path);
 }
 

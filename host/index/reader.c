@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "common/mapfile.h"
 #include "format.h"
 #include "reader_priv.h"
 #include "tandem.h"
@@ -255,33 +256,20 @@ static tdm_ireader *new_reader(const char *path, tdm_err *err)
 int tdm_ireader_open(const char *path, tdm_ireader **out, tdm_err *err)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return tdm_err_set(err, errno == ENOENT ? TDM_ERR_NOT_FOUND : TDM_ERR_IO, "%s: %s",
-                           path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return tdm_err_set(err, TDM_ERR_IO, "%s: not a regular file", path);
-    }
+    void *map;
+    size_t size;
+    int rc = tdm_map_file(path, &map, &size, err);
+    if (rc != TDM_OK)
+        return rc;
     tdm_ireader *r = new_reader(path, err);
     if (!r) {
-        close(fd);
+        tdm_unmap_file(map, size);
         return TDM_ERR_NOMEM;
     }
-    r->size = (size_t)st.st_size;
-    if (r->size) {
-        void *m = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            close(fd);
-            tdm_ireader_close(r);
-            return tdm_err_set(err, TDM_ERR_IO, "%s: mmap: %s", path, strerror(errno));
-        }
-        r->base = m;
-        r->mapped = 1;
-    }
-    close(fd);
-    int rc = validate(r, err);
+    r->size = size;
+    r->base = map;
+    r->mapped = map != NULL;
+    rc = validate(r, err);
     if (rc) {
         tdm_ireader_close(r);
         return rc;
@@ -322,7 +310,7 @@ void tdm_ireader_close(tdm_ireader *r)
     if (!r)
         return;
     if (r->mapped)
-        munmap((void *)r->base, r->size);
+        tdm_unmap_file((void *)r->base, r->size);
     else if (r->owned)
         free((void *)r->base);
     free(r->stopwords);
