@@ -82,6 +82,9 @@ static void test_trec(void **state)
     assert_string_equal(parse_all(put("t.trec", t, sizeof t - 1), TDM_BUILD_AUTO, &g),
                         "FT-1=Alpha beta|FT-2=gamma|");
     assert_int_equal(g, TDM_BUILD_TREC);
+    const char lower[] = "<doc><docno>ap-1</docno>Delta</doc>\n<Doc><DocNo>ap-2</DocNo>eps</DOC>\n";
+    assert_string_equal(parse_all(put("l.trec", lower, sizeof lower - 1), TDM_BUILD_AUTO, &g),
+                        "ap-1=Delta|ap-2=eps|");
     const char b[] = "<DOC><DOCNO>x</DOCNO>never closed\n";
     const char *out = parse_all(put("bad.trec", b, sizeof b - 1), TDM_BUILD_TREC, NULL);
     assert_non_null(strstr(out, "bad.trec: line 1: document without </DOC>"));

@@ -128,17 +128,12 @@ static int next_line_doc(tdm_parser *p, tdm_err *err)
     return 1;
 }
 
-/* memmem is a GNU extension; this is the portable few lines of it. */
+/* Finds a TREC tag ignoring ASCII case: collections write <DOC> and <doc>. */
 static char *find(char *hay, size_t n, const char *needle, size_t m)
 {
-    for (size_t i = 0; n >= m && i <= n - m; i++) {
-        char *c = memchr(hay + i, needle[0], n - m - i + 1);
-        if (!c)
-            return NULL;
-        i = (size_t)(c - hay);
-        if (memcmp(c, needle, m) == 0)
-            return c;
-    }
+    for (size_t i = 0; n >= m && i <= n - m; i++)
+        if (strncasecmp(hay + i, needle, m) == 0)
+            return hay + i;
     return NULL;
 }
 
