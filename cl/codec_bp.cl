@@ -83,3 +83,46 @@ void tdm_bp256_decode(TDM_CODEC_ARGS)
 }
 
 #endif
+
+/* Random access (host/codec/gather.h has the contract): out[q] = value
+   idx[q], one work-item each: one field at its block's width; a docid adds
+   the fields before it in its block to the block base. */
+void tdm_bp_get(const uint block, __global const uint *words, __global const uint *offsets,
+                __global const uint *bases, uint n, uint delta, __global const uint *idx,
+                uint count, __global uint *out, __global uint *status)
+{
+    uint q = get_global_id(0);
+    if (q >= count)
+        return;
+    uint i = idx[q];
+    if (i >= n) {
+        out[q] = 0u;
+        atomic_or(status, TDM_CODEC_ST_BADJOB);
+        return;
+    }
+    uint b = i / block, j = i % block, len = min(block, n - b * block);
+    uint start = offsets[b], nw = offsets[b + 1] - start, w = tdm_bp_width(nw, len, block);
+    __global const uint *src = words + start;
+    uint x = tdm_bits_get(src, nw, j * w, w);
+    for (uint k = 0; delta && k < j; k++)
+        x += tdm_bits_get(src, nw, k * w, w);
+    out[q] = delta ? bases[b] + x : x;
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_bp128_get(__global const uint *words, __global const uint *offsets,
+                   __global const uint *bases, __global const uint *params, uint nblocks,
+                   uint n, uint delta, __global const uint *idx, uint count,
+                   __global uint *out, __global uint *status)
+{
+    tdm_bp_get(128u, words, offsets, bases, n, delta, idx, count, out, status);
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_bp256_get(__global const uint *words, __global const uint *offsets,
+                   __global const uint *bases, __global const uint *params, uint nblocks,
+                   uint n, uint delta, __global const uint *idx, uint count,
+                   __global uint *out, __global uint *status)
+{
+    tdm_bp_get(256u, words, offsets, bases, n, delta, idx, count, out, status);
+}

@@ -1,5 +1,6 @@
 /* GPU-BP (bp128, bp256): encoder, reference decoder, random access and the
  * device decoder on every device; corrupt payloads detected. */
+#include "codec/gather.h"
 #include "codec_check.h"
 
 static void bp128_matches_reference(void **state)
@@ -43,6 +44,56 @@ static void every_bit_width(void **state)
         tdm_encoded_free(&enc);
         free(v);
     }
+    tdm_engine_close(e);
+}
+
+/* Device random access (gather.h) equals the reference decode: docids with
+ * gaps up to 2^31 and frequencies, random positions plus the first and last;
+ * a position past the list is refused. */
+static void gather_matches_reference(void **state)
+{
+    (void)state;
+    tdm_engine *e = tdm_test_engine();
+    tdm_rng r;
+    tdm_rng_seed(&r, 25);
+    size_t n = tdm_test_small() ? 700 : 100003, k = tdm_test_small() ? 64 : 4096;
+    uint32_t *idx = malloc(k * 4), *got = malloc(k * 4), *want = malloc(n * 4);
+    for (int id = TDM_CODEC_BP128; id <= TDM_CODEC_BP256; id++) {
+        for (int delta = 0; delta <= 1; delta++) {
+            /* bp256 docids: gaps up to 2^31 until the universe runs out, then 1s */
+            uint32_t hi = id == TDM_CODEC_BP256 ? 1u << 31 : 1u << 14;
+            uint32_t *v = delta ? cc_docids(&r, n, 3, 1, hi) : malloc(n * 4);
+            for (size_t i = 0; !delta && i < n; i++)
+                v[i] = tdm_rng_u32(&r) >> (tdm_rng_u32(&r) % 32);
+            tdm_encoded enc;
+            tdm_err err = {0};
+            cc_fail_if(tdm_codec_encode(id, v, n, delta, &enc, &err), &err, "encode");
+            cc_fail_if(tdm_codec_decode(&enc, want, &err), &err, "decode");
+            for (size_t q = 0; q < k; q++)
+                idx[q] = q == 0 ? (uint32_t)n - 1 : q == 1 ? 0 : tdm_rng_range(&r, 0, (uint32_t)n - 1);
+            for (int d = 0; d < tdm_engine_device_count(e); d++) {
+                tdm_codec_dev_list dl;
+                cc_fail_if(tdm_codec_dev_upload(tdm_engine_device(e, d), &enc, &dl, &err), &err,
+                           "upload");
+                cc_fail_if(tdm_codec_gather(&dl, idx, k, got, &err), &err, "gather");
+                for (size_t q = 0; q < k; q++)
+                    if (got[q] != want[idx[q]])
+                        fail_msg("%s delta=%d device %d: value %u is %u, want %u",
+                                 tdm_codec_by_id(id)->name, delta, d, idx[q], got[q],
+                                 want[idx[q]]);
+                idx[k / 2] = (uint32_t)n;
+                assert_int_equal(tdm_codec_gather(&dl, idx, k, got, &err), TDM_ERR_INVALID_ARG);
+                idx[k / 2] = 0;
+                tdm_err_clear(&err);
+                tdm_codec_dev_free(&dl);
+            }
+            tdm_encoded_free(&enc);
+            free(v);
+        }
+    }
+    free(idx);
+    free(got);
+    free(want);
     tdm_engine_close(e);
 }
 
@@ -106,6 +157,7 @@ int main(void)
         cmocka_unit_test(bp128_matches_reference),
         cmocka_unit_test(bp256_matches_reference),
         cmocka_unit_test(every_bit_width),
+        cmocka_unit_test(gather_matches_reference),
         cmocka_unit_test(corrupt_payload_detected),
         cmocka_unit_test(compresses_dense_lists),
     };

@@ -8,6 +8,8 @@
 const char *tdm_codec_gather_kernel(int codec)
 {
     switch (codec) {
+    case TDM_CODEC_BP128: return "tdm_bp128_get";
+    case TDM_CODEC_BP256: return "tdm_bp256_get";
     case TDM_CODEC_PEF: return "tdm_pef_get";
     case TDM_CODEC_PFOR: return "tdm_pfor_get";
     case TDM_CODEC_NEWPFD128: return "tdm_newpfd128_get";

@@ -1,11 +1,12 @@
 /* Random access on a device: value i of a resident list (codec_dev.h) for a
  * batch of positions, one work-item each, for the codecs whose format reads
- * a value without decoding its block: partitioned Elias-Fano (select on the
- * partition's high part) and PForDelta (a slot plus, for an exception, its
+ * a value without decoding its block: GPU-BP (one field at the block's
+ * width), partitioned Elias-Fano (select on the partition's high part) and PForDelta (a slot plus, for an exception, its
  * high part; a docid also sums the slots before it in its block), as Ding
  * et al. fetch the frequencies of candidate documents for scoring.
  *
- * The kernel contract (tdm_pef_get, tdm_pfor_get, tdm_newpfd128_get):
+ * The kernel contract (tdm_bp128_get, tdm_bp256_get, tdm_pef_get, tdm_pfor_get,
+ * tdm_newpfd128_get):
  *   words, offsets, bases, params, uint nblocks, uint n, uint delta,
  *   __global const uint *idx, uint count, __global uint *out,
  *   __global uint *status
