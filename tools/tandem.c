@@ -24,7 +24,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "  %-10s %s\n", "version", "print the library version");
     fprintf(f, "\nenvironment: TANDEM_DEVICES (all, gpu, cpu, indices, names), "
-               "TANDEM_CACHE (on, off, always), TANDEM_CACHE_DIR\n"
+               "TANDEM_CACHE (on, off, always), TANDEM_CACHE_DIR,\n"
+               "TANDEM_WG_SIZE (work-group size the kernels are built for; tuning)\n"
                "'tandem <command> --help' describes a command.\n");
 }
 

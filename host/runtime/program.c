@@ -7,9 +7,16 @@
 
 size_t tdm_choose_wg_size(const tdm_device_info *info)
 {
-    /* 256 suits the scans and block decoders (blocks of 128..1024) on GPUs of
-     * every vendor; smaller devices get their maximum, a power of two. */
-    size_t wg = 256;
+    /* GPUs: 128. On the H200 the block decoders ran 3-7 % of the copy
+     * bandwidth faster than at 256 (their barriers wait on fewer warps) and
+     * no slower than at 64 or 32 but for VByte1024 and PEF (BENCHMARKS.md).
+     * CPUs: 256. TANDEM_WG_SIZE (a power of two) overrides both for tuning;
+     * a device with a smaller maximum gets its maximum, a power of two. */
+    const char *env = getenv("TANDEM_WG_SIZE");
+    size_t wg = info->type == TDM_DEVICE_GPU ? 128 : 256;
+    size_t want = env ? strtoul(env, NULL, 10) : 0;
+    if (want >= 1 && want <= 4096 && (want & (want - 1)) == 0)
+        wg = want;
     while (wg > info->max_work_group_size && wg > 1)
         wg >>= 1;
     return wg;
