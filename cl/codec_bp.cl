@@ -91,15 +91,9 @@ void tdm_bp_get(const uint block, __global const uint *words, __global const uin
                 __global const uint *bases, uint n, uint delta, __global const uint *idx,
                 uint count, __global uint *out, __global uint *status)
 {
-    uint q = get_global_id(0);
-    if (q >= count)
+    uint i, q = get_global_id(0);
+    if (!tdm_codec_get_pos(n, idx, count, out, status, &i))
         return;
-    uint i = idx[q];
-    if (i >= n) {
-        out[q] = 0u;
-        atomic_or(status, TDM_CODEC_ST_BADJOB);
-        return;
-    }
     uint b = i / block, j = i % block, len = min(block, n - b * block);
     uint start = offsets[b], nw = offsets[b + 1] - start, w = tdm_bp_width(nw, len, block);
     __global const uint *src = words + start;

@@ -316,3 +316,40 @@ void tdm_codec_commit(__local uint *lw, uint nw, uint t, uint tpb, uint pf, cons
         tdm_codec_prefetch(words, &nxt, t, tpb, pf, r);                            \
         nxt2 = tdm_codec_meta_load(j0 + slot + 3 * stride, B, TDM_CODEC_PASS);     \
     }
+
+/* Bit position of the r-th set bit (r from 0) of w, which has more than r. */
+uint tdm_select32(uint w, uint r)
+{
+    uint pos = 0u, c;
+    c = popcount(w & 0xFFFFu);
+    if (r >= c) { r -= c; w >>= 16; pos += 16u; }
+    c = popcount(w & 0xFFu);
+    if (r >= c) { r -= c; w >>= 8; pos += 8u; }
+    c = popcount(w & 0xFu);
+    if (r >= c) { r -= c; w >>= 4; pos += 4u; }
+    c = popcount(w & 0x3u);
+    if (r >= c) { r -= c; w >>= 2; pos += 2u; }
+    return pos + (r >= (w & 1u) ? 1u : 0u);
+}
+
+/* Index of the lowest set bit of w != 0 (ctz is OpenCL C 2.0). */
+uint tdm_ctz(uint w) { return 31u - clz(w & (0u - w)); }
+
+/* The start every random-access kernel shares (host/codec/gather.h): the
+   position *i that work-item q reads; 0 when there is nothing to do (q past
+   count, or a position past the list: then out[q] = 0 and the list's status
+   says bad job). */
+int tdm_codec_get_pos(uint n, __global const uint *idx, uint count, __global uint *out,
+                      __global uint *status, uint *i)
+{
+    uint q = get_global_id(0);
+    if (q >= count)
+        return 0;
+    *i = idx[q];
+    if (*i >= n) {
+        out[q] = 0u;
+        atomic_or(status, TDM_CODEC_ST_BADJOB);
+        return 0;
+    }
+    return 1;
+}

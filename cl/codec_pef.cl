@@ -21,23 +21,6 @@
 #define PEF_VPT TDM_WIDE_VPT(128u)
 #define PEF_TPB (PEF_BLOCK / PEF_VPT)
 
-/* Bit position of the r-th set bit (r from 0) of w, which has more than r. */
-uint pef_select32(uint w, uint r)
-{
-    uint pos = 0u, c;
-    c = popcount(w & 0xFFFFu);
-    if (r >= c) { r -= c; w >>= 16; pos += 16u; }
-    c = popcount(w & 0xFFu);
-    if (r >= c) { r -= c; w >>= 8; pos += 8u; }
-    c = popcount(w & 0xFu);
-    if (r >= c) { r -= c; w >>= 4; pos += 4u; }
-    c = popcount(w & 0x3u);
-    if (r >= c) { r -= c; w >>= 2; pos += 2u; }
-    return pos + (r >= (w & 1u) ? 1u : 0u);
-}
-
-/* Index of the lowest set bit of w != 0 (ctz is OpenCL C 2.0). */
-uint pef_ctz(uint w) { return 31u - clz(w & (0u - w)); }
 
 /* x[k] for the values of ranks r0 .. r0 + c - 1 of a partition of len
    values whose payload p has nw readable words (of its np; np > nw only
@@ -72,14 +55,14 @@ uint pef_ctz(uint w) { return 31u - clz(w & (0u - w)); }
         x[0] = 0u;                                                                 \
         if (j < PEF_HMAX) {                                                        \
             cur = h[j];                                                            \
-            uint q = pef_select32(cur, r0 - before);                               \
+            uint q = tdm_select32(cur, r0 - before);                               \
             cur &= ~((2u << q) - 1u); /* drop the ones up to this one */           \
             x[0] = 32u * j + q - r0;                                               \
         }                                                                          \
         for (uint v = 1; v < c; v++) {                                             \
             while (cur == 0u && j + 1u < nh)                                       \
                 cur = h[++j];                                                      \
-            x[v] = cur ? 32u * j + pef_ctz(cur) - (r0 + v) : 0u;                   \
+            x[v] = cur ? 32u * j + tdm_ctz(cur) - (r0 + v) : 0u;                   \
             cur &= cur - 1u;                                                       \
         }                                                                          \
         if (report && ((!ef && !packed) || np > nw ||                              \
@@ -162,15 +145,9 @@ void tdm_pef_get(__global const uint *words, __global const uint *offsets,
                  uint n, uint delta, __global const uint *idx, uint count,
                  __global uint *out, __global uint *status)
 {
-    uint q = get_global_id(0);
-    if (q >= count)
+    uint i, q = get_global_id(0);
+    if (!tdm_codec_get_pos(n, idx, count, out, status, &i))
         return;
-    uint i = idx[q];
-    if (i >= n) {
-        out[q] = 0u;
-        atomic_or(status, TDM_CODEC_ST_BADJOB);
-        return;
-    }
     uint b = i / PEF_BLOCK, k = i % PEF_BLOCK, len = min(PEF_BLOCK, n - b * PEF_BLOCK);
     uint start = offsets[b], np = offsets[b + 1] - start, o = !delta && k ? 1u : 0u, x[2];
     int kind = pef_decode(words + start, np, np, len, k - o, 2u, 1u, status, x);

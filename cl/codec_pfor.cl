@@ -270,15 +270,9 @@ void tdm_pfor_get(__global const uint *words, __global const uint *offsets,
                   uint n, uint delta, __global const uint *idx, uint count,
                   __global uint *out, __global uint *status)
 {
-    uint q = get_global_id(0);
-    if (q >= count)
+    uint i, q = get_global_id(0);
+    if (!tdm_codec_get_pos(n, idx, count, out, status, &i))
         return;
-    uint i = idx[q];
-    if (i >= n) {
-        out[q] = 0u;
-        atomic_or(status, TDM_CODEC_ST_BADJOB);
-        return;
-    }
     uint b = i / PFOR_BLOCK, start = offsets[b];
     int bad = 0;
     uint v = pfor_block_get(words + start, offsets[b + 1] - start,
@@ -295,15 +289,9 @@ void tdm_newpfd128_get(__global const uint *words, __global const uint *offsets,
                        uint n, uint delta, __global const uint *idx, uint count,
                        __global uint *out, __global uint *status)
 {
-    uint q = get_global_id(0);
-    if (q >= count)
+    uint i, q = get_global_id(0);
+    if (!tdm_codec_get_pos(n, idx, count, out, status, &i))
         return;
-    uint i = idx[q];
-    if (i >= n) {
-        out[q] = 0u;
-        atomic_or(status, TDM_CODEC_ST_BADJOB);
-        return;
-    }
     uint b = i / NPFD_BLOCK, start = offsets[b];
     int bad = 0;
     uint v = npfd_block_get(words + start, offsets[b + 1] - start,

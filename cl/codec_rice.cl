@@ -18,23 +18,6 @@
 #define RICE_VPT TDM_WIDE_VPT(128u)
 #define RICE_TPB (RICE_BLOCK / RICE_VPT)
 
-/* Bit position of the r-th set bit (r from 0) of w, which has more than r. */
-uint rice_select32(uint w, uint r)
-{
-    uint pos = 0u, c;
-    c = popcount(w & 0xFFFFu);
-    if (r >= c) { r -= c; w >>= 16; pos += 16u; }
-    c = popcount(w & 0xFFu);
-    if (r >= c) { r -= c; w >>= 8; pos += 8u; }
-    c = popcount(w & 0xFu);
-    if (r >= c) { r -= c; w >>= 4; pos += 4u; }
-    c = popcount(w & 0x3u);
-    if (r >= c) { r -= c; w >>= 2; pos += 2u; }
-    return pos + (r >= (w & 1u) ? 1u : 0u);
-}
-
-/* Index of the lowest set bit of w != 0 (ctz is OpenCL C 2.0). */
-uint rice_ctz(uint w) { return 31u - clz(w & (0u - w)); }
 
 /* Bit positions of the ones of rank r0 .. r0 + c - 1 of u[0 .. nu) (nu <=
    RICE_UMAX) into at[]; a one that is not there (a corrupt block) reads as
@@ -54,14 +37,14 @@ uint rice_ones(__global const uint *u, uint nu, uint r0, uint c, uint *at)
     at[0] = 0u;
     if (j < RICE_UMAX) {
         cur = u[j];
-        uint q = rice_select32(cur, r0 - before);
+        uint q = tdm_select32(cur, r0 - before);
         cur &= ~((2u << q) - 1u);
         at[0] = 32u * j + q;
     }
     for (uint v = 1; v < c; v++) {
         while (cur == 0u && j + 1u < nu)
             cur = u[++j];
-        at[v] = cur ? 32u * j + rice_ctz(cur) : 0u;
+        at[v] = cur ? 32u * j + tdm_ctz(cur) : 0u;
         cur &= cur - 1u;
     }
     return total;
