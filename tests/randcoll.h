@@ -1,7 +1,8 @@
 /* A random in-memory collection behind a tdm_coll_source, for the import and
  * export tests (test_ciff, test_pisa): documents with odd names, terms with
  * UTF-8 and prefix relations, lists holding docid 0, the last docid, every
- * document, and a single posting. Header-only: static functions. */
+ * document, and a single posting; and the helpers both tests share.
+ * Header-only: static functions. */
 #ifndef TDM_TEST_RANDCOLL_H
 #define TDM_TEST_RANDCOLL_H
 
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "index/collection.h"
+#include "index/reader.h"
 #include "testutil.h"
 
 typedef struct randcoll {
@@ -135,6 +137,40 @@ static void randcoll_free(randcoll *c)
     free(c->docids);
     free(c->freqs);
     free(c->n);
+}
+
+/* Helpers both round-trip tests use. */
+
+/* dir/name in one of 16 rotating static buffers. */
+static char *path_in(const char *dir, const char *name)
+{
+    static char buf[16][1024];
+    static int k;
+    char *p = buf[k++ % 16];
+    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+    return p;
+}
+
+static tdm_ireader *open_index(const char *path)
+{
+    tdm_err err = {0};
+    tdm_ireader *r = NULL;
+    if (tdm_ireader_open(path, &r, &err) != TDM_OK)
+        fail_msg("open %s: %s", path, tdm_err_msg(&err));
+    tdm_err_clear(&err);
+    return r;
+}
+
+/* The two indexes hold the same collection (tdm_collection_compare). */
+static void assert_same_index(const char *a, const char *b)
+{
+    tdm_err err = {0};
+    tdm_ireader *ra = open_index(a), *rb = open_index(b);
+    if (tdm_collection_compare(ra, rb, &err) != TDM_OK)
+        fail_msg("%s vs %s: %s", a, b, tdm_err_msg(&err));
+    tdm_ireader_close(ra);
+    tdm_ireader_close(rb);
+    tdm_err_clear(&err);
 }
 
 #endif

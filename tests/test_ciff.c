@@ -13,25 +13,6 @@
 
 #define TOY "ciff/toy-complete-20200309.ciff"
 
-static char *path_in(const char *dir, const char *name)
-{
-    static char buf[16][1024];
-    static int k;
-    char *p = buf[k++ % 16];
-    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
-    return p;
-}
-
-static tdm_ireader *open_index(const char *path)
-{
-    tdm_err err = {0};
-    tdm_ireader *r = NULL;
-    if (tdm_ireader_open(path, &r, &err) != TDM_OK)
-        fail_msg("open %s: %s", path, tdm_err_msg(&err));
-    tdm_err_clear(&err);
-    return r;
-}
-
 static void import_ok(const char *ciff, const char *index)
 {
     tdm_err err = {0};
@@ -47,17 +28,6 @@ static void export_ok(const char *index, const char *ciff)
     if (tdm_ciff_export(r, ciff, NULL, &err) != TDM_OK)
         fail_msg("export %s: %s", index, tdm_err_msg(&err));
     tdm_ireader_close(r);
-    tdm_err_clear(&err);
-}
-
-static void assert_same_index(const char *a, const char *b)
-{
-    tdm_err err = {0};
-    tdm_ireader *ra = open_index(a), *rb = open_index(b);
-    if (tdm_collection_compare(ra, rb, &err) != TDM_OK)
-        fail_msg("%s vs %s: %s", a, b, tdm_err_msg(&err));
-    tdm_ireader_close(ra);
-    tdm_ireader_close(rb);
     tdm_err_clear(&err);
 }
 
