@@ -92,7 +92,7 @@ int tdm_codec_job(uint job, uint block, __global const uint *sel, uint njobs, ui
 }
 
 /* Exclusive prefix sum of v over segments of `seg` consecutive work-items
-   (seg a power of two dividing the work-group size); *total gets the
+   (seg a power of two dividing the work-group size); *total (unless NULL) gets the
    segment's sum. Every work-item of the group must call it with the same
    seg. scratch holds 2 * TDM_WG_SIZE uints.
 
@@ -102,6 +102,32 @@ int tdm_codec_job(uint job, uint block, __global const uint *sel, uint njobs, ui
    lockstep is assumed, so each level but the last ends in a barrier; a scan
    of 64 costs 2 barriers (3 with the closing one of tdm_seg_scan_excl) where
    Hillis-Steele costs 14. */
+#if TDM_NV_SHFL
+/* With warp shuffles: a scan of each warp, then, for segments of several
+   warps, one barrier to add the totals of the warps before (at most
+   TDM_WG_SIZE / 32 of them). total may be NULL. */
+uint tdm_seg_scan_excl_nb(uint v, uint seg, __local uint *scratch, uint *total)
+{
+    uint lid = get_local_id(0), incl = tdm_warp_scan_incl(v, min(seg, 32u));
+    if (seg <= 32u) {
+        if (total)
+            *total = tdm_shfl_idx(incl, tdm_lane() | (seg - 1u));
+        return incl - v;
+    }
+    uint warp = lid >> 5, nw = seg >> 5, first = warp & ~(nw - 1u), before = 0, all = 0;
+    if (tdm_lane() == 31u)
+        scratch[warp] = incl;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 0; k < nw; k++) {
+        uint s = scratch[first + k];
+        before += first + k < warp ? s : 0u;
+        all += s;
+    }
+    if (total)
+        *total = all;
+    return before + incl - v;
+}
+#else
 uint tdm_seg_scan_excl_nb(uint v, uint seg, __local uint *scratch, uint *total)
 {
     uint lid = get_local_id(0);
@@ -131,9 +157,11 @@ uint tdm_seg_scan_excl_nb(uint v, uint seg, __local uint *scratch, uint *total)
         if (entries > 8)   /* the same for the whole group: seg is uniform */
             barrier(CLK_LOCAL_MEM_FENCE);
     }
-    *total = tot;
+    if (total)
+        *total = tot;
     return excl;
 }
+#endif
 
 /* The same, ending in a barrier so that scratch may be reused right after.
    tdm_seg_scan_excl_nb leaves that out: a caller that alternates two scratch
@@ -150,12 +178,12 @@ uint tdm_seg_scan_excl(uint v, uint seg, __local uint *scratch, uint *total)
 #define TDM_CODEC_DELTA(NAME, SCAN)                                                \
     void NAME(uint *v, uint vpt, uint tpb, uint base, __local uint *scratch)       \
     {                                                                              \
-        uint acc = 0, total;                                                       \
+        uint acc = 0;                                                              \
         for (uint j = 0; j < vpt; j++) {                                           \
             acc += v[j];                                                           \
             v[j] = acc;                                                            \
         }                                                                          \
-        uint excl = base + SCAN(acc, tpb, scratch, &total);                        \
+        uint excl = base + SCAN(acc, tpb, scratch, NULL);                          \
         for (uint j = 0; j < vpt; j++)                                             \
             v[j] += excl;                                                          \
     }
@@ -193,19 +221,26 @@ uint tdm_bits_get(__global const uint *w, uint nw, uint bit, uint width)
 /* A sequential reader of consecutive fields: a window of two words (lo, hi)
    at bit sh of lo; taking a field of up to 32 bits moves the window by at
    most one word, so each word of the stream is loaded once (not twice a
-   value) and no index is computed per value. */
+   value) and no index is computed per value. `ahead` (0..2, a constant)
+   more words are loaded ahead of the window: opening issues all its loads
+   at once, and a word that enters the window was loaded steps before, so a
+   work-item does not wait on a load per word crossed (GPU-BP: 64 to 70 % of
+   the H200's copy bandwidth); it costs registers, which PEF lacks. */
 typedef struct tdm_bitwin {
-    uint lo, hi, sh, k; /* k: the word lo was loaded from */
+    uint lo, hi, a0, a1, sh, k, ahead; /* k: the word lo was loaded from */
 } tdm_bitwin;
 
 #define TDM_BITWIN(NAME, SPACE)                                                    \
-    tdm_bitwin NAME##_open(SPACE const uint *w, uint nw, uint bit)                \
+    tdm_bitwin NAME##_open(SPACE const uint *w, uint nw, uint bit, uint ahead)    \
     {                                                                              \
         tdm_bitwin b;                                                              \
         b.k = bit >> 5;                                                            \
         b.sh = bit & 31u;                                                          \
+        b.ahead = ahead;                                                           \
         b.lo = b.k < nw ? w[b.k] : 0u;                                             \
         b.hi = b.k + 1 < nw ? w[b.k + 1] : 0u;                                     \
+        b.a0 = ahead > 0 && b.k + 2 < nw ? w[b.k + 2] : 0u;                        \
+        b.a1 = ahead > 1 && b.k + 3 < nw ? w[b.k + 3] : 0u;                        \
         return b;                                                                  \
     }                                                                              \
     uint NAME##_take(tdm_bitwin *b, SPACE const uint *w, uint nw, uint width,      \
@@ -214,10 +249,14 @@ typedef struct tdm_bitwin {
         uint x = (uint)((((ulong)b->hi << 32) | b->lo) >> b->sh) & mask;           \
         b->sh += width;                                                            \
         if (b->sh >= 32) {                                                         \
+            uint next = b->k + 2 + b->ahead; /* the word to load now */            \
+            uint wn = next < nw ? w[next] : 0u;                                    \
             b->sh -= 32;                                                           \
             b->k++;                                                                \
             b->lo = b->hi;                                                         \
-            b->hi = b->k + 1 < nw ? w[b->k + 1] : 0u;                              \
+            b->hi = b->ahead ? b->a0 : wn;                                         \
+            b->a0 = b->ahead > 1 ? b->a1 : wn;                                     \
+            b->a1 = wn;                                                            \
         }                                                                          \
         return x;                                                                  \
     }

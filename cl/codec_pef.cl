@@ -4,16 +4,18 @@
    (x[k] >> l) + k.
 
    A work-item decodes VPT consecutive values (the wide geometry of
-   cl/codec_dev.cl) and also the value before its first, so that it needs
-   no neighbour: it counts ones word by word over the high part (popcount, a
-   prefix over at most 12 words that every work-item of the partition reads
-   alike, a broadcast) to find the word holding the one of its first rank,
-   selects that one inside the word by halving, and walks on to the next
-   ones; its low parts come through a sliding bit window. Docids are then
-   base + x and frequencies x[i] - x[i - 1] (EF holds their running sums),
-   so the default kernel has no barrier at all. TDM_CODEC_PIPE=1 builds the
-   variant that stages each partition in local memory a round ahead
-   (cl/codec_dev.cl's pipelined loop), an experiment for the GPU. */
+   cl/codec_dev.cl). It finds the word holding the one of its first rank
+   from the words' popcounts: on NVIDIA each work-item of the partition
+   counts one word and a warp-shuffle scan sums them; elsewhere each one
+   counts all of them (at most 12 words, read alike by the partition: a
+   broadcast). It selects that one inside the word by halving and walks on
+   to the next ones; its low parts come through a sliding bit window.
+   Docids are then base + x and frequencies x[i] - x[i - 1] (EF holds their
+   running sums): x[i - 1] of the work-item's first value comes by shuffle
+   on NVIDIA, else the work-item decodes that value too, so the default
+   kernels need no barrier at all. TDM_CODEC_PIPE=1 builds the variant that
+   stages each partition in local memory a round ahead (cl/codec_dev.cl's
+   pipelined loop), an experiment for the GPU. */
 
 #define PEF_BLOCK 128u
 #define PEF_HMAX 16u  /* high words a valid partition never exceeds (12) */
@@ -22,13 +24,62 @@
 #define PEF_TPB (PEF_BLOCK / PEF_VPT)
 
 
+/* Where the one of rank r0 sits in a high part of nh words h: *j, the word
+   holding it (PEF_HMAX if the part has no such one), *before, the ones in
+   the words before it, *word = h[*j] (0 past the part), and *total, the
+   ones of all nh words. The scalar way: the bound is a constant, so the
+   loop unrolls and its loads issue together. */
+#define PEF_LOCATE(NAME, SPACE)                                                    \
+    void NAME(SPACE const uint *h, uint nh, uint r0, uint *j, uint *before,        \
+              uint *word, uint *total)                                             \
+    {                                                                              \
+        uint tot = 0u, jj = PEF_HMAX, bef = 0u;                                    \
+        for (uint k = 0; k < PEF_HMAX; k++) {                                      \
+            uint n1 = k < nh ? popcount(h[k]) : 0u;                                \
+            if (jj == PEF_HMAX && tot + n1 > r0) {                                 \
+                jj = k;                                                            \
+                bef = tot;                                                         \
+            }                                                                      \
+            tot += n1;                                                             \
+        }                                                                          \
+        *j = jj;                                                                   \
+        *before = bef;                                                             \
+        *total = tot;                                                              \
+        *word = jj < nh ? h[jj] : 0u;                                              \
+    }
+PEF_LOCATE(pef_locate, __global)
+PEF_LOCATE(pef_locate_local, __local)
+
+/* The warp's way (NVIDIA): the PEF_TPB work-items of a partition (at least
+   PEF_HMAX, at most a warp) each count one high word, a shuffle scan sums
+   the counts, and a binary search over the sums finds the word: one load
+   and 4 + 2 log2(PEF_TPB) shuffles a work-item instead of nh loads. Called
+   by the whole warp. */
+#define PEF_WARP (TDM_NV_SHFL && PEF_TPB >= PEF_HMAX && PEF_TPB <= 32u)
+#if PEF_WARP
+void pef_locate_warp(__global const uint *h, uint nh, uint r0, uint *j, uint *before,
+                     uint *word, uint *total)
+{
+    uint t = get_local_id(0) % PEF_TPB, seg0 = tdm_lane() - t;
+    uint hw = t < nh ? h[t] : 0u, c = popcount(hw);
+    uint incl = tdm_warp_scan_incl(c, PEF_TPB), k = 0;
+    *total = tdm_shfl_idx(incl, seg0 + PEF_TPB - 1u);
+    for (uint step = PEF_TPB / 2u; step; step >>= 1) /* words whose ones end by r0 */
+        k += tdm_shfl_idx(incl, seg0 + k + step - 1u) <= r0 ? step : 0u;
+    uint ik = tdm_shfl_idx(incl, seg0 + k), ck = tdm_shfl_idx(c, seg0 + k);
+    *word = tdm_shfl_idx(hw, seg0 + k);
+    *j = ik > r0 ? k : PEF_HMAX;
+    *before = ik - ck;
+}
+#endif
+
 /* x[k] for the values of ranks r0 .. r0 + c - 1 of a partition of len
    values whose payload p has nw readable words (of its np; np > nw only
    for a corrupt one). Returns the kind (0 Elias-Fano, 1 packed, -1 bad).
-   report: this work-item flags a corrupt partition in *status. The high
-   part's count stops at its nh words (about 8 for gaps near 16): a warp
-   pays for every step. From global memory, or from a staged copy. */
-#define PEF_DECODE(NAME, SPACE, WIN)                                               \
+   report: this work-item flags a corrupt partition in *status. LOCATE finds
+   the first one's word; the walk goes on from there. From global memory,
+   or from a staged copy. */
+#define PEF_DECODE(NAME, SPACE, WIN, LOCATE)                                       \
     int NAME(SPACE const uint *p, uint nw, uint np, uint len, uint r0, uint c,      \
              uint report, __global uint *status, uint *x)                          \
     {                                                                              \
@@ -40,25 +91,17 @@
         /* The low window first: its loads fly while the high part is counted. */ \
         uint nlw = ef || packed ? nlow : 0u; /* low words inside the payload */    \
         uint mask = l >= 32u ? 0xFFFFFFFFu : (1u << l) - 1u;                       \
-        tdm_bitwin win = WIN##_open(p + 1, nlw, r0 * l);                           \
+        tdm_bitwin win = WIN##_open(p + 1, nlw, r0 * l, 0u);                           \
         SPACE const uint *h = p + 1u + nlow;                                       \
-        uint total = 0u, j = PEF_HMAX, before = 0u;                                \
-        for (uint k = 0; k < nh; k++) {                                            \
-            uint n1 = popcount(h[k]);                                              \
-            if (j == PEF_HMAX && total + n1 > r0) {                                \
-                j = k;                                                             \
-                before = total;                                                    \
-            }                                                                      \
-            total += n1;                                                           \
-        }                                                                          \
-        uint cur = 0u;                                                             \
+        uint total, j, before, cur;                                                \
+        LOCATE(h, nh, r0, &j, &before, &cur, &total);                              \
         x[0] = 0u;                                                                 \
         if (j < PEF_HMAX) {                                                        \
-            cur = h[j];                                                            \
             uint q = tdm_select32(cur, r0 - before);                               \
             cur &= ~((2u << q) - 1u); /* drop the ones up to this one */           \
             x[0] = 32u * j + q - r0;                                               \
         }                                                                          \
+        TDM_UNROLL                                                                 \
         for (uint v = 1; v < c; v++) {                                             \
             while (cur == 0u && j + 1u < nh)                                       \
                 cur = h[++j];                                                      \
@@ -68,14 +111,18 @@
         if (report && ((!ef && !packed) || np > nw ||                              \
                        (ef && (total != len || nw - 1u - nlow > PEF_HMAX))))       \
             atomic_or(status, TDM_CODEC_ST_CORRUPT);                               \
+        TDM_UNROLL                                                                 \
         for (uint v = 0; v < c; v++) {                                             \
             uint low = WIN##_take(&win, p + 1, nlw, l, mask);                      \
             x[v] = ef ? (x[v] << l) | low : low;                                   \
         }                                                                          \
         return ef ? 0 : packed ? 1 : -1;                                           \
     }
-PEF_DECODE(pef_decode, __global, tdm_bitwin)
-PEF_DECODE(pef_decode_local, __local, tdm_bitwin_local)
+PEF_DECODE(pef_decode, __global, tdm_bitwin, pef_locate)
+PEF_DECODE(pef_decode_local, __local, tdm_bitwin_local, pef_locate_local)
+#if PEF_WARP
+PEF_DECODE(pef_decode_warp, __global, tdm_bitwin, pef_locate_warp)
+#endif
 
 /* A work-item decodes vpt + 1 values from rank i0 - o (o = 1, the value
    before its first) or from rank 0 (o = 0, the first work-item: one value
@@ -107,6 +154,32 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
 {
     TDM_CODEC_PIPELINE(PEF_BLOCK, PEF_VPT, PEF_MAXW,
                        pef_stage_values(lw, nw, cur.nw, cur.ok, cur.len, t, delta, status, v))
+}
+
+#elif PEF_WARP /* NVIDIA: shuffles find the first one, and pass each value on */
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_pef_decode(TDM_CODEC_ARGS)
+{
+    const uint vpt = PEF_VPT;
+    uint t = get_local_id(0) % PEF_TPB;
+    TDM_CODEC_FOR_JOBS_TPB(job, PEF_TPB) {
+        uint b, pos, len;
+        int ok = tdm_codec_job(job, PEF_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
+                               status, &b, &pos, &len);
+        uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
+        uint x[PEF_VPT], v[PEF_VPT];
+        int kind = pef_decode_warp(words + start, np, np, len, t * vpt, vpt, ok && t == 0u,
+                                   status, x);
+        uint prev = tdm_shfl_up(x[vpt - 1u], 1u); /* the work-item before's last */
+        uint base = ok && delta ? bases[b] : 0u;
+        for (uint k = 0; k < vpt; k++) {
+            uint before = k ? x[k - 1u] : t ? prev : 0u;
+            v[k] = delta ? base + x[k] : kind == 0 ? x[k] - before : x[k];
+        }
+        if (ok)
+            tdm_codec_store(out, pos, t, vpt, v, len);
+    }
 }
 
 #else /* read global memory directly: no barrier, no local memory */

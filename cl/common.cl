@@ -1,5 +1,58 @@
 /* Work-group building blocks shared by codecs and query kernels. */
 
+/* Unrolls the loop that follows: a private array indexed by the loop
+   variable stays in registers only where the loop unrolls, and a loop
+   holding an inner data-dependent loop is not unrolled unasked. */
+#ifdef TDM_NO_UNROLL
+#define TDM_UNROLL
+#else
+#define TDM_UNROLL _Pragma("unroll")
+#endif
+
+/* ---- warp shuffles: NVIDIA only (the host defines TDM_NV_SHFL=1 for
+   compute capability 7.0 and up, host/runtime/program.c). OpenCL C 1.2 has
+   no sub-group functions, but NVIDIA's compiler takes inline PTX, as
+   CLBlast uses it. A warp is 32 consecutive work-items of a 1D group whose
+   size is a multiple of 32; shfl.sync names all 32 lanes, so every lane
+   must reach each call: call these from uniform control flow only, never
+   from a kernel whose work-items may have returned. */
+#ifndef TDM_NV_SHFL
+#define TDM_NV_SHFL 0
+#endif
+#if TDM_NV_SHFL
+uint tdm_lane(void) { return get_local_id(0) & 31u; }
+
+/* The value of lane lane - d (v itself where that is below lane 0). */
+uint tdm_shfl_up(uint v, uint d)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.up.b32 %0, %1, %2, 0, 0xffffffff;" : "=r"(r) : "r"(v), "r"(d));
+    return r;
+}
+
+/* The value of lane src (0..31). */
+uint tdm_shfl_idx(uint v, uint src)
+{
+    uint r;
+    __asm__ volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                     : "=r"(r)
+                     : "r"(v), "r"(src));
+    return r;
+}
+
+/* Inclusive sum of v over aligned segments of seg lanes (a power of two,
+   at most 32): log2(seg) shuffles, no barrier, no local memory. */
+uint tdm_warp_scan_incl(uint v, uint seg)
+{
+    uint at = tdm_lane() & (seg - 1u);
+    for (uint d = 1; d < seg; d <<= 1) {
+        uint y = tdm_shfl_up(v, d);
+        v += at >= d ? y : 0u;
+    }
+    return v;
+}
+#endif
+
 /* Inclusive prefix sum of one value per work-item over the whole work-group
  * (a power of two). Every work-item of the group must call it. scratch holds
  * get_local_size(0) uints; *total receives the group's sum.

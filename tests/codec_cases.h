@@ -334,7 +334,7 @@ static void ccase_use_build(tdm_device *d, size_t wg, const char *extra, cl_prog
 {
     char opts[512];
     wg = wg ? wg : d->wg_size;
-    tdm_build_options(&d->info, wg, extra, opts, sizeof opts);
+    tdm_build_options(&d->info, wg, d->nv_shuffle, extra, opts, sizeof opts);
     tdm_err err = {0};
     cl_program prog;
     if (tdm_program_build(d->ctx, d->id, tdm_kernels_source, tdm_kernels_source_len, opts,

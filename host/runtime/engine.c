@@ -62,6 +62,19 @@ static void device_release(tdm_device *d)
     memset(d, 0, sizeof *d);
 }
 
+static int build_kernels(tdm_device *d, const tdm_engine_options *o, tdm_err *err)
+{
+    char options[2048];
+    tdm_build_options(&d->info, d->wg_size, d->nv_shuffle, o->build_options, options,
+                      sizeof options);
+    tdm_cache_cfg cache;
+    tdm_cache_config(o->cache_mode, o->cache_dir, &d->info, &cache);
+    const char *src = o->kernel_source ? o->kernel_source : tdm_kernels_source;
+    size_t len = o->kernel_source ? strlen(o->kernel_source) : tdm_kernels_source_len;
+    return tdm_program_get(&cache, d->ctx, d->id, &d->info, src, len, options, &d->program,
+                           &d->from_cache, err);
+}
+
 static int device_init(tdm_device *d, const tdm_found_device *f, const tdm_engine_options *o,
                        tdm_err *err)
 {
@@ -78,14 +91,14 @@ static int device_init(tdm_device *d, const tdm_found_device *f, const tdm_engin
     if (rc != CL_SUCCESS)
         return tdm_cl_fail(err, rc, "clCreateCommandQueue");
     d->wg_size = tdm_choose_wg_size(&d->info);
-    char options[2048];
-    tdm_build_options(&d->info, d->wg_size, o->build_options, options, sizeof options);
-    tdm_cache_cfg cache;
-    tdm_cache_config(o->cache_mode, o->cache_dir, &d->info, &cache);
-    const char *src = o->kernel_source ? o->kernel_source : tdm_kernels_source;
-    size_t len = o->kernel_source ? strlen(o->kernel_source) : tdm_kernels_source_len;
-    int st = tdm_program_get(&cache, d->ctx, d->id, &d->info, src, len, options, &d->program,
-                             &d->from_cache, err);
+    d->nv_shuffle = tdm_nv_shuffle_ok(d->id, &d->info);
+    int st = build_kernels(d, o, err);
+    if (st == TDM_ERR_BUILD && d->nv_shuffle) {
+        /* a driver that rejects the inline PTX still gets the portable kernels */
+        d->nv_shuffle = 0;
+        tdm_err_clear(err);
+        st = build_kernels(d, o, err);
+    }
     if (st != TDM_OK)
         return st;
     d->info.preferred_wg_multiple = probe_wg_multiple(d);

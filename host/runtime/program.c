@@ -32,8 +32,23 @@ static const char *vendor_define(const tdm_device_info *info)
     return "OTHER";
 }
 
-void tdm_build_options(const tdm_device_info *info, size_t wg_size, const char *extra,
-                       char *buf, size_t len)
+int tdm_nv_shuffle_ok(cl_device_id dev, const tdm_device_info *info)
+{
+    /* shfl.sync needs PTX 6.0 and Volta's independent thread scheduling
+     * semantics; older NVIDIA GPUs and other vendors take the portable path. */
+    const cl_device_info cc_major_nv = 0x4000; /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */
+    const char *env = getenv("TANDEM_NV_SHUFFLE");
+    cl_uint major = 0;
+    if ((env && strcmp(env, "0") == 0) || strcmp(vendor_define(info), "NVIDIA") != 0 ||
+        !strstr(info->extensions, "cl_nv_device_attribute_query"))
+        return 0;
+    if (clGetDeviceInfo(dev, cc_major_nv, sizeof major, &major, NULL) != CL_SUCCESS)
+        return 0;
+    return major >= 7;
+}
+
+void tdm_build_options(const tdm_device_info *info, size_t wg_size, int nv_shuffle,
+                       const char *extra, char *buf, size_t len)
 {
     size_t pos = 0;
     buf[0] = '\0';
@@ -42,6 +57,8 @@ void tdm_build_options(const tdm_device_info *info, size_t wg_size, const char *
                   "-DTDM_DEVICE_%s=1",
                   wg_size, (unsigned long long)info->local_mem_bytes, vendor_define(info),
                   tdm_device_type_name(info->type));
+    if (nv_shuffle && wg_size % 32 == 0) /* whole warps only */
+        tdm_bufprintf(buf, len, &pos, " -DTDM_NV_SHFL=1");
     if (extra && *extra)
         tdm_bufprintf(buf, len, &pos, " %s", extra);
 }

@@ -58,6 +58,7 @@ typedef struct tdm_device {
     cl_program program;     /* kernels.cl built for this device */
     tdm_device_info info;
     size_t wg_size;         /* work-group size the kernels were built for (TDM_WG_SIZE) */
+    int nv_shuffle;         /* the kernels were built with NVIDIA warp shuffles */
     int from_cache;         /* program came from the binary cache */
 } tdm_device;
 
@@ -72,11 +73,17 @@ tdm_err *tdm_engine_err(tdm_engine *engine);
 extern const char tdm_kernels_source[];
 extern const size_t tdm_kernels_source_len;
 
+/* Whether kernels may use warp shuffles through inline PTX on dev: an
+ * NVIDIA GPU of compute capability 7.0 or more, unless the environment
+ * says TANDEM_NV_SHUFFLE=0. */
+int tdm_nv_shuffle_ok(cl_device_id dev, const tdm_device_info *info);
+
 /* The options kernels.cl is compiled with on `info` (work-group size, local
- * memory, vendor and type defines) followed by `extra` (may be NULL).
+ * memory, vendor and type defines, TDM_NV_SHFL where nv_shuffle is set and
+ * the groups are whole warps) followed by `extra` (may be NULL).
  * Writes into buf (NUL-terminated). */
-void tdm_build_options(const tdm_device_info *info, size_t wg_size, const char *extra,
-                       char *buf, size_t len);
+void tdm_build_options(const tdm_device_info *info, size_t wg_size, int nv_shuffle,
+                       const char *extra, char *buf, size_t len);
 
 /* The work-group size kernels are built for on this device. */
 size_t tdm_choose_wg_size(const tdm_device_info *info);
