@@ -21,7 +21,7 @@ uint tdm_bp_width(uint nw, uint len, const uint block)
     {                                                                              \
         uint w = tdm_bp_width(nw, len, block);                                     \
         uint mask = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;                        \
-        tdm_bitwin win = WIN##_open(src, nw, t * vpt * w, 2u);                         \
+        tdm_bitwin win = WIN##_open(src, nw, t * vpt * w);                         \
         for (uint j = 0; j < vpt; j++) {                                           \
             uint x = WIN##_take(&win, src, nw, w, mask);                           \
             v[j] = t * vpt + j < len ? x : 0u;                                     \

@@ -10,7 +10,7 @@
    whole cache lines. */
 
 #define TDM_CODEC_ARGS                                                             \
-    __global const uint *words, __global const uint *offsets,                     \
+    __global const uint *words, __global const uint *offsets,                      \
         __global const uint *bases, __global const uint *params, uint nblocks,     \
         uint n, uint delta, __global const uint *sel, uint njobs, uint use_sel,    \
         __global uint *out, uint out_cap, __global uint *status
@@ -45,7 +45,7 @@
 /* Private arrays are sized for the largest block (1024) on this device, in
    either geometry (codecs of other files rely on this size). */
 #define TDM_CODEC_VPT_MAX                                                          \
-    TDM_CODEC_VPTN(1024, (TDM_WIDE_VPT_MIN > TDM_CODEC_VPT_MIN ? TDM_WIDE_VPT_MIN   \
+    TDM_CODEC_VPTN(1024, (TDM_WIDE_VPT_MIN > TDM_CODEC_VPT_MIN ? TDM_WIDE_VPT_MIN  \
                                                                : TDM_CODEC_VPT_MIN))
 #define TDM_WIDE_VPT_MAX TDM_WIDE_VPT(1024)
 
@@ -54,10 +54,10 @@
    driver caps it for codecs that set grid_stride); the bound is the same for
    the whole group, so barriers inside are reached by all. */
 #define TDM_CODEC_FOR_JOBS_TPB(job, tpb)                                           \
-    for (uint job##_0 = get_group_id(0) * (TDM_WG_SIZE / (tpb)),                    \
-              job = job##_0 + get_local_id(0) / (tpb);                              \
+    for (uint job##_0 = get_group_id(0) * (TDM_WG_SIZE / (tpb)),                   \
+              job = job##_0 + get_local_id(0) / (tpb);                             \
          job##_0 < njobs;                                                          \
-         job##_0 += get_num_groups(0) * (TDM_WG_SIZE / (tpb)),                      \
+         job##_0 += get_num_groups(0) * (TDM_WG_SIZE / (tpb)),                     \
               job = job##_0 + get_local_id(0) / (tpb))
 #define TDM_CODEC_FOR_JOBS(job, block) TDM_CODEC_FOR_JOBS_TPB(job, TDM_CODEC_TPB(block))
 
@@ -221,26 +221,26 @@ uint tdm_bits_get(__global const uint *w, uint nw, uint bit, uint width)
 /* A sequential reader of consecutive fields: a window of two words (lo, hi)
    at bit sh of lo; taking a field of up to 32 bits moves the window by at
    most one word, so each word of the stream is loaded once (not twice a
-   value) and no index is computed per value. `ahead` (0..2, a constant)
-   more words are loaded ahead of the window: opening issues all its loads
-   at once, and a word that enters the window was loaded steps before, so a
-   work-item does not wait on a load per word crossed (GPU-BP: 64 to 70 % of
-   the H200's copy bandwidth); it costs registers, which PEF lacks. */
+   value) and no index is computed per value. AHEAD (0..2) more words are
+   loaded ahead of the window: opening issues all its loads at once, and a
+   word that enters the window was loaded steps before, so a work-item does
+   not wait on a load per word crossed (GPU-BP: from 64 to 70 % of the
+   H200's copy bandwidth). They cost registers, which PEF cannot spare:
+   tdm_bitwin looks 2 words ahead, tdm_bitwin0 and the local one none. */
 typedef struct tdm_bitwin {
-    uint lo, hi, a0, a1, sh, k, ahead; /* k: the word lo was loaded from */
+    uint lo, hi, a0, a1, sh, k; /* k: the word lo was loaded from */
 } tdm_bitwin;
 
-#define TDM_BITWIN(NAME, SPACE)                                                    \
-    tdm_bitwin NAME##_open(SPACE const uint *w, uint nw, uint bit, uint ahead)    \
+#define TDM_BITWIN(NAME, SPACE, AHEAD)                                             \
+    tdm_bitwin NAME##_open(SPACE const uint *w, uint nw, uint bit)                 \
     {                                                                              \
         tdm_bitwin b;                                                              \
         b.k = bit >> 5;                                                            \
         b.sh = bit & 31u;                                                          \
-        b.ahead = ahead;                                                           \
         b.lo = b.k < nw ? w[b.k] : 0u;                                             \
         b.hi = b.k + 1 < nw ? w[b.k + 1] : 0u;                                     \
-        b.a0 = ahead > 0 && b.k + 2 < nw ? w[b.k + 2] : 0u;                        \
-        b.a1 = ahead > 1 && b.k + 3 < nw ? w[b.k + 3] : 0u;                        \
+        b.a0 = (AHEAD) > 0 && b.k + 2 < nw ? w[b.k + 2] : 0u;                      \
+        b.a1 = (AHEAD) > 1 && b.k + 3 < nw ? w[b.k + 3] : 0u;                      \
         return b;                                                                  \
     }                                                                              \
     uint NAME##_take(tdm_bitwin *b, SPACE const uint *w, uint nw, uint width,      \
@@ -249,19 +249,19 @@ typedef struct tdm_bitwin {
         uint x = (uint)((((ulong)b->hi << 32) | b->lo) >> b->sh) & mask;           \
         b->sh += width;                                                            \
         if (b->sh >= 32) {                                                         \
-            uint next = b->k + 2 + b->ahead; /* the word to load now */            \
-            uint wn = next < nw ? w[next] : 0u;                                    \
+            uint next = b->k + 2 + (AHEAD); /* the word to load now */             \
             b->sh -= 32;                                                           \
             b->k++;                                                                \
             b->lo = b->hi;                                                         \
-            b->hi = b->ahead ? b->a0 : wn;                                         \
-            b->a0 = b->ahead > 1 ? b->a1 : wn;                                     \
-            b->a1 = wn;                                                            \
+            b->hi = (AHEAD) ? b->a0 : next < nw ? w[next] : 0u;                    \
+            b->a0 = (AHEAD) > 1 ? b->a1 : next < nw ? w[next] : 0u;                \
+            b->a1 = next < nw ? w[next] : 0u;                                      \
         }                                                                          \
         return x;                                                                  \
     }
-TDM_BITWIN(tdm_bitwin, __global)
-TDM_BITWIN(tdm_bitwin_local, __local)
+TDM_BITWIN(tdm_bitwin, __global, 2)
+TDM_BITWIN(tdm_bitwin0, __global, 0)
+TDM_BITWIN(tdm_bitwin_local, __local, 0)
 
 /* ---- the pipelined decode loop
 

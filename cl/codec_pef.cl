@@ -22,6 +22,10 @@
 #define PEF_MAXW 137u /* words of a valid partition: 1 + 124 low + 12 high */
 #define PEF_VPT TDM_WIDE_VPT(128u)
 #define PEF_TPB (PEF_BLOCK / PEF_VPT)
+#define PEF_CMAX (PEF_VPT + 1) /* the most values a work-item decodes */
+#ifndef PEF_NEAR
+#define PEF_NEAR 1
+#endif
 
 
 /* Where the one of rank r0 sits in a high part of nh words h: *j, the word
@@ -80,7 +84,7 @@ void pef_locate_warp(__global const uint *h, uint nh, uint r0, uint *j, uint *be
    the first one's word; the walk goes on from there. From global memory,
    or from a staged copy. */
 #define PEF_DECODE(NAME, SPACE, WIN, LOCATE)                                       \
-    int NAME(SPACE const uint *p, uint nw, uint np, uint len, uint r0, uint c,      \
+    int NAME(SPACE const uint *p, uint nw, uint np, uint len, uint r0, uint c,     \
              uint report, __global uint *status, uint *x)                          \
     {                                                                              \
         uint hdr = nw ? p[0] : 0xFFFFFFFFu, l = hdr & 0xFFu, kind = hdr >> 8;      \
@@ -88,10 +92,10 @@ void pef_locate_warp(__global const uint *h, uint nh, uint r0, uint *j, uint *be
         int ef = kind == 0u && l <= 31u && 1u + nlow <= nw;                        \
         int packed = kind == 1u && l <= 32u && 1u + nlow <= nw;                    \
         uint nh = ef ? min(nw - 1u - nlow, PEF_HMAX) : 0u;                         \
-        /* The low window first: its loads fly while the high part is counted. */ \
+        /* The low window first: its loads fly while the high part is counted. */  \
         uint nlw = ef || packed ? nlow : 0u; /* low words inside the payload */    \
         uint mask = l >= 32u ? 0xFFFFFFFFu : (1u << l) - 1u;                       \
-        tdm_bitwin win = WIN##_open(p + 1, nlw, r0 * l, 0u);                           \
+        tdm_bitwin win = WIN##_open(p + 1, nlw, r0 * l);                           \
         SPACE const uint *h = p + 1u + nlow;                                       \
         uint total, j, before, cur;                                                \
         LOCATE(h, nh, r0, &j, &before, &cur, &total);                              \
@@ -111,17 +115,28 @@ void pef_locate_warp(__global const uint *h, uint nh, uint r0, uint *j, uint *be
         if (report && ((!ef && !packed) || np > nw ||                              \
                        (ef && (total != len || nw - 1u - nlow > PEF_HMAX))))       \
             atomic_or(status, TDM_CODEC_ST_CORRUPT);                               \
-        TDM_UNROLL                                                                 \
-        for (uint v = 0; v < c; v++) {                                             \
-            uint low = WIN##_take(&win, p + 1, nlw, l, mask);                      \
-            x[v] = ef ? (x[v] << l) | low : low;                                   \
+        /* c low parts within 32 bits (l <= 4 for 8: dense partitions) lie in  \
+           the window's 64: a shift each, no window to move. */                    \
+        ulong bits = (((ulong)win.hi << 32) | win.lo) >> win.sh;                   \
+        uint low[PEF_CMAX];                                                        \
+        if (PEF_NEAR && c * l <= 32u) {                                            \
+            TDM_UNROLL                                                             \
+            for (uint v = 0; v < c; v++)                                           \
+                low[v] = (uint)(bits >> (v * l)) & mask;                           \
+        } else {                                                                   \
+            TDM_UNROLL                                                             \
+            for (uint v = 0; v < c; v++)                                           \
+                low[v] = WIN##_take(&win, p + 1, nlw, l, mask);                    \
         }                                                                          \
+        TDM_UNROLL                                                                 \
+        for (uint v = 0; v < c; v++)                                               \
+            x[v] = ef ? (x[v] << l) | low[v] : low[v];                             \
         return ef ? 0 : packed ? 1 : -1;                                           \
     }
-PEF_DECODE(pef_decode, __global, tdm_bitwin, pef_locate)
+PEF_DECODE(pef_decode, __global, tdm_bitwin0, pef_locate)
 PEF_DECODE(pef_decode_local, __local, tdm_bitwin_local, pef_locate_local)
 #if PEF_WARP
-PEF_DECODE(pef_decode_warp, __global, tdm_bitwin, pef_locate_warp)
+PEF_DECODE(pef_decode_warp, __global, tdm_bitwin0, pef_locate_warp)
 #endif
 
 /* A work-item decodes vpt + 1 values from rank i0 - o (o = 1, the value

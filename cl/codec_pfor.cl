@@ -75,8 +75,8 @@ void pfor_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl
     uint ns = sound ? nslots : 0u, mb = bw >= 32u ? 0xFFFFFFFFu : (1u << bw) - 1u;
     uint mo = wo >= 32u ? 0xFFFFFFFFu : (1u << wo) - 1u;
     uint mh = wh >= 32u ? 0xFFFFFFFFu : (1u << wh) - 1u;
-    tdm_bitwin ws = tdm_bitwin_open(p + 1, ns, i0 * bw, 2u);
-    tdm_bitwin wos = tdm_bitwin_open(q, no, i0 * wo, 2u), whs = tdm_bitwin_open(q + no, nh, i0 * wh, 2u);
+    tdm_bitwin ws = tdm_bitwin_open(p + 1, ns, i0 * bw);
+    tdm_bitwin wos = tdm_bitwin_open(q, no, i0 * wo), whs = tdm_bitwin_open(q + no, nh, i0 * wh);
     for (uint v = 0; v < vpt; v++) {
         G[i0 + v] = tdm_bitwin_take(&ws, p + 1, ns, bw, mb);
         O[i0 + v] = tdm_bitwin_take(&wos, q, no, wo, mo);
@@ -146,9 +146,9 @@ void npfd_gaps(__global const uint *p, uint np, uint ok, uint len, uint t, __loc
     if (!sound)
         e = nslots = 0u;
     uint mask = bw >= 32u ? 0xFFFFFFFFu : (1u << bw) - 1u;
-    tdm_bitwin win = tdm_bitwin_open(p + 1, nslots, i0 * bw, 0u);
+    tdm_bitwin win = tdm_bitwin0_open(p + 1, nslots, i0 * bw);
     for (uint k = 0; k < vpt; k++)
-        G[i0 + k] = tdm_bitwin_take(&win, p + 1, nslots, bw, mask);
+        G[i0 + k] = tdm_bitwin0_take(&win, p + 1, nslots, bw, mask);
     barrier(CLK_LOCAL_MEM_FENCE);
     __global const uint *bytes = p + 1u + nslots, *highs = bytes + npos;
     for (uint j = t; j < e; j += tpb) {

@@ -71,10 +71,10 @@ void rice_gaps(__global const uint *p, uint np, uint ok, uint len, uint t,
     if (ok && t == 0u && (!sound || ones != len || nu > RICE_UMAX))
         atomic_or(status, TDM_CODEC_ST_CORRUPT);
     uint nbw = sound ? nbin : 0u, mask = k ? (1u << k) - 1u : 0u;
-    tdm_bitwin win = tdm_bitwin_open(p + 1, nbw, i0 * k, 0u);
+    tdm_bitwin win = tdm_bitwin0_open(p + 1, nbw, i0 * k);
     for (uint j = 0; j < vpt; j++) {
         uint here = o ? at[j + 1u] : at[j], prev = o ? at[j] : j ? at[j - 1u] : 0xFFFFFFFFu;
-        v[j] = ((here - prev - 1u) << k) + tdm_bitwin_take(&win, p + 1, nbw, k, mask);
+        v[j] = ((here - prev - 1u) << k) + tdm_bitwin0_take(&win, p + 1, nbw, k, mask);
     }
 }
 

@@ -34,7 +34,7 @@
         /* The work-item's bytes are contiguous: read them with a window that \
            never leaves the block (a corrupt block reads zeros, and is        \
            flagged above). */                                                  \
-        tdm_bitwin win = WIN##_open(w, nw, 8u * k, 2u);                                \
+        tdm_bitwin win = WIN##_open(w, nw, 8u * k);                                \
         for (uint j = 0; j < vpt; j++) {                                           \
             uint x = WIN##_take(&win, w, nw, 8u * l[j],                            \
                                 l[j] >= 4 ? 0xFFFFFFFFu : (1u << (8u * l[j])) - 1u); \
