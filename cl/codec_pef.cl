@@ -9,7 +9,11 @@
    counts one word and a warp-shuffle scan sums them; elsewhere each one
    counts all of them (at most 12 words, read alike by the partition: a
    broadcast). It selects that one inside the word by halving and walks on
-   to the next ones; its low parts come through a sliding bit window.
+   to the next ones, which nearly always lie in that word and the next: the
+   walk then runs without a branch or a load (a walk that loaded a word as
+   it crossed one cost a fifth of the H200's speed: work-items of a warp
+   cross at different steps); its low parts come through a sliding bit
+   window.
    Docids are then base + x and frequencies x[i] - x[i - 1] (EF holds their
    running sums): x[i - 1] of the work-item's first value comes by shuffle
    on NVIDIA, else the work-item decodes that value too, so the default
@@ -30,12 +34,12 @@
 
 /* Where the one of rank r0 sits in a high part of nh words h: *j, the word
    holding it (PEF_HMAX if the part has no such one), *before, the ones in
-   the words before it, *word = h[*j] (0 past the part), and *total, the
-   ones of all nh words. The scalar way: the bound is a constant, so the
+   the words before it, *word = h[*j] and *next = h[*j + 1] (0 past the
+   part), and *total, the ones of all nh words. The scalar way: the bound is a constant, so the
    loop unrolls and its loads issue together. */
 #define PEF_LOCATE(NAME, SPACE)                                                    \
     void NAME(SPACE const uint *h, uint nh, uint r0, uint *j, uint *before,        \
-              uint *word, uint *total)                                             \
+              uint *word, uint *next, uint *total)                                 \
     {                                                                              \
         uint tot = 0u, jj = PEF_HMAX, bef = 0u;                                    \
         for (uint k = 0; k < PEF_HMAX; k++) {                                      \
@@ -50,6 +54,7 @@
         *before = bef;                                                             \
         *total = tot;                                                              \
         *word = jj < nh ? h[jj] : 0u;                                              \
+        *next = jj + 1u < nh ? h[jj + 1u] : 0u;                                    \
     }
 PEF_LOCATE(pef_locate, __global)
 PEF_LOCATE(pef_locate_local, __local)
@@ -62,7 +67,7 @@ PEF_LOCATE(pef_locate_local, __local)
 #define PEF_WARP (TDM_NV_SHFL && PEF_TPB >= PEF_HMAX && PEF_TPB <= 32u)
 #if PEF_WARP
 void pef_locate_warp(__global const uint *h, uint nh, uint r0, uint *j, uint *before,
-                     uint *word, uint *total)
+                     uint *word, uint *next, uint *total)
 {
     uint t = get_local_id(0) % PEF_TPB, seg0 = tdm_lane() - t;
     uint hw = t < nh ? h[t] : 0u, c = popcount(hw);
@@ -71,7 +76,9 @@ void pef_locate_warp(__global const uint *h, uint nh, uint r0, uint *j, uint *be
     for (uint step = PEF_TPB / 2u; step; step >>= 1) /* words whose ones end by r0 */
         k += tdm_shfl_idx(incl, seg0 + k + step - 1u) <= r0 ? step : 0u;
     uint ik = tdm_shfl_idx(incl, seg0 + k), ck = tdm_shfl_idx(c, seg0 + k);
+    uint nx = tdm_shfl_idx(hw, seg0 + min(k + 1u, PEF_TPB - 1u));
     *word = tdm_shfl_idx(hw, seg0 + k);
+    *next = ik > r0 && k + 1u < nh ? nx : 0u;
     *j = ik > r0 ? k : PEF_HMAX;
     *before = ik - ck;
 }
@@ -97,20 +104,32 @@ void pef_locate_warp(__global const uint *h, uint nh, uint r0, uint *j, uint *be
         uint mask = l >= 32u ? 0xFFFFFFFFu : (1u << l) - 1u;                       \
         tdm_bitwin win = WIN##_open(p + 1, nlw, r0 * l);                           \
         SPACE const uint *h = p + 1u + nlow;                                       \
-        uint total, j, before, cur;                                                \
-        LOCATE(h, nh, r0, &j, &before, &cur, &total);                              \
+        uint total, j, before, cur, nxt;                                           \
+        LOCATE(h, nh, r0, &j, &before, &cur, &nxt, &total);                        \
         x[0] = 0u;                                                                 \
         if (j < PEF_HMAX) {                                                        \
             uint q = tdm_select32(cur, r0 - before);                               \
             cur &= ~((2u << q) - 1u); /* drop the ones up to this one */           \
             x[0] = 32u * j + q - r0;                                               \
         }                                                                          \
-        TDM_UNROLL                                                                 \
-        for (uint v = 1; v < c; v++) {                                             \
-            while (cur == 0u && j + 1u < nh)                                       \
-                cur = h[++j];                                                      \
-            x[v] = cur ? 32u * j + tdm_ctz(cur) - (r0 + v) : 0u;                   \
-            cur &= cur - 1u;                                                       \
+        if (popcount(cur) + popcount(nxt) + 1u >= c) {                \
+            /* The walk to come lies in cur and nxt: no branch, no load. */        \
+            uint at = 32u * j - r0;                                                \
+            TDM_UNROLL                                                             \
+            for (uint v = 1; v < c; v++) {                                         \
+                uint hi = cur == 0u;                                               \
+                x[v] = at + (hi ? 32u : 0u) + tdm_ctz(hi ? nxt : cur) - v;         \
+                cur &= cur - 1u;                                                   \
+                nxt = hi ? nxt & (nxt - 1u) : nxt;                                 \
+            }                                                                      \
+        } else {                                                                   \
+            TDM_UNROLL                                                             \
+            for (uint v = 1; v < c; v++) {                                         \
+                while (cur == 0u && j + 1u < nh)                                   \
+                    cur = h[++j];                                                  \
+                x[v] = cur ? 32u * j + tdm_ctz(cur) - (r0 + v) : 0u;               \
+                cur &= cur - 1u;                                                   \
+            }                                                                      \
         }                                                                          \
         if (report && ((!ef && !packed) || np > nw ||                              \
                        (ef && (total != len || nw - 1u - nlow > PEF_HMAX))))       \
