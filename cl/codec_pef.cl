@@ -35,8 +35,8 @@
 /* Where the one of rank r0 sits in a high part of nh words h: *j, the word
    holding it (PEF_HMAX if the part has no such one), *before, the ones in
    the words before it, *word = h[*j] and *next = h[*j + 1] (0 past the
-   part), and *total, the ones of all nh words. The scalar way: the bound is a constant, so the
-   loop unrolls and its loads issue together. */
+   part), and *total, the ones of all nh words. The scalar way: the bound
+   is a constant, so the loop unrolls and its loads issue together. */
 #define PEF_LOCATE(NAME, SPACE)                                                    \
     void NAME(SPACE const uint *h, uint nh, uint r0, uint *j, uint *before,        \
               uint *word, uint *next, uint *total)                                 \
@@ -112,7 +112,7 @@ void pef_locate_warp(__global const uint *h, uint nh, uint r0, uint *j, uint *be
             cur &= ~((2u << q) - 1u); /* drop the ones up to this one */           \
             x[0] = 32u * j + q - r0;                                               \
         }                                                                          \
-        if (popcount(cur) + popcount(nxt) + 1u >= c) {                \
+        if (popcount(cur) + popcount(nxt) + 1u >= c) {                             \
             /* The walk to come lies in cur and nxt: no branch, no load. */        \
             uint at = 32u * j - r0;                                                \
             TDM_UNROLL                                                             \
@@ -134,7 +134,7 @@ void pef_locate_warp(__global const uint *h, uint nh, uint r0, uint *j, uint *be
         if (report && ((!ef && !packed) || np > nw ||                              \
                        (ef && (total != len || nw - 1u - nlow > PEF_HMAX))))       \
             atomic_or(status, TDM_CODEC_ST_CORRUPT);                               \
-        /* c low parts within 32 bits (l <= 4 for 8: dense partitions) lie in  \
+        /* c low parts within 32 bits (l <= 4 for 8: dense partitions) lie in      \
            the window's 64: a shift each, no window to move. */                    \
         ulong bits = (((ulong)win.hi << 32) | win.lo) >> win.sh;                   \
         uint low[PEF_CMAX];                                                        \
@@ -147,9 +147,12 @@ void pef_locate_warp(__global const uint *h, uint nh, uint r0, uint *j, uint *be
             for (uint v = 0; v < c; v++)                                           \
                 low[v] = WIN##_take(&win, p + 1, nlw, l, mask);                    \
         }                                                                          \
+        /* x << l | low, or low alone for a packed partition: one multiply-add     \
+           (on NVIDIA the integer ALU is the busy unit, the FMA unit not). */      \
+        uint scale = ef ? 1u << l : 0u;                                            \
         TDM_UNROLL                                                                 \
         for (uint v = 0; v < c; v++)                                               \
-            x[v] = ef ? (x[v] << l) | low[v] : low[v];                             \
+            x[v] = x[v] * scale + low[v];                                          \
         return ef ? 0 : packed ? 1 : -1;                                           \
     }
 PEF_DECODE(pef_decode, __global, tdm_bitwin0, pef_locate)
