@@ -3,8 +3,8 @@
    TDM_CODEC_PFOR: one slot width b for the list (params[0]), blocks of 512,
    and per block two exception arrays (position gaps, high parts), each
    bit-packed with its own width plus a few plain (index, high) pairs.
-   TDM_CODEC_NEWPFD128: a width per block, blocks of 128, exception
-   positions as bytes and high parts bit-packed.
+   TDM_CODEC_NEWPFD128 / NEWPFD64: a width per block, blocks of 128 or 64,
+   exception positions as bytes and high parts bit-packed.
 
    Geometry as cl/codec_dev.cl: a work-item decodes VPT consecutive values
    (4 for PFOR, whose block of 512 then spans 128 work-items, or all of a
@@ -20,10 +20,6 @@
 #define PFOR_TPB (PFOR_BLOCK / PFOR_VPT)
 #define PFOR_BPG (TDM_WG_SIZE / PFOR_TPB)
 
-#define NPFD_BLOCK 128u
-#define NPFD_VPT TDM_WIDE_VPT(128u)
-#define NPFD_TPB (NPFD_BLOCK / NPFD_VPT)
-#define NPFD_BPG (TDM_WG_SIZE / NPFD_TPB)
 
 /* Words that hold n values of w bits (w <= 32). */
 uint pfor_words(uint n, uint w) { return (n * w + 31u) >> 5; }
@@ -127,14 +123,13 @@ void tdm_pfor_decode(TDM_CODEC_ARGS)
     }
 }
 
-/* Work-item t's gaps (values for frequencies) of a NEWPFD block of len
-   values whose payload p has np words: slots into G (the block's 128 local
-   words) through a sliding bit window, the exceptions' high parts ORed in
-   there, read back. Called by the whole group. */
-void npfd_gaps(__global const uint *p, uint np, uint ok, uint len, uint t, __local uint *G,
-               __global uint *status, uint *v)
+/* Work-item t's vpt gaps (values for frequencies) of a NEWPFD block of len
+   values whose payload p has np words, tpb work-items a block: slots into G
+   (the block's local words) through a sliding bit window, the exceptions'
+   high parts ORed in there, read back. Called by the whole group. */
+void npfd_gaps(__global const uint *p, uint np, uint ok, uint len, uint t, const uint vpt,
+               const uint tpb, __local uint *G, __global uint *status, uint *v)
 {
-    const uint vpt = NPFD_VPT, tpb = NPFD_TPB;
     uint i0 = t * vpt;
     uint hdr = np ? p[0] : 0xFFFFFFFFu;
     uint bw = hdr & 0x3Fu, e = (hdr >> 6) & 0xFFu, hw = (hdr >> 14) & 0x3Fu;
@@ -166,26 +161,39 @@ void npfd_gaps(__global const uint *p, uint np, uint ok, uint len, uint t, __loc
         v[k] = G[i0 + k];
 }
 
+/* Job `job` of a NEWPFD launch with blocks of `block` values; G is the
+   work-group's local slot array, one block's worth per block slot. */
+void npfd_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scratch,
+                __local uint *G)
+{
+    const uint vpt = TDM_WIDE_VPT(block), tpb = block / vpt;
+    uint t = get_local_id(0) % tpb, slot = get_local_id(0) / tpb, b, pos, len;
+    int ok = tdm_codec_job(job, block, sel, njobs, use_sel, nblocks, n, out_cap, status, &b,
+                           &pos, &len);
+    uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
+    uint g[TDM_WIDE_VPT(128u)];
+    npfd_gaps(words + start, np, ok, len, t, vpt, tpb, G + slot * block, status, g);
+    if (delta) /* the same for the whole group, and so is the scan's barrier */
+        tdm_codec_delta(g, vpt, tpb, ok ? bases[b] : 0u, scratch);
+    if (ok)
+        tdm_codec_store(out, pos, t, vpt, g, len);
+    barrier(CLK_LOCAL_MEM_FENCE); /* the next round rewrites G */
+}
+
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_newpfd128_decode(TDM_CODEC_ARGS)
 {
-    __local uint scratch[2 * TDM_WG_SIZE];
-    __local uint gl[NPFD_BPG * NPFD_BLOCK];
-    const uint vpt = NPFD_VPT, tpb = NPFD_TPB;
-    uint t = get_local_id(0) % tpb, slot = get_local_id(0) / tpb;
-    TDM_CODEC_FOR_JOBS_TPB(job, NPFD_TPB) {
-        uint b, pos, len;
-        int ok = tdm_codec_job(job, NPFD_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
-                               status, &b, &pos, &len);
-        uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
-        uint g[NPFD_VPT];
-        npfd_gaps(words + start, np, ok, len, t, gl + slot * NPFD_BLOCK, status, g);
-        if (delta) /* the same for the whole group, and so is the scan's barrier */
-            tdm_codec_delta(g, vpt, tpb, ok ? bases[b] : 0u, scratch);
-        if (ok)
-            tdm_codec_store(out, pos, t, vpt, g, len);
-        barrier(CLK_LOCAL_MEM_FENCE); /* the next round rewrites G */
-    }
+    __local uint scratch[2 * TDM_WG_SIZE], G[TDM_WG_SIZE * TDM_WIDE_VPT(128u)];
+    TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(128u))
+        npfd_block(128u, job, TDM_CODEC_PASS, scratch, G);
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_newpfd64_decode(TDM_CODEC_ARGS)
+{
+    __local uint scratch[2 * TDM_WG_SIZE], G[TDM_WG_SIZE * TDM_WIDE_VPT(64u)];
+    TDM_CODEC_FOR_JOBS_TPB(job, TDM_WIDE_TPB(64u))
+        npfd_block(64u, job, TDM_CODEC_PASS, scratch, G);
 }
 
 /* Plain inner exception for index j of an exception array: pairs are in
@@ -283,21 +291,36 @@ void tdm_pfor_get(__global const uint *words, __global const uint *offsets,
     out[q] = delta ? bases[b] + v : v;
 }
 
+void npfd_get(const uint block, __global const uint *words, __global const uint *offsets,
+              __global const uint *bases, uint n, uint delta, __global const uint *idx,
+              uint count, __global uint *out, __global uint *status)
+{
+    uint i, q = get_global_id(0);
+    if (!tdm_codec_get_pos(n, idx, count, out, status, &i))
+        return;
+    uint b = i / block, start = offsets[b];
+    int bad = 0;
+    uint v = npfd_block_get(words + start, offsets[b + 1] - start, min(block, n - b * block),
+                            i % block, delta != 0u, &bad);
+    if (bad)
+        atomic_or(status, TDM_CODEC_ST_CORRUPT);
+    out[q] = delta ? bases[b] + v : v;
+}
+
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_newpfd128_get(__global const uint *words, __global const uint *offsets,
                        __global const uint *bases, __global const uint *params, uint nblocks,
                        uint n, uint delta, __global const uint *idx, uint count,
                        __global uint *out, __global uint *status)
 {
-    uint i, q = get_global_id(0);
-    if (!tdm_codec_get_pos(n, idx, count, out, status, &i))
-        return;
-    uint b = i / NPFD_BLOCK, start = offsets[b];
-    int bad = 0;
-    uint v = npfd_block_get(words + start, offsets[b + 1] - start,
-                            min(NPFD_BLOCK, n - b * NPFD_BLOCK), i % NPFD_BLOCK, delta != 0u,
-                            &bad);
-    if (bad)
-        atomic_or(status, TDM_CODEC_ST_CORRUPT);
-    out[q] = delta ? bases[b] + v : v;
+    npfd_get(128u, words, offsets, bases, n, delta, idx, count, out, status);
+}
+
+__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
+void tdm_newpfd64_get(__global const uint *words, __global const uint *offsets,
+                      __global const uint *bases, __global const uint *params, uint nblocks,
+                      uint n, uint delta, __global const uint *idx, uint count,
+                      __global uint *out, __global uint *status)
+{
+    npfd_get(64u, words, offsets, bases, n, delta, idx, count, out, status);
 }

@@ -1,5 +1,5 @@
 /* PForDelta, list-wide width with recursive exception arrays (PFOR, blocks
- * of 512) and per-block width (NEWPFD128): reference round trips, random
+ * of 512) and per-block width (NEWPFD128, NEWPFD64): reference round trips, random
  * access, the kernels against the list on every device, corrupt blocks. */
 #include "codec_cases.h"
 
@@ -15,6 +15,8 @@ static void newpfd_reference_round_trips(void **state)
     (void)state;
     ccase_run_host(TDM_CODEC_NEWPFD128, 22);
     ccase_refuses_unsorted(TDM_CODEC_NEWPFD128);
+    ccase_run_host(TDM_CODEC_NEWPFD64, 32);
+    ccase_refuses_unsorted(TDM_CODEC_NEWPFD64);
 }
 
 static void pfor_devices_match_reference(void **state)
@@ -27,6 +29,7 @@ static void newpfd_devices_match_reference(void **state)
 {
     (void)state;
     ccase_run_devices(TDM_CODEC_NEWPFD128, 24);
+    ccase_run_devices(TDM_CODEC_NEWPFD64, 34);
 }
 
 /* Gaps below 16 but one in 20 near 2^20: PFOR picks b = 4 for the list (at
@@ -112,21 +115,24 @@ static void pfor_corrupt_blocks(void **state)
     *x = save;
     tdm_encoded_free(&enc);
 
-    assert_int_equal(tdm_codec_encode(TDM_CODEC_NEWPFD128, v, N, 1, &enc, &err), TDM_OK);
-    uint32_t last = enc.nblocks - 1, len = tdm_encoded_block_len(&enc, last);
-    p = enc.words + enc.offsets[last];
-    uint32_t bw = p[0] & 0x3F, ne = p[0] >> 6 & 0xFF;
-    assert_true(ne >= 1 && len < 128);
-    uint32_t *bytes = p + 1 + (len * bw + 31) / 32;
-    save = bytes[0];
-    bytes[0] = (bytes[0] & ~0xFFu) | 127; /* past the block's 44 values */
-    expect_corrupt(e, &enc, last, "an exception position past the block");
-    bytes[0] = save;
-    save = p[0];
-    p[0] = save + 1; /* a width that does not match the payload's size */
-    expect_corrupt(e, &enc, last, "a wrong width");
-    p[0] = save;
-    tdm_encoded_free(&enc);
+    const int npfd[] = {TDM_CODEC_NEWPFD128, TDM_CODEC_NEWPFD64};
+    for (size_t c = 0; c < 2; c++) {
+        assert_int_equal(tdm_codec_encode(npfd[c], v, N, 1, &enc, &err), TDM_OK);
+        uint32_t last = enc.nblocks - 1, len = tdm_encoded_block_len(&enc, last);
+        p = enc.words + enc.offsets[last];
+        uint32_t bw = p[0] & 0x3F, ne = p[0] >> 6 & 0xFF;
+        assert_true(ne >= 1 && len == 44);
+        uint32_t *bytes = p + 1 + (len * bw + 31) / 32;
+        save = bytes[0];
+        bytes[0] = (bytes[0] & ~0xFFu) | 63; /* past the block's 44 values */
+        expect_corrupt(e, &enc, last, "an exception position past the block");
+        bytes[0] = save;
+        save = p[0];
+        p[0] = save + 1; /* a width that does not match the payload's size */
+        expect_corrupt(e, &enc, last, "a wrong width");
+        p[0] = save;
+        tdm_encoded_free(&enc);
+    }
 
     ccase_list ls[CCASE_MAX_LISTS];
     size_t count = 0;
@@ -137,10 +143,12 @@ static void pfor_corrupt_blocks(void **state)
     int rounds = tdm_test_small() ? 16 : 400;
     ccase_fuzz(e, TDM_CODEC_PFOR, l, rounds, 27);
     ccase_fuzz(e, TDM_CODEC_NEWPFD128, l, rounds, 28);
+    ccase_fuzz(e, TDM_CODEC_NEWPFD64, l, rounds, 38);
     l = ccase_add(ls, &count, "freq-wide", 512 + 1, 0);
     ccase_freq(&r, l->v, l->n, 1);
     ccase_fuzz(e, TDM_CODEC_PFOR, l, rounds, 29);
     ccase_fuzz(e, TDM_CODEC_NEWPFD128, l, rounds, 30);
+    ccase_fuzz(e, TDM_CODEC_NEWPFD64, l, rounds, 40);
     ccase_lists_free(ls, count);
     tdm_err_clear(&err);
     tdm_engine_close(e);

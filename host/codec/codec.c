@@ -12,7 +12,7 @@ extern const tdm_codec_ops tdm_codec_bp128_ops, tdm_codec_bp256_ops;
 extern const tdm_codec_ops tdm_codec_vbyte128_ops, tdm_codec_vbyte1024_ops;
 extern const tdm_codec_ops tdm_codec_pef_ops;
 extern const tdm_codec_ops tdm_codec_pfor_ops;
-extern const tdm_codec_ops tdm_codec_newpfd128_ops;
+extern const tdm_codec_ops tdm_codec_newpfd128_ops, tdm_codec_newpfd64_ops;
 extern const tdm_codec_ops tdm_codec_rice_ops;
 
 /* Indexed by id; a codec adds itself here. */
@@ -26,6 +26,7 @@ static const tdm_codec_ops *const registry[] = {
     &tdm_codec_pfor_ops,
     &tdm_codec_newpfd128_ops,
     &tdm_codec_rice_ops,
+    &tdm_codec_newpfd64_ops,
 };
 
 const tdm_codec_ops *const *tdm_codec_all(size_t *count)

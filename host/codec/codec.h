@@ -30,6 +30,7 @@ enum tdm_codec_id {
     TDM_CODEC_PFOR = 6,       /* PForDelta (Ding 2009): one bit width a list, blocks of 512 */
     TDM_CODEC_NEWPFD128 = 7,  /* PForDelta, one bit width a block (NewPFD), blocks of 128 */
     TDM_CODEC_RICE = 8,       /* Rice (Ding 2009) */
+    TDM_CODEC_NEWPFD64 = 9,   /* NewPFD, blocks of 64 (finer block-max scores) */
     TDM_CODEC_COUNT
 };
 

@@ -13,6 +13,7 @@ const char *tdm_codec_gather_kernel(int codec)
     case TDM_CODEC_PEF: return "tdm_pef_get";
     case TDM_CODEC_PFOR: return "tdm_pfor_get";
     case TDM_CODEC_NEWPFD128: return "tdm_newpfd128_get";
+    case TDM_CODEC_NEWPFD64: return "tdm_newpfd64_get";
     default: return NULL;
     }
 }

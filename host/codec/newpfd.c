@@ -1,11 +1,12 @@
 /* PForDelta with one bit width per block (NewPFD style, Yan et al. 2009),
- * blocks of 128: the layout for block-max indexes, where each block is read
- * on its own. Each block picks the width b that makes it smallest; a gap of
- * b bits or more is an exception whose low b bits stay in its slot while its
- * position and high part go to two small arrays after the slots.
+ * blocks of 128 or 64: the layout for block-max indexes, where each block is
+ * read on its own (64 gives finer block-max scores, 128 fewer headers). Each
+ * block picks the width b that makes it smallest; a gap of b bits or more
+ * is an exception whose low b bits stay in its slot while its position and
+ * high part go to two small arrays after the slots.
  *
  * Block payload:
- *   word 0      bits 0-5 b, bits 6-13 e (exceptions, 0..128), bits 14-19 hw
+ *   word 0      bits 0-5 b, bits 6-13 e (exceptions, 0..block), bits 14-19 hw
  *   slots       ceil(len * b / 32) words: gap mod 2^b at bit k * b
  *   positions   ceil(e / 4) words: one byte per exception, increasing
  *   high parts  ceil(e * hw / 32) words: (gap >> b) - 1 at width hw
@@ -18,7 +19,7 @@
 #include "codec_dev.h"
 #include "tandem.h"
 
-#define NPFD_BLOCK 128u
+#define NPFD_BLOCK_MAX 128u
 
 typedef struct npfd_shape {
     unsigned b, hw;
@@ -73,11 +74,22 @@ static int npfd_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len,
     return TDM_OK;
 }
 
-static int npfd_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *out,
-                       tdm_err *err)
+static int npfd_encode(int id, uint32_t block, const uint32_t *values, size_t n, int delta,
+                       tdm_encoded *out, tdm_err *err)
 {
-    return tdm_codec_encode_blocks(TDM_CODEC_NEWPFD128, NPFD_BLOCK, values, n, delta, NULL, npfd_put_block,
-                                   out, err);
+    return tdm_codec_encode_blocks(id, block, values, n, delta, NULL, npfd_put_block, out, err);
+}
+
+static int npfd128_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *out,
+                          tdm_err *err)
+{
+    return npfd_encode(TDM_CODEC_NEWPFD128, 128, values, n, delta, out, err);
+}
+
+static int npfd64_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *out,
+                         tdm_err *err)
+{
+    return npfd_encode(TDM_CODEC_NEWPFD64, 64, values, n, delta, out, err);
 }
 
 /* Checks a block's header against its payload size and fills in its shape;
@@ -140,10 +152,10 @@ static int npfd_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
 {
     if (i >= enc->n)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "index %u out of range", i);
-    uint32_t b = i / NPFD_BLOCK, k = i % NPFD_BLOCK, len = tdm_encoded_block_len(enc, b);
+    uint32_t B = enc->block_size, b = i / B, k = i % B, len = tdm_encoded_block_len(enc, b);
     npfd_shape s;
     if (enc->delta || npfd_header(enc, b, &s) != 0) {
-        uint32_t out[NPFD_BLOCK];
+        uint32_t out[NPFD_BLOCK_MAX];
         int rc = npfd_decode_block(enc, b, out, err);
         if (rc == TDM_OK)
             *value = out[k];
@@ -168,8 +180,14 @@ static uint32_t npfd_wide_bpg(size_t wg_size, uint32_t block_size)
     return tdm_codec_dev_bpg(wg_size, block_size, TDM_CODEC_DEV_WIDE);
 }
 
-static const tdm_codec_dev_ops npfd_dev = {
+static const tdm_codec_dev_ops npfd128_dev = {
     .kernel = "tdm_newpfd128_decode",
+    .blocks_per_group = npfd_wide_bpg,
+    .grid_stride = 1,
+};
+
+static const tdm_codec_dev_ops npfd64_dev = {
+    .kernel = "tdm_newpfd64_decode",
     .blocks_per_group = npfd_wide_bpg,
     .grid_stride = 1,
 };
@@ -177,9 +195,19 @@ static const tdm_codec_dev_ops npfd_dev = {
 const tdm_codec_ops tdm_codec_newpfd128_ops = {
     .id = TDM_CODEC_NEWPFD128,
     .name = "newpfd128",
-    .block_size = NPFD_BLOCK,
-    .encode = npfd_encode,
+    .block_size = 128,
+    .encode = npfd128_encode,
     .decode_block = npfd_decode_block,
     .get = npfd_get,
-    .dev = &npfd_dev,
+    .dev = &npfd128_dev,
+};
+
+const tdm_codec_ops tdm_codec_newpfd64_ops = {
+    .id = TDM_CODEC_NEWPFD64,
+    .name = "newpfd64",
+    .block_size = 64,
+    .encode = npfd64_encode,
+    .decode_block = npfd_decode_block,
+    .get = npfd_get,
+    .dev = &npfd64_dev,
 };
