@@ -7,19 +7,27 @@
    exception positions as bytes and high parts bit-packed.
 
    Geometry as cl/codec_dev.cl: a work-item decodes VPT consecutive values
-   (4 for PFOR, whose block of 512 then spans 128 work-items, or all of a
-   smaller group with more values each; the wide 8 for NEWPFD). Slots are
-   unpacked into local memory, the exceptions' high parts ORed into their
-   slots there (atomically, so that a corrupt payload naming one position
-   twice is no race), then the localized prefix sum turns gaps into docids.
+   (the wide 8: a block of 512 spans 64 work-items, or all of a smaller
+   group with more values each). Slots are unpacked into local memory, the
+   exceptions' high parts ORed into their slots there (atomically, so that a
+   corrupt payload naming one position twice is no race), then the localized
+   prefix sum turns gaps into docids.
    Positions of PFOR exceptions are gaps, so they take one segmented scan of
    their own. Both kernels loop over the launch's jobs (grid-stride). */
 
 #define PFOR_BLOCK 512u
+/* The wide geometry (8 values a work-item: 19.6 -> 23.8 % of the copy
+   bandwidth on an H200) where the three local block arrays fit, else 4
+   (work-groups of 512 on a 48 KB device; the host sizes the launch for 8,
+   and the grid-stride loop gives each group two rounds). PFOR_NARROW=1
+   forces 4 (for the tests). */
+#if !PFOR_NARROW && 12u * TDM_WG_SIZE * TDM_WIDE_VPT(512u) + 8u * TDM_WG_SIZE <= TDM_LOCAL_MEM
+#define PFOR_VPT TDM_WIDE_VPT(512u)
+#else
 #define PFOR_VPT TDM_CODEC_VPT(512)
+#endif
 #define PFOR_TPB (PFOR_BLOCK / PFOR_VPT)
 #define PFOR_BPG (TDM_WG_SIZE / PFOR_TPB)
-
 
 /* Words that hold n values of w bits (w <= 32). */
 uint pfor_words(uint n, uint w) { return (n * w + 31u) >> 5; }
@@ -67,16 +75,22 @@ void pfor_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl
     __global const uint *q = p + 2u + nslots; /* the O slots, then H slots, then pairs */
     uint g[PFOR_VPT], c[PFOR_VPT], i0 = t * vpt;
     /* Sliding windows over the slots and both exception arrays: each word
-       loaded once. Entries past len (or e) are read but never used. */
+       loaded once. Entries past len (or e) are read but never used, and the
+       exception arrays (about a tenth of a block) only by the work-items
+       that hold some of their entries. */
     uint ns = sound ? nslots : 0u, mb = bw >= 32u ? 0xFFFFFFFFu : (1u << bw) - 1u;
-    uint mo = wo >= 32u ? 0xFFFFFFFFu : (1u << wo) - 1u;
-    uint mh = wh >= 32u ? 0xFFFFFFFFu : (1u << wh) - 1u;
     tdm_bitwin ws = tdm_bitwin_open(p + 1, ns, i0 * bw);
-    tdm_bitwin wos = tdm_bitwin_open(q, no, i0 * wo), whs = tdm_bitwin_open(q + no, nh, i0 * wh);
-    for (uint v = 0; v < vpt; v++) {
+    for (uint v = 0; v < vpt; v++)
         G[i0 + v] = tdm_bitwin_take(&ws, p + 1, ns, bw, mb);
-        O[i0 + v] = tdm_bitwin_take(&wos, q, no, wo, mo);
-        H[i0 + v] = tdm_bitwin_take(&whs, q + no, nh, wh, mh);
+    if (i0 < e) {
+        uint mo = wo >= 32u ? 0xFFFFFFFFu : (1u << wo) - 1u;
+        uint mh = wh >= 32u ? 0xFFFFFFFFu : (1u << wh) - 1u;
+        tdm_bitwin wos = tdm_bitwin_open(q, no, i0 * wo);
+        tdm_bitwin whs = tdm_bitwin_open(q + no, nh, i0 * wh);
+        for (uint v = 0; v < vpt; v++) {
+            O[i0 + v] = tdm_bitwin_take(&wos, q, no, wo, mo);
+            H[i0 + v] = tdm_bitwin_take(&whs, q + no, nh, wh, mh);
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     bad |= !pfor_patch(q + no + nh, xo, e, wo, O, t, tpb);

@@ -166,22 +166,16 @@ static int bp_dev_check(const tdm_encoded *enc, tdm_err *err)
     return rc;
 }
 
-/* cl/codec_dev.cl's wide geometry: TDM_CODEC_DEV_WIDE values a work-item. */
-static uint32_t wide_bpg(size_t wg_size, uint32_t block_size)
-{
-    return tdm_codec_dev_bpg(wg_size, block_size, TDM_CODEC_DEV_WIDE);
-}
-
 static const tdm_codec_dev_ops bp128_dev = {
     .kernel = "tdm_bp128_decode",
-    .blocks_per_group = wide_bpg,
+    .blocks_per_group = tdm_codec_dev_bpg_wide,
     .grid_stride = 1,
     .check = bp_dev_check,
 };
 
 static const tdm_codec_dev_ops bp256_dev = {
     .kernel = "tdm_bp256_decode",
-    .blocks_per_group = wide_bpg,
+    .blocks_per_group = tdm_codec_dev_bpg_wide,
     .grid_stride = 1,
     .check = bp_dev_check,
 };

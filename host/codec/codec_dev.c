@@ -329,7 +329,7 @@ int tdm_codec_dev_decode(tdm_codec_dev_list *l, const uint32_t *blocks, size_t n
     return st;
 }
 
-uint32_t tdm_codec_dev_bpg(size_t wg_size, uint32_t block_size, uint32_t vpt_min)
+static uint32_t codec_dev_bpg(size_t wg_size, uint32_t block_size, uint32_t vpt_min)
 {
     size_t vpt = block_size / wg_size > vpt_min ? block_size / wg_size : vpt_min;
     size_t tpb = vpt ? block_size / vpt : 0;
@@ -338,7 +338,12 @@ uint32_t tdm_codec_dev_bpg(size_t wg_size, uint32_t block_size, uint32_t vpt_min
 
 uint32_t tdm_codec_dev_bpg_vpt(size_t wg_size, uint32_t block_size)
 {
-    return tdm_codec_dev_bpg(wg_size, block_size, 4);
+    return codec_dev_bpg(wg_size, block_size, 4);
+}
+
+uint32_t tdm_codec_dev_bpg_wide(size_t wg_size, uint32_t block_size)
+{
+    return codec_dev_bpg(wg_size, block_size, 8); /* cl/codec_dev.cl: TDM_WIDE_VPT_MIN */
 }
 
 size_t tdm_codec_dev_groups_per_cu(void)

@@ -137,10 +137,9 @@ int tdm_codec_dev_status(tdm_codec_dev_list *l, tdm_err *err);
  * (TDM_CODEC_VPT: max(4, block / wg) values per work-item): wg * vpt / block,
  * at least 1. Fits tdm_codec_dev_ops.blocks_per_group. */
 uint32_t tdm_codec_dev_bpg_vpt(size_t wg_size, uint32_t block_size);
-/* The same for max(vpt_min, block / wg) values per work-item. */
-uint32_t tdm_codec_dev_bpg(size_t wg_size, uint32_t block_size, uint32_t vpt_min);
-/* cl/codec_dev.cl's wide geometry (TDM_WIDE_VPT_MIN), of GPU-BP and GPU-VByte. */
-#define TDM_CODEC_DEV_WIDE 8u
+/* The same for the wide geometry (TDM_WIDE_VPT: max(8, block / wg) values per
+ * work-item) of every codec but RAW. */
+uint32_t tdm_codec_dev_bpg_wide(size_t wg_size, uint32_t block_size);
 /* Work-groups a compute unit gets at most for grid-stride codecs: 32, or
  * TANDEM_CODEC_GROUPS_PER_CU from the environment (a tuning knob; 0: no cap). */
 size_t tdm_codec_dev_groups_per_cu(void);

@@ -174,21 +174,15 @@ static int npfd_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
     return TDM_OK;
 }
 
-/* cl/codec_dev.cl's wide geometry: TDM_CODEC_DEV_WIDE values a work-item. */
-static uint32_t npfd_wide_bpg(size_t wg_size, uint32_t block_size)
-{
-    return tdm_codec_dev_bpg(wg_size, block_size, TDM_CODEC_DEV_WIDE);
-}
-
 static const tdm_codec_dev_ops npfd128_dev = {
     .kernel = "tdm_newpfd128_decode",
-    .blocks_per_group = npfd_wide_bpg,
+    .blocks_per_group = tdm_codec_dev_bpg_wide,
     .grid_stride = 1,
 };
 
 static const tdm_codec_dev_ops npfd64_dev = {
     .kernel = "tdm_newpfd64_decode",
-    .blocks_per_group = npfd_wide_bpg,
+    .blocks_per_group = tdm_codec_dev_bpg_wide,
     .grid_stride = 1,
 };
 

@@ -221,7 +221,7 @@ static int pfor_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
 
 static const tdm_codec_dev_ops pfor_dev = {
     .kernel = "tdm_pfor_decode",
-    .blocks_per_group = tdm_codec_dev_bpg_vpt, /* cl/codec_dev.cl's geometry */
+    .blocks_per_group = tdm_codec_dev_bpg_wide, /* narrower where local memory is short */
     .grid_stride = 1,
 };
 

@@ -118,15 +118,9 @@ static int rice_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
     return rc;
 }
 
-/* cl/codec_dev.cl's wide geometry: TDM_CODEC_DEV_WIDE values a work-item. */
-static uint32_t rice_wide_bpg(size_t wg_size, uint32_t block_size)
-{
-    return tdm_codec_dev_bpg(wg_size, block_size, TDM_CODEC_DEV_WIDE);
-}
-
 static const tdm_codec_dev_ops rice_dev = {
     .kernel = "tdm_rice_decode",
-    .blocks_per_group = rice_wide_bpg,
+    .blocks_per_group = tdm_codec_dev_bpg_wide,
     .grid_stride = 1,
 };
 

@@ -174,22 +174,16 @@ static int vb_dev_check(const tdm_encoded *enc, tdm_err *err)
     return TDM_OK;
 }
 
-/* cl/codec_dev.cl's wide geometry: TDM_CODEC_DEV_WIDE values a work-item. */
-static uint32_t wide_bpg(size_t wg_size, uint32_t block_size)
-{
-    return tdm_codec_dev_bpg(wg_size, block_size, TDM_CODEC_DEV_WIDE);
-}
-
 static const tdm_codec_dev_ops vb128_dev = {
     .kernel = "tdm_vbyte128_decode",
-    .blocks_per_group = wide_bpg,
+    .blocks_per_group = tdm_codec_dev_bpg_wide,
     .grid_stride = 1,
     .check = vb_dev_check,
 };
 
 static const tdm_codec_dev_ops vb1024_dev = {
     .kernel = "tdm_vbyte1024_decode",
-    .blocks_per_group = wide_bpg,
+    .blocks_per_group = tdm_codec_dev_bpg_wide,
     .grid_stride = 1,
     .check = vb_dev_check,
 };
