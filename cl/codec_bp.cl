@@ -104,19 +104,13 @@ void tdm_bp_get(const uint block, __global const uint *words, __global const uin
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_bp128_get(__global const uint *words, __global const uint *offsets,
-                   __global const uint *bases, __global const uint *params, uint nblocks,
-                   uint n, uint delta, __global const uint *idx, uint count,
-                   __global uint *out, __global uint *status)
+void tdm_bp128_get(TDM_GET_ARGS)
 {
     tdm_bp_get(128u, words, offsets, bases, n, delta, idx, count, out, status);
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_bp256_get(__global const uint *words, __global const uint *offsets,
-                   __global const uint *bases, __global const uint *params, uint nblocks,
-                   uint n, uint delta, __global const uint *idx, uint count,
-                   __global uint *out, __global uint *status)
+void tdm_bp256_get(TDM_GET_ARGS)
 {
     tdm_bp_get(256u, words, offsets, bases, n, delta, idx, count, out, status);
 }

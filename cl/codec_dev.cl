@@ -374,6 +374,13 @@ uint tdm_select32(uint w, uint r)
 /* Index of the lowest set bit of w != 0 (ctz is OpenCL C 2.0). */
 uint tdm_ctz(uint w) { return 31u - clz(w & (0u - w)); }
 
+/* The arguments of every random-access kernel (host/codec/gather.h sets them). */
+#define TDM_GET_ARGS                                                               \
+    __global const uint *words, __global const uint *offsets,                      \
+        __global const uint *bases, __global const uint *params, uint nblocks,     \
+        uint n, uint delta, __global const uint *idx, uint count,                  \
+        __global uint *out, __global uint *status
+
 /* The start every random-access kernel shares (host/codec/gather.h): the
    position *i that work-item q reads; 0 when there is nothing to do (q past
    count, or a position past the list: then out[q] = 0 and the list's status

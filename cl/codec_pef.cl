@@ -250,10 +250,7 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
    idx[q] of the list, one work-item each: x[k] by select (and x[k - 1] for
    a frequency: the walk takes one step more; two values either way). */
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_pef_get(__global const uint *words, __global const uint *offsets,
-                 __global const uint *bases, __global const uint *params, uint nblocks,
-                 uint n, uint delta, __global const uint *idx, uint count,
-                 __global uint *out, __global uint *status)
+void tdm_pef_get(TDM_GET_ARGS)
 {
     uint i, q = get_global_id(0);
     if (!tdm_codec_get_pos(n, idx, count, out, status, &i))

@@ -287,10 +287,7 @@ uint npfd_block_get(__global const uint *p, uint np, uint len, uint k, int sum, 
    it is an exception, its high part; a docid sums its block's gaps up to it
    from the block's base. */
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_pfor_get(__global const uint *words, __global const uint *offsets,
-                  __global const uint *bases, __global const uint *params, uint nblocks,
-                  uint n, uint delta, __global const uint *idx, uint count,
-                  __global uint *out, __global uint *status)
+void tdm_pfor_get(TDM_GET_ARGS)
 {
     uint i, q = get_global_id(0);
     if (!tdm_codec_get_pos(n, idx, count, out, status, &i))
@@ -322,19 +319,13 @@ void npfd_get(const uint block, __global const uint *words, __global const uint 
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_newpfd128_get(__global const uint *words, __global const uint *offsets,
-                       __global const uint *bases, __global const uint *params, uint nblocks,
-                       uint n, uint delta, __global const uint *idx, uint count,
-                       __global uint *out, __global uint *status)
+void tdm_newpfd128_get(TDM_GET_ARGS)
 {
     npfd_get(128u, words, offsets, bases, n, delta, idx, count, out, status);
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_newpfd64_get(__global const uint *words, __global const uint *offsets,
-                      __global const uint *bases, __global const uint *params, uint nblocks,
-                      uint n, uint delta, __global const uint *idx, uint count,
-                      __global uint *out, __global uint *status)
+void tdm_newpfd64_get(TDM_GET_ARGS)
 {
     npfd_get(64u, words, offsets, bases, n, delta, idx, count, out, status);
 }
