@@ -155,7 +155,6 @@ static int parse(int argc, char **argv, opts *o)
             o->plot = v;
         else if (!strcmp(a, "--build-options"))
             o->build_options = v;
-
         else
             return tdm_cli_fail("bench codecs", "unknown option %s (see --help)", a) + 1;
     }
