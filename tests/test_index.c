@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include "codec/codec.h"
+#include "index/bm25.h"
 #include "index/reader.h"
 #include "index/writer.h"
 #include "testutil.h"

@@ -3,9 +3,9 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "bm25.h"
 #include "reader_priv.h"
 #include "tandem.h"
-#include "writer.h"
 
 /* Reserves `bytes` at the next 8-byte boundary of [*cur, end). */
 static int take(uint64_t *cur, uint64_t end, uint64_t bytes, uint64_t *at)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "bm25.h"
 #include "codec/codec.h"
 #include "format.h"
 #include "tandem.h"
@@ -67,14 +68,6 @@ static int buf_add(buf *b, const void *p, size_t n)
         memcpy(b->p + b->len, p, n);
     b->len += n;
     return 0;
-}
-
-double tdm_bm25(double k1, double b, uint64_t ndocs, uint32_t df, uint32_t tf, uint32_t dl,
-                double avgdl)
-{
-    double idf = log(1.0 + ((double)ndocs - df + 0.5) / (df + 0.5));
-    double norm = avgdl > 0 ? 1.0 - b + b * dl / avgdl : 1.0;
-    return idf * tf * (k1 + 1.0) / (tf + k1 * norm);
 }
 
 static int fail_io(tdm_iwriter *w, tdm_err *err, const char *what)

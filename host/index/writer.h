@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bm25.h"   /* tdm_bm25, which used to live here */
 #include "common/error.h"
 
 typedef struct tdm_iwriter tdm_iwriter;
@@ -47,11 +48,5 @@ int tdm_iwriter_add_list(tdm_iwriter *w, const char *term, size_t term_len,
                          tdm_err *err);
 int tdm_iwriter_finish(tdm_iwriter *w, tdm_err *err);
 void tdm_iwriter_free(tdm_iwriter *w);
-
-/* BM25 of one posting, as the stored upper bounds compute it (FORMAT.md):
- * idf = ln(1 + (N - df + 0.5) / (df + 0.5)),
- * score = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)). */
-double tdm_bm25(double k1, double b, uint64_t ndocs, uint32_t df, uint32_t tf, uint32_t dl,
-                double avgdl);
 
 #endif
