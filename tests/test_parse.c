@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -28,8 +29,11 @@ static const char *parse_all(const char *file, int format, int *got_format)
     size_t o = 0;
     tdm_parser *p = NULL;
     tdm_err err = {0};
-    if (tdm_parser_open(file, format, &p, &err))
-        fail_msg("%s", tdm_err_msg(&err));
+    if (tdm_parser_open(file, format, &p, &err)) {
+        snprintf(out, sizeof out, "ERROR %s", tdm_err_msg(&err));
+        tdm_err_clear(&err);
+        return out;
+    }
     if (got_format)
         *got_format = tdm_parser_format(p);
     const char *name, *text;
@@ -131,10 +135,10 @@ static void test_json_edge(void **state)
                          "{\"a\": \"\x01\"}"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         assert_int_equal(tdm_json_doc(bad[i], strlen(bad[i]), &id, &text, &why, &pos), -1);
-    const char *ok = "{\"contents\": \"\\ud800x\", \"id\": true}";
+    const char *ok = "{\"contents\": \"\\ud800x\", \"id\": -12.5e+3}";
     assert_int_equal(tdm_json_doc(ok, strlen(ok), &id, &text, &why, &pos), 0);
     assert_string_equal(text.p, "\xef\xbf\xbdx");   /* lone surrogate -> U+FFFD */
-    assert_string_equal(id.p, "true");
+    assert_string_equal(id.p, "-12.5e+3");
     /* Deep nesting is refused, not recursed into without end. */
     char deep[400];
     strcpy(deep, "{\"a\": ");
@@ -197,13 +201,178 @@ static void test_names_and_errors(void **state)
     tdm_rng_seed(&r, 3);
     for (size_t i = 0; i < sizeof junk; i++)
         junk[i] = (char)tdm_rng_u32(&r);
+    junk[100] = 0;   /* and a NUL byte early, as every binary file has */
     put("junk.bin", junk, sizeof junk);
     assert_int_equal(tdm_parser_open(path, TDM_BUILD_LINES, &p, &err), TDM_OK);
     const char *name, *text;
     size_t len;
-    while (tdm_parser_next(p, &name, &text, &len, &err) == 1)
+    int rc;
+    while ((rc = tdm_parser_next(p, &name, &text, &len, &err)) == 1)
         assert_non_null(name);
+    assert_int_equal(rc, TDM_ERR_FORMAT);
+    assert_non_null(strstr(tdm_err_msg(&err), "NUL byte"));
     tdm_parser_close(p);
+    tdm_err_clear(&err);
+}
+
+/* An error (never a partial result) whose message holds every needle. */
+static void expect_error(const char *file, int format, const char *n1, const char *n2)
+{
+    const char *out = parse_all(file, format, NULL);
+    if (strncmp(out, "ERROR ", 6) || !strstr(out, file) || !strstr(out, n1) ||
+        (n2 && !strstr(out, n2)))
+        fail_msg("%s: want an error with '%s' '%s', got '%s'", file, n1, n2 ? n2 : "", out);
+}
+
+#define BAD(name, text, fmt, n1, n2) expect_error(put(name, text, sizeof text - 1), fmt, n1, n2)
+
+/* A gzip file of `text`, then cut to `keep` bytes (0: whole). */
+static const char *gz_file(const char *name, const char *text, size_t n, size_t keep)
+{
+    snprintf(path, sizeof path, "%s/%s", tdm_test_tmpdir("parse"), name);
+    gzFile gz = gzopen(path, "wb");
+    assert_non_null(gz);
+    assert_int_equal(gzwrite(gz, text, (unsigned)n), (int)n);
+    assert_int_equal(gzclose(gz), Z_OK);
+    if (keep)
+        assert_int_equal(truncate(path, (off_t)keep), 0);
+    return path;
+}
+
+static void test_gzip_truncated(void **state)
+{
+    (void)state;
+    size_t n = 0, cap = 200000;
+    char *big = malloc(cap);
+    assert_non_null(big);
+    for (int i = 0; n + 64 < cap; i++)
+        n += (size_t)snprintf(big + n, cap - n, "d%d\tword%d and some text %d\n", i, i % 97, i);
+    const char *f = gz_file("whole.gz", big, n, 0);
+    struct stat st;
+    assert_int_equal(stat(f, &st), 0);
+    assert_int_equal(strncmp(parse_all(f, TDM_BUILD_AUTO, NULL), "d0=word0", 8), 0);
+    /* Cut in half, cut in the trailer, header only: all errors. */
+    off_t cuts[] = {st.st_size / 2, st.st_size - 4, 10};
+    for (size_t k = 0; k < 3; k++) {
+        f = gz_file("cut.gz", big, n, (size_t)cuts[k]);
+        expect_error(f, TDM_BUILD_AUTO, "truncated", "line ");
+    }
+    free(big);
+    /* A gzip of nothing is an empty input: an error unless allowed. */
+    f = gz_file("empty.gz", "", 0, 0);
+    expect_error(f, TDM_BUILD_AUTO, "empty input", NULL);
+    tdm_parser *p = NULL;
+    const char *name, *text;
+    size_t len;
+    assert_int_equal(tdm_parser_open(f, TDM_BUILD_AUTO, &p, NULL), 0);
+    tdm_parser_allow_empty(p, 1);
+    assert_int_equal(tdm_parser_next(p, &name, &text, &len, NULL), 0);
+    tdm_parser_close(p);
+}
+
+static void test_trec_markup(void **state)
+{
+    (void)state;
+    /* Only tags are markup: a stray '<' stays text, not a blank to the next '>'. */
+    PARSE("stray.trec", "<DOC><DOCNO>d1</DOCNO><TEXT>a < b and x<5, c<d e <b>bold</b> "
+          "<!-- note --> <a href=\"u\">link</a> <br/>z</TEXT></DOC>\n"
+          "<DOC>\n<DOCNO>d2</DOCNO>\nif (i<n) y = 2 > 1;\n</DOC>\n", TDM_BUILD_AUTO,
+          "d1=a < b and x<5, c<d e bold link z|d2=if (i<n) y = 2 > 1;|");
+    /* Several documents on one line, and after the last one on it. */
+    PARSE("oneline.trec", "<DOC><DOCNO>a</DOCNO>x</DOC><DOC><DOCNO>b</DOCNO>y</DOC> <DOC>\n"
+          "<DOCNO>c</DOCNO>z</DOC>\n", TDM_BUILD_TREC, "a=x|b=y|c=z|");
+    BAD("nodoc.trec", "<HTML>\nno documents here\n</HTML>\n", TDM_BUILD_TREC, "line 3",
+        "no <DOC>");
+    BAD("nested.trec", "<DOC><DOCNO>a</DOCNO>x\n<DOC><DOCNO>b</DOCNO>y</DOC>\n",
+        TDM_BUILD_TREC, "line 2", "<DOC> inside a document");
+    BAD("close.trec", "<DOC>x</DOC>\n</DOC>\n", TDM_BUILD_TREC, "line 2",
+        "</DOC> outside");
+    BAD("docno.trec", "<DOC>\n<DOCNO>a\nx</DOC>\n", TDM_BUILD_TREC, "line 1",
+        "<DOCNO> without </DOCNO>");
+    BAD("docno2.trec", "<DOC>\n<DOCNO>a\nb</DOCNO>x</DOC>\n", TDM_BUILD_TREC, "line 1",
+        "spans lines");
+}
+
+static void test_empty_and_binary(void **state)
+{
+    (void)state;
+    BAD("empty.txt", "", TDM_BUILD_AUTO, "empty input", "line 0");
+    BAD("blank.txt", "\n  \n\n", TDM_BUILD_LINES, "no documents", "line 3");
+    BAD("blank.jsonl", "\n \n", TDM_BUILD_JSONL, "no documents", NULL);
+    BAD("noi.all", ".T\nA title\n.W\nwords\n", TDM_BUILD_SMART, "no .I", "line 4");
+    static const char elf[] = "\x7f" "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0";
+    BAD("a.out", elf, TDM_BUILD_AUTO, "line 1", "NUL byte");
+    BAD("utf16.txt", "\xff\xfe" "d\0o\0c\0", TDM_BUILD_AUTO, "line 1", "NUL byte");
+    /* Empty is fine when asked for. */
+    put("empty2.txt", "", 0);
+    tdm_parser *p = NULL;
+    const char *name, *text;
+    size_t len;
+    assert_int_equal(tdm_parser_open(path, TDM_BUILD_AUTO, &p, NULL), 0);
+    tdm_parser_allow_empty(p, 1);
+    assert_int_equal(tdm_parser_next(p, &name, &text, &len, NULL), 0);
+    tdm_parser_close(p);
+}
+
+static void test_bom(void **state)
+{
+    (void)state;
+    static const char *const cases[][3] = {
+        {"bom.trec", "\xef\xbb\xbf<DOC><DOCNO>b1</DOCNO>text</DOC>\n", "b1=text|"},
+        {"bom.jsonl", "\xef\xbb\xbf{\"id\": \"j\", \"contents\": \"x\"}\n", "j=x|"},
+        {"bom.tsv", "\xef\xbb\xbfn1\tone\n", "n1=one|"},
+        {"bom.all", "\xef\xbb\xbf.I 7\n.W\nseven\n", "7=seven|"},
+    };
+    static const int formats[] = {TDM_BUILD_TREC, TDM_BUILD_JSONL, TDM_BUILD_LINES,
+                                  TDM_BUILD_SMART};
+    for (int k = 0; k < 4; k++) {
+        int g = -1;
+        assert_string_equal(parse_all(put(cases[k][0], cases[k][1], strlen(cases[k][1])),
+                                      TDM_BUILD_AUTO, &g), cases[k][2]);
+        assert_int_equal(g, formats[k]);
+    }
+    /* Only at the start: elsewhere it is text. */
+    PARSE("bom2.tsv", "n1\t\xef\xbb\xbfone\n", TDM_BUILD_LINES, "n1=\xef\xbb\xbfone|");
+}
+
+static void test_json_strict(void **state)
+{
+    (void)state;
+    static const char *const bad[][2] = {
+        {"{\"id\": null, \"contents\": \"x\"}", "the id must be a string or a number"},
+        {"{\"id\": true, \"contents\": \"x\"}", "the id must be a string or a number"},
+        {"{\"id\": ---}", "expected a value"},
+        {"{\"id\": -}", "expected a value"},
+        {"{\"id\": 1.}", "bad number: no digit after '.'"},
+        {"{\"id\": 1e+}", "bad number: no digit in the exponent"},
+        {"{\"id\": 01}", "expected ',' or '}'"},
+        {"{\"id\": \"a\\u0000b\"}", "\\u0000 in the id"},
+        {"{\"id\": [\"a\"]}", "the id must be a string or a number"},
+        {"{\"contents\": null}", "the contents must be a string"},
+        {"{\"contents\": 5}", "the contents must be a string"},
+        {"{\"x\": nul}", "expected a value"},
+        {"{\"x\": truex}", "expected ',' or '}'"},
+        {"{\"x\": [1, tru]}", "expected a value"},
+        {"{\"x\": +1}", "expected a value"},
+    };
+    tdm_strbuf id = {0}, text = {0};
+    const char *why;
+    size_t pos;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = tdm_json_doc(bad[i][0], strlen(bad[i][0]), &id, &text, &why, &pos);
+        if (rc != -1 || strcmp(why, bad[i][1]))
+            fail_msg("%s: want '%s', got %d '%s'", bad[i][0], bad[i][1], rc, rc ? why : "");
+    }
+    const char *ok = "{\"x\": [true, false, null, -0.5e-3, 0, {}], \"id\": 0, "
+                     "\"contents\": \"a\\u0000b\"}";
+    assert_int_equal(tdm_json_doc(ok, strlen(ok), &id, &text, &why, &pos), 0);
+    assert_string_equal(id.p, "0");
+    assert_int_equal(text.len, 3);
+    free(id.p);
+    free(text.p);
+    /* Through the parser: file and line in the message. */
+    BAD("null.jsonl", "{\"id\": \"a\", \"contents\": \"x\"}\n{\"id\": null}\n",
+        TDM_BUILD_JSONL, "line 2, column 8", "string or a number");
 }
 
 int main(void)
@@ -212,7 +381,9 @@ int main(void)
         cmocka_unit_test(test_lines),      cmocka_unit_test(test_trec),
         cmocka_unit_test(test_smart),      cmocka_unit_test(test_jsonl),
         cmocka_unit_test(test_json_edge),  cmocka_unit_test(test_gzip_and_stdin),
-        cmocka_unit_test(test_names_and_errors),
+        cmocka_unit_test(test_names_and_errors), cmocka_unit_test(test_gzip_truncated),
+        cmocka_unit_test(test_trec_markup), cmocka_unit_test(test_empty_and_binary),
+        cmocka_unit_test(test_bom),         cmocka_unit_test(test_json_strict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -202,6 +202,22 @@ static void good_collection_loads(void **state)
     tdm_pisa_close(h);
     good(&p);
 
+    p.terms = "b\r\na\r\n"; /* CRLF line endings: the \r is no part of a term or name */
+    p.names = "x\r\ny\r\nz\r\n";
+    assert_int_equal(load(&p, &err, base, sizeof base), TDM_OK);
+    assert_int_equal(tdm_pisa_open(base, &h, &err), TDM_OK);
+    tdm_pisa_source(h, &src);
+    assert_string_equal(src.docnames[0], "x");
+    assert_string_equal(src.docnames[2], "z");
+    assert_int_equal(src.list(src.self, 0, &l, &err), TDM_OK);
+    assert_int_equal(l.term_len, 1);
+    assert_int_equal(l.term[0], 'a');
+    assert_int_equal(src.list(src.self, 1, &l, &err), TDM_OK);
+    assert_int_equal(l.term_len, 1);
+    assert_int_equal(l.term[0], 'b');
+    tdm_pisa_close(h);
+    good(&p);
+
     p.names = NULL; /* .documents is optional */
     assert_int_equal(load(&p, &err, base, sizeof base), TDM_OK);
     char *idx = path_in(tdm_test_tmpdir("pisa_noname"), "x.tdm");

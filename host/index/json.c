@@ -136,19 +136,53 @@ static int string(cur *c, tdm_strbuf *out)
     return fail(c, "unterminated string");
 }
 
-/* A number or true/false/null, taken verbatim. */
-static int scalar(cur *c, tdm_strbuf *out)
+static int digits(cur *c)
 {
     size_t start = c->i;
-    while (c->i < c->len && strchr("+-.0123456789eEtrufalsn", c->s[c->i]) && c->s[c->i])
+    while (c->i < c->len && c->s[c->i] >= '0' && c->s[c->i] <= '9')
         c->i++;
-    if (c->i == start)
+    return c->i > start;
+}
+
+/* A number as JSON spells it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?,
+ * copied verbatim into out unless out is NULL. */
+static int number(cur *c, tdm_strbuf *out)
+{
+    size_t start = c->i;
+    if (c->i < c->len && c->s[c->i] == '-')
+        c->i++;
+    if (c->i < c->len && c->s[c->i] == '0')
+        c->i++;
+    else if (!digits(c))
         return fail(c, "expected a value");
+    if (c->i < c->len && c->s[c->i] == '.' && (c->i++, !digits(c)))
+        return fail(c, "bad number: no digit after '.'");
+    if (c->i < c->len && (c->s[c->i] == 'e' || c->s[c->i] == 'E')) {
+        c->i++;
+        if (c->i < c->len && (c->s[c->i] == '+' || c->s[c->i] == '-'))
+            c->i++;
+        if (!digits(c))
+            return fail(c, "bad number: no digit in the exponent");
+    }
     return out && tdm_strbuf_put(out, c->s + start, c->i - start) ? fail(c, "out of memory")
                                                                  : 0;
 }
 
-static int value(cur *c, tdm_strbuf *out, int depth);
+/* true, false or null (only where any value will do). */
+static int literal(cur *c)
+{
+    static const char *const words[] = {"true", "false", "null"};
+    for (int k = 0; k < 3; k++) {
+        size_t n = strlen(words[k]);
+        if (c->len - c->i >= n && memcmp(c->s + c->i, words[k], n) == 0) {
+            c->i += n;
+            return 0;
+        }
+    }
+    return fail(c, "expected a value");
+}
+
+static int skip_value(cur *c, int depth);
 
 /* An object or array; its members are parsed and dropped. */
 static int container(cur *c, int depth)
@@ -171,7 +205,7 @@ static int container(cur *c, int depth)
             if (c->i >= c->len || c->s[c->i++] != ':')
                 return fail(c, "expected ':'");
         }
-        if (value(c, NULL, depth + 1))
+        if (skip_value(c, depth + 1))
             return -1;
         ws(c);
         if (c->i < c->len && c->s[c->i] == ',') {
@@ -186,20 +220,47 @@ static int container(cur *c, int depth)
     }
 }
 
-static int value(cur *c, tdm_strbuf *out, int depth)
+/* A value whose content is dropped. */
+static int skip_value(cur *c, int depth)
 {
     ws(c);
     if (c->i >= c->len)
         return fail(c, "expected a value");
     char ch = c->s[c->i];
     if (ch == '"')
-        return string(c, out);
-    if (ch == '{' || ch == '[') {
-        if (out)
-            return fail(c, "expected a string or number");
+        return string(c, NULL);
+    if (ch == '{' || ch == '[')
         return container(c, depth);
+    if (ch == '-' || (ch >= '0' && ch <= '9'))
+        return number(c, NULL);
+    return literal(c);
+}
+
+/* The id: a string (no NUL: it becomes a C string) or a number, verbatim. */
+static int id_value(cur *c, tdm_strbuf *out)
+{
+    ws(c);
+    if (c->i < c->len && c->s[c->i] == '"') {
+        size_t start = c->i;
+        if (string(c, out))
+            return -1;
+        if (memchr(out->p, 0, out->len)) {
+            c->i = start;
+            return fail(c, "\\u0000 in the id");
+        }
+        return 0;
     }
-    return scalar(c, out);
+    if (c->i < c->len && (c->s[c->i] == '-' || (c->s[c->i] >= '0' && c->s[c->i] <= '9')))
+        return number(c, out);
+    return fail(c, "the id must be a string or a number");
+}
+
+static int text_value(cur *c, tdm_strbuf *out)
+{
+    ws(c);
+    if (c->i >= c->len || c->s[c->i] != '"')
+        return fail(c, "the contents must be a string");
+    return string(c, out);
 }
 
 static int member(cur *c, tdm_strbuf *key, tdm_strbuf *id, tdm_strbuf *text)
@@ -211,14 +272,15 @@ static int member(cur *c, tdm_strbuf *key, tdm_strbuf *id, tdm_strbuf *text)
     ws(c);
     if (c->i >= c->len || c->s[c->i++] != ':')
         return fail(c, "expected ':'");
-    tdm_strbuf *dst = NULL;
-    if (key->len == 2 && memcmp(key->p, "id", 2) == 0)
-        dst = id;
-    else if (key->len == 8 && memcmp(key->p, "contents", 8) == 0)
-        dst = text;
-    if (dst)
-        dst->len = 0;
-    return value(c, dst, 1);
+    if (key->len == 2 && memcmp(key->p, "id", 2) == 0) {
+        id->len = 0;
+        return id_value(c, id);
+    }
+    if (key->len == 8 && memcmp(key->p, "contents", 8) == 0) {
+        text->len = 0;
+        return text_value(c, text);
+    }
+    return skip_value(c, 1);
 }
 
 int tdm_json_doc(const char *s, size_t len, tdm_strbuf *id, tdm_strbuf *text,

@@ -1,4 +1,7 @@
-/* Line reading over zlib: gzread handles gzip and passes plain files through. */
+/* Line reading over zlib: gzread handles gzip and passes plain files through.
+ * zlib reports a gzip stream cut short only through gzerror (Z_BUF_ERROR,
+ * "unexpected end of file") while gzread returns what it could decode, so
+ * every read checks it: a truncated input is an error, never a short one. */
 #include "linereader.h"
 
 #include <errno.h>
@@ -17,7 +20,7 @@ struct tdm_linereader {
     char *path;
     unsigned char *buf;
     size_t blen, bpos;
-    int eof;
+    int eof, started;
     char *line;
     size_t lcap;
     uint64_t lineno;
@@ -57,6 +60,12 @@ void tdm_lr_close(tdm_linereader *lr)
     free(lr);
 }
 
+static int read_error(tdm_linereader *lr, const char *msg, tdm_err *err)
+{
+    return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: %s", lr->path,
+                       (unsigned long long)lr->lineno + 1, msg);
+}
+
 /* Refills the buffer, keeping unread bytes; 0 at the end, < 0 on error. */
 static int fill(tdm_linereader *lr, tdm_err *err)
 {
@@ -66,15 +75,20 @@ static int fill(tdm_linereader *lr, tdm_err *err)
     lr->blen -= lr->bpos;
     lr->bpos = 0;
     int n = gzread(lr->gz, lr->buf + lr->blen, (unsigned)(CHUNK - lr->blen));
-    if (n < 0) {
-        int e;
-        const char *msg = gzerror(lr->gz, &e);
-        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: read error: %s", lr->path,
-                           (unsigned long long)lr->lineno + 1, msg);
-    }
+    int e = Z_OK;
+    const char *msg = gzerror(lr->gz, &e);
+    if (n < 0 || e == Z_BUF_ERROR)
+        return read_error(lr, e == Z_BUF_ERROR ? "gzip input truncated (unexpected end of "
+                                                 "file)" : msg, err);
     if (n == 0)
         lr->eof = 1;
     lr->blen += (size_t)n;
+    /* A UTF-8 byte-order mark is not text: skip it before anyone looks. */
+    if (!lr->started && (lr->blen >= 3 || lr->eof)) {
+        lr->started = 1;
+        if (lr->blen >= 3 && memcmp(lr->buf, "\xef\xbb\xbf", 3) == 0)
+            lr->bpos = 3;
+    }
     return n;
 }
 
@@ -132,6 +146,14 @@ int tdm_lr_next(tdm_linereader *lr, char **line, size_t *len, tdm_err *err)
     }
     if (n && lr->line[n - 1] == '\r')
         n--;
+    /* Text has no NUL bytes: one means a binary file (an ELF, UTF-16, ...). */
+    const char *z = memchr(lr->line, 0, n);
+    if (z) {
+        lr->lineno++;
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu, column %zu: NUL byte: not a "
+                           "text file", lr->path, (unsigned long long)lr->lineno,
+                           (size_t)(z - lr->line) + 1);
+    }
     lr->line[n] = '\0';
     lr->lineno++;
     *line = lr->line;

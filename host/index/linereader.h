@@ -1,5 +1,7 @@
 /* Buffered line reading over zlib (gzip or plain, file or stdin), with the
- * bytes consumed for progress reports. Lines may hold any bytes, NUL too. */
+ * bytes consumed for progress reports. A UTF-8 byte-order mark at the start
+ * is skipped; a NUL byte (a binary file) and a truncated gzip stream are
+ * errors naming the file and line. */
 #ifndef TDM_INDEX_LINEREADER_H
 #define TDM_INDEX_LINEREADER_H
 

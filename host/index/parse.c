@@ -13,8 +13,11 @@ struct tdm_parser {
     tdm_linereader *lr;
     int format;
     uint64_t ndocs;
+    int allow_empty;
     tdm_strbuf name, text;
     char *pending;          /* SMART: the .I line that ended the previous record */
+    char *rest;             /* TREC: the unread part of the current line, or NULL */
+    size_t rest_len;
 };
 
 static const char *const format_names[] = {"auto", "lines", "trec", "smart", "jsonl"};
@@ -85,6 +88,7 @@ void tdm_parser_close(tdm_parser *p)
     free(p);
 }
 
+void tdm_parser_allow_empty(tdm_parser *p, int allow) { p->allow_empty = allow; }
 uint64_t tdm_parser_bytes(const tdm_parser *p) { return tdm_lr_bytes(p->lr); }
 int tdm_parser_format(const tdm_parser *p) { return p->format; }
 
@@ -116,8 +120,8 @@ static int next_line_doc(tdm_parser *p, tdm_err *err)
     char *l;
     size_t n;
     int rc;
-    while ((rc = tdm_lr_next(p->lr, &l, &n, err)) == 1 && n == 0)
-        ;
+    while ((rc = tdm_lr_next(p->lr, &l, &n, err)) == 1 && strspn(l, " \t") == n)
+        ;   /* blank lines are no documents */
     if (rc != 1)
         return rc;
     char *tab = memchr(l, '\t', n);
@@ -131,72 +135,146 @@ static int next_line_doc(tdm_parser *p, tdm_err *err)
 /* Finds a TREC tag ignoring ASCII case: collections write <DOC> and <doc>. */
 static char *find(char *hay, size_t n, const char *needle, size_t m)
 {
-    for (size_t i = 0; n >= m && i <= n - m; i++)
-        if (strncasecmp(hay + i, needle, m) == 0)
-            return hay + i;
+    char *end = hay + n;
+    for (char *h = hay; (size_t)(end - h) >= m && (h = memchr(h, '<', (size_t)(end - h) - m + 1));
+         h++)
+        if (strncasecmp(h, needle, m) == 0)
+            return h;
     return NULL;
 }
 
-/* Replaces markup <...> with spaces so tag names are not indexed. */
+static int is_alpha(char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* The length of the markup at s[0] == '<' (see parse.h), or 0 if s is text. */
+static size_t tag_len(const char *s, size_t n)
+{
+    if (n >= 4 && memcmp(s, "<!--", 4) == 0) {
+        for (size_t i = 4; i + 3 <= n; i++)
+            if (memcmp(s + i, "-->", 3) == 0)
+                return i + 3;
+        return 0;
+    }
+    size_t i = 1;
+    if (i < n && (s[i] == '/' || s[i] == '!' || s[i] == '?'))
+        i++;
+    if (i >= n || !is_alpha(s[i]))
+        return 0;
+    while (i < n && (is_alpha(s[i]) || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+                     s[i] == '-' || s[i] == '.' || s[i] == ':'))
+        i++;
+    if (i < n && s[i] == '/' && i + 1 < n && s[i + 1] == '>')
+        return i + 2;
+    if (i < n && s[i] == '>')
+        return i + 1;
+    if (i >= n || !is_space(s[i]))
+        return 0;
+    for (size_t end = n - i > 1024 ? i + 1024 : n; i < end; i++) {
+        if (s[i] == '>')
+            return i + 1;
+        if (s[i] == '<')
+            return 0;
+    }
+    return 0;
+}
+
+/* Replaces markup with spaces so that tag names are not indexed. */
 static void strip_tags(char *s, size_t n)
 {
-    int in = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '<')
-            in = 1;
-        char c = s[i];
-        if (in)
-            s[i] = ' ';
-        if (c == '>')
-            in = 0;
+    for (char *t = s; (t = memchr(t, '<', n - (size_t)(t - s))); ) {
+        size_t k = tag_len(t, n - (size_t)(t - s));
+        if (k)
+            memset(t, ' ', k);
+        t += k ? k : 1;
     }
 }
 
-static int trec_finish(tdm_parser *p, tdm_err *err)
+static int trec_error(tdm_parser *p, tdm_err *err, const char *what, uint64_t line)
+{
+    return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: %s", tdm_lr_path(p->lr),
+                       (unsigned long long)line, what);
+}
+
+/* The name from <DOCNO> ... </DOCNO> (blanked in the text), else the ordinal. */
+static int trec_finish(tdm_parser *p, uint64_t line, tdm_err *err)
 {
     char *t = p->text.p;
     size_t n = p->text.len;
     char *a = find(t, n, "<DOCNO>", 7);
     char *b = a ? find(a + 7, n - (size_t)(a + 7 - t), "</DOCNO>", 8) : NULL;
-    if (set_name(p, a && b ? a + 7 : "", a && b ? (size_t)(b - a - 7) : 0))
+    if (a && !b)
+        return trec_error(p, err, "<DOCNO> without </DOCNO> in the document that starts here",
+                          line);
+    char *s = a ? a + 7 : t;
+    size_t m = a ? (size_t)(b - s) : 0;
+    while (m && is_space(*s))
+        s++, m--;
+    while (m && is_space(s[m - 1]))
+        m--;
+    if (memchr(s, '\n', m))
+        return trec_error(p, err, "a <DOCNO> spans lines in the document that starts here",
+                          line);
+    if (set_name(p, s, m))
         return nomem(p, err);
-    if (a && b)
+    if (a)
         memset(a, ' ', (size_t)(b + 8 - a));
     strip_tags(t, n);
     return 1;
 }
 
-/* <DOC> ... </DOC>, the name from <DOCNO>; text outside documents is skipped. */
+/* The next unread part of a line: what is left of the current one, else a new one. */
+static int trec_line(tdm_parser *p, char **s, size_t *m, tdm_err *err)
+{
+    if (p->rest) {
+        *s = p->rest;
+        *m = p->rest_len;
+        p->rest = NULL;
+        return 1;
+    }
+    return tdm_lr_next(p->lr, s, m, err);
+}
+
+/* <DOC> ... </DOC>, the name from <DOCNO>; blank text outside documents is
+ * skipped, several documents may share a line. */
 static int next_trec_doc(tdm_parser *p, tdm_err *err)
 {
-    char *l;
-    size_t n;
+    char *s;
+    size_t m;
     int rc, in = 0;
+    uint64_t start = 0;
     p->text.len = 0;
-    while ((rc = tdm_lr_next(p->lr, &l, &n, err)) == 1) {
-        char *s = l;
-        size_t m = n;
+    while ((rc = trec_line(p, &s, &m, err)) == 1) {
+        uint64_t line = tdm_lr_lineno(p->lr);
         if (!in) {
-            char *d = find(l, n, "<DOC>", 5);
+            char *d = find(s, m, "<DOC>", 5);
+            char *c = find(s, d ? (size_t)(d - s) : m, "</DOC>", 6);
+            if (c)
+                return trec_error(p, err, "</DOC> outside a document", line);
             if (!d)
                 continue;
             in = 1;
+            start = line;
+            m -= (size_t)(d + 5 - s);
             s = d + 5;
-            m = n - (size_t)(s - l);
         }
         char *e = find(s, m, "</DOC>", 6);
-        if (tdm_strbuf_put(&p->text, s, e ? (size_t)(e - s) : m) ||
-            tdm_strbuf_put(&p->text, "\n", 1))
+        size_t k = e ? (size_t)(e - s) : m;
+        if (find(s, k, "<DOC>", 5))
+            return trec_error(p, err, "<DOC> inside a document (a </DOC> missing?)", line);
+        if (tdm_strbuf_put(&p->text, s, k) || tdm_strbuf_put(&p->text, "\n", 1))
             return nomem(p, err);
-        if (e)
-            return trec_finish(p, err);
+        if (e) {
+            p->rest = e + 6;
+            p->rest_len = m - k - 6;
+            return trec_finish(p, start, err);
+        }
     }
     if (rc < 0)
         return rc;
     if (in)
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: document without </DOC> at "
                            "the end of the input", tdm_lr_path(p->lr),
-                           (unsigned long long)tdm_lr_lineno(p->lr));
+                           (unsigned long long)start);
     return 0;
 }
 
@@ -263,6 +341,20 @@ static int next_json_doc(tdm_parser *p, tdm_err *err)
     return 1;
 }
 
+/* The end of an input: one that gave no document is an error unless allowed. */
+static int at_end(tdm_parser *p, tdm_err *err)
+{
+    if (p->ndocs || p->allow_empty)
+        return 0;
+    uint64_t lines = tdm_lr_lineno(p->lr);
+    const char *why = lines == 0 ? "empty input"
+                    : p->format == TDM_BUILD_TREC ? "no <DOC> in the input (not TREC?)"
+                    : p->format == TDM_BUILD_SMART ? "no .I line in the input (not SMART?)"
+                    : "only blank lines";
+    return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: %s: no documents", tdm_lr_path(p->lr),
+                       (unsigned long long)lines, why);
+}
+
 int tdm_parser_next(tdm_parser *p, const char **name, const char **text, size_t *text_len,
                     tdm_err *err)
 {
@@ -273,6 +365,8 @@ int tdm_parser_next(tdm_parser *p, const char **name, const char **text, size_t 
     case TDM_BUILD_JSONL: rc = next_json_doc(p, err); break;
     default: rc = next_line_doc(p, err); break;
     }
+    if (rc == 0)
+        return at_end(p, err);
     if (rc != 1)
         return rc;
     if (!p->text.p && tdm_strbuf_put(&p->text, "", 0))

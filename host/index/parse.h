@@ -17,9 +17,21 @@
 
 typedef struct tdm_parser tdm_parser;
 
-/* Opens `path` ("-" = stdin). format AUTO guesses from the first bytes. */
+/* Opens `path` ("-" = stdin). format AUTO guesses from the first bytes (after
+ * a UTF-8 byte-order mark, which is skipped). */
 int tdm_parser_open(const char *path, int format, tdm_parser **out, tdm_err *err);
-/* The next document: 1 with *name and *text set, 0 at the end, < 0 on error. */
+/* Whether an input with no documents is fine (default: an error). */
+void tdm_parser_allow_empty(tdm_parser *p, int allow);
+/* The next document: 1 with *name and *text set, 0 at the end, < 0 on error.
+ * Every error names the file and line. Malformed input is an error, never a
+ * silent partial result: a truncated gzip stream, a NUL byte, TREC markup
+ * that does not nest (<DOC> inside a document, </DOC> or </DOCNO> missing),
+ * JSON that is not an object of the expected shape, and (unless
+ * tdm_parser_allow_empty) an input that yields no document at all.
+ * TREC text: only tag-shaped markup is blanked (< then an optional / ! or ?,
+ * a letter, a name, then > or white space and attributes up to the next >
+ * within 1 KiB with no < between; and <!-- comments -->), so a stray '<' in
+ * text stays text. */
 int tdm_parser_next(tdm_parser *p, const char **name, const char **text, size_t *text_len,
                     tdm_err *err);
 /* Compressed bytes consumed so far (for progress). */

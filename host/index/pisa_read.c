@@ -199,7 +199,7 @@ static char *numbered(uint64_t count, size_t *n)
     return b;
 }
 
-/* Splits a text file into lines; a last line without '\n' counts. NUL bytes
+/* Splits a text file into lines ("\n" or "\r\n"); a last line without '\n' counts. NUL bytes
  * are refused (names and terms are C strings in the index). With `numbers`,
  * a missing file reads as the decimal numbers 0 .. want-1. */
 static int read_lines(lines *l, uint64_t want, const char *what, int numbers, tdm_err *err)
@@ -237,6 +237,8 @@ static int read_lines(lines *l, uint64_t want, const char *what, int numbers, td
         l->len[i] = end - start;
         if (nl)
             *nl = 0;
+        if (l->len[i] && l->line[i][l->len[i] - 1] == '\r')   /* CRLF line endings */
+            l->line[i][--l->len[i]] = 0;
         start = end + 1;
     }
     l->n = count;
