@@ -2,6 +2,7 @@
 #ifndef TDM_CLI_H
 #define TDM_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* Each subcommand takes argv after the command word (argv[0] is the command)
@@ -28,6 +29,41 @@ void tdm_json_string(FILE *f, const char *s);
 /* --name VALUE or --name=VALUE at argv[*i]: the value (advancing *i past
  * it), or NULL if argv[*i] is not that option or lacks its value. */
 const char *tdm_cli_opt(int argc, char **argv, int *i, const char *name);
+
+/* Checked numbers for options, one rule for every subcommand. Each parses
+ * the whole of `v` (the value of option `opt` of command `cmd`), and on
+ * failure prints "tandem CMD: OPT 'V': why; expected ..." and returns -1.
+ *
+ * tdm_cli_uint: a whole decimal number in [lo, hi], optionally with a k, M
+ * or G suffix (x1000, x10^6, x10^9) or written 2^P; no sign, no fraction,
+ * no overflow (a suffix that wraps is an error). */
+int tdm_cli_uint(const char *cmd, const char *opt, const char *v, uint64_t lo, uint64_t hi,
+                 uint64_t *out);
+
+/* tdm_cli_real: a finite decimal number in [lo, hi], or (lo, hi] when
+ * `lo_open`; nan, inf and trailing garbage are errors. */
+int tdm_cli_real(const char *cmd, const char *opt, const char *v, double lo, int lo_open,
+                 double hi, double *out);
+
+/* Ranges shared by several commands. */
+#define TDM_CLI_MAX_MEMORY_MB 1048576u /* --memory: 1 TiB of posting buffers */
+#define TDM_CLI_MAX_K1 100.0           /* --k1 in (0, 100], --b in (0, 1] */
+
+/* Checks an output path given to option `opt` (usually -o) before anything
+ * is opened: "" is an error; "-" is stdout when `stdout_ok` (then *to_stdout
+ * is set), else an error saying so; otherwise tdm_output_check against the
+ * inputs (fsutil.h). Prints the error and returns -1 on failure. */
+int tdm_cli_output(const char *cmd, const char *opt, const char *path, int stdout_ok,
+                   const char *const *inputs, size_t ninputs, int *to_stdout);
+
+/* For main(): fds 0-2 made valid (a closed stdout becomes a descriptor that
+ * fails every write, so that nothing else lands on fd 1). */
+void tdm_cli_std_fds(void);
+
+/* For main(), after the command: flushes and closes stdout; a write error
+ * there (a full disk, a closed descriptor) makes exit status `rc` 1, with a
+ * message, if it was 0 (a failed command has given its own message). */
+int tdm_cli_close_stdout(const char *cmd, int rc);
 
 /* Monotonic wall-clock seconds, for rates and progress. */
 double tdm_cli_now(void);

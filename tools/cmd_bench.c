@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/fsutil.h"
 
 int tdm_bench_rows_add(tdm_bench_rows *rows, const tdm_bench_row *r)
 {
@@ -55,9 +56,14 @@ void tdm_bench_print_row(FILE *f, const tdm_bench_row *r)
 
 int tdm_bench_write_csv(const char *path, const tdm_bench_rows *rows)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
+    tdm_outfile out;
+    tdm_err err = {0};
+    if (tdm_outfile_open(&out, path, &err) != TDM_OK) {
+        fprintf(stderr, "tandem bench: %s\n", tdm_err_msg(&err));
+        tdm_err_clear(&err);
         return -1;
+    }
+    FILE *f = out.f;
     fprintf(f, "list,n,codec,device,device_name,bpi,bpi_with_bases,kernel_s,kernel_mints_s,"
                "e2e_s,e2e_mints_s,gb_s,roofline_pct,launches\n");
     for (size_t i = 0; i < rows->n; i++) {
@@ -72,7 +78,11 @@ int tdm_bench_write_csv(const char *path, const tdm_bench_rows *rows)
                 r->kernel_s, r->kernel_mis, r->e2e_s, r->e2e_mis, r->gbps, r->roof_pct,
                 r->launches);
     }
-    return fclose(f) == 0 ? 0 : -1;
+    int rc = tdm_outfile_commit(&out, &err); /* renamed over path only when complete */
+    if (rc != TDM_OK)
+        fprintf(stderr, "tandem bench: %s\n", tdm_err_msg(&err));
+    tdm_err_clear(&err);
+    return rc == TDM_OK ? 0 : -1;
 }
 
 int tdm_cmd_bench(int argc, char **argv)

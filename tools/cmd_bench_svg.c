@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd_bench.h"
+#include "common/fsutil.h"
 
 enum { W = 900, H = 560, ML = 80, MR = 250, MT = 50, MB = 60 };
 
@@ -128,9 +129,14 @@ static void draw_series(FILE *f, const tdm_bench_rows *rows, const char *dist, c
 int tdm_bench_write_svg(const char *path, const tdm_bench_rows *rows, const char *dist,
                         const char *title)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
+    tdm_outfile out;
+    tdm_err err = {0};
+    if (tdm_outfile_open(&out, path, &err) != TDM_OK) {
+        fprintf(stderr, "tandem bench: %s\n", tdm_err_msg(&err));
+        tdm_err_clear(&err);
         return -1;
+    }
+    FILE *f = out.f;
     axes a;
     find_axes(rows, dist, &a);
     fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
@@ -144,5 +150,9 @@ int tdm_bench_write_svg(const char *path, const tdm_bench_rows *rows, const char
     draw_grid(f, &a);
     draw_series(f, rows, dist, &a);
     fprintf(f, "</svg>\n");
-    return fclose(f) == 0 ? 0 : -1;
+    int rc = tdm_outfile_commit(&out, &err); /* renamed over path only when complete */
+    if (rc != TDM_OK)
+        fprintf(stderr, "tandem bench: %s\n", tdm_err_msg(&err));
+    tdm_err_clear(&err);
+    return rc == TDM_OK ? 0 : -1;
 }

@@ -8,33 +8,9 @@
 
 #include "cli.h"
 #include "codec/listgen.h"
+#include "common/fsutil.h"
 #include "index/collection_gen.h"
 #include "tandem.h"
-
-/* A whole unsigned number with an optional k/M/G (x1000) or ^ power of two
- * ("2^25"); 0 on success. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno || *s == '-')
-        return -1;
-    if (*end == '^') {
-        char *e2;
-        unsigned long long p = strtoull(end + 1, &e2, 10);
-        if (v != 2 || p > 63 || *e2)
-            return -1;
-        *out = 1ull << p;
-        return 0;
-    }
-    unsigned long long m = *end == 'k' ? 1000ull : *end == 'M' ? 1000000ull
-                         : *end == 'G' ? 1000000000ull : 1ull;
-    if ((m > 1 && end[1]) || (m == 1 && *end))
-        return -1;
-    *out = v * m;
-    return 0;
-}
 
 static void usage(FILE *f)
 {
@@ -44,16 +20,17 @@ static void usage(FILE *f)
             "  --format lines|jsonl     name<TAB>text or {\"id\",\"contents\"} (default lines)\n"
             "  --vocab-from QUERYLOG    name the k-th most frequent term after the k-th most\n"
             "                           frequent word of an id:query log\n"
-            "  --vocab V                vocabulary size (default 10 * tokens^0.6)\n"
-            "  --zipf S                 Zipf exponent (default 1.0)\n"
-            "  --mean-length L          mean tokens a document, log-normal (default 250)\n"
-            "  --sigma X                log-normal shape (default 0.8)\n"
+            "  --vocab V                vocabulary size (default 10 * tokens^0.6; <= 2^32)\n"
+            "  --zipf S                 Zipf exponent in (0, 10] (default 1.0)\n"
+            "  --mean-length L          mean tokens a document, log-normal, in (0, 10^6]\n"
+            "                           (default 250)\n"
+            "  --sigma X                log-normal shape in (0, 4] (default 0.8)\n"
             "  --quiet                  no progress on a terminal\n"
             "       tandem gen lists --dist uniform|clustered --n N --universe U [options] -o FILE|-\n"
             "  --seed S                 random seed (default 1)\n"
             "  --format bin|text        u32 count then u32 values, little-endian (default),\n"
             "                           or one value a line\n"
-            "  numbers take k/M/G suffixes or 2^P, e.g. --n 2^20 --universe 2^29\n"
+            "  numbers take k/M/G suffixes or 2^P, e.g. --n 2^20 --universe 2^29 (<= 2^31)\n"
             "  build a generated collection with --stemmer none to keep names exact\n");
 }
 
@@ -65,65 +42,119 @@ static void gen_progress(void *user, uint64_t docs, uint64_t tokens)
             (unsigned long long)tokens, s > 0 ? docs / s : 0.0);
 }
 
-static FILE *open_out(const char *out)
+/* Where the output goes: stdout for "-", else a temporary file renamed over
+ * the path only when complete, so that a failure leaves an existing file as
+ * it was. The path was checked (tdm_cli_output) before. */
+typedef struct output {
+    FILE *f;
+    tdm_outfile file;
+} output;
+
+static int out_open(output *o, const char *path, int to_stdout, tdm_err *err)
 {
-    return strcmp(out, "-") ? fopen(out, "wb") : stdout;
+    *o = (output){0};
+    if (to_stdout) {
+        o->f = stdout;
+        return TDM_OK;
+    }
+    int rc = tdm_outfile_open(&o->file, path, err);
+    o->f = o->file.f;
+    return rc;
+}
+
+/* Completes the output when rc is TDM_OK, else drops it; returns the status. */
+static int out_close(output *o, int rc, const char *path, tdm_err *err)
+{
+    if (o->f == stdout) {
+        if (rc == TDM_OK && (fflush(stdout) != 0 || ferror(stdout)))
+            rc = tdm_err_set(err, TDM_ERR_IO, "standard output: write: %s", strerror(errno));
+        return rc;
+    }
+    (void)path;
+    if (rc == TDM_OK)
+        return tdm_outfile_commit(&o->file, err);
+    tdm_outfile_abort(&o->file);
+    return rc;
+}
+
+static int gen_collection_opts(int argc, char **argv, tdm_gen_options *o, const char **out,
+                               int *quiet)
+{
+    const char *v;
+    uint64_t u;
+    for (int i = 1; i < argc; i++) {
+        if ((v = tdm_cli_opt(argc, argv, &i, "--docs"))) {
+            if (tdm_cli_uint("gen", "--docs", v, 1, UINT32_MAX, &o->ndocs))
+                return -1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--seed"))) {
+            if (tdm_cli_uint("gen", "--seed", v, 0, UINT64_MAX, &o->seed))
+                return -1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--vocab-from"))) {
+            o->vocab_from = v;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--vocab"))) {
+            if (tdm_cli_uint("gen", "--vocab", v, 1, TDM_GEN_MAX_VOCAB, &u))
+                return -1;
+            o->vocab = u;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--zipf"))) {
+            if (tdm_cli_real("gen", "--zipf", v, 0, 1, TDM_GEN_MAX_ZIPF, &o->zipf_s))
+                return -1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--mean-length"))) {
+            if (tdm_cli_real("gen", "--mean-length", v, 0, 1, TDM_GEN_MAX_MEAN_LEN, &o->mean_len))
+                return -1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--sigma"))) {
+            if (tdm_cli_real("gen", "--sigma", v, 0, 1, TDM_GEN_MAX_SIGMA, &o->sigma))
+                return -1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
+            o->format = !strcmp(v, "jsonl") ? TDM_GEN_JSONL : !strcmp(v, "lines") ? TDM_GEN_LINES : -1;
+            if (o->format < 0)
+                return -tdm_cli_fail("gen", "--format '%s': expected lines or jsonl", v);
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
+            *out = v;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            *quiet = 1;
+        } else {
+            return -tdm_cli_fail("gen", "collection: unknown or incomplete option '%s' (see "
+                                       "--help)", argv[i]);
+        }
+    }
+    return 0;
 }
 
 static int gen_collection(int argc, char **argv)
 {
     tdm_gen_options o = {.seed = 1};
-    const char *out = NULL, *v;
-    int quiet = 0, bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
+    const char *out = NULL;
+    int quiet = 0, to_stdout = 0;
+    for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--docs"))) {
-            bad = parse_u64(v, &o.ndocs);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--seed"))) {
-            bad = parse_u64(v, &o.seed);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--vocab-from"))) {
-            o.vocab_from = v;
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--vocab"))) {
-            bad = parse_u64(v, &o.vocab);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--zipf"))) {
-            o.zipf_s = atof(v);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--mean-length"))) {
-            o.mean_len = atof(v);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--sigma"))) {
-            o.sigma = atof(v);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
-            o.format = !strcmp(v, "jsonl") ? TDM_GEN_JSONL : !strcmp(v, "lines") ? TDM_GEN_LINES : -1;
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
-            out = v;
-        } else if (!strcmp(argv[i], "--quiet")) {
-            quiet = 1;
-        } else {
-            bad = 1;
         }
-    }
-    if (bad || !out || o.ndocs == 0 || o.format < 0) {
+    if (gen_collection_opts(argc, argv, &o, &out, &quiet))
+        return 1;
+    if (!out || o.ndocs == 0) {
         usage(stderr);
-        return tdm_cli_fail("gen", "need --docs N (>= 1) and -o FILE, and valid options");
+        return tdm_cli_fail("gen", "collection needs --docs N and -o FILE (- for stdout)");
     }
-    FILE *f = open_out(out);
-    if (!f)
-        return tdm_cli_fail("gen", "%s: %s", out, strerror(errno));
+    if (tdm_cli_output("gen", "-o", out, 1, &o.vocab_from, 1, &to_stdout))
+        return 1;
     double t0 = tdm_cli_now();
     if (!quiet && isatty(2)) {
         o.progress = gen_progress;
         o.progress_user = &t0;
     }
     tdm_err err = {0};
-    int rc = tdm_gen_collection(&o, f, out, &err);
+    output f;
+    int rc = out_open(&f, out, to_stdout, &err);
+    if (rc == TDM_OK)
+        rc = tdm_gen_collection(&o, f.f, out, &err);
     if (o.progress)
         fputc('\n', stderr);
-    if (f != stdout && fclose(f) != 0 && rc == TDM_OK)
-        rc = tdm_err_set(&err, TDM_ERR_IO, "%s: %s", out, strerror(errno));
+    if (f.f)
+        rc = out_close(&f, rc, out, &err);
     if (rc != TDM_OK)
         tdm_cli_fail("gen", "%s", tdm_err_msg(&err));
-    else if (f != stdout)
+    else if (!to_stdout)
         fprintf(stderr, "%s: %llu documents in %.1f s\n", out, (unsigned long long)o.ndocs,
                 tdm_cli_now() - t0);
     tdm_err_clear(&err);
@@ -148,50 +179,84 @@ static int write_list(FILE *f, const uint32_t *v, size_t n, int text)
     return 0;
 }
 
+static int gen_lists_opts(int argc, char **argv, uint64_t *n, uint64_t *universe,
+                          uint64_t *seed, int *dist, int *text, const char **out)
+{
+    const char *v;
+    for (int i = 1; i < argc; i++) {
+        if ((v = tdm_cli_opt(argc, argv, &i, "--dist"))) {
+            if ((*dist = tdm_listgen_dist_by_name(v)) < 0)
+                return -tdm_cli_fail("gen", "--dist '%s': expected uniform or clustered", v);
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--n"))) {
+            if (tdm_cli_uint("gen", "--n", v, 1, TDM_LISTGEN_MAX_UNIVERSE, n))
+                return -1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--universe"))) {
+            if (tdm_cli_uint("gen", "--universe", v, 1, TDM_LISTGEN_MAX_UNIVERSE, universe))
+                return -1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--seed"))) {
+            if (tdm_cli_uint("gen", "--seed", v, 0, UINT64_MAX, seed))
+                return -1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
+            if (strcmp(v, "text") && strcmp(v, "bin"))
+                return -tdm_cli_fail("gen", "--format '%s': expected bin or text", v);
+            *text = !strcmp(v, "text");
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
+            *out = v;
+        } else {
+            return -tdm_cli_fail("gen", "lists: unknown or incomplete option '%s' (see --help)",
+                                argv[i]);
+        }
+    }
+    return 0;
+}
+
 static int gen_lists(int argc, char **argv)
 {
     uint64_t n = 0, universe = 0, seed = 1;
-    const char *out = NULL, *v;
-    int dist = -1, text = 0, bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
+    const char *out = NULL;
+    int dist = -1, text = 0, to_stdout = 0;
+    for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--dist"))) {
-            dist = tdm_listgen_dist_by_name(v);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--n"))) {
-            bad = parse_u64(v, &n);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--universe"))) {
-            bad = parse_u64(v, &universe);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--seed"))) {
-            bad = parse_u64(v, &seed);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
-            text = !strcmp(v, "text") ? 1 : !strcmp(v, "bin") ? 0 : (bad = 1);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
-            out = v;
-        } else {
-            bad = 1;
         }
-    }
-    if (bad || dist < 0 || !out || n == 0 || n > universe || universe > TDM_LISTGEN_MAX_UNIVERSE) {
+    if (gen_lists_opts(argc, argv, &n, &universe, &seed, &dist, &text, &out))
+        return 1;
+    if (dist < 0 || !out || n == 0 || universe == 0) {
         usage(stderr);
-        return tdm_cli_fail("gen", "need --dist uniform|clustered, 1 <= --n <= --universe "
-                                   "<= 2^31 and -o FILE");
+        return tdm_cli_fail("gen", "lists needs --dist uniform|clustered, --n N, --universe U "
+                                   "and -o FILE (- for stdout)");
     }
+    if (n > universe)
+        return tdm_cli_fail("gen", "--n %llu exceeds --universe %llu (values are distinct)",
+                            (unsigned long long)n, (unsigned long long)universe);
+    if (tdm_cli_output("gen", "-o", out, 1, NULL, 0, &to_stdout))
+        return 1;
     uint32_t *vals = malloc(n * sizeof *vals);
     if (!vals)
         return tdm_cli_fail("gen", "out of memory for %llu values", (unsigned long long)n);
     double t0 = tdm_cli_now();
+    tdm_err err = {0};
+    output f = {0};
     int rc = tdm_listgen(dist, vals, n, (uint32_t)universe, seed);
-    FILE *f = rc == TDM_OK ? open_out(out) : NULL;
-    if (rc != TDM_OK || !f || write_list(f, vals, n, text) || (f != stdout && fclose(f))) {
-        free(vals);
-        return tdm_cli_fail("gen", "%s: %s", out, rc != TDM_OK ? tdm_strerror(rc) : strerror(errno));
+    if (rc != TDM_OK)
+        tdm_err_set(&err, rc, "%s", tdm_strerror(rc));
+    else
+        rc = out_open(&f, out, to_stdout, &err);
+    if (rc == TDM_OK && write_list(f.f, vals, n, text))
+        rc = tdm_err_set(&err, TDM_ERR_IO, "%s: write: %s", to_stdout ? "standard output" : out,
+                         strerror(errno));
+    if (f.f)
+        rc = out_close(&f, rc, out, &err);
+    free(vals);
+    if (rc != TDM_OK) {
+        tdm_cli_fail("gen", "%s", tdm_err_msg(&err));
+        tdm_err_clear(&err);
+        return 1;
     }
-    if (f != stdout)
+    if (!to_stdout)
         fprintf(stderr, "%s: %llu values in [0, %llu) in %.2f s\n", out, (unsigned long long)n,
                 (unsigned long long)universe, tdm_cli_now() - t0);
-    free(vals);
     return 0;
 }
 

@@ -10,6 +10,45 @@
 #include "index/pisa.h"
 #include "tandem.h"
 
+static const char *const pisa_exts[] = {".docs", ".freqs", ".sizes", ".terms", ".documents"};
+
+/* The output check before anything is opened: `out` (or, for a PISA output,
+ * each of the five files of basename `pisa_out`) must be replaceable and
+ * not the input: a file, or for --from/--to pisa, the five files of basename
+ * `in`. */
+static int check_output(const char *cmd, const char *opt, const char *out, const char *kind,
+                        const char *in, const char *pisa_out)
+{
+    char *paths[6] = {0}, *outs[5] = {0};
+    const char *inputs[6] = {in};
+    size_t n = 1, nouts = 0;
+    int rc = 0;
+    for (int k = 0; k < 5 && !strcmp(kind, "pisa"); k++) {
+        size_t len = strlen(in) + 16;
+        if ((paths[k] = malloc(len)))
+            snprintf(paths[k], len, "%s%s", in, pisa_exts[k]);
+        inputs[n++] = paths[k];
+    }
+    for (int k = 0; k < 5 && pisa_out; k++) {
+        size_t len = strlen(pisa_out) + 16;
+        if ((outs[k] = malloc(len)))
+            snprintf(outs[k], len, "%s%s", pisa_out, pisa_exts[k]);
+        nouts++;
+    }
+    if (!pisa_out)
+        rc = tdm_cli_output(cmd, opt, out, 0, inputs, n, NULL);
+    else if (!*pisa_out || !strcmp(pisa_out, "-"))
+        rc = tdm_cli_output(cmd, opt, pisa_out, 0, inputs, n, NULL);
+    for (size_t k = 0; rc == 0 && k < nouts; k++)
+        rc = outs[k] ? tdm_cli_output(cmd, opt, outs[k], 0, inputs, n, NULL)
+                     : tdm_cli_fail(cmd, "out of memory");
+    for (int k = 0; k < 5; k++) {
+        free(paths[k]);
+        free(outs[k]);
+    }
+    return rc ? 1 : 0;
+}
+
 static void import_usage(FILE *f)
 {
     fprintf(f, "usage: tandem import --from ciff|pisa INPUT -o INDEX [options]\n"
@@ -119,10 +158,12 @@ int tdm_cmd_import(int argc, char **argv)
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--codec"))) {
             o.codec = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--k1"))) {
-            o.k1 = atof(v);
+            if (tdm_cli_real("import", "--k1", v, 0, 1, TDM_CLI_MAX_K1, &o.k1))
+                return 1;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--b"))) {
-            o.b = atof(v);
-        } else if (argv[i][0] == '-' || in) {
+            if (tdm_cli_real("import", "--b", v, 0, 1, 1, &o.b))
+                return 1;
+        } else if ((argv[i][0] == '-' && argv[i][1]) || in) {
             import_usage(stderr);
             return tdm_cli_fail("import", "unexpected argument '%s'", argv[i]);
         } else {
@@ -133,6 +174,8 @@ int tdm_cmd_import(int argc, char **argv)
         import_usage(stderr);
         return tdm_cli_fail("import", "need --from ciff|pisa, INPUT and -o INDEX");
     }
+    if (check_output("import", "-o", out, from, in, NULL))
+        return 1;
     return run_import(from, in, out, &o, quiet);
 }
 
@@ -157,7 +200,7 @@ int tdm_cmd_export(int argc, char **argv)
             out = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--description"))) {
             desc = v;
-        } else if (argv[i][0] == '-' || in) {
+        } else if ((argv[i][0] == '-' && argv[i][1]) || in) {
             export_usage(stderr);
             return tdm_cli_fail("export", "unexpected argument '%s'", argv[i]);
         } else {
@@ -168,6 +211,8 @@ int tdm_cmd_export(int argc, char **argv)
         export_usage(stderr);
         return tdm_cli_fail("export", "need --to ciff|pisa, INDEX and -o OUTPUT");
     }
+    if (check_output("export", "-o", out, "index", in, !strcmp(to, "pisa") ? out : NULL))
+        return 1;
     tdm_err err = {0};
     tdm_ireader *r = NULL;
     double t0 = tdm_cli_now();

@@ -23,26 +23,44 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "  %-10s %s\n", "version", "print the library version");
-    fprintf(f, "\nenvironment: TANDEM_DEVICES (all, gpu, cpu, indices, names), "
-               "TANDEM_CACHE (on, off, always), TANDEM_CACHE_DIR,\n"
-               "TANDEM_WG_SIZE (work-group size the kernels are built for; tuning)\n"
-               "'tandem <command> --help' describes a command.\n");
+    fputs("\nENVIRONMENT (read once when a command opens the OpenCL engine; an invalid\n"
+          "value is an error naming the variable; each is also a tdm_engine_options field)\n"
+          "  TANDEM_DEVICES     devices to use: comma-separated all, gpu, cpu, accelerator,\n"
+          "                     indices from 'tandem devices', or name substrings (all)\n"
+          "  TANDEM_CACHE       kernel binary cache: 0/off/no, 1/on/yes (not for PoCL,\n"
+          "                     which caches itself), always (on)\n"
+          "  TANDEM_CACHE_DIR   cache directory ($XDG_CACHE_HOME/tandem, else\n"
+          "                     $HOME/.cache/tandem)\n"
+          "  TANDEM_WG_SIZE     work-group size the kernels are built for, a power of two\n"
+          "                     up to 4096 (128 on GPUs, 256 elsewhere; for tuning)\n"
+          "  TANDEM_NV_SHUFFLE  0: no NVIDIA warp shuffles through inline PTX (1: where\n"
+          "                     the GPU supports them)\n"
+          "  TANDEM_CODEC_GROUPS_PER_CU  work-groups per compute unit of the grid-stride\n"
+          "                     codec kernels, 1 to 65536 (32; for tuning)\n"
+          "\n'tandem <command> --help' describes a command.\n",
+          f);
 }
 
 int main(int argc, char **argv)
 {
+    tdm_cli_std_fds();
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
         !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+        return tdm_cli_close_stdout("help", argc < 2 ? 2 : 0);
     }
     if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+        if (argc > 2)
+            return tdm_cli_fail("version", "unexpected argument '%s'", argv[2]);
         printf("tandem %s\n", tdm_version());
-        return 0;
+        return tdm_cli_close_stdout("version", 0);
     }
+    /* Every command's stdout is checked at the end: output that did not
+     * reach it (a full disk, a closed descriptor) is an error. */
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name))
-            return commands[i].run(argc - 1, argv + 1);
+            return tdm_cli_close_stdout(commands[i].name,
+                                        commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "tandem: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;

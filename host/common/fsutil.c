@@ -9,9 +9,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tandem.h"
+
+/* A name for a temporary file next to `path`: pid + counter, unique across
+ * processes and across threads of one. Caller frees. */
+static char *temp_name(const char *path)
+{
+    static atomic_uint counter;
+    size_t len = strlen(path) + 48;
+    char *tmp = malloc(len);
+    if (tmp)
+        snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(),
+                 atomic_fetch_add(&counter, 1));
+    return tmp;
+}
+
 unsigned char *tdm_read_file(const char *path, size_t *size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO must not block open() before the regular-file check. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return NULL;
     struct stat st;
@@ -57,13 +73,9 @@ static int write_all(int fd, const void *p, size_t n)
 int tdm_write_file_atomic(const char *path, const void *const *parts, const size_t *sizes,
                           size_t n)
 {
-    size_t len = strlen(path) + 48;
-    char *tmp = malloc(len);
+    char *tmp = temp_name(path);
     if (!tmp)
         return -1;
-    /* pid + counter: unique across processes and across threads of one. */
-    static atomic_uint counter;
-    snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int rc = fd < 0 ? -1 : 0;
     for (size_t i = 0; rc == 0 && i < n; i++)
@@ -81,6 +93,97 @@ int tdm_write_file_atomic(const char *path, const void *const *parts, const size
     }
     free(tmp);
     return rc;
+}
+
+static const char *kind_of(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a FIFO"
+         : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+int tdm_output_check(const char *out, const char *const *inputs, size_t ninputs,
+                     tdm_err *err)
+{
+    if (!out || !*out)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "empty output path");
+    struct stat so;
+    if (stat(out, &so) != 0)
+        return TDM_OK; /* absent (or unreachable: the writer reports that) */
+    if (!S_ISREG(so.st_mode))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "%s: output exists and is %s: refusing to replace it", out,
+                           kind_of(so.st_mode));
+    for (size_t i = 0; i < ninputs; i++) {
+        struct stat si;
+        if (!inputs[i] || !strcmp(inputs[i], "-") || stat(inputs[i], &si) != 0)
+            continue;
+        if (si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                               "%s: output is the same file as input %s: refusing to "
+                               "overwrite an input", out, inputs[i]);
+    }
+    return TDM_OK;
+}
+
+int tdm_outfile_open(tdm_outfile *o, const char *path, tdm_err *err)
+{
+    *o = (tdm_outfile){0};
+    o->path = strdup(path);
+    o->tmp = temp_name(path);
+    if (!o->path || !o->tmp) {
+        tdm_outfile_abort(o);
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    }
+    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(o->tmp);
+        }
+        free(o->tmp);
+        o->tmp = NULL;
+        tdm_outfile_abort(o);
+        return tdm_err_set(err, TDM_ERR_IO, "%s: cannot create a file next to it: %s", path,
+                           strerror(e));
+    }
+    return TDM_OK;
+}
+
+int tdm_outfile_commit(tdm_outfile *o, tdm_err *err)
+{
+    int rc = TDM_OK;
+    const char *what = "write";
+    if (fflush(o->f) != 0 || ferror(o->f))
+        rc = TDM_ERR_IO;
+    else if (fsync(fileno(o->f)) != 0)
+        rc = TDM_ERR_IO, what = "fsync";
+    int e = errno;
+    if (fclose(o->f) != 0 && rc == TDM_OK)
+        rc = TDM_ERR_IO, what = "close", e = errno;
+    o->f = NULL;
+    if (rc == TDM_OK && rename(o->tmp, o->path) != 0)
+        rc = TDM_ERR_IO, what = "rename", e = errno;
+    if (rc != TDM_OK)
+        tdm_err_set(err, rc, "%s: %s: %s", o->path, what, strerror(e ? e : EIO));
+    else {
+        free(o->tmp); /* renamed: nothing to remove */
+        o->tmp = NULL;
+    }
+    tdm_outfile_abort(o);
+    return rc;
+}
+
+void tdm_outfile_abort(tdm_outfile *o)
+{
+    if (o->f)
+        fclose(o->f);
+    if (o->tmp)
+        unlink(o->tmp);
+    free(o->tmp);
+    free(o->path);
+    *o = (tdm_outfile){0};
 }
 
 int tdm_mkdirs(const char *dir)

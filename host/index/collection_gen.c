@@ -382,7 +382,8 @@ uint64_t tdm_gen_default_vocab(uint64_t ndocs, double mean_len)
 {
     double t = (double)ndocs * (mean_len > 0 ? mean_len : 250.0);
     double v = 10.0 * pow(t, 0.6);
-    return v < 1000 ? 1000 : (uint64_t)v;
+    /* Compared as doubles: a value above 2^64 must not reach the conversion. */
+    return v < 1000 ? 1000 : v >= (double)TDM_GEN_MAX_VOCAB ? TDM_GEN_MAX_VOCAB : (uint64_t)v;
 }
 
 typedef struct sbuf {
@@ -442,16 +443,28 @@ static uint64_t make_doc(gen *g, uint64_t d)
     return bad ? 0 : len;
 }
 
+/* A double option: 0 (the default) or finite in (0, max]. */
+static int bad_real(double x, double max)
+{
+    return !(x == 0 || (isfinite(x) && x > 0 && x <= max));
+}
+
 static int check_options(const tdm_gen_options *o, tdm_err *err)
 {
     if (o->ndocs == 0)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "need at least one document");
-    if (o->zipf_s < 0 || o->mean_len < 0 || o->sigma < 0 || o->sigma > 4)
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                           "zipf exponent, mean length and sigma must be positive (sigma <= 4)");
+    if (bad_real(o->zipf_s, TDM_GEN_MAX_ZIPF))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "zipf exponent %g: expected (0, %g]",
+                           o->zipf_s, TDM_GEN_MAX_ZIPF);
+    if (bad_real(o->mean_len, TDM_GEN_MAX_MEAN_LEN))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "mean length %g: expected (0, %g]",
+                           o->mean_len, TDM_GEN_MAX_MEAN_LEN);
+    if (bad_real(o->sigma, TDM_GEN_MAX_SIGMA))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "sigma %g: expected (0, %g]", o->sigma,
+                           TDM_GEN_MAX_SIGMA);
     if (o->format != TDM_GEN_LINES && o->format != TDM_GEN_JSONL)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "unknown output format %d", o->format);
-    if (o->vocab > (UINT64_C(1) << 32))
+    if (o->vocab > TDM_GEN_MAX_VOCAB)
         return tdm_err_set(err, TDM_ERR_LIMIT, "vocabulary of %llu terms (at most 2^32)",
                            (unsigned long long)o->vocab);
     return TDM_OK;

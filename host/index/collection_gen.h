@@ -28,6 +28,13 @@ enum tdm_gen_format {
     TDM_GEN_JSONL = 1    /* {"id": "name", "contents": "text"} one a line */
 };
 
+/* Limits of the options (tdm_gen_collection refuses values beyond them, and
+ * nan or inf, with TDM_ERR_INVALID_ARG naming the option). */
+#define TDM_GEN_MAX_VOCAB (UINT64_C(1) << 32)
+#define TDM_GEN_MAX_ZIPF 10.0        /* zipf_s in (0, 10] */
+#define TDM_GEN_MAX_MEAN_LEN 1e6     /* mean_len in (0, 10^6]: lengths are capped there */
+#define TDM_GEN_MAX_SIGMA 4.0        /* sigma in (0, 4] */
+
 /* Zero-initialise; zero / NULL fields mean the default. */
 typedef struct tdm_gen_options {
     uint64_t ndocs;          /* documents (required, >= 1) */
@@ -52,7 +59,8 @@ int tdm_gen_collection(const tdm_gen_options *o, FILE *out, const char *name, td
 int tdm_gen_query_words(const char *path, char ***words, size_t *n, uint64_t **counts,
                         tdm_err *err);
 
-/* The default vocabulary size for ndocs documents of mean length mean_len. */
+/* The default vocabulary size for ndocs documents of mean length mean_len,
+ * at most TDM_GEN_MAX_VOCAB. */
 uint64_t tdm_gen_default_vocab(uint64_t ndocs, double mean_len);
 
 #endif
