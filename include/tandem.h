@@ -6,9 +6,27 @@
  *  - Handles are opaque (tdm_engine, ...). Every create/open has a matching
  *    free/close that accepts NULL.
  *  - Functions that can fail return an int status: 0 (TDM_OK) on success, a
- *    negative TDM_ERR_* code on failure. tdm_strerror() names the code; the
- *    handle's last-error message (tdm_engine_errmsg) carries the detail, such
- *    as an OpenCL compiler log or a file offset.
+ *    negative TDM_ERR_* code on failure. tdm_strerror() names the code.
+ *  - Errors (libuv / errno style): every API function clears the calling
+ *    thread's last error on entry, and every failure sets it to the status and
+ *    a message with the detail (an OpenCL compiler log, a file and offset, the
+ *    option at fault). tdm_last_error() and tdm_last_status() read it. It is
+ *    thread-local, so it is right under threads and never stale: after a call
+ *    that succeeds it is "" / TDM_OK. The exceptions, which leave it as it
+ *    is: tdm_last_error, tdm_last_status, tdm_strerror, tdm_version,
+ *    tdm_version_number and tdm_free.
+ *  - Warnings (something went wrong but the call succeeded, such as a device
+ *    skipped at open) never go through the last error: each handle that can
+ *    have them says where they are (tdm_engine_warnings).
+ *  - Options that can grow: an options struct starts with `size_t
+ *    struct_size`. Fill it with its tdm_*_options_init() function, which sets
+ *    struct_size and every default explicitly, then change what you need. A
+ *    struct that was not initialised (struct_size 0) is TDM_ERR_INVALID_ARG;
+ *    a library that is newer than the caller's header treats the fields the
+ *    caller does not know as their defaults. Values out of range are
+ *    TDM_ERR_INVALID_ARG naming the field, never silently replaced.
+ *  - Names: tdm_<object>_<verb>; functions that fill caller memory from a
+ *    handle end in _get.
  *  - Memory: every function says who owns what it returns. Strings returned as
  *    `const char *` are owned by the library and stay valid as stated.
  *  - Threads: every handle states what may be done with it concurrently.
@@ -62,12 +80,21 @@ enum {
     TDM_ERR_NOT_FOUND = -11,    /* a term, file or entry does not exist */
     TDM_ERR_UNSUPPORTED = -12,  /* a feature the device or build lacks */
     TDM_ERR_LIMIT = -13,        /* input exceeds a documented limit */
-    TDM_ERR_INTERNAL = -14      /* a bug in tandem: please report it */
+    TDM_ERR_INTERNAL = -14,     /* a bug in tandem: please report it */
+    TDM_ERR_CANCELLED = -15     /* a progress callback asked to stop */
 };
 
 /* A short static description of a status code ("unknown status" for codes
  * this version does not know). Thread-safe. */
 TDM_API const char *tdm_strerror(int status);
+
+/* The calling thread's last error: the message of the last failed API call
+ * on this thread, "" if the last call succeeded. Owned by the library; valid
+ * until this thread's next API call (copy it to keep it). Thread-safe. */
+TDM_API const char *tdm_last_error(void);
+
+/* The status that goes with tdm_last_error(): TDM_OK or a TDM_ERR_* code. */
+TDM_API int tdm_last_status(void);
 
 /* ---------------------------------------------------------------- devices */
 
@@ -78,7 +105,9 @@ enum tdm_device_type {
     TDM_DEVICE_OTHER = 8
 };
 
-/* What discovery reports about one OpenCL device. Plain data: copy freely. */
+/* What discovery reports about one OpenCL device. Plain data: copy freely,
+ * but `extensions` points into memory the library owns (see where the struct
+ * comes from for how long it lives). */
 typedef struct tdm_device_info {
     int index;                 /* position in the discovery order (platforms, then devices) */
     int platform_index;        /* which platform it belongs to */
@@ -96,13 +125,13 @@ typedef struct tdm_device_info {
     uint64_t local_mem_bytes;
     size_t max_work_group_size;
     size_t preferred_wg_multiple; /* from a probe kernel; 0 if unknown */
-    char extensions[2048];     /* space separated, truncated if longer */
+    const char *extensions;    /* space separated, complete; never NULL */
 } tdm_device_info;
 
 /* Lists every OpenCL device that the ICD loader exposes, in discovery order.
  * On success *out is a malloc'd array of *count entries that the caller frees
- * with tdm_free(); *count may be 0 (no platform) with TDM_OK.
- * Thread-safe. */
+ * with one tdm_free(*out), which also frees the entries' extension strings;
+ * *count may be 0 (no platform) with TDM_OK. Thread-safe. */
 TDM_API int tdm_devices_discover(tdm_device_info **out, size_t *count);
 
 /* Frees memory that the library handed to the caller. Accepts NULL. */
@@ -111,59 +140,87 @@ TDM_API void tdm_free(void *p);
 /* ---------------------------------------------------------------- engine */
 
 /* An engine holds the selected OpenCL devices with a context, an in-order
- * queue and the compiled kernels for each.
+ * queue and the compiled kernels for each, and its settings, resolved once at
+ * open (options, then the environment, then the defaults).
  * Threads: one engine may be used by one thread at a time; distinct engines
- * are independent. */
+ * are independent. The getters below (device count, info, cached, warnings)
+ * read state fixed at open and may be called from any thread. */
 typedef struct tdm_engine tdm_engine;
 
 enum tdm_cache_mode {
-    TDM_CACHE_DEFAULT = 0, /* TANDEM_CACHE from the environment, else on */
+    TDM_CACHE_DEFAULT = 0, /* TANDEM_CACHE from the environment, else TDM_CACHE_ON */
     TDM_CACHE_OFF = 1,
     TDM_CACHE_ON = 2,      /* on, except for PoCL, which caches by itself */
     TDM_CACHE_ALWAYS = 3   /* on for every platform, PoCL included */
 };
 
-/* Options for tdm_engine_open. Zero-initialise, then set what you need;
- * every zero/NULL field means "the default". */
+/* Options for tdm_engine_open: call tdm_engine_options_init, then set what
+ * you need. Every setting here is also read from a TANDEM_* environment
+ * variable when the option is left at its init value ("unset"); an option
+ * that is set wins over the environment. The environment is read once, by
+ * tdm_engine_open; a variable with an invalid value makes the open fail with
+ * TDM_ERR_INVALID_ARG naming the variable. */
 typedef struct tdm_engine_options {
-    /* Which devices to use; NULL means TANDEM_DEVICES from the environment,
-     * and if that is unset, "all". Syntax: a comma-separated list of items,
-     * each "all", "gpu", "cpu", "accelerator", a device index as listed by
-     * `tandem devices`, or a case-insensitive substring of the platform or
-     * device name ("nvidia", "pocl", "h200"). */
+    size_t struct_size;          /* sizeof(tdm_engine_options), from _init */
+    /* Which devices to use. Unset (NULL): TANDEM_DEVICES, else "all".
+     * Syntax: a comma-separated list of items, each "all", "gpu", "cpu",
+     * "accelerator", a device index as listed by `tandem devices`, or a
+     * case-insensitive substring of the platform or device name ("nvidia",
+     * "pocl", "h200"). */
     const char *devices;
-    /* Program-binary cache directory; NULL means TANDEM_CACHE_DIR, else
+    /* Program-binary cache directory. Unset (NULL): TANDEM_CACHE_DIR, else
      * $XDG_CACHE_HOME/tandem, else $HOME/.cache/tandem. */
     const char *cache_dir;
-    int cache_mode;              /* enum tdm_cache_mode */
+    /* enum tdm_cache_mode. Unset (TDM_CACHE_DEFAULT): TANDEM_CACHE (0/off/no,
+     * 1/on/yes, always), else TDM_CACHE_ON. */
+    int cache_mode;
     /* Extra options appended to every kernel build (e.g. "-cl-fast-relaxed-math");
-     * NULL for none. */
+     * NULL for none. No environment variable. */
     const char *build_options;
     /* Replace the embedded kernel source (for tests and experiments); NULL
-     * means the kernels.cl compiled into the library. */
+     * means the kernels.cl compiled into the library. No environment variable. */
     const char *kernel_source;
+    /* Work-group size the kernels are built for: a power of two up to 4096,
+     * lowered to a device's maximum. Unset (0): TANDEM_WG_SIZE, else 128 on
+     * GPUs and 256 elsewhere. */
+    size_t wg_size;
+    /* NVIDIA warp shuffles through inline PTX: 1 where the device supports
+     * them (compute capability 7+), 0 never. Unset (-1): TANDEM_NV_SHUFFLE
+     * (0 or 1), else 1. */
+    int nv_shuffle;
+    /* Work-groups per compute unit launched by the grid-stride codec
+     * kernels (each loops over its share). Unset (0): TANDEM_CODEC_GROUPS_PER_CU,
+     * else 32. */
+    size_t codec_groups_per_cu;
 } tdm_engine_options;
 
+/* Sets o->struct_size and every option to its unset value as documented
+ * above (NULL, TDM_CACHE_DEFAULT, 0, -1). Thread-safe. */
+TDM_API void tdm_engine_options_init(tdm_engine_options *o);
+
 /* Opens an engine on the selected devices and compiles the kernels for each.
- * `opts` may be NULL. On success *out is a new engine that the caller closes
- * with tdm_engine_close. On failure *out is NULL, and tdm_engine_errmsg(NULL)
- * gives the reason on the calling thread (e.g. the compiler's log).
+ * `opts` may be NULL (every option unset). A device that fails to open is
+ * skipped and reported by tdm_engine_warnings, so one broken driver does not
+ * take the others down; when none opens the call fails. On success *out is a
+ * new engine that the caller closes with tdm_engine_close; on failure *out
+ * is NULL and tdm_last_error() gives the reason (e.g. the compiler's log).
  * Thread-safe (each call makes its own engine). */
 TDM_API int tdm_engine_open(const tdm_engine_options *opts, tdm_engine **out);
 
 /* Releases the engine and all its OpenCL objects. Accepts NULL. */
 TDM_API void tdm_engine_close(tdm_engine *engine);
 
-/* The last error message of `engine`, "" if none. With NULL: the message of
- * the last failed tdm_engine_open on the calling thread. The string is owned
- * by the library and valid until the next call on the same handle (thread). */
-TDM_API const char *tdm_engine_errmsg(const tdm_engine *engine);
+/* What went wrong but did not fail tdm_engine_open (devices that were
+ * skipped, one line each, '\n' separated), "" if nothing; NULL engine gives
+ * "". Owned by the engine, fixed at open, valid until close. */
+TDM_API const char *tdm_engine_warnings(const tdm_engine *engine);
 
 /* Number of devices the engine uses (>= 1 for an open engine). */
 TDM_API int tdm_engine_device_count(const tdm_engine *engine);
 
-/* Copies the description of the engine's i-th device into *info. */
-TDM_API int tdm_engine_device_info(const tdm_engine *engine, int i, tdm_device_info *info);
+/* Copies the description of the engine's i-th device into *info; its
+ * extensions string is owned by the engine and valid until close. */
+TDM_API int tdm_engine_device_info_get(const tdm_engine *engine, int i, tdm_device_info *info);
 
 /* Whether the i-th device's kernels came from the on-disk binary cache
  * (1), were compiled from source (0), or i is out of range (negative status). */
@@ -171,7 +228,7 @@ TDM_API int tdm_engine_device_cached(const tdm_engine *engine, int i);
 
 /* Runs a small kernel on every device of the engine and compares its output
  * with the plain-C reference. Returns TDM_OK when every device agrees; on a
- * mismatch TDM_ERR_INTERNAL with the device named in the engine's message.
+ * mismatch TDM_ERR_INTERNAL with the device named in tdm_last_error().
  * If `report` is not NULL, one line per device is written to it, as
  * "<index> <name>: ok (<n> values)" ... (NUL-terminated, truncated to
  * report_len). */
@@ -183,25 +240,19 @@ TDM_API int tdm_engine_selfcheck(tdm_engine *engine, char *report, size_t report
  * tdm_index_build (or `tandem build`/`tandem import`); docs/FORMAT.md
  * describes the file.
  * Threads: an open index is immutable, so any number of threads may call the
- * functions below on one index at once. The per-handle message is kept under
- * a lock; tdm_index_errmsg returns a copy owned by the calling thread. */
+ * functions below on one index at once (errors go to each thread's own
+ * last error). */
 typedef struct tdm_index tdm_index;
 
 /* Maps and validates `path` (header, section table, small-section checksums,
  * lexicon; the postings checksum only by tdm_index_verify). On success *out
  * is a new index that the caller closes with tdm_index_close. On failure *out
- * is NULL and tdm_index_errmsg(NULL) names the file and byte offset.
+ * is NULL and tdm_last_error() names the file and byte offset.
  * Thread-safe. */
 TDM_API int tdm_index_open(const char *path, tdm_index **out);
 
 /* Unmaps and frees. Accepts NULL. No other call may be running on it. */
 TDM_API void tdm_index_close(tdm_index *index);
-
-/* The last error message of `index` ("" if none), or with NULL the message of
- * the last failed tdm_index_open / tdm_index_build on the calling thread.
- * Owned by the library; valid until the calling thread's next call of this
- * function. */
-TDM_API const char *tdm_index_errmsg(const tdm_index *index);
 
 /* Collection facts. Plain data: copy freely. */
 typedef struct tdm_index_stats {
@@ -222,8 +273,8 @@ TDM_API int tdm_index_stats_get(const tdm_index *index, tdm_index_stats *stats);
 
 /* Looks up a term exactly as stored (already normalized). TDM_ERR_NOT_FOUND
  * if absent. df or cf may be NULL. */
-TDM_API int tdm_index_term(const tdm_index *index, const char *term, uint32_t *df,
-                           uint64_t *cf);
+TDM_API int tdm_index_term_get(const tdm_index *index, const char *term, uint32_t *df,
+                               uint64_t *cf);
 
 /* Runs `word` through the tokenizer, stopword list and stemmer the index was
  * built with and writes the first resulting term, NUL-terminated, to
@@ -236,14 +287,16 @@ TDM_API int tdm_index_normalize(const tdm_index *index, const char *word, char *
  * freqs[cap] (tf >= 1); either may be NULL. *n gets the df. If cap < df,
  * nothing is written and TDM_ERR_LIMIT is returned with *n = df, so a caller
  * can size its buffers with a first call of cap = 0. */
-TDM_API int tdm_index_postings(const tdm_index *index, const char *term, uint32_t *docids,
-                               uint32_t *freqs, size_t cap, size_t *n);
+TDM_API int tdm_index_postings_get(const tdm_index *index, const char *term,
+                                   uint32_t *docids, uint32_t *freqs, size_t cap, size_t *n);
 
 /* The name of document `docid` (owned by the index, valid until close), or
- * NULL if out of range. */
+ * NULL if out of range (with TDM_ERR_NOT_FOUND in tdm_last_error). */
 TDM_API const char *tdm_index_docname(const tdm_index *index, uint32_t docid);
-/* The length (tokens after stopping) of document `docid`, 0 if out of range. */
-TDM_API uint32_t tdm_index_doclen(const tdm_index *index, uint32_t docid);
+/* The length (tokens after stopping) of document `docid` into *len, which
+ * may be 0 for an empty document. TDM_ERR_NOT_FOUND if docid is out of
+ * range (*len untouched). */
+TDM_API int tdm_index_doclen_get(const tdm_index *index, uint32_t docid, uint32_t *len);
 
 /* Full integrity check: every checksum, every list decoded and checked
  * against its df, cf, block metadata and BM25 bounds. O(index). */
@@ -271,27 +324,75 @@ typedef struct tdm_index_build_progress {
     double seconds;            /* since the build started */
 } tdm_index_build_progress;
 
-/* Options for tdm_index_build; zero-initialise, zero/NULL means the default. */
+/* A progress callback of a long operation: returns 0 to go on, nonzero to
+ * cancel it, which makes the operation return TDM_ERR_CANCELLED and leave
+ * no output or temporary file behind. */
+typedef int (*tdm_index_build_progress_fn)(void *user, const tdm_index_build_progress *p);
+
+/* Options for tdm_index_build: call tdm_index_build_options_init, then set
+ * what you need. Out-of-range values are TDM_ERR_INVALID_ARG. */
 typedef struct tdm_index_build_options {
-    int format;                /* enum tdm_build_format */
-    const char *stemmer;       /* NULL = "english"; "none"; any Snowball language */
+    size_t struct_size;        /* sizeof(tdm_index_build_options), from _init */
+    int format;                /* enum tdm_build_format; init: TDM_BUILD_AUTO */
+    const char *stemmer;       /* init: "english"; "none"; any Snowball language */
     const char *stopwords;     /* path of a stopword file (words separated by
-                                  white space, '#' comment lines); NULL = none */
-    const char *codec;         /* NULL = "bp128"; any registered codec name */
-    size_t memory_mb;          /* posting buffer budget; 0 = 512 */
-    double k1, b;              /* BM25 of the stored bounds; 0 = 1.2 / 0.75 */
-    const char *tmp_dir;       /* run files; NULL = the output's directory */
-    void (*progress)(void *user, const tdm_index_build_progress *p); /* NULL = quiet */
+                                  white space, '#' comment lines); init: NULL = none */
+    const char *codec;         /* init: "bp128"; any registered codec name */
+    size_t memory_mb;          /* posting buffer budget, >= 1; init: 512 */
+    double k1;                 /* BM25 of the stored bounds, finite >= 0; init: 1.2 */
+    double b;                  /* in [0, 1]; init: 0.75 */
+    const char *tmp_dir;       /* run files; init: NULL = the output's directory */
+    tdm_index_build_progress_fn progress; /* init: NULL = quiet */
     void *progress_user;
 } tdm_index_build_options;
 
+/* Sets o->struct_size and every option to the default shown above. */
+TDM_API void tdm_index_build_options_init(tdm_index_build_options *o);
+
 /* Builds an index at `out_path` from `ninputs` files (each a path, or "-"
  * for stdin; gzip files are read transparently). Documents get docids in
- * input order. The file appears atomically at the end. `opts` may be NULL.
- * On failure tdm_index_errmsg(NULL) names the input and position.
+ * input order. The file appears atomically at the end; on failure or
+ * cancellation nothing is left behind. `opts` may be NULL (the defaults).
+ * On failure tdm_last_error() names the input and position.
  * Thread-safe (each call is independent). */
 TDM_API int tdm_index_build(const char *const *inputs, size_t ninputs, const char *out_path,
                             const tdm_index_build_options *opts);
+
+/* ---------------------------------------------------------------- importing */
+
+enum tdm_import_format {
+    TDM_IMPORT_CIFF = 1,  /* a Common Index File Format (.ciff) file */
+    TDM_IMPORT_PISA = 2   /* PISA's BASE.docs/.freqs/.sizes/.terms (+ .documents) */
+};
+
+typedef struct tdm_index_import_progress {
+    uint64_t lists_done, lists_total; /* postings lists written / in the input */
+    double seconds;                   /* since the import started */
+} tdm_index_import_progress;
+
+/* As tdm_index_build_progress_fn: nonzero cancels (TDM_ERR_CANCELLED). */
+typedef int (*tdm_index_import_progress_fn)(void *user, const tdm_index_import_progress *p);
+
+/* Options for tdm_index_import: call tdm_index_import_options_init first. */
+typedef struct tdm_index_import_options {
+    size_t struct_size;        /* sizeof(tdm_index_import_options), from _init */
+    int format;                /* enum tdm_import_format; init: TDM_IMPORT_CIFF */
+    const char *codec;         /* init: "bp128" */
+    double k1;                 /* finite >= 0; init: 1.2 */
+    double b;                  /* in [0, 1]; init: 0.75 */
+    tdm_index_import_progress_fn progress; /* at most every ~100 ms and at the end; init: NULL */
+    void *progress_user;
+    uint64_t empty_lists;      /* out: lists of the input skipped for having no postings */
+} tdm_index_import_options;
+
+TDM_API void tdm_index_import_options_init(tdm_index_import_options *o);
+
+/* Converts `input` (a .ciff file, or the PISA basename) into an index at
+ * `out_path`, which appears atomically at the end; on failure or
+ * cancellation nothing is left behind. `opts` may be NULL (the defaults);
+ * when it is not, opts->empty_lists is set. Thread-safe. */
+TDM_API int tdm_index_import(const char *input, const char *out_path,
+                             tdm_index_import_options *opts);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,11 @@
-/* Per-handle error state: a status code plus a heap message with the detail.
- * Every handle that can fail embeds one tdm_err. Not thread-safe: it lives
- * inside a handle that is used by one thread at a time. */
+/* Error plumbing.
+ *
+ * Internally a failing function fills a caller-provided tdm_err (a status
+ * plus a heap message); a tdm_err belongs to one thread at a time.
+ * The public layer (the TDM_API functions) publishes the outcome into the
+ * calling thread's last error, which tdm_last_error()/tdm_last_status()
+ * read: tdm_api_enter() on entry, tdm_api_fail*() on every failure path,
+ * tdm_api_result() to finish a call that used a tdm_err. */
 #ifndef TDM_COMMON_ERROR_H
 #define TDM_COMMON_ERROR_H
 
@@ -28,5 +33,19 @@ int tdm_err_copy(tdm_err *dst, const tdm_err *src);
 void tdm_err_clear(tdm_err *e);
 /* The message, "" if none; owned by `e`. */
 const char *tdm_err_msg(const tdm_err *e);
+
+/* ---- the thread-local last error of the public API (error.c) */
+
+/* Clears the calling thread's last error; every public function calls it first. */
+void tdm_api_enter(void);
+/* Sets the calling thread's last error to `code` and a printf-style message;
+ * returns `code`. */
+int tdm_api_fail(int code, const char *fmt, ...) TDM_PRINTF(2, 3);
+/* Publishes `code` with e's message (tdm_strerror(code) if it has none) as
+ * the last error, clears e and returns `code`. */
+int tdm_api_fail_err(tdm_err *e, int code);
+/* The end of a public call that used a tdm_err: TDM_OK clears e and returns
+ * TDM_OK (the last error stays clear); anything else is tdm_api_fail_err. */
+int tdm_api_result(int code, tdm_err *e);
 
 #endif

@@ -27,6 +27,7 @@ const char *tdm_strerror(int status)
     case TDM_ERR_UNSUPPORTED: return "unsupported";
     case TDM_ERR_LIMIT: return "limit exceeded";
     case TDM_ERR_INTERNAL: return "internal error";
+    case TDM_ERR_CANCELLED: return "cancelled";
     default: return "unknown status";
     }
 }

@@ -1,94 +1,60 @@
-/* The public tdm_index_* functions (include/tandem.h) over the internal reader. */
-#include <pthread.h>
+/* The public tdm_index_* functions (include/tandem.h) over the internal reader.
+ * Each clears the calling thread's last error on entry and sets it on
+ * failure (common/error.h); an open index holds no mutable state. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "build.h"
 #include "common/error.h"
-#include "common/strutil.h"
 #include "reader.h"
 #include "tandem.h"
 #include "tokenize.h"
 
 struct tdm_index {
     tdm_ireader *r;
-    pthread_mutex_t lock;   /* guards err: one index may be shared by threads */
-    tdm_err err;
 };
 
-#define MSG_MAX 2048
-static _Thread_local char open_msg[MSG_MAX];   /* last failed open/build on this thread */
-static _Thread_local char copy_msg[MSG_MAX];   /* what tdm_index_errmsg hands out */
-
-/* Keeps the message for tdm_index_errmsg(NULL); returns the status. */
-static int set_open_err(tdm_err *e, int rc)
+static int null_arg(const char *fn, const char *what)
 {
-    tdm_strlcpy(open_msg, e->msg ? e->msg : tdm_strerror(rc), sizeof open_msg);
-    tdm_err_clear(e);
-    return rc;
-}
-
-/* Records a failure on a shared handle. */
-static int fail(const tdm_index *ix, tdm_err *e, int rc)
-{
-    tdm_index *m = (tdm_index *)ix;   /* the message is the only mutable state */
-    pthread_mutex_lock(&m->lock);
-    tdm_err_copy(&m->err, e);
-    pthread_mutex_unlock(&m->lock);
-    tdm_err_clear(e);
-    return rc;
+    return tdm_api_fail(TDM_ERR_INVALID_ARG, "%s: %s is NULL", fn, what);
 }
 
 TDM_API int tdm_index_open(const char *path, tdm_index **out)
 {
-    tdm_err e = {0};
+    tdm_api_enter();
     if (!out)
-        return TDM_ERR_INVALID_ARG;
+        return null_arg("tdm_index_open", "out");
     *out = NULL;
-    if (!path) {
-        tdm_err_set(&e, TDM_ERR_INVALID_ARG, "no index path");
-        return set_open_err(&e, TDM_ERR_INVALID_ARG);
-    }
+    if (!path)
+        return null_arg("tdm_index_open", "path");
     tdm_index *ix = calloc(1, sizeof *ix);
-    if (!ix) {
-        tdm_err_set(&e, TDM_ERR_NOMEM, "out of memory");
-        return set_open_err(&e, TDM_ERR_NOMEM);
-    }
+    if (!ix)
+        return tdm_api_fail(TDM_ERR_NOMEM, "%s: out of memory", path);
+    tdm_err e = {0};
     int rc = tdm_ireader_open(path, &ix->r, &e);
     if (rc != TDM_OK) {
         free(ix);
-        return set_open_err(&e, rc);
+        return tdm_api_fail_err(&e, rc);
     }
-    pthread_mutex_init(&ix->lock, NULL);
     *out = ix;
-    return TDM_OK;
+    return tdm_api_result(TDM_OK, &e);
 }
 
 TDM_API void tdm_index_close(tdm_index *ix)
 {
+    tdm_api_enter();
     if (!ix)
         return;
     tdm_ireader_close(ix->r);
-    tdm_err_clear(&ix->err);
-    pthread_mutex_destroy(&ix->lock);
     free(ix);
-}
-
-TDM_API const char *tdm_index_errmsg(const tdm_index *ix)
-{
-    if (!ix)
-        return open_msg;
-    tdm_index *m = (tdm_index *)ix;
-    pthread_mutex_lock(&m->lock);
-    tdm_strlcpy(copy_msg, tdm_err_msg(&m->err), sizeof copy_msg);
-    pthread_mutex_unlock(&m->lock);
-    return copy_msg;
 }
 
 TDM_API int tdm_index_stats_get(const tdm_index *ix, tdm_index_stats *s)
 {
+    tdm_api_enter();
     if (!ix || !s)
-        return TDM_ERR_INVALID_ARG;
+        return null_arg("tdm_index_stats_get", !ix ? "index" : "stats");
     const tdm_ireader_info *i = tdm_ireader_info_get(ix->r);
     memset(s, 0, sizeof *s);
     s->format_version = i->version;
@@ -99,99 +65,118 @@ TDM_API int tdm_index_stats_get(const tdm_index *ix, tdm_index_stats *s)
     s->avg_doclen = i->avg_doclen;
     s->k1 = i->k1;
     s->b = i->b;
-    tdm_strlcpy(s->codec, i->codec, sizeof s->codec);
-    tdm_strlcpy(s->stemmer, i->stemmer, sizeof s->stemmer);
+    snprintf(s->codec, sizeof s->codec, "%s", i->codec);
+    snprintf(s->stemmer, sizeof s->stemmer, "%s", i->stemmer);
     s->stopwords = i->nstopwords;
     s->file_bytes = i->file_size;
     return TDM_OK;
 }
 
-TDM_API int tdm_index_term(const tdm_index *ix, const char *term, uint32_t *df, uint64_t *cf)
+/* Finds `term`; TDM_ERR_NOT_FOUND naming it when absent. */
+static int find_term(const tdm_index *ix, const char *term, uint64_t *i)
 {
-    if (!ix || !term)
-        return TDM_ERR_INVALID_ARG;
-    uint64_t i;
-    if (tdm_ireader_find(ix->r, term, strlen(term), &i) != TDM_OK)
-        return TDM_ERR_NOT_FOUND;
-    tdm_ireader_term(ix->r, i, NULL, df, cf);
+    if (tdm_ireader_find(ix->r, term, strlen(term), i) != TDM_OK)
+        return tdm_api_fail(TDM_ERR_NOT_FOUND, "term '%.200s' is not in the index", term);
     return TDM_OK;
+}
+
+TDM_API int tdm_index_term_get(const tdm_index *ix, const char *term, uint32_t *df,
+                               uint64_t *cf)
+{
+    tdm_api_enter();
+    if (!ix || !term)
+        return null_arg("tdm_index_term_get", !ix ? "index" : "term");
+    uint64_t i;
+    int rc = find_term(ix, term, &i);
+    if (rc == TDM_OK)
+        tdm_ireader_term(ix->r, i, NULL, df, cf);
+    return rc;
 }
 
 TDM_API int tdm_index_normalize(const tdm_index *ix, const char *word, char *term, size_t cap)
 {
-    if (!ix || !word || !term || cap == 0)
-        return TDM_ERR_INVALID_ARG;
+    tdm_api_enter();
+    if (!ix || !word || !term)
+        return null_arg("tdm_index_normalize", !ix ? "index" : !word ? "word" : "term");
+    if (cap == 0)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_index_normalize: cap is 0");
     const tdm_ireader_info *info = tdm_ireader_info_get(ix->r);
     const char **stops = malloc((info->nstopwords + 1) * sizeof *stops);
     tdm_err e = {0};
     if (!stops)
-        return TDM_ERR_NOMEM;
+        return tdm_api_fail(TDM_ERR_NOMEM, "tdm_index_normalize: out of memory");
     for (uint32_t i = 0; i < info->nstopwords; i++)
         stops[i] = tdm_ireader_stopword(ix->r, i);
     tdm_tokenizer *t = NULL;
     int rc = tdm_tokenizer_open(info->stemmer, stops, info->nstopwords, &t, &e);
     free(stops);
     if (rc)
-        return fail(ix, &e, rc);
+        return tdm_api_fail_err(&e, rc);
     char buf[2 * TDM_TERM_MAX_BYTES + 1];
     size_t len = tdm_tokenize_first(t, word, strlen(word), buf);
     tdm_tokenizer_free(t);
     if (len == 0)
-        return TDM_ERR_NOT_FOUND;
+        return tdm_api_fail(TDM_ERR_NOT_FOUND, "'%.200s' yields no term (a stopword?)", word);
     if (len >= cap)
-        return TDM_ERR_LIMIT;
+        return tdm_api_fail(TDM_ERR_LIMIT, "tdm_index_normalize: the term needs %zu bytes, cap is %zu",
+                            len + 1, cap);
     memcpy(term, buf, len + 1);
     return TDM_OK;
 }
 
-TDM_API int tdm_index_postings(const tdm_index *ix, const char *term, uint32_t *docids,
-                               uint32_t *freqs, size_t cap, size_t *n)
+TDM_API int tdm_index_postings_get(const tdm_index *ix, const char *term, uint32_t *docids,
+                                   uint32_t *freqs, size_t cap, size_t *n)
 {
+    tdm_api_enter();
     if (!ix || !term || !n)
-        return TDM_ERR_INVALID_ARG;
+        return null_arg("tdm_index_postings_get", !ix ? "index" : !term ? "term" : "n");
     *n = 0;
     uint64_t i;
     uint32_t df;
-    if (tdm_ireader_find(ix->r, term, strlen(term), &i) != TDM_OK)
-        return TDM_ERR_NOT_FOUND;
+    int rc = find_term(ix, term, &i);
+    if (rc != TDM_OK)
+        return rc;
     tdm_ireader_term(ix->r, i, NULL, &df, NULL);
     *n = df;
     if (cap < df)
-        return TDM_ERR_LIMIT;
+        return tdm_api_fail(TDM_ERR_LIMIT, "term '%.200s' has %u postings, cap is %zu", term, df,
+                            cap);
     tdm_err e = {0};
-    int rc = tdm_ireader_decode(ix->r, i, docids, freqs, &e);
-    return rc == TDM_OK ? TDM_OK : fail(ix, &e, rc);
+    return tdm_api_result(tdm_ireader_decode(ix->r, i, docids, freqs, &e), &e);
+}
+
+static int bad_docid(const tdm_index *ix, uint32_t docid)
+{
+    if (!ix)
+        return null_arg("tdm_index_doc*", "index");
+    if (docid >= tdm_ireader_info_get(ix->r)->ndocs)
+        return tdm_api_fail(TDM_ERR_NOT_FOUND, "docid %u is out of range (%llu documents)",
+                            docid, (unsigned long long)tdm_ireader_info_get(ix->r)->ndocs);
+    return TDM_OK;
 }
 
 TDM_API const char *tdm_index_docname(const tdm_index *ix, uint32_t docid)
 {
-    return ix ? tdm_ireader_docname(ix->r, docid) : NULL;
+    tdm_api_enter();
+    return bad_docid(ix, docid) == TDM_OK ? tdm_ireader_docname(ix->r, docid) : NULL;
 }
 
-TDM_API uint32_t tdm_index_doclen(const tdm_index *ix, uint32_t docid)
+TDM_API int tdm_index_doclen_get(const tdm_index *ix, uint32_t docid, uint32_t *len)
 {
-    if (!ix || docid >= tdm_ireader_info_get(ix->r)->ndocs)
-        return 0;
-    return tdm_ireader_doclens(ix->r)[docid];
+    tdm_api_enter();
+    int rc = bad_docid(ix, docid);
+    if (rc == TDM_OK && !len)
+        rc = null_arg("tdm_index_doclen_get", "len");
+    if (rc == TDM_OK)
+        *len = tdm_ireader_doclens(ix->r)[docid];
+    return rc;
 }
 
 TDM_API int tdm_index_verify(const tdm_index *ix)
 {
+    tdm_api_enter();
     if (!ix)
-        return TDM_ERR_INVALID_ARG;
+        return null_arg("tdm_index_verify", "index");
     tdm_err e = {0};
-    int rc = tdm_ireader_verify(ix->r, &e);
-    return rc == TDM_OK ? TDM_OK : fail(ix, &e, rc);
-}
-
-TDM_API int tdm_index_build(const char *const *inputs, size_t ninputs, const char *out_path,
-                            const tdm_index_build_options *opts)
-{
-    tdm_err e = {0};
-    if (!inputs && ninputs) {
-        tdm_err_set(&e, TDM_ERR_INVALID_ARG, "no inputs");
-        return set_open_err(&e, TDM_ERR_INVALID_ARG);
-    }
-    int rc = tdm_build_index(inputs, ninputs, out_path, opts, &e);
-    return rc == TDM_OK ? TDM_OK : set_open_err(&e, rc);
+    return tdm_api_result(tdm_ireader_verify(ix->r, &e), &e);
 }
