@@ -1,4 +1,5 @@
 /* The engine: selected devices, each with a context, a queue and kernels.cl. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,29 +10,9 @@
 struct tdm_engine {
     tdm_device *dev;
     int ndev;
-    tdm_err err;
+    tdm_settings settings; /* resolved once at open; devices point to it */
+    tdm_err warnings;      /* only its message: the devices skipped at open */
 };
-
-/* The message of the last failed tdm_engine_open on this thread. */
-static _Thread_local tdm_err open_err;
-
-static int platform_major(cl_platform_id p)
-{
-    char v[128] = "";
-    int major = 1, minor = 0;
-    clGetPlatformInfo(p, CL_PLATFORM_VERSION, sizeof v - 1, v, NULL);
-    sscanf(v, "OpenCL %d.%d", &major, &minor);
-    return major;
-}
-
-static cl_command_queue make_queue(tdm_device *d, cl_int *rc)
-{
-    if (platform_major(d->platform) >= 2) {
-        cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-        return clCreateCommandQueueWithProperties(d->ctx, d->id, props, rc);
-    }
-    return clCreateCommandQueue(d->ctx, d->id, CL_QUEUE_PROFILING_ENABLE, rc);
-}
 
 /* The preferred work-group multiple, read from the program's first kernel. */
 static size_t probe_wg_multiple(tdm_device *d)
@@ -56,26 +37,26 @@ static size_t probe_wg_multiple(tdm_device *d)
 
 static void device_release(tdm_device *d)
 {
+    tdm_device_stop(d);
     if (d->program) clReleaseProgram(d->program);
     if (d->queue) clReleaseCommandQueue(d->queue);
     if (d->ctx) clReleaseContext(d->ctx);
+    free((char *)d->info.extensions);
     memset(d, 0, sizeof *d);
 }
 
-static int build_kernels(tdm_device *d, const tdm_engine_options *o, tdm_err *err)
+static int build_kernels(tdm_device *d, const tdm_settings *s, tdm_err *err)
 {
     char options[2048];
-    tdm_build_options(&d->info, d->wg_size, d->nv_shuffle, o->build_options, options,
+    tdm_build_options(&d->info, d->wg_size, d->nv_shuffle, s->build_options, options,
                       sizeof options);
     tdm_cache_cfg cache;
-    tdm_cache_config(o->cache_mode, o->cache_dir, &d->info, &cache);
-    const char *src = o->kernel_source ? o->kernel_source : tdm_kernels_source;
-    size_t len = o->kernel_source ? strlen(o->kernel_source) : tdm_kernels_source_len;
-    return tdm_program_get(&cache, d->ctx, d->id, &d->info, src, len, options, &d->program,
-                           &d->from_cache, err);
+    tdm_cache_config(s, &d->info, &cache);
+    return tdm_program_get(&cache, d->ctx, d->id, &d->info, s->kernel_source,
+                           s->kernel_source_len, options, &d->program, &d->from_cache, err);
 }
 
-static int device_init(tdm_device *d, const tdm_found_device *f, const tdm_engine_options *o,
+static int device_init(tdm_device *d, const tdm_found_device *f, const tdm_settings *s,
                        tdm_err *err)
 {
     cl_int rc;
@@ -83,21 +64,26 @@ static int device_init(tdm_device *d, const tdm_found_device *f, const tdm_engin
     d->platform = f->platform;
     d->id = f->device;
     d->info = f->info;
+    d->settings = s;
+    if (!(d->info.extensions = strdup(f->info.extensions)))
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory opening a device");
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)f->platform, 0};
     d->ctx = clCreateContext(props, 1, &d->id, NULL, NULL, &rc);
     if (rc != CL_SUCCESS)
         return tdm_cl_fail(err, rc, "clCreateContext");
-    d->queue = make_queue(d, &rc);
-    if (rc != CL_SUCCESS)
-        return tdm_cl_fail(err, rc, "clCreateCommandQueue");
-    d->wg_size = tdm_choose_wg_size(&d->info);
-    d->nv_shuffle = tdm_nv_shuffle_ok(d->id, &d->info);
-    int st = build_kernels(d, o, err);
+    int st = tdm_queue_create(d, &d->queue, err);
+    if (st == TDM_OK)
+        st = tdm_device_start(d, err); /* transfer queue, kernel pool, probes */
+    if (st != TDM_OK)
+        return st;
+    d->wg_size = tdm_choose_wg_size(s, &d->info);
+    d->nv_shuffle = tdm_nv_shuffle_ok(s, d->id, &d->info);
+    st = build_kernels(d, s, err);
     if (st == TDM_ERR_BUILD && d->nv_shuffle) {
         /* a driver that rejects the inline PTX still gets the portable kernels */
         d->nv_shuffle = 0;
         tdm_err_clear(err);
-        st = build_kernels(d, o, err);
+        st = build_kernels(d, s, err);
     }
     if (st != TDM_OK)
         return st;
@@ -106,101 +92,153 @@ static int device_init(tdm_device *d, const tdm_found_device *f, const tdm_engin
 }
 
 /* Opens every chosen device; a device that fails is skipped and named in the
- * engine's message, so one broken driver does not take the others down. */
+ * engine's warnings, so one broken driver does not take the others down. */
 static int open_devices(tdm_engine *e, const tdm_found_device *found, size_t n,
-                        const unsigned char *chosen, const tdm_engine_options *o)
+                        const unsigned char *chosen)
 {
     int first_fail = TDM_OK;
     for (size_t i = 0; i < n; i++) {
         if (!chosen[i])
             continue;
         tdm_err derr = {0};
-        int st = device_init(&e->dev[e->ndev], &found[i], o, &derr);
+        int st = device_init(&e->dev[e->ndev], &found[i], &e->settings, &derr);
         if (st == TDM_OK) {
             e->ndev++;
         } else {
             device_release(&e->dev[e->ndev]);
             if (first_fail == TDM_OK)
                 first_fail = st;
-            tdm_err_append(&e->err, "%sdevice [%zu] %s (%s): %s: %s", e->err.msg ? "\n" : "",
-                           i, found[i].info.name, found[i].info.platform, tdm_strerror(st),
-                           tdm_err_msg(&derr));
+            tdm_err_append(&e->warnings, "%sdevice [%zu] %s (%s) skipped: %s: %s",
+                           e->warnings.msg ? "\n" : "", i, found[i].info.name,
+                           found[i].info.platform, tdm_strerror(st), tdm_err_msg(&derr));
         }
         tdm_err_clear(&derr);
     }
-    if (e->ndev == 0) {
-        e->err.code = first_fail;
-        return first_fail;
-    }
+    return e->ndev == 0 ? first_fail : TDM_OK;
+}
+
+void tdm_engine_options_init(tdm_engine_options *o)
+{
+    tdm_api_enter();
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->cache_mode = TDM_CACHE_DEFAULT;
+    o->nv_shuffle = -1;
+}
+
+/* The caller's options over the defaults, as far as the caller's struct goes. */
+static int copy_options(const tdm_engine_options *opts, tdm_engine_options *o, tdm_err *err)
+{
+    tdm_engine_options_init(o);
+    if (!opts)
+        return TDM_OK;
+    if (opts->struct_size < offsetof(tdm_engine_options, devices) + sizeof opts->devices ||
+        opts->struct_size > sizeof *o)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "tdm_engine_open: options struct_size %zu is not that of a "
+                           "tdm_engine_options (%zu): initialise it with tdm_engine_options_init",
+                           opts->struct_size, sizeof *o);
+    memcpy(o, opts, opts->struct_size);
     return TDM_OK;
+}
+
+static int open_engine(const tdm_engine_options *opts, tdm_engine *e, tdm_err *err)
+{
+    tdm_engine_options o;
+    tdm_found_device *found = NULL;
+    unsigned char *chosen = NULL;
+    size_t n = 0;
+    int st = copy_options(opts, &o, err);
+    if (st == TDM_OK)
+        st = tdm_settings_resolve(&o, &e->settings, err);
+    if (st == TDM_OK)
+        st = tdm_discover(&found, &n, err);
+    if (st == TDM_OK) {
+        chosen = calloc(n ? n : 1, 1);
+        e->dev = calloc(n ? n : 1, sizeof *e->dev);
+        if (!chosen || !e->dev)
+            st = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory opening the engine");
+    }
+    if (st == TDM_OK)
+        st = tdm_select_devices(e->settings.devices, found, n, chosen, err);
+    if (st == TDM_OK && (st = open_devices(e, found, n, chosen)) != TDM_OK)
+        tdm_err_set(err, st, "no selected device could be opened:\n%s",
+                    tdm_err_msg(&e->warnings));
+    free(found);
+    free(chosen);
+    return st;
 }
 
 int tdm_engine_open(const tdm_engine_options *opts, tdm_engine **out)
 {
-    tdm_engine_options none = {0};
-    const tdm_engine_options *o = opts ? opts : &none;
-    tdm_err_clear(&open_err);
+    tdm_api_enter();
     if (!out)
-        return tdm_err_set(&open_err, TDM_ERR_INVALID_ARG, "tdm_engine_open: out is NULL");
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_engine_open: out is NULL");
     *out = NULL;
-    tdm_found_device *found = NULL;
-    size_t n = 0;
-    int st = tdm_discover(&found, &n, &open_err);
-    if (st != TDM_OK)
-        return st;
-    const char *spec = o->devices ? o->devices : getenv("TANDEM_DEVICES");
-    unsigned char *chosen = calloc(n ? n : 1, 1);
     tdm_engine *e = calloc(1, sizeof *e);
-    if (e)
-        e->dev = calloc(n ? n : 1, sizeof *e->dev);
-    if (!chosen || !e || !e->dev) {
-        st = tdm_err_set(&open_err, TDM_ERR_NOMEM, "out of memory opening the engine");
-    } else if ((st = tdm_select_devices(spec && *spec ? spec : "all", found, n, chosen,
-                                        &open_err)) == TDM_OK &&
-               (st = open_devices(e, found, n, chosen, o)) != TDM_OK) {
-        tdm_err_set(&open_err, st, "no selected device could be opened:\n%s",
-                    tdm_err_msg(&e->err));
-    }
-    free(found);
-    free(chosen);
+    if (!e)
+        return tdm_api_fail(TDM_ERR_NOMEM, "out of memory opening the engine");
+    tdm_err err = {0};
+    int st = open_engine(opts, e, &err);
     if (st != TDM_OK) {
         tdm_engine_close(e);
-        return st;
+        return tdm_api_fail_err(&err, st);
     }
     *out = e;
-    return TDM_OK;
+    return tdm_api_result(TDM_OK, &err);
 }
 
 void tdm_engine_close(tdm_engine *e)
 {
+    tdm_api_enter();
     if (!e)
         return;
     for (int i = 0; i < e->ndev; i++)
         device_release(&e->dev[i]);
     free(e->dev);
-    tdm_err_clear(&e->err);
+    tdm_settings_free(&e->settings);
+    tdm_err_clear(&e->warnings);
     free(e);
 }
 
-const char *tdm_engine_errmsg(const tdm_engine *e)
+const char *tdm_engine_warnings(const tdm_engine *e)
 {
-    return e ? tdm_err_msg(&e->err) : tdm_err_msg(&open_err);
+    tdm_api_enter();
+    return e ? tdm_err_msg(&e->warnings) : "";
 }
 
-int tdm_engine_device_count(const tdm_engine *e) { return e ? e->ndev : 0; }
-
-int tdm_engine_device_info(const tdm_engine *e, int i, tdm_device_info *info)
+int tdm_engine_device_count(const tdm_engine *e)
 {
-    if (!e || !info || i < 0 || i >= e->ndev)
-        return TDM_ERR_INVALID_ARG;
+    tdm_api_enter();
+    return e ? e->ndev : 0;
+}
+
+static int bad_device(const tdm_engine *e, int i, const char *fn)
+{
+    if (!e)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "%s: engine is NULL", fn);
+    return tdm_api_fail(TDM_ERR_INVALID_ARG, "%s: device %d is out of range (the engine has %d)",
+                        fn, i, e->ndev);
+}
+
+int tdm_engine_device_info_get(const tdm_engine *e, int i, tdm_device_info *info)
+{
+    tdm_api_enter();
+    if (!e || i < 0 || i >= e->ndev)
+        return bad_device(e, i, "tdm_engine_device_info_get");
+    if (!info)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_engine_device_info_get: info is NULL");
     *info = e->dev[i].info;
     return TDM_OK;
 }
 
 int tdm_engine_device_cached(const tdm_engine *e, int i)
 {
+    tdm_api_enter();
     if (!e || i < 0 || i >= e->ndev)
-        return TDM_ERR_INVALID_ARG;
+        return bad_device(e, i, "tdm_engine_device_cached");
     return e->dev[i].from_cache;
 }
 
@@ -208,5 +246,3 @@ tdm_device *tdm_engine_device(tdm_engine *e, int i)
 {
     return e && i >= 0 && i < e->ndev ? &e->dev[i] : NULL;
 }
-
-tdm_err *tdm_engine_err(tdm_engine *e) { return e ? &e->err : NULL; }
