@@ -34,6 +34,10 @@ for t in "${targets[@]}"; do
   if [ "$t" = fuzz_ciff ] && [ -z "$(ls -A "$corpus")" ] && [ -f "$data/ciff/toy-complete-20200309.ciff" ]; then
     cp "$data/ciff/toy-complete-20200309.ciff" "$corpus/"
   fi
+  # Seed the text parsers and the PISA reader with small valid inputs.
+  if [[ "$t" == fuzz_parse_* || "$t" == fuzz_pisa ]] && [ -z "$(ls -A "$corpus")" ]; then
+    scripts/fuzz_seeds.sh "$t" "$corpus" "$dir/tandem" "$data"
+  fi
   echo "== $t for ${secs}s"
   ASAN_OPTIONS=detect_leaks=1 "$dir/fuzz/$t" -max_total_time="$secs" -max_len=65536 \
     -artifact_prefix="$dir/" -print_final_stats=1 "$corpus" 2>&1 | tail -n 15 || status=1

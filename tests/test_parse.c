@@ -103,6 +103,19 @@ static void test_smart(void **state)
     assert_string_equal(parse_all(put("s.all", s, sizeof s - 1), TDM_BUILD_AUTO, &g),
                         "1=A title the words|2=second|");
     assert_int_equal(g, TDM_BUILD_SMART);
+    /* A record with no indexed field after one with text: empty text, still
+     * NUL-terminated (the buffer held the previous record's text; fuzz_parse_smart). */
+    const char e[] = ".I 1\n.W\nsome words\n.I 2\n.X\nnot indexed\n";
+    tdm_parser *p = NULL;
+    assert_int_equal(tdm_parser_open(put("e.all", e, sizeof e - 1), TDM_BUILD_SMART, &p, NULL), 0);
+    const char *name, *text;
+    size_t len;
+    assert_int_equal(tdm_parser_next(p, &name, &text, &len, NULL), 1);
+    assert_int_equal(tdm_parser_next(p, &name, &text, &len, NULL), 1);
+    assert_string_equal(name, "2");
+    assert_int_equal(len, 0);
+    assert_int_equal(text[0], '\0');
+    tdm_parser_close(p);
 }
 
 static void test_jsonl(void **state)
@@ -347,6 +360,7 @@ static void test_json_strict(void **state)
         {"{\"id\": 1e+}", "bad number: no digit in the exponent"},
         {"{\"id\": 01}", "expected ',' or '}'"},
         {"{\"id\": \"a\\u0000b\"}", "\\u0000 in the id"},
+        {"{\"id\": \"a\\nb\"}", "control character in the id"},
         {"{\"id\": [\"a\"]}", "the id must be a string or a number"},
         {"{\"contents\": null}", "the contents must be a string"},
         {"{\"contents\": 5}", "the contents must be a string"},

@@ -236,7 +236,8 @@ static int skip_value(cur *c, int depth)
     return literal(c);
 }
 
-/* The id: a string (no NUL: it becomes a C string) or a number, verbatim. */
+/* The id: a string (no NUL: it becomes a C string; no other control
+ * character: names are one line in run files and PISA exports) or a number. */
 static int id_value(cur *c, tdm_strbuf *out)
 {
     ws(c);
@@ -244,10 +245,12 @@ static int id_value(cur *c, tdm_strbuf *out)
         size_t start = c->i;
         if (string(c, out))
             return -1;
-        if (memchr(out->p, 0, out->len)) {
-            c->i = start;
-            return fail(c, "\\u0000 in the id");
-        }
+        for (size_t k = 0; k < out->len; k++)
+            if ((unsigned char)out->p[k] < 0x20) {   /* a name is one line of text */
+                c->i = start;
+                return fail(c, out->p[k] ? "control character in the id"
+                                         : "\\u0000 in the id");
+            }
         return 0;
     }
     if (c->i < c->len && (c->s[c->i] == '-' || (c->s[c->i] >= '0' && c->s[c->i] <= '9')))

@@ -14,11 +14,11 @@ typedef struct tdm_strbuf {
 int tdm_strbuf_put(tdm_strbuf *b, const void *p, size_t n);
 
 /* Parses one JSON object from s[0..len). The value of key `id` (a string
- * without \u0000, or a number taken verbatim) goes to *id, the string value
- * of key `contents` to *text (escapes decoded to UTF-8); other keys are
- * skipped, whatever their (valid JSON) values. null, true, false, objects or
- * arrays as id or contents are errors. Both are reset first and left
- * NUL-terminated.
+ * without control characters such as \u0000 or \n, or a number taken
+ * verbatim) goes to *id, the string value of key `contents` to *text
+ * (escapes decoded to UTF-8); other keys are skipped, whatever their (valid
+ * JSON) values. null, true, false, objects or arrays as id or contents are
+ * errors. Both are reset first and left NUL-terminated.
  * Returns 0, or -1 with a reason and the byte position in *why / *pos. */
 int tdm_json_doc(const char *s, size_t len, tdm_strbuf *id, tdm_strbuf *text,
                  const char **why, size_t *pos);

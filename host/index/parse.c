@@ -369,7 +369,7 @@ int tdm_parser_next(tdm_parser *p, const char **name, const char **text, size_t 
         return at_end(p, err);
     if (rc != 1)
         return rc;
-    if (!p->text.p && tdm_strbuf_put(&p->text, "", 0))
+    if (tdm_strbuf_put(&p->text, "", 0))   /* NUL-terminates text[len] */
         return nomem(p, err);
     p->ndocs++;
     *name = p->name.p;

@@ -22,7 +22,8 @@ typedef struct tdm_parser tdm_parser;
 int tdm_parser_open(const char *path, int format, tdm_parser **out, tdm_err *err);
 /* Whether an input with no documents is fine (default: an error). */
 void tdm_parser_allow_empty(tdm_parser *p, int allow);
-/* The next document: 1 with *name and *text set, 0 at the end, < 0 on error.
+/* The next document: 1 with *name and *text set (both NUL-terminated; the
+ * text may hold NUL bytes from a JSON \u0000), 0 at the end, < 0 on error.
  * Every error names the file and line. Malformed input is an error, never a
  * silent partial result: a truncated gzip stream, a NUL byte, TREC markup
  * that does not nest (<DOC> inside a document, </DOC> or </DOCNO> missing),
