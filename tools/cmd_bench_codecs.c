@@ -10,6 +10,7 @@
 #include "cmd_bench.h"
 #include "codec/codec_dev.h"
 #include "codec/listgen.h"
+#include "index/reader.h"
 #include "runtime/runtime.h"
 #include "tandem.h"
 
@@ -102,11 +103,34 @@ static int parse_sizes(const char *s, opts *o)
     return o->nsizes ? 0 : -1;
 }
 
+/* Before anything runs: the index opens, and --csv and --plot are files
+ * that may be replaced (not the index, not a device, not stdout). */
+static int check_paths(const opts *o)
+{
+    static const char C[] = "bench codecs";
+    const char *in[1] = {o->index};
+    if ((o->csv && tdm_cli_output(C, "--csv", o->csv, 0, in, 1, NULL)) ||
+        (o->plot && tdm_cli_output(C, "--plot", o->plot, 0, in, 1, NULL)))
+        return -1;
+    if (!o->index)
+        return 0;
+    tdm_err err = {0};
+    tdm_ireader *r = NULL;
+    int rc = tdm_ireader_open(o->index, &r, &err);
+    if (rc != TDM_OK)
+        tdm_cli_fail(C, "--index: %s", tdm_err_msg(&err));
+    tdm_ireader_close(r);
+    tdm_err_clear(&err);
+    return rc == TDM_OK ? 0 : -1;
+}
+
 static int parse(int argc, char **argv, opts *o)
 {
     *o = (opts){.dists = "uniform,clustered", .universe = 1u << 29, .reps = 50,
                 .e2e_reps = 3, .budget_s = 1.0, .seed = 42, .index_lists = 1000};
     parse_sizes("16-25", o);
+    static const char C[] = "bench codecs";
+    uint64_t u;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -127,29 +151,40 @@ static int parse(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--sizes")) {
             if (parse_sizes(v, o))
                 return tdm_cli_fail("bench codecs", "bad --sizes '%s' (e.g. 16-25)", v) + 1;
-        } else if (!strcmp(a, "--universe"))
-            o->universe = (uint32_t)strtoul(v, NULL, 0);
-        else if (!strcmp(a, "--devices"))
+        } else if (!strcmp(a, "--universe")) {
+            if (tdm_cli_uint(C, a, v, 2, TDM_LISTGEN_MAX_UNIVERSE, &u))
+                return 2;
+            o->universe = (uint32_t)u;
+        } else if (!strcmp(a, "--devices"))
             o->devices = v;
-        else if (!strcmp(a, "--reps"))
-            o->reps = atoi(v);
-        else if (!strcmp(a, "--budget"))
-            o->budget_s = atof(v);
-        else if (!strcmp(a, "--e2e-reps"))
-            o->e2e_reps = atoi(v);
-        else if (!strcmp(a, "--values")) {
+        else if (!strcmp(a, "--reps")) {
+            if (tdm_cli_uint(C, a, v, 1, 1000000, &u))
+                return 2;
+            o->reps = (int)u;
+        } else if (!strcmp(a, "--budget")) {
+            if (tdm_cli_real(C, a, v, 0, 1, 3600, &o->budget_s))
+                return 2;
+        } else if (!strcmp(a, "--e2e-reps")) {
+            if (tdm_cli_uint(C, a, v, 0, 64, &u))
+                return 2;
+            o->e2e_reps = (int)u;
+        } else if (!strcmp(a, "--values")) {
             if (strcmp(v, "docids") && strcmp(v, "gaps"))
                 return tdm_cli_fail("bench codecs", "--values docids or gaps") + 1;
             o->gaps = !strcmp(v, "gaps");
-        } else if (!strcmp(a, "--seed"))
-            o->seed = strtoull(v, NULL, 0);
-        else if (!strcmp(a, "--select"))
-            o->select = atof(v);
-        else if (!strcmp(a, "--index"))
+        } else if (!strcmp(a, "--seed")) {
+            if (tdm_cli_uint(C, a, v, 0, UINT64_MAX, &o->seed))
+                return 2;
+        } else if (!strcmp(a, "--select")) {
+            if (tdm_cli_real(C, a, v, 0, 1, 1, &o->select))
+                return 2;
+        } else if (!strcmp(a, "--index"))
             o->index = v;
-        else if (!strcmp(a, "--index-lists"))
-            o->index_lists = atoi(v);
-        else if (!strcmp(a, "--csv"))
+        else if (!strcmp(a, "--index-lists")) {
+            if (tdm_cli_uint(C, a, v, 1, INT32_MAX, &u))
+                return 2;
+            o->index_lists = (int)u;
+        } else if (!strcmp(a, "--csv"))
             o->csv = v;
         else if (!strcmp(a, "--plot"))
             o->plot = v;
@@ -158,11 +193,9 @@ static int parse(int argc, char **argv, opts *o)
         else
             return tdm_cli_fail("bench codecs", "unknown option %s (see --help)", a) + 1;
     }
-    if (o->select < 0 || o->select > 1)
-        return tdm_cli_fail("bench codecs", "--select takes a fraction in (0, 1]") + 1;
-    if (o->reps < 1 || o->e2e_reps < 0 || o->universe < 2)
-        return tdm_cli_fail("bench codecs", "--reps >= 1, --e2e-reps >= 0, --universe >= 2") + 1;
-    return 0;
+    if (o->codecs && !*o->codecs)
+        return tdm_cli_fail(C, "--codecs '': empty; give codec names or all") + 1;
+    return check_paths(o) ? 2 : 0;
 }
 
 static int pick_codecs(bench *B)
@@ -190,6 +223,8 @@ static int pick_codecs(bench *B)
             B->codecs[B->ncodecs++] = c;
         p += len + (p[len] == ',');
     }
+    if (!B->ncodecs)
+        tdm_cli_fail("bench codecs", "--codecs '%s' names no codec", B->o.codecs);
     return B->ncodecs ? 0 : -1;
 }
 

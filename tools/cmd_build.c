@@ -17,8 +17,10 @@ static void usage(FILE *f)
             "  --stemmer english|none|LANG            Snowball stemmer (default english)\n"
             "  --stopwords FILE                       words to drop (white-space separated)\n"
             "  --codec NAME                           list codec (default bp128)\n"
-            "  --memory MB                            posting buffer budget (default 512)\n"
-            "  --k1 X --b X                           BM25 of the block-max bounds (1.2, 0.75)\n"
+            "  --memory MB                            posting buffer budget (default 512;\n"
+            "                                         1 .. 1048576)\n"
+            "  --k1 X --b X                           BM25 of the block-max bounds (1.2, 0.75;\n"
+            "                                         k1 in (0, 100], b in (0, 1])\n"
             "  --tmp DIR                              run files (default: next to INDEX)\n"
             "  --quiet                                no progress bar\n");
 }
@@ -32,7 +34,7 @@ static void fmt_eta(char *buf, size_t n, double s)
 }
 
 /* One line, redrawn in place with \r; only called when stderr is a terminal. */
-static void progress_bar(void *user, const tdm_index_build_progress *p)
+static int progress_bar(void *user, const tdm_index_build_progress *p)
 {
     (void)user;
     double rate = p->seconds > 0 ? p->documents / p->seconds : 0;
@@ -57,13 +59,57 @@ static void progress_bar(void *user, const tdm_index_build_progress *p)
                 p->seconds, rate);
     }
     fflush(stderr);
+    return 0; /* go on */
+}
+
+/* One option at argv[*i] into o (or *out, *quiet); 0, 1 for not an option,
+ * -1 after an error message. */
+static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
+                     const char **out, int *quiet)
+{
+    const char *v;
+    uint64_t u;
+    if (!strcmp(argv[*i], "--quiet")) {
+        *quiet = 1;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--format"))) {
+        o->format = tdm_format_by_name(v);
+        if (o->format < 0) {
+            tdm_cli_fail("build", "--format '%s': unknown; expected auto, lines, trec, smart "
+                                  "or jsonl", v);
+            return -1;
+        }
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--stemmer"))) {
+        o->stemmer = v;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--stopwords"))) {
+        o->stopwords = v;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--codec"))) {
+        o->codec = v;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--memory"))) {
+        if (tdm_cli_uint("build", "--memory", v, 1, TDM_CLI_MAX_MEMORY_MB, &u))
+            return -1;
+        o->memory_mb = (size_t)u;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--k1"))) {
+        if (tdm_cli_real("build", "--k1", v, 0, 1, TDM_CLI_MAX_K1, &o->k1))
+            return -1;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--b"))) {
+        if (tdm_cli_real("build", "--b", v, 0, 1, 1, &o->b))
+            return -1;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--tmp"))) {
+        o->tmp_dir = v;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "-o"))) {
+        *out = v;
+    } else {
+        return 1;
+    }
+    return 0;
 }
 
 int tdm_cmd_build(int argc, char **argv)
 {
     tdm_index_build_options o = {0};
-    const char *out = NULL, *v;
-    const char **inputs = calloc((size_t)argc, sizeof *inputs);
+    const char *out = NULL;
+    /* inputs, then the stopword file: what the output must not be */
+    const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
     size_t n = 0;
     int quiet = !isatty(2);
     if (!inputs)
@@ -73,42 +119,30 @@ int tdm_cmd_build(int argc, char **argv)
             usage(stdout);
             free(inputs);
             return 0;
-        } else if (!strcmp(argv[i], "--quiet")) {
-            quiet = 1;
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
-            o.format = tdm_format_by_name(v);
-            if (o.format < 0) {
-                free(inputs);
-                return tdm_cli_fail("build", "unknown format '%s'", v);
-            }
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--stemmer"))) {
-            o.stemmer = v;
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--stopwords"))) {
-            o.stopwords = v;
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--codec"))) {
-            o.codec = v;
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--memory"))) {
-            o.memory_mb = (size_t)strtoull(v, NULL, 10);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--k1"))) {
-            o.k1 = atof(v);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--b"))) {
-            o.b = atof(v);
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--tmp"))) {
-            o.tmp_dir = v;
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+        }
+        int r = parse_opt(argc, argv, &i, &o, &out, &quiet);
+        if (r < 0) {
+            free(inputs);
+            return 1;
+        }
+        if (r == 0)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
             free(inputs);
             usage(stderr);
             return tdm_cli_fail("build", "unknown or incomplete option '%s'", argv[i]);
-        } else {
-            inputs[n++] = argv[i];
         }
+        inputs[n++] = argv[i];
     }
     if (!out || n == 0) {
         free(inputs);
         usage(stderr);
         return tdm_cli_fail("build", "need -o INDEX and at least one INPUT");
+    }
+    inputs[n] = o.stopwords;
+    if (tdm_cli_output("build", "-o", out, 0, inputs, n + 1, NULL)) {
+        free(inputs);
+        return 1;
     }
     if (!quiet)
         o.progress = progress_bar;

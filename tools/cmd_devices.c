@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "runtime/icdhint.h"
 #include "runtime/runtime.h"
 
 static void print_table(const tdm_device_info *d, size_t n)
@@ -100,8 +101,11 @@ int tdm_cmd_devices(int argc, char **argv)
         fill_multiples(d, n);
     if (json)
         print_json(d, n);
-    else if (n == 0)
-        printf("no OpenCL device found (is an ICD such as pocl-opencl-icd installed?)\n");
+    else if (n == 0) {
+        char hint[1024];
+        tdm_no_device_hint(hint, sizeof hint);
+        printf("no OpenCL device found: %s\n", hint);
+    }
     else
         print_table(d, n);
     tdm_free(d);
@@ -116,6 +120,9 @@ int tdm_cmd_selfcheck(int argc, char **argv)
         return 0;
     }
     tdm_engine *e = NULL;
+    if (argc > 1)
+        return tdm_cli_fail("selfcheck", "unexpected argument '%s' (it takes none; "
+                                         "TANDEM_DEVICES selects the devices)", argv[1]);
     int rc = tdm_engine_open(NULL, &e);
     if (rc != TDM_OK)
         return tdm_cli_fail("selfcheck", "%s: %s", tdm_strerror(rc), tdm_engine_errmsg(NULL));

@@ -1,4 +1,5 @@
 /* `tandem stats` and `tandem lookup`: what an index holds. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +8,11 @@
 #include "common/error.h"
 #include "index/format.h"
 #include "index/reader.h"
+#include "index/tokenize.h"
 #include "tandem.h"
+
+#define TDM_STR_(x) #x
+#define TDM_STR(x) TDM_STR_(x)
 
 static const char *const section_names[TDM_SEC_COUNT] = {
     "lexicon", "terms", "doclens", "docname_offs", "docnames", "stopwords", "postings"};
@@ -112,9 +117,33 @@ int tdm_cmd_stats(int argc, char **argv)
     return 0;
 }
 
+/* Why the tokenizer made no term of `word`: its words are runs of letters
+ * and digits (any byte of a UTF-8 sequence counts as one), and it skips runs
+ * longer than TDM_TERM_MAX_BYTES and the index's stopwords. */
+static const char *why_no_term(const char *word)
+{
+    size_t run = 0, shortest = 0;
+    for (const unsigned char *p = (const unsigned char *)word;; p++) {
+        if (*p && (isalnum(*p) || *p >= 0x80)) {
+            run++;
+            continue;
+        }
+        if (run && (!shortest || run < shortest))
+            shortest = run;
+        run = 0;
+        if (!*p)
+            break;
+    }
+    if (!shortest)
+        return "no letters or digits";
+    if (shortest > TDM_TERM_MAX_BYTES)
+        return "a word over " TDM_STR(TDM_TERM_MAX_BYTES) " bytes, which the tokenizer skips";
+    return "a stopword of the index";
+}
+
 int tdm_cmd_lookup(int argc, char **argv)
 {
-    const char *path = NULL, *word = NULL;
+    const char *path = NULL, *word = NULL, *v;
     long limit = 10;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -122,8 +151,13 @@ int tdm_cmd_lookup(int argc, char **argv)
                    "  TERM goes through the tokenizer, stopwords and stemmer of the index;\n"
                    "  prints df, cf and the first N postings (default 10, 0 for all)\n");
             return 0;
-        } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-            limit = strtol(argv[++i], NULL, 10);
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--limit"))) {
+            uint64_t u;
+            if (tdm_cli_uint("lookup", "--limit", v, 0, UINT32_MAX, &u))
+                return 1;
+            limit = (long)u;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return tdm_cli_fail("lookup", "unknown or incomplete option '%s'", argv[i]);
         } else if (!path) {
             path = argv[i];
         } else if (!word) {
@@ -140,7 +174,7 @@ int tdm_cmd_lookup(int argc, char **argv)
     char term[256];
     int rc = tdm_index_normalize(ix, word, term, sizeof term);
     if (rc == TDM_ERR_NOT_FOUND) {
-        printf("'%s' yields no term (a stopword, or no letters or digits)\n", word);
+        printf("'%s' yields no term (%s)\n", word, why_no_term(word));
         tdm_index_close(ix);
         return 1;
     }

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
 #include "invert.h"
 #include "parse.h"
 #include "runs.h"
@@ -212,6 +213,12 @@ int tdm_build_index(const char *const *inputs, size_t ninputs, const char *out_p
         if (strcmp(inputs[i], "-") != 0 && stat(inputs[i], &st) == 0)
             b.prog.bytes_total += (uint64_t)st.st_size;
     }
+    /* Before anything is opened: the output must be replaceable and no input. */
+    int guard = tdm_output_check(out_path, inputs, ninputs, err);
+    if (guard == TDM_OK)
+        guard = tdm_output_check(out_path, &b.o->stopwords, 1, err);
+    if (guard != TDM_OK)
+        return guard;
     int rc = setup(&b, out_path);
     uint64_t bytes = 0;
     for (size_t i = 0; rc == TDM_OK && i < ninputs; i++)

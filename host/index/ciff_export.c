@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ciff.pb-c.h"
+#include "common/fsutil.h"
 #include "tandem.h"
 
 typedef struct out {
@@ -169,6 +170,10 @@ static int write_all(out *o, const tdm_ireader *r, const char *description, tdm_
 int tdm_ciff_export(const tdm_ireader *r, const char *path, const char *description,
                     tdm_err *err)
 {
+    const char *src = tdm_ireader_path(r);
+    int guard = tdm_output_check(path, &src, 1, err); /* not the index read, no device */
+    if (guard != TDM_OK)
+        return guard;
     size_t n = strlen(path) + 32;
     char *tmp = malloc(n);
     if (!tmp)
@@ -177,9 +182,9 @@ int tdm_ciff_export(const tdm_ireader *r, const char *path, const char *descript
     out o = {.path = path};
     o.f = fopen(tmp, "wb");
     int rc = o.f ? write_all(&o, r, description, err)
-                 : tdm_err_set(err, TDM_ERR_IO, "%s: %s", tmp, strerror(errno));
+                 : tdm_err_set(err, TDM_ERR_IO, "%s: %s", path, strerror(errno));
     if (o.f && fclose(o.f) != 0 && rc == TDM_OK)
-        rc = tdm_err_set(err, TDM_ERR_IO, "%s: close: %s", tmp, strerror(errno));
+        rc = tdm_err_set(err, TDM_ERR_IO, "%s: close: %s", path, strerror(errno));
     if (rc == TDM_OK && rename(tmp, path) != 0)
         rc = tdm_err_set(err, TDM_ERR_IO, "%s: rename: %s", path, strerror(errno));
     if (rc != TDM_OK)

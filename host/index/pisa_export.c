@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
 #include "tandem.h"
 
 enum { F_DOCS, F_FREQS, F_SIZES, F_TERMS, F_NAMES, F_COUNT };
@@ -30,7 +31,7 @@ static int put32(outf *o, uint32_t v, tdm_err *err)
 {
     uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
     if (fwrite(b, 1, 4, o->f) != 4)
-        return tdm_err_set(err, TDM_ERR_IO, "%s: write: %s", o->tmp, strerror(errno));
+        return tdm_err_set(err, TDM_ERR_IO, "%s: write: %s", o->path, strerror(errno));
     return TDM_OK;
 }
 
@@ -50,11 +51,11 @@ static int put_line(outf *o, const char *s, size_t len, const char *what, uint64
                            "%s: %s %llu holds a newline, which %s cannot carry", o->path, what,
                            (unsigned long long)i, o->path);
     if (fwrite(s, 1, len, o->f) != len || fputc('\n', o->f) == EOF)
-        return tdm_err_set(err, TDM_ERR_IO, "%s: write: %s", o->tmp, strerror(errno));
+        return tdm_err_set(err, TDM_ERR_IO, "%s: write: %s", o->path, strerror(errno));
     return TDM_OK;
 }
 
-static int open_all(exporter *x, const char *base, tdm_err *err)
+static int open_all(exporter *x, const char *base, const char *src, tdm_err *err)
 {
     for (int k = 0; k < F_COUNT; k++) {
         outf *o = &x->o[k];
@@ -65,9 +66,12 @@ static int open_all(exporter *x, const char *base, tdm_err *err)
             return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
         snprintf(o->path, n, "%s%s", base, exts[k]);
         snprintf(o->tmp, n, "%s%s.tmp.%ld", base, exts[k], (long)getpid());
+        int guard = tdm_output_check(o->path, &src, 1, err); /* not the index read */
+        if (guard != TDM_OK)
+            return guard;
         o->f = fopen(o->tmp, "wb");
         if (!o->f)
-            return tdm_err_set(err, TDM_ERR_IO, "%s: %s", o->tmp, strerror(errno));
+            return tdm_err_set(err, TDM_ERR_IO, "%s: %s", o->path, strerror(errno));
     }
     return TDM_OK;
 }
@@ -119,7 +123,7 @@ static int write_all(exporter *x, const tdm_ireader *r, const char *base, tdm_er
     if (in->ndocs > UINT32_MAX)
         return tdm_err_set(err, TDM_ERR_LIMIT, "%s: %llu documents exceed PISA's u32", base,
                            (unsigned long long)in->ndocs);
-    int rc = open_all(x, base, err);
+    int rc = open_all(x, base, tdm_ireader_path(r), err);
     if (rc == TDM_OK)
         rc = put_docs(x, r, (uint32_t)in->ndocs, err);
     for (uint64_t i = 0; rc == TDM_OK && i < in->nterms; i++)
@@ -133,7 +137,7 @@ int tdm_pisa_export(const tdm_ireader *r, const char *basename, tdm_err *err)
     int rc = write_all(&x, r, basename, err);
     for (int k = 0; k < F_COUNT; k++)
         if (x.o[k].f && fclose(x.o[k].f) != 0 && rc == TDM_OK)
-            rc = tdm_err_set(err, TDM_ERR_IO, "%s: close: %s", x.o[k].tmp, strerror(errno));
+            rc = tdm_err_set(err, TDM_ERR_IO, "%s: close: %s", x.o[k].path, strerror(errno));
     for (int k = 0; rc == TDM_OK && k < F_COUNT; k++)
         if (rename(x.o[k].tmp, x.o[k].path) != 0)
             rc = tdm_err_set(err, TDM_ERR_IO, "%s: rename: %s", x.o[k].path, strerror(errno));

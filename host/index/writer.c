@@ -13,6 +13,7 @@
 
 #include "bm25.h"
 #include "codec/codec.h"
+#include "common/fsutil.h"
 #include "format.h"
 #include "tandem.h"
 
@@ -73,7 +74,7 @@ static int buf_add(buf *b, const void *p, size_t n)
 static int fail_io(tdm_iwriter *w, tdm_err *err, const char *what)
 {
     w->failed = 1;
-    return tdm_err_set(err, TDM_ERR_IO, "%s: %s: %s", w->tmp, what, strerror(errno));
+    return tdm_err_set(err, TDM_ERR_IO, "%s: %s: %s", w->path, what, strerror(errno));
 }
 
 /* Writes n bytes, hashing them into h when not NULL. */
@@ -114,6 +115,9 @@ int tdm_iwriter_open(const char *path, const tdm_iwriter_options *opts, tdm_iwri
     tdm_iwriter_options o = {0};
     if (opts)
         o = *opts;
+    int guard = tdm_output_check(path, NULL, 0, err); /* a device or FIFO stays */
+    if (guard != TDM_OK)
+        return guard;
     const tdm_codec_ops *codec = tdm_codec_by_name(o.codec ? o.codec : TDM_CODEC_DEFAULT);
     if (!codec)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "unknown codec '%s'", o.codec);
@@ -148,7 +152,7 @@ int tdm_iwriter_open(const char *path, const tdm_iwriter_options *opts, tdm_iwri
     XXH64_reset(w->hash, 0);
     w->f = fopen(w->tmp, "wb");
     if (!w->f) {
-        int rc = tdm_err_set(err, TDM_ERR_IO, "%s: %s", w->tmp, strerror(errno));
+        int rc = tdm_err_set(err, TDM_ERR_IO, "%s: %s", w->path, strerror(errno));
         tdm_iwriter_free(w);
         return rc;
     }
@@ -427,8 +431,7 @@ int tdm_iwriter_finish(tdm_iwriter *w, tdm_err *err)
     if (fclose(f) != 0)
         return fail_io(w, err, "close");
     if (rename(w->tmp, w->path) != 0)
-        return tdm_err_set(err, TDM_ERR_IO, "rename %s -> %s: %s", w->tmp, w->path,
-                           strerror(errno));
+        return tdm_err_set(err, TDM_ERR_IO, "%s: rename: %s", w->path, strerror(errno));
     free(w->tmp);
     w->tmp = NULL;
     return TDM_OK;

@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "common/strutil.h"
+#include "icdhint.h"
 #include "runtime.h"
 
 static int is_index(const char *s)
@@ -50,8 +51,9 @@ static size_t match_item(const char *item, const tdm_found_device *devs, size_t 
 static void list_devices(const tdm_found_device *devs, size_t count, tdm_err *err)
 {
     if (count == 0) {
-        tdm_err_append(err, " (no OpenCL device is installed: is an ICD such as "
-                            "pocl-opencl-icd present in /etc/OpenCL/vendors?)");
+        char hint[1024];
+        tdm_no_device_hint(hint, sizeof hint);
+        tdm_err_append(err, " (%s)", hint);
         return;
     }
     tdm_err_append(err, "; devices:");
