@@ -344,6 +344,10 @@ typedef struct tdm_index_build_options {
     const char *tmp_dir;       /* run files; init: NULL = the output's directory */
     tdm_index_build_progress_fn progress; /* init: NULL = quiet */
     void *progress_user;
+    int allow_empty;           /* nonzero: inputs with no documents are no error
+                                  (an empty collection builds an empty index);
+                                  init: 0, an input without documents is
+                                  TDM_ERR_FORMAT naming it */
 } tdm_index_build_options;
 
 /* Sets o->struct_size and every option to the default shown above. */
