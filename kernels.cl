@@ -3,15 +3,24 @@
  *
  * OpenCL C 1.2 is the floor (NVIDIA compiles only 1.2): no sub-group
  * functions, no 64-bit atomics unless reported, every barrier reached by every
- * work-item of its group. The host compiles this file with
+ * work-item of its group. The host (host/runtime/program.c) compiles this
+ * file with
  *   -DTDM_WG_SIZE=<work-group size the kernels are launched with>
- *   -DTDM_LOCAL_MEM=<local memory bytes>  -DTDM_VENDOR_<NVIDIA|AMD|INTEL|POCL|OTHER>
- *   -DTDM_DEVICE_<CPU|GPU|ACCELERATOR|OTHER>
+ *   -DTDM_LOCAL_MEM=<local memory bytes>
+ *   -DTDM_NV_SHFL=1 on NVIDIA GPUs of compute capability 7+ (inline PTX
+ *    shuffles; a driver that rejects them gets a build without)
  * The build embeds this file with its includes (the cl folder) expanded, so
  * an installed library needs no file at run time.
  */
 #ifndef TDM_WG_SIZE
 #define TDM_WG_SIZE 256
+#endif
+
+/* Test hooks: a build that fails on purpose, to test the paths that follow
+   a failed build (tests/test_device_fail.c). TDM_TEST_BREAK_PTX fails only
+   builds with NVIDIA shuffles, as a driver rejecting the PTX would. */
+#if defined(TDM_TEST_BREAK_BUILD) || (defined(TDM_TEST_BREAK_PTX) && TDM_NV_SHFL)
+#error "build broken on purpose by a test (TDM_TEST_BREAK_*)"
 #endif
 
 /* ---- shared building blocks: work-group scans, delta decoding */

@@ -213,7 +213,7 @@ static void ccase_check_gather(tdm_codec_dev_list *dl, const ccase_list *l, tdm_
                                const char *at)
 {
     tdm_err err = {0};
-    if (!tdm_codec_gather_kernel(dl->codec) || l->n == 0)
+    if (!tdm_codec_gather_supported(dl->codec) || l->n == 0)
         return;
     size_t most = tdm_test_small() ? 100 : 1000, k = l->n < most ? l->n + 2 : most;
     uint32_t *idx = malloc(k * 4), *got = malloc(k * 4), last = (uint32_t)l->n - 1;
@@ -238,7 +238,7 @@ static void ccase_check_few_groups(tdm_codec_dev_list *dl, const ccase_list *l, 
 {
     tdm_err err = {0};
     cl_mem out = NULL;
-    if (l->n == 0 || !dl->kernel)
+    if (l->n == 0)
         return;
     if (tdm_buffer_create(dl->dev, CL_MEM_READ_WRITE, l->n * 4, NULL, &out, &err) != TDM_OK)
         fail_msg("%s: %s", at, tdm_err_msg(&err));
@@ -247,14 +247,12 @@ static void ccase_check_few_groups(tdm_codec_dev_list *dl, const ccase_list *l, 
     cl_uint junk = 0xABABABABu; /* not what an earlier decode left in recycled memory */
     int rc = clEnqueueFillBuffer(dl->dev->queue, out, &junk, 4, 0, l->n * 4, 0, NULL, NULL)
                  ? tdm_err_set(&err, TDM_ERR_OPENCL, "clEnqueueFillBuffer")
-                 : tdm_codec_dev_set_args(dl, dl->kernel, &job, &err);
-    if (rc == TDM_OK)
-        rc = tdm_codec_dev_enqueue(dl, dl->kernel, groups * dl->bpg, dl->bpg, NULL, &err);
+                 : tdm_codec_dev_launch(dl, &job, groups, 0, NULL, NULL, &err);
     if (rc == TDM_OK && clEnqueueReadBuffer(dl->dev->queue, out, CL_TRUE, 0, l->n * 4, got, 0,
                                             NULL, NULL) != CL_SUCCESS)
         rc = tdm_err_set(&err, TDM_ERR_OPENCL, "reading back");
     if (rc == TDM_OK)
-        rc = tdm_codec_dev_status(dl, &err);
+        rc = tdm_codec_dev_status(dl, 0, NULL, &err);
     if (rc != TDM_OK)
         fail_msg("%s: two work-groups: %s", at, tdm_err_msg(&err));
     for (size_t i = 0; i < l->n; i++)
@@ -344,17 +342,15 @@ static void ccase_use_build(tdm_device *d, size_t wg, const char *extra, cl_prog
                           &prog, &err) != TDM_OK)
         fail_msg("kernels for work-groups of %zu (%s): %s", wg, extra ? extra : "",
                  tdm_err_msg(&err));
-    *saved = d->program;
-    *saved_wg = d->wg_size;
-    d->program = prog;
-    d->wg_size = wg;
+    tdm_device_swap_program(d, prog, wg, saved, saved_wg);
 }
 
 static void ccase_restore(tdm_device *d, cl_program saved, size_t saved_wg)
 {
-    clReleaseProgram(d->program);
-    d->program = saved;
-    d->wg_size = saved_wg;
+    cl_program prog;
+    size_t wg;
+    tdm_device_swap_program(d, saved, saved_wg, &prog, &wg);
+    clReleaseProgram(prog);
 }
 
 void ccase_run_devices_with(int codec, uint64_t seed, const char *const *extra)
@@ -420,7 +416,7 @@ int ccase_device_survives(tdm_engine *e, const tdm_encoded *enc, const char *wha
             fail_msg("%s: device %d: %s", what, d, tdm_err_msg(&err));
         noticed += rc == TDM_ERR_CORRUPT;
         /* Random access reads the same payload: it too stays in bounds. */
-        for (uint32_t i = 0; dl.kernel && tdm_codec_gather_kernel(enc->codec) && i < enc->n;
+        for (uint32_t i = 0; dl.dev && tdm_codec_gather_supported(enc->codec) && i < enc->n;
              i += 1 + enc->n / 64) {
             uint32_t v;
             int g = tdm_codec_gather(&dl, &i, 1, &v, &err);

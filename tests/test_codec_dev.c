@@ -75,7 +75,7 @@ static void device_selection_and_bad_jobs(void **state)
         uint32_t fill = 0xdeadbeef, got[400];
         clEnqueueFillBuffer(dev->queue, out, &fill, 4, 0, sizeof got, 0, NULL, NULL);
         cl_event ev;
-        ccase_ok(tdm_codec_dev_decode_sel(&l, sel, 3, out, 400, &ev, &err), &err, "sel");
+        ccase_ok(tdm_codec_dev_decode_sel(&l, sel, 3, out, 400, 0, NULL, &ev, &err), &err, "sel");
         assert_non_null(ev);
         clReleaseEvent(ev);
         clEnqueueReadBuffer(dev->queue, out, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
@@ -83,16 +83,16 @@ static void device_selection_and_bad_jobs(void **state)
         assert_memory_equal(got + 60, v + 128, 128 * 4);
         assert_memory_equal(got + 300, v + 640, 60 * 4);
         assert_int_equal(got[188], 0xdeadbeef);
-        assert_int_equal(tdm_codec_dev_status(&l, &err), TDM_OK);
+        assert_int_equal(tdm_codec_dev_status(&l, 0, NULL, &err), TDM_OK);
         /* a block id out of range, then an output past the end */
         uint32_t bad[] = {9, 0, 1, 350};
         clEnqueueWriteBuffer(dev->queue, sel, CL_TRUE, 0, sizeof bad, bad, 0, NULL, NULL);
-        ccase_ok(tdm_codec_dev_decode_sel(&l, sel, 2, out, 400, NULL, &err), &err, "sel");
-        assert_int_equal(tdm_codec_dev_status(&l, &err), TDM_ERR_INVALID_ARG);
+        ccase_ok(tdm_codec_dev_decode_sel(&l, sel, 2, out, 400, 0, NULL, NULL, &err), &err, "sel");
+        assert_int_equal(tdm_codec_dev_status(&l, 0, NULL, &err), TDM_ERR_INVALID_ARG);
         /* an output buffer smaller than it is said to be is refused */
-        assert_int_equal(tdm_codec_dev_decode_sel(&l, sel, 2, out, 401, NULL, &err),
+        assert_int_equal(tdm_codec_dev_decode_sel(&l, sel, 2, out, 401, 0, NULL, NULL, &err),
                          TDM_ERR_INVALID_ARG);
-        assert_int_equal(tdm_codec_dev_decode_sel(&l, sel, 4, out, 400, NULL, &err),
+        assert_int_equal(tdm_codec_dev_decode_sel(&l, sel, 4, out, 400, 0, NULL, NULL, &err),
                          TDM_ERR_INVALID_ARG); /* 4 jobs, 3 pairs */
         assert_int_equal(tdm_codec_dev_decode(&l, NULL, 0, sel, NULL, NULL, NULL, &err),
                          TDM_ERR_INVALID_ARG);

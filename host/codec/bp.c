@@ -168,15 +168,15 @@ static int bp_dev_check(const tdm_encoded *enc, tdm_err *err)
 
 static const tdm_codec_dev_ops bp128_dev = {
     .kernel = "tdm_bp128_decode",
+    .get_kernel = "tdm_bp128_get",
     .blocks_per_group = tdm_codec_dev_bpg_wide,
-    .grid_stride = 1,
     .check = bp_dev_check,
 };
 
 static const tdm_codec_dev_ops bp256_dev = {
     .kernel = "tdm_bp256_decode",
+    .get_kernel = "tdm_bp256_get",
     .blocks_per_group = tdm_codec_dev_bpg_wide,
-    .grid_stride = 1,
     .check = bp_dev_check,
 };
 

@@ -1,10 +1,12 @@
-/* The shared device decode driver: upload once, decode whole lists or chosen
- * blocks with the codec's kernel, time it, report errors with the device named. */
+/* The shared device decode driver: upload once through the transfer queue,
+ * decode whole lists or chosen blocks with the codec's kernel, time it,
+ * report errors with the device named. */
 #include "codec_dev.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/settings.h"
 #include "tandem.h"
 
 /* Status bits the kernels set (cl/codec_dev.cl). */
@@ -19,11 +21,10 @@ static int cl_fail(tdm_codec_dev_list *l, tdm_err *err, cl_int rc, const char *w
     return st;
 }
 
-static int make_buffer(tdm_codec_dev_list *l, size_t bytes, const void *host, cl_mem *out,
+static int make_buffer(tdm_codec_dev_list *l, cl_mem_flags fl, size_t bytes, cl_mem *out,
                        tdm_err *err)
 {
-    cl_mem_flags fl = host ? CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR : CL_MEM_READ_WRITE;
-    int st = tdm_buffer_create(l->dev, fl, bytes, (void *)host, out, err);
+    int st = tdm_buffer_create(l->dev, fl, bytes, NULL, out, err);
     if (st != TDM_OK)
         tdm_err_append(err, " (uploading a %s list of %u values)", l->ops->name, l->n);
     else
@@ -44,55 +45,105 @@ static int check_fits(tdm_device *d, const tdm_encoded *enc, tdm_err *err)
     return TDM_OK;
 }
 
-int tdm_codec_dev_upload(tdm_device *d, const tdm_encoded *enc, tdm_codec_dev_list *out,
-                         tdm_err *err)
+static int check_upload(tdm_device *d, const tdm_encoded *enc, const tdm_codec_ops **ops,
+                        tdm_err *err)
 {
-    memset(out, 0, sizeof *out);
-    const tdm_codec_ops *ops = enc ? tdm_codec_by_id(enc->codec) : NULL;
     if (!d || !enc)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "codec upload: no device or list");
     int st = tdm_encoded_validate(enc, err);
     if (st != TDM_OK)
         return st;
-    if (!ops->dev)
+    *ops = tdm_codec_by_id(enc->codec);
+    if (!(*ops)->dev)
         return tdm_err_set(err, TDM_ERR_UNSUPPORTED, "codec %s has no device decoder",
-                           ops->name);
-    if (ops->dev->check && (st = ops->dev->check(enc, err)) != TDM_OK)
+                           (*ops)->name);
+    if ((*ops)->dev->check && (st = (*ops)->dev->check(enc, err)) != TDM_OK)
         return st;
-    if ((st = check_fits(d, enc, err)) != TDM_OK)
+    return check_fits(d, enc, err);
+}
+
+/* Enqueues the copies of enc's arrays and a zeroed status word on the
+ * transfer queue (in order: the last copy's event covers them all). */
+static int copy_arrays(tdm_codec_dev_list *l, const tdm_encoded *enc, tdm_err *err)
+{
+    static const uint32_t zero = 0;
+    tdm_device *d = l->dev;
+    struct {
+        cl_mem m;
+        size_t bytes;
+        const void *src;
+    } part[] = {
+        {l->words, enc->nwords * 4, enc->words},
+        {l->offsets, ((size_t)enc->nblocks + 1) * 4, enc->offsets},
+        {l->bases, (size_t)enc->nblocks * 4, enc->bases},
+        {l->params, sizeof enc->params, enc->params},
+        {l->status, 4, &zero},
+    };
+    int st = TDM_OK;
+    for (size_t i = 0; st == TDM_OK && i < sizeof part / sizeof *part; i++) {
+        if (part[i].bytes == 0)
+            continue;
+        cl_event ev;
+        st = tdm_upload(d, part[i].m, 0, part[i].bytes, part[i].src, 0, NULL, &ev, err);
+        if (st == TDM_OK) {
+            if (l->ready)
+                clReleaseEvent(l->ready);
+            l->ready = ev;
+        }
+    }
+    return st;
+}
+
+int tdm_codec_dev_upload_async(tdm_device *d, const tdm_encoded *enc, tdm_codec_dev_list *out,
+                               cl_event *ev, tdm_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (ev)
+        *ev = NULL;
+    const tdm_codec_ops *ops = NULL;
+    int st = check_upload(d, enc, &ops, err);
+    if (st != TDM_OK)
         return st;
     *out = (tdm_codec_dev_list){.dev = d, .ops = ops, .codec = enc->codec,
                                 .delta = enc->delta, .n = enc->n,
                                 .block_size = enc->block_size, .nblocks = enc->nblocks,
                                 .nwords = enc->nwords};
-    uint32_t zero = 0;
-    st = make_buffer(out, enc->nwords * 4, enc->nwords ? enc->words : &zero, &out->words, err);
+    const cl_mem_flags ro = CL_MEM_READ_ONLY, rw = CL_MEM_READ_WRITE;
+    st = make_buffer(out, ro, enc->nwords * 4, &out->words, err);
     if (st == TDM_OK)
-        st = make_buffer(out, ((size_t)enc->nblocks + 1) * 4, enc->offsets, &out->offsets, err);
+        st = make_buffer(out, ro, ((size_t)enc->nblocks + 1) * 4, &out->offsets, err);
     if (st == TDM_OK)
-        st = make_buffer(out, (size_t)enc->nblocks * 4, enc->nblocks ? enc->bases : &zero,
-                         &out->bases, err);
+        st = make_buffer(out, ro, (size_t)enc->nblocks * 4, &out->bases, err);
     if (st == TDM_OK)
-        st = make_buffer(out, sizeof enc->params, enc->params, &out->params, err);
+        st = make_buffer(out, ro, sizeof enc->params, &out->params, err);
     if (st == TDM_OK)
-        st = tdm_buffer_create(d, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4, &zero,
-                               &out->status, err);
-    if (st == TDM_OK && ops->dev->kernel)
-        st = tdm_kernel_create(d, ops->dev->kernel, &out->kernel, err);
+        st = make_buffer(out, rw, 4, &out->status, err);
+    if (st == TDM_OK)
+        st = copy_arrays(out, enc, err);
     if (st == TDM_OK) {
-        out->bpg = ops->dev->blocks_per_group
-                       ? ops->dev->blocks_per_group(d->wg_size, enc->block_size)
-                       : 1;
-        if (out->bpg == 0)
-            out->bpg = 1;
-        /* Copies from host memory finish before the call returns: the caller
-         * may free `enc` right away. */
-        cl_int rc = clFinish(d->queue);
-        if (rc != CL_SUCCESS)
-            st = cl_fail(out, err, rc, "uploading a list");
+        uint32_t bpg = ops->dev->blocks_per_group(d->wg_size, enc->block_size);
+        out->bpg = bpg ? bpg : 1;
+        if (ev && out->ready) {
+            clRetainEvent(out->ready);
+            *ev = out->ready;
+        }
     }
     if (st != TDM_OK)
         tdm_codec_dev_free(out);
+    return st;
+}
+
+int tdm_codec_dev_upload(tdm_device *d, const tdm_encoded *enc, tdm_codec_dev_list *out,
+                         tdm_err *err)
+{
+    int st = tdm_codec_dev_upload_async(d, enc, out, NULL, err);
+    if (st == TDM_OK && out->ready) {
+        cl_int rc = clWaitForEvents(1, &out->ready);
+        if (rc != CL_SUCCESS) {
+            st = cl_fail(out, err, rc, "uploading a list");
+            tdm_codec_dev_free(out);
+        }
+    }
     return st;
 }
 
@@ -100,91 +151,58 @@ void tdm_codec_dev_free(tdm_codec_dev_list *l)
 {
     if (!l)
         return;
+    if (l->ready) {
+        clWaitForEvents(1, &l->ready); /* the copies read host memory until then */
+        clReleaseEvent(l->ready);
+    }
     cl_mem *bufs[] = {&l->words, &l->offsets, &l->bases, &l->params, &l->status};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (*bufs[i])
             clReleaseMemObject(*bufs[i]);
-    if (l->kernel)
-        clReleaseKernel(l->kernel);
     memset(l, 0, sizeof *l);
 }
 
-int tdm_codec_dev_set_args(tdm_codec_dev_list *l, cl_kernel k, const tdm_codec_dev_job *job,
-                           tdm_err *err)
+/* The caller's wait list plus the list's upload, in `all` (nwait + 1). */
+static cl_uint wait_list(tdm_codec_dev_list *l, cl_uint nwait, const cl_event *wait,
+                         cl_event *all)
+{
+    for (cl_uint i = 0; i < nwait; i++)
+        all[i] = wait[i];
+    if (l->ready)
+        all[nwait++] = l->ready;
+    return nwait;
+}
+
+int tdm_codec_dev_launch(tdm_codec_dev_list *l, const tdm_codec_dev_job *job, size_t groups,
+                         cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
 {
     cl_uint delta = (cl_uint)l->delta, use_sel = job->sel != NULL;
-    /* An unused selection still needs a valid buffer argument. */
-    cl_mem sel = job->sel ? job->sel : l->params;
-    struct {
-        size_t size;
-        const void *p;
-    } args[] = {
-        {sizeof(cl_mem), &l->words},   {sizeof(cl_mem), &l->offsets},
-        {sizeof(cl_mem), &l->bases},   {sizeof(cl_mem), &l->params},
-        {sizeof(cl_uint), &l->nblocks}, {sizeof(cl_uint), &l->n},
-        {sizeof(cl_uint), &delta},      {sizeof(cl_mem), &sel},
-        {sizeof(cl_uint), &job->njobs}, {sizeof(cl_uint), &use_sel},
-        {sizeof(cl_mem), &job->out},    {sizeof(cl_uint), &job->out_cap},
-        {sizeof(cl_mem), &l->status},
+    cl_mem sel = job->sel ? job->sel : l->params; /* an unused selection: any valid buffer */
+    tdm_karg args[] = {
+        TDM_KARG_MEM(&l->words),   TDM_KARG_MEM(&l->offsets),  TDM_KARG_MEM(&l->bases),
+        TDM_KARG_MEM(&l->params),  TDM_KARG_U32(&l->nblocks),  TDM_KARG_U32(&l->n),
+        TDM_KARG_U32(&delta),      TDM_KARG_MEM(&sel),         TDM_KARG_U32(&job->njobs),
+        TDM_KARG_U32(&use_sel),    TDM_KARG_MEM(&job->out),    TDM_KARG_U32(&job->out_cap),
+        TDM_KARG_MEM(&l->status),
     };
-    for (cl_uint i = 0; i < sizeof args / sizeof *args; i++) {
-        cl_int rc = clSetKernelArg(k, i, args[i].size, args[i].p);
-        if (rc != CL_SUCCESS)
-            return cl_fail(l, err, rc, "clSetKernelArg");
+    if (groups == 0) {
+        groups = ((size_t)job->njobs + l->bpg - 1) / l->bpg;
+        size_t cap = (size_t)(l->dev->info.compute_units ? l->dev->info.compute_units : 1) *
+                     tdm_codec_dev_groups_per_cu(l->dev);
+        if (cap && groups > cap)
+            groups = cap; /* enough to fill the device; each group loops */
     }
-    return TDM_OK;
-}
-
-int tdm_codec_dev_enqueue(tdm_codec_dev_list *l, cl_kernel k, uint32_t njobs, uint32_t bpg,
-                          cl_event *ev, tdm_err *err)
-{
+    cl_event *all = malloc(((size_t)nwait + 1) * sizeof *all);
+    if (!all)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "codec decode: a wait list of %u", nwait);
+    cl_uint n = wait_list(l, nwait, wait, all);
     size_t local = l->dev->wg_size;
-    size_t groups = ((size_t)njobs + bpg - 1) / bpg;
-    size_t cap = (size_t)(l->dev->info.compute_units ? l->dev->info.compute_units : 1) *
-                 tdm_codec_dev_groups_per_cu();
-    if (l->ops->dev->grid_stride && cap && groups > cap)
-        groups = cap; /* enough to fill the device; each group loops */
-    size_t global = groups * local;
-    cl_int rc = clEnqueueNDRangeKernel(l->dev->queue, k, 1, NULL, &global, &local, 0, NULL, ev);
-    if (rc != CL_SUCCESS)
-        return cl_fail(l, err, rc, l->ops->dev->kernel ? l->ops->dev->kernel : "codec kernel");
-    return TDM_OK;
-}
-
-/* Runs one job: the codec's own launcher, or the standard one. On success
- * *first and *last are the events bracketing the work (the same event for
- * one kernel); the caller releases both. */
-static int launch(tdm_codec_dev_list *l, const tdm_codec_dev_job *job, cl_event *first,
-                  cl_event *last, tdm_err *err)
-{
-    *first = *last = NULL;
-    if (l->ops->dev->launch) {
-        int st = l->ops->dev->launch(l, job, first, last, err);
-        if (st == TDM_OK && !*first && *last) {
-            *first = *last;
-            clRetainEvent(*first);
-        }
-        return st;
-    }
-    int st = tdm_codec_dev_set_args(l, l->kernel, job, err);
-    if (st == TDM_OK)
-        st = tdm_codec_dev_enqueue(l, l->kernel, job->njobs, l->bpg, last, err);
-    if (st == TDM_OK) {
-        *first = *last;
-        clRetainEvent(*first);
-    }
+    int st = tdm_kernel_launch(l->dev, l->ops->dev->kernel, args, sizeof args / sizeof *args,
+                               groups * local, local, n, all, ev, err);
+    free(all);
+    if (st != TDM_OK)
+        tdm_err_append(err, " (codec %s)", l->ops->name);
     return st;
-}
-
-/* Device seconds from the start of `first` to the end of `last`. */
-static double span_seconds(cl_event first, cl_event last)
-{
-    if (first == last)
-        return tdm_event_seconds(last);
-    cl_ulong t0 = 0, t1 = 0;
-    clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-    clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-    return t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
 }
 
 /* Refuses a buffer smaller than `values` uint32s: the kernels trust njobs
@@ -204,11 +222,12 @@ static int check_buffer(tdm_codec_dev_list *l, cl_mem buf, size_t values, const 
 }
 
 int tdm_codec_dev_decode_sel(tdm_codec_dev_list *l, cl_mem sel, uint32_t njobs, cl_mem out,
-                             uint32_t out_cap, cl_event *ev, tdm_err *err)
+                             uint32_t out_cap, cl_uint nwait, const cl_event *wait,
+                             cl_event *ev, tdm_err *err)
 {
     if (ev)
         *ev = NULL;
-    if (!l || !l->dev || !sel || !out)
+    if (!l || !l->dev || !sel || !out || (nwait && !wait))
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "codec decode: missing argument");
     if (njobs == 0)
         return TDM_OK;
@@ -218,26 +237,26 @@ int tdm_codec_dev_decode_sel(tdm_codec_dev_list *l, cl_mem sel, uint32_t njobs, 
     if (st != TDM_OK)
         return st;
     tdm_codec_dev_job job = {.sel = sel, .njobs = njobs, .out = out, .out_cap = out_cap};
-    cl_event first, last;
-    st = launch(l, &job, &first, &last, err);
-    if (first)
-        clReleaseEvent(first);
-    if (ev)
-        *ev = last;
-    else if (last)
-        clReleaseEvent(last);
-    return st;
+    return tdm_codec_dev_launch(l, &job, 0, nwait, wait, ev, err);
 }
 
-int tdm_codec_dev_status(tdm_codec_dev_list *l, tdm_err *err)
+int tdm_codec_dev_status(tdm_codec_dev_list *l, cl_uint nwait, const cl_event *wait,
+                         tdm_err *err)
 {
     cl_uint flags = 0;
-    cl_int rc = clEnqueueReadBuffer(l->dev->queue, l->status, CL_TRUE, 0, 4, &flags, 0, NULL,
-                                    NULL);
-    if (rc != CL_SUCCESS)
-        return cl_fail(l, err, rc, "reading the decode status");
+    if (nwait) {
+        int st = tdm_download(l->dev, l->status, 0, 4, &flags, nwait, wait, NULL, err);
+        if (st != TDM_OK)
+            return st;
+    } else {
+        cl_int rc = clEnqueueReadBuffer(l->dev->queue, l->status, CL_TRUE, 0, 4, &flags, 0,
+                                        NULL, NULL);
+        if (rc != CL_SUCCESS)
+            return cl_fail(l, err, rc, "reading the decode status");
+    }
     if (flags & ST_CORRUPT)
-        return tdm_err_set(err, TDM_ERR_CORRUPT, "%s list of %u values: corrupt payload (found by the kernel on %s)",
+        return tdm_err_set(err, TDM_ERR_CORRUPT,
+                           "%s list of %u values: corrupt payload (found by the kernel on %s)",
                            l->ops->name, l->n, l->dev->info.name);
     if (flags & ST_BADJOB)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG,
@@ -271,6 +290,41 @@ static int make_pairs(tdm_codec_dev_list *l, const uint32_t *blocks, size_t nblo
     return TDM_OK;
 }
 
+/* The selection buffer for host block ids, its copy enqueued (*ev). */
+static int upload_pairs(tdm_codec_dev_list *l, const uint32_t *pairs, size_t nblocks,
+                        cl_mem *sel, cl_event *ev, tdm_err *err)
+{
+    int st = tdm_buffer_create(l->dev, CL_MEM_READ_ONLY, nblocks * 8, NULL, sel, err);
+    if (st == TDM_OK)
+        st = tdm_upload(l->dev, *sel, 0, nblocks * 8, pairs, 0, NULL, ev, err);
+    return st;
+}
+
+/* Runs the decode and, when asked, copies the values back and reads the
+ * status (after the kernel only), then waits for the kernel. */
+static int run_decode(tdm_codec_dev_list *l, const tdm_codec_dev_job *job, cl_event sel_ev,
+                      uint32_t *host_out, size_t nv, double *kernel_s, tdm_err *err)
+{
+    cl_event kev = NULL;
+    int st = tdm_codec_dev_launch(l, job, 0, sel_ev ? 1 : 0, &sel_ev, &kev, err);
+    if (st == TDM_OK && host_out)
+        st = tdm_download(l->dev, job->out, 0, nv * 4, host_out, 1, &kev, NULL, err);
+    if (st == TDM_OK && host_out)
+        st = tdm_codec_dev_status(l, 1, &kev, err);
+    if (st == TDM_OK) {
+        cl_int rc = clWaitForEvents(1, &kev);
+        if (rc != CL_SUCCESS)
+            st = cl_fail(l, err, rc, "waiting for the decode kernel");
+        else if (kernel_s)
+            *kernel_s = tdm_event_seconds(kev);
+    } else if (kev) {
+        clWaitForEvents(1, &kev); /* the kernel may still read pairs the caller frees */
+    }
+    if (kev)
+        clReleaseEvent(kev);
+    return st;
+}
+
 int tdm_codec_dev_decode(tdm_codec_dev_list *l, const uint32_t *blocks, size_t nblocks,
                          cl_mem out, uint32_t *host_out, size_t *nvalues, double *kernel_s,
                          tdm_err *err)
@@ -289,10 +343,9 @@ int tdm_codec_dev_decode(tdm_codec_dev_list *l, const uint32_t *blocks, size_t n
     size_t nv = l->n;
     int st = blocks ? make_pairs(l, blocks, nblocks, &pairs, &nv, err) : TDM_OK;
     cl_mem sel = NULL, tmp = NULL;
-    cl_event first = NULL, last = NULL;
+    cl_event sel_ev = NULL;
     if (st == TDM_OK && blocks && nblocks)
-        st = tdm_buffer_create(l->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nblocks * 8,
-                               pairs, &sel, err);
+        st = upload_pairs(l, pairs, nblocks, &sel, &sel_ev, err);
     if (st == TDM_OK && out && nv)
         st = check_buffer(l, out, nv, "output", err);
     if (st == TDM_OK && !out && nv)
@@ -300,27 +353,14 @@ int tdm_codec_dev_decode(tdm_codec_dev_list *l, const uint32_t *blocks, size_t n
     if (st == TDM_OK && nv) {
         tdm_codec_dev_job job = {.sel = sel, .njobs = (uint32_t)nblocks,
                                  .out = out ? out : tmp, .out_cap = (uint32_t)nv};
-        st = launch(l, &job, &first, &last, err);
-    }
-    if (st == TDM_OK && host_out && nv) {
-        cl_int rc = clEnqueueReadBuffer(l->dev->queue, out ? out : tmp, CL_TRUE, 0, nv * 4,
-                                        host_out, 0, NULL, NULL);
-        st = rc == CL_SUCCESS ? tdm_codec_dev_status(l, err)
-                              : cl_fail(l, err, rc, "reading decoded values");
-    }
-    if (st == TDM_OK && last && kernel_s) {
-        cl_int rc = clWaitForEvents(1, &last);
-        if (rc != CL_SUCCESS)
-            st = cl_fail(l, err, rc, "waiting for the decode kernel");
-        else
-            *kernel_s = span_seconds(first, last);
+        st = run_decode(l, &job, sel_ev, host_out, nv, kernel_s, err);
     }
     if (st == TDM_OK && nvalues)
         *nvalues = nv;
-    if (first)
-        clReleaseEvent(first);
-    if (last)
-        clReleaseEvent(last);
+    if (sel_ev) {
+        clWaitForEvents(1, &sel_ev); /* the copy reads `pairs` until then */
+        clReleaseEvent(sel_ev);
+    }
     if (tmp)
         clReleaseMemObject(tmp);
     if (sel)
@@ -346,8 +386,8 @@ uint32_t tdm_codec_dev_bpg_wide(size_t wg_size, uint32_t block_size)
     return codec_dev_bpg(wg_size, block_size, 8); /* cl/codec_dev.cl: TDM_WIDE_VPT_MIN */
 }
 
-size_t tdm_codec_dev_groups_per_cu(void)
+size_t tdm_codec_dev_groups_per_cu(const tdm_device *d)
 {
-    const char *s = getenv("TANDEM_CODEC_GROUPS_PER_CU");
-    return s && *s ? (size_t)strtoul(s, NULL, 10) : 32;
+    return d && d->settings ? d->settings->codec_groups_per_cu
+                            : TDM_SETTINGS_GROUPS_PER_CU_DEFAULT;
 }

@@ -5,12 +5,12 @@
  * device. It is then decoded, whole or a chosen set of blocks, into a device
  * buffer (and optionally copied back), to docids (delta = 1: each block's
  * gaps summed inside the kernel from its stored base) or to plain values
- * (delta = 0). A codec contributes only its kernel and a tdm_codec_dev_ops
+ * (delta = 0). A codec contributes only its kernels and a tdm_codec_dev_ops
  * descriptor (hung on tdm_codec_ops.dev); this driver does buffers, the block
- * selection, launch geometry, timing and errors.
+ * selection, launch geometry, events, timing and errors.
  *
- * The kernel contract. Every codec kernel takes these arguments, in order
- * (cl/codec_dev.cl has helpers that read them):
+ * The decode kernel contract. Every codec's decode kernel takes these
+ * arguments, in order (cl/codec_dev.cl: TDM_CODEC_ARGS):
  *   0 __global const uint *words     payload
  *   1 __global const uint *offsets   [nblocks + 1] word offset of each block
  *   2 __global const uint *bases     [nblocks] value before each block
@@ -23,17 +23,26 @@
  *   9 uint use_sel                   0: job k is block k, written at k * block size
  *  10 __global uint *out             decoded values
  *  11 uint out_cap                   values `out` holds: writes beyond are dropped
- *  12 __global uint *status          atomic_or'ed non-zero on corrupt input
- * and is launched with get_local_size(0) = TDM_WG_SIZE = tdm_device.wg_size
- * and ceil(njobs / blocks_per_group) work-groups; work-group g decodes jobs
- * [g * bpg, (g + 1) * bpg). A codec that sets grid_stride loops instead
- * (cl/codec_dev.cl: TDM_CODEC_FOR_JOBS), and the driver caps its groups
- * (tdm_codec_dev_groups_per_cu). A job whose block id is out of range or whose
- * output does not fit sets status and writes nothing; a kernel never reads
- * outside its block's words.
+ *  12 __global uint *status          atomic_or'ed: 1 corrupt payload, 2 bad job
+ * It is launched with get_local_size(0) = TDM_WG_SIZE = tdm_device.wg_size
+ * and min(ceil(njobs / bpg), compute units x codec_groups_per_cu)
+ * work-groups, bpg = ops->blocks_per_group(wg_size, block size). Every kernel
+ * loops over the launch's jobs (cl/codec_dev.cl: TDM_CODEC_FOR_JOBS): a
+ * work-group takes bpg consecutive jobs a round and strides by all groups,
+ * so any number of groups decodes every job. A job whose block id is out of
+ * range or whose output does not fit sets status bit 2 and writes nothing; a
+ * kernel never reads outside its block's words.
  *
- * Threads: a tdm_codec_dev_list is used by one thread at a time (it shares
- * the device's in-order queue).
+ * The random-access (gather) kernel contract: gather.h.
+ *
+ * Events: an upload runs on the device's transfer queue; every decode waits
+ * for it (and for the caller's wait list) through events, never by draining
+ * a queue.
+ *
+ * Threads: after tdm_codec_dev_upload returns, a list is read-only: several
+ * threads may decode it at once (kernels come from the device's pool; the
+ * corruption flag is sticky and shared). tdm_codec_dev_free must not race
+ * with any other use of the list.
  */
 #ifndef TDM_CODEC_DEV_H
 #define TDM_CODEC_DEV_H
@@ -44,28 +53,19 @@
 #include "codec.h"
 #include "runtime/runtime.h"
 
-struct tdm_codec_dev_list;
-struct tdm_codec_dev_job;
-
 /* What a codec registers for its device decoder (tdm_codec_ops.dev). */
 typedef struct tdm_codec_dev_ops {
-    /* The kernel's name in kernels.cl; it follows the contract above. */
+    /* The decode kernel's name in kernels.cl; it follows the contract above. */
     const char *kernel;
-    /* Blocks one work-group of wg_size work-items decodes (>= 1). NULL: 1. */
+    /* The random-access kernel's name (gather.h has its contract), or NULL
+     * where the format has no random access on a device. */
+    const char *get_kernel;
+    /* Blocks one work-group of wg_size work-items decodes a round (>= 1). */
     uint32_t (*blocks_per_group)(size_t wg_size, uint32_t block_size);
     /* Optional structural check at upload, beyond tdm_encoded_validate, that
      * the kernel then relies on (e.g. every block's word count fits its
      * length). TDM_ERR_CORRUPT with a message when it fails. NULL: none. */
     int (*check)(const tdm_encoded *enc, tdm_err *err);
-    /* Optional launcher that replaces the standard one (several kernels, other
-     * geometry). It enqueues on l->dev->queue and returns in *ev the event of
-     * its last kernel (profiling spans first..last when first_ev is set).
-     * NULL: the standard launch of `kernel`. */
-    int (*launch)(struct tdm_codec_dev_list *l, const struct tdm_codec_dev_job *job,
-                  cl_event *first_ev, cl_event *ev, tdm_err *err);
-    /* 1: the kernel loops over its jobs (grid-stride), so any number of
-     * work-groups decodes them all and the driver launches fewer. */
-    int grid_stride;
 } tdm_codec_dev_ops;
 
 /* A list resident on one device. Fields are read-only for callers. */
@@ -77,12 +77,12 @@ typedef struct tdm_codec_dev_list {
     uint32_t n, block_size, nblocks;
     size_t nwords;
     cl_mem words, offsets, bases, params, status;
-    cl_kernel kernel;      /* the codec's kernel, created at upload */
+    cl_event ready;        /* the upload's last copy: decodes wait for it */
     uint32_t bpg;          /* blocks per work-group on this device */
     size_t device_bytes;   /* bytes the handle holds on the device */
 } tdm_codec_dev_list;
 
-/* One decode launch: what the standard launcher (and a custom one) gets. */
+/* One decode launch. */
 typedef struct tdm_codec_dev_job {
     cl_mem sel;        /* pairs (block id, output position); NULL: whole list */
     uint32_t njobs;    /* blocks to decode */
@@ -90,25 +90,34 @@ typedef struct tdm_codec_dev_job {
     uint32_t out_cap;  /* values it holds */
 } tdm_codec_dev_job;
 
-/* Uploads `enc` to device `d` (blocking). Checks the structure first
- * (tdm_encoded_validate and the codec's check): TDM_ERR_CORRUPT if bad,
- * TDM_ERR_UNSUPPORTED if the codec has no device decoder,
- * TDM_ERR_DEVICE_MEMORY (device named) if it does not fit. On failure *out is
- * left empty (safe to free). `enc` is not referenced afterwards. */
+/* Uploads `enc` to device `d` through its transfer queue, without waiting
+ * for the device. Checks the structure first (tdm_encoded_validate and the
+ * codec's check): TDM_ERR_CORRUPT if bad, TDM_ERR_UNSUPPORTED if the codec
+ * has no device decoder, TDM_ERR_DEVICE_MEMORY (device named) if it does not
+ * fit. `enc`'s arrays must stay valid and unchanged until out->ready
+ * completes (a mapped index's do); *ev (if not NULL) gets that event too,
+ * retained for the caller. On failure *out is left empty (safe to free). */
+int tdm_codec_dev_upload_async(tdm_device *d, const tdm_encoded *enc, tdm_codec_dev_list *out,
+                               cl_event *ev, tdm_err *err);
+
+/* The same, returning once the list's copies are done (it waits for them
+ * alone): `enc` is not referenced afterwards. */
 int tdm_codec_dev_upload(tdm_device *d, const tdm_encoded *enc, tdm_codec_dev_list *out,
                          tdm_err *err);
 
-/* Releases the device buffers and kernel. Accepts NULL and empty handles. */
+/* Releases the device buffers (after the upload's copies). Accepts NULL and
+ * empty handles. */
 void tdm_codec_dev_free(tdm_codec_dev_list *l);
 
 /* Decodes the whole list (blocks == NULL; nblocks ignored) or the listed
  * block ids (host array; any order, repeats allowed) concatenated in the
- * order given, as tdm_codec_decode_blocks does.
+ * order given, as tdm_codec_decode_blocks does. Blocking: returns when the
+ * values are in `out` (and host_out).
  *  out:      device buffer for the values (at least as many as decoded), or
  *            NULL to use a temporary one (then host_out should be set).
- *  host_out: if not NULL, the values are copied there (blocking) and the
- *            list's corruption flag is checked: TDM_ERR_CORRUPT if the kernel
- *            found the payload bad.
+ *  host_out: if not NULL, the values are copied there and the list's
+ *            corruption flag is checked: TDM_ERR_CORRUPT if the kernel found
+ *            the payload bad.
  *  kernel_s: if not NULL, the kernel's device time (event profiling).
  * *nvalues (if not NULL) gets the number of values decoded.
  * Block ids out of range: TDM_ERR_INVALID_ARG. */
@@ -121,15 +130,27 @@ int tdm_codec_dev_decode(tdm_codec_dev_list *l, const uint32_t *blocks, size_t n
  * values go to out[pos .. pos + its length), out holding out_cap values.
  * Jobs out of range are skipped and flag the list (tdm_codec_dev_status);
  * buffers smaller than njobs pairs or out_cap values: TDM_ERR_INVALID_ARG.
- * Non-blocking: enqueues and returns; *ev (if not NULL) gets the kernel's
- * event, which the caller releases. */
+ * Non-blocking: the kernel runs after the nwait events of `wait` and the
+ * list's upload; *ev (if not NULL) gets its event, which the caller
+ * releases (NULL when njobs is 0). */
 int tdm_codec_dev_decode_sel(tdm_codec_dev_list *l, cl_mem sel, uint32_t njobs, cl_mem out,
-                             uint32_t out_cap, cl_event *ev, tdm_err *err);
+                             uint32_t out_cap, cl_uint nwait, const cl_event *wait,
+                             cl_event *ev, tdm_err *err);
 
-/* Reads the list's sticky corruption flag (blocking): TDM_OK, or
- * TDM_ERR_CORRUPT if any kernel so far found the payload bad or was given an
- * out-of-range job. */
-int tdm_codec_dev_status(tdm_codec_dev_list *l, tdm_err *err);
+/* Enqueues one decode launch of `job` over `groups` work-groups (0: the
+ * contract's count; tests and benchmarks pass others to check the kernels'
+ * loop). No buffer checks: callers above check them. Non-blocking, as
+ * tdm_codec_dev_decode_sel. */
+int tdm_codec_dev_launch(tdm_codec_dev_list *l, const tdm_codec_dev_job *job, size_t groups,
+                         cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err);
+
+/* Reads the list's sticky corruption flag: TDM_OK, or TDM_ERR_CORRUPT if
+ * any kernel so far found the payload bad, TDM_ERR_INVALID_ARG if one was
+ * given an out-of-range job. Blocking. With nwait = 0 it waits for
+ * everything enqueued on the device's compute queue; else for the wait
+ * list only (the kernels whose verdict is wanted). */
+int tdm_codec_dev_status(tdm_codec_dev_list *l, cl_uint nwait, const cl_event *wait,
+                         tdm_err *err);
 
 /* ---- helpers for codecs */
 
@@ -140,17 +161,9 @@ uint32_t tdm_codec_dev_bpg_vpt(size_t wg_size, uint32_t block_size);
 /* The same for the wide geometry (TDM_WIDE_VPT: max(8, block / wg) values per
  * work-item) of every codec but RAW. */
 uint32_t tdm_codec_dev_bpg_wide(size_t wg_size, uint32_t block_size);
-/* Work-groups a compute unit gets at most for grid-stride codecs: 32, or
- * TANDEM_CODEC_GROUPS_PER_CU from the environment (a tuning knob; 0: no cap). */
-size_t tdm_codec_dev_groups_per_cu(void);
-
-
-/* Sets the 13 standard arguments of kernel k for `job` on list l. */
-int tdm_codec_dev_set_args(tdm_codec_dev_list *l, cl_kernel k, const tdm_codec_dev_job *job,
-                           tdm_err *err);
-/* Enqueues k over ceil(njobs / bpg) work-groups of l->dev->wg_size (capped
- * for grid-stride codecs: tdm_codec_dev_groups_per_cu). */
-int tdm_codec_dev_enqueue(tdm_codec_dev_list *l, cl_kernel k, uint32_t njobs, uint32_t bpg,
-                          cl_event *ev, tdm_err *err);
+/* Work-groups a compute unit gets at most: the engine's codec_groups_per_cu
+ * setting (option or TANDEM_CODEC_GROUPS_PER_CU; 32 by default, or with no
+ * settings). */
+size_t tdm_codec_dev_groups_per_cu(const tdm_device *d);
 
 #endif

@@ -5,55 +5,42 @@
 
 #include "tandem.h"
 
-const char *tdm_codec_gather_kernel(int codec)
+int tdm_codec_gather_supported(int codec)
 {
-    switch (codec) {
-    case TDM_CODEC_BP128: return "tdm_bp128_get";
-    case TDM_CODEC_BP256: return "tdm_bp256_get";
-    case TDM_CODEC_PEF: return "tdm_pef_get";
-    case TDM_CODEC_PFOR: return "tdm_pfor_get";
-    case TDM_CODEC_NEWPFD128: return "tdm_newpfd128_get";
-    case TDM_CODEC_NEWPFD64: return "tdm_newpfd64_get";
-    default: return NULL;
-    }
+    const tdm_codec_ops *ops = tdm_codec_by_id(codec);
+    return ops && ops->dev && ops->dev->get_kernel;
 }
 
 int tdm_codec_gather_enqueue(tdm_codec_dev_list *l, cl_mem idx, uint32_t count, cl_mem out,
-                             cl_event *ev, tdm_err *err)
+                             cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
 {
-    const char *name = tdm_codec_gather_kernel(l->codec);
+    if (ev)
+        *ev = NULL;
+    const char *name = l->ops->dev ? l->ops->dev->get_kernel : NULL;
     if (!name)
         return tdm_err_set(err, TDM_ERR_UNSUPPORTED,
                            "codec %s has no random access on a device", l->ops->name);
     if (count == 0)
         return TDM_OK;
-    cl_kernel k = NULL;
-    int st = tdm_kernel_create(l->dev, name, &k, err);
-    if (st != TDM_OK)
-        return st;
     cl_uint delta = (cl_uint)l->delta;
-    struct {
-        size_t size;
-        const void *p;
-    } args[] = {
-        {sizeof(cl_mem), &l->words},    {sizeof(cl_mem), &l->offsets},
-        {sizeof(cl_mem), &l->bases},    {sizeof(cl_mem), &l->params},
-        {sizeof(cl_uint), &l->nblocks}, {sizeof(cl_uint), &l->n},
-        {sizeof(cl_uint), &delta},      {sizeof(cl_mem), &idx},
-        {sizeof(cl_uint), &count},      {sizeof(cl_mem), &out},
-        {sizeof(cl_mem), &l->status},
+    tdm_karg args[] = {
+        TDM_KARG_MEM(&l->words),  TDM_KARG_MEM(&l->offsets), TDM_KARG_MEM(&l->bases),
+        TDM_KARG_MEM(&l->params), TDM_KARG_U32(&l->nblocks), TDM_KARG_U32(&l->n),
+        TDM_KARG_U32(&delta),     TDM_KARG_MEM(&idx),        TDM_KARG_U32(&count),
+        TDM_KARG_MEM(&out),       TDM_KARG_MEM(&l->status),
     };
-    cl_int rc = CL_SUCCESS;
-    for (cl_uint i = 0; rc == CL_SUCCESS && i < sizeof args / sizeof *args; i++)
-        rc = clSetKernelArg(k, i, args[i].size, args[i].p);
+    cl_event *all = malloc(((size_t)nwait + 1) * sizeof *all);
+    if (!all)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "gather: a wait list of %u", nwait);
+    cl_uint n = 0;
+    for (; n < nwait; n++)
+        all[n] = wait[n];
+    if (l->ready)
+        all[n++] = l->ready;
     size_t local = l->dev->wg_size, global = tdm_round_up(count, local);
-    if (rc == CL_SUCCESS)
-        rc = clEnqueueNDRangeKernel(l->dev->queue, k, 1, NULL, &global, &local, 0, NULL, ev);
-    if (rc != CL_SUCCESS) {
-        st = tdm_cl_fail(err, rc, name);
-        tdm_err_append(err, " on %s", l->dev->info.name);
-    }
-    clReleaseKernel(k); /* an enqueued kernel keeps what it needs */
+    int st = tdm_kernel_launch(l->dev, name, args, sizeof args / sizeof *args, global, local,
+                               n, all, ev, err);
+    free(all);
     return st;
 }
 
@@ -67,19 +54,27 @@ int tdm_codec_gather(tdm_codec_dev_list *l, const uint32_t *idx, size_t count, u
             return tdm_err_set(err, TDM_ERR_INVALID_ARG, "position %u past a list of %u values",
                                idx[q], l->n);
     if (count == 0) /* nothing to run, but the same answer for an unsupported codec */
-        return tdm_codec_gather_enqueue(l, NULL, 0, NULL, NULL, err);
+        return tdm_codec_gather_enqueue(l, NULL, 0, NULL, 0, NULL, NULL, err);
     cl_mem bi = NULL, bo = NULL;
-    int st = tdm_buffer_create(l->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, count * 4,
-                               (void *)idx, &bi, err);
+    cl_event up = NULL, kev = NULL;
+    int st = tdm_buffer_create(l->dev, CL_MEM_READ_ONLY, count * 4, NULL, &bi, err);
     if (st == TDM_OK)
         st = tdm_buffer_create(l->dev, CL_MEM_WRITE_ONLY, count * 4, NULL, &bo, err);
     if (st == TDM_OK)
-        st = tdm_codec_gather_enqueue(l, bi, (uint32_t)count, bo, NULL, err);
-    if (st == TDM_OK) {
-        cl_int rc = clEnqueueReadBuffer(l->dev->queue, bo, CL_TRUE, 0, count * 4, out, 0, NULL,
-                                        NULL);
-        st = rc == CL_SUCCESS ? tdm_codec_dev_status(l, err)
-                              : tdm_cl_fail(err, rc, "reading gathered values");
+        st = tdm_upload(l->dev, bi, 0, count * 4, idx, 0, NULL, &up, err);
+    if (st == TDM_OK)
+        st = tdm_codec_gather_enqueue(l, bi, (uint32_t)count, bo, 1, &up, &kev, err);
+    if (st == TDM_OK)
+        st = tdm_download(l->dev, bo, 0, count * 4, out, 1, &kev, NULL, err);
+    if (st == TDM_OK)
+        st = tdm_codec_dev_status(l, 1, &kev, err);
+    if (up) {
+        clWaitForEvents(1, &up); /* the copy reads idx until then */
+        clReleaseEvent(up);
+    }
+    if (kev) {
+        clWaitForEvents(1, &kev);
+        clReleaseEvent(kev);
     }
     if (bo)
         clReleaseMemObject(bo);

@@ -5,15 +5,16 @@
  * high part; a docid also sums the slots before it in its block), as Ding
  * et al. fetch the frequencies of candidate documents for scoring.
  *
- * The kernel contract (tdm_bp128_get, tdm_bp256_get, tdm_pef_get, tdm_pfor_get,
- * tdm_newpfd128_get):
+ * The kernel contract (each codec names its kernel in
+ * tdm_codec_dev_ops.get_kernel; cl/codec_dev.cl: TDM_GET_ARGS):
  *   words, offsets, bases, params, uint nblocks, uint n, uint delta,
  *   __global const uint *idx, uint count, __global uint *out,
  *   __global uint *status
+ * launched over count work-items rounded up to groups of TDM_WG_SIZE.
  * out[q] = value idx[q] for q < count; an index >= n gives 0 and flags the
  * list's status (bad job), a payload found corrupt flags it corrupt.
  *
- * Threads: as the list handle (one thread at a time).
+ * Threads: as the list handle (codec_dev.h): any number at once.
  */
 #ifndef TDM_CODEC_GATHER_H
 #define TDM_CODEC_GATHER_H
@@ -23,15 +24,15 @@
 
 #include "codec_dev.h"
 
-/* The gather kernel's name for a codec id, or NULL where there is none. */
-const char *tdm_codec_gather_kernel(int codec);
+/* Whether codec `codec` has random access on a device. */
+int tdm_codec_gather_supported(int codec);
 
 /* Enqueues the gather of `count` positions from device buffer idx into
- * device buffer out (count values each). Non-blocking; *ev (if not NULL)
- * gets the kernel's event, which the caller releases. TDM_ERR_UNSUPPORTED
- * for a codec without a gather kernel. */
+ * device buffer out (count values each) after the wait list and the list's
+ * upload. Non-blocking; *ev (if not NULL) gets the kernel's event, which the
+ * caller releases. TDM_ERR_UNSUPPORTED for a codec without a gather kernel. */
 int tdm_codec_gather_enqueue(tdm_codec_dev_list *l, cl_mem idx, uint32_t count, cl_mem out,
-                             cl_event *ev, tdm_err *err);
+                             cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err);
 
 /* Blocking convenience with host arrays: out[q] = value idx[q]. Positions
  * past the list: TDM_ERR_INVALID_ARG before anything runs; a corrupt

@@ -176,14 +176,14 @@ static int npfd_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
 
 static const tdm_codec_dev_ops npfd128_dev = {
     .kernel = "tdm_newpfd128_decode",
+    .get_kernel = "tdm_newpfd128_get",
     .blocks_per_group = tdm_codec_dev_bpg_wide,
-    .grid_stride = 1,
 };
 
 static const tdm_codec_dev_ops npfd64_dev = {
     .kernel = "tdm_newpfd64_decode",
+    .get_kernel = "tdm_newpfd64_get",
     .blocks_per_group = tdm_codec_dev_bpg_wide,
-    .grid_stride = 1,
 };
 
 const tdm_codec_ops tdm_codec_newpfd128_ops = {

@@ -213,8 +213,8 @@ static int pef_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err 
 
 static const tdm_codec_dev_ops pef_dev = {
     .kernel = "tdm_pef_decode",
+    .get_kernel = "tdm_pef_get",
     .blocks_per_group = tdm_codec_dev_bpg_wide,
-    .grid_stride = 1,
 };
 
 const tdm_codec_ops tdm_codec_pef_ops = {

@@ -221,8 +221,8 @@ static int pfor_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
 
 static const tdm_codec_dev_ops pfor_dev = {
     .kernel = "tdm_pfor_decode",
+    .get_kernel = "tdm_pfor_get",
     .blocks_per_group = tdm_codec_dev_bpg_wide, /* narrower where local memory is short */
-    .grid_stride = 1,
 };
 
 const tdm_codec_ops tdm_codec_pfor_ops = {

@@ -65,7 +65,6 @@ static int raw_dev_check(const tdm_encoded *enc, tdm_err *err)
 static const tdm_codec_dev_ops raw_dev = {
     .kernel = "tdm_raw_decode",
     .blocks_per_group = tdm_codec_dev_bpg_vpt,
-    .grid_stride = 1,
     .check = raw_dev_check,
 };
 

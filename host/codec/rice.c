@@ -121,7 +121,6 @@ static int rice_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
 static const tdm_codec_dev_ops rice_dev = {
     .kernel = "tdm_rice_decode",
     .blocks_per_group = tdm_codec_dev_bpg_wide,
-    .grid_stride = 1,
 };
 
 const tdm_codec_ops tdm_codec_rice_ops = {

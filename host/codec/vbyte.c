@@ -177,14 +177,12 @@ static int vb_dev_check(const tdm_encoded *enc, tdm_err *err)
 static const tdm_codec_dev_ops vb128_dev = {
     .kernel = "tdm_vbyte128_decode",
     .blocks_per_group = tdm_codec_dev_bpg_wide,
-    .grid_stride = 1,
     .check = vb_dev_check,
 };
 
 static const tdm_codec_dev_ops vb1024_dev = {
     .kernel = "tdm_vbyte1024_decode",
     .blocks_per_group = tdm_codec_dev_bpg_wide,
-    .grid_stride = 1,
     .check = vb_dev_check,
 };
 

@@ -33,31 +33,15 @@ typedef struct entry_header {
     uint64_t payload_hash;
 } entry_header;
 
-void tdm_cache_config(int mode, const char *dir, const tdm_device_info *info, tdm_cache_cfg *out)
+void tdm_cache_config(const tdm_settings *settings, const tdm_device_info *info,
+                      tdm_cache_cfg *out)
 {
     memset(out, 0, sizeof *out);
-    if (mode == TDM_CACHE_DEFAULT) {
-        const char *env = getenv("TANDEM_CACHE");
-        mode = TDM_CACHE_ON;
-        if (env && (!strcmp(env, "0") || !strcasecmp(env, "off") || !strcasecmp(env, "no")))
-            mode = TDM_CACHE_OFF;
-        else if (env && !strcasecmp(env, "always"))
-            mode = TDM_CACHE_ALWAYS;
-    }
-    if (mode == TDM_CACHE_OFF || (mode == TDM_CACHE_ON && tdm_is_pocl(info)))
-        return;
-    const char *env_dir = getenv("TANDEM_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
-               *home = getenv("HOME");
-    if (dir && *dir)
-        tdm_strlcpy(out->dir, dir, sizeof out->dir);
-    else if (env_dir && *env_dir)
-        tdm_strlcpy(out->dir, env_dir, sizeof out->dir);
-    else if (xdg && *xdg)
-        snprintf(out->dir, sizeof out->dir, "%s/tandem", xdg);
-    else if (home && *home)
-        snprintf(out->dir, sizeof out->dir, "%s/.cache/tandem", home);
-    else
-        return; /* nowhere to keep it */
+    int mode = settings->cache_mode;
+    if (mode == TDM_CACHE_OFF || (mode == TDM_CACHE_ON && tdm_is_pocl(info)) ||
+        !settings->cache_dir[0])
+        return; /* off, PoCL's own cache, or nowhere to keep it */
+    tdm_strlcpy(out->dir, settings->cache_dir, sizeof out->dir);
     out->enabled = 1;
 }
 
@@ -161,6 +145,16 @@ int tdm_program_get(const tdm_cache_cfg *cache, cl_context ctx, cl_device_id dev
                     const char *options, cl_program *out, int *from_cache, tdm_err *err)
 {
     *from_cache = 0;
+    char *broken = NULL;
+    if (tdm_test_build_broken(dev)) {
+        size_t n = strlen(options) + 32;
+        if ((broken = malloc(n)) != NULL) {
+            snprintf(broken, n, "%s -DTDM_TEST_BREAK_BUILD", options);
+            int st = tdm_program_build(ctx, dev, source, len, broken, out, err);
+            free(broken);
+            return st;
+        }
+    }
     if (!cache->enabled)
         return tdm_program_build(ctx, dev, source, len, options, out, err);
     XXH128_hash_t key = cache_key(info, source, len, options);

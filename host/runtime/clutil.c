@@ -40,18 +40,6 @@ int tdm_cl_fail(tdm_err *err, cl_int code, const char *what)
     return tdm_err_set(err, st, "%s: %s (%d)", what, tdm_cl_errname(code), (int)code);
 }
 
-int tdm_kernel_create(tdm_device *d, const char *name, cl_kernel *out, tdm_err *err)
-{
-    cl_int rc;
-    *out = clCreateKernel(d->program, name, &rc);
-    if (rc != CL_SUCCESS) {
-        tdm_cl_fail(err, rc, "clCreateKernel");
-        tdm_err_append(err, " for kernel '%s' on %s", name, d->info.name);
-        return err->code;
-    }
-    return TDM_OK;
-}
-
 int tdm_buffer_create(tdm_device *d, cl_mem_flags flags, size_t bytes, void *host,
                       cl_mem *out, tdm_err *err)
 {

@@ -17,18 +17,21 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "settings.h"
 #include "tandem.h"
 
 /* ---- discovery (discover.c) */
 
-/* One discovered device: its ids and its description. */
+/* One discovered device: its ids and its description (info.extensions
+ * points into the block tdm_discover returned). */
 typedef struct tdm_found_device {
     cl_platform_id platform;
     cl_device_id device;
     tdm_device_info info;
 } tdm_found_device;
 
-/* Every device of every platform, in order. *out is malloc'd (caller frees);
+/* Every device of every platform, in order. *out is one malloc'd block,
+ * extension strings included (caller frees it with one free());
  * *count may be 0. Errors go to `err`. */
 int tdm_discover(tdm_found_device **out, size_t *count, tdm_err *err);
 
@@ -50,22 +53,30 @@ int tdm_select_devices(const char *spec, const tdm_found_device *devs, size_t co
 
 /* ---- per-device state (engine.c) */
 
+struct tdm_kcache;
+struct tdm_probe;
+
+/* One opened device. Every field is set at engine open and read-only after,
+ * so any thread may read them; the kernel pool and the probes carry their
+ * own locks, and OpenCL queues accept commands from several threads. */
 typedef struct tdm_device {
     cl_platform_id platform;
     cl_device_id id;
     cl_context ctx;
-    cl_command_queue queue; /* in-order, profiling enabled */
+    cl_command_queue queue; /* compute: in-order, profiling enabled */
+    cl_command_queue xfer;  /* transfers: in-order, profiling, runs beside `queue` */
     cl_program program;     /* kernels.cl built for this device */
-    tdm_device_info info;
+    tdm_device_info info;   /* info.extensions: the device's own copy */
+    const tdm_settings *settings; /* the engine's, resolved at open */
     size_t wg_size;         /* work-group size the kernels were built for (TDM_WG_SIZE) */
     int nv_shuffle;         /* the kernels were built with NVIDIA warp shuffles */
     int from_cache;         /* program came from the binary cache */
+    struct tdm_kcache *kcache; /* kernels of `program`, reused (kcache.c) */
+    struct tdm_probe *probe;   /* measured characteristics (probe.c) */
 } tdm_device;
 
 /* Internal accessor for kernel drivers: the engine's i-th device, or NULL. */
 tdm_device *tdm_engine_device(tdm_engine *engine, int i);
-/* The engine's error state, for internal code that reports through it. */
-tdm_err *tdm_engine_err(tdm_engine *engine);
 
 /* ---- programs (program.c, cache.c) */
 
@@ -74,19 +85,20 @@ extern const char tdm_kernels_source[];
 extern const size_t tdm_kernels_source_len;
 
 /* Whether kernels may use warp shuffles through inline PTX on dev: an
- * NVIDIA GPU of compute capability 7.0 or more, unless the environment
- * says TANDEM_NV_SHUFFLE=0. */
-int tdm_nv_shuffle_ok(cl_device_id dev, const tdm_device_info *info);
+ * NVIDIA GPU of compute capability 7.0 or more, unless settings->nv_shuffle
+ * is 0 (option nv_shuffle / TANDEM_NV_SHUFFLE=0). */
+int tdm_nv_shuffle_ok(const tdm_settings *settings, cl_device_id dev, const tdm_device_info *info);
 
 /* The options kernels.cl is compiled with on `info` (work-group size, local
- * memory, vendor and type defines, TDM_NV_SHFL where nv_shuffle is set and
- * the groups are whole warps) followed by `extra` (may be NULL).
+ * memory, TDM_NV_SHFL where nv_shuffle is set and the groups are whole
+ * warps) followed by `extra` (may be NULL).
  * Writes into buf (NUL-terminated). */
 void tdm_build_options(const tdm_device_info *info, size_t wg_size, int nv_shuffle,
                        const char *extra, char *buf, size_t len);
 
-/* The work-group size kernels are built for on this device. */
-size_t tdm_choose_wg_size(const tdm_device_info *info);
+/* The work-group size kernels are built for on this device (settings->wg_size
+ * if set, lowered to the device's maximum). */
+size_t tdm_choose_wg_size(const tdm_settings *settings, const tdm_device_info *info);
 
 /* Builds `source` for one device with `options`. On failure returns
  * TDM_ERR_BUILD with the compiler's log in `err`. */
@@ -98,9 +110,15 @@ typedef struct tdm_cache_cfg {
     char dir[1024];
 } tdm_cache_cfg;
 
-/* Resolves mode/dir from options and the environment for one device. */
-void tdm_cache_config(int mode, const char *dir, const tdm_device_info *info,
+/* The cache configuration for one device from the resolved settings. */
+void tdm_cache_config(const tdm_settings *settings, const tdm_device_info *info,
                       tdm_cache_cfg *out);
+
+/* For tests only: every later build for `dev` fails (the kernels get
+ * -DTDM_TEST_BREAK_BUILD), as a broken driver's would; NULL undoes it for
+ * all devices. Not thread-safe: call it before tdm_engine_open. */
+void tdm_test_break_build(cl_device_id dev);
+int tdm_test_build_broken(cl_device_id dev);
 
 /* Gets the program for `dev` from the cache if a valid entry exists, else
  * builds it from source and stores the binary. *from_cache tells which.
@@ -108,6 +126,88 @@ void tdm_cache_config(int mode, const char *dir, const tdm_device_info *info,
 int tdm_program_get(const tdm_cache_cfg *cache, cl_context ctx, cl_device_id dev,
                     const tdm_device_info *info, const char *source, size_t len,
                     const char *options, cl_program *out, int *from_cache, tdm_err *err);
+
+/* ---- per-device machinery (device.c, kcache.c, probe.c)
+ *
+ * Commands follow CLBlast: a function that enqueues takes the wait list
+ * (nwait events that must complete first; wait may be NULL when nwait is 0)
+ * and returns in *ev (if not NULL) the event of its last command, which the
+ * caller releases. Kernels run on tdm_device.queue, copies between host and
+ * device on tdm_device.xfer; the two are ordered only through events. */
+
+/* Creates the transfer queue, the kernel pool and the probe state of a device
+ * whose context, compute queue and program exist. */
+int tdm_device_start(tdm_device *d, tdm_err *err);
+/* Releases what tdm_device_start made (waits for both queues first).
+ * Accepts a device that was never started. */
+void tdm_device_stop(tdm_device *d);
+
+/* Puts `prog`, built for work-groups of wg_size, in place of the device's
+ * program (tests and benchmarks that try other builds): waits for both
+ * queues, drops the pooled kernels (none may be lent out) and hands the old
+ * program and size back in *old and *old_wg (the caller releases or restores
+ * them). No other thread may use the device meanwhile. */
+void tdm_device_swap_program(tdm_device *d, cl_program prog, size_t wg_size, cl_program *old,
+                             size_t *old_wg);
+
+/* An in-order, profiling queue on d's context and device. */
+int tdm_queue_create(tdm_device *d, cl_command_queue *out, tdm_err *err);
+
+/* Kernel pool (kcache.c): kernels are created once per device and name, and
+ * lent out. A kernel's arguments are not safe to set from two threads, so a
+ * lent kernel belongs to the borrower alone until it is returned; the pool
+ * (one lock per device) makes a new one only when every kernel of that name
+ * is lent out, so it holds at most as many of a name as threads used it at
+ * once. Returning a kernel right after clEnqueueNDRangeKernel is safe: the
+ * launch keeps its arguments. */
+int tdm_kernel_borrow(tdm_device *d, const char *name, cl_kernel *out, tdm_err *err);
+void tdm_kernel_return(tdm_device *d, cl_kernel k);
+/* Kernels the pool holds (lent or not) for `name`, for tests. */
+size_t tdm_kcache_count(tdm_device *d, const char *name);
+
+/* One kernel argument: its size and a pointer to its value (clSetKernelArg). */
+typedef struct tdm_karg {
+    size_t size;
+    const void *p;
+} tdm_karg;
+#define TDM_KARG_MEM(m) ((tdm_karg){sizeof(cl_mem), (m)})
+#define TDM_KARG_U32(x) ((tdm_karg){sizeof(cl_uint), (x)})
+
+/* Borrows kernel `name`, sets its nargs arguments, enqueues it on d->queue
+ * over `global` work-items in groups of `local` (1-D) after the wait list,
+ * and returns the kernel. A failure names the kernel, the argument and the
+ * device. Thread-safe. */
+int tdm_kernel_launch(tdm_device *d, const char *name, const tdm_karg *args, cl_uint nargs,
+                      size_t global, size_t local, cl_uint nwait, const cl_event *wait,
+                      cl_event *ev, tdm_err *err);
+
+/* Copies host memory into a buffer on d->xfer after the wait list. With ev
+ * NULL it blocks until the copy is done (waiting for this copy only, not
+ * the device); else it returns at once and `src` must stay valid and
+ * unchanged until *ev completes. */
+int tdm_upload(tdm_device *d, cl_mem dst, size_t offset, size_t bytes, const void *src,
+               cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err);
+/* Copies a buffer to host memory on d->xfer after the wait list (give the
+ * events of the kernels that wrote it). Blocking when ev is NULL, else
+ * `dst` is filled when *ev completes. */
+int tdm_download(tdm_device *d, cl_mem src, size_t offset, size_t bytes, void *dst,
+                 cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err);
+
+/* What a device can do, measured on it (probe.c). */
+typedef struct tdm_device_probe {
+    double copy_gbs;  /* clEnqueueCopyBuffer of 2 x 256 MiB (less where the
+                         device allows less), bytes read + written per second
+                         in GB/s, median of 10 after warm-up: the roofline of
+                         a streaming kernel */
+    double launch_s;  /* host round trip of an empty kernel (enqueue to
+                         completion seen), median of 50 after warm-up */
+    double launch_dev_s; /* the same kernel's device time (profiling) */
+} tdm_device_probe;
+
+/* The device's probe: measured on the first call (which takes a second or
+ * so and about 512 MiB of device memory for a moment), then cached with the
+ * device. Thread-safe: concurrent first calls measure once. */
+int tdm_device_probe_get(tdm_device *d, tdm_device_probe *out, tdm_err *err);
 
 /* ---- helpers for kernel drivers (clutil.c) */
 
@@ -118,9 +218,6 @@ const char *tdm_cl_errname(cl_int code);
  * TDM_ERR_DEVICE_MEMORY, everything else TDM_ERR_OPENCL), sets `err` to
  * "<what>: <CL name>" and returns the status. */
 int tdm_cl_fail(tdm_err *err, cl_int code, const char *what);
-
-/* Creates a kernel by name from the device's program. */
-int tdm_kernel_create(tdm_device *d, const char *name, cl_kernel *out, tdm_err *err);
 
 /* Creates a buffer of `bytes` (at least 1) with `flags`; `host` may be NULL. */
 int tdm_buffer_create(tdm_device *d, cl_mem_flags flags, size_t bytes, void *host,

@@ -1,4 +1,7 @@
-/* A self-check: run tdm_delta_decode on every device against the C reference. */
+/* A self-check: run tdm_delta_decode on every device against the C reference.
+ * Also the smallest complete kernel driver: buffers, uploads on the transfer
+ * queue, a pooled kernel launched after them, the result read back after
+ * the kernel, every failure reported. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,36 +26,39 @@ int tdm_delta_decode_device(tdm_device *d, const uint32_t *gaps, const uint32_t 
 {
     if (block == 0 || n > UINT32_MAX || block > UINT32_MAX)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "delta decode: bad sizes");
+    if (n == 0)
+        return TDM_OK;
     size_t nblocks = (n + block - 1) / block;
     cl_mem bg = NULL, bb = NULL, bo = NULL;
-    cl_kernel k = NULL;
-    int st = tdm_kernel_create(d, "tdm_delta_decode", &k, err);
+    cl_event up[2] = {NULL, NULL}, kev = NULL;
+    int st = tdm_buffer_create(d, CL_MEM_READ_ONLY, n * 4, NULL, &bg, err);
     if (st == TDM_OK)
-        st = tdm_buffer_create(d, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, (void *)gaps,
-                               &bg, err);
-    if (st == TDM_OK)
-        st = tdm_buffer_create(d, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nblocks * 4,
-                               (void *)bases, &bb, err);
+        st = tdm_buffer_create(d, CL_MEM_READ_ONLY, nblocks * 4, NULL, &bb, err);
     if (st == TDM_OK)
         st = tdm_buffer_create(d, CL_MEM_WRITE_ONLY, n * 4, NULL, &bo, err);
-    if (st == TDM_OK && n > 0) {
-        cl_uint un = (cl_uint)n, ub = (cl_uint)block;
-        clSetKernelArg(k, 0, sizeof bg, &bg);
-        clSetKernelArg(k, 1, sizeof bb, &bb);
-        clSetKernelArg(k, 2, sizeof bo, &bo);
-        clSetKernelArg(k, 3, sizeof un, &un);
-        clSetKernelArg(k, 4, sizeof ub, &ub);
-        size_t local = d->wg_size, global = nblocks * local;
-        cl_int rc = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
-        if (rc == CL_SUCCESS)
-            rc = clEnqueueReadBuffer(d->queue, bo, CL_TRUE, 0, n * 4, out, 0, NULL, NULL);
-        if (rc != CL_SUCCESS)
-            st = tdm_cl_fail(err, rc, "tdm_delta_decode");
-    }
+    if (st == TDM_OK)
+        st = tdm_upload(d, bg, 0, n * 4, gaps, 0, NULL, &up[0], err);
+    if (st == TDM_OK)
+        st = tdm_upload(d, bb, 0, nblocks * 4, bases, 0, NULL, &up[1], err);
+    cl_uint un = (cl_uint)n, ub = (cl_uint)block;
+    tdm_karg args[] = {TDM_KARG_MEM(&bg), TDM_KARG_MEM(&bb), TDM_KARG_MEM(&bo),
+                       TDM_KARG_U32(&un), TDM_KARG_U32(&ub)};
+    size_t local = d->wg_size;
+    if (st == TDM_OK) /* the kernel waits for both uploads */
+        st = tdm_kernel_launch(d, "tdm_delta_decode", args, 5, nblocks * local, local, 2, up,
+                               &kev, err);
+    if (st == TDM_OK) /* blocking: waits for this kernel alone */
+        st = tdm_download(d, bo, 0, n * 4, out, 1, &kev, NULL, err);
+    for (int i = 0; i < 2; i++)
+        if (up[i]) {
+            clWaitForEvents(1, &up[i]); /* the copies read the caller's arrays until then */
+            clReleaseEvent(up[i]);
+        }
+    if (kev)
+        clReleaseEvent(kev);
     if (bo) clReleaseMemObject(bo);
     if (bb) clReleaseMemObject(bb);
     if (bg) clReleaseMemObject(bg);
-    if (k) clReleaseKernel(k);
     return st;
 }
 
@@ -67,12 +73,13 @@ static uint32_t next_rand(uint64_t *s)
 
 int tdm_engine_selfcheck(tdm_engine *e, char *report, size_t report_len)
 {
+    tdm_api_enter();
     if (!e)
-        return TDM_ERR_INVALID_ARG;
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_engine_selfcheck: engine is NULL");
     enum { N = 10007, BLOCK = 1000 };
     uint32_t *gaps = malloc(N * 4), *bases = malloc(((N + BLOCK - 1) / BLOCK) * 4),
              *want = malloc(N * 4), *got = malloc(N * 4);
-    tdm_err *err = tdm_engine_err(e);
+    tdm_err errv = {0}, *err = &errv;
     int st = gaps && bases && want && got ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "selfcheck");
     uint64_t seed = 0x9e3779b97f4a7c15ull;
     for (size_t i = 0; st == TDM_OK && i < N; i++)
@@ -100,5 +107,5 @@ int tdm_engine_selfcheck(tdm_engine *e, char *report, size_t report_len)
     free(bases);
     free(want);
     free(got);
-    return st;
+    return tdm_api_result(st, err);
 }

@@ -1,0 +1,149 @@
+/* Per-device machinery beside the engine: the transfer queue, and enqueueing
+ * kernels and copies CLBlast style (wait list in, event out). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kcache.h"
+#include "probe.h"
+#include "runtime.h"
+
+static int platform_major(cl_platform_id p)
+{
+    char v[128] = "";
+    int major = 1, minor = 0;
+    clGetPlatformInfo(p, CL_PLATFORM_VERSION, sizeof v - 1, v, NULL);
+    sscanf(v, "OpenCL %d.%d", &major, &minor);
+    return major;
+}
+
+int tdm_queue_create(tdm_device *d, cl_command_queue *out, tdm_err *err)
+{
+    cl_int rc;
+    if (platform_major(d->platform) >= 2) {
+        cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+        *out = clCreateCommandQueueWithProperties(d->ctx, d->id, props, &rc);
+    } else {
+        *out = clCreateCommandQueue(d->ctx, d->id, CL_QUEUE_PROFILING_ENABLE, &rc);
+    }
+    if (rc != CL_SUCCESS) {
+        *out = NULL;
+        tdm_cl_fail(err, rc, "clCreateCommandQueue");
+        tdm_err_append(err, " on %s", d->info.name);
+        return err->code;
+    }
+    return TDM_OK;
+}
+
+int tdm_device_start(tdm_device *d, tdm_err *err)
+{
+    int st = tdm_queue_create(d, &d->xfer, err);
+    if (st == TDM_OK)
+        st = tdm_kcache_new(d, &d->kcache, err);
+    if (st == TDM_OK)
+        st = tdm_probe_new(&d->probe, err);
+    return st;
+}
+
+void tdm_device_stop(tdm_device *d)
+{
+    /* Commands still queued may use pooled kernels and buffers. */
+    if (d->queue)
+        clFinish(d->queue);
+    if (d->xfer) {
+        clFinish(d->xfer);
+        clReleaseCommandQueue(d->xfer);
+        d->xfer = NULL;
+    }
+    tdm_kcache_free(d->kcache);
+    d->kcache = NULL;
+    tdm_probe_free(d->probe);
+    d->probe = NULL;
+}
+
+void tdm_device_swap_program(tdm_device *d, cl_program prog, size_t wg_size, cl_program *old,
+                             size_t *old_wg)
+{
+    clFinish(d->queue);
+    clFinish(d->xfer);
+    tdm_kcache_clear(d->kcache);
+    *old = d->program;
+    *old_wg = d->wg_size;
+    d->program = prog;
+    d->wg_size = wg_size;
+}
+
+int tdm_kernel_launch(tdm_device *d, const char *name, const tdm_karg *args, cl_uint nargs,
+                      size_t global, size_t local, cl_uint nwait, const cl_event *wait,
+                      cl_event *ev, tdm_err *err)
+{
+    if (ev)
+        *ev = NULL;
+    cl_kernel k;
+    int st = tdm_kernel_borrow(d, name, &k, err);
+    if (st != TDM_OK)
+        return st;
+    cl_int rc = CL_SUCCESS;
+    cl_uint i = 0;
+    for (; rc == CL_SUCCESS && i < nargs; i++)
+        rc = clSetKernelArg(k, i, args[i].size, args[i].p);
+    if (rc != CL_SUCCESS) {
+        tdm_cl_fail(err, rc, "clSetKernelArg");
+        tdm_err_append(err, " (argument %u of kernel '%s' on %s)", i - 1, name, d->info.name);
+    } else if ((rc = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, nwait,
+                                            nwait ? wait : NULL, ev)) != CL_SUCCESS) {
+        tdm_cl_fail(err, rc, "clEnqueueNDRangeKernel");
+        tdm_err_append(err, " (kernel '%s', %zu work-items in groups of %zu, on %s)", name,
+                       global, local, d->info.name);
+    }
+    tdm_kernel_return(d, k);
+    return rc == CL_SUCCESS ? TDM_OK : err->code;
+}
+
+/* Waits for ev (when the caller wants no event back) and releases it. */
+static cl_int finish(cl_event e, cl_event *ev)
+{
+    if (ev) {
+        *ev = e;
+        return CL_SUCCESS;
+    }
+    cl_int rc = clWaitForEvents(1, &e);
+    clReleaseEvent(e);
+    return rc;
+}
+
+int tdm_upload(tdm_device *d, cl_mem dst, size_t offset, size_t bytes, const void *src,
+               cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
+{
+    cl_event e = NULL;
+    if (ev)
+        *ev = NULL;
+    cl_int rc = clEnqueueWriteBuffer(d->xfer, dst, CL_FALSE, offset, bytes, src, nwait,
+                                     nwait ? wait : NULL, &e);
+    if (rc == CL_SUCCESS)
+        rc = finish(e, ev);
+    if (rc != CL_SUCCESS) {
+        tdm_cl_fail(err, rc, "clEnqueueWriteBuffer");
+        tdm_err_append(err, " (%zu bytes to %s)", bytes, d->info.name);
+        return err->code;
+    }
+    return TDM_OK;
+}
+
+int tdm_download(tdm_device *d, cl_mem src, size_t offset, size_t bytes, void *dst,
+                 cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
+{
+    cl_event e = NULL;
+    if (ev)
+        *ev = NULL;
+    cl_int rc = clEnqueueReadBuffer(d->xfer, src, CL_FALSE, offset, bytes, dst, nwait,
+                                    nwait ? wait : NULL, &e);
+    if (rc == CL_SUCCESS)
+        rc = finish(e, ev);
+    if (rc != CL_SUCCESS) {
+        tdm_cl_fail(err, rc, "clEnqueueReadBuffer");
+        tdm_err_append(err, " (%zu bytes from %s)", bytes, d->info.name);
+        return err->code;
+    }
+    return TDM_OK;
+}

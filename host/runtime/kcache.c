@@ -1,0 +1,135 @@
+/* Kernels created once per device and name and lent to one thread at a time
+ * (runtime.h says why a locked pool). A handful of kernel names and threads
+ * per device: a linear scan under one lock is enough. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kcache.h"
+
+typedef struct kslot {
+    char *name;
+    cl_kernel k;
+    int lent;
+} kslot;
+
+struct tdm_kcache {
+    pthread_mutex_t lock;
+    kslot *slot;
+    size_t n, cap;
+};
+
+int tdm_kcache_new(tdm_device *d, struct tdm_kcache **out, tdm_err *err)
+{
+    (void)d;
+    struct tdm_kcache *c = calloc(1, sizeof *c);
+    if (!c || pthread_mutex_init(&c->lock, NULL) != 0) {
+        free(c);
+        *out = NULL;
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for a kernel pool");
+    }
+    *out = c;
+    return TDM_OK;
+}
+
+void tdm_kcache_clear(struct tdm_kcache *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->n; i++) {
+        clReleaseKernel(c->slot[i].k);
+        free(c->slot[i].name);
+    }
+    c->n = 0;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void tdm_kcache_free(struct tdm_kcache *c)
+{
+    if (!c)
+        return;
+    tdm_kcache_clear(c);
+    free(c->slot);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* A free kernel of that name, marked lent, or NULL. Under the lock. */
+static cl_kernel take(struct tdm_kcache *c, const char *name)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!c->slot[i].lent && strcmp(c->slot[i].name, name) == 0) {
+            c->slot[i].lent = 1;
+            return c->slot[i].k;
+        }
+    return NULL;
+}
+
+/* Adds a lent kernel; 0 when out of memory. Under the lock. */
+static int add(struct tdm_kcache *c, const char *name, cl_kernel k)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 16;
+        kslot *s = realloc(c->slot, cap * sizeof *s);
+        if (!s)
+            return 0;
+        c->slot = s;
+        c->cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return 0;
+    c->slot[c->n++] = (kslot){.name = copy, .k = k, .lent = 1};
+    return 1;
+}
+
+int tdm_kernel_borrow(tdm_device *d, const char *name, cl_kernel *out, tdm_err *err)
+{
+    struct tdm_kcache *c = d->kcache;
+    pthread_mutex_lock(&c->lock);
+    *out = take(c, name);
+    pthread_mutex_unlock(&c->lock);
+    if (*out)
+        return TDM_OK;
+    /* Created outside the lock: creation may take a while on some drivers. */
+    cl_int rc;
+    cl_kernel k = clCreateKernel(d->program, name, &rc);
+    if (rc != CL_SUCCESS) {
+        tdm_cl_fail(err, rc, "clCreateKernel");
+        tdm_err_append(err, " for kernel '%s' on %s", name, d->info.name);
+        return err->code;
+    }
+    pthread_mutex_lock(&c->lock);
+    int ok = add(c, name, k);
+    pthread_mutex_unlock(&c->lock);
+    if (!ok) {
+        clReleaseKernel(k);
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for kernel '%s'", name);
+    }
+    *out = k;
+    return TDM_OK;
+}
+
+void tdm_kernel_return(tdm_device *d, cl_kernel k)
+{
+    struct tdm_kcache *c = d->kcache;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->slot[i].k == k) {
+            c->slot[i].lent = 0;
+            break;
+        }
+    pthread_mutex_unlock(&c->lock);
+}
+
+size_t tdm_kcache_count(tdm_device *d, const char *name)
+{
+    struct tdm_kcache *c = d->kcache;
+    size_t count = 0;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->n; i++)
+        count += strcmp(c->slot[i].name, name) == 0;
+    pthread_mutex_unlock(&c->lock);
+    return count;
+}
