@@ -1,0 +1,148 @@
+/* The paths after a failed kernel build: one device fails and the others
+ * open (reported in tdm_engine_warnings), every device fails (the open
+ * fails, naming each), and NVIDIA's inline PTX rejected by the driver (the
+ * device opens with the portable kernels). Builds are broken on purpose:
+ * tdm_test_break_build for one device, -DTDM_TEST_BREAK_PTX for the PTX.
+ * PoCL is asked for two devices (POCL_DEVICES), so that a machine with one
+ * CPU has a second device to break. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+#include "runtime/selfcheck.h"
+#include "testutil.h"
+
+static tdm_found_device *found;
+static size_t nfound;
+
+static int discover(void **state)
+{
+    (void)state;
+    tdm_err err = {0};
+    int rc = tdm_discover(&found, &nfound, &err);
+    tdm_err_clear(&err);
+    return rc == TDM_OK ? 0 : -1;
+}
+
+static int forget(void **state)
+{
+    (void)state;
+    free(found);
+    return 0;
+}
+
+static tdm_engine *open_all(const char *build_options, int *rc)
+{
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
+    o.devices = "all";
+    o.build_options = build_options;
+    tdm_engine *e = NULL;
+    *rc = tdm_engine_open(&o, &e);
+    return e;
+}
+
+static void one_broken_device_others_open(void **state)
+{
+    (void)state;
+    if (nfound < 2) {
+        printf("only %zu device(s): no second one to break\n", nfound);
+        skip();
+    }
+    size_t broken = nfound - 1;
+    tdm_test_break_build(found[broken].device);
+    int rc;
+    tdm_engine *e = open_all(NULL, &rc);
+    tdm_test_break_build(NULL);
+    if (rc != TDM_OK)
+        fail_msg("open with one broken device: %s", tdm_last_error());
+    assert_int_equal(tdm_engine_device_count(e), (int)nfound - 1);
+    const char *w = tdm_engine_warnings(e);
+    char want[64];
+    snprintf(want, sizeof want, "device [%zu]", broken);
+    if (!w || !strstr(w, want) || !strstr(w, "broken on purpose"))
+        fail_msg("warnings should name %s and the build log, got: %s", want, w ? w : "(null)");
+    /* The others work. */
+    char report[1024];
+    if (tdm_engine_selfcheck(e, report, sizeof report) != TDM_OK)
+        fail_msg("selfcheck of the devices left: %s", tdm_last_error());
+    tdm_engine_close(e);
+}
+
+static void every_device_broken_fails(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < nfound; i++)
+        tdm_test_break_build(found[i].device);
+    int rc;
+    tdm_engine *e = open_all(NULL, &rc);
+    tdm_test_break_build(NULL);
+    assert_null(e);
+    assert_int_equal(rc, TDM_ERR_BUILD);
+    for (size_t i = 0; i < nfound; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "device [%zu]", i);
+        if (!strstr(tdm_last_error(), want))
+            fail_msg("the error should name %s: %s", want, tdm_last_error());
+    }
+    /* Nothing sticks: the next open works. */
+    e = open_all(NULL, &rc);
+    assert_int_equal(rc, TDM_OK);
+    assert_int_equal(tdm_engine_device_count(e), (int)nfound);
+    tdm_engine_close(e);
+}
+
+/* NVIDIA GPUs of compute capability 7+ build with inline-PTX shuffles
+ * (TDM_NV_SHFL) by default; a driver that rejects them gets the portable
+ * kernels. Both paths are checked where such a device exists, else the
+ * test says skipped. */
+static void rejected_ptx_falls_back(void **state)
+{
+    (void)state;
+    int rc, nv = 0;
+    tdm_engine *e = open_all(NULL, &rc);
+    assert_int_equal(rc, TDM_OK);
+    for (int i = 0; i < tdm_engine_device_count(e); i++) {
+        tdm_device *d = tdm_engine_device(e, i);
+        int ok = tdm_nv_shuffle_ok(d->settings, d->id, &d->info);
+        if (ok && !d->nv_shuffle)
+            fail_msg("%s supports warp shuffles but was built without", d->info.name);
+        if (ok)
+            printf("%s: built with inline PTX shuffles (TDM_NV_SHFL)\n", d->info.name);
+        nv += ok;
+    }
+    tdm_engine_close(e);
+    e = open_all("-DTDM_TEST_BREAK_PTX=1", &rc);
+    if (rc != TDM_OK)
+        fail_msg("open with the PTX rejected: %s", tdm_last_error());
+    assert_int_equal(tdm_engine_device_count(e), (int)nfound);
+    for (int i = 0; i < tdm_engine_device_count(e); i++) {
+        tdm_device *d = tdm_engine_device(e, i);
+        if (d->nv_shuffle)
+            fail_msg("%s: the PTX build should have failed", d->info.name);
+        if (tdm_nv_shuffle_ok(d->settings, d->id, &d->info))
+            printf("%s: PTX rejected, retried without: opened\n", d->info.name);
+    }
+    char report[1024];
+    if (tdm_engine_selfcheck(e, report, sizeof report) != TDM_OK)
+        fail_msg("selfcheck after the retry: %s", tdm_last_error());
+    tdm_engine_close(e);
+    if (nv == 0) {
+        printf("no NVIDIA GPU of compute capability 7+: the PTX paths were not run\n");
+        skip();
+    }
+}
+
+int main(void)
+{
+    /* Before the ICD loader starts PoCL: two CPU devices instead of one. */
+    if (!getenv("POCL_DEVICES"))
+        setenv("POCL_DEVICES", "pthread pthread", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_broken_device_others_open),
+        cmocka_unit_test(every_device_broken_fails),
+        cmocka_unit_test(rejected_ptx_falls_back),
+    };
+    return cmocka_run_group_tests(tests, discover, forget);
+}
