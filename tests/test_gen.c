@@ -211,6 +211,53 @@ static void collection_deterministic(void **state)
     tdm_err_clear(&err);
 }
 
+/* Option values out of range, nan or inf are refused before anything is
+ * written; they used to read out of bounds (a mean length of 1e31 made the
+ * default vocabulary 0), hang (zipf inf) or become defaults (nan). */
+static void collection_options_checked(void **state)
+{
+    (void)state;
+    const double bad[] = {NAN, INFINITY, -INFINITY, -1};
+    tdm_err err = {0};
+    char buf[64];
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    assert_non_null(f);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tdm_gen_options o = {.ndocs = 1, .zipf_s = bad[i]};
+        assert_int_equal(tdm_gen_collection(&o, f, "x", &err), TDM_ERR_INVALID_ARG);
+        o = (tdm_gen_options){.ndocs = 1, .mean_len = bad[i]};
+        assert_int_equal(tdm_gen_collection(&o, f, "x", &err), TDM_ERR_INVALID_ARG);
+        o = (tdm_gen_options){.ndocs = 1, .sigma = bad[i]};
+        assert_int_equal(tdm_gen_collection(&o, f, "x", &err), TDM_ERR_INVALID_ARG);
+    }
+    tdm_gen_options o = {.ndocs = 1, .mean_len = 1e31};
+    assert_int_equal(tdm_gen_collection(&o, f, "x", &err), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_err_msg(&err), "mean length"));
+    o = (tdm_gen_options){.ndocs = 1, .zipf_s = TDM_GEN_MAX_ZIPF * 1.01};
+    assert_int_equal(tdm_gen_collection(&o, f, "x", &err), TDM_ERR_INVALID_ARG);
+    o = (tdm_gen_options){.ndocs = 1, .vocab = TDM_GEN_MAX_VOCAB + 1};
+    assert_int_equal(tdm_gen_collection(&o, f, "x", &err), TDM_ERR_LIMIT);
+    assert_int_equal(ftell(f), 0); /* nothing written */
+    fclose(f);
+    tdm_err_clear(&err);
+    /* The default vocabulary stays in range however large the collection. */
+    assert_int_equal(tdm_gen_default_vocab(UINT64_MAX, TDM_GEN_MAX_MEAN_LEN), TDM_GEN_MAX_VOCAB);
+    assert_int_equal(tdm_gen_default_vocab(1, 1e31), TDM_GEN_MAX_VOCAB);
+    assert_int_equal(tdm_gen_default_vocab(1, 1), 1000);
+    /* The edges of the ranges generate (no hang at a large exponent). */
+    const double zipf[] = {0.001, 1, TDM_GEN_MAX_ZIPF};
+    for (size_t i = 0; i < 4; i++) {
+        tdm_gen_options e = {.ndocs = 20, .zipf_s = zipf[i % 3], .sigma = TDM_GEN_MAX_SIGMA,
+                             .mean_len = 0.001};
+        if (i == 3) /* one document of a million tokens */
+            e = (tdm_gen_options){.ndocs = 1, .sigma = 0.001, .mean_len = TDM_GEN_MAX_MEAN_LEN};
+        size_t n;
+        char *text = generate(&e, &n);
+        assert_true(n > 0);
+        free(text);
+    }
+}
+
 static void collection_shape(void **state)
 {
     (void)state;
@@ -361,8 +408,14 @@ static void cli_gen_lists(void **state)
     assert_int_equal(n, 10);
     assert_memory_equal(b, "0\n1\n2\n3\n4\n", 10);
     free(b);
-    assert_int_not_equal(run_cli("gen lists --dist zipf --n 5 --universe 5 -o /dev/null"), 0);
-    assert_int_not_equal(run_cli("gen lists --dist uniform --n 6 --universe 5 -o /dev/null"), 0);
+    snprintf(args, sizeof args, "gen lists --dist zipf --n 5 --universe 5 -o '%s'", path);
+    assert_int_not_equal(run_cli(args), 0);
+    snprintf(args, sizeof args, "gen lists --dist uniform --n 6 --universe 5 -o '%s'", path);
+    assert_int_not_equal(run_cli(args), 0);
+    b = tdm_read_file(path, &n); /* the failed runs left the file as it was */
+    assert_non_null(b);
+    assert_memory_equal(b, "0\n1\n2\n3\n4\n", 10);
+    free(b);
 }
 
 static void cli_gen_collection(void **state)
@@ -383,8 +436,14 @@ static void cli_gen_collection(void **state)
     assert_memory_equal(got, want, n);
     free(got);
     free(want);
-    assert_int_not_equal(run_cli("gen collection --docs 0 -o /dev/null"), 0);
-    assert_int_not_equal(run_cli("gen collection --docs 5 --vocab-from /nonexistent -o /dev/null"), 0);
+    snprintf(args, sizeof args, "gen collection --docs 0 -o '%s'", path);
+    assert_int_not_equal(run_cli(args), 0);
+    snprintf(args, sizeof args, "gen collection --docs 5 --vocab-from /nonexistent -o '%s'", path);
+    assert_int_not_equal(run_cli(args), 0);
+    got = (char *)tdm_read_file(path, &n); /* the failed runs left the file as it was */
+    assert_non_null(got);
+    assert_int_equal(n, m);
+    free(got);
 }
 
 int main(void)
@@ -397,6 +456,7 @@ int main(void)
         cmocka_unit_test(collection_shape),
         cmocka_unit_test(collection_names_follow_query_log),
         cmocka_unit_test(real_query_log_ranks),
+        cmocka_unit_test(collection_options_checked),
         cmocka_unit_test(collection_builds),
         cmocka_unit_test(cli_gen_lists),
         cmocka_unit_test(cli_gen_collection),

@@ -18,6 +18,7 @@ int tdm_cmd_selfcheck(int argc, char **argv);
 int tdm_cmd_build(int argc, char **argv);
 int tdm_cmd_stats(int argc, char **argv);
 int tdm_cmd_lookup(int argc, char **argv);
+int tdm_cmd_terms(int argc, char **argv);
 int tdm_cmd_bench(int argc, char **argv);
 int tdm_cmd_import(int argc, char **argv);
 int tdm_cmd_export(int argc, char **argv);
@@ -47,7 +48,7 @@ int tdm_cli_real(const char *cmd, const char *opt, const char *v, double lo, int
 
 /* Ranges shared by several commands. */
 #define TDM_CLI_MAX_MEMORY_MB 1048576u /* --memory: 1 TiB of posting buffers */
-#define TDM_CLI_MAX_K1 100.0           /* --k1 in (0, 100], --b in (0, 1] */
+#define TDM_CLI_MAX_K1 100.0           /* --k1 up to 100, --b up to 1 */
 
 /* Checks an output path given to option `opt` (usually -o) before anything
  * is opened: "" is an error; "-" is stdout when `stdout_ok` (then *to_stdout

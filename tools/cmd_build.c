@@ -20,7 +20,7 @@ static void usage(FILE *f)
             "  --memory MB                            posting buffer budget (default 512;\n"
             "                                         1 .. 1048576)\n"
             "  --k1 X --b X                           BM25 of the block-max bounds (1.2, 0.75;\n"
-            "                                         k1 in (0, 100], b in (0, 1])\n"
+            "                                         k1 in [0, 100], b in [0, 1])\n"
             "  --tmp DIR                              run files (default: next to INDEX)\n"
             "  --quiet                                no progress bar\n");
 }
@@ -89,10 +89,10 @@ static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
             return -1;
         o->memory_mb = (size_t)u;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--k1"))) {
-        if (tdm_cli_real("build", "--k1", v, 0, 1, TDM_CLI_MAX_K1, &o->k1))
+        if (tdm_cli_real("build", "--k1", v, 0, 0, TDM_CLI_MAX_K1, &o->k1))
             return -1;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--b"))) {
-        if (tdm_cli_real("build", "--b", v, 0, 1, 1, &o->b))
+        if (tdm_cli_real("build", "--b", v, 0, 0, 1, &o->b))
             return -1;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--tmp"))) {
         o->tmp_dir = v;

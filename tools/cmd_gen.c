@@ -147,7 +147,7 @@ static int gen_collection(int argc, char **argv)
     output f;
     int rc = out_open(&f, out, to_stdout, &err);
     if (rc == TDM_OK)
-        rc = tdm_gen_collection(&o, f.f, out, &err);
+        rc = tdm_gen_collection(&o, f.f, to_stdout ? "standard output" : out, &err);
     if (o.progress)
         fputc('\n', stderr);
     if (f.f)

@@ -147,12 +147,16 @@ int tdm_cmd_lookup(int argc, char **argv)
     long limit = 10;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: tandem lookup INDEX TERM [--limit N]\n"
-                   "  TERM goes through the tokenizer, stopwords and stemmer of the index;\n"
+    int exact = 0;
+            printf("usage: tandem lookup INDEX TERM [--limit N] [--exact]\n"
+                   "  TERM goes through the tokenizer, stopwords and stemmer of the index\n"
+                   "  (--exact: TERM is a term as stored, as 'tandem terms' prints it);\n"
                    "  prints df, cf and the first N postings (default 10, 0 for all)\n");
             return 0;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--limit"))) {
             uint64_t u;
+        } else if (!strcmp(argv[i], "--exact")) {
+            exact = 1;
             if (tdm_cli_uint("lookup", "--limit", v, 0, UINT32_MAX, &u))
                 return 1;
             limit = (long)u;
@@ -167,12 +171,23 @@ int tdm_cmd_lookup(int argc, char **argv)
         }
     }
     if (!path || !word)
-        return tdm_cli_fail("lookup", "usage: tandem lookup INDEX TERM [--limit N]");
+        return tdm_cli_fail("lookup", "usage: tandem lookup INDEX TERM [--limit N] [--exact]");
     tdm_index *ix;
     if (tdm_index_open(path, &ix) != TDM_OK)
         return tdm_cli_fail("lookup", "%s", tdm_index_errmsg(NULL));
     char term[256];
-    int rc = tdm_index_normalize(ix, word, term, sizeof term);
+    int rc = TDM_OK;
+    if (!exact)
+        rc = tdm_index_normalize(ix, word, term, sizeof term);
+    else if (strlen(word) < sizeof term)
+        memcpy(term, word, strlen(word) + 1);
+    else
+        rc = TDM_ERR_LIMIT; /* longer than any stored term */
+    if (rc == TDM_ERR_LIMIT && exact) {
+        printf("term %s: not in the index\n", word);
+        tdm_index_close(ix);
+        return 1;
+    }
     if (rc == TDM_ERR_NOT_FOUND) {
         printf("'%s' yields no term (%s)\n", word, why_no_term(word));
         tdm_index_close(ix);
