@@ -1,0 +1,220 @@
+/* One query a line: `id:text`, `id<TAB>text`, JSON lines (queryfile.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "qf_priv.h"
+#include "qjson.h"
+#include "tandem.h"
+
+static int blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strchr(" \t\r", s[i]))
+            return 0;
+    return 1;
+}
+
+int tdm_qf_read_lines(tdm_qf_ctx *c)
+{
+    char sep = c->f->format == TDM_QF_TAB ? '\t' : ':', *line;
+    size_t len;
+    int rc;
+    while ((rc = tdm_lr_next(c->lr, &line, &len, c->err)) == 1) {
+        uint64_t ln = tdm_lr_lineno(c->lr);
+        if (blank(line, len))
+            continue;
+        char *s = memchr(line, sep, len);
+        if (!s)
+            return tdm_qf_fail(c, ln, "no '%s' between query id and text",
+                               sep == '\t' ? "\\t" : ":");
+        const char *text = s + 1;
+        size_t tlen = len - (size_t)(text - line);
+        while (tlen && strchr(" \t\r", *text))
+            text++, tlen--;
+        while (tlen && strchr(" \t\r", text[tlen - 1]))
+            tlen--;
+        if ((rc = tdm_qf_add(c, line, (size_t)(s - line), text, tlen, NULL, 0, ln)))
+            return rc;
+    }
+    return rc;
+}
+
+/* ---- JSON lines */
+
+typedef struct jq {
+    tdm_qf_buf id, text;
+    int has_id, has_text, has_terms;
+    tdm_qf_term *terms;
+    size_t nterms, cap;
+    tdm_qf_buf termtext;    /* the terms' bytes, NUL-separated */
+} jq;
+
+static int jfail(tdm_qf_ctx *c, uint64_t ln, const tdm_qjson *j)
+{
+    return tdm_qf_fail(c, ln, "byte %zu: %s", j->pos + 1, j->why ? j->why : "malformed JSON");
+}
+
+static int read_id(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
+{
+    double v;
+    int ch = tdm_qjson_peek(j);
+    int ok = 0;
+    if (ch == '"')
+        ok = tdm_qjson_string(j);
+    else if (ch == '-' || (ch >= '0' && ch <= '9'))
+        ok = tdm_qjson_number(j, &v);
+    else
+        j->why = "id: want a string or a number";
+    if (!ok)
+        return jfail(c, ln, j);
+    if (memchr(j->buf, 0, j->blen))
+        return tdm_qf_fail(c, ln, "id holds a NUL character");
+    q->id.len = 0;
+    q->has_id = 1;
+    return tdm_qf_buf_put(&q->id, j->buf, j->blen) ? tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory") : TDM_OK;
+}
+
+static int add_term(tdm_qf_ctx *c, uint64_t ln, jq *q, const char *t, size_t n, double w)
+{
+    if (n == 0 || memchr(t, 0, n))
+        return tdm_qf_fail(c, ln, "terms: an empty term or one holding NUL");
+    if (!(w > 0) || w != w)
+        return tdm_qf_fail(c, ln, "terms: weight %g of '%s' (want finite and > 0)", w, t);
+    for (size_t i = 0; i < q->nterms; i++)
+        if (!strcmp(q->termtext.p + (size_t)q->terms[i].term, t))
+            return tdm_qf_fail(c, ln, "terms: '%s' twice", t);
+    if (q->nterms == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 16;
+        tdm_qf_term *p = realloc(q->terms, cap * sizeof *p);
+        if (!p)
+            return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
+        q->terms = p;
+        q->cap = cap;
+    }
+    /* offsets until the end: termtext may move */
+    q->terms[q->nterms++] = (tdm_qf_term){(const char *)(uintptr_t)q->termtext.len, w};
+    if (tdm_qf_buf_put(&q->termtext, t, n + 1))
+        return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
+    return TDM_OK;
+}
+
+static int read_terms(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
+{
+    if (!tdm_qjson_expect(j, '{'))
+        return tdm_qf_fail(c, ln, "terms: want an object of term: weight");
+    q->has_terms = 1;
+    if (tdm_qjson_peek(j) == '}') {
+        j->pos++;
+        return TDM_OK;
+    }
+    for (;;) {
+        double w;
+        if (!tdm_qjson_string(j))
+            return jfail(c, ln, j);
+        char *t = strdup(j->buf);
+        size_t n = j->blen;
+        if (!t)
+            return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
+        int rc = !tdm_qjson_expect(j, ':') || !tdm_qjson_number(j, &w) ? jfail(c, ln, j)
+                                                                       : add_term(c, ln, q, t, n, w);
+        free(t);
+        if (rc)
+            return rc;
+        int ch = tdm_qjson_peek(j);
+        j->pos++;
+        if (ch == '}')
+            return TDM_OK;
+        if (ch != ',')
+            return j->pos--, j->why = "expected ',' or '}'", jfail(c, ln, j);
+    }
+}
+
+static int read_member(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
+{
+    if (!tdm_qjson_string(j))
+        return jfail(c, ln, j);
+    char key[8] = "";
+    if (j->blen < sizeof key)
+        memcpy(key, j->buf, j->blen + 1);
+    if (!tdm_qjson_expect(j, ':'))
+        return jfail(c, ln, j);
+    if ((!strcmp(key, "id") && q->has_id) || (!strcmp(key, "text") && q->has_text) ||
+        (!strcmp(key, "terms") && q->has_terms))
+        return tdm_qf_fail(c, ln, "key \"%s\" twice", key);
+    if (!strcmp(key, "id"))
+        return read_id(c, ln, j, q);
+    if (!strcmp(key, "terms"))
+        return read_terms(c, ln, j, q);
+    if (!strcmp(key, "text")) {
+        if (!tdm_qjson_string(j))
+            return jfail(c, ln, j);
+        if (memchr(j->buf, 0, j->blen))
+            return tdm_qf_fail(c, ln, "text holds a NUL character");
+        q->has_text = 1;
+        q->text.len = 0;
+        return tdm_qf_buf_put(&q->text, j->buf, j->blen) ? tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory") : TDM_OK;
+    }
+    return tdm_qjson_skip(j) ? TDM_OK : jfail(c, ln, j);
+}
+
+static int json_line(tdm_qf_ctx *c, uint64_t ln, const char *line, size_t len, jq *q)
+{
+    tdm_qjson j;
+    tdm_qjson_init(&j, line, len);
+    q->has_id = q->has_text = q->has_terms = 0;
+    q->nterms = 0;
+    q->termtext.len = 0;
+    int rc = TDM_OK;
+    if (!tdm_qjson_expect(&j, '{'))
+        rc = jfail(c, ln, &j);
+    else if (tdm_qjson_peek(&j) == '}')
+        j.pos++;
+    else
+        for (;;) {
+            if ((rc = read_member(c, ln, &j, q)))
+                break;
+            int ch = tdm_qjson_peek(&j);
+            j.pos++;
+            if (ch == '}')
+                break;
+            if (ch != ',') {
+                j.pos--;
+                j.why = "expected ',' or '}'";
+                rc = jfail(c, ln, &j);
+                break;
+            }
+        }
+    if (rc == TDM_OK && tdm_qjson_peek(&j))
+        rc = (j.why = "text after the object", jfail(c, ln, &j));
+    tdm_qjson_free(&j);
+    if (rc)
+        return rc;
+    if (!q->has_id)
+        return tdm_qf_fail(c, ln, "no \"id\"");
+    if (q->has_text == q->has_terms)
+        return tdm_qf_fail(c, ln, "want exactly one of \"text\" and \"terms\"");
+    if (q->has_text)
+        return tdm_qf_add(c, q->id.p, q->id.len, q->text.p, q->text.len, NULL, 0, ln);
+    for (size_t i = 0; i < q->nterms; i++)
+        q->terms[i].term = q->termtext.p + (uintptr_t)q->terms[i].term;
+    return tdm_qf_add(c, q->id.p, q->id.len, NULL, 0, q->terms, q->nterms, ln);
+}
+
+int tdm_qf_read_jsonl(tdm_qf_ctx *c)
+{
+    jq q = {0};
+    char *line;
+    size_t len;
+    int rc;
+    while ((rc = tdm_lr_next(c->lr, &line, &len, c->err)) == 1) {
+        if (blank(line, len))
+            continue;
+        if ((rc = json_line(c, tdm_lr_lineno(c->lr), line, len, &q)))
+            break;
+    }
+    free(q.id.p);
+    free(q.text.p);
+    free(q.terms);
+    free(q.termtext.p);
+    return rc;
+}

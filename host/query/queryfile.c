@@ -1,0 +1,225 @@
+/* Query files: format choice, the query list, duplicate ids (queryfile.h). */
+#include "queryfile.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qf_priv.h"
+#include "tandem.h"
+
+static const char *const names[] = {"auto", "colon", "tab", "trec", "smart", "jsonl"};
+
+int tdm_qf_format_by_name(const char *name)
+{
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
+        if (!strcmp(name, names[i]))
+            return i;
+    return -1;
+}
+
+const char *tdm_qf_format_name(int format)
+{
+    return format >= 0 && format < (int)(sizeof names / sizeof *names) ? names[format] : "?";
+}
+
+unsigned tdm_qf_fields_by_names(const char *list)
+{
+    unsigned f = 0;
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        if (n == 5 && !strncmp(p, "title", 5))
+            f |= TDM_QF_TITLE;
+        else if (n == 4 && !strncmp(p, "desc", 4))
+            f |= TDM_QF_DESC;
+        else if (n == 4 && !strncmp(p, "narr", 4))
+            f |= TDM_QF_NARR;
+        else
+            return 0;
+        p += n + (p[n] == ',');
+    }
+    return f;
+}
+
+int tdm_qf_buf_put(tdm_qf_buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return TDM_ERR_NOMEM;
+        b->p = p;
+        b->cap = cap;
+    }
+    if (n)
+        memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return TDM_OK;
+}
+
+int tdm_qf_fail(tdm_qf_ctx *c, uint64_t line, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return tdm_err_set(c->err, TDM_ERR_FORMAT, "%s: line %llu: %s", c->path,
+                       (unsigned long long)line, msg);
+}
+
+static int copy_terms(tdm_qf_ctx *c, const tdm_qf_term *terms, size_t n, tdm_qf_term **out)
+{
+    tdm_qfile *f = c->f;
+    tdm_qf_term **b = realloc(f->termblocks, (f->ntermblocks + 1) * sizeof *b);
+    if (!b)
+        return TDM_ERR_NOMEM;
+    f->termblocks = b;
+    tdm_qf_term *t = malloc((n ? n : 1) * sizeof *t);
+    if (!t)
+        return TDM_ERR_NOMEM;
+    b[f->ntermblocks++] = t;
+    for (size_t i = 0; i < n; i++) {
+        t[i].weight = terms[i].weight;
+        if (!(t[i].term = tdm_arena_strdup(&f->strs, terms[i].term, strlen(terms[i].term))))
+            return TDM_ERR_NOMEM;
+    }
+    *out = t;
+    return TDM_OK;
+}
+
+int tdm_qf_add(tdm_qf_ctx *c, const char *id, size_t idlen, const char *text, size_t tlen,
+               const tdm_qf_term *terms, size_t nterms, uint64_t line)
+{
+    tdm_qfile *f = c->f;
+    while (idlen && (*id == ' ' || *id == '\t'))
+        id++, idlen--;
+    while (idlen && (id[idlen - 1] == ' ' || id[idlen - 1] == '\t'))
+        idlen--;
+    if (idlen == 0)
+        return tdm_qf_fail(c, line, "empty query id");
+    if (memchr(id, ' ', idlen) || memchr(id, '\t', idlen))
+        return tdm_qf_fail(c, line, "query id '%.*s' holds white space (a run has "
+                           "space-separated columns)", (int)(idlen > 64 ? 64 : idlen), id);
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 256;
+        tdm_qf_query *q = realloc(f->q, cap * sizeof *q);
+        if (!q)
+            return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
+        f->q = q;
+        f->cap = cap;
+    }
+    tdm_qf_query *q = &f->q[f->n];
+    memset(q, 0, sizeof *q);
+    q->line = line;
+    q->id = tdm_arena_strdup(&f->strs, id, idlen);
+    int rc = q->id ? TDM_OK : TDM_ERR_NOMEM;
+    if (rc == TDM_OK && text && !(q->text = tdm_arena_strdup(&f->strs, text, tlen)))
+        rc = TDM_ERR_NOMEM;
+    if (rc == TDM_OK && !text) {
+        tdm_qf_term *t = NULL;
+        rc = copy_terms(c, terms, nterms, &t);
+        q->terms = t;
+        q->nterms = nterms;
+    }
+    if (rc)
+        return tdm_err_set(c->err, rc, "out of memory");
+    f->n++;
+    return TDM_OK;
+}
+
+static int guess(tdm_qf_ctx *c)
+{
+    const char *p;
+    size_t n = tdm_lr_peek(c->lr, &p, c->err), i = 0;
+    while (i < n && strchr(" \t\r\n", p[i]) && p[i])
+        i++;
+    if (i == n)
+        return TDM_QF_COLON; /* empty: no queries whatever the format */
+    if (p[i] == '<')
+        return TDM_QF_TREC;
+    if (p[i] == '{')
+        return TDM_QF_JSONL;
+    if (n - i >= 2 && p[i] == '.' && p[i + 1] == 'I')
+        return TDM_QF_SMART;
+    for (size_t k = i; k < n && p[k] != '\n'; k++)
+        if (p[k] == '\t')
+            return TDM_QF_TAB;
+    return TDM_QF_COLON;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    const tdm_qf_query *x = *(tdm_qf_query *const *)a, *y = *(tdm_qf_query *const *)b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+static int check_duplicates(tdm_qf_ctx *c)
+{
+    tdm_qfile *f = c->f;
+    tdm_qf_query **s = malloc((f->n ? f->n : 1) * sizeof *s);
+    if (!s)
+        return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < f->n; i++)
+        s[i] = &f->q[i];
+    qsort(s, f->n, sizeof *s, id_cmp);
+    int rc = TDM_OK;
+    for (size_t i = 1; i < f->n && rc == TDM_OK; i++)
+        if (!strcmp(s[i - 1]->id, s[i]->id))
+            rc = tdm_qf_fail(c, s[i]->line, "query id '%s' again (first at line %llu)",
+                             s[i]->id, (unsigned long long)s[i - 1]->line);
+    free(s);
+    return rc;
+}
+
+int tdm_qfile_read(const char *path, const tdm_qf_options *opts, tdm_qfile **out,
+                   tdm_err *err)
+{
+    tdm_qf_options o = opts ? *opts : (tdm_qf_options){0};
+    *out = NULL;
+    if (o.format < TDM_QF_AUTO || o.format > TDM_QF_JSONL)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "query file format %d", o.format);
+    if (o.trec_fields == 0)
+        o.trec_fields = TDM_QF_TITLE;
+    if (o.trec_fields & ~7u)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "TREC fields %#x", o.trec_fields);
+    tdm_qfile *f = calloc(1, sizeof *f);
+    if (!f)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    tdm_qf_ctx c = {f, path, NULL, &o, err};
+    int rc = tdm_lr_open(path, &c.lr, err);
+    if (rc == TDM_OK) {
+        f->format = o.format ? o.format : guess(&c);
+        rc = f->format == TDM_QF_TREC    ? tdm_qf_read_trec(&c)
+           : f->format == TDM_QF_SMART   ? tdm_qf_read_smart(&c)
+           : f->format == TDM_QF_JSONL   ? tdm_qf_read_jsonl(&c)
+                                         : tdm_qf_read_lines(&c);
+        tdm_lr_close(c.lr);
+    }
+    if (rc == TDM_OK)
+        rc = check_duplicates(&c);
+    if (rc != TDM_OK) {
+        tdm_qfile_free(f);
+        return rc;
+    }
+    *out = f;
+    return TDM_OK;
+}
+
+void tdm_qfile_free(tdm_qfile *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->ntermblocks; i++)
+        free(f->termblocks[i]);
+    free(f->termblocks);
+    free(f->q);
+    tdm_arena_free(&f->strs);
+    free(f);
+}

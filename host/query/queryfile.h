@@ -1,0 +1,91 @@
+/* Query files as people have them, read whole into a list of queries.
+ *
+ * Formats (TDM_QF_AUTO guesses from the first bytes: '<' TREC topics, ".I"
+ * SMART, '{' JSON lines, a first line with a TAB tab-separated, else
+ * colon-separated):
+ *   colon   `id:text` a line (PISA's form; ../shared/data/queries): the id is
+ *           everything before the first ':', the text the rest;
+ *   tab     `id<TAB>text` a line (MS MARCO, Anserini's TSV topics);
+ *   trec    TREC topics: <top> <num> ... <title> ... <desc> ... <narr> ...
+ *           </top>; "Number:", "Topic:", "Description:", "Narrative:"
+ *           prefixes dropped, closing tags (</title>) allowed; the text is
+ *           the chosen fields (TDM_QF_TITLE by default) joined by a space;
+ *           other tags (<dom>, <con>, ...) are ignored;
+ *   smart   SMART `.I id` records (Cranfield, CACM): the text is the .T and
+ *           .W fields; .A .B .N .X .K .C are ignored; with number_by_position
+ *           the ids are 1, 2, 3 ... in file order (Cranfield's qrels number
+ *           its queries so, not by .I); a record with no field at all (CACM's
+ *           trailing `.I 0`) is an empty query;
+ *   jsonl   one object a line: {"id": "q1" or 7, "text": "..."} or, weighted,
+ *           {"id": ..., "terms": {"term": weight, ...}} (weights finite and
+ *           > 0; the terms are used as stored in the index, not tokenized);
+ *           other keys are skipped.
+ * Strict: a malformed line, a missing field, an empty id or a duplicate id is
+ * an error naming the file and line (TDM_ERR_FORMAT). Blank lines between
+ * queries are allowed. Empty query text is allowed (a query with no results).
+ * Files may be gzip-compressed.
+ *
+ * Threads: a read file is immutable.
+ */
+#ifndef TDM_QUERY_QUERYFILE_H
+#define TDM_QUERY_QUERYFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "query/arena.h"
+
+enum tdm_qf_format {
+    TDM_QF_AUTO = 0,
+    TDM_QF_COLON,
+    TDM_QF_TAB,
+    TDM_QF_TREC,
+    TDM_QF_SMART,
+    TDM_QF_JSONL,
+};
+
+enum { TDM_QF_TITLE = 1, TDM_QF_DESC = 2, TDM_QF_NARR = 4 };
+
+typedef struct tdm_qf_options {
+    int format;                 /* enum tdm_qf_format */
+    unsigned trec_fields;       /* TDM_QF_TITLE | ...; 0 = title */
+    int number_by_position;     /* smart: ids 1, 2, 3, ... */
+} tdm_qf_options;
+
+typedef struct tdm_qf_term {
+    const char *term;
+    double weight;
+} tdm_qf_term;
+
+typedef struct tdm_qf_query {
+    const char *id;
+    const char *text;           /* NULL for a weighted query */
+    const tdm_qf_term *terms;   /* weighted: [nterms] */
+    size_t nterms;
+    uint64_t line;              /* where the query starts */
+} tdm_qf_query;
+
+typedef struct tdm_qfile {
+    tdm_qf_query *q;
+    size_t n;
+    int format;                 /* the one read (AUTO resolved) */
+    /* internal */
+    size_t cap;
+    tdm_arena strs;
+    tdm_qf_term **termblocks;
+    size_t ntermblocks;
+} tdm_qfile;
+
+/* The format named "auto", "colon", "tab", "trec", "smart", "jsonl"; -1 if none. */
+int tdm_qf_format_by_name(const char *name);
+const char *tdm_qf_format_name(int format);
+/* The fields named in a comma list of "title", "desc", "narr"; 0 if bad. */
+unsigned tdm_qf_fields_by_names(const char *list);
+
+/* Reads path ('-' for stdin; gzip ok). opts may be NULL (auto, title). */
+int tdm_qfile_read(const char *path, const tdm_qf_options *opts, tdm_qfile **out,
+                   tdm_err *err);
+void tdm_qfile_free(tdm_qfile *f);
+
+#endif

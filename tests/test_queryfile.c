@@ -1,0 +1,265 @@
+/* Query files (host/query/queryfile.h): each format on small hand-made files,
+ * format guessing, TREC field choice, SMART numbering by position, weighted
+ * JSON queries, an error naming file and line for each kind of malformed
+ * input, and the real files under ../shared/data when present. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/queryfile.h"
+#include "testutil.h"
+
+static const char *put(const char *name, const char *text)
+{
+    static char buf[8][1024];
+    static int k;
+    const char *dir = tdm_test_tmpdir("queryfile");
+    char *p = buf[k++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+static tdm_qfile *read_ok(const char *text, int format, unsigned fields, int bypos)
+{
+    tdm_qf_options o = {format, fields, bypos};
+    tdm_qfile *f = NULL;
+    tdm_err err = {0};
+    if (tdm_qfile_read(put("q", text), &o, &f, &err) != TDM_OK)
+        fail_msg("%s", tdm_err_msg(&err));
+    tdm_err_clear(&err);
+    return f;
+}
+
+static void expect_error(const char *text, int format, const char *what)
+{
+    tdm_qf_options o = {format, 0, 0};
+    tdm_qfile *f = NULL;
+    tdm_err err = {0};
+    const char *path = put("bad", text);
+    int rc = tdm_qfile_read(path, &o, &f, &err);
+    if (rc != TDM_ERR_FORMAT || !strstr(tdm_err_msg(&err), what) ||
+        !strstr(tdm_err_msg(&err), path))
+        fail_msg("rc %d, message '%s', want '%s'", rc, tdm_err_msg(&err), what);
+    assert_null(f);
+    tdm_err_clear(&err);
+}
+
+static void assert_query(const tdm_qfile *f, size_t i, const char *id, const char *text)
+{
+    assert_true(i < f->n);
+    assert_string_equal(f->q[i].id, id);
+    assert_non_null(f->q[i].text);
+    assert_string_equal(f->q[i].text, text);
+}
+
+static void colon_and_tab(void **state)
+{
+    (void)state;
+    tdm_qfile *f = read_ok("1:pierson s twin lakes marina\n\n2: nurseries: in nj \r\n3:\n", 0, 0, 0);
+    assert_int_equal(f->format, TDM_QF_COLON);
+    assert_int_equal(f->n, 3);
+    assert_query(f, 0, "1", "pierson s twin lakes marina");
+    assert_query(f, 1, "2", "nurseries: in nj");
+    assert_query(f, 2, "3", ""); /* an empty query: allowed */
+    assert_int_equal(f->q[1].line, 3);
+    tdm_qfile_free(f);
+    f = read_ok("q1\tfoo: bar\nq2\tbaz\n", 0, 0, 0);
+    assert_int_equal(f->format, TDM_QF_TAB);
+    assert_query(f, 0, "q1", "foo: bar");
+    assert_query(f, 1, "q2", "baz");
+    tdm_qfile_free(f);
+    f = read_ok("", 0, 0, 0);
+    assert_int_equal(f->n, 0);
+    tdm_qfile_free(f);
+    expect_error("1:a\nno separator\n", TDM_QF_COLON, "line 2: no ':'");
+    expect_error("1\ta\n2 b\n", TDM_QF_TAB, "line 2: no '\\t'");
+    expect_error(":text\n", TDM_QF_COLON, "line 1: empty query id");
+    expect_error("1:a\n2:b\n1:c\n", TDM_QF_COLON, "line 3: query id '1' again (first at line 1)");
+    expect_error("a b:c\n", TDM_QF_COLON, "white space");
+}
+
+static const char *TOPICS =
+    "<top>\n"
+    "<num> Number: 301\n"
+    "<title> International Organized Crime\n"
+    "\n"
+    "<desc> Description:\n"
+    "Identify organizations that participate in\n"
+    "international criminal activity.\n"
+    "\n"
+    "<narr> Narrative:\n"
+    "A relevant document must <b>name</b> the organization.\n"
+    "</top>\n"
+    "\n"
+    "<top>\n"
+    "<num> 302 </num>\n"
+    "<title>Poliomyelitis and Post-Polio</title>\n"
+    "<desc>Is the disease under control?</desc>\n"
+    "<narr>Relevant: cases.</narr>\n"
+    "<dom>Medical</dom>\n"
+    "</top>\n";
+
+static void trec_topics(void **state)
+{
+    (void)state;
+    tdm_qfile *f = read_ok(TOPICS, 0, 0, 0);
+    assert_int_equal(f->format, TDM_QF_TREC);
+    assert_int_equal(f->n, 2);
+    assert_query(f, 0, "301", "International Organized Crime");
+    assert_query(f, 1, "302", "Poliomyelitis and Post-Polio");
+    assert_int_equal(f->q[1].line, 13);
+    tdm_qfile_free(f);
+    f = read_ok(TOPICS, TDM_QF_TREC, TDM_QF_TITLE | TDM_QF_DESC, 0);
+    assert_query(f, 0, "301", "International Organized Crime Identify organizations that "
+                              "participate in international criminal activity.");
+    assert_query(f, 1, "302", "Poliomyelitis and Post-Polio Is the disease under control?");
+    tdm_qfile_free(f);
+    f = read_ok(TOPICS, TDM_QF_TREC, TDM_QF_NARR, 0);
+    /* <b> is not a topic field: ignored with its text until the next tag */
+    assert_query(f, 0, "301", "A relevant document must");
+    assert_query(f, 1, "302", "Relevant: cases.");
+    tdm_qfile_free(f);
+    assert_int_equal(tdm_qf_fields_by_names("title,desc"), TDM_QF_TITLE | TDM_QF_DESC);
+    assert_int_equal(tdm_qf_fields_by_names("title,bogus"), 0);
+    expect_error("<top>\n<title> x\n</top>\n", TDM_QF_TREC, "line 3: topic from line 1 has no <num>");
+    expect_error("<top>\n<num> 5\n</top>\n", TDM_QF_TREC, "topic 5 (from line 1) has no <title>");
+    expect_error("<top>\n<num> 5\n<title> x\n", TDM_QF_TREC, "end of file inside the topic from line 1");
+    expect_error("<top>\n<num> 5\n<top>\n", TDM_QF_TREC, "line 3: <top> inside");
+    expect_error("stray\n<top>\n", TDM_QF_TREC, "line 1: text outside");
+    expect_error("</top>\n", TDM_QF_TREC, "line 1: </top> without <top>");
+    expect_error("<top><num>1<title>a<title>b</top>\n", TDM_QF_TREC, "<title> twice");
+    expect_error("<top><num>1<title>a</top>\n<top><num>1<title>b</top>\n", TDM_QF_TREC,
+                 "line 2: query id '1' again");
+}
+
+static const char *SMART = ".I 001\n.W\nwhat similarity laws must be obeyed\nby models .\n"
+                           ".I 004\n.T\nheat\n.W\nwhat problems of heat conduction .\n"
+                           ".N\n 4. someone\n"
+                           ".I 9\n";
+
+static void smart(void **state)
+{
+    (void)state;
+    tdm_qfile *f = read_ok(SMART, 0, 0, 0);
+    assert_int_equal(f->format, TDM_QF_SMART);
+    assert_int_equal(f->n, 3);
+    assert_query(f, 0, "001", "what similarity laws must be obeyed by models .");
+    assert_query(f, 1, "004", "heat what problems of heat conduction .");
+    assert_query(f, 2, "9", ""); /* no field at all: an empty query */
+    tdm_qfile_free(f);
+    f = read_ok(SMART, TDM_QF_SMART, 0, 1);
+    assert_query(f, 0, "1", "what similarity laws must be obeyed by models .");
+    assert_query(f, 1, "2", "heat what problems of heat conduction .");
+    assert_query(f, 2, "3", "");
+    tdm_qfile_free(f);
+    expect_error("text\n.I 1\n.W\nx\n", TDM_QF_SMART, "line 1: text before the first .I");
+    expect_error(".I 1\nx\n", TDM_QF_SMART, "line 2: text before the first field");
+    expect_error(".I 1\n.Z\nx\n", TDM_QF_SMART, "line 2: unknown field .Z");
+    expect_error(".I\n.W\nx\n", TDM_QF_SMART, "line 1: .I without an id");
+    expect_error(".I 1\n.A\nsomeone\n.I 2\n.W\nx\n", TDM_QF_SMART, "line 1: query 1 has no .W");
+    expect_error(".I 1\n.W\na\n.I 1\n.W\nb\n", TDM_QF_SMART, "line 4: query id '1' again");
+}
+
+static void jsonl(void **state)
+{
+    (void)state;
+    tdm_qfile *f = read_ok("{\"id\": \"q1\", \"text\": \"caf\\u00e9 \\\"x\\\"\", \"x\": [1, {\"a\": null}]}\n"
+                           "\n"
+                           "{\"terms\": {\"hello\": 2.5, \"##ing\": 1e-1}, \"id\": 17}\n"
+                           "{\"id\": -3, \"terms\": {}}\n",
+                           0, 0, 0);
+    assert_int_equal(f->format, TDM_QF_JSONL);
+    assert_int_equal(f->n, 3);
+    assert_query(f, 0, "q1", "caf\xc3\xa9 \"x\"");
+    assert_string_equal(f->q[1].id, "17");
+    assert_null(f->q[1].text);
+    assert_int_equal(f->q[1].nterms, 2);
+    assert_string_equal(f->q[1].terms[0].term, "hello");
+    assert_true(f->q[1].terms[0].weight == 2.5);
+    assert_string_equal(f->q[1].terms[1].term, "##ing");
+    assert_true(f->q[1].terms[1].weight == 0.1);
+    assert_int_equal(f->q[1].line, 3);
+    assert_int_equal(f->q[2].nterms, 0);
+    tdm_qfile_free(f);
+    expect_error("{\"id\": 1, \"text\": \"a\"\n", TDM_QF_JSONL, "line 1: byte");
+    expect_error("{\"text\": \"a\"}\n", TDM_QF_JSONL, "line 1: no \"id\"");
+    expect_error("{\"id\": 1}\n", TDM_QF_JSONL, "want exactly one of");
+    expect_error("{\"id\": 1, \"text\": \"a\", \"terms\": {}}\n", TDM_QF_JSONL, "want exactly one of");
+    expect_error("{\"id\": 1, \"id\": 2, \"text\": \"\"}\n", TDM_QF_JSONL, "key \"id\" twice");
+    expect_error("{\"id\": true, \"text\": \"a\"}\n", TDM_QF_JSONL, "want a string or a number");
+    expect_error("{\"id\": 1, \"terms\": {\"a\": 0}}\n", TDM_QF_JSONL, "weight 0 of 'a'");
+    expect_error("{\"id\": 1, \"terms\": {\"a\": -2}}\n", TDM_QF_JSONL, "weight -2");
+    expect_error("{\"id\": 1, \"terms\": {\"a\": 1, \"a\": 2}}\n", TDM_QF_JSONL, "'a' twice");
+    expect_error("{\"id\": 1, \"terms\": {\"a\": \"1\"}}\n", TDM_QF_JSONL, "malformed number");
+    expect_error("{\"id\": 1, \"terms\": {\"a\": 1e999}}\n", TDM_QF_JSONL, "out of range");
+    expect_error("{\"id\": 01, \"text\": \"a\"}\n", TDM_QF_JSONL, "malformed number");
+    expect_error("{\"id\": 1, \"text\": \"a\\u0000b\"}\n", TDM_QF_JSONL, "NUL");
+    expect_error("{\"id\": 1, \"text\": \"\\ud800\"}\n", TDM_QF_JSONL, "surrogate");
+    expect_error("{\"id\": 1, \"text\": \"a\"} x\n", TDM_QF_JSONL, "text after the object");
+    expect_error("{\"id\": 1, \"text\": \"a\"}\n[1]\n", TDM_QF_JSONL, "line 2");
+    expect_error("{\"id\": \"1\", \"text\": \"a\"}\n{\"id\": 1, \"text\": \"b\"}\n", TDM_QF_JSONL,
+                 "query id '1' again");
+}
+
+static void bad_options(void **state)
+{
+    (void)state;
+    tdm_qf_options o = {99, 0, 0};
+    tdm_qfile *f = NULL;
+    tdm_err err = {0};
+    assert_int_equal(tdm_qfile_read(put("q", "1:a\n"), &o, &f, &err), TDM_ERR_INVALID_ARG);
+    o = (tdm_qf_options){0, 8, 0};
+    assert_int_equal(tdm_qfile_read(put("q", "1:a\n"), &o, &f, &err), TDM_ERR_INVALID_ARG);
+    assert_true(tdm_qfile_read("/nonexistent/queries", NULL, &f, &err) < 0);
+    assert_non_null(strstr(tdm_err_msg(&err), "/nonexistent/queries"));
+    assert_int_equal(tdm_qf_format_by_name("smart"), TDM_QF_SMART);
+    assert_int_equal(tdm_qf_format_by_name("xml"), -1);
+    assert_string_equal(tdm_qf_format_name(TDM_QF_JSONL), "jsonl");
+    tdm_err_clear(&err);
+}
+
+static tdm_qfile *read_real(const char *rel, int bypos)
+{
+    const char *path = tdm_test_data(rel);
+    tdm_qf_options o = {0, 0, bypos};
+    tdm_qfile *f = NULL;
+    tdm_err err = {0};
+    if (tdm_qfile_read(path, &o, &f, &err) != TDM_OK)
+        fail_msg("%s", tdm_err_msg(&err));
+    return f;
+}
+
+static void real_files(void **state)
+{
+    (void)state;
+    tdm_qfile *f = read_real("queries/terabyte05-efficiency.txt", 0);
+    assert_int_equal(f->format, TDM_QF_COLON);
+    assert_int_equal(f->n, 50000);
+    assert_query(f, 0, "1", "pierson s twin lakes marina");
+    tdm_qfile_free(f);
+    f = read_real("cranfield/cran.qry", 1);
+    assert_int_equal(f->format, TDM_QF_SMART);
+    assert_int_equal(f->n, 225);
+    assert_string_equal(f->q[224].id, "225");
+    assert_non_null(strstr(f->q[0].text, "aeroelastic models"));
+    tdm_qfile_free(f);
+    f = read_real("cacm/query.text", 0);
+    assert_int_equal(f->n, 65); /* 64 queries and the trailing empty `.I 0` */
+    assert_string_equal(f->q[63].id, "64");
+    assert_string_equal(f->q[64].text, "");
+    tdm_qfile_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(colon_and_tab), cmocka_unit_test(trec_topics),
+        cmocka_unit_test(smart),         cmocka_unit_test(jsonl),
+        cmocka_unit_test(bad_options),   cmocka_unit_test(real_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
