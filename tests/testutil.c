@@ -34,7 +34,7 @@ tdm_engine *tdm_test_engine(void)
     tdm_engine *e = NULL;
     int rc = tdm_engine_open(NULL, &e);
     if (rc != TDM_OK)
-        fail_msg("tdm_engine_open: %s: %s", tdm_strerror(rc), tdm_engine_errmsg(NULL));
+        fail_msg("tdm_engine_open: %s: %s", tdm_strerror(rc), tdm_last_error());
     return e;
 }
 
