@@ -23,6 +23,9 @@
 #error "build broken on purpose by a test (TDM_TEST_BREAK_*)"
 #endif
 
+/* ---- block layouts shared with the host codecs (C and OpenCL C) */
+#include "host/codec/layout.h"
+
 /* ---- shared building blocks: work-group scans, delta decoding */
 #include "cl/common.cl"
 

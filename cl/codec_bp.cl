@@ -14,23 +14,19 @@ uint tdm_bp_width(uint nw, uint len, const uint block)
 }
 
 /* Work-item t's vpt values of a block (len values in nw words), read with a
-   sliding window from global or local memory. */
-#define TDM_BP_UNPACK(NAME, SPACE, WIN)                                            \
-    void NAME(SPACE const uint *src, uint nw, uint len, const uint block, uint t,  \
-              uint vpt, uint *v)                                                   \
-    {                                                                              \
-        uint w = tdm_bp_width(nw, len, block);                                     \
-        uint mask = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;                        \
-        tdm_bitwin win = WIN##_open(src, nw, t * vpt * w);                         \
-        for (uint j = 0; j < vpt; j++) {                                           \
-            uint x = WIN##_take(&win, src, nw, w, mask);                           \
-            v[j] = t * vpt + j < len ? x : 0u;                                     \
-        }                                                                          \
+   sliding window. (Staging blocks in local memory first, as PEF's
+   TDM_CODEC_PIPE variant does, lost here on an H200 by 10-25 %.) */
+void tdm_bp_unpack(__global const uint *src, uint nw, uint len, const uint block, uint t,
+                   uint vpt, uint *v)
+{
+    uint w = tdm_bp_width(nw, len, block);
+    uint mask = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
+    tdm_bitwin win = tdm_bitwin_open(src, nw, t * vpt * w);
+    for (uint j = 0; j < vpt; j++) {
+        uint x = tdm_bitwin_take(&win, src, nw, w, mask);
+        v[j] = t * vpt + j < len ? x : 0u;
     }
-TDM_BP_UNPACK(tdm_bp_unpack, __global, tdm_bitwin)
-TDM_BP_UNPACK(tdm_bp_unpack_local, __local, tdm_bitwin_local)
-
-#if !TDM_CODEC_PIPE /* read global memory directly: the default */
+}
 
 void tdm_bp_block(const uint block, uint job, TDM_CODEC_ARGS, __local uint *scratch)
 {
@@ -66,23 +62,6 @@ void tdm_bp256_decode(TDM_CODEC_ARGS)
         tdm_bp_block(256u, job, TDM_CODEC_PASS, scratch[round++ & 1]);
 }
 
-#else /* the pipelined loop of cl/codec_dev.cl: an experiment */
-
-__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_bp128_decode(TDM_CODEC_ARGS)
-{
-    TDM_CODEC_PIPELINE(128u, TDM_WIDE_VPT(128u), 128u,
-                       tdm_bp_unpack_local(lw, nw, cur.len, 128u, t, vpt, v))
-}
-
-__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_bp256_decode(TDM_CODEC_ARGS)
-{
-    TDM_CODEC_PIPELINE(256u, TDM_WIDE_VPT(256u), 256u,
-                       tdm_bp_unpack_local(lw, nw, cur.len, 256u, t, vpt, v))
-}
-
-#endif
 
 /* Random access (host/codec/gather.h has the contract): out[q] = value
    idx[q], one work-item each: one field at its block's width; a docid adds

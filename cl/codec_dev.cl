@@ -2,8 +2,8 @@
    has the contract), job resolution, a segmented work-group scan, the d-gap
    sum and coalesced stores.
 
-   Geometry: a work-item holds VPT consecutive values of one block (VPT = 4,
-   8 in the wide geometry of GPU-BP and GPU-VByte, or more where the
+   Geometry: a work-item holds VPT consecutive values of one block (VPT = 4
+   for RAW, 8 in the wide geometry of every other codec, or more where the
    work-group is small for a block), so a block takes TPB = block / VPT
    work-items and a work-group decodes TDM_WG_SIZE / TPB blocks side by side.
    Four consecutive values per work-item make one uint4 store: a warp writes
@@ -19,26 +19,20 @@
     words, offsets, bases, params, nblocks, n, delta, sel, njobs, use_sel, out,    \
         out_cap, status
 
-/* Status bits a kernel ORs into *status. */
-#define TDM_CODEC_ST_CORRUPT 1u
-#define TDM_CODEC_ST_BADJOB 2u
+/* Status bits (TDM_CODEC_ST_*), block sizes and the least values a
+   work-item decodes (TDM_CODEC_VPT_MIN, TDM_WIDE_VPT_MIN) come from
+   host/codec/layout.h, which the host codecs share. */
 
-/* Values a work-item decodes: TDM_CODEC_VPT_MIN (a multiple of 4; 4 unless
-   the build says otherwise, for experiments), more where the work-group is
-   too small for a block. host/codec/codec_dev.c: tdm_codec_dev_bpg_vpt. */
-#ifndef TDM_CODEC_VPT_MIN
-#define TDM_CODEC_VPT_MIN 4
-#endif
+/* Values a work-item decodes: the least for the geometry, more where the
+   work-group is too small for a block. host/codec/codec_dev.c:
+   tdm_codec_dev_bpg_vpt and tdm_codec_dev_bpg_wide are the host's twins. */
 #define TDM_CODEC_VPTN(B, M) ((B) / TDM_WG_SIZE > (M) ? (B) / TDM_WG_SIZE : (M))
 #define TDM_CODEC_VPT(B) TDM_CODEC_VPTN(B, TDM_CODEC_VPT_MIN)
-#define TDM_CODEC_TPB(B) ((B) / TDM_CODEC_VPT(B))
 
-/* The wide geometry of GPU-BP and GPU-VByte: TDM_WIDE_VPT_MIN values a
+/* The wide geometry of every codec but RAW: TDM_WIDE_VPT_MIN values a
    work-item (8: amortises a work-item's fixed costs, its job and its share
-   of the scan, best on an H200), host/codec/codec_dev.h: TDM_CODEC_DEV_WIDE. */
-#ifndef TDM_WIDE_VPT_MIN
-#define TDM_WIDE_VPT_MIN 8
-#endif
+   of the scan, best on an H200); the host's twin is
+   host/codec/codec_dev.c: tdm_codec_dev_bpg_wide. */
 #define TDM_WIDE_VPT(B) TDM_CODEC_VPTN(B, TDM_WIDE_VPT_MIN)
 #define TDM_WIDE_TPB(B) ((B) / TDM_WIDE_VPT(B))
 
@@ -49,17 +43,17 @@
                                                                : TDM_CODEC_VPT_MIN))
 #define TDM_WIDE_VPT_MAX TDM_WIDE_VPT(1024)
 
-/* Grid-stride loop over the launch's jobs, TDM_WG_SIZE / TPB(block) at a
-   time: `job` is this work-item's job. Correct for any number of groups (the
-   driver caps it for codecs that set grid_stride); the bound is the same for
-   the whole group, so barriers inside are reached by all. */
+/* The one job loop of every decode kernel: grid-stride over the launch's
+   jobs, TDM_WG_SIZE / tpb at a time (tpb work-items a block): `job` is this
+   work-item's job. Correct for any number of groups (the driver caps them:
+   host/codec/codec_dev.h); the bound is the same for the whole group, so
+   barriers inside are reached by all. */
 #define TDM_CODEC_FOR_JOBS_TPB(job, tpb)                                           \
     for (uint job##_0 = get_group_id(0) * (TDM_WG_SIZE / (tpb)),                   \
               job = job##_0 + get_local_id(0) / (tpb);                             \
          job##_0 < njobs;                                                          \
          job##_0 += get_num_groups(0) * (TDM_WG_SIZE / (tpb)),                     \
               job = job##_0 + get_local_id(0) / (tpb))
-#define TDM_CODEC_FOR_JOBS(job, block) TDM_CODEC_FOR_JOBS_TPB(job, TDM_CODEC_TPB(block))
 
 /* Resolves job `job` of a launch to its block, output position and length.
    Returns 0 (and len 0) when there is nothing to decode: past the last job,
@@ -273,8 +267,9 @@ TDM_BITWIN(tdm_bitwin_local, __local, 0)
    round k+1 are in flight while round k unpacks, scans and stores (a direct
    round waits for two dependent loads: endpoints, then words). For GPU-BP
    and GPU-VByte it lost on an H200 to reading global memory directly (by
-   10-25%: the copy and its barrier cost more than the latency it hides), so
-   there it is an experiment, TDM_CODEC_PIPE=1; other codecs may use it. */
+   10-25%: the copy and its barrier cost more than the latency it hides), and
+   their pipelined kernels were removed; PEF keeps it as an experiment
+   (TDM_CODEC_PIPE=1, which tests/test_codec_pef.c runs). */
 #ifndef TDM_CODEC_PIPE
 #define TDM_CODEC_PIPE 0
 #endif

@@ -21,11 +21,10 @@
    stages each partition in local memory a round ahead (cl/codec_dev.cl's
    pipelined loop), an experiment for the GPU. */
 
-#define PEF_BLOCK 128u
 #define PEF_HMAX 16u  /* high words a valid partition never exceeds (12) */
 #define PEF_MAXW 137u /* words of a valid partition: 1 + 124 low + 12 high */
 #define PEF_VPT TDM_WIDE_VPT(128u)
-#define PEF_TPB (PEF_BLOCK / PEF_VPT)
+#define PEF_TPB (TDM_PEF_BLOCK / PEF_VPT)
 #define PEF_CMAX (PEF_VPT + 1) /* the most values a work-item decodes */
 #ifndef PEF_NEAR
 #define PEF_NEAR 1
@@ -96,8 +95,8 @@ void pef_locate_warp(__global const uint *h, uint nh, uint r0, uint *j, uint *be
     {                                                                              \
         uint hdr = nw ? p[0] : 0xFFFFFFFFu, l = hdr & 0xFFu, kind = hdr >> 8;      \
         uint nlow = (len * min(l, 32u) + 31u) >> 5;                                \
-        int ef = kind == 0u && l <= 31u && 1u + nlow <= nw;                        \
-        int packed = kind == 1u && l <= 32u && 1u + nlow <= nw;                    \
+        int ef = kind == TDM_PEF_EF && l <= 31u && 1u + nlow <= nw;                        \
+        int packed = kind == TDM_PEF_PACKED && l <= 32u && 1u + nlow <= nw;                    \
         uint nh = ef ? min(nw - 1u - nlow, PEF_HMAX) : 0u;                         \
         /* The low window first: its loads fly while the high part is counted. */  \
         uint nlw = ef || packed ? nlow : 0u; /* low words inside the payload */    \
@@ -182,14 +181,14 @@ void pef_stage_values(__local const uint *lw, uint nw, uint np, uint ok, uint le
                                 ok && t == 0u, status, x);
     for (uint k = 0; k < PEF_VPT; k++) {
         uint xk = pef_pick(x, k, o), prev = pef_pick_prev(x, k, o);
-        v[k] = kind == 0 || delta ? xk - prev : xk;
+        v[k] = kind == TDM_PEF_EF || delta ? xk - prev : xk;
     }
 }
 
 __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_pef_decode(TDM_CODEC_ARGS)
 {
-    TDM_CODEC_PIPELINE(PEF_BLOCK, PEF_VPT, PEF_MAXW,
+    TDM_CODEC_PIPELINE(TDM_PEF_BLOCK, PEF_VPT, PEF_MAXW,
                        pef_stage_values(lw, nw, cur.nw, cur.ok, cur.len, t, delta, status, v))
 }
 
@@ -202,7 +201,7 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
     uint t = get_local_id(0) % PEF_TPB;
     TDM_CODEC_FOR_JOBS_TPB(job, PEF_TPB) {
         uint b, pos, len;
-        int ok = tdm_codec_job(job, PEF_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
+        int ok = tdm_codec_job(job, TDM_PEF_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
                                status, &b, &pos, &len);
         uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
         uint x[PEF_VPT], v[PEF_VPT];
@@ -212,7 +211,7 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
         uint base = ok && delta ? bases[b] : 0u;
         for (uint k = 0; k < vpt; k++) {
             uint before = k ? x[k - 1u] : t ? prev : 0u;
-            v[k] = delta ? base + x[k] : kind == 0 ? x[k] - before : x[k];
+            v[k] = delta ? base + x[k] : kind == TDM_PEF_EF ? x[k] - before : x[k];
         }
         if (ok)
             tdm_codec_store(out, pos, t, vpt, v, len);
@@ -228,7 +227,7 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
     uint t = get_local_id(0) % PEF_TPB, o = t ? 1u : 0u;
     TDM_CODEC_FOR_JOBS_TPB(job, PEF_TPB) {
         uint b, pos, len;
-        int ok = tdm_codec_job(job, PEF_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
+        int ok = tdm_codec_job(job, TDM_PEF_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
                                status, &b, &pos, &len);
         uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
         uint x[PEF_VPT + 1], v[PEF_VPT];
@@ -237,7 +236,7 @@ void tdm_pef_decode(TDM_CODEC_ARGS)
         uint base = ok && delta ? bases[b] : 0u;
         for (uint k = 0; k < vpt; k++) {
             uint xk = pef_pick(x, k, o), prev = pef_pick_prev(x, k, o);
-            v[k] = delta ? base + xk : kind == 0 ? xk - prev : xk;
+            v[k] = delta ? base + xk : kind == TDM_PEF_EF ? xk - prev : xk;
         }
         if (ok)
             tdm_codec_store(out, pos, t, vpt, v, len);
@@ -255,8 +254,8 @@ void tdm_pef_get(TDM_GET_ARGS)
     uint i, q = get_global_id(0);
     if (!tdm_codec_get_pos(n, idx, count, out, status, &i))
         return;
-    uint b = i / PEF_BLOCK, k = i % PEF_BLOCK, len = min(PEF_BLOCK, n - b * PEF_BLOCK);
+    uint b = i / TDM_PEF_BLOCK, k = i % TDM_PEF_BLOCK, len = min(TDM_PEF_BLOCK, n - b * TDM_PEF_BLOCK);
     uint start = offsets[b], np = offsets[b + 1] - start, o = !delta && k ? 1u : 0u, x[2];
     int kind = pef_decode(words + start, np, np, len, k - o, 2u, 1u, status, x);
-    out[q] = delta ? bases[b] + x[o] : kind == 0 && o ? x[1] - x[0] : x[o];
+    out[q] = delta ? bases[b] + x[o] : kind == TDM_PEF_EF && o ? x[1] - x[0] : x[o];
 }

@@ -15,7 +15,6 @@
    Positions of PFOR exceptions are gaps, so they take one segmented scan of
    their own. Both kernels loop over the launch's jobs (grid-stride). */
 
-#define PFOR_BLOCK 512u
 /* The wide geometry (8 values a work-item: 19.6 -> 23.8 % of the copy
    bandwidth on an H200) where the three local block arrays fit, else 4
    (work-groups of 512 on a 48 KB device; the host sizes the launch for 8,
@@ -26,7 +25,7 @@
 #else
 #define PFOR_VPT TDM_CODEC_VPT(512)
 #endif
-#define PFOR_TPB (PFOR_BLOCK / PFOR_VPT)
+#define PFOR_TPB (TDM_PFOR_BLOCK / PFOR_VPT)
 #define PFOR_BPG (TDM_WG_SIZE / PFOR_TPB)
 
 /* Words that hold n values of w bits (w <= 32). */
@@ -54,7 +53,7 @@ void pfor_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl
 {
     const uint vpt = PFOR_VPT, tpb = PFOR_TPB;
     uint lid = get_local_id(0), s = lid / tpb, t = lid % tpb, b, pos, len;
-    int ok = tdm_codec_job(j0 + s, PFOR_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap, status,
+    int ok = tdm_codec_job(j0 + s, TDM_PFOR_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap, status,
                            &b, &pos, &len);
     uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
     __global const uint *p = words + start;
@@ -71,7 +70,7 @@ void pfor_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl
     if (!sound)
         e = xo = xh = no = nh = 0u; /* read nothing past the payload */
 
-    __local uint *G = gl + s * PFOR_BLOCK, *O = ol + s * PFOR_BLOCK, *H = hl + s * PFOR_BLOCK;
+    __local uint *G = gl + s * TDM_PFOR_BLOCK, *O = ol + s * TDM_PFOR_BLOCK, *H = hl + s * TDM_PFOR_BLOCK;
     __global const uint *q = p + 2u + nslots; /* the O slots, then H slots, then pairs */
     uint g[PFOR_VPT], c[PFOR_VPT], i0 = t * vpt;
     /* Sliding windows over the slots and both exception arrays: each word
@@ -129,7 +128,7 @@ __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
 void tdm_pfor_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
-    __local uint gl[PFOR_BPG * PFOR_BLOCK], ol[PFOR_BPG * PFOR_BLOCK], hl[PFOR_BPG * PFOR_BLOCK];
+    __local uint gl[PFOR_BPG * TDM_PFOR_BLOCK], ol[PFOR_BPG * TDM_PFOR_BLOCK], hl[PFOR_BPG * TDM_PFOR_BLOCK];
     /* Any number of work-groups: each takes rounds of PFOR_BPG jobs. */
     for (uint j0 = get_group_id(0) * PFOR_BPG; j0 < njobs; j0 += get_num_groups(0) * PFOR_BPG) {
         pfor_round(j0, TDM_CODEC_PASS, scratch, gl, ol, hl);
@@ -292,10 +291,10 @@ void tdm_pfor_get(TDM_GET_ARGS)
     uint i, q = get_global_id(0);
     if (!tdm_codec_get_pos(n, idx, count, out, status, &i))
         return;
-    uint b = i / PFOR_BLOCK, start = offsets[b];
+    uint b = i / TDM_PFOR_BLOCK, start = offsets[b];
     int bad = 0;
     uint v = pfor_block_get(words + start, offsets[b + 1] - start,
-                            min(PFOR_BLOCK, n - b * PFOR_BLOCK), params[0], i % PFOR_BLOCK,
+                            min(TDM_PFOR_BLOCK, n - b * TDM_PFOR_BLOCK), params[0], i % TDM_PFOR_BLOCK,
                             delta != 0u, &bad);
     if (bad)
         atomic_or(status, TDM_CODEC_ST_CORRUPT);

@@ -13,10 +13,9 @@
    remainders come through a sliding bit window. The second is the
    segmented work-group scan over the gaps q * 2^k + r, for docids only. */
 
-#define RICE_BLOCK 128u
 #define RICE_UMAX 16u /* unary words a valid block never exceeds (12) */
 #define RICE_VPT TDM_WIDE_VPT(128u)
-#define RICE_TPB (RICE_BLOCK / RICE_VPT)
+#define RICE_TPB (TDM_RICE_BLOCK / RICE_VPT)
 
 
 /* Bit positions of the ones of rank r0 .. r0 + c - 1 of u[0 .. nu) (nu <=
@@ -86,7 +85,7 @@ void tdm_rice_decode(TDM_CODEC_ARGS)
     uint t = get_local_id(0) % tpb;
     TDM_CODEC_FOR_JOBS_TPB(job, RICE_TPB) {
         uint b, pos, len;
-        int ok = tdm_codec_job(job, RICE_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
+        int ok = tdm_codec_job(job, TDM_RICE_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap,
                                status, &b, &pos, &len);
         uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
         uint g[RICE_VPT];

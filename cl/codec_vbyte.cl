@@ -7,12 +7,9 @@
    selectors imply must match the block's words, else the list is flagged
    corrupt, and no read leaves the block. */
 
-/* The most words a block of B values takes (all values 4 bytes). */
-#define TDM_VBYTE_MAXW(B) ((B) + (B) / 16 + 1)
-
-/* Work-item t's values of a block of len values in nw words, from global or
-   local memory; called by the whole group (a scan). Flags the list corrupt
-   when the selectors do not match the block's length. */
+/* Work-item t's values of a block of len values in nw words; called by the
+   whole group (a scan). Flags the list corrupt when the selectors do not
+   match the block's length. */
 #define TDM_VBYTE_UNPACK(NAME, SPACE, WIN, SCAN)                                         \
     void NAME(SPACE const uint *w, uint nw, uint len, uint ok, uint t, uint vpt,   \
               uint tpb, uint *v, __local uint *scratch, __global uint *status)     \
@@ -41,11 +38,8 @@
             v[j] = l[j] ? x : 0u;                                                  \
         }                                                                          \
     }
-/* The direct kernels alternate scratch buffers: no closing barrier. */
+/* The kernels alternate scratch buffers: no closing barrier. */
 TDM_VBYTE_UNPACK(tdm_vbyte_unpack, __global, tdm_bitwin, tdm_seg_scan_excl_nb)
-TDM_VBYTE_UNPACK(tdm_vbyte_unpack_local, __local, tdm_bitwin_local, tdm_seg_scan_excl)
-
-#if !TDM_CODEC_PIPE /* read global memory directly: the default */
 
 /* Scans the byte lengths in scan_len and the gaps in scan_gap, so that
    neither needs a closing barrier: every reuse of a buffer is separated by
@@ -85,22 +79,3 @@ void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
         tdm_vbyte_block(1024u, job, TDM_CODEC_PASS, scratch[0], scratch[1]);
 }
 
-#else /* the pipelined loop of cl/codec_dev.cl: an experiment */
-
-__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_vbyte128_decode(TDM_CODEC_ARGS)
-{
-    TDM_CODEC_PIPELINE(128u, TDM_WIDE_VPT(128u), TDM_VBYTE_MAXW(128u),
-                       tdm_vbyte_unpack_local(lw, nw, cur.len, cur.ok, t, vpt, tpb, v,
-                                              scratch, status))
-}
-
-__kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))
-void tdm_vbyte1024_decode(TDM_CODEC_ARGS)
-{
-    TDM_CODEC_PIPELINE(1024u, TDM_WIDE_VPT(1024u), TDM_VBYTE_MAXW(1024u),
-                       tdm_vbyte_unpack_local(lw, nw, cur.len, cur.ok, t, vpt, tpb, v,
-                                              scratch, status))
-}
-
-#endif

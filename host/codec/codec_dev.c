@@ -9,10 +9,6 @@
 #include "runtime/settings.h"
 #include "tandem.h"
 
-/* Status bits the kernels set (cl/codec_dev.cl). */
-#define ST_CORRUPT 1u
-#define ST_BADJOB 2u
-
 /* tdm_cl_fail, with the device named. */
 static int cl_fail(tdm_codec_dev_list *l, tdm_err *err, cl_int rc, const char *what)
 {
@@ -254,11 +250,11 @@ int tdm_codec_dev_status(tdm_codec_dev_list *l, cl_uint nwait, const cl_event *w
         if (rc != CL_SUCCESS)
             return cl_fail(l, err, rc, "reading the decode status");
     }
-    if (flags & ST_CORRUPT)
+    if (flags & TDM_CODEC_ST_CORRUPT)
         return tdm_err_set(err, TDM_ERR_CORRUPT,
                            "%s list of %u values: corrupt payload (found by the kernel on %s)",
                            l->ops->name, l->n, l->dev->info.name);
-    if (flags & ST_BADJOB)
+    if (flags & TDM_CODEC_ST_BADJOB)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG,
                            "%s list: a decode job named a block out of range or an output "
                            "past its buffer (on %s)", l->ops->name, l->dev->info.name);
@@ -378,12 +374,12 @@ static uint32_t codec_dev_bpg(size_t wg_size, uint32_t block_size, uint32_t vpt_
 
 uint32_t tdm_codec_dev_bpg_vpt(size_t wg_size, uint32_t block_size)
 {
-    return codec_dev_bpg(wg_size, block_size, 4);
+    return codec_dev_bpg(wg_size, block_size, TDM_CODEC_VPT_MIN);
 }
 
 uint32_t tdm_codec_dev_bpg_wide(size_t wg_size, uint32_t block_size)
 {
-    return codec_dev_bpg(wg_size, block_size, 8); /* cl/codec_dev.cl: TDM_WIDE_VPT_MIN */
+    return codec_dev_bpg(wg_size, block_size, TDM_WIDE_VPT_MIN);
 }
 
 size_t tdm_codec_dev_groups_per_cu(const tdm_device *d)

@@ -27,7 +27,7 @@
  * It is launched with get_local_size(0) = TDM_WG_SIZE = tdm_device.wg_size
  * and min(ceil(njobs / bpg), compute units x codec_groups_per_cu)
  * work-groups, bpg = ops->blocks_per_group(wg_size, block size). Every kernel
- * loops over the launch's jobs (cl/codec_dev.cl: TDM_CODEC_FOR_JOBS): a
+ * loops over the launch's jobs (cl/codec_dev.cl: TDM_CODEC_FOR_JOBS_TPB): a
  * work-group takes bpg consecutive jobs a round and strides by all groups,
  * so any number of groups decodes every job. A job whose block id is out of
  * range or whose output does not fit sets status bit 2 and writes nothing; a
@@ -51,6 +51,7 @@
 #include <stdint.h>
 
 #include "codec.h"
+#include "layout.h"
 #include "runtime/runtime.h"
 
 /* What a codec registers for its device decoder (tdm_codec_ops.dev). */

@@ -19,7 +19,6 @@
 #include "codec_dev.h"
 #include "tandem.h"
 
-#define NPFD_BLOCK_MAX 128u
 
 typedef struct npfd_shape {
     unsigned b, hw;
@@ -155,7 +154,7 @@ static int npfd_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
     uint32_t B = enc->block_size, b = i / B, k = i % B, len = tdm_encoded_block_len(enc, b);
     npfd_shape s;
     if (enc->delta || npfd_header(enc, b, &s) != 0) {
-        uint32_t out[NPFD_BLOCK_MAX];
+        uint32_t out[TDM_NPFD_BLOCK_MAX];
         int rc = npfd_decode_block(enc, b, out, err);
         if (rc == TDM_OK)
             *value = out[k];

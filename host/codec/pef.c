@@ -5,7 +5,7 @@
  * sum x[k] = v[0] + ... + v[k] (frequencies, delta = 0, so that the sequence
  * is monotone). Its payload:
  *
- *   word 0        header: bits 0-7 l, bits 8-15 kind (PEF_EF)
+ *   word 0        header: bits 0-7 l, bits 8-15 kind (TDM_PEF_EF)
  *   low bits      ceil(len * l / 32) words: x[k] mod 2^l at bit k * l
  *   high bits     ceil(((x[len-1] >> l) + len) / 32) words: bit (x[k] >> l) + k
  *                 set for every k, the rest zero
@@ -16,7 +16,7 @@
  * (popcount and prefix) to find its values and selects within a word
  * (cl/codec_pef.cl). The universe is implied by the high part's length and
  * needs no field. A frequency partition whose running sum passes 2^32 - 1 is
- * stored as kind PEF_PACKED instead: the values bit-packed at width l.
+ * stored as kind TDM_PEF_PACKED instead: the values bit-packed at width l.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +26,6 @@
 #include "codec_dev.h"
 #include "tandem.h"
 
-#define PEF_BLOCK 128u
-#define PEF_EF 0u
-#define PEF_PACKED 1u
 
 static unsigned pef_low_width(uint64_t universe, uint32_t len)
 {
@@ -47,7 +44,7 @@ static int pef_put_packed(tdm_wbuf *buf, const uint32_t *g, uint32_t len)
     uint32_t *p = tdm_wbuf_grow(buf, 1 + tdm_bits_words((uint64_t)len * w));
     if (!p)
         return TDM_ERR_NOMEM;
-    p[0] = w | PEF_PACKED << 8;
+    p[0] = w | TDM_PEF_PACKED << 8;
     for (uint32_t k = 0; k < len; k++)
         tdm_bits_put(p + 1, (uint64_t)k * w, g[k], w);
     return TDM_OK;
@@ -58,7 +55,7 @@ static int pef_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len,
                    const tdm_encoded *enc)
 {
     (void)enc;
-    uint32_t x[PEF_BLOCK];
+    uint32_t x[TDM_PEF_BLOCK];
     uint64_t acc = 0;
     for (uint32_t k = 0; k < len; k++) {
         acc += g[k];
@@ -72,7 +69,7 @@ static int pef_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len,
     uint32_t *p = tdm_wbuf_grow(buf, 1 + nlow + nhigh);
     if (!p)
         return TDM_ERR_NOMEM;
-    p[0] = l | PEF_EF << 8;
+    p[0] = l | TDM_PEF_EF << 8;
     for (uint32_t k = 0; k < len; k++) {
         tdm_bits_put(p + 1, (uint64_t)k * l, x[k], l);
         uint64_t h = (uint64_t)(x[k] >> l) + k;
@@ -84,7 +81,7 @@ static int pef_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len,
 static int pef_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *out,
                       tdm_err *err)
 {
-    return tdm_codec_encode_blocks(TDM_CODEC_PEF, PEF_BLOCK, values, n, delta, NULL, pef_put_block,
+    return tdm_codec_encode_blocks(TDM_CODEC_PEF, TDM_PEF_BLOCK, values, n, delta, NULL, pef_put_block,
                                    out, err);
 }
 
@@ -156,12 +153,12 @@ static int pef_decode_block(const tdm_encoded *enc, uint32_t b, uint32_t *out, t
         return tdm_err_set(err, TDM_ERR_CORRUPT, "pef block %u: empty payload", b);
     const uint32_t *p = enc->words + enc->offsets[b];
     unsigned l = p[0] & 0xFF, kind = p[0] >> 8;
-    if (kind == PEF_PACKED)
+    if (kind == TDM_PEF_PACKED)
         return pef_decode_packed(enc, b, out, err);
     size_t nlow = tdm_bits_words((uint64_t)len * l);
-    if (kind != PEF_EF || l > 31 || 1 + nlow > np)
+    if (kind != TDM_PEF_EF || l > 31 || 1 + nlow > np)
         return tdm_err_set(err, TDM_ERR_CORRUPT, "pef block %u: bad header %#x", b, p[0]);
-    uint32_t x[PEF_BLOCK];
+    uint32_t x[TDM_PEF_BLOCK];
     for (uint32_t k = 0; k < len; k++)
         x[k] = tdm_bits_get(p + 1, (uint64_t)k * l, l);
     int rc = pef_decode_high(p + 1 + nlow, np - 1 - nlow, l, len, b, x, err);
@@ -193,12 +190,12 @@ static int pef_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err 
 {
     if (i >= enc->n)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "index %u out of range", i);
-    uint32_t b = i / PEF_BLOCK, k = i % PEF_BLOCK, len = tdm_encoded_block_len(enc, b);
+    uint32_t b = i / TDM_PEF_BLOCK, k = i % TDM_PEF_BLOCK, len = tdm_encoded_block_len(enc, b);
     const uint32_t *p = enc->words + enc->offsets[b];
     uint32_t np = enc->offsets[b + 1] - enc->offsets[b];
-    if (np == 0 || (p[0] >> 8) != PEF_EF || (p[0] & 0xFF) > 31 ||
+    if (np == 0 || (p[0] >> 8) != TDM_PEF_EF || (p[0] & 0xFF) > 31 ||
         1 + tdm_bits_words((uint64_t)len * (p[0] & 0xFF)) > np) {
-        uint32_t tmp[PEF_BLOCK];
+        uint32_t tmp[TDM_PEF_BLOCK];
         int rc = pef_decode_block(enc, b, tmp, err);
         if (rc == TDM_OK)
             *value = tmp[k];
@@ -220,7 +217,7 @@ static const tdm_codec_dev_ops pef_dev = {
 const tdm_codec_ops tdm_codec_pef_ops = {
     .id = TDM_CODEC_PEF,
     .name = "pef",
-    .block_size = PEF_BLOCK,
+    .block_size = TDM_PEF_BLOCK,
     .encode = pef_encode,
     .decode_block = pef_decode_block,
     .get = pef_get,

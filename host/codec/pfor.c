@@ -27,7 +27,6 @@
 #include "codec_dev.h"
 #include "tandem.h"
 
-#define PFOR_BLOCK 512u
 
 /* The smallest b such that at least 90% of the n gaps are below 2^b. */
 static unsigned pfor_list_width(const uint32_t *g, size_t n)
@@ -85,7 +84,7 @@ static int pfor_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len,
                           const tdm_encoded *enc)
 {
     unsigned b = enc->params[0];
-    uint32_t o[PFOR_BLOCK] = {0}, h[PFOR_BLOCK] = {0}, e = 0, next = 0; /* zeroed: GCC -O2 cannot see e bounds the reads */
+    uint32_t o[TDM_PFOR_BLOCK] = {0}, h[TDM_PFOR_BLOCK] = {0}, e = 0, next = 0; /* zeroed: GCC -O2 cannot see e bounds the reads */
     for (uint32_t k = 0; b < 32 && k < len; k++) {
         if (g[k] >> b) {
             o[e] = k - next;
@@ -122,7 +121,7 @@ static void pfor_params(const uint32_t *gaps, size_t n, tdm_encoded *enc)
 static int pfor_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *out,
                        tdm_err *err)
 {
-    return tdm_codec_encode_blocks(TDM_CODEC_PFOR, PFOR_BLOCK, values, n, delta, pfor_params,
+    return tdm_codec_encode_blocks(TDM_CODEC_PFOR, TDM_PFOR_BLOCK, values, n, delta, pfor_params,
                                    pfor_put_block, out, err);
 }
 
@@ -180,7 +179,7 @@ static int pfor_decode_block(const tdm_encoded *enc, uint32_t b, uint32_t *out, 
     uint32_t np = enc->offsets[b + 1] - enc->offsets[b], len = tdm_encoded_block_len(enc, b);
     const uint32_t *p = enc->words + enc->offsets[b];
     unsigned w = enc->params[0];
-    uint32_t pos[PFOR_BLOCK], high[PFOR_BLOCK], e;
+    uint32_t pos[TDM_PFOR_BLOCK], high[TDM_PFOR_BLOCK], e;
     if (np == 0 || w > 32 || pfor_exceptions(p, np, len, w, pos, high, &e) != 0)
         return tdm_err_set(err, TDM_ERR_CORRUPT, "pfor block %u: bad exceptions", b);
     for (uint32_t k = 0; k < len; k++)
@@ -198,7 +197,7 @@ static int pfor_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
 {
     if (i >= enc->n)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "index %u out of range", i);
-    uint32_t b = i / PFOR_BLOCK, k = i % PFOR_BLOCK, out[PFOR_BLOCK];
+    uint32_t b = i / TDM_PFOR_BLOCK, k = i % TDM_PFOR_BLOCK, out[TDM_PFOR_BLOCK];
     if (enc->delta) {
         int rc = pfor_decode_block(enc, b, out, err);
         if (rc == TDM_OK)
@@ -208,7 +207,7 @@ static int pfor_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
     uint32_t np = enc->offsets[b + 1] - enc->offsets[b], len = tdm_encoded_block_len(enc, b);
     const uint32_t *p = enc->words + enc->offsets[b];
     unsigned w = enc->params[0];
-    uint32_t pos[PFOR_BLOCK], high[PFOR_BLOCK], e;
+    uint32_t pos[TDM_PFOR_BLOCK], high[TDM_PFOR_BLOCK], e;
     if (np == 0 || w > 32 || pfor_exceptions(p, np, len, w, pos, high, &e) != 0)
         return tdm_err_set(err, TDM_ERR_CORRUPT, "pfor block %u: bad exceptions", b);
     uint32_t v = tdm_bits_get(p + 1, (uint64_t)k * w, w);
@@ -228,7 +227,7 @@ static const tdm_codec_dev_ops pfor_dev = {
 const tdm_codec_ops tdm_codec_pfor_ops = {
     .id = TDM_CODEC_PFOR,
     .name = "pfor",
-    .block_size = PFOR_BLOCK,
+    .block_size = TDM_PFOR_BLOCK,
     .encode = pfor_encode,
     .decode_block = pfor_decode_block,
     .get = pfor_get,

@@ -6,12 +6,11 @@
 #include "codec_dev.h"
 #include "tandem.h"
 
-#define RAW_BLOCK 128u
 
 static int raw_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *out,
                       tdm_err *err)
 {
-    int rc = tdm_encoded_init(out, TDM_CODEC_RAW, n, RAW_BLOCK, delta, err);
+    int rc = tdm_encoded_init(out, TDM_CODEC_RAW, n, TDM_RAW_BLOCK, delta, err);
     if (rc != TDM_OK)
         return rc;
     out->words = malloc(n ? n * 4 : 4);
@@ -19,7 +18,7 @@ static int raw_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
     out->nwords = n;
     for (uint32_t b = 0; b <= out->nblocks; b++)
-        out->offsets[b] = b == out->nblocks ? (uint32_t)n : b * RAW_BLOCK;
+        out->offsets[b] = b == out->nblocks ? (uint32_t)n : b * TDM_RAW_BLOCK;
     return tdm_codec_gaps(values, n, delta, out, out->words, err);
 }
 
@@ -71,7 +70,7 @@ static const tdm_codec_dev_ops raw_dev = {
 const tdm_codec_ops tdm_codec_raw_ops = {
     .id = TDM_CODEC_RAW,
     .name = "raw",
-    .block_size = RAW_BLOCK,
+    .block_size = TDM_RAW_BLOCK,
     .encode = raw_encode,
     .decode_block = raw_decode_block,
     .get = raw_get,

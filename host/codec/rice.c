@@ -27,7 +27,6 @@
 #include "codec_dev.h"
 #include "tandem.h"
 
-#define RICE_BLOCK 128u
 
 static unsigned rice_param(const uint32_t *g, uint32_t len)
 {
@@ -64,7 +63,7 @@ static int rice_put_block(tdm_wbuf *buf, const uint32_t *g, uint32_t len,
 static int rice_encode(const uint32_t *values, size_t n, int delta, tdm_encoded *out,
                        tdm_err *err)
 {
-    return tdm_codec_encode_blocks(TDM_CODEC_RICE, RICE_BLOCK, values, n, delta, NULL, rice_put_block,
+    return tdm_codec_encode_blocks(TDM_CODEC_RICE, TDM_RICE_BLOCK, values, n, delta, NULL, rice_put_block,
                                    out, err);
 }
 
@@ -111,10 +110,10 @@ static int rice_get(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err
 {
     if (i >= enc->n)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "index %u out of range", i);
-    uint32_t out[RICE_BLOCK];
-    int rc = rice_decode_block(enc, i / RICE_BLOCK, out, err);
+    uint32_t out[TDM_RICE_BLOCK];
+    int rc = rice_decode_block(enc, i / TDM_RICE_BLOCK, out, err);
     if (rc == TDM_OK)
-        *value = out[i % RICE_BLOCK];
+        *value = out[i % TDM_RICE_BLOCK];
     return rc;
 }
 
@@ -126,7 +125,7 @@ static const tdm_codec_dev_ops rice_dev = {
 const tdm_codec_ops tdm_codec_rice_ops = {
     .id = TDM_CODEC_RICE,
     .name = "rice",
-    .block_size = RICE_BLOCK,
+    .block_size = TDM_RICE_BLOCK,
     .encode = rice_encode,
     .decode_block = rice_decode_block,
     .get = rice_get,
