@@ -16,6 +16,7 @@ static const tdm_cli_command commands[] = {
     {"import", tdm_cmd_import, "CIFF or PISA binary collection to an index"},
     {"export", tdm_cmd_export, "an index to CIFF or a PISA binary collection"},
     {"gen", tdm_cmd_gen, "synthetic collections (Zipf) and lists (uniform, clustered)"},
+    {"eval", tdm_cmd_eval, "MAP, P@10, nDCG@10, recall@1000, MRR@10 of a TREC run (trec_eval's)"},
 };
 
 static void usage(FILE *f)
