@@ -73,6 +73,11 @@ run "$T" build --quiet -o in.link in.txt
 want_fail "same file as input"
 want_same in.txt in.orig
 
+begin "build -o FILE - < FILE (standard input is the output)"
+timeout 10 "$T" build --quiet -o in.txt - < in.txt >out.txt 2>err.txt; rc=$?
+want_fail "same file as input - (standard input)"
+want_same in.txt in.orig
+
 begin "build --stopwords FILE -o FILE"
 run "$T" build --quiet --stopwords stop.txt -o stop.txt in.txt
 want_fail "same file as input stop.txt"
@@ -210,6 +215,19 @@ want_fail "not a regular file"
 begin "import of a FIFO does not hang"
 run "$T" import --from ciff fifo -o x.idx
 want_fail "not a regular file"
+
+begin "a FIFO in the kernel cache does not hang"
+mkdir kc
+if TANDEM_CACHE=always TANDEM_CACHE_DIR=$W/kc timeout 600 "$T" selfcheck >out.txt 2>err.txt; then
+    n=0
+    for f in kc/*; do rm -f "$f" && mkfifo "$f" && n=$((n + 1)); done
+    [ "$n" -gt 0 ] || fail "selfcheck left no cache entry"
+    TANDEM_CACHE=always TANDEM_CACHE_DIR=$W/kc timeout 300 "$T" selfcheck >out.txt 2>err.txt
+    rc=$?
+    want_ok
+else
+    echo "note: selfcheck fails here (no OpenCL device?); the kernel-cache FIFO case did not run"
+fi
 
 # ---- 6. values
 for c in "--memory -1" "--memory abc" "--memory 1.5" "--memory 17592186044416" \

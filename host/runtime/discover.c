@@ -89,7 +89,8 @@ static void *pack(const void *items, size_t n, size_t item_size, size_t ext_off,
         total += strlen(*(const char *const *)((const char *)items + i * item_size + ext_off)) + 1;
     char *block = malloc(total ? total : 1);
     if (block) {
-        memcpy(block, items, n * item_size);
+        if (n) /* items is NULL when no device was found */
+            memcpy(block, items, n * item_size);
         char *str = block + n * item_size;
         for (size_t i = 0; i < n; i++) {
             const char **slot = (const char **)(block + i * item_size + ext_off);
