@@ -116,12 +116,14 @@ int tdm_output_check(const char *out, const char *const *inputs, size_t ninputs,
                            kind_of(so.st_mode));
     for (size_t i = 0; i < ninputs; i++) {
         struct stat si;
-        if (!inputs[i] || !strcmp(inputs[i], "-") || stat(inputs[i], &si) != 0)
+        int std_in = inputs[i] && !strcmp(inputs[i], "-"); /* standard input */
+        if (!inputs[i] || (std_in ? fstat(STDIN_FILENO, &si) : stat(inputs[i], &si)) != 0)
             continue;
         if (si.st_dev == so.st_dev && si.st_ino == so.st_ino)
             return tdm_err_set(err, TDM_ERR_INVALID_ARG,
                                "%s: output is the same file as input %s: refusing to "
-                               "overwrite an input", out, inputs[i]);
+                               "overwrite an input", out,
+                               std_in ? "- (standard input)" : inputs[i]);
     }
     return TDM_OK;
 }

@@ -20,12 +20,13 @@ int tdm_write_file_atomic(const char *path, const void *const *parts, const size
                           size_t n);
 
 /* The guard every writer runs before it writes anything: whether `out` may
- * be created or replaced by a writer that reads `inputs` (NULL entries, "-"
- * and paths that do not exist are skipped). `out` must be a non-empty path;
- * if it exists it must be a regular file (not a directory, device node, FIFO
- * or socket: a rename over it would destroy it) and not the same file
- * (st_dev and st_ino) as any input. Writes nothing. Returns TDM_OK, or
- * TDM_ERR_INVALID_ARG with a message naming `out` (and the input). */
+ * be created or replaced by a writer that reads `inputs` (NULL entries and
+ * paths that do not exist are skipped; "-" is standard input). `out` must
+ * be a non-empty path; if it exists it must be a regular file (not a
+ * directory, device node, FIFO or socket: a rename over it would destroy
+ * it) and not the same file (st_dev and st_ino) as any input. Writes
+ * nothing. Returns TDM_OK, or TDM_ERR_INVALID_ARG with a message naming
+ * `out` (and the input). */
 int tdm_output_check(const char *out, const char *const *inputs, size_t ninputs,
                      tdm_err *err);
 
