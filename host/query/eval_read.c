@@ -128,10 +128,14 @@ int tdm_qrels_read(const char *path, int format, tdm_qrels **out, tdm_err *err)
         for (size_t i = 1; i < c.q->n && rc == TDM_OK; i++)
             if (!judg_cmp(&c.q->j[i - 1], &c.q->j[i]))
                 rc = tdm_err_set(err, TDM_ERR_FORMAT,
-                                 "%s: lines %llu and %llu: query %s judges %s twice", path,
+                                 "%s: lines %llu and %llu: query %s judges %s twice%s", path,
                                  (unsigned long long)c.q->j[i - 1].line,
                                  (unsigned long long)c.q->j[i].line, c.q->j[i].qid,
-                                 c.q->j[i].docno);
+                                 c.q->j[i].docno,
+                                 c.format == TDM_QRELS_TREC
+                                     ? " (read as TREC qrels `qid iter docno rel`: is it?"
+                                       " CACM's qrels.text is not; use qrels.cacm.trec.txt)"
+                                     : "");
     }
     if (rc != TDM_OK) {
         tdm_qrels_free(c.q);

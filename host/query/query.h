@@ -20,7 +20,8 @@
  *   - a weight must be finite and > 0 (top-k pruning needs non-negative
  *     contributions), else TDM_ERR_INVALID_ARG; an id >= nterms likewise.
  * After tdm_query_finish the terms are sorted by ascending lexicon id: the
- * order in which every device sums a document's score (score.h).
+ * order in which every device sums a document's score (score.h). On an error
+ * the query holds what was added before it: reset it before reuse.
  *
  * Threads: a query is used by one thread at a time; a finished query may be
  * read by many.
