@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/cleanup.h"
 #include "tandem.h"
 
 static const tdm_cli_command commands[] = {
@@ -45,6 +46,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    tdm_cleanup_on_signals();   /* interrupted builds remove their temporary files */
     tdm_cli_std_fds();
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
         !strcmp(argv[1], "help")) {

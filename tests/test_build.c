@@ -1,0 +1,239 @@
+/* The builder's run files: merging in passes beyond the fan-in gives the same
+ * index as one run; a build killed by a signal leaves nothing behind (SIGTERM,
+ * with the CLI's handlers) or leftovers that the next build into the same
+ * path removes (SIGKILL); an input without documents is an error unless
+ * allowed. */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/fsutil.h"
+#include "index/build.h"
+#include "testutil.h"
+
+/* A collection of `ndocs` lines of random words (a Zipf-like skew). */
+static char *make_input(const char *dir, const char *name, int ndocs)
+{
+    static char path[1100];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    tdm_rng r;
+    tdm_rng_seed(&r, 42);
+    for (int d = 0; d < ndocs; d++) {
+        fprintf(f, "doc%d\t", d);
+        int len = (int)tdm_rng_range(&r, 1, 40);
+        for (int k = 0; k < len; k++) {
+            uint32_t w = tdm_rng_range(&r, 0, 1999);
+            w = w * w / 2000;   /* small ids more often */
+            fprintf(f, "w%ux ", w);
+        }
+        fputc('\n', f);
+    }
+    assert_int_equal(fclose(f), 0);
+    return strdup(path);
+}
+
+/* Files in dir whose names contain `part`. */
+static int count_files(const char *dir, const char *part)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.' && strstr(e->d_name, part) != NULL;
+    closedir(d);
+    return n;
+}
+
+static size_t max_runs;
+static void note_runs(void *user, size_t nruns)
+{
+    (void)user;
+    if (nruns > max_runs)
+        max_runs = nruns;
+}
+
+static void build_ok(const char *in, const char *out, const tdm_build_tuning *t)
+{
+    tdm_index_build_options o;
+    tdm_index_build_options_init(&o);
+    tdm_err err = {0};
+    if (tdm_build_index_tuned(&in, 1, out, &o, t, &err) != TDM_OK)
+        fail_msg("build %s: %s", out, tdm_err_msg(&err));
+}
+
+static void assert_same_file(const char *a, const char *b)
+{
+    size_t na, nb;
+    unsigned char *x = tdm_read_file(a, &na), *y = tdm_read_file(b, &nb);
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_int_equal(na, nb);
+    assert_memory_equal(x, y, na);
+    free(x);
+    free(y);
+}
+
+static void passes_equal_one_run(void **state)
+{
+    (void)state;
+    const char *tmp = tdm_test_tmpdir("build_passes");
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    char *in = make_input(dir, "in.tsv", tdm_test_small() ? 400 : 3000);
+    char one[1100], many[1100], fan[1100];
+    snprintf(one, sizeof one, "%s/one.idx", dir);
+    snprintf(many, sizeof many, "%s/many.idx", dir);
+    snprintf(fan, sizeof fan, "%s/fan.idx", dir);
+    max_runs = 0;
+    build_ok(in, one, &(tdm_build_tuning){.after_run = note_runs});
+    assert_int_equal(max_runs, 0);   /* everything in memory: no run */
+    /* A tiny budget: a run every few documents, merged 3 at a time (several
+     * passes, a group of one left over in some). */
+    build_ok(in, many, &(tdm_build_tuning){.budget_bytes = 4096, .fanin = 3,
+                                           .after_run = note_runs});
+    assert_true(max_runs > 3 * 3 * 3);
+    assert_same_file(one, many);
+    /* The default fan-in, exceeded. */
+    max_runs = 0;
+    build_ok(in, fan, &(tdm_build_tuning){.budget_bytes = 2048, .after_run = note_runs});
+    assert_true(max_runs > TDM_BUILD_FANIN);
+    assert_same_file(one, fan);
+    assert_int_equal(count_files(dir, ".run"), 0);
+    assert_int_equal(count_files(dir, ".tmp."), 0);
+    free(in);
+}
+
+/* The child: a build that kills itself with `sig` after its 5th run. */
+static void die_after_five(void *user, size_t nruns)
+{
+    if (nruns == 5)
+        raise(*(int *)user);
+}
+
+static pid_t killed_build(const char *in, const char *out, const char *tmp_dir, int sig)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        tdm_cleanup_on_signals();
+        tdm_index_build_options o;
+        tdm_index_build_options_init(&o);
+        o.tmp_dir = tmp_dir;
+        tdm_build_tuning t = {.budget_bytes = 4096, .after_run = die_after_five, .user = &sig};
+        tdm_err err = {0};
+        tdm_build_index_tuned(&in, 1, out, &o, &t, &err);
+        _exit(3);   /* not reached: the signal ends the build */
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), sig);
+    return pid;
+}
+
+static void sigterm_leaves_nothing(void **state)
+{
+    (void)state;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", tdm_test_tmpdir("build_sigterm"));
+    char *in = make_input(dir, "in.tsv", 600);
+    char out[1100];
+    snprintf(out, sizeof out, "%s/out.idx", dir);
+    killed_build(in, out, NULL, SIGTERM);
+    assert_int_equal(count_files(dir, "out.idx"), 0);   /* no run, no temp index */
+    assert_int_equal(count_files(dir, ""), 1);          /* the input only */
+    killed_build(in, out, NULL, SIGINT);
+    assert_int_equal(count_files(dir, ""), 1);
+    free(in);
+}
+
+static void sigkill_leftovers_removed_by_next_build(void **state)
+{
+    (void)state;
+    char dir[1024], runs[1100], out[1100], path[1200];
+    snprintf(dir, sizeof dir, "%s", tdm_test_tmpdir("build_sigkill"));
+    snprintf(runs, sizeof runs, "%s/runs", dir);
+    assert_int_equal(mkdir(runs, 0700), 0);
+    char *in = make_input(dir, "in.tsv", 600);
+    snprintf(out, sizeof out, "%s/out.idx", dir);
+    /* SIGKILL cannot be caught: the files stay, named with the dead PID. */
+    pid_t pid = killed_build(in, out, runs, SIGKILL);
+    assert_int_equal(count_files(runs, "out.idx.run"), 5);
+    snprintf(path, sizeof path, "out.idx.tmp.%ld", (long)pid);
+    assert_int_equal(count_files(dir, path), 1);
+    /* What is not a dead build's stays: a live PID's files (PID 1 always
+     * lives) and names of another shape. */
+    static const char *const keep[] = {"out.idx.run0.1", "out.idx.tmp.1", "out.idx.notes",
+                                       "out.idx.run.99999999", "other.idx.tmp.99999999"};
+    for (size_t k = 0; k < sizeof keep / sizeof *keep; k++) {
+        snprintf(path, sizeof path, "%s/%s", runs, keep[k]);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fclose(f);
+    }
+    /* The next build into the same path (same run directory) cleans up. */
+    tdm_index_build_options o;
+    tdm_index_build_options_init(&o);
+    o.tmp_dir = runs;
+    tdm_err err = {0};
+    if (tdm_build_index((const char *const *)&in, 1, out, &o, &err) != TDM_OK)
+        fail_msg("%s", tdm_err_msg(&err));
+    snprintf(path, sizeof path, ".%ld", (long)pid);
+    assert_int_equal(count_files(runs, path), 0);
+    assert_int_equal(count_files(dir, path), 0);
+    assert_int_equal(count_files(runs, ""), 5);   /* the five kept */
+    assert_int_equal(count_files(dir, "out.idx"), 1);
+    /* And tdm_cleanup_stale says what it removed. */
+    snprintf(path, sizeof path, "%s/x.run3.%ld", dir, (long)pid);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    char first[1200];
+    snprintf(path, sizeof path, "%s/x", dir);
+    assert_int_equal(tdm_cleanup_stale(path, first, sizeof first), 1);
+    assert_non_null(strstr(first, "x.run3."));
+    free(in);
+}
+
+static void empty_input(void **state)
+{
+    (void)state;
+    char dir[1024], in[1100], out[1100];
+    snprintf(dir, sizeof dir, "%s", tdm_test_tmpdir("build_empty"));
+    snprintf(in, sizeof in, "%s/empty.txt", dir);
+    snprintf(out, sizeof out, "%s/e.idx", dir);
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    fclose(f);
+    const char *inputs[] = {in};
+    tdm_index_build_options o;
+    tdm_index_build_options_init(&o);
+    assert_int_equal(tdm_index_build(inputs, 1, out, &o), TDM_ERR_FORMAT);
+    assert_non_null(strstr(tdm_last_error(), "empty.txt"));
+    assert_non_null(strstr(tdm_last_error(), "empty input"));
+    assert_int_equal(count_files(dir, "e.idx"), 0);
+    o.allow_empty = 1;
+    assert_int_equal(tdm_index_build(inputs, 1, out, &o), TDM_OK);
+    assert_int_equal(count_files(dir, "e.idx"), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(passes_equal_one_run),
+        cmocka_unit_test(sigterm_leaves_nothing),
+        cmocka_unit_test(sigkill_leftovers_removed_by_next_build),
+        cmocka_unit_test(empty_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
