@@ -195,6 +195,17 @@ static int parse(int argc, char **argv, opts *o)
     }
     if (o->codecs && !*o->codecs)
         return tdm_cli_fail(C, "--codecs '': empty; give codec names or all") + 1;
+    if (!*o->dists)
+        return tdm_cli_fail(C, "--dist '': empty; expected uniform, clustered or both") + 1;
+    for (const char *p = o->dists; *p;) { /* every name known before anything runs */
+        size_t len = strcspn(p, ",");
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)(len < 31 ? len : 31), p);
+        if (tdm_listgen_dist_by_name(name) < 0)
+            return tdm_cli_fail(C, "--dist '%s': unknown '%s'; expected uniform, clustered",
+                                o->dists, name) + 1;
+        p += len + (p[len] == ',');
+    }
     return check_paths(o) ? 2 : 0;
 }
 
