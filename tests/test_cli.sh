@@ -274,6 +274,13 @@ for c in "--select nan" "--select 0" "--select 1.5" "--budget 0" "--budget nan" 
     want_fail "$1 '$2'"
 done
 
+begin "bench codecs --dist zipf before anything runs"
+run "$T" bench codecs --dist uniform,zipf
+want_fail "unknown 'zipf'"
+run "$T" bench codecs --dist ""
+want_fail "--dist '': empty"
+[ -s out.txt ] && fail "the benchmark printed: $(head -c 200 out.txt)"
+
 begin "bench codecs --codecs '' says why"
 run "$T" bench codecs --codecs ""
 want_fail "--codecs '': empty"
