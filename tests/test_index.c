@@ -1,5 +1,6 @@
 /* Index writer and reader round trips, the builder on real and synthetic
  * collections, and the public tdm_index_* API. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,35 @@ static void free_lists(list *l, size_t n)
     free(l);
 }
 
+/* List i gets codecs[i % ncodecs] when ncodecs > 0, else `codec`. */
+static void write_index_codecs(const char *path, const char *codec, const char *const *codecs,
+                               size_t ncodecs, list *l, size_t n, const uint32_t *doclens)
+{
+    tdm_err err = {0};
+    tdm_iwriter *w = NULL;
+    const char *stops[] = {"the", "a"};
+    tdm_iwriter_options o = {.codec = codec, .stemmer = "english", .stopwords = stops,
+                             .nstopwords = 2};
+    int rc = tdm_iwriter_open(path, &o, &w, &err);
+    for (uint32_t d = 0; rc == TDM_OK && d < NDOCS; d++) {
+        char name[32];
+        snprintf(name, sizeof name, "doc-%u", d);
+        rc = tdm_iwriter_add_doc(w, doclens[d], name, &err);
+    }
+    for (size_t i = 0; rc == TDM_OK && i < n; i++) {
+        if (ncodecs)
+            rc = tdm_iwriter_set_codec(w, codecs[i % ncodecs], &err);
+        if (rc == TDM_OK)
+            rc = tdm_iwriter_add_list(w, l[i].term, strlen(l[i].term), l[i].docids,
+                                      l[i].freqs, l[i].n, &err);
+    }
+    if (rc == TDM_OK)
+        rc = tdm_iwriter_finish(w, &err);
+    tdm_iwriter_free(w);
+    if (rc)
+        fail_msg("writing %s with %s: %s", path, codec, tdm_err_msg(&err));
+}
+
 static void write_index(const char *path, const char *codec, list *l, size_t n,
                         const uint32_t *doclens)
 {
@@ -77,6 +107,38 @@ static void write_index(const char *path, const char *codec, list *l, size_t n,
         fail_msg("writing %s with %s: %s", path, codec, tdm_err_msg(&err));
 }
 
+/* Block metadata against the postings: bases and last docids where the
+ * blocks start and end (none stored for one block), every bound at or above
+ * every score of its block and at most the list's, and each quantized bound
+ * the smallest that is (one step lower would be below the block's best). */
+static void check_blocks(const tdm_ireader *r, const tdm_ilist *l, const list *want,
+                         const uint32_t *doclens)
+{
+    const tdm_ireader_info *in = tdm_ireader_info_get(r);
+    assert_int_equal(l->nblocks == 1, l->block_last == NULL);
+    assert_int_equal(l->nblocks == 1, l->block_maxq == NULL);
+    double lmax = 0;
+    for (uint32_t b = 0; b < l->nblocks; b++) {
+        size_t s = (size_t)b * l->docs.block_size, e = s + tdm_encoded_block_len(&l->docs, b);
+        assert_int_equal(l->docs.bases[b], s ? want->docids[s - 1] : 0);
+        if (l->block_last)
+            assert_int_equal(l->block_last[b], want->docids[e - 1]);
+        double bmax = 0, bound = tdm_ilist_block_max(l, b);
+        for (size_t k = s; k < e; k++) {
+            double sc = tdm_bm25(in->k1, in->b, in->ndocs, l->df, want->freqs[k],
+                                 doclens[want->docids[k]], in->avg_doclen);
+            bmax = sc > bmax ? sc : bmax;
+        }
+        assert_true(bmax <= bound);
+        assert_true(bound <= l->max_score);
+        if (l->block_maxq && l->block_maxq[b])
+            assert_true((double)tdm_idx_block_bound(l->max_score, l->block_maxq[b] - 1) < bmax);
+        lmax = bmax > lmax ? bmax : lmax;
+    }
+    assert_true(lmax <= l->max_score);
+    assert_true(l->max_score <= nextafterf((float)lmax, INFINITY));
+}
+
 static void check_list(const tdm_ireader *r, const list *want, const uint32_t *doclens)
 {
     tdm_err err = {0};
@@ -95,18 +157,7 @@ static void check_list(const tdm_ireader *r, const list *want, const uint32_t *d
     /* The borrowed views decode on their own too (tf - 1 for freqs). */
     assert_int_equal(tdm_codec_decode(&l.docs, d, &err), TDM_OK);
     assert_memory_equal(d, want->docids, want->n * 4);
-    const tdm_ireader_info *in = tdm_ireader_info_get(r);
-    for (uint32_t b = 0; b < l.nblocks; b++) {
-        size_t s = (size_t)b * l.docs.block_size, e = s + tdm_encoded_block_len(&l.docs, b);
-        assert_int_equal(l.block_first[b], want->docids[s]);
-        assert_int_equal(l.block_last[b], want->docids[e - 1]);
-        for (size_t k = s; k < e; k++) {
-            double sc = tdm_bm25(in->k1, in->b, in->ndocs, l.df, want->freqs[k],
-                                 doclens[want->docids[k]], in->avg_doclen);
-            assert_true(sc <= l.block_max[b]);
-            assert_true(l.block_max[b] <= l.max_score);
-        }
-    }
+    check_blocks(r, &l, want, doclens);
     tdm_encoded_free(&l.docs);   /* harmless on a borrowed view */
     free(d);
     free(f);
@@ -210,12 +261,13 @@ static void build_smart(const char *rel, uint64_t want_docs, const char *word)
     }
     char out[1100];
     snprintf(out, sizeof out, "%s/smart.idx", tdm_test_tmpdir("index"));
-    tdm_index_build_options o = {0};
+    tdm_index_build_options o;
+    tdm_index_build_options_init(&o);
     if (tdm_index_build(&in, 1, out, &o) != TDM_OK)
-        fail_msg("build %s: %s", in, tdm_index_errmsg(NULL));
+        fail_msg("build %s: %s", in, tdm_last_error());
     tdm_index *ix;
     if (tdm_index_open(out, &ix) != TDM_OK)
-        fail_msg("%s", tdm_index_errmsg(NULL));
+        fail_msg("%s", tdm_last_error());
     tdm_index_stats st;
     assert_int_equal(tdm_index_stats_get(ix, &st), TDM_OK);
     assert_int_equal(st.documents, want_docs);
@@ -227,18 +279,18 @@ static void build_smart(const char *rel, uint64_t want_docs, const char *word)
     assert_int_equal(tdm_index_normalize(ix, word, term, sizeof term), TDM_OK);
     uint32_t df;
     uint64_t cf;
-    assert_int_equal(tdm_index_term(ix, term, &df, &cf), TDM_OK);
+    assert_int_equal(tdm_index_term_get(ix, term, &df, &cf), TDM_OK);
     size_t n;
-    assert_int_equal(tdm_index_postings(ix, term, NULL, NULL, 0, &n), TDM_ERR_LIMIT);
+    assert_int_equal(tdm_index_postings_get(ix, term, NULL, NULL, 0, &n), TDM_ERR_LIMIT);
     assert_int_equal(n, df);
     uint32_t *d = malloc(n * 8);
-    assert_int_equal(tdm_index_postings(ix, term, d, d + n, n, &n), TDM_OK);
+    assert_int_equal(tdm_index_postings_get(ix, term, d, d + n, n, &n), TDM_OK);
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += d[n + i];
     assert_int_equal(sum, cf);
     free(d);
-    assert_int_equal(tdm_index_term(ix, "zzzznotaterm", &df, &cf), TDM_ERR_NOT_FOUND);
+    assert_int_equal(tdm_index_term_get(ix, "zzzznotaterm", &df, &cf), TDM_ERR_NOT_FOUND);
     assert_int_equal(tdm_index_verify(ix), TDM_OK);
     tdm_index_close(ix);
 }
@@ -305,10 +357,11 @@ static void same_index(const char *a, const char *b)
 }
 
 static int progress_calls;
-static void count_progress(void *user, const tdm_index_build_progress *p)
+static int count_progress(void *user, const tdm_index_build_progress *p)
 {
     (void)user;
     progress_calls += p->phase == 2;
+    return 0;
 }
 
 /* A budget small enough to force many runs gives the same index as one run. */
@@ -322,7 +375,10 @@ static void test_runs_merge(void **state)
     snprintf(many, sizeof many, "%s/many.idx", dir);
     write_collection(in, tdm_test_small() ? 5000 : 40000);
     const char *inputs[] = {in};
-    tdm_index_build_options o = {.stemmer = "none", .progress = count_progress};
+    tdm_index_build_options o;
+    tdm_index_build_options_init(&o);
+    o.stemmer = "none";
+    o.progress = count_progress;
     assert_int_equal(tdm_index_build(inputs, 1, one, &o), TDM_OK);
     o.memory_mb = 1;
     assert_int_equal(tdm_index_build(inputs, 1, many, &o), TDM_OK);
@@ -352,7 +408,7 @@ static void *sum_postings(void *arg)
     for (size_t i = 0; i < s->nterms; i++) {
         size_t n = 0;
         if (tdm_index_normalize(s->ix, s->terms[i], term, sizeof term) != TDM_OK ||
-            tdm_index_postings(s->ix, term, buf, buf + 20000, 20000, &n) != TDM_OK)
+            tdm_index_postings_get(s->ix, term, buf, buf + 20000, 20000, &n) != TDM_OK)
             continue;
         for (size_t k = 0; k < n; k++)
             s->sum = s->sum * 31 + buf[k] * 7 + buf[20000 + k];
@@ -415,26 +471,34 @@ static void test_mixed_inputs(void **state)
     fputs("the\n", f);
     fclose(f);
     const char *inputs[] = {a, b, c};
-    tdm_index_build_options o = {.stopwords = stop, .codec = "raw"};
+    tdm_index_build_options o;
+    tdm_index_build_options_init(&o);
+    o.stopwords = stop;
+    o.codec = "raw";
     if (tdm_index_build(inputs, 3, out, &o) != TDM_OK)
-        fail_msg("%s", tdm_index_errmsg(NULL));
+        fail_msg("%s", tdm_last_error());
     tdm_index *ix;
     assert_int_equal(tdm_index_open(out, &ix), TDM_OK);
     const char *names[] = {"j1", "j2", "t1", "l1"};
     uint32_t lens[] = {2, 1, 2, 1};
     for (uint32_t d = 0; d < 4; d++) {
         assert_string_equal(tdm_index_docname(ix, d), names[d]);
-        assert_int_equal(tdm_index_doclen(ix, d), lens[d]);
+        uint32_t len = 99;
+        assert_int_equal(tdm_index_doclen_get(ix, d, &len), TDM_OK);
+        assert_int_equal(len, lens[d]);
     }
     assert_null(tdm_index_docname(ix, 4));
+    uint32_t len = 99;
+    assert_int_equal(tdm_index_doclen_get(ix, 4, &len), TDM_ERR_NOT_FOUND);
+    assert_int_equal(len, 99);
     uint32_t docs[4], tfs[4];
     size_t n;
-    assert_int_equal(tdm_index_postings(ix, "flow", docs, tfs, 4, &n), TDM_OK);
+    assert_int_equal(tdm_index_postings_get(ix, "flow", docs, tfs, 4, &n), TDM_OK);
     assert_int_equal(n, 3);
     assert_int_equal(docs[0], 0);
     assert_int_equal(docs[1], 1);
     assert_int_equal(docs[2], 2);
-    assert_int_equal(tdm_index_term(ix, "the", NULL, NULL), TDM_ERR_NOT_FOUND);
+    assert_int_equal(tdm_index_term_get(ix, "the", NULL, NULL), TDM_ERR_NOT_FOUND);
     char term[129];
     assert_int_equal(tdm_index_normalize(ix, "The", term, sizeof term), TDM_ERR_NOT_FOUND);
     assert_int_equal(tdm_index_normalize(ix, "FLOWING", term, sizeof term), TDM_OK);
@@ -483,16 +547,158 @@ static void test_build_errors(void **state)
     snprintf(out, sizeof out, "%s/x.idx", dir);
     const char *missing[] = {"/nonexistent/input.txt"};
     assert_int_equal(tdm_index_build(missing, 1, out, NULL), TDM_ERR_NOT_FOUND);
-    assert_non_null(strstr(tdm_index_errmsg(NULL), "/nonexistent/input.txt"));
-    tdm_index_build_options o = {.stemmer = "klingon"};
+    assert_non_null(strstr(tdm_last_error(), "/nonexistent/input.txt"));
+    tdm_index_build_options o;
+    tdm_index_build_options_init(&o);
+    o.stemmer = "klingon";
     const char *in[] = {tdm_test_data("cacm/cacm.all")};
     assert_int_equal(tdm_index_build(in, 1, out, &o), TDM_ERR_INVALID_ARG);
-    tdm_index_build_options c = {.codec = "nope"};
+    tdm_index_build_options c;
+    tdm_index_build_options_init(&c);
+    c.codec = "nope";
     assert_int_equal(tdm_index_build(in, 1, out, &c), TDM_ERR_INVALID_ARG);
     assert_int_not_equal(access(out, F_OK), 0);
     tdm_index *ix;
     assert_int_equal(tdm_index_open(out, &ix), TDM_ERR_NOT_FOUND);
     assert_null(ix);
+}
+
+/* The quantized block bound is never below the score it bounds, and is the
+ * smallest byte that is not: random maxima over 80 binades, scores anywhere
+ * in [0, max] including 0, max, and every bound value and its neighbours. */
+static void test_quantize_bounds(void **state)
+{
+    (void)state;
+    tdm_rng r;
+    tdm_rng_seed(&r, 77);
+    int rounds = tdm_test_small() ? 20000 : 200000;
+    for (int k = 0; k < rounds; k++) {
+        float max = ldexpf(1.0f + tdm_rng_u32(&r) / 4294967296.0f,
+                           (int)tdm_rng_range(&r, 0, 80) - 40);
+        double score;
+        switch (k % 5) {
+        case 0: score = max * (tdm_rng_u32(&r) / 4294967295.0); break;
+        case 1: score = k % 2 ? max : 0; break;
+        case 2: score = tdm_idx_block_bound(max, (uint8_t)tdm_rng_range(&r, 0, 255)); break;
+        case 3: score = nextafter(tdm_idx_block_bound(max, (uint8_t)tdm_rng_range(&r, 0, 255)),
+                                  INFINITY); break;
+        default: score = nextafter(tdm_idx_block_bound(max, (uint8_t)tdm_rng_range(&r, 0, 255)),
+                                   0); break;
+        }
+        if (score > max)
+            score = max;
+        uint8_t q = tdm_idx_quantize_bound(max, score);
+        if (!((double)tdm_idx_block_bound(max, q) >= score))
+            fail_msg("max %a score %a: q %u bounds %a", max, score, q,
+                     tdm_idx_block_bound(max, q));
+        if (q && (double)tdm_idx_block_bound(max, (uint8_t)(q - 1)) >= score)
+            fail_msg("max %a score %a: q %u is not the smallest", max, score, q);
+    }
+    assert_true(tdm_idx_block_bound(3.25f, 255) == 3.25f);
+}
+
+/* Lists of lengths around one, two and three blocks (and single postings
+ * at the first and last docid, a dense list, a huge tf) with every codec,
+ * then all of them again in one index with the codec changing per list. */
+static list *edge_lists(uint32_t bs, size_t *n)
+{
+    static const int64_t lens[] = {1, 2, -1, 0, 1, 0, 1, 0, 1};
+    static const uint32_t mult[] = {0, 0, 1, 1, 1, 2, 2, 3, 3};
+    size_t k = sizeof lens / sizeof *lens, m = k + 3;
+    list *l = calloc(m, sizeof *l);
+    for (size_t i = 0; i < m; i++) {
+        snprintf(l[i].term, sizeof l[i].term, "e%02zu", i);
+        l[i].docids = malloc(NDOCS * 4);
+        l[i].freqs = malloc(NDOCS * 4);
+        size_t len = i < k ? (size_t)(mult[i] * (int64_t)bs + lens[i]) : 1;
+        if (len > NDOCS / 2 - 2)   /* docids below NDOCS at a stride of 2 */
+            len = NDOCS / 2 - 2;
+        for (size_t j = 0; j < len; j++) {
+            l[i].docids[j] = (uint32_t)(j * (i % 2 ? 2 : 1) + (i % 3));
+            l[i].freqs[j] = (uint32_t)(1 + (j * 7 + i) % (i % 4 ? 3 : 40));
+        }
+        l[i].n = len;
+    }
+    l[k].docids[0] = 0, l[k].freqs[0] = 1;                       /* docid 0 alone */
+    l[k + 1].docids[0] = NDOCS - 1, l[k + 1].freqs[0] = 1u << 30; /* last docid, huge tf */
+    l[k + 2].n = NDOCS;                                           /* every document */
+    for (uint32_t d = 0; d < NDOCS; d++)
+        l[k + 2].docids[d] = d, l[k + 2].freqs[d] = 1 + d % 2;
+    *n = m;
+    return l;
+}
+
+static void check_index(const char *path, list *l, size_t n, const uint32_t *doclens,
+                        const char *const *codecs, size_t ncodecs)
+{
+    tdm_ireader *r = NULL;
+    tdm_err err = {0};
+    if (tdm_ireader_open(path, &r, &err))
+        fail_msg("%s", tdm_err_msg(&err));
+    for (size_t i = 0; i < n; i++) {
+        check_list(r, &l[i], doclens);
+        tdm_ilist v;
+        assert_int_equal(tdm_ireader_list(r, i, &v, &err), TDM_OK);
+        if (ncodecs)
+            assert_string_equal(tdm_codec_by_id(v.docs.codec)->name, codecs[i % ncodecs]);
+    }
+    if (tdm_ireader_verify(r, &err))
+        fail_msg("verify %s: %s", path, tdm_err_msg(&err));
+    tdm_ireader_close(r);
+}
+
+static void test_block_edges(void **state)
+{
+    (void)state;
+    size_t nc;
+    const tdm_codec_ops *const *all = tdm_codec_all(&nc);
+    uint32_t doclens[NDOCS];
+    for (uint32_t d = 0; d < NDOCS; d++)
+        doclens[d] = 1 + d % 300;
+    const char *names[TDM_CODEC_COUNT + 1];
+    char path[1100];
+    for (size_t c = 0; c < nc; c++) {
+        names[c] = all[c]->name;
+        size_t n;
+        list *l = edge_lists(all[c]->block_size, &n);
+        snprintf(path, sizeof path, "%s/edge-%s.idx", tdm_test_tmpdir("index"), all[c]->name);
+        write_index(path, all[c]->name, l, n, doclens);
+        check_index(path, l, n, doclens, NULL, 0);
+        free_lists(l, n);
+    }
+    /* Mixed: block sizes of 128, whatever codec each list gets. */
+    size_t n;
+    list *l = edge_lists(128, &n);
+    snprintf(path, sizeof path, "%s/edge-mixed.idx", tdm_test_tmpdir("index"));
+    write_index_codecs(path, "bp128", names, nc, l, n, doclens);
+    check_index(path, l, n, doclens, names, nc);
+    free_lists(l, n);
+}
+
+/* No lists (and no documents): a valid, empty index. */
+static void test_empty_index(void **state)
+{
+    (void)state;
+    for (int docs = 0; docs < 2; docs++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/empty%d.idx", tdm_test_tmpdir("index"), docs);
+        tdm_err err = {0};
+        tdm_iwriter *w = NULL;
+        assert_int_equal(tdm_iwriter_open(path, NULL, &w, &err), TDM_OK);
+        if (docs)
+            assert_int_equal(tdm_iwriter_add_doc(w, 3, "only", &err), TDM_OK);
+        assert_int_equal(tdm_iwriter_finish(w, &err), TDM_OK);
+        tdm_iwriter_free(w);
+        tdm_ireader *r = NULL;
+        if (tdm_ireader_open(path, &r, &err))
+            fail_msg("%s", tdm_err_msg(&err));
+        assert_int_equal(tdm_ireader_info_get(r)->nterms, 0);
+        assert_int_equal(tdm_ireader_info_get(r)->ndocs, docs);
+        uint64_t i;
+        assert_int_equal(tdm_ireader_find(r, "a", 1, &i), TDM_ERR_NOT_FOUND);
+        assert_int_equal(tdm_ireader_verify(r, &err), TDM_OK);
+        tdm_ireader_close(r);
+    }
 }
 
 int main(void)
@@ -503,6 +709,8 @@ int main(void)
         cmocka_unit_test(test_runs_merge),       cmocka_unit_test(test_build_errors),
         cmocka_unit_test(test_cli),              cmocka_unit_test(test_shared_by_threads),
         cmocka_unit_test(test_mixed_inputs),
+        cmocka_unit_test(test_quantize_bounds),  cmocka_unit_test(test_block_edges),
+        cmocka_unit_test(test_empty_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* Bad index files: every kind fails with a clear message naming the file and
  * the offset, and nothing reads out of bounds (run under ASan too). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +118,7 @@ static void test_truncated(void **state)
         tdm_index *ix = NULL;
         assert_int_equal(tdm_index_open(path, &ix), TDM_ERR_FORMAT);
         assert_null(ix);
-        const char *m = tdm_index_errmsg(NULL);
+        const char *m = tdm_last_error();
         if (!strstr(m, path) || !strstr(m, "offset") || !strstr(m, "truncated"))
             fail_msg("cut at %zu: %s", cuts[i], m);
     }
@@ -157,33 +158,66 @@ static void test_bad_checksums(void **state)
     expect_open(b, n, TDM_ERR_CORRUPT, "header checksum");
     free(b);
     b = load(&n);
-    b[sec(b, TDM_SEC_TERMS)->offset] ^= 1;   /* a small section: caught at open */
-    expect_open(b, n, TDM_ERR_CORRUPT, "checksum mismatch in section 1");
+    b[sec(b, TDM_SEC_TERMS)->offset] ^= 1;   /* a small section: caught at open, by name */
+    expect_open(b, n, TDM_ERR_CORRUPT, "checksum mismatch in section terms");
     free(b);
-    /* POSTINGS: open succeeds (O(lexicon)), verify catches it. */
-    b = load(&n);
-    b[sec(b, TDM_SEC_POSTINGS)->offset + 200] ^= 0x10;
+    /* The arena and the block table: open succeeds (O(lexicon)); the payload
+     * check, verify and the exporters catch it. */
+    unsigned ids[] = {TDM_SEC_ARENA, TDM_SEC_BLOCK_LAST, TDM_SEC_BLOCK_DOCS, TDM_SEC_BLOCK_FREQS,
+                      TDM_SEC_BLOCK_MAX};
+    for (size_t k = 0; k < sizeof ids / sizeof *ids; k++) {
+        b = load(&n);
+        b[sec(b, ids[k])->offset + sec(b, ids[k])->size / 2] ^= 0x10;
+        tdm_ireader *r = NULL;
+        tdm_err err = {0};
+        assert_int_equal(tdm_ireader_open_mem(b, n, "bad.idx", &r, &err), TDM_OK);
+        assert_int_equal(tdm_ireader_verify(r, &err), TDM_ERR_CORRUPT);
+        char want[64];
+        snprintf(want, sizeof want, "checksum mismatch in section %s",
+                 tdm_ireader_section_name(ids[k]));
+        if (!strstr(tdm_err_msg(&err), want) || !strstr(tdm_err_msg(&err), "offset"))
+            fail_msg("%s: %s", want, tdm_err_msg(&err));
+        assert_int_equal(tdm_ireader_check_payload(r, &err), TDM_ERR_CORRUPT);
+        tdm_ireader_close(r);
+        tdm_err_clear(&err);
+        free(b);
+    }
+}
+
+static tdm_idx_list *lists(unsigned char *b)
+{
+    return (tdm_idx_list *)(b + sec(b, TDM_SEC_LISTS)->offset);
+}
+
+static void *section(unsigned char *b, unsigned id) { return b + sec(b, id)->offset; }
+
+/* The docid payload of list t (the test index uses raw: no parameters). */
+static uint32_t *docid_words(unsigned char *b, uint32_t t)
+{
+    return (uint32_t *)section(b, TDM_SEC_ARENA) + lists(b)[t].words;
+}
+
+/* The frequency payload of one-block list t. */
+static uint32_t *freq_words(unsigned char *b, uint32_t t)
+{
+    return docid_words(b, t) + lists(b)[t].ext;
+}
+
+/* Opens b (valid checksums) and expects decoding list t to fail naming `part`. */
+static void expect_decode(unsigned char *b, size_t n, uint32_t t, const char *part)
+{
+    fix_sums(b, n);
     tdm_ireader *r = NULL;
     tdm_err err = {0};
     assert_int_equal(tdm_ireader_open_mem(b, n, "bad.idx", &r, &err), TDM_OK);
+    uint32_t docs[300], freqs[300];
+    int rc = tdm_ireader_decode(r, t, docs, freqs, &err);
+    if (rc != TDM_ERR_CORRUPT || !strstr(tdm_err_msg(&err), part) ||
+        !strstr(tdm_err_msg(&err), "offset") || !strstr(tdm_err_msg(&err), "bad.idx"))
+        fail_msg("list %u: want '%s', got %d: %s", t, part, rc, tdm_err_msg(&err));
     assert_int_equal(tdm_ireader_verify(r, &err), TDM_ERR_CORRUPT);
-    assert_non_null(strstr(tdm_err_msg(&err), "postings section"));
-    assert_non_null(strstr(tdm_err_msg(&err), "offset"));
     tdm_ireader_close(r);
     tdm_err_clear(&err);
-    free(b);
-}
-
-/* The raw docid payload of list t, found through the format structs. */
-static uint32_t *raw_docid_words(unsigned char *b, uint32_t t)
-{
-    tdm_idx_term *lex = (tdm_idx_term *)(b + sec(b, TDM_SEC_LEXICON)->offset);
-    uint64_t at = sec(b, TDM_SEC_POSTINGS)->offset + lex[t].list_off;
-    tdm_idx_list *h = (tdm_idx_list *)(b + at);
-    uint64_t cur = at + sizeof *h;
-    cur = (cur + 7) / 8 * 8 + h->nblocks * 4;
-    cur = (cur + 7) / 8 * 8 + (h->nblocks + 1) * 4;
-    return (uint32_t *)(b + (cur + 7) / 8 * 8);
 }
 
 static void test_non_increasing_docids(void **state)
@@ -191,26 +225,37 @@ static void test_non_increasing_docids(void **state)
     (void)state;
     size_t n;
     unsigned char *b = load(&n);
-    raw_docid_words(b, 3)[5] = 0;   /* a zero gap: a repeated docid */
-    fix_sums(b, n);                 /* even with valid checksums */
-    tdm_ireader *r = NULL;
-    tdm_err err = {0};
-    assert_int_equal(tdm_ireader_open_mem(b, n, "bad.idx", &r, &err), TDM_OK);
-    uint32_t docs[300], freqs[300];
-    assert_int_equal(tdm_ireader_decode(r, 3, docs, freqs, &err), TDM_ERR_CORRUPT);
-    assert_non_null(strstr(tdm_err_msg(&err), "not increasing"));
-    assert_non_null(strstr(tdm_err_msg(&err), "k03"));
-    assert_int_equal(tdm_ireader_verify(r, &err), TDM_ERR_CORRUPT);
-    tdm_ireader_close(r);
-    /* A gap that jumps past the last document. */
+    docid_words(b, 3)[5] = 0;   /* a zero gap: a repeated docid */
+    expect_decode(b, n, 3, "not increasing");
     free(b);
     b = load(&n);
-    raw_docid_words(b, 4)[1] = 0x7fffffff;
-    fix_sums(b, n);
-    assert_int_equal(tdm_ireader_open_mem(b, n, "bad.idx", &r, &err), TDM_OK);
-    assert_int_equal(tdm_ireader_decode(r, 4, docs, freqs, &err), TDM_ERR_CORRUPT);
-    tdm_ireader_close(r);
-    tdm_err_clear(&err);
+    docid_words(b, 3)[5] = 0;
+    expect_decode(b, n, 3, "k03");
+    free(b);
+    b = load(&n);
+    docid_words(b, 4)[1] = 0x7fffffff;   /* a gap past the last document */
+    expect_decode(b, n, 4, "not increasing or out of range");
+    free(b);
+    b = load(&n);
+    docid_words(b, 1)[127] += 1;   /* list 1 (odd docids, 2 blocks): block 0 ends late */
+    expect_decode(b, n, 1, "stored last docid");
+    free(b);
+}
+
+/* 11.4: a damaged frequency decodes, but not to a wrong answer: the sum
+ * against cf catches it, in a one-block list and in a longer one. */
+static void test_damaged_frequency(void **state)
+{
+    (void)state;
+    size_t n;
+    unsigned char *b = load(&n);
+    freq_words(b, 3)[7] ^= 2;
+    expect_decode(b, n, 3, "cf");
+    free(b);
+    b = load(&n);
+    uint32_t *blk_docs = section(b, TDM_SEC_BLOCK_DOCS);
+    docid_words(b, 0)[blk_docs[lists(b)[0].ext + 3] + 250] ^= 4;   /* past the 3 docid blocks */
+    expect_decode(b, n, 0, "cf");
     free(b);
 }
 
@@ -229,9 +274,9 @@ static void test_absurd_counts(void **state)
     expect_open(b, n, TDM_ERR_FORMAT, "terms");
     free(b);
     b = load(&n);
-    sec(b, TDM_SEC_DOCNAMES)->offset = n + 8;   /* a section past the end */
+    sec(b, TDM_SEC_DOCNAMES)->offset = n + 64;   /* a section past the end */
     fix_sums(b, n);
-    expect_open(b, n, TDM_ERR_FORMAT, "outside the file");
+    expect_open(b, n, TDM_ERR_FORMAT, "section docnames");
     free(b);
     b = load(&n);
     sec(b, TDM_SEC_DOCLENS)->size = UINT64_MAX - 4;   /* offset + size overflows */
@@ -239,22 +284,9 @@ static void test_absurd_counts(void **state)
     expect_open(b, n, TDM_ERR_FORMAT, "outside the file");
     free(b);
     b = load(&n);
-    tdm_idx_term *lex = (tdm_idx_term *)(b + sec(b, TDM_SEC_LEXICON)->offset);
-    lex[7].df = 1000000;   /* df above the number of documents */
+    hdr(b)->npostings += 1;
     fix_sums(b, n);
-    expect_open(b, n, TDM_ERR_FORMAT, "absurd df");
-    free(b);
-    b = load(&n);
-    lex = (tdm_idx_term *)(b + sec(b, TDM_SEC_LEXICON)->offset);
-    lex[39].list_off = sec(b, TDM_SEC_POSTINGS)->size;   /* list past the postings */
-    fix_sums(b, n);
-    expect_open(b, n, TDM_ERR_FORMAT, "outside the postings");
-    free(b);
-    b = load(&n);
-    lex = (tdm_idx_term *)(b + sec(b, TDM_SEC_LEXICON)->offset);
-    lex[5].term_off = 1ull << 50;
-    fix_sums(b, n);
-    expect_open(b, n, TDM_ERR_FORMAT, "terms section");
+    expect_open(b, n, TDM_ERR_CORRUPT, "postings in the header");
     free(b);
     b = load(&n);
     hdr(b)->total_doclen += 1;
@@ -262,35 +294,178 @@ static void test_absurd_counts(void **state)
     expect_open(b, n, TDM_ERR_CORRUPT, "total document length");
     free(b);
     b = load(&n);
-    ((uint64_t *)(b + sec(b, TDM_SEC_DOCNAME_OFFS)->offset))[10] = 1ull << 40;
+    ((uint64_t *)section(b, TDM_SEC_DOCNAME_OFFS))[10] = 1ull << 40;
     fix_sums(b, n);
     expect_open(b, n, TDM_ERR_FORMAT, "name entry");
     free(b);
 }
 
-static void test_bad_list_header(void **state)
+/* A damage to b (checksums then fixed) that open must refuse with `part`. */
+typedef void (*damage_fn)(unsigned char *b);
+static void expect_damage(damage_fn f, int code, const char *part)
 {
-    (void)state;
     size_t n;
     unsigned char *b = load(&n);
-    tdm_idx_term *lex = (tdm_idx_term *)(b + sec(b, TDM_SEC_LEXICON)->offset);
-    tdm_idx_list *h = (tdm_idx_list *)(b + sec(b, TDM_SEC_POSTINGS)->offset + lex[2].list_off);
-    h->doc_nwords = 1ull << 33;   /* payload larger than the list */
+    f(b);
+    fix_sums(b, n);
+    expect_open(b, n, code, part);
+    free(b);
+}
+
+static void d_df_zero(unsigned char *b) { lists(b)[7].df = 0; }
+static void d_df_big(unsigned char *b) { lists(b)[7].df = 1000000; }
+static void d_cf_small(unsigned char *b) { ((uint32_t *)section(b, TDM_SEC_TERM_CF))[7] = 1; }
+static void d_codec(unsigned char *b) { ((uint8_t *)section(b, TDM_SEC_CODECS))[2] = 200; }
+static void d_nan(unsigned char *b) { lists(b)[5].max_score = NAN; }
+static void d_zero_max(unsigned char *b) { lists(b)[5].max_score = 0; }
+static void d_words_back(unsigned char *b) { lists(b)[6].words = lists(b)[5].words - 1; }
+static void d_words_first(unsigned char *b) { lists(b)[0].words = 1; }
+static void d_words_past(unsigned char *b) { lists(b)[39].words = 0x7fffffff; }
+static void d_ext_big(unsigned char *b) { lists(b)[4].ext += 1000; }
+static void d_ext_max(unsigned char *b) { lists(b)[4].ext = TDM_IDX_SHORT_MAXW + 1; }
+static void d_entry(unsigned char *b) { lists(b)[9].ext += 1; }
+static void d_entries(unsigned char *b) { sec(b, TDM_SEC_BLOCK_MAX)->size -= 1; }
+static void d_arena_odd(unsigned char *b) { sec(b, TDM_SEC_ARENA)->size -= 2; }
+static void d_term_empty(unsigned char *b)
+{
+    uint32_t *o = section(b, TDM_SEC_TERM_OFFS);
+    o[4] = o[3];
+}
+static void d_term_order(unsigned char *b)
+{
+    char *t = section(b, TDM_SEC_TERMS);
+    t[((uint32_t *)section(b, TDM_SEC_TERM_OFFS))[6] + 2] = '0';   /* k06 -> k00 */
+}
+static void d_term_span(unsigned char *b) { ((uint32_t *)section(b, TDM_SEC_TERM_OFFS))[40]++; }
+static void d_pad(unsigned char *b) { b[sec(b, TDM_SEC_LISTS)->offset - 1] = 7; }
+static void d_reserved(unsigned char *b) { hdr(b)->reserved = 1; }
+static void d_name_pad(unsigned char *b) { hdr(b)->codec[30] = 'x'; }
+static void d_sec_id(unsigned char *b) { sec(b, 3)->id = 4; }
+static void d_sec_moved(unsigned char *b) { sec(b, TDM_SEC_STOPWORDS)->offset += 64; }
+
+static void test_bad_lexicon(void **state)
+{
+    (void)state;
+    const struct { damage_fn f; int code; const char *part; } cases[] = {
+        {d_df_zero, TDM_ERR_FORMAT, "absurd df"},
+        {d_df_big, TDM_ERR_FORMAT, "absurd df"},
+        {d_cf_small, TDM_ERR_FORMAT, "absurd df or cf"},
+        {d_codec, TDM_ERR_FORMAT, "section codecs: list 2: unknown codec 200"},
+        {d_nan, TDM_ERR_FORMAT, "max_score"},
+        {d_zero_max, TDM_ERR_FORMAT, "max_score"},
+        {d_words_back, TDM_ERR_FORMAT, "section lists: list 5: arena span"},
+        {d_words_first, TDM_ERR_FORMAT, "list 0: arena span"},
+        {d_words_past, TDM_ERR_FORMAT, "section lists: list 38"},
+        {d_ext_big, TDM_ERR_FORMAT, "one-block payload sizes"},
+        {d_ext_max, TDM_ERR_FORMAT, "one-block payload sizes"},
+        {d_entry, TDM_ERR_FORMAT, "block-table entries"},
+        {d_entries, TDM_ERR_FORMAT, "block entries"},
+        {d_arena_odd, TDM_ERR_FORMAT, "section arena"},
+        {d_term_empty, TDM_ERR_FORMAT, "term 3 is empty"},
+        {d_term_order, TDM_ERR_FORMAT, "increasing order"},
+        {d_term_span, TDM_ERR_FORMAT, "do not span"},
+        {d_pad, TDM_ERR_FORMAT, "padding byte"},
+        {d_reserved, TDM_ERR_FORMAT, "reserved"},
+        {d_name_pad, TDM_ERR_FORMAT, "zero-padded"},
+        {d_sec_id, TDM_ERR_FORMAT, "section block_last (id 4)"},
+        {d_sec_moved, TDM_ERR_FORMAT, "section stopwords"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        expect_damage(cases[i].f, cases[i].code, cases[i].part);
+}
+
+/* Block-table damage: open passes (it does not read the table), the list
+ * view refuses it with the section's name. */
+static void expect_list(unsigned char *b, size_t n, uint32_t t, const char *part)
+{
     fix_sums(b, n);
     tdm_ireader *r = NULL;
     tdm_err err = {0};
     assert_int_equal(tdm_ireader_open_mem(b, n, "bad.idx", &r, &err), TDM_OK);
     tdm_ilist l;
-    assert_int_equal(tdm_ireader_list(r, 2, &l, &err), TDM_ERR_CORRUPT);
-    assert_non_null(strstr(tdm_err_msg(&err), "offset"));
-    h->doc_nwords = 3;
-    h->codec = 999;
+    int rc = tdm_ireader_list(r, t, &l, &err);
+    if (rc != TDM_ERR_CORRUPT || !strstr(tdm_err_msg(&err), part) ||
+        !strstr(tdm_err_msg(&err), "offset"))
+        fail_msg("list %u: want '%s', got %d: %s", t, part, rc, tdm_err_msg(&err));
+    assert_int_equal(tdm_ireader_verify(r, &err), TDM_ERR_CORRUPT);
+    tdm_ireader_close(r);
+    tdm_err_clear(&err);
+}
+
+static void test_bad_block_table(void **state)
+{
+    (void)state;
+    size_t n;
+    struct { unsigned sec; int at; uint32_t value; const char *part; } cases[] = {
+        {TDM_SEC_BLOCK_LAST, 0, 5, "section block_last: list of term 'k00': first base"},
+        {TDM_SEC_BLOCK_LAST, 2, 0, "block last docids not increasing"},
+        {TDM_SEC_BLOCK_LAST, 3, 300, "block last docids not increasing or out of range"},
+        {TDM_SEC_BLOCK_DOCS, 3, 1, "section block_docs: list of term 'k00': payload sizes"},
+        {TDM_SEC_BLOCK_DOCS, 1, 1000, "section arena: list of term 'k00': encoded list"},
+        {TDM_SEC_BLOCK_FREQS, 0, 1, "endpoints"},
+        {TDM_SEC_BLOCK_MAX, 3, 9, "section block_max: list of term 'k00': closing entry"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        unsigned char *b = load(&n);
+        uint32_t k = lists(b)[0].ext + (uint32_t)cases[i].at;
+        if (cases[i].sec == TDM_SEC_BLOCK_MAX)
+            ((uint8_t *)section(b, cases[i].sec))[k] = (uint8_t)cases[i].value;
+        else
+            ((uint32_t *)section(b, cases[i].sec))[k] = cases[i].value;
+        expect_list(b, n, 0, cases[i].part);
+        free(b);
+    }
+}
+
+/* A quantized bound lowered below its block's best score: only verify can
+ * tell, and it does. */
+static void test_understated_bound(void **state)
+{
+    (void)state;
+    size_t n;
+    unsigned char *b = load(&n);
+    uint8_t *q = section(b, TDM_SEC_BLOCK_MAX);
+    uint32_t k = lists(b)[9].ext;
+    q[k + 1] = q[k + 1] ? (uint8_t)(q[k + 1] / 2) : 0;
+    lists(b)[2].max_score /= 2;   /* a one-block list's bound is its max_score */
     fix_sums(b, n);
-    tdm_ireader_close(r);
+    tdm_ireader *r = NULL;
+    tdm_err err = {0};
     assert_int_equal(tdm_ireader_open_mem(b, n, "bad.idx", &r, &err), TDM_OK);
-    assert_int_equal(tdm_ireader_list(r, 2, &l, &err), TDM_ERR_CORRUPT);
-    assert_non_null(strstr(tdm_err_msg(&err), "unknown codec"));
+    assert_int_equal(tdm_ireader_verify(r, &err), TDM_ERR_CORRUPT);
+    assert_non_null(strstr(tdm_err_msg(&err), "bound below a score"));
+    assert_non_null(strstr(tdm_err_msg(&err), "'k02'"));
     tdm_ireader_close(r);
+    free(b);
+    b = load(&n);
+    q = section(b, TDM_SEC_BLOCK_MAX);
+    q[lists(b)[9].ext + 1] = 0;
+    fix_sums(b, n);
+    assert_int_equal(tdm_ireader_open_mem(b, n, "bad.idx", &r, &err), TDM_OK);
+    assert_int_equal(tdm_ireader_verify(r, &err), TDM_ERR_CORRUPT);
+    assert_non_null(strstr(tdm_err_msg(&err), "section block_max: list of term 'k09'"));
+    tdm_ireader_close(r);
+    tdm_err_clear(&err);
+    free(b);
+}
+
+/* A file of format 1 (its header as version 1 wrote it) is refused with a
+ * message that says how to convert it. */
+static void test_version1(void **state)
+{
+    (void)state;
+    size_t n;
+    unsigned char *b = load(&n);
+    hdr(b)->version = 1;
+    hdr(b)->nsections = 7;
+    fix_sums(b, n);
+    tdm_ireader *r = NULL;
+    tdm_err err = {0};
+    assert_int_equal(tdm_ireader_open_mem(b, n, "old.idx", &r, &err), TDM_ERR_VERSION);
+    const char *m = tdm_err_msg(&err);
+    if (!strstr(m, "old.idx") || !strstr(m, "version 1") || !strstr(m, "tandem build") ||
+        !strstr(m, "CIFF"))
+        fail_msg("%s", m);
     tdm_err_clear(&err);
     free(b);
 }
@@ -355,7 +530,11 @@ int main(void)
         cmocka_unit_test(test_bad_checksums),
         cmocka_unit_test(test_non_increasing_docids),
         cmocka_unit_test(test_absurd_counts),
-        cmocka_unit_test(test_bad_list_header),
+        cmocka_unit_test(test_damaged_frequency),
+        cmocka_unit_test(test_bad_lexicon),
+        cmocka_unit_test(test_bad_block_table),
+        cmocka_unit_test(test_understated_bound),
+        cmocka_unit_test(test_version1),
         cmocka_unit_test(test_random_damage),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -14,10 +14,7 @@
 #define TDM_STR_(x) #x
 #define TDM_STR(x) TDM_STR_(x)
 
-static const char *const section_names[TDM_SEC_COUNT] = {
-    "lexicon", "terms", "doclens", "docname_offs", "docnames", "stopwords", "postings"};
-
-/* Bytes of the POSTINGS section by kind, and the list-length histogram. */
+/* Payload bytes of the arena by kind, and the list-length histogram. */
 typedef struct walk {
     uint64_t doc_words, freq_words, hist_lists[33], hist_post[33];
 } walk;
@@ -41,6 +38,11 @@ static int walk_lists(const tdm_ireader *r, walk *w, tdm_err *err)
     return TDM_OK;
 }
 
+static void print_row(const char *name, uint64_t bytes, double np)
+{
+    printf("%-22s %14llu %12.3f\n", name, (unsigned long long)bytes, bytes / np);
+}
+
 static void print_stats(const tdm_ireader *r, const walk *w)
 {
     const tdm_ireader_info *in = tdm_ireader_info_get(r);
@@ -54,20 +56,20 @@ static void print_stats(const tdm_ireader *r, const walk *w)
            (unsigned long long)in->total_doclen);
     printf("codec          %s\nstemmer        %s\nstopwords      %u\nbm25           k1=%g b=%g\n",
            in->codec, in->stemmer, in->nstopwords, in->k1, in->b);
+    printf("block entries  %llu\n", (unsigned long long)in->block_entries);
     printf("\n%-22s %14s %12s\n", "section", "bytes", "bytes/post");
-    for (int s = 0; s < TDM_SEC_COUNT; s++)
-        printf("%-22s %14llu %12.3f\n", section_names[s],
-               (unsigned long long)in->section_size[s], in->section_size[s] / np);
-    printf("%-22s %14llu %12.3f\n", "  postings: docids", (unsigned long long)w->doc_words,
-           w->doc_words / np);
-    printf("%-22s %14llu %12.3f\n", "  postings: freqs", (unsigned long long)w->freq_words,
-           w->freq_words / np);
-    /* The rest of POSTINGS: list headers, bases, endpoints, block first/last/max, padding. */
-    uint64_t meta = in->section_size[TDM_SEC_POSTINGS] - w->doc_words - w->freq_words;
-    printf("%-22s %14llu %12.3f\n", "  postings: metadata", (unsigned long long)meta,
-           meta / np);
-    printf("%-22s %14llu %12.3f\n", "total", (unsigned long long)in->file_size,
-           in->file_size / np);
+    for (unsigned s = 0; s < TDM_SEC_COUNT; s++) {
+        print_row(tdm_ireader_section_name(s), in->section_size[s], np);
+        if (s != TDM_SEC_ARENA)
+            continue;
+        print_row("  arena: docids", w->doc_words, np);
+        print_row("  arena: freqs", w->freq_words, np);
+        print_row("  arena: params", in->section_size[s] - w->doc_words - w->freq_words, np);
+    }
+    /* Everything but the compressed docids and frequencies: descriptors,
+     * block table, lexicon, documents, header, padding. */
+    print_row("metadata", in->file_size - w->doc_words - w->freq_words, np);
+    print_row("total", in->file_size, np);
     printf("\n%-22s %12s %14s\n", "list length (df)", "lists", "postings");
     for (int b = 0; b < 33; b++)
         if (w->hist_lists[b])

@@ -159,7 +159,11 @@ static int put_docs(out *o, const tdm_ireader *r, uint64_t ndocs, tdm_err *err)
 static int write_all(out *o, const tdm_ireader *r, const char *description, tdm_err *err)
 {
     const tdm_ireader_info *in = tdm_ireader_info_get(r);
-    int rc = put_header(o, in, description, err);
+    /* A damaged payload must not be passed on: its checksums first (and
+     * every list's decode checks it against its cf and block ends). */
+    int rc = tdm_ireader_check_payload(r, err);
+    if (rc == TDM_OK)
+        rc = put_header(o, in, description, err);
     for (uint64_t i = 0; rc == TDM_OK && i < in->nterms; i++)
         rc = put_list(o, r, i, err);
     if (rc == TDM_OK)

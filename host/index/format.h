@@ -1,34 +1,53 @@
-/* The on-disk index format (docs/FORMAT.md describes it byte by byte).
+/* The on-disk index format, version 2 (docs/FORMAT.md describes it byte by
+ * byte).
  *
- * Little-endian throughout; every section and every list starts 8-byte
- * aligned, so a memory-mapped file can be read in place through these
- * structs. The writer and the reader share this header; nothing else should
- * depend on the byte layout.
+ * The file holds the index in the shape a device uses: one arena of 32-bit
+ * payload words for every list, one table of fixed-size list descriptors,
+ * one global block table (stored as columns) for the lists longer than one
+ * block, and the document lengths, each a section that uploads as one buffer.
+ * Little-endian throughout; every section starts 64-byte aligned, so a
+ * memory-mapped file is read in place through these structs. The writer and
+ * the reader share this header; nothing else should depend on the layout.
  */
 #ifndef TDM_INDEX_FORMAT_H
 #define TDM_INDEX_FORMAT_H
 
 #include <stdint.h>
 
+#include "codec/codec.h"
+
 #define TDM_IDX_MAGIC "TDMINDEX"       /* 8 bytes, no NUL */
-#define TDM_IDX_VERSION 1u             /* readers refuse anything newer */
+#define TDM_IDX_VERSION 2u             /* readers refuse anything else */
 #define TDM_IDX_DEFAULT_K1 1.2
 #define TDM_IDX_DEFAULT_B 0.75
 #define TDM_IDX_NAME_MAX 32            /* stemmer and codec names, NUL-padded */
 #define TDM_IDX_TERM_MAX 1024u         /* longest term the format accepts, bytes */
+#define TDM_IDX_ALIGN 64u              /* every section starts at a multiple of this */
+/* A one-block list keeps its payload sizes in its descriptor; each of its
+ * two payloads is at most this many words (every codec's block is far below:
+ * 1024 values of vbyte take at most 1280 words). */
+#define TDM_IDX_SHORT_MAXW 2047u
 
 enum tdm_idx_section {
-    TDM_SEC_LEXICON = 0,   /* tdm_idx_term[nterms], sorted by term bytes */
-    TDM_SEC_TERMS = 1,     /* term bytes, referenced by the lexicon */
-    TDM_SEC_DOCLENS = 2,   /* uint32[ndocs]: tokens per document */
-    TDM_SEC_DOCNAME_OFFS = 3, /* uint64[ndocs + 1]: offsets into DOCNAMES */
-    TDM_SEC_DOCNAMES = 4,  /* NUL-terminated names, back to back */
-    TDM_SEC_STOPWORDS = 5, /* NUL-terminated stopwords used at build time */
-    TDM_SEC_POSTINGS = 6,  /* the lists, each 8-byte aligned (tdm_idx_list + arrays) */
+    TDM_SEC_ARENA = 0,        /* uint32[]: every list's params and payload, in list order */
+    TDM_SEC_LISTS = 1,        /* tdm_idx_list[nterms], in term order */
+    TDM_SEC_CODECS = 2,       /* uint8[nterms]: codec id of each list */
+    TDM_SEC_BLOCK_LAST = 3,   /* uint32[nentries] block table: 0, then last docid of each block */
+    TDM_SEC_BLOCK_DOCS = 4,   /* uint32[nentries] block table: docid payload endpoints */
+    TDM_SEC_BLOCK_FREQS = 5,  /* uint32[nentries] block table: frequency payload endpoints */
+    TDM_SEC_BLOCK_MAX = 6,    /* uint8[nentries] block table: quantized BM25 bounds, then 0 */
+    TDM_SEC_DOCLENS = 7,      /* uint32[ndocs]: tokens per document */
+    TDM_SEC_TERM_OFFS = 8,    /* uint32[nterms + 1]: term i is TERMS[offs[i] .. offs[i + 1]) */
+    TDM_SEC_TERM_CF = 9,      /* uint32[nterms]: collection frequency of each term */
+    TDM_SEC_TERMS = 10,       /* term bytes, sorted, back to back */
+    TDM_SEC_DOCNAME_OFFS = 11, /* uint64[ndocs + 1]: offsets into DOCNAMES */
+    TDM_SEC_DOCNAMES = 12,    /* NUL-terminated names, back to back */
+    TDM_SEC_STOPWORDS = 13,   /* NUL-terminated stopwords used at build time */
     TDM_SEC_COUNT
 };
 
-/* Fixed header at offset 0 (160 bytes); the section table follows it. */
+/* Fixed header at offset 0 (160 bytes); the section table follows it. The
+ * first 16 bytes are the same in every version, so any version is named. */
 typedef struct tdm_idx_header {
     char magic[8];
     uint32_t version;
@@ -51,42 +70,49 @@ typedef struct tdm_idx_header {
 
 /* One entry of the section table, which follows the header. */
 typedef struct tdm_idx_section_entry {
-    uint32_t id;        /* enum tdm_idx_section */
+    uint32_t id;        /* enum tdm_idx_section; entry i has id i */
     uint32_t reserved;
-    uint64_t offset;    /* from the start of the file, multiple of 8 */
+    uint64_t offset;    /* from the start of the file, multiple of TDM_IDX_ALIGN */
     uint64_t size;      /* bytes, without padding */
     uint64_t checksum;  /* XXH64 (seed 0) of the section's bytes */
 } tdm_idx_section_entry;
 
-/* One lexicon entry (48 bytes). */
-typedef struct tdm_idx_term {
-    uint64_t term_off;  /* into TERMS */
-    uint32_t term_len;
-    uint32_t df;        /* postings in the list */
-    uint64_t cf;        /* sum of term frequencies */
-    uint64_t list_off;  /* into POSTINGS, multiple of 8 */
-    uint64_t list_size; /* bytes of the list, without padding */
-    float max_score;    /* BM25 upper bound over the whole list */
-    uint32_t reserved;
-} tdm_idx_term;
-
-/* Header of one list inside POSTINGS (96 bytes); the arrays follow it, each
- * starting 8-byte aligned, in this order:
- *   doc_bases[nblocks] doc_offsets[nblocks+1] doc_words[doc_nwords]
- *   freq_bases[nblocks] freq_offsets[nblocks+1] freq_words[freq_nwords]
- *   block_first[nblocks] block_last[nblocks]     (uint32 docids)
- *   block_max[nblocks]                           (float BM25 upper bounds)
- * Docids are encoded with delta = 1, frequencies as tf - 1 with delta = 0,
- * both with the same codec and block size. */
+/* One list descriptor (16 bytes, one 128-bit load on a device).
+ *
+ * A list starts at arena word `words` and ends where the next list starts
+ * (the last one at the end of the arena): first P words of docid parameters
+ * and P of frequency parameters (P = tdm_idx_codec_nparams, 0 for most
+ * codecs), then the docid payload, then the frequency payload.
+ *
+ * A list of one block (df <= the codec's block size) has no block-table
+ * entries: `ext` is the number of docid payload words, the frequency payload
+ * is the rest of the list, the block's base is 0 and its bound max_score.
+ * A longer list of nb blocks owns block-table entries ext .. ext + nb: in
+ * BLOCK_LAST 0 then the last docid of each block (so entries ext .. ext+nb-1
+ * are the block bases, ext+1 .. ext+nb the last docids), in BLOCK_DOCS and
+ * BLOCK_FREQS the word offset of each block within its payload and then the
+ * payload's size, in BLOCK_MAX each block's quantized bound and then 0. */
 typedef struct tdm_idx_list {
-    uint32_t codec;       /* enum tdm_codec_id */
-    uint32_t n;           /* = df */
-    uint32_t block_size;
-    uint32_t nblocks;
-    uint64_t doc_nwords;
-    uint64_t freq_nwords;
-    uint32_t doc_params[8];
-    uint32_t freq_params[8];
+    uint32_t words;     /* arena word where the list starts */
+    uint32_t df;        /* postings */
+    uint32_t ext;       /* one block: docid payload words; else first block-table entry */
+    float max_score;    /* BM25 upper bound over the list, >= every block bound */
 } tdm_idx_list;
+
+/* Codec parameter words a list stores, for docids and again for frequencies:
+ * only the codecs that have list-wide parameters store any. */
+static inline uint32_t tdm_idx_codec_nparams(int codec)
+{
+    return codec == TDM_CODEC_PFOR ? 1u : 0u;
+}
+
+/* A block's BM25 bound from its quantized byte q and the list's max_score:
+ * max_score * (q + 1) / 256 in binary32 (the product rounded once, the
+ * division exact), so q = 255 is max_score itself. Writers store the smallest
+ * q whose bound, computed exactly so, is not below the block's scores. */
+static inline float tdm_idx_block_bound(float max_score, uint8_t q)
+{
+    return max_score * (float)(q + 1) * 0x1p-8f;
+}
 
 #endif

@@ -123,7 +123,11 @@ static int write_all(exporter *x, const tdm_ireader *r, const char *base, tdm_er
     if (in->ndocs > UINT32_MAX)
         return tdm_err_set(err, TDM_ERR_LIMIT, "%s: %llu documents exceed PISA's u32", base,
                            (unsigned long long)in->ndocs);
-    int rc = open_all(x, base, tdm_ireader_path(r), err);
+    /* A damaged payload must not be passed on: its checksums first (and
+     * every list's decode checks it against its cf and block ends). */
+    int rc = tdm_ireader_check_payload(r, err);
+    if (rc == TDM_OK)
+        rc = open_all(x, base, tdm_ireader_path(r), err);
     if (rc == TDM_OK)
         rc = put_docs(x, r, (uint32_t)in->ndocs, err);
     for (uint64_t i = 0; rc == TDM_OK && i < in->nterms; i++)

@@ -2,13 +2,8 @@
  * trust, so that no accessor can read outside the mapping (FORMAT.md). */
 #include "reader.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include "common/mapfile.h"
@@ -16,11 +11,55 @@
 #include "reader_priv.h"
 #include "tandem.h"
 
+static const char *const section_names[TDM_SEC_COUNT] = {
+    "arena",     "lists",     "codecs",    "block_last", "block_docs",
+    "block_freqs", "block_max", "doclens", "term_offs",  "term_cf",
+    "terms",     "docname_offs", "docnames", "stopwords"};
+
+const char *tdm_ireader_section_name(unsigned id)
+{
+    return id < TDM_SEC_COUNT ? section_names[id] : NULL;
+}
 
 static int host_is_le(void)
 {
     const uint16_t one = 1;
     return *(const unsigned char *)&one == 1;
+}
+
+static size_t table_end(void)
+{
+    return sizeof(tdm_idx_header) + TDM_SEC_COUNT * sizeof(tdm_idx_section_entry);
+}
+
+/* A NUL-padded name: terminated, and zero after its terminator. */
+static int padded_name(const char *s, size_t n)
+{
+    const char *nul = memchr(s, 0, n);
+    for (const char *p = nul; p && p < s + n; p++)
+        if (*p)
+            return 0;
+    return nul != NULL;
+}
+
+static int check_version(const tdm_ireader *r, const tdm_idx_header *h, tdm_err *err)
+{
+    const char *p = r->path;
+    if (h->version == 1)
+        return tdm_err_set(err, TDM_ERR_VERSION, "%s: offset 8: index format version 1, which "
+                           "this tandem no longer reads (it reads version %u): rebuild the "
+                           "index from its collection (tandem build), or export it to CIFF "
+                           "with the tandem that wrote it and import that (tandem import)",
+                           p, TDM_IDX_VERSION);
+    if (h->version > TDM_IDX_VERSION)
+        return tdm_err_set(err, TDM_ERR_VERSION, "%s: offset 8: format version %u is newer "
+                           "than this library reads (%u)", p, h->version, TDM_IDX_VERSION);
+    if (h->version != TDM_IDX_VERSION || h->header_size != sizeof *h ||
+        h->nsections != TDM_SEC_COUNT)
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset 8: bad version %u, header size "
+                           "%u or section count %u", p, h->version, h->header_size,
+                           h->nsections);
+    return TDM_OK;
 }
 
 static int check_header(tdm_ireader *r, tdm_err *err)
@@ -34,15 +73,10 @@ static int check_header(tdm_ireader *r, tdm_err *err)
     if (memcmp(h->magic, TDM_IDX_MAGIC, 8) != 0)
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset 0: wrong magic (not a tandem "
                            "index)", p);
-    if (h->version > TDM_IDX_VERSION)
-        return tdm_err_set(err, TDM_ERR_VERSION, "%s: offset 8: format version %u is newer "
-                           "than this library reads (%u)", p, h->version, TDM_IDX_VERSION);
-    if (h->version == 0 || h->header_size != sizeof *h || h->nsections != TDM_SEC_COUNT)
-        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset 8: bad version %u, header size "
-                           "%u or section count %u", p, h->version, h->header_size,
-                           h->nsections);
-    size_t end = sizeof *h + TDM_SEC_COUNT * sizeof(tdm_idx_section_entry);
-    if (h->file_size != r->size || r->size < end)
+    int rc = check_version(r, h, err);
+    if (rc)
+        return rc;
+    if (h->file_size != r->size || r->size < table_end())
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: truncated or extended: the "
                            "header says %llu bytes, the file has %zu", p, r->size,
                            OFF(h->file_size), r->size);
@@ -53,39 +87,76 @@ static int check_header(tdm_ireader *r, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     XXH64_reset(st, 0);
     XXH64_update(st, &copy, sizeof copy);
-    XXH64_update(st, r->base + sizeof *h, end - sizeof *h);
+    XXH64_update(st, r->base + sizeof *h, table_end() - sizeof *h);
     uint64_t sum = XXH64_digest(st);
     XXH64_freeState(st);
     if (sum != h->checksum)
         return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset %zu: header checksum mismatch",
                            p, offsetof(tdm_idx_header, checksum));
-    if (memchr(h->codec, 0, sizeof h->codec) == NULL ||
-        memchr(h->stemmer, 0, sizeof h->stemmer) == NULL)
-        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset 80: unterminated codec or "
-                           "stemmer name", p);
+    if (!padded_name(h->codec, sizeof h->codec) || !padded_name(h->stemmer, sizeof h->stemmer))
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: codec or stemmer name "
+                           "unterminated or not zero-padded", p, offsetof(tdm_idx_header, codec));
+    if (h->flags || h->reserved)
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: reserved header fields are "
+                           "not zero", p, offsetof(tdm_idx_header, flags));
     return TDM_OK;
 }
 
+/* Padding before section i (from `from`) must be zero. */
+static int check_padding(const tdm_ireader *r, uint64_t from, uint64_t to, tdm_err *err)
+{
+    for (uint64_t at = from; at < to; at++)
+        if (r->base[at])
+            return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: padding byte 0x%02x is "
+                               "not zero", r->path, OFF(at), r->base[at]);
+    return TDM_OK;
+}
+
+/* The arena and the block table grow with the postings: their checksums
+ * are checked by tdm_ireader_check_payload, not at open. */
+static int lazy_section(unsigned id)
+{
+    return id == TDM_SEC_ARENA || (id >= TDM_SEC_BLOCK_LAST && id <= TDM_SEC_BLOCK_MAX);
+}
+
+/* Sections in id order, each at the first aligned offset after the last,
+ * the last ending the file: the layout is canonical. */
 static int check_sections(tdm_ireader *r, tdm_err *err)
 {
     const tdm_idx_header *h = (const void *)r->base;
-    size_t end = sizeof *h + TDM_SEC_COUNT * sizeof(tdm_idx_section_entry);
     r->sec = (const void *)(r->base + sizeof *h);
+    uint64_t end = table_end();
     for (uint32_t i = 0; i < TDM_SEC_COUNT; i++) {
         const tdm_idx_section_entry *s = &r->sec[i];
         size_t at = sizeof *h + i * sizeof *s;
-        if (s->id != i || s->offset % 8 || s->offset < end || s->offset > r->size ||
+        uint64_t want = (end + TDM_IDX_ALIGN - 1) / TDM_IDX_ALIGN * TDM_IDX_ALIGN;
+        if (s->id != i || s->reserved || s->offset != want || s->offset > r->size ||
             s->size > r->size - s->offset)
-            return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: section %u (id %u) at "
-                               "%llu, %llu bytes, lies outside the file (%zu bytes) or is "
-                               "misaligned", r->path, at, i, s->id, OFF(s->offset),
-                               OFF(s->size), r->size);
-        if (i != TDM_SEC_POSTINGS && XXH64(r->base + s->offset, s->size, 0) != s->checksum)
+            return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: section %s (id %u) at "
+                               "%llu, %llu bytes: not where it belongs (%llu) or outside the "
+                               "file (%zu bytes)", r->path, at, section_names[i], s->id,
+                               OFF(s->offset), OFF(s->size), OFF(want), r->size);
+        int rc = check_padding(r, end, s->offset, err);
+        if (rc)
+            return rc;
+        if (!lazy_section(i) && XXH64(r->base + s->offset, s->size, 0) != s->checksum)
             return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset %llu: checksum mismatch in "
-                               "section %u", r->path, OFF(s->offset), i);
+                               "section %s", r->path, OFF(s->offset), section_names[i]);
         r->info.section_size[i] = s->size;
+        end = s->offset + s->size;
     }
+    if (end != r->size)
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: %llu bytes after the last "
+                           "section", r->path, OFF(end), OFF(r->size - end));
     return TDM_OK;
+}
+
+static int size_fail(const tdm_ireader *r, unsigned id, uint64_t count, const char *what,
+                     tdm_err *err)
+{
+    return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: %llu %s do not fit section %s "
+                       "of %llu bytes", r->path, OFF(r->sec[id].offset), OFF(count), what,
+                       section_names[id], OFF(r->sec[id].size));
 }
 
 /* Section sizes must match the counts in the header; this also bounds the
@@ -94,28 +165,51 @@ static int check_counts(tdm_ireader *r, tdm_err *err)
 {
     const tdm_idx_header *h = (const void *)r->base;
     const tdm_idx_section_entry *s = r->sec;
-    struct { int sec; uint64_t count, unit; const char *what; } want[] = {
-        {TDM_SEC_LEXICON, h->nterms, sizeof(tdm_idx_term), "terms"},
+    struct { unsigned sec; uint64_t count, unit; const char *what; } want[] = {
+        {TDM_SEC_LISTS, h->nterms, sizeof(tdm_idx_list), "terms"},
+        {TDM_SEC_CODECS, h->nterms, 1, "terms"},
+        {TDM_SEC_TERM_OFFS, h->nterms + 1, 4, "terms (+1)"},
+        {TDM_SEC_TERM_CF, h->nterms, 4, "terms"},
         {TDM_SEC_DOCLENS, h->ndocs, 4, "documents"},
         {TDM_SEC_DOCNAME_OFFS, h->ndocs + 1, 8, "documents (+1)"},
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         if (want[i].count > r->size / want[i].unit ||
             s[want[i].sec].size != want[i].count * want[i].unit)
-            return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: %llu %s do not fit "
-                               "section %d of %llu bytes", r->path, OFF(s[want[i].sec].offset),
-                               OFF(want[i].count), want[i].what, want[i].sec,
-                               OFF(s[want[i].sec].size));
+            return size_fail(r, want[i].sec, want[i].count, want[i].what, err);
     if (h->ndocs > UINT32_MAX)
-        return tdm_err_set(err, TDM_ERR_LIMIT, "%s: offset 40: %llu documents exceed 2^32-1",
+        return tdm_err_set(err, TDM_ERR_LIMIT, "%s: offset 32: %llu documents exceed 2^32-1",
                            r->path, OFF(h->ndocs));
-    r->lex = (const void *)(r->base + s[TDM_SEC_LEXICON].offset);
-    r->terms = (const char *)(r->base + s[TDM_SEC_TERMS].offset);
-    r->doclens = (const void *)(r->base + s[TDM_SEC_DOCLENS].offset);
-    r->nameoffs = (const void *)(r->base + s[TDM_SEC_DOCNAME_OFFS].offset);
-    r->names = (const char *)(r->base + s[TDM_SEC_DOCNAMES].offset);
-    r->postings = r->base + s[TDM_SEC_POSTINGS].offset;
+    uint64_t words = s[TDM_SEC_ARENA].size / 4, nent = s[TDM_SEC_BLOCK_LAST].size / 4;
+    if (s[TDM_SEC_ARENA].size % 4 || words > UINT32_MAX)
+        return size_fail(r, TDM_SEC_ARENA, words, "words", err);
+    if (s[TDM_SEC_BLOCK_LAST].size % 4 || nent > UINT32_MAX)
+        return size_fail(r, TDM_SEC_BLOCK_LAST, nent, "block entries", err);
+    for (unsigned id = TDM_SEC_BLOCK_DOCS; id <= TDM_SEC_BLOCK_MAX; id++)
+        if (s[id].size != nent * (id == TDM_SEC_BLOCK_MAX ? 1 : 4))
+            return size_fail(r, id, nent, "block entries", err);
+    r->info.arena_words = words;
+    r->info.block_entries = nent;
     return TDM_OK;
+}
+
+static void set_pointers(tdm_ireader *r)
+{
+#define SEC(id) (r->base + r->sec[id].offset)
+    r->arena = (const uint32_t *)SEC(TDM_SEC_ARENA);
+    r->lists = (const tdm_idx_list *)SEC(TDM_SEC_LISTS);
+    r->codecs = SEC(TDM_SEC_CODECS);
+    r->blk_last = (const uint32_t *)SEC(TDM_SEC_BLOCK_LAST);
+    r->blk_docs = (const uint32_t *)SEC(TDM_SEC_BLOCK_DOCS);
+    r->blk_freqs = (const uint32_t *)SEC(TDM_SEC_BLOCK_FREQS);
+    r->blk_max = SEC(TDM_SEC_BLOCK_MAX);
+    r->doclens = (const uint32_t *)SEC(TDM_SEC_DOCLENS);
+    r->termoffs = (const uint32_t *)SEC(TDM_SEC_TERM_OFFS);
+    r->cfs = (const uint32_t *)SEC(TDM_SEC_TERM_CF);
+    r->terms = (const char *)SEC(TDM_SEC_TERMS);
+    r->nameoffs = (const uint64_t *)SEC(TDM_SEC_DOCNAME_OFFS);
+    r->names = (const char *)SEC(TDM_SEC_DOCNAMES);
+#undef SEC
 }
 
 static int check_docs(tdm_ireader *r, tdm_err *err)
@@ -128,15 +222,16 @@ static int check_docs(tdm_ireader *r, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset 56: total document length %llu "
                            "but the lengths sum to %llu", r->path, OFF(h->total_doclen),
                            OFF(total));
-    uint64_t off0 = r->sec[TDM_SEC_DOCNAME_OFFS].offset;
     if (r->nameoffs[0] != 0 || r->nameoffs[h->ndocs] != nsize)
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: document name offsets do "
-                           "not span the names section", r->path, OFF(off0));
+                           "not span the names section", r->path,
+                           tdm_ir_at(r, TDM_SEC_DOCNAME_OFFS, 0));
     for (uint64_t d = 0; d < h->ndocs; d++)
         if (r->nameoffs[d + 1] <= r->nameoffs[d] || r->nameoffs[d + 1] > nsize ||
             r->names[r->nameoffs[d + 1] - 1] != '\0')
             return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: bad name entry of "
-                               "document %llu", r->path, OFF(off0 + 8 * (d + 1)), OFF(d));
+                               "document %llu", r->path,
+                               tdm_ir_at(r, TDM_SEC_DOCNAME_OFFS, 8 * (d + 1)), OFF(d));
     return TDM_OK;
 }
 
@@ -157,48 +252,6 @@ static int check_stopwords(tdm_ireader *r, tdm_err *err)
     if (n != h->nstopwords || p != end)
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: %u stopwords expected",
                            r->path, OFF(s->offset), h->nstopwords);
-    return TDM_OK;
-}
-
-static int term_cmp(const char *a, size_t alen, const char *b, size_t blen)
-{
-    int c = memcmp(a, b, alen < blen ? alen : blen);
-    return c ? c : (alen > blen) - (alen < blen);
-}
-
-/* O(lexicon): terms in bounds and strictly increasing, lists in bounds,
- * ordered and disjoint, counts consistent. */
-static int check_lexicon(tdm_ireader *r, tdm_err *err)
-{
-    const tdm_idx_header *h = (const void *)r->base;
-    uint64_t tsize = r->sec[TDM_SEC_TERMS].size, psize = r->sec[TDM_SEC_POSTINGS].size;
-    uint64_t next_list = 0, postings = 0;
-    for (uint64_t i = 0; i < h->nterms; i++) {
-        const tdm_idx_term *t = &r->lex[i];
-        unsigned long long at = OFF(r->sec[TDM_SEC_LEXICON].offset + i * sizeof *t);
-        if (t->term_len == 0 || t->term_len > TDM_IDX_TERM_MAX || t->term_off > tsize ||
-            t->term_len > tsize - t->term_off)
-            return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: term %llu lies outside "
-                               "the terms section", r->path, at, OFF(i));
-        if (i && term_cmp(r->terms + r->lex[i - 1].term_off, r->lex[i - 1].term_len,
-                          r->terms + t->term_off, t->term_len) >= 0)
-            return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: term %llu is not in "
-                               "increasing order", r->path, at, OFF(i));
-        if (t->df == 0 || t->df > h->ndocs || t->cf < t->df)
-            return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: term %llu: absurd df %u "
-                               "/ cf %llu for %llu documents", r->path, at, OFF(i), t->df,
-                               OFF(t->cf), OFF(h->ndocs));
-        if (t->list_off % 8 || t->list_off < next_list || t->list_off > psize ||
-            t->list_size > psize - t->list_off || t->list_size < sizeof(tdm_idx_list))
-            return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: list of term %llu at "
-                               "%llu (%llu bytes) overlaps or lies outside the postings",
-                               r->path, at, OFF(i), OFF(t->list_off), OFF(t->list_size));
-        next_list = t->list_off + t->list_size;
-        postings += t->df;
-    }
-    if (postings != h->npostings)
-        return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset 48: %llu postings in the header, "
-                           "%llu in the lexicon", r->path, OFF(h->npostings), OFF(postings));
     return TDM_OK;
 }
 
@@ -230,14 +283,15 @@ static int validate(tdm_ireader *r, tdm_err *err)
         rc = check_sections(r, err);
     if (!rc)
         rc = check_counts(r, err);
-    if (!rc)
+    if (!rc) {
+        set_pointers(r);
+        fill_info(r);
         rc = check_docs(r, err);
+    }
     if (!rc)
         rc = check_stopwords(r, err);
     if (!rc)
-        rc = check_lexicon(r, err);
-    if (!rc)
-        fill_info(r);
+        rc = tdm_ir_check_lexicon(r, err);
     return rc;
 }
 
@@ -285,7 +339,7 @@ int tdm_ireader_open_mem(const void *data, size_t size, const char *name, tdm_ir
     tdm_ireader *r = new_reader(name ? name : "<memory>", err);
     if (!r)
         return TDM_ERR_NOMEM;
-    /* A heap copy is 8-byte aligned, as the mapping would be. */
+    /* A heap copy is 16-byte aligned, enough for every array the reader reads. */
     unsigned char *copy = malloc(size ? size : 1);
     if (!copy) {
         tdm_ireader_close(r);
@@ -322,6 +376,15 @@ const tdm_ireader_info *tdm_ireader_info_get(const tdm_ireader *r) { return &r->
 const char *tdm_ireader_path(const tdm_ireader *r) { return r->path; }
 const uint32_t *tdm_ireader_doclens(const tdm_ireader *r) { return r->doclens; }
 
+const void *tdm_ireader_section(const tdm_ireader *r, unsigned id, uint64_t *size)
+{
+    if (id >= TDM_SEC_COUNT)
+        return NULL;
+    if (size)
+        *size = r->sec[id].size;
+    return r->base + r->sec[id].offset;
+}
+
 const char *tdm_ireader_docname(const tdm_ireader *r, uint64_t d)
 {
     return d < r->info.ndocs ? r->names + r->nameoffs[d] : NULL;
@@ -330,38 +393,4 @@ const char *tdm_ireader_docname(const tdm_ireader *r, uint64_t d)
 const char *tdm_ireader_stopword(const tdm_ireader *r, uint32_t i)
 {
     return i < r->info.nstopwords ? r->stopwords[i] : NULL;
-}
-
-int tdm_ireader_find(const tdm_ireader *r, const char *term, size_t len, uint64_t *index)
-{
-    uint64_t lo = 0, hi = r->info.nterms;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        const tdm_idx_term *t = &r->lex[mid];
-        int c = term_cmp(r->terms + t->term_off, t->term_len, term, len);
-        if (c == 0) {
-            *index = mid;
-            return TDM_OK;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return TDM_ERR_NOT_FOUND;
-}
-
-const char *tdm_ireader_term(const tdm_ireader *r, uint64_t i, size_t *len, uint32_t *df,
-                             uint64_t *cf)
-{
-    if (i >= r->info.nterms)
-        return NULL;
-    const tdm_idx_term *t = &r->lex[i];
-    if (len)
-        *len = t->term_len;
-    if (df)
-        *df = t->df;
-    if (cf)
-        *cf = t->cf;
-    return r->terms + t->term_off;
 }

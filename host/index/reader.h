@@ -1,10 +1,14 @@
-/* Reading an index file through a read-only memory mapping.
+/* Reading an index file (format 2, FORMAT.md) through a read-only memory
+ * mapping.
  *
- * Opening validates the header, the section table, the checksums of every
- * section except POSTINGS, and the lexicon (sorted terms, lists in bounds):
- * O(lexicon + documents), never O(postings). A list's structure is validated
- * when tdm_ireader_list builds its view (O(blocks of that list)); the
- * POSTINGS checksum is checked only by tdm_ireader_verify.
+ * Opening validates the header, the section table and its padding, the
+ * checksums of every section whose size grows with the terms or documents,
+ * the lexicon and every list descriptor: O(lexicon + documents), never
+ * O(postings). A list's block-table entries are validated when
+ * tdm_ireader_list builds its view (O(blocks of that list)); the checksums of
+ * the arena and the block table only by tdm_ireader_check_payload (which
+ * tdm_ireader_verify and the exporters call). A file of format 1 is refused
+ * with TDM_ERR_VERSION and a message saying how to convert it.
  *
  * Threads: an open reader is immutable; any number of threads may call the
  * functions below on it at once (each passes its own tdm_err).
@@ -17,12 +21,16 @@
 
 #include "codec/codec.h"
 #include "common/error.h"
+#include "format.h"
 
 typedef struct tdm_ireader tdm_ireader;
 
-/* A view of one list. Every pointer points into the mapping: valid until
- * tdm_ireader_close, read-only (writing through them faults). docs and freqs
- * have borrowed = 1; tdm_encoded_free on them is harmless. freqs hold tf - 1. */
+/* A view of one list. Every pointer points into the mapping (or, for a
+ * one-block list's endpoints and base, into constant tables of the reader):
+ * valid until tdm_ireader_close, read-only. The view holds no pointer into
+ * itself, so it may be copied freely. docs and freqs have borrowed = 1;
+ * tdm_encoded_free on them is harmless. freqs hold tf - 1; freqs.bases
+ * aliases docs.bases (decoders ignore bases when delta = 0). */
 typedef struct tdm_ilist {
     uint64_t term_index;
     const char *term;          /* not NUL-terminated: term_len bytes */
@@ -30,13 +38,22 @@ typedef struct tdm_ilist {
     uint32_t df;
     uint64_t cf;
     float max_score;           /* BM25 upper bound over the list */
-    tdm_encoded docs;          /* delta = 1 */
+    tdm_encoded docs;          /* delta = 1; docs.bases[b] = docid before block b */
     tdm_encoded freqs;         /* delta = 0, tf - 1 */
     uint32_t nblocks;          /* = docs.nblocks = freqs.nblocks */
-    const uint32_t *block_first;  /* [nblocks] first docid of each block */
+    uint32_t arena_word;       /* where the list starts in the arena (FORMAT.md) */
+    /* Block metadata, only for lists of more than one block (NULL for one
+     * block, whose base is 0, whose last docid is the list's, and whose
+     * bound is max_score). Block b holds the docids in
+     * (docs.bases[b], block_last[b]] (from 0 inclusive for b = 0). */
+    uint32_t first_entry;         /* first block-table entry (FORMAT.md) */
     const uint32_t *block_last;   /* [nblocks] last docid of each block */
-    const float *block_max;       /* [nblocks] BM25 upper bound of each block */
+    const uint8_t *block_maxq;    /* [nblocks] quantized BM25 bound of each block */
 } tdm_ilist;
+
+/* Block b's BM25 upper bound: tdm_idx_block_bound(max_score, block_maxq[b]),
+ * or max_score for a one-block list. */
+float tdm_ilist_block_max(const tdm_ilist *l, uint32_t b);
 
 /* Collection-wide facts from the header. */
 typedef struct tdm_ireader_info {
@@ -48,7 +65,9 @@ typedef struct tdm_ireader_info {
     char stemmer[32];
     uint32_t nstopwords;
     uint64_t file_size;
-    uint64_t section_size[7];   /* by enum tdm_idx_section */
+    uint64_t section_size[TDM_SEC_COUNT];   /* by enum tdm_idx_section */
+    uint64_t arena_words;       /* ARENA section, in words */
+    uint64_t block_entries;     /* rows of the block table */
 } tdm_ireader_info;
 
 /* Maps `path` and validates it. Errors name the file and the byte offset. */
@@ -60,6 +79,10 @@ void tdm_ireader_close(tdm_ireader *r);
 
 const tdm_ireader_info *tdm_ireader_info_get(const tdm_ireader *r);
 const char *tdm_ireader_path(const tdm_ireader *r);
+/* The name of section id ("arena", "lists", ...), or NULL past the last. */
+const char *tdm_ireader_section_name(unsigned id);
+/* Section id in the mapping, *size its bytes: what a device upload copies. */
+const void *tdm_ireader_section(const tdm_ireader *r, unsigned id, uint64_t *size);
 
 /* Binary search: *index gets the term's position, or TDM_ERR_NOT_FOUND. */
 int tdm_ireader_find(const tdm_ireader *r, const char *term, size_t len, uint64_t *index);
@@ -69,7 +92,9 @@ const char *tdm_ireader_term(const tdm_ireader *r, uint64_t i, size_t *len, uint
 /* Builds the view of list i, validating its structure. */
 int tdm_ireader_list(const tdm_ireader *r, uint64_t i, tdm_ilist *out, tdm_err *err);
 /* Decodes list i into docids[df] and freqs[df] (tf, not tf - 1); either may
- * be NULL. Checks docids are strictly increasing and < ndocs. */
+ * be NULL. Checks docids are strictly increasing and < ndocs, each block
+ * ends at its stored last docid, and the frequencies sum to cf, so a damaged
+ * payload is TDM_ERR_CORRUPT rather than wrong postings. */
 int tdm_ireader_decode(const tdm_ireader *r, uint64_t i, uint32_t *docids, uint32_t *freqs,
                        tdm_err *err);
 
@@ -80,8 +105,11 @@ const char *tdm_ireader_docname(const tdm_ireader *r, uint64_t d);
 /* Stopword i (0 <= i < nstopwords), NULL if out of range. */
 const char *tdm_ireader_stopword(const tdm_ireader *r, uint32_t i);
 
-/* Full check: the POSTINGS checksum, then every list decoded and compared
- * with its df, cf, block metadata and bounds. */
+/* The checksums of the sections open leaves alone (ARENA and the block
+ * table): O(index). Exporters call it before writing anything. */
+int tdm_ireader_check_payload(const tdm_ireader *r, tdm_err *err);
+/* Full check: tdm_ireader_check_payload, then every list decoded and
+ * compared with its df, cf, block metadata and bounds. */
 int tdm_ireader_verify(const tdm_ireader *r, tdm_err *err);
 
 #endif

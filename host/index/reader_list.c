@@ -7,57 +7,98 @@
 #include "reader_priv.h"
 #include "tandem.h"
 
-/* Reserves `bytes` at the next 8-byte boundary of [*cur, end). */
-static int take(uint64_t *cur, uint64_t end, uint64_t bytes, uint64_t *at)
+/* Endpoint pairs {0, k} for k = 0 .. TDM_IDX_SHORT_MAXW: a one-block list's
+ * offsets arrays (and, at index 0, its base 0) point here, since the file
+ * keeps only the sizes in the descriptor. */
+#define P1(k) 0u, (k),
+#define P2(k) P1(k) P1((k) + 1)
+#define P4(k) P2(k) P2((k) + 2)
+#define P8(k) P4(k) P4((k) + 4)
+#define P16(k) P8(k) P8((k) + 8)
+#define P32(k) P16(k) P16((k) + 16)
+#define P64(k) P32(k) P32((k) + 32)
+#define P128(k) P64(k) P64((k) + 64)
+#define P256(k) P128(k) P128((k) + 128)
+#define P512(k) P256(k) P256((k) + 256)
+#define P1024(k) P512(k) P512((k) + 512)
+#define P2048(k) P1024(k) P1024((k) + 1024)
+static const uint32_t pairs[] = {P2048(0u)};
+_Static_assert(sizeof pairs / sizeof *pairs == 2 * (TDM_IDX_SHORT_MAXW + 1), "pair table");
+
+float tdm_ilist_block_max(const tdm_ilist *l, uint32_t b)
 {
-    uint64_t c = (*cur + 7) & ~(uint64_t)7;
-    if (c > end || bytes > end - c)
-        return -1;
-    *at = c;
-    *cur = c + bytes;
-    return 0;
+    return l->block_maxq ? tdm_idx_block_bound(l->max_score, l->block_maxq[b]) : l->max_score;
 }
 
-static int list_fail(const tdm_ireader *r, uint64_t i, uint64_t at, tdm_err *err,
-                     const char *what)
+static int list_fail(const tdm_ireader *r, uint64_t i, unsigned sec, uint64_t at,
+                     const char *what, tdm_err *err)
 {
-    const tdm_idx_term *t = &r->lex[i];
-    return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset %llu: list of term '%.*s': %s",
-                       r->path, OFF(r->sec[TDM_SEC_POSTINGS].offset + at),
-                       (int)t->term_len, r->terms + t->term_off, what);
+    uint32_t o = r->termoffs[i];
+    return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset %llu: section %s: list of term "
+                       "'%.*s': %s", r->path, tdm_ir_at(r, sec, at),
+                       tdm_ireader_section_name(sec), (int)(r->termoffs[i + 1] - o),
+                       r->terms + o, what);
 }
 
-/* Points an encoded view at its three arrays, read in file order. */
-static int map_encoded(const tdm_ireader *r, const tdm_idx_list *h, int delta, uint64_t nwords,
-                       const uint32_t *params, uint64_t *cur, uint64_t end, tdm_encoded *e)
+static void set_encoded(tdm_encoded *e, int codec, int delta, const tdm_idx_list *l,
+                        uint32_t bs, uint32_t nb)
 {
-    uint64_t ab, ao, aw;
-    if (nwords > UINT32_MAX || take(cur, end, (uint64_t)h->nblocks * 4, &ab) ||
-        take(cur, end, ((uint64_t)h->nblocks + 1) * 4, &ao) || take(cur, end, nwords * 4, &aw))
-        return -1;
     memset(e, 0, sizeof *e);
-    e->codec = (int)h->codec;
+    e->codec = codec;
     e->delta = delta;
-    e->n = h->n;
-    e->block_size = h->block_size;
-    e->nblocks = h->nblocks;
-    e->bases = (uint32_t *)(r->postings + ab);
-    e->offsets = (uint32_t *)(r->postings + ao);
-    e->words = (uint32_t *)(r->postings + aw);
-    e->nwords = (size_t)nwords;
-    memcpy(e->params, params, sizeof e->params);
+    e->n = l->df;
+    e->block_size = bs;
+    e->nblocks = nb;
     e->borrowed = 1;
-    return 0;
 }
 
-static int check_blocks(const tdm_ireader *r, uint64_t i, const tdm_ilist *l, tdm_err *err)
+/* The block-table entries of a list of nb > 1 blocks (FORMAT.md). */
+static int map_blocks(const tdm_ireader *r, uint64_t i, tdm_ilist *out, uint64_t payload,
+                      tdm_err *err)
 {
-    for (uint32_t b = 0; b < l->nblocks; b++)
-        if (l->block_first[b] > l->block_last[b] ||
-            (b + 1 < l->nblocks && l->block_last[b] >= l->block_first[b + 1]) ||
-            l->block_last[b] >= r->info.ndocs)
-            return list_fail(r, i, r->lex[i].list_off, err, "block docid ranges out of order");
+    uint32_t k = out->first_entry, nb = out->nblocks;
+    const uint32_t *last = r->blk_last + k;
+    if (last[0] != 0)
+        return list_fail(r, i, TDM_SEC_BLOCK_LAST, 4ull * k, "first base is not 0", err);
+    for (uint32_t j = 1; j <= nb; j++)
+        if ((j > 1 && last[j] <= last[j - 1]) || last[j] >= r->info.ndocs)
+            return list_fail(r, i, TDM_SEC_BLOCK_LAST, 4ull * (k + j),
+                             "block last docids not increasing or out of range", err);
+    if (r->blk_max[k + nb] != 0)
+        return list_fail(r, i, TDM_SEC_BLOCK_MAX, k + nb, "closing entry not 0", err);
+    uint64_t ndw = r->blk_docs[k + nb], nfw = r->blk_freqs[k + nb];
+    if (ndw + nfw != payload)
+        return list_fail(r, i, TDM_SEC_BLOCK_DOCS, 4ull * (k + nb),
+                         "payload sizes do not fill the list's arena span", err);
+    out->docs.bases = (uint32_t *)last;
+    out->docs.offsets = (uint32_t *)(r->blk_docs + k);
+    out->docs.nwords = ndw;
+    out->freqs.offsets = (uint32_t *)(r->blk_freqs + k);
+    out->freqs.nwords = nfw;
+    out->block_last = last + 1;
+    out->block_maxq = r->blk_max + k;
     return TDM_OK;
+}
+
+static void map_one_block(const tdm_idx_list *l, tdm_ilist *out, uint64_t payload)
+{
+    out->docs.bases = (uint32_t *)pairs;
+    out->docs.offsets = (uint32_t *)(pairs + 2 * l->ext);
+    out->docs.nwords = l->ext;
+    out->freqs.offsets = (uint32_t *)(pairs + 2 * (payload - l->ext));
+    out->freqs.nwords = payload - l->ext;
+}
+
+static void set_term(const tdm_ireader *r, uint64_t i, tdm_ilist *out)
+{
+    const tdm_idx_list *l = &r->lists[i];
+    out->term_index = i;
+    out->term = r->terms + r->termoffs[i];
+    out->term_len = r->termoffs[i + 1] - r->termoffs[i];
+    out->df = l->df;
+    out->cf = r->cfs[i];
+    out->max_score = l->max_score;
+    out->arena_word = l->words;
 }
 
 int tdm_ireader_list(const tdm_ireader *r, uint64_t i, tdm_ilist *out, tdm_err *err)
@@ -66,57 +107,74 @@ int tdm_ireader_list(const tdm_ireader *r, uint64_t i, tdm_ilist *out, tdm_err *
     if (i >= r->info.nterms)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "term index %llu out of range (%llu)",
                            OFF(i), OFF(r->info.nterms));
-    const tdm_idx_term *t = &r->lex[i];
-    const tdm_idx_list *h = (const void *)(r->postings + t->list_off);
-    const tdm_codec_ops *ops = tdm_codec_by_id((int)h->codec);
-    if (!ops)
-        return list_fail(r, i, t->list_off, err, "unknown codec");
-    if (h->n != t->df || h->block_size != ops->block_size ||
-        h->nblocks != (h->n + (uint64_t)h->block_size - 1) / h->block_size)
-        return list_fail(r, i, t->list_off, err, "count, block size or block count wrong");
-    uint64_t cur = t->list_off + sizeof *h, end = t->list_off + t->list_size, a1, a2, a3;
-    if (map_encoded(r, h, 1, h->doc_nwords, h->doc_params, &cur, end, &out->docs) ||
-        map_encoded(r, h, 0, h->freq_nwords, h->freq_params, &cur, end, &out->freqs) ||
-        take(&cur, end, (uint64_t)h->nblocks * 4, &a1) ||
-        take(&cur, end, (uint64_t)h->nblocks * 4, &a2) ||
-        take(&cur, end, (uint64_t)h->nblocks * 4, &a3) || cur != end)
-        return list_fail(r, i, t->list_off, err, "arrays do not fit the list's size");
+    /* Open checked the codec, the counts and the arena span of every list. */
+    const tdm_idx_list *l = &r->lists[i];
+    const tdm_codec_ops *ops = tdm_codec_by_id(r->codecs[i]);
+    uint32_t np = tdm_idx_codec_nparams(ops->id), bs = ops->block_size;
+    uint32_t nb = (uint32_t)(((uint64_t)l->df + bs - 1) / bs);
+    set_term(r, i, out);
+    set_encoded(&out->docs, ops->id, 1, l, bs, nb);
+    set_encoded(&out->freqs, ops->id, 0, l, bs, nb);
+    out->nblocks = nb;
+    const uint32_t *at = r->arena + l->words;
+    memcpy(out->docs.params, at, np * 4);
+    memcpy(out->freqs.params, at + np, np * 4);
+    uint64_t payload = tdm_ir_list_end(r, i) - l->words - 2ull * np;
+    if (nb == 1) {
+        map_one_block(l, out, payload);
+    } else {
+        out->first_entry = l->ext;
+        int rc = map_blocks(r, i, out, payload, err);
+        if (rc)
+            return rc;
+    }
+    out->docs.words = (uint32_t *)(at + 2 * np);
+    out->freqs.words = (uint32_t *)(at + 2 * np + out->docs.nwords);
+    out->freqs.bases = out->docs.bases;
     tdm_err e2 = {0};
     if (tdm_encoded_validate(&out->docs, &e2) || tdm_encoded_validate(&out->freqs, &e2)) {
-        int rc = list_fail(r, i, t->list_off, err, tdm_err_msg(&e2));
+        int rc = list_fail(r, i, TDM_SEC_ARENA, 4ull * l->words, tdm_err_msg(&e2), err);
         tdm_err_clear(&e2);
         return rc;
     }
-    out->term_index = i;
-    out->term = r->terms + t->term_off;
-    out->term_len = t->term_len;
-    out->df = t->df;
-    out->cf = t->cf;
-    out->max_score = t->max_score;
-    out->nblocks = h->nblocks;
-    out->block_first = (const uint32_t *)(r->postings + a1);
-    out->block_last = (const uint32_t *)(r->postings + a2);
-    out->block_max = (const float *)(r->postings + a3);
-    return check_blocks(r, i, out, err);
+    return TDM_OK;
 }
 
+/* Decodes and checks a list against what the file says about it: docids
+ * increasing and in range, blocks ending at their stored last docids, the
+ * frequencies summing to cf. */
 static int decode_checked(const tdm_ireader *r, const tdm_ilist *l, uint32_t *docids,
                           uint32_t *freqs, tdm_err *err)
 {
-    int rc = tdm_codec_decode(&l->docs, docids, err);
+    uint64_t i = l->term_index, at = 4ull * l->arena_word;
+    tdm_err e2 = {0};
+    int rc = tdm_codec_decode(&l->docs, docids, &e2);
     if (!rc)
-        rc = tdm_codec_decode(&l->freqs, freqs, err);
-    if (rc)
+        rc = tdm_codec_decode(&l->freqs, freqs, &e2);
+    if (rc) {
+        rc = list_fail(r, i, TDM_SEC_ARENA, at, tdm_err_msg(&e2), err);
+        tdm_err_clear(&e2);
         return rc;
+    }
+    uint64_t cf = 0;
     for (uint32_t k = 0; k < l->df; k++) {
         if (docids[k] >= r->info.ndocs || (k && docids[k] <= docids[k - 1]))
-            return list_fail(r, l->term_index, r->lex[l->term_index].list_off, err,
-                             "decoded docids not increasing or out of range");
+            return list_fail(r, i, TDM_SEC_ARENA, at,
+                             "decoded docids not increasing or out of range", err);
         if (freqs[k] == UINT32_MAX)
-            return list_fail(r, l->term_index, r->lex[l->term_index].list_off, err,
-                             "term frequency overflows");
+            return list_fail(r, i, TDM_SEC_ARENA, at, "term frequency overflows", err);
         freqs[k]++;
+        cf += freqs[k];
     }
+    for (uint32_t b = 0; l->block_last && b < l->nblocks; b++) {
+        uint64_t end = (uint64_t)b * l->docs.block_size + tdm_encoded_block_len(&l->docs, b);
+        if (docids[end - 1] != l->block_last[b])
+            return list_fail(r, i, TDM_SEC_ARENA, at, "a block does not end at its stored "
+                             "last docid", err);
+    }
+    if (cf != l->cf)
+        return list_fail(r, i, TDM_SEC_ARENA, at, "frequencies do not sum to the stored cf",
+                         err);
     return TDM_OK;
 }
 
@@ -139,50 +197,59 @@ int tdm_ireader_decode(const tdm_ireader *r, uint64_t i, uint32_t *docids, uint3
     return rc;
 }
 
-/* Decoded postings against the stored df, cf, block ranges and bounds. */
-static int verify_list(const tdm_ireader *r, const tdm_ilist *l, const uint32_t *docids,
-                       const uint32_t *freqs, tdm_err *err)
+/* Every block's stored bound (and the list's) at or above its BM25 scores. */
+static int verify_bounds(const tdm_ireader *r, const tdm_ilist *l, const uint32_t *docids,
+                         const uint32_t *freqs, tdm_err *err)
 {
-    uint64_t cf = 0, at = r->lex[l->term_index].list_off;
-    float lmax = 0;
     for (uint32_t b = 0; b < l->nblocks; b++) {
         size_t s = (size_t)b * l->docs.block_size, e = s + tdm_encoded_block_len(&l->docs, b);
-        if (docids[s] != l->block_first[b] || docids[e - 1] != l->block_last[b])
-            return list_fail(r, l->term_index, at, err, "block first/last docid wrong");
+        double bound = tdm_ilist_block_max(l, b);
         for (size_t k = s; k < e; k++) {
-            cf += freqs[k];
             double sc = tdm_bm25(r->info.k1, r->info.b, r->info.ndocs, l->df, freqs[k],
                                  r->doclens[docids[k]], r->info.avg_doclen);
-            if (!(sc <= l->block_max[b] * (1.0 + 1e-6)))   /* NaN fails too */
-                return list_fail(r, l->term_index, at, err, "block-max score understated");
+            if (!(sc <= bound))   /* NaN fails too */
+                return list_fail(r, l->term_index,
+                                 l->block_maxq ? TDM_SEC_BLOCK_MAX : TDM_SEC_LISTS,
+                                 l->block_maxq ? l->first_entry + b
+                                               : l->term_index * sizeof(tdm_idx_list),
+                                 "BM25 bound below a score", err);
         }
-        lmax = l->block_max[b] > lmax ? l->block_max[b] : lmax;
     }
-    if (cf != l->cf || !(lmax <= l->max_score))
-        return list_fail(r, l->term_index, at, err, "cf or list-max score wrong");
+    return TDM_OK;
+}
+
+int tdm_ireader_check_payload(const tdm_ireader *r, tdm_err *err)
+{
+    static const unsigned ids[] = {TDM_SEC_ARENA, TDM_SEC_BLOCK_LAST, TDM_SEC_BLOCK_DOCS,
+                                   TDM_SEC_BLOCK_FREQS, TDM_SEC_BLOCK_MAX};
+    for (size_t k = 0; k < sizeof ids / sizeof *ids; k++) {
+        const tdm_idx_section_entry *s = &r->sec[ids[k]];
+        if (XXH64(r->base + s->offset, s->size, 0) != s->checksum)
+            return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset %llu: checksum mismatch in "
+                               "section %s", r->path, OFF(s->offset),
+                               tdm_ireader_section_name(ids[k]));
+    }
     return TDM_OK;
 }
 
 int tdm_ireader_verify(const tdm_ireader *r, tdm_err *err)
 {
-    const tdm_idx_section_entry *s = &r->sec[TDM_SEC_POSTINGS];
-    if (XXH64(r->postings, s->size, 0) != s->checksum)
-        return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset %llu: checksum mismatch in the "
-                           "postings section", r->path, OFF(s->offset));
+    int rc = tdm_ireader_check_payload(r, err);
+    if (rc)
+        return rc;
     uint32_t maxdf = 0;
     for (uint64_t i = 0; i < r->info.nterms; i++)
-        maxdf = r->lex[i].df > maxdf ? r->lex[i].df : maxdf;
+        maxdf = r->lists[i].df > maxdf ? r->lists[i].df : maxdf;
     uint32_t *buf = malloc(((size_t)maxdf + 1) * 8);
     if (!buf)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    int rc = TDM_OK;
     for (uint64_t i = 0; rc == TDM_OK && i < r->info.nterms; i++) {
         tdm_ilist l;
         rc = tdm_ireader_list(r, i, &l, err);
         if (!rc)
             rc = decode_checked(r, &l, buf, buf + l.df, err);
         if (!rc)
-            rc = verify_list(r, &l, buf, buf + l.df, err);
+            rc = verify_bounds(r, &l, buf, buf + l.df, err);
     }
     free(buf);
     return rc;

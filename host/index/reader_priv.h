@@ -1,5 +1,6 @@
-/* The reader's state, shared by reader.c (open, lexicon, documents) and
- * reader_list.c (list views, decoding, verification). Not for other files. */
+/* The reader's state, shared by reader.c (open, header, sections, documents),
+ * reader_lex.c (terms and list descriptors) and reader_list.c (list views,
+ * decoding, verification). Not for other files. */
 #ifndef TDM_INDEX_READER_PRIV_H
 #define TDM_INDEX_READER_PRIV_H
 
@@ -16,13 +17,28 @@ struct tdm_ireader {
     int owned;                  /* base is a heap copy */
     tdm_ireader_info info;
     const tdm_idx_section_entry *sec;  /* [TDM_SEC_COUNT] */
-    const tdm_idx_term *lex;
-    const char *terms;
+    const uint32_t *arena;
+    const tdm_idx_list *lists;
+    const uint8_t *codecs;
+    const uint32_t *blk_last, *blk_docs, *blk_freqs;
+    const uint8_t *blk_max;
     const uint32_t *doclens;
+    const uint32_t *termoffs, *cfs;
+    const char *terms;
     const uint64_t *nameoffs;
     const char *names;
-    const unsigned char *postings;
     const char **stopwords;     /* [nstopwords], into the mapping */
 };
+
+/* File offset of byte `at` of section id. */
+static inline unsigned long long tdm_ir_at(const tdm_ireader *r, unsigned id, uint64_t at)
+{
+    return OFF(r->sec[id].offset + at);
+}
+
+/* Terms strictly increasing, list descriptors consistent (reader_lex.c). */
+int tdm_ir_check_lexicon(tdm_ireader *r, tdm_err *err);
+/* Where list i ends in the arena (the next list's start, or the arena's end). */
+uint64_t tdm_ir_list_end(const tdm_ireader *r, uint64_t i);
 
 #endif

@@ -1,59 +1,26 @@
-/* The index writer: streams lists into PATH.tmp.<pid>, then appends the
- * lexicon and document sections, writes the header and section table last,
- * and renames the file into place (FORMAT.md). */
+/* The index writer (FORMAT.md): streams every list's payload into the ARENA
+ * section of PATH.tmp.<pid> and its block-table rows into an anonymous spill
+ * file, keeps the per-term and per-document arrays in memory, appends every
+ * other section at finish, writes the header and section table last, and
+ * renames the file into place. */
 #include "writer.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xxhash.h>
 
-#include "bm25.h"
 #include "codec/codec.h"
 #include "common/fsutil.h"
-#include "format.h"
 #include "tandem.h"
+#include "writer_priv.h"
 
 _Static_assert(sizeof(tdm_idx_header) == 160, "header layout");
 _Static_assert(sizeof(tdm_idx_section_entry) == 32, "section entry layout");
-_Static_assert(sizeof(tdm_idx_term) == 48, "lexicon entry layout");
-_Static_assert(sizeof(tdm_idx_list) == 96, "list header layout");
+_Static_assert(sizeof(tdm_idx_list) == 16, "list descriptor layout");
 
-/* A growable byte buffer. */
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-} buf;
-
-struct tdm_iwriter {
-    char *path, *tmp;
-    FILE *f;
-    uint64_t pos;                 /* bytes written to f */
-    XXH64_state_t *hash;          /* running hash of the POSTINGS section */
-    const tdm_codec_ops *codec;
-    double k1, b;
-    char stemmer[TDM_IDX_NAME_MAX];
-    buf stopwords;                /* NUL-terminated words */
-    uint32_t nstopwords;
-    buf doclens;                  /* uint32 per doc */
-    buf nameoffs;                 /* uint64 per doc + 1 */
-    buf names;
-    uint64_t ndocs, total_doclen;
-    int docs_frozen;              /* a list was added: no more documents */
-    buf lexicon;                  /* tdm_idx_term per list */
-    buf terms;
-    uint64_t nterms, npostings;
-    uint64_t last_term_off;
-    uint32_t last_term_len;
-    uint32_t *scratch;            /* tf - 1 values of the current list */
-    size_t scratch_cap;
-    int failed;
-};
-
-static int buf_add(buf *b, const void *p, size_t n)
+int tdm_iw_buf_add(tdm_iw_buf *b, const void *p, size_t n)
 {
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
@@ -71,41 +38,100 @@ static int buf_add(buf *b, const void *p, size_t n)
     return 0;
 }
 
-static int fail_io(tdm_iwriter *w, tdm_err *err, const char *what)
+int tdm_iw_fail_io(tdm_iwriter *w, tdm_err *err, const char *what)
 {
     w->failed = 1;
     return tdm_err_set(err, TDM_ERR_IO, "%s: %s: %s", w->path, what, strerror(errno));
 }
 
-/* Writes n bytes, hashing them into h when not NULL. */
-static int put(tdm_iwriter *w, const void *p, size_t n, XXH64_state_t *h, tdm_err *err)
+/* Appends n bytes to the open section, hashing them. */
+int tdm_iw_put(tdm_iwriter *w, const void *p, size_t n, tdm_err *err)
 {
     if (n && fwrite(p, 1, n, w->f) != n)
-        return fail_io(w, err, "write");
-    if (h)
-        XXH64_update(h, p, n);
+        return tdm_iw_fail_io(w, err, "write");
+    XXH64_update(w->hash, p, n);
     w->pos += n;
     return TDM_OK;
 }
 
-static int pad8(tdm_iwriter *w, tdm_err *err)
+/* Zero padding up to the next section boundary (covered by no checksum:
+ * readers check it is zero). */
+static int pad_section(tdm_iwriter *w, tdm_err *err)
 {
-    static const char zeros[8];
-    size_t n = (size_t)((8 - w->pos % 8) % 8);
+    static const char zeros[TDM_IDX_ALIGN];
+    size_t n = (size_t)((TDM_IDX_ALIGN - w->pos % TDM_IDX_ALIGN) % TDM_IDX_ALIGN);
     if (n && fwrite(zeros, 1, n, w->f) != n)
-        return fail_io(w, err, "write");
+        return tdm_iw_fail_io(w, err, "write");
     w->pos += n;
     return TDM_OK;
 }
 
-/* Puts an array at the next 8-byte boundary, hashing the padding too: the
- * POSTINGS checksum covers every byte of the section. */
-static int put_array(tdm_iwriter *w, const void *p, size_t n, tdm_err *err)
+static int begin_section(tdm_iwriter *w, uint32_t id, tdm_err *err)
 {
-    static const char zeros[8];
-    size_t padn = (size_t)((8 - w->pos % 8) % 8);
-    int rc = put(w, zeros, padn, w->hash, err);
-    return rc ? rc : put(w, p, n, w->hash, err);
+    int rc = pad_section(w, err);
+    w->sec[id].id = id;
+    w->sec[id].offset = w->pos;
+    XXH64_reset(w->hash, 0);
+    return rc;
+}
+
+static void end_section(tdm_iwriter *w, uint32_t id)
+{
+    w->sec[id].size = w->pos - w->sec[id].offset;
+    w->sec[id].checksum = XXH64_digest(w->hash);
+}
+
+static int put_section(tdm_iwriter *w, uint32_t id, const void *p, size_t n, tdm_err *err)
+{
+    int rc = begin_section(w, id, err);
+    if (!rc)
+        rc = tdm_iw_put(w, p, n, err);
+    end_section(w, id);
+    return rc;
+}
+
+static int nomem(tdm_iwriter *w, tdm_err *err)
+{
+    tdm_iwriter_free(w);
+    return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+}
+
+/* The block-table spill: a file next to the output, unlinked at once so
+ * that nothing is left behind however the process ends. */
+static int open_spill(tdm_iwriter *w, tdm_err *err)
+{
+    size_t len = strlen(w->tmp) + 8;
+    char *p = malloc(len);
+    if (!p)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    snprintf(p, len, "%s.blk", w->tmp);
+    w->spill = fopen(p, "w+b");
+    int rc = w->spill ? TDM_OK : tdm_err_set(err, TDM_ERR_IO, "%s: block spill: %s", w->path,
+                                             strerror(errno));
+    if (w->spill)
+        unlink(p);
+    free(p);
+    return rc;
+}
+
+static int set_options(tdm_iwriter *w, const tdm_iwriter_options *o, tdm_err *err)
+{
+    w->k1 = o->k1 > 0 ? o->k1 : TDM_IDX_DEFAULT_K1;
+    w->b = o->b > 0 ? o->b : TDM_IDX_DEFAULT_B;
+    snprintf(w->stemmer, sizeof w->stemmer, "%s", o->stemmer ? o->stemmer : "none");
+    uint64_t zero = 0;
+    uint32_t zero32 = 0;
+    if (tdm_iw_buf_add(&w->nameoffs, &zero, 8) || tdm_iw_buf_add(&w->termoffs, &zero32, 4))
+        return TDM_ERR_NOMEM;
+    for (size_t i = 0; i < o->nstopwords; i++) {
+        if (!o->stopwords[i] || !*o->stopwords[i])
+            continue;
+        if (tdm_iw_buf_add(&w->stopwords, o->stopwords[i], strlen(o->stopwords[i]) + 1))
+            return TDM_ERR_NOMEM;
+        w->nstopwords++;
+    }
+    (void)err;
+    return TDM_OK;
 }
 
 int tdm_iwriter_open(const char *path, const tdm_iwriter_options *opts, tdm_iwriter **out,
@@ -126,44 +152,44 @@ int tdm_iwriter_open(const char *path, const tdm_iwriter_options *opts, tdm_iwri
     tdm_iwriter *w = calloc(1, sizeof *w);
     if (!w)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    w->codec = codec;
-    w->k1 = o.k1 > 0 ? o.k1 : TDM_IDX_DEFAULT_K1;
-    w->b = o.b > 0 ? o.b : TDM_IDX_DEFAULT_B;
-    snprintf(w->stemmer, sizeof w->stemmer, "%s", o.stemmer ? o.stemmer : "none");
+    w->codec = w->list_codec = codec;
     size_t len = strlen(path) + 32;
     w->path = strdup(path);
     w->tmp = malloc(len);
     w->hash = XXH64_createState();
-    uint64_t zero = 0;
-    if (!w->path || !w->tmp || !w->hash || buf_add(&w->nameoffs, &zero, 8)) {
-        tdm_iwriter_free(w);
-        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < o.nstopwords; i++) {
-        if (!o.stopwords[i] || !*o.stopwords[i])
-            continue;
-        if (buf_add(&w->stopwords, o.stopwords[i], strlen(o.stopwords[i]) + 1)) {
-            tdm_iwriter_free(w);
-            return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-        }
-        w->nstopwords++;
-    }
+    if (!w->path || !w->tmp || !w->hash || set_options(w, &o, err))
+        return nomem(w, err);
     snprintf(w->tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    XXH64_reset(w->hash, 0);
     w->f = fopen(w->tmp, "wb");
     if (!w->f) {
         int rc = tdm_err_set(err, TDM_ERR_IO, "%s: %s", w->path, strerror(errno));
         tdm_iwriter_free(w);
         return rc;
     }
-    /* Room for the header and section table, written at finish. */
+    /* Room for the header and section table, written at finish; the arena
+     * streams from the first section boundary. */
     char zeros[sizeof(tdm_idx_header) + TDM_SEC_COUNT * sizeof(tdm_idx_section_entry)] = {0};
-    int rc = put(w, zeros, sizeof zeros, NULL, err);
+    int rc = fwrite(zeros, 1, sizeof zeros, w->f) == sizeof zeros
+                 ? TDM_OK : tdm_iw_fail_io(w, err, "write");
+    w->pos = sizeof zeros;
+    if (!rc)
+        rc = open_spill(w, err);
+    if (!rc)
+        rc = begin_section(w, TDM_SEC_ARENA, err);
     if (rc) {
         tdm_iwriter_free(w);
         return rc;
     }
     *out = w;
+    return TDM_OK;
+}
+
+int tdm_iwriter_set_codec(tdm_iwriter *w, const char *codec, tdm_err *err)
+{
+    const tdm_codec_ops *c = tdm_codec_by_name(codec);
+    if (!c)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "unknown codec '%s'", codec);
+    w->list_codec = c;
     return TDM_OK;
 }
 
@@ -179,8 +205,9 @@ int tdm_iwriter_add_doc(tdm_iwriter *w, uint32_t length, const char *name, tdm_e
         name = num;
     }
     uint64_t end = w->names.len + strlen(name) + 1;
-    if (buf_add(&w->doclens, &length, 4) || buf_add(&w->names, name, strlen(name) + 1) ||
-        buf_add(&w->nameoffs, &end, 8))
+    if (tdm_iw_buf_add(&w->doclens, &length, 4) ||
+        tdm_iw_buf_add(&w->names, name, strlen(name) + 1) ||
+        tdm_iw_buf_add(&w->nameoffs, &end, 8))
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory storing document names");
     w->ndocs++;
     w->total_doclen += length;
@@ -198,238 +225,99 @@ int tdm_iwriter_set_docs(tdm_iwriter *w, uint32_t ndocs, const uint32_t *lengths
     return TDM_OK;
 }
 
-static int check_list(tdm_iwriter *w, const char *term, size_t len, const uint32_t *docids,
-                      const uint32_t *freqs, size_t n, tdm_err *err)
+/* One block-table column from the spill rows: 4-byte fields, or the byte. */
+static int put_column(tdm_iwriter *w, uint32_t id, size_t field, tdm_err *err)
 {
-    if (len == 0 || len > TDM_IDX_TERM_MAX || memchr(term, 0, len))
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "term of %zu bytes: empty, too long "
-                           "(max %u) or with a NUL byte", len, TDM_IDX_TERM_MAX);
-    if (w->nterms) {
-        const char *prev = w->terms.p + w->last_term_off;
-        size_t m = len < w->last_term_len ? len : w->last_term_len;
-        int c = memcmp(prev, term, m);
-        if (c > 0 || (c == 0 && w->last_term_len >= len))
-            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                               "term '%.*s' does not sort after '%.*s'", (int)len, term,
-                               (int)w->last_term_len, prev);
-    }
-    if (n == 0 || n > UINT32_MAX || n > w->ndocs)
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "term '%.*s': %zu postings for %llu "
-                           "documents", (int)len, term, n, (unsigned long long)w->ndocs);
-    for (size_t i = 0; i < n; i++) {
-        if (docids[i] >= w->ndocs || (i && docids[i] <= docids[i - 1]))
-            return tdm_err_set(err, TDM_ERR_INVALID_ARG, "term '%.*s': docid %u at position "
-                               "%zu not increasing or >= %llu documents", (int)len, term,
-                               docids[i], i, (unsigned long long)w->ndocs);
-        if (freqs[i] == 0)
-            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                               "term '%.*s': frequency 0 at position %zu", (int)len, term, i);
-    }
-    return TDM_OK;
-}
-
-/* Per block: first and last docid and the BM25 upper bound, rounded up so
- * that the float never understates a double score. */
-static int block_meta(tdm_iwriter *w, const tdm_encoded *enc, const uint32_t *docids,
-                      const uint32_t *freqs, uint32_t *first, uint32_t *last, float *bmax,
-                      float *lmax)
-{
-    const uint32_t *lens = (const uint32_t *)w->doclens.p;
-    double avgdl = w->ndocs ? (double)w->total_doclen / w->ndocs : 0;
-    *lmax = 0;
-    for (uint32_t blk = 0; blk < enc->nblocks; blk++) {
-        size_t s = (size_t)blk * enc->block_size, e = s + tdm_encoded_block_len(enc, blk);
-        double m = 0;
-        for (size_t i = s; i < e; i++) {
-            double sc = tdm_bm25(w->k1, w->b, w->ndocs, enc->n, freqs[i], lens[docids[i]],
-                                 avgdl);
-            m = sc > m ? sc : m;
+    int rc = begin_section(w, id, err);
+    if (!rc && fseek(w->spill, 0, SEEK_SET) != 0)
+        rc = tdm_iw_fail_io(w, err, "seek in the block spill");
+    tdm_iw_row rows[1024];
+    uint32_t vals[1024];
+    uint8_t bytes[1024];
+    for (uint64_t left = w->nentries; !rc && left;) {
+        size_t n = left < 1024 ? (size_t)left : 1024;
+        if (fread(rows, sizeof *rows, n, w->spill) != n)
+            return tdm_iw_fail_io(w, err, "read back the block spill");
+        for (size_t i = 0; i < n; i++) {
+            if (id == TDM_SEC_BLOCK_MAX)
+                bytes[i] = rows[i].maxq;
+            else
+                memcpy(&vals[i], (const char *)&rows[i] + field, 4);
         }
-        first[blk] = docids[s];
-        last[blk] = docids[e - 1];
-        bmax[blk] = nextafterf((float)m, INFINITY);
-        *lmax = bmax[blk] > *lmax ? bmax[blk] : *lmax;
+        rc = id == TDM_SEC_BLOCK_MAX ? tdm_iw_put(w, bytes, n, err)
+                                     : tdm_iw_put(w, vals, n * 4, err);
+        left -= n;
     }
-    return TDM_OK;
-}
-
-static int write_encoded(tdm_iwriter *w, const tdm_encoded *e, tdm_err *err)
-{
-    int rc = put_array(w, e->bases, (size_t)e->nblocks * 4, err);
-    if (!rc)
-        rc = put_array(w, e->offsets, ((size_t)e->nblocks + 1) * 4, err);
-    if (!rc)
-        rc = put_array(w, e->words, e->nwords * 4, err);
+    end_section(w, id);
     return rc;
 }
 
-static int write_list(tdm_iwriter *w, const tdm_encoded *d, const tdm_encoded *f,
-                      const uint32_t *first, const uint32_t *last, const float *bmax,
-                      tdm_err *err)
+static int put_sections(tdm_iwriter *w, tdm_err *err)
 {
-    tdm_idx_list h = {0};
-    h.codec = (uint32_t)d->codec;
-    h.n = d->n;
-    h.block_size = d->block_size;
-    h.nblocks = d->nblocks;
-    h.doc_nwords = d->nwords;
-    h.freq_nwords = f->nwords;
-    memcpy(h.doc_params, d->params, sizeof h.doc_params);
-    memcpy(h.freq_params, f->params, sizeof h.freq_params);
-    int rc = put_array(w, &h, sizeof h, err);
+    end_section(w, TDM_SEC_ARENA);
+    int rc = fflush(w->spill) ? tdm_iw_fail_io(w, err, "write the block spill") : TDM_OK;
     if (!rc)
-        rc = write_encoded(w, d, err);
+        rc = put_section(w, TDM_SEC_LISTS, w->lists.p, w->lists.len, err);
     if (!rc)
-        rc = write_encoded(w, f, err);
+        rc = put_section(w, TDM_SEC_CODECS, w->codecs.p, w->codecs.len, err);
     if (!rc)
-        rc = put_array(w, first, (size_t)d->nblocks * 4, err);
+        rc = put_column(w, TDM_SEC_BLOCK_LAST, offsetof(tdm_iw_row, last), err);
     if (!rc)
-        rc = put_array(w, last, (size_t)d->nblocks * 4, err);
+        rc = put_column(w, TDM_SEC_BLOCK_DOCS, offsetof(tdm_iw_row, doc), err);
     if (!rc)
-        rc = put_array(w, bmax, (size_t)d->nblocks * 4, err);
+        rc = put_column(w, TDM_SEC_BLOCK_FREQS, offsetof(tdm_iw_row, freq), err);
+    if (!rc)
+        rc = put_column(w, TDM_SEC_BLOCK_MAX, 0, err);
+    const struct { uint32_t id; const tdm_iw_buf *b; } rest[] = {
+        {TDM_SEC_DOCLENS, &w->doclens},   {TDM_SEC_TERM_OFFS, &w->termoffs},
+        {TDM_SEC_TERM_CF, &w->cfs},       {TDM_SEC_TERMS, &w->terms},
+        {TDM_SEC_DOCNAME_OFFS, &w->nameoffs}, {TDM_SEC_DOCNAMES, &w->names},
+        {TDM_SEC_STOPWORDS, &w->stopwords},
+    };
+    for (size_t i = 0; !rc && i < sizeof rest / sizeof *rest; i++)
+        rc = put_section(w, rest[i].id, rest[i].b->p, rest[i].b->len, err);
     return rc;
 }
 
-static int encode_list(tdm_iwriter *w, const uint32_t *docids, const uint32_t *freqs,
-                       size_t n, tdm_encoded *d, tdm_encoded *f, tdm_err *err)
+static void fill_header(const tdm_iwriter *w, tdm_idx_header *h)
 {
-    if (n > w->scratch_cap) {
-        uint32_t *s = realloc(w->scratch, n * sizeof *s);
-        if (!s)
-            return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu postings", n);
-        w->scratch = s;
-        w->scratch_cap = n;
-    }
-    for (size_t i = 0; i < n; i++)
-        w->scratch[i] = freqs[i] - 1;
-    int rc = tdm_codec_encode(w->codec->id, docids, n, 1, d, err);
-    if (!rc)
-        rc = tdm_codec_encode(w->codec->id, w->scratch, n, 0, f, err);
-    if (!rc && (d->block_size != f->block_size || d->nblocks != f->nblocks))
-        rc = tdm_err_set(err, TDM_ERR_INTERNAL, "codec %s: docid and frequency blocks differ",
-                         w->codec->name);
-    return rc;
-}
-
-int tdm_iwriter_add_list(tdm_iwriter *w, const char *term, size_t term_len,
-                         const uint32_t *docids, const uint32_t *freqs, size_t n,
-                         tdm_err *err)
-{
-    if (w->failed)
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "writer failed earlier");
-    int rc = check_list(w, term, term_len, docids, freqs, n, err);
-    if (rc)
-        return rc;
-    w->docs_frozen = 1;
-    tdm_encoded d = {0}, f = {0};
-    rc = encode_list(w, docids, freqs, n, &d, &f, err);
-    uint32_t *meta = rc ? NULL : malloc((size_t)d.nblocks * 12 + 4);
-    if (!rc && !meta)
-        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    tdm_idx_term t = {0};
-    if (!rc) {
-        float *bmax = (float *)(meta + 2 * (size_t)d.nblocks);
-        block_meta(w, &d, docids, freqs, meta, meta + d.nblocks, bmax, &t.max_score);
-        rc = put_array(w, "", 0, err);   /* align, hashing the padding */
-        t.list_off = w->pos;
-        if (!rc)
-            rc = write_list(w, &d, &f, meta, meta + d.nblocks, bmax, err);
-    }
-    free(meta);
-    tdm_encoded_free(&d);
-    tdm_encoded_free(&f);
-    if (rc) {
-        w->failed = 1;
-        return rc;
-    }
-    uint64_t base = sizeof(tdm_idx_header) + TDM_SEC_COUNT * sizeof(tdm_idx_section_entry);
-    t.list_size = w->pos - t.list_off;
-    t.list_off -= base;
-    t.term_off = w->terms.len;
-    t.term_len = (uint32_t)term_len;
-    t.df = (uint32_t)n;
-    for (size_t i = 0; i < n; i++)
-        t.cf += freqs[i];
-    if (buf_add(&w->terms, term, term_len) || buf_add(&w->lexicon, &t, sizeof t)) {
-        w->failed = 1;
-        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory growing the lexicon");
-    }
-    w->last_term_off = t.term_off;
-    w->last_term_len = t.term_len;
-    w->nterms++;
-    w->npostings += n;
-    return TDM_OK;
-}
-
-/* Appends one small section at the next 8-byte boundary and fills its entry. */
-static int put_section(tdm_iwriter *w, tdm_idx_section_entry *e, uint32_t id, const void *p,
-                       size_t n, tdm_err *err)
-{
-    int rc = pad8(w, err);
-    e->id = id;
-    e->offset = w->pos;
-    e->size = n;
-    e->checksum = XXH64(p, n, 0);
-    return rc ? rc : put(w, p, n, NULL, err);
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, TDM_IDX_MAGIC, 8);
+    h->version = TDM_IDX_VERSION;
+    h->header_size = sizeof *h;
+    h->nsections = TDM_SEC_COUNT;
+    h->file_size = w->pos;
+    h->ndocs = w->ndocs;
+    h->nterms = w->nterms;
+    h->npostings = w->npostings;
+    h->total_doclen = w->total_doclen;
+    h->k1 = w->k1;
+    h->b = w->b;
+    snprintf(h->codec, sizeof h->codec, "%s", w->codec->name);
+    memcpy(h->stemmer, w->stemmer, sizeof h->stemmer);
+    h->nstopwords = w->nstopwords;
 }
 
 int tdm_iwriter_finish(tdm_iwriter *w, tdm_err *err)
 {
     if (w->failed || !w->f)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "writer failed earlier");
-    uint64_t base = sizeof(tdm_idx_header) + TDM_SEC_COUNT * sizeof(tdm_idx_section_entry);
-    tdm_idx_section_entry sec[TDM_SEC_COUNT] = {{0}};
-    /* POSTINGS ends with its padding hashed in, so its size is a multiple of 8. */
-    int rc = put_array(w, "", 0, err);
-    sec[TDM_SEC_POSTINGS] = (tdm_idx_section_entry){TDM_SEC_POSTINGS, 0, base, w->pos - base,
-                                                    XXH64_digest(w->hash)};
-    if (!rc)
-        rc = put_section(w, &sec[TDM_SEC_LEXICON], TDM_SEC_LEXICON, w->lexicon.p,
-                         w->lexicon.len, err);
-    if (!rc)
-        rc = put_section(w, &sec[TDM_SEC_TERMS], TDM_SEC_TERMS, w->terms.p, w->terms.len, err);
-    if (!rc)
-        rc = put_section(w, &sec[TDM_SEC_DOCLENS], TDM_SEC_DOCLENS, w->doclens.p,
-                         w->doclens.len, err);
-    if (!rc)
-        rc = put_section(w, &sec[TDM_SEC_DOCNAME_OFFS], TDM_SEC_DOCNAME_OFFS, w->nameoffs.p,
-                         w->nameoffs.len, err);
-    if (!rc)
-        rc = put_section(w, &sec[TDM_SEC_DOCNAMES], TDM_SEC_DOCNAMES, w->names.p,
-                         w->names.len, err);
-    if (!rc)
-        rc = put_section(w, &sec[TDM_SEC_STOPWORDS], TDM_SEC_STOPWORDS, w->stopwords.p,
-                         w->stopwords.len, err);
-    if (!rc)
-        rc = pad8(w, err);
+    int rc = put_sections(w, err);
     if (rc)
         return rc;
-    tdm_idx_header h = {0};
-    memcpy(h.magic, TDM_IDX_MAGIC, 8);
-    h.version = TDM_IDX_VERSION;
-    h.header_size = sizeof h;
-    h.nsections = TDM_SEC_COUNT;
-    h.file_size = w->pos;
-    h.ndocs = w->ndocs;
-    h.nterms = w->nterms;
-    h.npostings = w->npostings;
-    h.total_doclen = w->total_doclen;
-    h.k1 = w->k1;
-    h.b = w->b;
-    snprintf(h.codec, sizeof h.codec, "%s", w->codec->name);
-    memcpy(h.stemmer, w->stemmer, sizeof h.stemmer);
-    h.nstopwords = w->nstopwords;
+    tdm_idx_header h;
+    fill_header(w, &h);
     XXH64_reset(w->hash, 0);
     XXH64_update(w->hash, &h, sizeof h);
-    XXH64_update(w->hash, sec, sizeof sec);
+    XXH64_update(w->hash, w->sec, sizeof w->sec);
     h.checksum = XXH64_digest(w->hash);
     if (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(&h, sizeof h, 1, w->f) != 1 ||
-        fwrite(sec, sizeof sec, 1, w->f) != 1 || fflush(w->f) != 0 || fsync(fileno(w->f)))
-        return fail_io(w, err, "write");
+        fwrite(w->sec, sizeof w->sec, 1, w->f) != 1 || fflush(w->f) != 0 || fsync(fileno(w->f)))
+        return tdm_iw_fail_io(w, err, "write");
     FILE *f = w->f;
     w->f = NULL;
     if (fclose(f) != 0)
-        return fail_io(w, err, "close");
+        return tdm_iw_fail_io(w, err, "close");
     if (rename(w->tmp, w->path) != 0)
         return tdm_err_set(err, TDM_ERR_IO, "%s: rename: %s", w->path, strerror(errno));
     free(w->tmp);
@@ -443,18 +331,18 @@ void tdm_iwriter_free(tdm_iwriter *w)
         return;
     if (w->f)
         fclose(w->f);
+    if (w->spill)
+        fclose(w->spill);
     if (w->tmp)
         unlink(w->tmp);
     free(w->tmp);
     free(w->path);
     if (w->hash)
         XXH64_freeState(w->hash);
-    free(w->stopwords.p);
-    free(w->doclens.p);
-    free(w->nameoffs.p);
-    free(w->names.p);
-    free(w->lexicon.p);
-    free(w->terms.p);
+    tdm_iw_buf *bufs[] = {&w->stopwords, &w->doclens, &w->nameoffs, &w->names, &w->lists,
+                          &w->codecs, &w->termoffs, &w->cfs, &w->terms};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        free(bufs[i]->p);
     free(w->scratch);
     free(w);
 }

@@ -9,8 +9,11 @@
  *   tdm_iwriter_free(w);          always; removes the temporary file if unfinished
  *
  * Documents must all be given before the first list (block-max BM25 bounds
- * need the document lengths). Memory: the lexicon, the document lengths and
- * names; postings stream to the file. One writer per thread.
+ * need the document lengths). Memory: the per-term arrays (about 25 bytes a
+ * term plus its bytes), the document lengths and names; payloads stream to
+ * the file, block-table rows (16 bytes per block) to an unlinked spill file
+ * next to it. Limits of format 2: a term's cf and the term bytes below 2^32,
+ * the payload below 2^32 words (TDM_ERR_LIMIT). One writer per thread.
  */
 #ifndef TDM_INDEX_WRITER_H
 #define TDM_INDEX_WRITER_H
@@ -30,6 +33,9 @@ typedef struct tdm_iwriter_options {
     const char *stemmer;     /* recorded for query-time tokenizing; NULL = "none" */
     const char *const *stopwords; /* recorded too; may be NULL */
     size_t nstopwords;
+    int bm25_as_given;       /* nonzero: k1 and b exactly as given (b = 0 is BM25
+                                without length normalisation); the public API
+                                validates them and always sets this */
 } tdm_iwriter_options;
 
 int tdm_iwriter_open(const char *path, const tdm_iwriter_options *opts, tdm_iwriter **out,
@@ -46,7 +52,14 @@ int tdm_iwriter_add_doc(tdm_iwriter *w, uint32_t length, const char *name, tdm_e
 int tdm_iwriter_add_list(tdm_iwriter *w, const char *term, size_t term_len,
                          const uint32_t *docids, const uint32_t *freqs, size_t n,
                          tdm_err *err);
+/* The codec of the lists added from now on (the format allows one per list;
+ * the header keeps the name given at open, for information). */
+int tdm_iwriter_set_codec(tdm_iwriter *w, const char *codec, tdm_err *err);
 int tdm_iwriter_finish(tdm_iwriter *w, tdm_err *err);
 void tdm_iwriter_free(tdm_iwriter *w);
+
+/* The byte a block's BM25 bound is stored as (format.h): the smallest q with
+ * tdm_idx_block_bound(max_score, q) >= score, or 255 if none is. */
+uint8_t tdm_idx_quantize_bound(float max_score, double score);
 
 #endif
