@@ -157,6 +157,21 @@ want_fail "missing.txt"
 want_same keep.txt in.orig
 want_no_temp
 
+begin "gen interrupted (SIGTERM) leaves no temporary file and keeps the output"
+"$T" gen collection --docs 100M --quiet -o keep.txt 2>/dev/null &
+pid=$!
+for _ in $(seq 50); do
+    [ -n "$(find . -name 'keep.txt.tmp.*')" ] && break
+    sleep 0.1
+done
+[ -n "$(find . -name 'keep.txt.tmp.*')" ] || fail "no temporary file while generating"
+kill -TERM $pid
+wait $pid
+rc=$?
+[ "$rc" -eq 143 ] || fail "exit $rc, want 143 (SIGTERM)"
+want_same keep.txt in.orig
+want_no_temp
+
 begin "gen --vocab-from FILE -o FILE"
 run "$T" gen collection --docs 3 --vocab-from keep.txt -o keep.txt
 want_fail "same file as input"

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "tandem.h"
 
 /* A name for a temporary file next to `path`: pid + counter, unique across
@@ -133,24 +134,27 @@ int tdm_outfile_open(tdm_outfile *o, const char *path, tdm_err *err)
     *o = (tdm_outfile){0};
     o->path = strdup(path);
     o->tmp = temp_name(path);
-    if (!o->path || !o->tmp) {
+    /* Registered before it exists, so that an interrupted CLI removes it. */
+    if (!o->path || !o->tmp || tdm_cleanup_add(o->tmp)) {
+        free(o->tmp);
+        o->tmp = NULL;
         tdm_outfile_abort(o);
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     }
     int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
-        int e = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(o->tmp);
-        }
+    if (fd >= 0 && (o->f = fdopen(fd, "wb")))
+        return TDM_OK;
+    int e = errno;
+    if (fd >= 0) {
+        close(fd); /* created: tdm_outfile_abort removes it */
+    } else {
+        tdm_cleanup_remove(o->tmp); /* not ours (O_EXCL): never remove it */
         free(o->tmp);
         o->tmp = NULL;
-        tdm_outfile_abort(o);
-        return tdm_err_set(err, TDM_ERR_IO, "%s: cannot create a file next to it: %s", path,
-                           strerror(e));
     }
-    return TDM_OK;
+    tdm_outfile_abort(o);
+    return tdm_err_set(err, TDM_ERR_IO, "%s: cannot create a file next to it: %s", path,
+                       strerror(e));
 }
 
 int tdm_outfile_commit(tdm_outfile *o, tdm_err *err)
@@ -170,7 +174,8 @@ int tdm_outfile_commit(tdm_outfile *o, tdm_err *err)
     if (rc != TDM_OK)
         tdm_err_set(err, rc, "%s: %s: %s", o->path, what, strerror(e ? e : EIO));
     else {
-        free(o->tmp); /* renamed: nothing to remove */
+        tdm_cleanup_remove(o->tmp); /* renamed: nothing to remove */
+        free(o->tmp);
         o->tmp = NULL;
     }
     tdm_outfile_abort(o);
@@ -181,8 +186,10 @@ void tdm_outfile_abort(tdm_outfile *o)
 {
     if (o->f)
         fclose(o->f);
-    if (o->tmp)
+    if (o->tmp) {
         unlink(o->tmp);
+        tdm_cleanup_remove(o->tmp);
+    }
     free(o->tmp);
     free(o->path);
     *o = (tdm_outfile){0};
