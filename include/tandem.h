@@ -139,12 +139,19 @@ TDM_API void tdm_free(void *p);
 
 /* ---------------------------------------------------------------- engine */
 
-/* An engine holds the selected OpenCL devices with a context, an in-order
- * queue and the compiled kernels for each, and its settings, resolved once at
- * open (options, then the environment, then the defaults).
- * Threads: one engine may be used by one thread at a time; distinct engines
- * are independent. The getters below (device count, info, cached, warnings)
- * read state fixed at open and may be called from any thread. */
+/* An engine holds the selected OpenCL devices with, for each, a context, a
+ * compute queue and a transfer queue and the compiled kernels, and its
+ * settings, resolved once at open (options, then the environment, then the
+ * defaults).
+ * Threads: an engine may be used from any number of threads at once (kernels
+ * are lent per call from a locked pool per device, and each call waits on
+ * its own work, not on a drained queue); only tdm_engine_close must not run
+ * concurrently with any other use. The getters below (device count, info,
+ * cached, warnings) read state fixed at open.
+ * Two engines share nothing, devices included: each has its own OpenCL
+ * context, and device memory cannot be shared between contexts, so data
+ * made resident through one engine is uploaded again for another. Open one
+ * engine per process and share it between threads. */
 typedef struct tdm_engine tdm_engine;
 
 enum tdm_cache_mode {
