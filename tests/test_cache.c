@@ -12,14 +12,15 @@
  * whether its program came from the cache, after checking that it works. */
 static int open_cached(const char *dir, int mode)
 {
-    tdm_engine_options o = {0};
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
     o.devices = "0";
     o.cache_dir = dir;
     o.cache_mode = mode;
     tdm_engine *e = NULL;
     int rc = tdm_engine_open(&o, &e);
     if (rc != TDM_OK)
-        fail_msg("open: %s", tdm_engine_errmsg(NULL));
+        fail_msg("open: %s", tdm_last_error());
     assert_int_equal(tdm_engine_selfcheck(e, NULL, 0), TDM_OK);
     int cached = tdm_engine_device_cached(e, 0);
     tdm_engine_close(e);

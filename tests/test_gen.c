@@ -344,10 +344,13 @@ static void collection_builds(void **state)
     tdm_err err = {0};
     assert_int_equal(tdm_gen_collection(&o, f, coll, &err), TDM_OK);
     fclose(f);
-    tdm_index_build_options b = {.stemmer = "none", .format = TDM_BUILD_LINES};
+    tdm_index_build_options b;
+    tdm_index_build_options_init(&b);
+    b.stemmer = "none";
+    b.format = TDM_BUILD_LINES;
     const char *inputs[] = {coll};
     if (tdm_index_build(inputs, 1, idx, &b) != TDM_OK)
-        fail_msg("build: %s", tdm_index_errmsg(NULL));
+        fail_msg("build: %s", tdm_last_error());
     tdm_ireader *r;
     assert_int_equal(tdm_ireader_open(idx, &r, &err), TDM_OK);
     assert_int_equal(tdm_ireader_info_get(r)->ndocs, 500);

@@ -33,10 +33,10 @@ static void engine_reports_its_devices(void **state)
     assert_true(tdm_engine_device_count(e) >= 1);
     tdm_device_info info;
     for (int i = 0; i < tdm_engine_device_count(e); i++) {
-        assert_int_equal(tdm_engine_device_info(e, i, &info), TDM_OK);
+        assert_int_equal(tdm_engine_device_info_get(e, i, &info), TDM_OK);
         assert_true(tdm_engine_device_cached(e, i) >= 0);
     }
-    assert_int_equal(tdm_engine_device_info(e, tdm_engine_device_count(e), &info),
+    assert_int_equal(tdm_engine_device_info_get(e, tdm_engine_device_count(e), &info),
                      TDM_ERR_INVALID_ARG);
     char report[1024];
     assert_int_equal(tdm_engine_selfcheck(e, report, sizeof report), TDM_OK);
@@ -98,14 +98,15 @@ static void broken_kernel_gives_build_log(void **state)
     (void)state;
     if (under_oclgrind())
         skip();
-    tdm_engine_options o = {0};
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
     o.kernel_source = "__kernel void broken(__global int *x) { x[0] = undeclared_name; }\n";
     o.cache_mode = TDM_CACHE_OFF;
     tdm_engine *e = NULL;
     int rc = tdm_engine_open(&o, &e);
     assert_int_equal(rc, TDM_ERR_BUILD);
     assert_null(e);
-    const char *msg = tdm_engine_errmsg(NULL);
+    const char *msg = tdm_last_error();
     assert_non_null(strstr(msg, "build log"));
     assert_non_null(strstr(msg, "undeclared_name"));
 }
@@ -115,14 +116,15 @@ static void bad_build_option_is_an_error(void **state)
     (void)state;
     if (under_oclgrind())
         skip();
-    tdm_engine_options o = {0};
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
     o.build_options = "-this-option-does-not-exist";
     o.cache_mode = TDM_CACHE_OFF;
     tdm_engine *e = NULL;
     int rc = tdm_engine_open(&o, &e);
     assert_int_equal(rc, TDM_ERR_BUILD);
     assert_null(e);
-    assert_non_null(strstr(tdm_engine_errmsg(NULL), "-this-option-does-not-exist"));
+    assert_non_null(strstr(tdm_last_error(), "-this-option-does-not-exist"));
 }
 
 static void environment_selects_devices(void **state)
@@ -138,7 +140,7 @@ static void environment_selects_devices(void **state)
     tdm_engine *e = tdm_test_engine();
     tdm_device_info info;
     assert_int_equal(tdm_engine_device_count(e), 1);
-    tdm_engine_device_info(e, 0, &info);
+    tdm_engine_device_info_get(e, 0, &info);
     assert_string_equal(info.name, infos[0].name);
     tdm_engine_close(e);
     /* By type: only devices of that type. */
@@ -146,7 +148,7 @@ static void environment_selects_devices(void **state)
     setenv("TANDEM_DEVICES", tname, 1);
     e = tdm_test_engine();
     for (int i = 0; i < tdm_engine_device_count(e); i++) {
-        tdm_engine_device_info(e, i, &info);
+        tdm_engine_device_info_get(e, i, &info);
         if (strcmp(tname, "all") != 0)
             assert_int_equal(info.type, infos[0].type);
     }
@@ -156,8 +158,8 @@ static void environment_selects_devices(void **state)
     e = NULL;
     assert_int_equal(tdm_engine_open(NULL, &e), TDM_ERR_NO_DEVICE);
     assert_null(e);
-    assert_non_null(strstr(tdm_engine_errmsg(NULL), "quantum-annealer"));
-    assert_non_null(strstr(tdm_engine_errmsg(NULL), infos[0].name));
+    assert_non_null(strstr(tdm_last_error(), "quantum-annealer"));
+    assert_non_null(strstr(tdm_last_error(), infos[0].name));
     if (saved)
         setenv("TANDEM_DEVICES", saved, 1);
     else

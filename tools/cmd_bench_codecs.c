@@ -539,11 +539,12 @@ static void bench_synthetic(bench *B)
 
 static int open_engine(bench *B)
 {
-    tdm_engine_options eo = {0};
+    tdm_engine_options eo;
+    tdm_engine_options_init(&eo);
     eo.devices = B->o.devices;
     eo.build_options = B->o.build_options;
     if (tdm_engine_open(&eo, &B->e) != TDM_OK)
-        return tdm_cli_fail("bench codecs", "%s", tdm_engine_errmsg(NULL));
+        return tdm_cli_fail("bench codecs", "%s", tdm_last_error());
     int nd = tdm_engine_device_count(B->e);
     B->roof_gbs = calloc((size_t)nd, sizeof *B->roof_gbs);
     if (!B->roof_gbs)

@@ -106,7 +106,8 @@ static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
 
 int tdm_cmd_build(int argc, char **argv)
 {
-    tdm_index_build_options o = {0};
+    tdm_index_build_options o;
+    tdm_index_build_options_init(&o);
     const char *out = NULL;
     /* inputs, then the stopword file: what the output must not be */
     const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
@@ -149,6 +150,6 @@ int tdm_cmd_build(int argc, char **argv)
     int rc = tdm_index_build(inputs, n, out, &o);
     free(inputs);
     if (rc != TDM_OK)
-        return tdm_cli_fail("build", "%s: %s", tdm_strerror(rc), tdm_index_errmsg(NULL));
+        return tdm_cli_fail("build", "%s: %s", tdm_strerror(rc), tdm_last_error());
     return 0;
 }

@@ -61,14 +61,15 @@ static void print_json(const tdm_device_info *d, size_t n)
  * all devices to fill it in; on failure the table shows 0 there. */
 static void fill_multiples(tdm_device_info *d, size_t n)
 {
-    tdm_engine_options o = {0};
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
     o.devices = "all";
     tdm_engine *e = NULL;
     if (tdm_engine_open(&o, &e) != TDM_OK)
         return;
     for (int i = 0; i < tdm_engine_device_count(e); i++) {
         tdm_device_info info;
-        tdm_engine_device_info(e, i, &info);
+        tdm_engine_device_info_get(e, i, &info);
         if (info.index >= 0 && (size_t)info.index < n)
             d[info.index].preferred_wg_multiple = info.preferred_wg_multiple;
     }
@@ -125,14 +126,14 @@ int tdm_cmd_selfcheck(int argc, char **argv)
                                          "TANDEM_DEVICES selects the devices)", argv[1]);
     int rc = tdm_engine_open(NULL, &e);
     if (rc != TDM_OK)
-        return tdm_cli_fail("selfcheck", "%s: %s", tdm_strerror(rc), tdm_engine_errmsg(NULL));
-    if (*tdm_engine_errmsg(e))
-        fprintf(stderr, "tandem selfcheck: warning: %s\n", tdm_engine_errmsg(e));
+        return tdm_cli_fail("selfcheck", "%s: %s", tdm_strerror(rc), tdm_last_error());
+    if (*tdm_engine_warnings(e))
+        fprintf(stderr, "tandem selfcheck: warning: %s\n", tdm_engine_warnings(e));
     char report[4096];
     rc = tdm_engine_selfcheck(e, report, sizeof report);
     fputs(report, stdout);
     if (rc != TDM_OK)
-        fprintf(stderr, "tandem selfcheck: %s: %s\n", tdm_strerror(rc), tdm_engine_errmsg(e));
+        fprintf(stderr, "tandem selfcheck: %s: %s\n", tdm_strerror(rc), tdm_last_error());
     else
         printf("selfcheck passed on %d device(s)\n", tdm_engine_device_count(e));
     tdm_engine_close(e);

@@ -176,7 +176,7 @@ int tdm_cmd_lookup(int argc, char **argv)
         return tdm_cli_fail("lookup", "usage: tandem lookup INDEX TERM [--limit N] [--exact]");
     tdm_index *ix;
     if (tdm_index_open(path, &ix) != TDM_OK)
-        return tdm_cli_fail("lookup", "%s", tdm_index_errmsg(NULL));
+        return tdm_cli_fail("lookup", "%s", tdm_last_error());
     char term[256];
     int rc = TDM_OK;
     if (!exact)
@@ -198,7 +198,7 @@ int tdm_cmd_lookup(int argc, char **argv)
     uint32_t df = 0;
     uint64_t cf = 0;
     if (rc == TDM_OK)
-        rc = tdm_index_term(ix, term, &df, &cf);
+        rc = tdm_index_term_get(ix, term, &df, &cf);
     if (rc == TDM_ERR_NOT_FOUND) {
         printf("term %s: not in the index\n", term);
         tdm_index_close(ix);
@@ -207,7 +207,7 @@ int tdm_cmd_lookup(int argc, char **argv)
     uint32_t *d = rc ? NULL : malloc(((size_t)df + 1) * 8);
     size_t n = 0;
     if (!rc)
-        rc = d ? tdm_index_postings(ix, term, d, d + df, df, &n) : TDM_ERR_NOMEM;
+        rc = d ? tdm_index_postings_get(ix, term, d, d + df, df, &n) : TDM_ERR_NOMEM;
     if (!rc) {
         printf("term %s\ndf %u\ncf %llu\n", term, df, (unsigned long long)cf);
         size_t show = limit <= 0 || (size_t)limit > n ? n : (size_t)limit;
@@ -217,7 +217,7 @@ int tdm_cmd_lookup(int argc, char **argv)
         if (show < n)
             printf("... %zu more\n", n - show);
     } else {
-        tdm_cli_fail("lookup", "%s: %s", tdm_strerror(rc), tdm_index_errmsg(ix));
+        tdm_cli_fail("lookup", "%s: %s", tdm_strerror(rc), tdm_last_error());
     }
     free(d);
     tdm_index_close(ix);

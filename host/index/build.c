@@ -303,7 +303,7 @@ static int setup(builder *b, const char *out_path)
     if (!rc)
         rc = tdm_tokenizer_open(o->stemmer, (const char *const *)stops, nstops, &b->tok, b->err);
     tdm_iwriter_options wo = {o->codec, o->k1, o->b, o->stemmer ? o->stemmer : "english",
-                              (const char *const *)stops, nstops};
+                              (const char *const *)stops, nstops, 1};
     if (!rc)
         rc = run_files(b, out_path);
     if (!rc)
