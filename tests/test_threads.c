@@ -1,6 +1,7 @@
 /* One engine, many threads: several threads decode the same resident lists
  * at once (whole lists, block selections, random access), upload and free
- * lists of their own, and some make mistakes whose errors must stay theirs.
+ * lists of their own, run the engine's selfcheck on every device, and some
+ * make mistakes whose errors must stay theirs.
  * Every result is checked against the reference decoder. Worker threads
  * never call cmocka: they count failures and keep the first message. */
 #include <pthread.h>
@@ -12,6 +13,7 @@ enum { NTHREADS = 6, NLISTS = 4 };
 
 /* Lists every thread decodes, resident on one device. */
 typedef struct shared {
+    tdm_engine *engine;
     tdm_device *dev;
     int codec[NLISTS];
     ccase_list list[NLISTS];
@@ -145,6 +147,8 @@ static void *work(void *arg)
             mistake(w, k);
         if (i % 4 == w->id % 4)
             own_list(w, &r);
+        if (i % 6 == w->id % 6 && tdm_engine_selfcheck(w->sh->engine, NULL, 0) != TDM_OK)
+            failed(w, "selfcheck: %s%s", tdm_last_error(), "");
     }
     return NULL;
 }
@@ -171,7 +175,7 @@ static void many_threads_decode_one_engine(void **state)
     tdm_rng r;
     tdm_rng_seed(&r, 77);
     for (int d = 0; d < tdm_engine_device_count(e); d++) {
-        shared sh = {.dev = tdm_engine_device(e, d), .rounds = tdm_test_small() ? 3 : 12};
+        shared sh = {.engine = e, .dev = tdm_engine_device(e, d), .rounds = tdm_test_small() ? 3 : 12};
         setup_lists(&sh, &r);
         worker w[NTHREADS];
         for (int t = 0; t < NTHREADS; t++) {
