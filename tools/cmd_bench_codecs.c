@@ -243,39 +243,6 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The roofline: bytes read + written per second by clEnqueueCopyBuffer of a
- * buffer far larger than any cache (256 MiB), median of 10 after warm-up. */
-static double copy_bandwidth(tdm_device *d)
-{
-    size_t bytes = (size_t)256 << 20;
-    while (d->info.max_alloc_bytes && bytes > d->info.max_alloc_bytes / 2)
-        bytes /= 2;
-    cl_mem a = NULL, b = NULL;
-    tdm_err err = {0};
-    double t[10], bw = 0;
-    if (tdm_buffer_create(d, CL_MEM_READ_WRITE, bytes, NULL, &a, &err) == TDM_OK &&
-        tdm_buffer_create(d, CL_MEM_READ_WRITE, bytes, NULL, &b, &err) == TDM_OK) {
-        int ok = 1;
-        for (int i = -2; ok && i < 10; i++) {
-            cl_event ev;
-            ok = clEnqueueCopyBuffer(d->queue, a, b, 0, 0, bytes, 0, NULL, &ev) == CL_SUCCESS &&
-                 clWaitForEvents(1, &ev) == CL_SUCCESS;
-            if (ok && i >= 0)
-                t[i] = tdm_event_seconds(ev);
-            if (ok)
-                clReleaseEvent(ev);
-        }
-        double m = ok ? tdm_bench_median(t, 10) : 0;
-        bw = m > 0 ? 2.0 * (double)bytes / m / 1e9 : 0;
-    }
-    if (a)
-        clReleaseMemObject(a);
-    if (b)
-        clReleaseMemObject(b);
-    tdm_err_clear(&err);
-    return bw;
-}
-
 /* The blocks a measurement decodes: all (ids NULL), or a random subset. */
 typedef struct pick {
     uint32_t *ids;
@@ -551,11 +518,19 @@ static int open_engine(bench *B)
         return tdm_cli_fail("bench codecs", "out of memory");
     for (int d = 0; d < nd; d++) {
         tdm_device *dv = tdm_engine_device(B->e, d);
-        fprintf(stderr, "device %d: measuring copy bandwidth\n", d);
-        B->roof_gbs[d] = copy_bandwidth(dv);
+        tdm_device_probe pr;
+        tdm_err perr = {0};
+        fprintf(stderr, "device %d: measuring copy bandwidth and launch cost\n", d);
+        if (tdm_device_probe_get(dv, &pr, &perr) != TDM_OK) {
+            fprintf(stderr, "tandem bench codecs: device %d: %s\n", d, tdm_err_msg(&perr));
+            memset(&pr, 0, sizeof pr);
+        }
+        tdm_err_clear(&perr);
+        B->roof_gbs[d] = pr.copy_gbs;
         printf("# device %d: %s (%s, driver %s), work-group %zu; roofline (copy, read + "
-               "written) %.1f GB/s\n", d, dv->info.name, dv->info.platform,
-               dv->info.driver_version, dv->wg_size, B->roof_gbs[d]);
+               "written) %.1f GB/s; launch %.1f us (host round trip), %.1f us on the device\n",
+               d, dv->info.name, dv->info.platform, dv->info.driver_version, dv->wg_size,
+               B->roof_gbs[d], pr.launch_s * 1e6, pr.launch_dev_s * 1e6);
     }
     return 0;
 }
