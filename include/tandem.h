@@ -25,8 +25,11 @@
  *    a library that is newer than the caller's header treats the fields the
  *    caller does not know as their defaults. Values out of range are
  *    TDM_ERR_INVALID_ARG naming the field, never silently replaced.
- *  - Names: tdm_<object>_<verb>; functions that fill caller memory from a
- *    handle end in _get.
+ *  - Names: tdm_<object>_<verb> (tdm_engine_open, tdm_index_verify,
+ *    tdm_devices_discover); functions that fill caller memory from a handle
+ *    end in _get (tdm_index_stats_get); options structs have
+ *    tdm_<object>_options_init. The few library-wide functions have no
+ *    object: tdm_version, tdm_strerror, tdm_last_error, tdm_free.
  *  - Memory: every function says who owns what it returns. Strings returned as
  *    `const char *` are owned by the library and stay valid as stated.
  *  - Threads: every handle states what may be done with it concurrently.

@@ -142,7 +142,8 @@ static int run_import(const char *from, const char *in, const char *out,
 
 int tdm_cmd_import(int argc, char **argv)
 {
-    tdm_iwriter_options o = {0};
+    /* k1 and b as given, so that b = 0 (no length normalisation) is b = 0 */
+    tdm_iwriter_options o = {.k1 = 1.2, .b = 0.75, .bm25_as_given = 1};
     const char *from = NULL, *in = NULL, *out = NULL, *v;
     int quiet = 0;
     for (int i = 1; i < argc; i++) {
@@ -158,10 +159,10 @@ int tdm_cmd_import(int argc, char **argv)
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--codec"))) {
             o.codec = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--k1"))) {
-            if (tdm_cli_real("import", "--k1", v, 0, 1, TDM_CLI_MAX_K1, &o.k1))
+            if (tdm_cli_real("import", "--k1", v, 0, 0, TDM_CLI_MAX_K1, &o.k1))
                 return 1;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--b"))) {
-            if (tdm_cli_real("import", "--b", v, 0, 1, 1, &o.b))
+            if (tdm_cli_real("import", "--b", v, 0, 0, 1, &o.b))
                 return 1;
         } else if ((argv[i][0] == '-' && argv[i][1]) || in) {
             import_usage(stderr);

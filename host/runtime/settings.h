@@ -3,7 +3,7 @@
  * tdm_engine_open resolves every setting once, from the caller's options,
  * then the TANDEM_* environment variable, then the built-in default, into
  * one tdm_settings that the engine owns and every device points to
- * (tdm_device.settings). Nothing else in the library calls getenv: code that
+ * (tdm_device.settings). No other code reads a TANDEM_* variable: code that
  * needs a setting reads it from here.
  *
  *   setting               option (tdm_engine_options)   environment
