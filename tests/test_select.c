@@ -75,7 +75,8 @@ static void no_devices_at_all(void **state)
     unsigned char c[1];
     tdm_err err = {0};
     assert_int_equal(tdm_select_devices("all", devs, 0, c, &err), TDM_ERR_NO_DEVICE);
-    assert_non_null(strstr(tdm_err_msg(&err), "no OpenCL device is installed"));
+    /* Why, in words (icdhint.h): no driver installed, or drivers that gave no device. */
+    assert_non_null(strstr(tdm_err_msg(&err), "OpenCL driver"));
     tdm_err_clear(&err);
 }
 
