@@ -1,7 +1,9 @@
 /* libFuzzer target: the index reader on arbitrary bytes. Each input is
  * opened as it is, and once more with every checksum recomputed, so that
  * mutations get past the checksums into the structural checks, the list
- * views and the codecs' reference decoders. Nothing may read out of bounds. */
+ * views and the codecs' reference decoders. Nothing may read out of bounds.
+ * Seeds (scripts/fuzz.sh): a small format-2 index per codec, with one-block
+ * lists and a list of several blocks. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +22,21 @@ static void exercise(const uint8_t *data, size_t size)
         uint32_t *buf = malloc(((size_t)in->ndocs + 1) * 8);
         for (uint64_t i = 0; buf && i < in->nterms; i++) {
             tdm_ilist l;
-            if (tdm_ireader_list(r, i, &l, &err) == TDM_OK)
-                tdm_ireader_decode(r, i, buf, buf + in->ndocs, &err);
+            if (tdm_ireader_list(r, i, &l, &err) != TDM_OK)
+                continue;
+            float sum = 0;
+            for (uint32_t b = 0; b < l.nblocks; b++)
+                sum += tdm_ilist_block_max(&l, b);
+            if (!(sum >= 0))
+                abort();   /* validated: max_score positive, bounds below it */
+            tdm_ireader_decode(r, i, buf, buf + in->ndocs, &err);
         }
         for (uint64_t d = 0; d < in->ndocs; d++)
             if (!tdm_ireader_docname(r, d))
                 abort();   /* validated at open: every name must be there */
         uint64_t idx;
         tdm_ireader_find(r, "a", 1, &idx);
+        tdm_ireader_check_payload(r, &err);
         tdm_ireader_verify(r, &err);
         free(buf);
         tdm_ireader_close(r);

@@ -23,11 +23,14 @@ status=0
 for t in "${targets[@]}"; do
   corpus="$dir/corpus/$t"
   mkdir -p "$corpus"
-  # Seed the index reader with real (small) indexes, one per codec family.
-  if [ "$t" = fuzz_index_reader ] && [ -z "$(ls -A "$corpus")" ]; then
-    printf 'd1\tboundary layer flow\nd2\tflow of heat\nd3\tlayer\n' > "$dir/seed.txt"
-    for codec in raw bp128 vbyte128 pef; do
-      "$dir/tandem" build --quiet --codec "$codec" -o "$corpus/tiny-$codec.idx" "$dir/seed.txt" || true
+  # Seed the index reader with small format-2 indexes, one per codec: one-block
+  # lists and a list of 1100 postings (several blocks for every block size).
+  if [ "$t" = fuzz_index_reader ]; then
+    { printf 'd1\tboundary layer flow\nd2\tflow of heat\nd3\tlayer\n'
+      for i in $(seq 4 1100); do printf 'd%d\tlayer w%d\n' "$i" $((i % 7)); done; } > "$dir/seed.txt"
+    for codec in raw bp128 bp256 vbyte128 vbyte1024 pef pfor newpfd128 newpfd64 rice; do
+      [ -f "$corpus/v2-$codec.idx" ] ||
+        "$dir/tandem" build --quiet --codec "$codec" -o "$corpus/v2-$codec.idx" "$dir/seed.txt" || true
     done
   fi
   # Seed the CIFF reader with the toy export from Anserini.

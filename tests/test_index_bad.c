@@ -4,11 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "codec/codec.h"
 #include "common/fsutil.h"
+#include "index/ciff.h"
 #include "index/format.h"
+#include "index/pisa.h"
 #include "index/reader.h"
 #include "index/writer.h"
 #include "testutil.h"
@@ -449,6 +452,54 @@ static void test_understated_bound(void **state)
     free(b);
 }
 
+/* 11.4: an index with a damaged frequency is not passed on. Exports to CIFF
+ * and PISA fail naming the damage and leave no output: by the payload
+ * checksum, and with the checksums recomputed by the cf check of the list's
+ * decode. `tandem lookup` of the term exits non-zero. */
+static void test_damage_not_exported(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("index-bad-export");
+    char path[1100], out[1200], pisa[1200], cmd[4096];
+    snprintf(path, sizeof path, "%s/damaged.idx", dir);
+    snprintf(out, sizeof out, "%s/out.ciff", dir);
+    snprintf(pisa, sizeof pisa, "%s/out", dir);
+    for (int fixed = 0; fixed < 2; fixed++) {
+        size_t n;
+        unsigned char *b = load(&n);
+        freq_words(b, 3)[7] ^= 2;
+        if (fixed)
+            fix_sums(b, n);
+        const void *parts[] = {b};
+        size_t sizes[] = {n};
+        assert_int_equal(tdm_write_file_atomic(path, parts, sizes, 1), 0);
+        tdm_ireader *r = NULL;
+        tdm_err err = {0};
+        assert_int_equal(tdm_ireader_open(path, &r, &err), TDM_OK);
+        const char *want = fixed ? "cf" : "checksum mismatch in section arena";
+        assert_int_equal(tdm_ciff_export(r, out, NULL, &err), TDM_ERR_CORRUPT);
+        if (!strstr(tdm_err_msg(&err), want) || !strstr(tdm_err_msg(&err), path))
+            fail_msg("CIFF export: want '%s': %s", want, tdm_err_msg(&err));
+        assert_int_not_equal(access(out, F_OK), 0);
+        assert_int_equal(tdm_pisa_export(r, pisa, &err), TDM_ERR_CORRUPT);
+        assert_non_null(strstr(tdm_err_msg(&err), want));
+        snprintf(cmd, sizeof cmd, "%s.docs", pisa);
+        assert_int_not_equal(access(cmd, F_OK), 0);
+        tdm_ireader_close(r);
+        tdm_err_clear(&err);
+        free(b);
+        const char *cli = getenv("TANDEM_CLI");
+        if (!cli) {
+            print_message("skipped: lookup (no TANDEM_CLI)\n");
+            continue;
+        }
+        snprintf(cmd, sizeof cmd, "'%s' lookup '%s' k03 > '%s/lookup.txt' 2>&1", cli, path, dir);
+        assert_int_not_equal(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "grep -q 'frequencies do not sum' '%s/lookup.txt'", dir);
+        assert_int_equal(system(cmd), 0);
+    }
+}
+
 /* A file of format 1 (its header as version 1 wrote it) is refused with a
  * message that says how to convert it. */
 static void test_version1(void **state)
@@ -531,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_non_increasing_docids),
         cmocka_unit_test(test_absurd_counts),
         cmocka_unit_test(test_damaged_frequency),
+        cmocka_unit_test(test_damage_not_exported),
         cmocka_unit_test(test_bad_lexicon),
         cmocka_unit_test(test_bad_block_table),
         cmocka_unit_test(test_understated_bound),
