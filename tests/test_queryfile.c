@@ -185,6 +185,10 @@ static void jsonl(void **state)
     assert_int_equal(f->q[1].line, 3);
     assert_int_equal(f->q[2].nterms, 0);
     tdm_qfile_free(f);
+    /* a key that only starts like "id" is another key */
+    f = read_ok("{\"id\\u0000\": 1, \"idx\": 3, \"id\": 2, \"text\": \"a\"}\n", 0, 0, 0);
+    assert_query(f, 0, "2", "a");
+    tdm_qfile_free(f);
     expect_error("{\"id\": 1, \"text\": \"a\"\n", TDM_QF_JSONL, "line 1: byte");
     expect_error("{\"text\": \"a\"}\n", TDM_QF_JSONL, "line 1: no \"id\"");
     expect_error("{\"id\": 1}\n", TDM_QF_JSONL, "want exactly one of");

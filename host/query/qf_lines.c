@@ -134,7 +134,7 @@ static int read_member(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
     if (!tdm_qjson_string(j))
         return jfail(c, ln, j);
     char key[8] = "";
-    if (j->blen < sizeof key)
+    if (j->blen < sizeof key && !memchr(j->buf, 0, j->blen)) /* else: an unknown key */
         memcpy(key, j->buf, j->blen + 1);
     if (!tdm_qjson_expect(j, ':'))
         return jfail(c, ln, j);
