@@ -45,9 +45,9 @@
 
 /* The one job loop of every decode kernel: grid-stride over the launch's
    jobs, TDM_WG_SIZE / tpb at a time (tpb work-items a block): `job` is this
-   work-item's job. Correct for any number of groups (the driver caps them:
-   host/codec/codec_dev.h); the bound is the same for the whole group, so
-   barriers inside are reached by all. */
+   work-item's job, job_0 the round's first. Correct for any number of
+   groups (the driver caps them: host/codec/codec_dev.h); the bound is the
+   same for the whole group, so barriers inside are reached by all. */
 #define TDM_CODEC_FOR_JOBS_TPB(job, tpb)                                           \
     for (uint job##_0 = get_group_id(0) * (TDM_WG_SIZE / (tpb)),                   \
               job = job##_0 + get_local_id(0) / (tpb);                             \

@@ -129,9 +129,11 @@ void tdm_pfor_decode(TDM_CODEC_ARGS)
 {
     __local uint scratch[2 * TDM_WG_SIZE];
     __local uint gl[PFOR_BPG * TDM_PFOR_BLOCK], ol[PFOR_BPG * TDM_PFOR_BLOCK], hl[PFOR_BPG * TDM_PFOR_BLOCK];
-    /* Any number of work-groups: each takes rounds of PFOR_BPG jobs. */
-    for (uint j0 = get_group_id(0) * PFOR_BPG; j0 < njobs; j0 += get_num_groups(0) * PFOR_BPG) {
-        pfor_round(j0, TDM_CODEC_PASS, scratch, gl, ol, hl);
+    /* A round of PFOR_BPG jobs works on them together: it takes the round's
+       first job (job_0), not the work-item's own. */
+    TDM_CODEC_FOR_JOBS_TPB(job, PFOR_TPB) {
+        (void)job;
+        pfor_round(job_0, TDM_CODEC_PASS, scratch, gl, ol, hl);
         barrier(CLK_LOCAL_MEM_FENCE); /* the next round reuses local memory */
     }
 }
