@@ -192,6 +192,10 @@ want_fail "same file as input"
 want_same idx idx.orig
 grep -q "device" out.txt && fail "the benchmark ran"
 
+begin "bench codecs --csv and --plot the same file"
+run "$T" bench codecs --csv same.out --plot same.out
+want_fail "same file"
+
 begin "bench codecs --plot a FIFO"
 run "$T" bench codecs --plot fifo
 want_fail "FIFO"
@@ -225,6 +229,14 @@ want_fail "not a regular file"
 
 begin "lookup in a FIFO does not hang"
 run "$T" lookup fifo word
+want_fail "not a regular file"
+
+begin "build --stopwords FIFO, gen --vocab-from FIFO, bench --index FIFO do not hang"
+run "$T" build --quiet --stopwords fifo -o x.idx in.txt
+want_fail "fifo"
+run "$T" gen collection --docs 2 --vocab-from fifo -o g2.txt
+want_fail "fifo: not a regular file"
+run "$T" bench codecs --index fifo
 want_fail "not a regular file"
 
 begin "import of a FIFO does not hang"
@@ -268,6 +280,12 @@ for c in "--n 0" "--universe 2^40" "--n 5k5" "--seed -1"; do
     run "$T" gen lists --dist uniform --n 10 --universe 100 $c -o l.bin
     want_fail "$1 '$2'"
 done
+
+begin "build --tmp that is not a directory, before reading anything"
+run "$T" build --quiet --tmp in.txt -o x.idx in.txt
+want_fail "--tmp 'in.txt': not a writable directory"
+run "$T" build --quiet --tmp nodir -o x.idx in.txt
+want_fail "--tmp 'nodir'"
 
 begin "gen lists --n above --universe"
 run "$T" gen lists --dist uniform --n 200 --universe 100 -o l.bin

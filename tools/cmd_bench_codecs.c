@@ -112,6 +112,8 @@ static int check_paths(const opts *o)
     if ((o->csv && tdm_cli_output(C, "--csv", o->csv, 0, in, 1, NULL)) ||
         (o->plot && tdm_cli_output(C, "--plot", o->plot, 0, in, 1, NULL)))
         return -1;
+    if (o->csv && o->plot && !strcmp(o->csv, o->plot))
+        return -tdm_cli_fail(C, "--csv and --plot name the same file '%s'", o->csv);
     if (!o->index)
         return 0;
     tdm_err err = {0};

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -98,6 +99,11 @@ static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
         o->tmp_dir = v;
     } else if ((v = tdm_cli_opt(argc, argv, i, "-o"))) {
         *out = v;
+        struct stat st; /* now, not when the first run is written */
+        if (stat(v, &st) != 0 || !S_ISDIR(st.st_mode) || access(v, W_OK | X_OK) != 0) {
+            tdm_cli_fail("build", "--tmp '%s': not a writable directory", v);
+            return -1;
+        }
     } else {
         return 1;
     }

@@ -274,9 +274,9 @@ static int load_query_counter(const char *path, counter *c, tdm_err *err)
 {
     size_t n;
     char *text = (char *)tdm_read_file(path, &n);
-    if (!text)
+    if (!text) /* EINVAL: a directory, FIFO or device (tdm_read_file) */
         return tdm_err_set(err, errno == ENOENT ? TDM_ERR_NOT_FOUND : TDM_ERR_IO, "%s: %s",
-                           path, strerror(errno));
+                           path, errno == EINVAL ? "not a regular file" : strerror(errno));
     int rc = TDM_OK;
     for (size_t i = 0; i < n && rc == TDM_OK;) {
         char *nl = memchr(text + i, '\n', n - i);
