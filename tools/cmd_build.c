@@ -96,14 +96,14 @@ static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
         if (tdm_cli_real("build", "--b", v, 0, 0, 1, &o->b))
             return -1;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--tmp"))) {
-        o->tmp_dir = v;
-    } else if ((v = tdm_cli_opt(argc, argv, i, "-o"))) {
-        *out = v;
         struct stat st; /* now, not when the first run is written */
         if (stat(v, &st) != 0 || !S_ISDIR(st.st_mode) || access(v, W_OK | X_OK) != 0) {
             tdm_cli_fail("build", "--tmp '%s': not a writable directory", v);
             return -1;
         }
+        o->tmp_dir = v;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "-o"))) {
+        *out = v;
     } else {
         return 1;
     }
