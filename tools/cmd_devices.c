@@ -120,10 +120,10 @@ int tdm_cmd_selfcheck(int argc, char **argv)
                "selects and checks a kernel against its C reference on each.\n");
         return 0;
     }
-    tdm_engine *e = NULL;
     if (argc > 1)
         return tdm_cli_fail("selfcheck", "unexpected argument '%s' (it takes none; "
                                          "TANDEM_DEVICES selects the devices)", argv[1]);
+    tdm_engine *e = NULL;
     int rc = tdm_engine_open(NULL, &e);
     if (rc != TDM_OK)
         return tdm_cli_fail("selfcheck", "%s: %s", tdm_strerror(rc), tdm_last_error());

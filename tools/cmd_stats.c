@@ -147,18 +147,18 @@ int tdm_cmd_lookup(int argc, char **argv)
 {
     const char *path = NULL, *word = NULL, *v;
     long limit = 10;
+    int exact = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-    int exact = 0;
             printf("usage: tandem lookup INDEX TERM [--limit N] [--exact]\n"
                    "  TERM goes through the tokenizer, stopwords and stemmer of the index\n"
                    "  (--exact: TERM is a term as stored, as 'tandem terms' prints it);\n"
                    "  prints df, cf and the first N postings (default 10, 0 for all)\n");
             return 0;
-        } else if ((v = tdm_cli_opt(argc, argv, &i, "--limit"))) {
-            uint64_t u;
         } else if (!strcmp(argv[i], "--exact")) {
             exact = 1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--limit"))) {
+            uint64_t u;
             if (tdm_cli_uint("lookup", "--limit", v, 0, UINT32_MAX, &u))
                 return 1;
             limit = (long)u;
