@@ -172,6 +172,57 @@ static void cli_bench_codecs(void **state)
     assert_non_null(strstr(line, "<svg"));
 }
 
+/* An upload that does not wait: the decode waits for it (and for the
+ * caller's own copy of the selection) through events; the list's buffers
+ * and the decode's output are right. */
+static void async_upload_and_wait_lists(void **state)
+{
+    (void)state;
+    tdm_engine *e = tdm_test_engine();
+    tdm_rng r;
+    tdm_rng_seed(&r, 9);
+    enum { N = 3000 };
+    uint32_t *v = malloc(N * 4), got[256];
+    ccase_docids(&r, v, N, 7, 1, 500);
+    for (int d = 0; d < tdm_engine_device_count(e); d++) {
+        tdm_device *dev = tdm_engine_device(e, d);
+        tdm_encoded enc;
+        tdm_err err = {0};
+        ccase_ok(tdm_codec_encode(TDM_CODEC_BP128, v, N, 1, &enc, &err), &err, "encode");
+        tdm_codec_dev_list l;
+        cl_event up = NULL, sel_up = NULL, k = NULL;
+        ccase_ok(tdm_codec_dev_upload_async(dev, &enc, &l, &up, &err), &err, "upload");
+        assert_non_null(up);
+        uint32_t pairs[] = {20, 0, 3, 128}; /* block 20 at 0, block 3 at 128 */
+        cl_mem sel, out;
+        ccase_ok(tdm_buffer_create(dev, CL_MEM_READ_ONLY, sizeof pairs, NULL, &sel, &err), &err,
+                 "sel");
+        ccase_ok(tdm_buffer_create(dev, CL_MEM_READ_WRITE, sizeof got, NULL, &out, &err), &err,
+                 "out");
+        ccase_ok(tdm_upload(dev, sel, 0, sizeof pairs, pairs, 0, NULL, &sel_up, &err), &err,
+                 "pairs");
+        ccase_ok(tdm_codec_dev_decode_sel(&l, sel, 2, out, 256, 1, &sel_up, &k, &err), &err,
+                 "decode");
+        ccase_ok(tdm_download(dev, out, 0, sizeof got, got, 1, &k, NULL, &err), &err, "read");
+        assert_memory_equal(got, v + 20 * 128, 128 * 4);
+        assert_memory_equal(got + 128, v + 3 * 128, 128 * 4);
+        assert_int_equal(tdm_codec_dev_status(&l, 1, &k, &err), TDM_OK);
+        /* A wait list without events is refused. */
+        assert_int_equal(tdm_codec_dev_decode_sel(&l, sel, 2, out, 256, 1, NULL, NULL, &err),
+                         TDM_ERR_INVALID_ARG);
+        clReleaseEvent(up);
+        clReleaseEvent(sel_up);
+        clReleaseEvent(k);
+        clReleaseMemObject(sel);
+        clReleaseMemObject(out);
+        tdm_codec_dev_free(&l); /* waits for the upload: enc may go after */
+        tdm_encoded_free(&enc);
+        tdm_err_clear(&err);
+    }
+    free(v);
+    tdm_engine_close(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +230,7 @@ int main(void)
         cmocka_unit_test(structure_is_checked_at_upload),
         cmocka_unit_test(device_selection_and_bad_jobs),
         cmocka_unit_test(too_large_is_device_memory),
+        cmocka_unit_test(async_upload_and_wait_lists),
         cmocka_unit_test(cli_bench_codecs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,7 @@
 /* The OpenCL runtime on every device: discovery, the engine, a kernel against
- * its C reference, build failures and device selection. */
+ * its C reference, build failures, device selection, the kernel pool,
+ * transfers ordered by events, and device probes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,6 +189,107 @@ static void oversized_buffer_is_device_memory_error(void **state)
     tdm_engine_close(e);
 }
 
+/* Kernels are created once per device and name and lent to one borrower at
+ * a time: two borrowers get two kernels, a returned one is lent again, and
+ * an unknown name fails naming the kernel and the device. */
+static void kernel_pool_lends_and_reuses(void **state)
+{
+    (void)state;
+    tdm_engine *e = tdm_test_engine();
+    tdm_device *d = tdm_engine_device(e, 0);
+    tdm_err err = {0};
+    cl_kernel a, b, c;
+    assert_int_equal(tdm_kernel_borrow(d, "tdm_delta_decode", &a, &err), TDM_OK);
+    assert_int_equal(tdm_kernel_borrow(d, "tdm_delta_decode", &b, &err), TDM_OK);
+    assert_ptr_not_equal(a, b);
+    assert_int_equal(tdm_kcache_count(d, "tdm_delta_decode"), 2);
+    tdm_kernel_return(d, a);
+    assert_int_equal(tdm_kernel_borrow(d, "tdm_delta_decode", &c, &err), TDM_OK);
+    assert_ptr_equal(c, a);
+    assert_int_equal(tdm_kcache_count(d, "tdm_delta_decode"), 2);
+    tdm_kernel_return(d, b);
+    tdm_kernel_return(d, c);
+    assert_int_equal(tdm_kernel_borrow(d, "no_such_kernel", &a, &err), TDM_ERR_OPENCL);
+    assert_non_null(strstr(tdm_err_msg(&err), "no_such_kernel"));
+    assert_non_null(strstr(tdm_err_msg(&err), d->info.name));
+    /* A bad argument is reported with its index, and the kernel goes back. */
+    cl_uint x = 0;
+    tdm_karg bad[] = {TDM_KARG_U32(&x)}; /* argument 0 is a buffer */
+    assert_int_not_equal(tdm_kernel_launch(d, "tdm_delta_decode", bad, 1, d->wg_size,
+                                           d->wg_size, 0, NULL, NULL, &err), TDM_OK);
+    assert_non_null(strstr(tdm_err_msg(&err), "argument 0"));
+    assert_int_equal(tdm_kcache_count(d, "tdm_delta_decode"), 2);
+    tdm_err_clear(&err);
+    tdm_engine_close(e);
+}
+
+/* Copies on the transfer queue ordered with a kernel on the compute queue
+ * through events alone. */
+static void transfers_and_kernels_order_by_events(void **state)
+{
+    (void)state;
+    tdm_engine *e = tdm_test_engine();
+    enum { N = 5000, BLOCK = 700 };
+    uint32_t gaps[N], bases[(N + BLOCK - 1) / BLOCK], want[N], got[N];
+    for (uint32_t i = 0; i < N; i++)
+        gaps[i] = i % 13;
+    for (uint32_t b = 0; b < (N + BLOCK - 1) / BLOCK; b++)
+        bases[b] = b * 1000;
+    tdm_delta_decode_ref(gaps, bases, want, N, BLOCK);
+    for (int i = 0; i < tdm_engine_device_count(e); i++) {
+        tdm_device *d = tdm_engine_device(e, i);
+        tdm_err err = {0};
+        cl_mem bg, bb, bo;
+        cl_event up[2], k, down;
+        assert_int_equal(tdm_buffer_create(d, CL_MEM_READ_ONLY, sizeof gaps, NULL, &bg, &err), TDM_OK);
+        assert_int_equal(tdm_buffer_create(d, CL_MEM_READ_ONLY, sizeof bases, NULL, &bb, &err), TDM_OK);
+        assert_int_equal(tdm_buffer_create(d, CL_MEM_READ_WRITE, sizeof got, NULL, &bo, &err), TDM_OK);
+        assert_int_equal(tdm_upload(d, bg, 0, sizeof gaps, gaps, 0, NULL, &up[0], &err), TDM_OK);
+        assert_int_equal(tdm_upload(d, bb, 0, sizeof bases, bases, 0, NULL, &up[1], &err), TDM_OK);
+        cl_uint n = N, blk = BLOCK;
+        tdm_karg args[] = {TDM_KARG_MEM(&bg), TDM_KARG_MEM(&bb), TDM_KARG_MEM(&bo),
+                           TDM_KARG_U32(&n), TDM_KARG_U32(&blk)};
+        size_t groups = (N + BLOCK - 1) / BLOCK;
+        assert_int_equal(tdm_kernel_launch(d, "tdm_delta_decode", args, 5, groups * d->wg_size,
+                                           d->wg_size, 2, up, &k, &err), TDM_OK);
+        memset(got, 0, sizeof got);
+        assert_int_equal(tdm_download(d, bo, 0, sizeof got, got, 1, &k, &down, &err), TDM_OK);
+        assert_int_equal(clWaitForEvents(1, &down), CL_SUCCESS);
+        assert_memory_equal(got, want, sizeof got);
+        clReleaseEvent(up[0]);
+        clReleaseEvent(up[1]);
+        clReleaseEvent(k);
+        clReleaseEvent(down);
+        clReleaseMemObject(bg);
+        clReleaseMemObject(bb);
+        clReleaseMemObject(bo);
+    }
+    tdm_engine_close(e);
+}
+
+/* Device characteristics are measured once, on the first request, and the
+ * same figures come back after. Too slow under a simulator. */
+static void device_probe_is_measured_once(void **state)
+{
+    (void)state;
+    if (getenv("TANDEM_TEST_OCLGRIND")) {
+        printf("under Oclgrind: 512 MiB of copies skipped\n");
+        skip();
+    }
+    tdm_engine *e = tdm_test_engine();
+    tdm_device *d = tdm_engine_device(e, 0);
+    tdm_device_probe a, b;
+    tdm_err err = {0};
+    assert_int_equal(tdm_device_probe_get(d, &a, &err), TDM_OK);
+    assert_true(a.copy_gbs > 0);
+    assert_true(a.launch_s > 0);
+    assert_int_equal(tdm_device_probe_get(d, &b, &err), TDM_OK);
+    assert_memory_equal(&a, &b, sizeof a);
+    printf("%s: copy %.1f GB/s, launch %.1f us (device %.1f us)\n", d->info.name, a.copy_gbs,
+           a.launch_s * 1e6, a.launch_dev_s * 1e6);
+    tdm_engine_close(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +300,9 @@ int main(void)
         cmocka_unit_test(bad_build_option_is_an_error),
         cmocka_unit_test(environment_selects_devices),
         cmocka_unit_test(oversized_buffer_is_device_memory_error),
+        cmocka_unit_test(kernel_pool_lends_and_reuses),
+        cmocka_unit_test(transfers_and_kernels_order_by_events),
+        cmocka_unit_test(device_probe_is_measured_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
