@@ -12,6 +12,7 @@
 
 #include "index/bm25.h"
 #include "index/tokpool.h"
+#include "query/bounds.h"
 #include "query/oracle.h"
 #include "randcoll.h"
 #include "testutil.h"
@@ -568,6 +569,68 @@ static void topk_heap(void **state)
     }
 }
 
+/* Recomputed block bounds hold every float score of their block and equal
+ * the largest; bounds from the stored ones (default parameters) are never
+ * below them; document sums stay below the sums of bounds in term order. */
+static void block_bounds(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("oracle_bounds");
+    static const char *codecs[] = {"bp128", "newpfd64", "vbyte1024", "pef"};
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        randcoll c;
+        randcoll_init(&c, seed + 100, 500 * (uint32_t)seed, 15);
+        tdm_ireader *ir = open_index(write_index(&c, dir, codecs[seed - 1]));
+        const uint32_t *dl = tdm_ireader_doclens(ir);
+        tdm_err err = {0};
+        tdm_query q;
+        tdm_query_init(&q);
+        for (uint64_t l = 0; l < c.nlists; l++)
+            assert_int_equal(tdm_query_add_id(&q, ir, l, 1 + (double)(l % 3) / 2, &err), TDM_OK);
+        tdm_query_finish(&q);
+        for (size_t pi = 0; pi < sizeof params / sizeof *params; pi++) {
+            tdm_scorer s;
+            assert_int_equal(tdm_scorer_init(&s, ir, &q, &params[pi], &err), TDM_OK);
+            float *ub = calloc(c.ndocs, sizeof *ub), *sum = calloc(c.ndocs, sizeof *sum);
+            for (size_t t = 0; t < q.nterms; t++) {
+                tdm_ilist il;
+                assert_int_equal(tdm_ireader_list(ir, q.terms[t].id, &il, &err), TDM_OK);
+                float *b = malloc(il.nblocks * sizeof *b), mx;
+                assert_int_equal(tdm_score_block_bounds(ir, &q, &s, t, b, &mx, &err), TDM_OK);
+                uint64_t li = q.terms[t].id;
+                uint32_t bs = il.docs.block_size;
+                int *hit = calloc(il.nblocks, sizeof *hit);
+                for (size_t i = 0; i < c.n[li]; i++) {
+                    uint32_t d = c.docids[li][i];
+                    float sc = tdm_score_f(&s, t, c.freqs[li][i], dl[d]);
+                    assert_true(sc <= b[i / bs] && b[i / bs] <= mx);
+                    hit[i / bs] |= sc == b[i / bs];
+                    sum[d] = sum[d] + sc;
+                    ub[d] = ub[d] + b[i / bs];
+                    float st = tdm_score_stored_bound(ir, &q, &s, t, tdm_ilist_block_max(&il, (uint32_t)(i / bs)));
+                    if (pi == 0)
+                        assert_true(st >= b[i / bs]);
+                    else
+                        assert_true(st == -1);
+                }
+                for (uint32_t k = 0; k < il.nblocks; k++)
+                    assert_true(hit[k]);
+                free(hit);
+                free(b);
+            }
+            for (uint32_t d = 0; d < c.ndocs; d++)
+                assert_true(sum[d] <= ub[d]);
+            free(ub);
+            free(sum);
+            tdm_scorer_free(&s);
+        }
+        tdm_query_free(&q);
+        tdm_ireader_close(ir);
+        randcoll_free(&c);
+        tdm_err_clear(&err);
+    }
+}
+
 typedef struct pool_job {
     tdm_tokpool *pool;
     const tdm_ireader *ir;
@@ -632,6 +695,7 @@ int main(void)
         cmocka_unit_test(ties_by_docid),      cmocka_unit_test(requests_and_limits),
         cmocka_unit_test(text_queries),       cmocka_unit_test(score_formulas),
         cmocka_unit_test(topk_heap),          cmocka_unit_test(tokpool_threads),
+        cmocka_unit_test(block_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,46 @@
+/* Block bounds of float scores (bounds.h). */
+#include "bounds.h"
+
+#include <stdlib.h>
+
+#include "tandem.h"
+
+int tdm_score_block_bounds(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *s,
+                           size_t t, float *bounds, float *list_max, tdm_err *err)
+{
+    tdm_ilist l;
+    int rc = tdm_ireader_list(r, q->terms[t].id, &l, err);
+    if (rc)
+        return rc;
+    uint32_t *d = malloc((size_t)l.df * sizeof *d), *f = malloc((size_t)l.df * sizeof *f);
+    if (!d || !f)
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for a list of %u", l.df);
+    if (rc == TDM_OK)
+        rc = tdm_ireader_decode(r, q->terms[t].id, d, f, err);
+    if (rc == TDM_OK) {
+        const uint32_t *dl = tdm_ireader_doclens(r);
+        uint32_t bs = l.docs.block_size;
+        *list_max = 0;
+        for (uint32_t b = 0; b < l.nblocks; b++)
+            bounds[b] = 0;
+        for (uint32_t i = 0; i < l.df; i++) {
+            float sc = tdm_score_f(s, t, f[i], dl[d[i]]);
+            if (sc > bounds[i / bs])
+                bounds[i / bs] = sc;
+            if (sc > *list_max)
+                *list_max = sc;
+        }
+    }
+    free(d);
+    free(f);
+    return rc;
+}
+
+float tdm_score_stored_bound(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *s,
+                             size_t t, float stored)
+{
+    const tdm_ireader_info *info = tdm_ireader_info_get(r);
+    if (s->kind != TDM_SCORING_BM25 || s->k1 != info->k1 || s->b != info->b)
+        return -1;
+    return (float)((double)stored * q->terms[t].weight * TDM_SCORE_BOUND_SLACK);
+}

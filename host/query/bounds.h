@@ -1,0 +1,44 @@
+/* Upper bounds of a query term's float scores per block (score.h's
+ * device-exact formula), for pruning (WAND, Block-Max WAND, MaxScore,
+ * block skipping in OR) that stays exact.
+ *
+ * Why sums of bounds are safe: float addition is monotone (a <= a', b <= b'
+ * gives fl(a + b) <= fl(a' + b')), so if every term's score is at most its
+ * bound, a document's float score, summed in term order, is at most the
+ * float sum of those bounds in the same order. A pruning test therefore
+ * compares that sum (same order, no FMA) with the threshold.
+ *
+ * Two sources of bounds:
+ *   - recomputed (tdm_score_block_bounds): the largest float score in each
+ *     block for the request's parameters, from the postings: exact, valid
+ *     for any k1, b, any weight, and impact scoring. O(postings of the list):
+ *     a planner computes them once per (term, parameters) and caches them.
+ *   - from the index's stored BM25 bounds (tdm_score_stored_bound), only
+ *     when the request's k1 and b are those the index stored its bounds for:
+ *     the stored bound B is >= the double BM25 of every posting of the block
+ *     (FORMAT.md), the float score is within 2^-21 relative of weight times
+ *     that, so (float)(B * weight * TDM_SCORE_BOUND_SLACK) is an upper bound.
+ *
+ * Threads: pure functions of their arguments.
+ */
+#ifndef TDM_QUERY_BOUNDS_H
+#define TDM_QUERY_BOUNDS_H
+
+#include "common/error.h"
+#include "index/reader.h"
+#include "query/query.h"
+#include "query/score.h"
+
+/* For the t-th term of q (scored by s, built for q on r): bounds[b] = the
+ * largest float score of block b (bounds has room for the list's nblocks,
+ * tdm_ireader_list), *list_max = the largest of them. */
+int tdm_score_block_bounds(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *s,
+                           size_t t, float *bounds, float *list_max, tdm_err *err);
+
+/* A bound on the t-th term's float scores in a block whose stored BM25 bound
+ * is `stored` (tdm_ilist_block_max); -1 when the stored bounds do not apply
+ * (impact scoring, or k1, b other than the index's). */
+float tdm_score_stored_bound(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *s,
+                             size_t t, float stored);
+
+#endif
