@@ -50,7 +50,8 @@
  * score bit-identically. Pruning bounds: float rounding is monotone, so if
  * every s_t <= u_t then the float sum of the s_t in term order <= the float
  * sum of the u_t in the same order; a bound u_t on the float s_t needs a few
- * ulps of slack over the double score (tdm_score_bound_slack).
+ * ulps of slack over the double score (TDM_SCORE_BOUND_SLACK; query/bounds.h
+ * computes both kinds of bound).
  *
  * Threads: a tdm_scorer is immutable after tdm_scorer_init; any number of
  * threads may read it.
