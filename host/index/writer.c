@@ -116,8 +116,8 @@ static int open_spill(tdm_iwriter *w, tdm_err *err)
 
 static int set_options(tdm_iwriter *w, const tdm_iwriter_options *o, tdm_err *err)
 {
-    w->k1 = o->k1 > 0 ? o->k1 : TDM_IDX_DEFAULT_K1;
-    w->b = o->b > 0 ? o->b : TDM_IDX_DEFAULT_B;
+    w->k1 = o->bm25_as_given || o->k1 > 0 ? o->k1 : TDM_IDX_DEFAULT_K1;
+    w->b = o->bm25_as_given || o->b > 0 ? o->b : TDM_IDX_DEFAULT_B;
     snprintf(w->stemmer, sizeof w->stemmer, "%s", o->stemmer ? o->stemmer : "none");
     uint64_t zero = 0;
     uint32_t zero32 = 0;
