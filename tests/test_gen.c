@@ -6,10 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "codec/listgen.h"
 #include "common/fsutil.h"
+#include "index/ciff.h"
 #include "index/collection_gen.h"
+#include "index/pisa.h"
 #include "index/reader.h"
 #include "testutil.h"
 
@@ -370,6 +373,92 @@ static void collection_builds(void **state)
     tdm_ireader_close(r);
 }
 
+/* Whether the file at path holds exactly `want` (n bytes). */
+static void assert_file_is(const char *path, const void *want, size_t n)
+{
+    size_t got_n;
+    unsigned char *got = tdm_read_file(path, &got_n);
+    assert_non_null(got);
+    assert_int_equal(got_n, n);
+    assert_memory_equal(got, want, n);
+    free(got);
+}
+
+/* The library's own writers refuse to replace an input, a device or a FIFO
+ * (the CLI checks first, so only this test reaches the library's guard). */
+static void library_outputs_guarded(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("gen_guard");
+    char coll[1100], stop[1100], idx[1100], ciff[1100], fifo[1100], pisa[1100];
+    snprintf(coll, sizeof coll, "%s/c.txt", dir);
+    snprintf(stop, sizeof stop, "%s/stop.txt", dir);
+    snprintf(idx, sizeof idx, "%s/c.tdm", dir);
+    snprintf(ciff, sizeof ciff, "%s/c.ciff", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(pisa, sizeof pisa, "%s/p", dir);
+    size_t n, sn;
+    tdm_gen_options g = {.ndocs = 50, .seed = 2};
+    char *text = generate(&g, &n);
+    FILE *f = fopen(coll, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+    f = fopen(stop, "wb");
+    assert_non_null(f);
+    fputs("the\n", f);
+    assert_int_equal(fclose(f), 0);
+    char *stoptext = (char *)tdm_read_file(stop, &sn);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+
+    tdm_index_build_options b;
+    tdm_index_build_options_init(&b);
+    b.format = TDM_BUILD_LINES;
+    const char *in[] = {coll};
+    assert_int_equal(tdm_index_build(in, 1, coll, &b), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_last_error(), "same file as input"));
+    assert_file_is(coll, text, n);
+    b.stopwords = stop;
+    assert_int_equal(tdm_index_build(in, 1, stop, &b), TDM_ERR_INVALID_ARG);
+    assert_file_is(stop, stoptext, sn);
+    assert_int_equal(tdm_index_build(in, 1, fifo, &b), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_last_error(), "FIFO"));
+    assert_int_equal(tdm_index_build(in, 1, "/dev/null", &b), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_index_build(in, 1, dir, &b), TDM_ERR_INVALID_ARG);
+    if (tdm_index_build(in, 1, idx, &b) != TDM_OK)
+        fail_msg("build: %s", tdm_last_error());
+
+    /* Export: not over the index it reads, not over a FIFO. */
+    tdm_ireader *r;
+    tdm_err err = {0};
+    assert_int_equal(tdm_ireader_open(idx, &r, &err), TDM_OK);
+    assert_int_equal(tdm_ciff_export(r, idx, NULL, &err), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_ciff_export(r, fifo, NULL, &err), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_ciff_export(r, ciff, NULL, &err), TDM_OK);
+    assert_int_equal(tdm_pisa_export(r, pisa, &err), TDM_OK);
+    tdm_ireader_close(r);
+    tdm_err_clear(&err);
+
+    /* Import: not over the CIFF file or a file of the PISA collection. */
+    size_t cn, pn;
+    unsigned char *ciffbytes = tdm_read_file(ciff, &cn);
+    char docs[1200];
+    snprintf(docs, sizeof docs, "%s.docs", pisa);
+    unsigned char *docsbytes = tdm_read_file(docs, &pn);
+    tdm_index_import_options io;
+    tdm_index_import_options_init(&io);
+    assert_int_equal(tdm_index_import(ciff, ciff, &io), TDM_ERR_INVALID_ARG);
+    assert_file_is(ciff, ciffbytes, cn);
+    io.format = TDM_IMPORT_PISA;
+    assert_int_equal(tdm_index_import(pisa, docs, &io), TDM_ERR_INVALID_ARG);
+    assert_file_is(docs, docsbytes, pn);
+    assert_int_equal(tdm_index_import(pisa, fifo, &io), TDM_ERR_INVALID_ARG);
+    free(ciffbytes);
+    free(docsbytes);
+    free(stoptext);
+    free(text);
+}
+
 /* ---- the CLI (TANDEM_CLI) */
 
 static int run_cli(const char *args)
@@ -461,6 +550,7 @@ int main(void)
         cmocka_unit_test(collection_names_follow_query_log),
         cmocka_unit_test(real_query_log_ranks),
         cmocka_unit_test(collection_builds),
+        cmocka_unit_test(library_outputs_guarded),
         cmocka_unit_test(cli_gen_lists),
         cmocka_unit_test(cli_gen_collection),
     };

@@ -2,6 +2,7 @@
  * their options (defaults, struct_size, range checks) and cancellation. */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,6 +12,7 @@
 #include "codec/codec.h"
 #include "collection.h"
 #include "common/error.h"
+#include "common/fsutil.h"
 #include "format.h"
 #include "pisa.h"
 #include "tandem.h"
@@ -163,11 +165,28 @@ static int write_source(const tdm_coll_source *src, const char *out_path,
     return rc;
 }
 
+/* The output must not be the input: the CIFF file, or a file of the PISA
+ * collection at basename `input` (fsutil.h's guard). */
+static int check_output(const char *input, const char *out_path, int pisa, tdm_err *e)
+{
+    static const char *const ext[] = {"", ".docs", ".freqs", ".sizes", ".terms", ".documents"};
+    int rc = TDM_OK;
+    for (int k = 0; rc == TDM_OK && k < (pisa ? 6 : 1); k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s%s", input, ext[k]);
+        const char *in = path;
+        rc = tdm_output_check(out_path, &in, 1, e);
+    }
+    return rc;
+}
+
 static int import(const char *input, const char *out_path, tdm_index_import_options *o,
                   tdm_err *e)
 {
     tdm_coll_source src;
-    int rc;
+    int rc = check_output(input, out_path, o->format == TDM_IMPORT_PISA, e);
+    if (rc != TDM_OK)
+        return rc;
     if (o->format == TDM_IMPORT_CIFF) {
         tdm_ciff *c = NULL;
         rc = tdm_ciff_open(input, &c, e);
