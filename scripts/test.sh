@@ -11,12 +11,22 @@ failed=0
 times=()
 # Runs one stage; counts it as passed or failed (the suite goes on either way).
 stage() { if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi; }
-# timed <label> <command...>: runs the command, notes how long it took.
+# CPU seconds (user + system) used so far by finished child processes (the
+# builtin `times` in this shell, not in a pipe's subshell).
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+cpu() { times > "$cpu_file"; }
+cpu_read() { awk 'NR == 2 { split($0, t, /[ms ]+/); printf "%d", t[1] * 60 + t[2] + t[3] * 60 + t[4] }' "$cpu_file"; }
+# timed <label> <command...>: runs the command, notes its wall-clock and CPU time.
 timed() {
-  local label=$1 t0=$SECONDS
+  local label=$1 t0=$SECONDS c0 c1
+  cpu
+  c0=$(cpu_read)
   shift
   "$@"
-  times+=("$label $((SECONDS - t0)) s")
+  cpu
+  c1=$(cpu_read)
+  times+=("$label $((SECONDS - t0)) s (cpu $((c1 - c0)) s)")
 }
 echo "== build + tests (RelWithDebInfo)"
 cmake --preset default >/dev/null
