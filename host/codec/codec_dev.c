@@ -158,15 +158,19 @@ void tdm_codec_dev_free(tdm_codec_dev_list *l)
     memset(l, 0, sizeof *l);
 }
 
-/* The caller's wait list plus the list's upload, in `all` (nwait + 1). */
-static cl_uint wait_list(tdm_codec_dev_list *l, cl_uint nwait, const cl_event *wait,
-                         cl_event *all)
+int tdm_codec_dev_wait_list(const tdm_codec_dev_list *l, cl_uint nwait, const cl_event *wait,
+                            cl_event **all, cl_uint *n, tdm_err *err)
 {
+    *n = 0;
+    *all = malloc(((size_t)nwait + 1) * sizeof **all);
+    if (!*all)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "a wait list of %u events", nwait);
     for (cl_uint i = 0; i < nwait; i++)
-        all[i] = wait[i];
+        (*all)[i] = wait[i];
+    *n = nwait;
     if (l->ready)
-        all[nwait++] = l->ready;
-    return nwait;
+        (*all)[(*n)++] = l->ready;
+    return TDM_OK;
 }
 
 int tdm_codec_dev_launch(tdm_codec_dev_list *l, const tdm_codec_dev_job *job, size_t groups,
@@ -188,10 +192,10 @@ int tdm_codec_dev_launch(tdm_codec_dev_list *l, const tdm_codec_dev_job *job, si
         if (cap && groups > cap)
             groups = cap; /* enough to fill the device; each group loops */
     }
-    cl_event *all = malloc(((size_t)nwait + 1) * sizeof *all);
-    if (!all)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "codec decode: a wait list of %u", nwait);
-    cl_uint n = wait_list(l, nwait, wait, all);
+    cl_event *all;
+    cl_uint n;
+    if (tdm_codec_dev_wait_list(l, nwait, wait, &all, &n, err) != TDM_OK)
+        return err->code;
     size_t local = l->dev->wg_size;
     int st = tdm_kernel_launch(l->dev, l->ops->dev->kernel, args, sizeof args / sizeof *args,
                                groups * local, local, n, all, ev, err);

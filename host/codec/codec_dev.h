@@ -145,6 +145,12 @@ int tdm_codec_dev_decode_sel(tdm_codec_dev_list *l, cl_mem sel, uint32_t njobs, 
 int tdm_codec_dev_launch(tdm_codec_dev_list *l, const tdm_codec_dev_job *job, size_t groups,
                          cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err);
 
+/* The caller's wait list (nwait events) plus the list's upload, in a
+ * malloc'd *all of *n events (the caller frees it), for drivers of other
+ * kernels on a resident list (gather.c). */
+int tdm_codec_dev_wait_list(const tdm_codec_dev_list *l, cl_uint nwait, const cl_event *wait,
+                            cl_event **all, cl_uint *n, tdm_err *err);
+
 /* Reads the list's sticky corruption flag: TDM_OK, or TDM_ERR_CORRUPT if
  * any kernel so far found the payload bad, TDM_ERR_INVALID_ARG if one was
  * given an out-of-range job. Blocking. With nwait = 0 it waits for

@@ -29,14 +29,10 @@ int tdm_codec_gather_enqueue(tdm_codec_dev_list *l, cl_mem idx, uint32_t count, 
         TDM_KARG_U32(&delta),     TDM_KARG_MEM(&idx),        TDM_KARG_U32(&count),
         TDM_KARG_MEM(&out),       TDM_KARG_MEM(&l->status),
     };
-    cl_event *all = malloc(((size_t)nwait + 1) * sizeof *all);
-    if (!all)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "gather: a wait list of %u", nwait);
-    cl_uint n = 0;
-    for (; n < nwait; n++)
-        all[n] = wait[n];
-    if (l->ready)
-        all[n++] = l->ready;
+    cl_event *all;
+    cl_uint n;
+    if (tdm_codec_dev_wait_list(l, nwait, wait, &all, &n, err) != TDM_OK)
+        return err->code;
     size_t local = l->dev->wg_size, global = tdm_round_up(count, local);
     int st = tdm_kernel_launch(l->dev, name, args, sizeof args / sizeof *args, global, local,
                                n, all, ev, err);

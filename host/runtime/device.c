@@ -112,38 +112,36 @@ static cl_int finish(cl_event e, cl_event *ev)
     return rc;
 }
 
-int tdm_upload(tdm_device *d, cl_mem dst, size_t offset, size_t bytes, const void *src,
-               cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
+/* One copy on the transfer queue, either way (tdm_upload, tdm_download). */
+static int transfer(tdm_device *d, int write, cl_mem buf, size_t offset, size_t bytes,
+                    void *host, cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
 {
     cl_event e = NULL;
     if (ev)
         *ev = NULL;
-    cl_int rc = clEnqueueWriteBuffer(d->xfer, dst, CL_FALSE, offset, bytes, src, nwait,
-                                     nwait ? wait : NULL, &e);
+    const cl_event *w = nwait ? wait : NULL;
+    cl_int rc = write ? clEnqueueWriteBuffer(d->xfer, buf, CL_FALSE, offset, bytes, host, nwait,
+                                             w, &e)
+                      : clEnqueueReadBuffer(d->xfer, buf, CL_FALSE, offset, bytes, host, nwait,
+                                            w, &e);
     if (rc == CL_SUCCESS)
         rc = finish(e, ev);
     if (rc != CL_SUCCESS) {
-        tdm_cl_fail(err, rc, "clEnqueueWriteBuffer");
-        tdm_err_append(err, " (%zu bytes to %s)", bytes, d->info.name);
+        tdm_cl_fail(err, rc, write ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
+        tdm_err_append(err, " (%zu bytes %s %s)", bytes, write ? "to" : "from", d->info.name);
         return err->code;
     }
     return TDM_OK;
 }
 
+int tdm_upload(tdm_device *d, cl_mem dst, size_t offset, size_t bytes, const void *src,
+               cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
+{
+    return transfer(d, 1, dst, offset, bytes, (void *)src, nwait, wait, ev, err);
+}
+
 int tdm_download(tdm_device *d, cl_mem src, size_t offset, size_t bytes, void *dst,
                  cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
 {
-    cl_event e = NULL;
-    if (ev)
-        *ev = NULL;
-    cl_int rc = clEnqueueReadBuffer(d->xfer, src, CL_FALSE, offset, bytes, dst, nwait,
-                                    nwait ? wait : NULL, &e);
-    if (rc == CL_SUCCESS)
-        rc = finish(e, ev);
-    if (rc != CL_SUCCESS) {
-        tdm_cl_fail(err, rc, "clEnqueueReadBuffer");
-        tdm_err_append(err, " (%zu bytes from %s)", bytes, d->info.name);
-        return err->code;
-    }
-    return TDM_OK;
+    return transfer(d, 0, src, offset, bytes, dst, nwait, wait, ev, err);
 }
