@@ -59,91 +59,42 @@ static void import_usage(FILE *f)
                "  --quiet             no progress on a terminal\n");
 }
 
-/* Wraps a source so that each list handed out can redraw a progress line. */
-typedef struct progress {
-    tdm_coll_source inner;
-    double t0, last;
-} progress;
-
-static int progress_list(void *self, uint64_t i, tdm_coll_list *out, tdm_err *err)
+/* Redraws one progress line (only called when stderr is a terminal). */
+static int progress_line(void *user, const tdm_index_import_progress *p)
 {
-    progress *p = self;
-    double t = tdm_cli_now();
-    if (t - p->last > 0.1 || i + 1 == p->inner.nlists) {
-        p->last = t;
-        fprintf(stderr, "\r%llu / %llu lists, %.1f s ", (unsigned long long)i + 1,
-                (unsigned long long)p->inner.nlists, t - p->t0);
-        if (i + 1 == p->inner.nlists)
-            fputc('\n', stderr);
-    }
-    return p->inner.list(p->inner.self, i, out, err);
+    (void)user;
+    fprintf(stderr, "\r%llu / %llu lists, %.1f s ", (unsigned long long)p->lists_done,
+            (unsigned long long)p->lists_total, p->seconds);
+    if (p->lists_done == p->lists_total)
+        fputc('\n', stderr);
+    return 0; /* go on */
 }
 
-/* Opens the input as a collection source; *handle is what to close. */
-static int open_source(const char *from, const char *in, void **handle, tdm_coll_source *src,
-                       tdm_err *err)
+static int run_import(const char *in, const char *out, tdm_index_import_options *o, int quiet)
 {
-    if (!strcmp(from, "ciff")) {
-        tdm_ciff *c;
-        int rc = tdm_ciff_open(in, &c, err);
-        if (rc == TDM_OK) {
-            *handle = c;
-            tdm_ciff_source(c, src);
-            if (tdm_ciff_info_get(c)->empty_lists)
-                fprintf(stderr, "tandem import: %s: skipped %llu postings lists with no postings\n",
-                        in, (unsigned long long)tdm_ciff_info_get(c)->empty_lists);
-        }
-        return rc;
-    }
-    tdm_pisa *p;
-    int rc = tdm_pisa_open(in, &p, err);
-    if (rc == TDM_OK) {
-        *handle = p;
-        tdm_pisa_source(p, src);
-    }
-    return rc;
-}
-
-static int run_import(const char *from, const char *in, const char *out,
-                      const tdm_iwriter_options *o, int quiet)
-{
-    tdm_err err = {0};
-    void *h = NULL;
-    progress pr = {.t0 = tdm_cli_now()};
-    int rc = open_source(from, in, &h, &pr.inner, &err);
-    if (rc == TDM_OK) {
-        tdm_coll_source src = pr.inner;
-        if (!quiet && isatty(2)) {
-            src.list = progress_list;
-            src.self = &pr;
-        }
-        rc = tdm_collection_write(&src, out, o, &err);
-    }
-    if (!strcmp(from, "ciff"))
-        tdm_ciff_close(h);
-    else
-        tdm_pisa_close(h);
-    if (rc != TDM_OK) {
-        tdm_cli_fail("import", "%s", tdm_err_msg(&err));
-        tdm_err_clear(&err);
-        return 1;
-    }
-    tdm_ireader *r = NULL;
-    if (tdm_ireader_open(out, &r, &err) == TDM_OK) {
-        const tdm_ireader_info *i = tdm_ireader_info_get(r);
+    double t0 = tdm_cli_now();
+    if (!quiet && isatty(2))
+        o->progress = progress_line;
+    int rc = tdm_index_import(in, out, o);
+    if (rc != TDM_OK)
+        return tdm_cli_fail("import", "%s", tdm_last_error());
+    if (o->empty_lists)
+        fprintf(stderr, "tandem import: %s: skipped %llu postings lists with no postings\n", in,
+                (unsigned long long)o->empty_lists);
+    tdm_index *ix = NULL;
+    tdm_index_stats st;
+    if (tdm_index_open(out, &ix) == TDM_OK && tdm_index_stats_get(ix, &st) == TDM_OK)
         printf("%s: %llu documents, %llu terms, %llu postings (codec %s) in %.2f s\n", out,
-               (unsigned long long)i->ndocs, (unsigned long long)i->nterms,
-               (unsigned long long)i->npostings, i->codec, tdm_cli_now() - pr.t0);
-        tdm_ireader_close(r);
-    }
-    tdm_err_clear(&err);
+               (unsigned long long)st.documents, (unsigned long long)st.terms,
+               (unsigned long long)st.postings, st.codec, tdm_cli_now() - t0);
+    tdm_index_close(ix);
     return 0;
 }
 
 int tdm_cmd_import(int argc, char **argv)
 {
-    /* k1 and b as given, so that b = 0 (no length normalisation) is b = 0 */
-    tdm_iwriter_options o = {.k1 = 1.2, .b = 0.75, .bm25_as_given = 1};
+    tdm_index_import_options o;
+    tdm_index_import_options_init(&o);
     const char *from = NULL, *in = NULL, *out = NULL, *v;
     int quiet = 0;
     for (int i = 1; i < argc; i++) {
@@ -177,7 +128,8 @@ int tdm_cmd_import(int argc, char **argv)
     }
     if (check_output("import", "-o", out, from, in, NULL))
         return 1;
-    return run_import(from, in, out, &o, quiet);
+    o.format = !strcmp(from, "ciff") ? TDM_IMPORT_CIFF : TDM_IMPORT_PISA;
+    return run_import(in, out, &o, quiet);
 }
 
 static void export_usage(FILE *f)
