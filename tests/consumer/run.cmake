@@ -58,10 +58,11 @@ set(libdir_local "${CMAKE_MATCH_1}")
 set(ENV{DESTDIR} "${WORK}/root-usr-local")
 run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix /usr/local)
 # /usr: a build configured with that prefix (GNUInstallDirs then picks
-# Debian's lib/<multiarch>); only the library is built.
+# Debian's lib/<multiarch>); only the library is built, unoptimised and
+# without debug information (what is tested here is the packaging).
 run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${WORK}/build-usr" -G "${GENERATOR}"
-    -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_BUILD_TYPE=Debug -DTANDEM_BUILD_TESTS=OFF
-    "-DCMAKE_C_COMPILER=${CC}")
+    -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-O0
+    -DTANDEM_BUILD_TESTS=OFF "-DCMAKE_C_COMPILER=${CC}")
 run("${CMAKE_COMMAND}" --build "${WORK}/build-usr" --parallel 2 --target tandem tandem_static)
 execute_process(COMMAND "${CMAKE_COMMAND}" -LA -N "${WORK}/build-usr" OUTPUT_VARIABLE cache)
 string(REGEX MATCH "CMAKE_INSTALL_LIBDIR:PATH=([^\n]*)" _ "${cache}")
