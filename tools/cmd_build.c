@@ -23,6 +23,7 @@ static void usage(FILE *f)
             "  --k1 X --b X                           BM25 of the block-max bounds (1.2, 0.75;\n"
             "                                         k1 in [0, 100], b in [0, 1])\n"
             "  --tmp DIR                              run files (default: next to INDEX)\n"
+            "  --allow-empty                          an input without documents is no error\n"
             "  --quiet                                no progress bar\n");
 }
 
@@ -72,6 +73,8 @@ static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
     uint64_t u;
     if (!strcmp(argv[*i], "--quiet")) {
         *quiet = 1;
+    } else if (!strcmp(argv[*i], "--allow-empty")) {
+        o->allow_empty = 1;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--format"))) {
         o->format = tdm_format_by_name(v);
         if (o->format < 0) {
