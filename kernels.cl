@@ -39,3 +39,5 @@
 #include "cl/codec_rice.cl"
 
 /* ---- block selection, intersection, scoring, top-k, DAAT */
+#include "cl/search_range.cl"
+#include "cl/search_merge.cl"

@@ -408,6 +408,119 @@ TDM_API void tdm_index_import_options_init(tdm_index_import_options *o);
 TDM_API int tdm_index_import(const char *input, const char *out_path,
                              tdm_index_import_options *opts);
 
+/* ---------------------------------------------------------------- search */
+
+/* A search handle binds an open index to an engine: the engine's devices
+ * hold what the index needs resident, and `tdm_search_*` calls rank queries
+ * on them, exactly: every algorithm on every device returns the same top k
+ * (same documents, same order, the same float scores bit for bit), ties
+ * broken by the smaller docid.
+ * Threads: any number of threads may search one handle at once (each call
+ * uses its own device buffers and tokenizer); tdm_search_close must not run
+ * concurrently with any other use. The engine and the index must outlive the
+ * handle. */
+typedef struct tdm_search tdm_search;
+
+/* Ranking algorithms, all exact (the same top k as exhaustive evaluation). */
+enum tdm_algorithm {
+    TDM_ALGO_AUTO = 0,     /* the planner picks by query features (default) */
+    TDM_ALGO_OR = 1,       /* ranked disjunction, exhaustive */
+    TDM_ALGO_AND = 2,      /* ranked conjunction: documents holding every term */
+    TDM_ALGO_AND_OR = 3,   /* AND, then OR only when AND matched fewer than k */
+    TDM_ALGO_WAND = 4,     /* disjunction with WAND pruning */
+    TDM_ALGO_BMW = 5,      /* disjunction with Block-Max WAND pruning */
+    TDM_ALGO_MAXSCORE = 6  /* disjunction with MaxScore pruning */
+};
+
+/* "auto", "or", "and", "and_or", "wand", "bmw", "maxscore"; NULL if unknown. */
+TDM_API const char *tdm_algorithm_name(int algorithm);
+/* The algorithm named `name` (as above; also "and-or", "block-max-wand"),
+ * case-insensitive, into *algorithm; TDM_ERR_INVALID_ARG naming it if
+ * unknown. */
+TDM_API int tdm_algorithm_parse(const char *name, int *algorithm);
+
+enum tdm_scoring {
+    TDM_SCORE_BM25 = 0,    /* BM25 (idf = ln(1 + (N - df + 0.5) / (df + 0.5))) */
+    TDM_SCORE_IMPACT = 1   /* stored frequencies are impacts: sum of weight x impact */
+};
+
+#define TDM_SEARCH_K_MAX 10000
+#define TDM_SEARCH_MAX_TERMS 1024
+
+/* Per request: call tdm_search_options_init, then change what you need. */
+typedef struct tdm_search_options {
+    size_t struct_size;    /* sizeof(tdm_search_options), from _init */
+    int algorithm;         /* enum tdm_algorithm; init TDM_ALGO_AUTO */
+    uint32_t k;            /* results wanted, 1 .. TDM_SEARCH_K_MAX; init 10 */
+    int scoring;           /* enum tdm_scoring; init TDM_SCORE_BM25 */
+    double k1, b;          /* BM25: k1 finite >= 0, b in [0, 1]; init 1.2, 0.75.
+                              Any values give exact results (block bounds are
+                              recomputed when they differ from the index's) */
+    int device;            /* engine device index, or -1 to let the planner
+                              choose; init -1 */
+    uint32_t ranges;       /* docid ranges the device splits the work into;
+                              0 (init) lets the planner size them per device */
+} tdm_search_options;
+
+TDM_API void tdm_search_options_init(tdm_search_options *o);
+
+/* One query term given directly: `term` as stored in the index (already
+ * normalized, see tdm_index_normalize), or NULL to name it by its lexicon
+ * position `id`; weight finite and > 0. */
+typedef struct tdm_search_term {
+    const char *term;
+    uint64_t id;
+    double weight;
+} tdm_search_term;
+
+typedef struct tdm_search_hit {
+    uint32_t docid;
+    float score;           /* the device-exact float score */
+    const char *name;      /* the document's name, owned by the index */
+} tdm_search_hit;
+
+/* What a search returns: hits best first; allocated by the library, freed
+ * with tdm_search_result_free. */
+typedef struct tdm_search_result {
+    tdm_search_hit *hits;
+    size_t n;              /* min(k, documents matched) */
+    int device;            /* the engine device that answered (-1: none ran,
+                              an empty query) */
+    int algorithm;         /* what ran (never TDM_ALGO_AUTO; TDM_ALGO_AND_OR
+                              when AND was followed by OR) */
+    uint32_t ranges;       /* docid ranges the work was split into */
+    double seconds;        /* wall time of the call */
+    uint32_t terms;        /* distinct known terms of the query */
+    uint32_t unknown;      /* terms given that the index does not hold */
+    uint32_t launches;     /* kernel launches */
+    uint64_t bytes_up, bytes_down; /* host <-> device bytes moved */
+} tdm_search_result;
+
+/* Makes `index` searchable on `engine` (uploads what stays resident to each
+ * device). On success *out is a new handle the caller closes with
+ * tdm_search_close. Thread-safe. */
+TDM_API int tdm_search_open(tdm_engine *engine, const tdm_index *index, tdm_search **out);
+/* Accepts NULL. */
+TDM_API void tdm_search_close(tdm_search *s);
+
+/* Ranks `text`, put through the index's own tokenizer, stopwords and
+ * stemmer (each word weight 1; a word given twice weighs twice). `opts` may
+ * be NULL (the defaults). An empty query, or one of only unknown terms or
+ * stopwords, gives TDM_OK with no hits. Errors: TDM_ERR_INVALID_ARG (k out
+ * of range, a bad option), TDM_ERR_LIMIT (more than TDM_SEARCH_MAX_TERMS
+ * terms), TDM_ERR_UNSUPPORTED (an index built with a stemmer this library
+ * does not have; a device that cannot compute exact BM25), device errors.
+ * On success *out is the result (free it); on failure *out is NULL.
+ * Thread-safe. */
+TDM_API int tdm_search_text(tdm_search *s, const char *text, const tdm_search_options *opts,
+                            tdm_search_result **out);
+/* The same for n terms given directly (a term given twice counts twice, its
+ * weights summed; unknown terms are ignored). */
+TDM_API int tdm_search_terms(tdm_search *s, const tdm_search_term *terms, size_t n,
+                             const tdm_search_options *opts, tdm_search_result **out);
+/* Accepts NULL. */
+TDM_API void tdm_search_result_free(tdm_search_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "index_priv.h"
 #include "common/error.h"
 #include "reader.h"
 #include "tandem.h"
@@ -179,4 +180,10 @@ TDM_API int tdm_index_verify(const tdm_index *ix)
         return null_arg("tdm_index_verify", "index");
     tdm_err e = {0};
     return tdm_api_result(tdm_ireader_verify(ix->r, &e), &e);
+}
+
+/* index_priv.h: the reader, for the query area. */
+const tdm_ireader *tdm_index_ireader(const tdm_index *ix)
+{
+    return ix ? ix->r : NULL;
 }

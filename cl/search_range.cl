@@ -1,0 +1,440 @@
+/* Top-k search over docid ranges (Huang et al. 2017): the docid space is
+   split into ranges of rlen documents; each work-item owns one range and
+   runs the query document-at-a-time over the decoded postings of that range,
+   keeping the range's own top cap = min(k, rlen) in a heap in global memory,
+   and its own threshold for pruning (WAND, Block-Max WAND, MaxScore).
+   tdm_search_merge (search_merge.cl) then takes the query's top k from every
+   range's heap. The host side and the layouts are in host/query/search_dev.c.
+
+   Scores are score.h's device-exact float formula: every operation binary32,
+   nothing contracted (the pragma below), a document's score summed in
+   ascending term index (the query's term order), the division correctly
+   rounded through double (a double quotient rounded to float is the
+   correctly rounded float quotient, score.h). The host refuses BM25 on a
+   device without cl_khr_fp64. So every device, and the host oracle, give the
+   same bits.
+
+   Pruning stays exact. A sum of bounds computed in another order than the
+   term order (WAND's docid order, MaxScore's bound order) can be below the
+   term-order sum by (n - 1) ulps relative, n <= 1024 terms: under 2^-14.
+   Every such sum is multiplied by TDM_SEARCH_SLACK (1 + 2^-11) before it is
+   compared with the threshold, which more than covers it. A document is
+   skipped only when that bound is <= the range's threshold (the heap's worst
+   score once full): documents come in ascending docid within a range, so a
+   later document with the same score as the worst ranks below it.
+
+   Term table (uint words, TDM_SEARCH_TW per term, host: search_dev.c):
+     0 first position of the term's postings in docs/freqs
+     1 df
+     2 block size of the list (the unit of its block bounds)
+     3 first entry of its block bounds in bmax
+     4 qw (float bits): score.h's per-term factor
+     5 upper bound of the term's float scores (float bits)
+     6 MaxScore order: the index of the term with the 6th-word-rank-th
+       smallest bound (word 6 of term i = the i-th term by ascending bound)
+   Cursors (cur) and WAND's docid order (ord) live in global scratch,
+   nterms x nranges words each, indexed [t * nranges + r]. */
+
+#pragma OPENCL FP_CONTRACT OFF
+#if defined(cl_khr_fp64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define TDM_SEARCH_DIV(a, b) ((float)((double)(a) / (double)(b)))
+#else
+#define TDM_SEARCH_DIV(a, b) ((a) / (b))
+#endif
+
+#define TDM_SEARCH_TW 8u
+#define TDM_SEARCH_NODOC 0xffffffffu
+#define TDM_SEARCH_SLACK 1.00048828125f
+
+#define TDM_ALG_OR 0u
+#define TDM_ALG_AND 1u
+#define TDM_ALG_WAND 2u
+#define TDM_ALG_BMW 3u
+#define TDM_ALG_MAXSCORE 4u
+
+typedef struct tdm_srange {
+    __global const uint *docs;
+    __global const uint *freqs;
+    __global const uint *terms;
+    __global const float *bmax;
+    __global const uint *doclens;
+    __global uint *cur;
+    __global uint *ord;
+    __global float *hs;
+    __global uint *hd;
+    uint nt, nr, r, rend, cap, n, kind;
+    float c0, c1;
+} tdm_srange;
+
+uint tdm_sr_term(const tdm_srange *s, uint t, uint w) { return s->terms[t * TDM_SEARCH_TW + w]; }
+
+/* The docid under term t's cursor, NODOC past its list or the range. */
+uint tdm_sr_doc(const tdm_srange *s, uint t)
+{
+    uint p = s->cur[t * s->nr + s->r];
+    uint e = tdm_sr_term(s, t, 0) + tdm_sr_term(s, t, 1);
+    if (p >= e)
+        return TDM_SEARCH_NODOC;
+    uint d = s->docs[p];
+    return d < s->rend ? d : TDM_SEARCH_NODOC;
+}
+
+/* score.h's float formula for the posting at position p of term t. */
+float tdm_sr_score(const tdm_srange *s, uint t, uint p)
+{
+    float qw = as_float(tdm_sr_term(s, t, 4));
+    float f = (float)s->freqs[p];
+    if (s->kind == 1u)
+        return qw * f;
+    float dl = (float)s->doclens[s->docs[p]];
+    float k = s->c0 + s->c1 * dl;
+    float num = qw * f;
+    float den = f + k;
+    return TDM_SEARCH_DIV(num, den);
+}
+
+/* First position in [lo, e) whose docid is >= target (e if none). */
+uint tdm_sr_lower(__global const uint *docs, uint lo, uint e, uint target)
+{
+    uint hi = e;
+    while (lo < hi) {
+        uint mid = lo + (hi - lo) / 2u;
+        if (docs[mid] < target)
+            lo = mid + 1u;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Moves term t's cursor to its first posting >= target (galloping). */
+void tdm_sr_seek(tdm_srange *s, uint t, uint target)
+{
+    uint i = t * s->nr + s->r;
+    uint p = s->cur[i];
+    uint e = tdm_sr_term(s, t, 0) + tdm_sr_term(s, t, 1);
+    if (p >= e || s->docs[p] >= target)
+        return;
+    uint step = 1u;
+    while (step < e - p && s->docs[p + step] < target) {
+        p += step;
+        step <<= 1;
+    }
+    uint hi = step < e - p ? p + step : e;
+    s->cur[i] = tdm_sr_lower(s->docs, p + 1u, hi, target);
+}
+
+void tdm_sr_next(tdm_srange *s, uint t) { s->cur[t * s->nr + s->r] += 1u; }
+
+/* The threshold a document must beat: the heap's worst once it is full. */
+float tdm_sr_theta(const tdm_srange *s)
+{
+    return s->n < s->cap ? -1.0f : s->hs[s->r * s->cap];
+}
+
+/* Heap order: a ranks below b (lower score, or equal and larger docid). */
+int tdm_sr_worse(float as, uint ad, float bs, uint bd)
+{
+    return as < bs || (as == bs && ad > bd);
+}
+
+/* Offers document d with score sc to the range's heap (worst at the root).
+   Documents come in ascending docid, so sc must beat the worst strictly. */
+void tdm_sr_push(tdm_srange *s, uint d, float sc)
+{
+    __global float *hs = s->hs + s->r * s->cap;
+    __global uint *hd = s->hd + s->r * s->cap;
+    uint i;
+    if (s->n < s->cap) {
+        i = s->n++;
+        while (i > 0u) {
+            uint p = (i - 1u) / 2u;
+            if (!tdm_sr_worse(sc, d, hs[p], hd[p]))
+                break;
+            hs[i] = hs[p];
+            hd[i] = hd[p];
+            i = p;
+        }
+        hs[i] = sc;
+        hd[i] = d;
+        return;
+    }
+    if (!(sc > hs[0]))
+        return;
+    i = 0u;
+    for (;;) {
+        uint l = 2u * i + 1u, m = i;
+        float ms = sc;
+        uint md = d;
+        if (l < s->n && tdm_sr_worse(hs[l], hd[l], ms, md)) {
+            m = l;
+            ms = hs[l];
+            md = hd[l];
+        }
+        if (l + 1u < s->n && tdm_sr_worse(hs[l + 1u], hd[l + 1u], ms, md))
+            m = l + 1u;
+        if (m == i)
+            break;
+        hs[i] = hs[m];
+        hd[i] = hd[m];
+        i = m;
+    }
+    hs[i] = sc;
+    hd[i] = d;
+}
+
+/* Document d's score: the terms whose cursor is on d, in term order; those
+   cursors then move past d when `advance`. */
+float tdm_sr_full(tdm_srange *s, uint d, int advance)
+{
+    float acc = 0.0f;
+    for (uint t = 0; t < s->nt; t++)
+        if (tdm_sr_doc(s, t) == d) {
+            acc = acc + tdm_sr_score(s, t, s->cur[t * s->nr + s->r]);
+            if (advance)
+                tdm_sr_next(s, t);
+        }
+    return acc;
+}
+
+void tdm_sr_or(tdm_srange *s)
+{
+    for (;;) {
+        uint d = TDM_SEARCH_NODOC;
+        for (uint t = 0; t < s->nt; t++)
+            d = min(d, tdm_sr_doc(s, t));
+        if (d == TDM_SEARCH_NODOC)
+            return;
+        tdm_sr_push(s, d, tdm_sr_full(s, d, 1));
+    }
+}
+
+void tdm_sr_and(tdm_srange *s)
+{
+    uint lead = 0;
+    for (uint t = 1; t < s->nt; t++)
+        if (tdm_sr_term(s, t, 1) < tdm_sr_term(s, lead, 1))
+            lead = t;
+    uint d = tdm_sr_doc(s, lead);
+    while (d != TDM_SEARCH_NODOC) {
+        uint miss = 0u;
+        for (uint t = 0; t < s->nt && !miss; t++) {
+            if (t == lead)
+                continue;
+            tdm_sr_seek(s, t, d);
+            uint dt = tdm_sr_doc(s, t);
+            if (dt != d)
+                miss = dt;
+        }
+        if (miss == TDM_SEARCH_NODOC)
+            return;
+        if (miss) {
+            tdm_sr_seek(s, lead, miss);
+        } else {
+            tdm_sr_push(s, d, tdm_sr_full(s, d, 0));
+            tdm_sr_next(s, lead);
+        }
+        d = tdm_sr_doc(s, lead);
+    }
+}
+
+/* WAND's order: term indices sorted by the docid under their cursor
+   (insertion sort: it is nearly sorted after each step). */
+void tdm_sr_sort(tdm_srange *s)
+{
+    for (uint i = 1; i < s->nt; i++) {
+        uint t = s->ord[i * s->nr + s->r], dt = tdm_sr_doc(s, t);
+        uint j = i;
+        while (j > 0u) {
+            uint u = s->ord[(j - 1u) * s->nr + s->r];
+            if (tdm_sr_doc(s, u) <= dt)
+                break;
+            s->ord[j * s->nr + s->r] = u;
+            j--;
+        }
+        s->ord[j * s->nr + s->r] = t;
+    }
+}
+
+uint tdm_sr_ord(const tdm_srange *s, uint i) { return s->ord[i * s->nr + s->r]; }
+
+/* Block-Max: the bound of term t's block holding docid d (0 when its list
+   ends before d), and in *last that block's last docid. */
+float tdm_sr_block(const tdm_srange *s, uint t, uint d, uint *last)
+{
+    uint seg = tdm_sr_term(s, t, 0), df = tdm_sr_term(s, t, 1), bs = tdm_sr_term(s, t, 2);
+    uint nb = (df + bs - 1u) / bs;
+    uint b = (s->cur[t * s->nr + s->r] - seg) / bs;
+    while (b < nb) {
+        uint l = s->docs[seg + min((b + 1u) * bs, df) - 1u];
+        if (l >= d) {
+            *last = l;
+            return s->bmax[tdm_sr_term(s, t, 3) + b];
+        }
+        b++;
+    }
+    *last = TDM_SEARCH_NODOC;
+    return 0.0f;
+}
+
+void tdm_sr_wand(tdm_srange *s, int bmw)
+{
+    for (uint i = 0; i < s->nt; i++)
+        s->ord[i * s->nr + s->r] = i;
+    for (;;) {
+        tdm_sr_sort(s);
+        float th = tdm_sr_theta(s), acc = 0.0f;
+        uint piv = s->nt;
+        for (uint i = 0; i < s->nt; i++) {
+            uint t = tdm_sr_ord(s, i);
+            if (tdm_sr_doc(s, t) == TDM_SEARCH_NODOC)
+                break;
+            acc = acc + as_float(tdm_sr_term(s, t, 5));
+            if (acc * TDM_SEARCH_SLACK > th) {
+                piv = i;
+                break;
+            }
+        }
+        if (piv == s->nt)
+            return;
+        uint pd = tdm_sr_doc(s, tdm_sr_ord(s, piv));
+        while (piv + 1u < s->nt && tdm_sr_doc(s, tdm_sr_ord(s, piv + 1u)) == pd)
+            piv++;
+        if (bmw) {
+            /* the bound of the blocks that hold pd; documents in [pd, nxt)
+               hold no other term and lie in those same blocks */
+            uint nxt = piv + 1u < s->nt ? tdm_sr_doc(s, tdm_sr_ord(s, piv + 1u)) : TDM_SEARCH_NODOC;
+            float bsum = 0.0f;
+            for (uint i = 0; i <= piv; i++) {
+                uint last;
+                bsum = bsum + tdm_sr_block(s, tdm_sr_ord(s, i), pd, &last);
+                if (last != TDM_SEARCH_NODOC)
+                    nxt = min(nxt, last + 1u);
+            }
+            if (bsum * TDM_SEARCH_SLACK <= th) {
+                for (uint i = 0; i <= piv; i++)
+                    tdm_sr_seek(s, tdm_sr_ord(s, i), nxt);
+                continue;
+            }
+        }
+        if (tdm_sr_doc(s, tdm_sr_ord(s, 0)) == pd) {
+            tdm_sr_push(s, pd, tdm_sr_full(s, pd, 1));
+        } else {
+            for (uint i = 0; i < piv; i++)
+                tdm_sr_seek(s, tdm_sr_ord(s, i), pd);
+        }
+    }
+}
+
+/* MaxScore: terms by ascending bound (term word 6); the shortest prefix
+   whose bounds cannot beat the threshold together is non-essential: a
+   document is only found through the essential terms, and the non-essential
+   ones are looked up only while the bound still beats the threshold.
+   ord holds the prefix sums of the bounds in that order (float bits). */
+uint tdm_sr_split(tdm_srange *s, float th)
+{
+    float acc = 0.0f;
+    uint ne = 0;
+    for (uint i = 0; i < s->nt; i++) {
+        acc = acc + as_float(tdm_sr_term(s, tdm_sr_term(s, i, 6), 5));
+        s->ord[i * s->nr + s->r] = as_uint(acc);
+        if (acc * TDM_SEARCH_SLACK <= th)
+            ne = i + 1u;
+    }
+    return ne;
+}
+
+void tdm_sr_maxscore(tdm_srange *s)
+{
+    float th = tdm_sr_theta(s);
+    uint ne = tdm_sr_split(s, th);
+    for (;;) {
+        if (ne == s->nt)
+            return;
+        uint d = TDM_SEARCH_NODOC;
+        for (uint i = ne; i < s->nt; i++)
+            d = min(d, tdm_sr_doc(s, tdm_sr_term(s, i, 6)));
+        if (d == TDM_SEARCH_NODOC)
+            return;
+        float part = 0.0f;
+        for (uint i = ne; i < s->nt; i++) {
+            uint t = tdm_sr_term(s, i, 6);
+            if (tdm_sr_doc(s, t) == d)
+                part = part + tdm_sr_score(s, t, s->cur[t * s->nr + s->r]);
+        }
+        int keep = 1;
+        for (uint i = ne; i-- > 0u;) {
+            float bound = part + as_float(s->ord[i * s->nr + s->r]);
+            if (bound * TDM_SEARCH_SLACK <= th) {
+                keep = 0;
+                break;
+            }
+            uint t = tdm_sr_term(s, i, 6);
+            tdm_sr_seek(s, t, d);
+            if (tdm_sr_doc(s, t) == d)
+                part = part + tdm_sr_score(s, t, s->cur[t * s->nr + s->r]);
+        }
+        if (keep)
+            tdm_sr_push(s, d, tdm_sr_full(s, d, 0));
+        for (uint i = ne; i < s->nt; i++) {
+            uint t = tdm_sr_term(s, i, 6);
+            if (tdm_sr_doc(s, t) == d)
+                tdm_sr_next(s, t);
+        }
+        float nth = tdm_sr_theta(s);
+        if (nth != th) {
+            th = nth;
+            ne = tdm_sr_split(s, th);
+        }
+    }
+}
+
+/* One work-item per docid range [r * rlen, min((r + 1) * rlen, ndocs)).
+   hn[r] gets the number of entries of the range's heap. */
+__kernel void tdm_search_range(__global const uint *docs, __global const uint *freqs,
+                               __global const uint *terms, __global const float *bmax,
+                               __global const uint *doclens, __global uint *cur,
+                               __global uint *ord, __global float *hs, __global uint *hd,
+                               __global uint *hn, uint nt, uint nranges, uint rlen, uint ndocs,
+                               uint cap, uint alg, uint kind, float c0, float c1)
+{
+    uint r = get_global_id(0);
+    if (r >= nranges)
+        return;
+    tdm_srange s;
+    s.docs = docs;
+    s.freqs = freqs;
+    s.terms = terms;
+    s.bmax = bmax;
+    s.doclens = doclens;
+    s.cur = cur;
+    s.ord = ord;
+    s.hs = hs;
+    s.hd = hd;
+    s.nt = nt;
+    s.nr = nranges;
+    s.r = r;
+    uint rbeg = r * rlen;
+    s.rend = ndocs - rbeg > rlen ? rbeg + rlen : ndocs;
+    s.cap = cap;
+    s.n = 0u;
+    s.kind = kind;
+    s.c0 = c0;
+    s.c1 = c1;
+    for (uint t = 0; t < nt; t++) {
+        uint seg = tdm_sr_term(&s, t, 0);
+        cur[t * nranges + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, 1), rbeg);
+    }
+    if (alg == TDM_ALG_AND)
+        tdm_sr_and(&s);
+    else if (alg == TDM_ALG_WAND)
+        tdm_sr_wand(&s, 0);
+    else if (alg == TDM_ALG_BMW)
+        tdm_sr_wand(&s, 1);
+    else if (alg == TDM_ALG_MAXSCORE)
+        tdm_sr_maxscore(&s);
+    else
+        tdm_sr_or(&s);
+    hn[r] = s.n;
+}

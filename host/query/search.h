@@ -1,0 +1,96 @@
+/* Internals of the public search API (tandem.h, tdm_search_*): the handle,
+ * a query prepared for the device kernels (cl/search_range.cl,
+ * cl/search_merge.cl), the planner, and the device driver.
+ *
+ * The kernels read the query's postings decoded into scratch buffers, one
+ * segment per term in the query's term order (docids ascending, tf), its
+ * term table (TDM_SEARCH_TW words a term, layout in cl/search_range.cl) and
+ * block bounds, and the index's document lengths, resident per device.
+ *
+ * Threads: a tdm_search is read-only after open; everything per call lives
+ * in the call's own tdm_sprep and device buffers. */
+#ifndef TDM_QUERY_SEARCH_H
+#define TDM_QUERY_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "index/reader.h"
+#include "index/tokpool.h"
+#include "query/query.h"
+#include "query/score.h"
+#include "runtime/runtime.h"
+
+/* Must match cl/search_range.cl. */
+#define TDM_SEARCH_TW 8u
+enum { TDM_SALG_OR = 0, TDM_SALG_AND = 1, TDM_SALG_WAND = 2, TDM_SALG_BMW = 3,
+       TDM_SALG_MAXSCORE = 4 };
+
+/* One device of the handle: the index's resident document lengths. */
+typedef struct tdm_sdev {
+    tdm_device *d;
+    int index;          /* engine device index */
+    int fp64;           /* cl_khr_fp64: exact BM25 division (score.h) */
+    cl_mem doclens;
+} tdm_sdev;
+
+struct tdm_search {
+    tdm_engine *engine;
+    const tdm_ireader *r;
+    uint32_t ndocs;
+    tdm_tokpool *tok;   /* NULL when the index's stemmer is not available */
+    char *tok_error;    /* why, for text queries */
+    tdm_sdev *dev;
+    int ndev;
+};
+
+/* A query prepared for the kernels, on the host. */
+typedef struct tdm_sprep {
+    uint32_t nt;
+    uint32_t *terms;    /* [nt * TDM_SEARCH_TW] */
+    uint32_t *docs, *freqs;
+    size_t npost;
+    float *bmax;
+    size_t nbmax;
+    int kind;           /* enum tdm_scoring_kind */
+    float c0, c1;
+    uint32_t min_df, max_df;
+} tdm_sprep;
+
+/* Decodes q's lists, computes each block's bound of the request's float
+ * scores (the index's stored bounds when k1, b are the index's, else the
+ * exact maxima recomputed from the postings: bounds.h) and the term table. */
+int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
+                    const tdm_score_params *sp, tdm_err *err);
+void tdm_sprep_free(tdm_sprep *p);
+
+/* The planner's choices for one request. */
+typedef struct tdm_splan {
+    int dev;            /* index into tdm_search.dev */
+    int alg;            /* public enum tdm_algorithm, never AUTO */
+    uint32_t ranges, rlen, local;
+} tdm_splan;
+
+/* Picks the device (opts->device or the planner's), the algorithm (AUTO by
+ * the query's features) and the ranges. TDM_ERR_INVALID_ARG for a device
+ * index out of range, TDM_ERR_UNSUPPORTED for BM25 on a device without
+ * exact division. */
+int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
+                    uint32_t ranges, uint32_t k, tdm_splan *out, tdm_err *err);
+
+/* What one device run returns. */
+typedef struct tdm_sout {
+    uint64_t *keys;     /* [k] best first: score bits << 32 | ~docid */
+    uint32_t n;         /* keys written */
+    uint32_t total;     /* candidates in the range heaps (>= k iff >= k matches) */
+    uint32_t launches;
+    uint64_t bytes_up, bytes_down;
+} tdm_sout;
+
+/* Runs algorithm `salg` (TDM_SALG_*) for p on device sd with plan pl; out->keys
+ * must hold k entries. Blocking. */
+int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
+                       const tdm_splan *pl, int salg, uint32_t k, tdm_sout *out, tdm_err *err);
+
+#endif

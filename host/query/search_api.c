@@ -1,0 +1,349 @@
+/* The public search API (tandem.h, tdm_search_*): a handle binding an index
+ * to an engine, and exact top-k searches on its devices. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "index/index_priv.h"
+#include "query/oracle.h"
+#include "search.h"
+#include "tandem.h"
+
+_Static_assert((int)TDM_SCORE_BM25 == (int)TDM_SCORING_BM25 &&
+                   (int)TDM_SCORE_IMPACT == (int)TDM_SCORING_IMPACT,
+               "public and internal scoring kinds agree");
+_Static_assert(TDM_SEARCH_K_MAX == TDM_TOPK_MAX && TDM_SEARCH_MAX_TERMS == TDM_QUERY_MAX_TERMS,
+               "public and internal limits agree");
+
+static const char *const algo_names[] = {"auto", "or", "and", "and_or", "wand", "bmw", "maxscore"};
+
+TDM_API const char *tdm_algorithm_name(int a)
+{
+    return a >= 0 && a < (int)(sizeof algo_names / sizeof *algo_names) ? algo_names[a] : NULL;
+}
+
+TDM_API int tdm_algorithm_parse(const char *name, int *algorithm)
+{
+    tdm_api_enter();
+    if (!name || !algorithm)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_algorithm_parse: %s is NULL",
+                            !name ? "name" : "algorithm");
+    for (int a = 0; a < (int)(sizeof algo_names / sizeof *algo_names); a++)
+        if (strcasecmp(name, algo_names[a]) == 0) {
+            *algorithm = a;
+            return TDM_OK;
+        }
+    if (strcasecmp(name, "and-or") == 0 || strcasecmp(name, "andor") == 0) {
+        *algorithm = TDM_ALGO_AND_OR;
+        return TDM_OK;
+    }
+    if (strcasecmp(name, "block-max-wand") == 0) {
+        *algorithm = TDM_ALGO_BMW;
+        return TDM_OK;
+    }
+    return tdm_api_fail(TDM_ERR_INVALID_ARG,
+                        "algorithm '%.100s': expected auto, or, and, and_or, wand, bmw or maxscore",
+                        name);
+}
+
+TDM_API void tdm_search_options_init(tdm_search_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->algorithm = TDM_ALGO_AUTO;
+    o->k = 10;
+    o->scoring = TDM_SCORE_BM25;
+    o->k1 = TDM_BM25_K1_DEFAULT;
+    o->b = TDM_BM25_B_DEFAULT;
+    o->device = -1;
+    o->ranges = 0;
+}
+
+/* ---- open / close */
+
+static int open_devices(tdm_search *s, tdm_err *err)
+{
+    s->ndev = tdm_engine_device_count(s->engine);
+    s->dev = calloc(s->ndev > 0 ? (size_t)s->ndev : 1, sizeof *s->dev);
+    if (!s->dev)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    const uint32_t *dl = tdm_ireader_doclens(s->r);
+    for (int i = 0; i < s->ndev; i++) {
+        tdm_sdev *sd = &s->dev[i];
+        sd->d = tdm_engine_device(s->engine, i);
+        sd->index = i;
+        const char *ext = sd->d->info.extensions;
+        sd->fp64 = ext && strstr(ext, "cl_khr_fp64") != NULL;
+        size_t bytes = (size_t)s->ndocs * 4;
+        int rc = tdm_buffer_create(sd->d, CL_MEM_READ_ONLY | (bytes ? CL_MEM_COPY_HOST_PTR : 0),
+                                   bytes ? bytes : 4, bytes ? (void *)dl : NULL, &sd->doclens, err);
+        if (rc)
+            return rc;
+    }
+    return TDM_OK;
+}
+
+TDM_API void tdm_search_close(tdm_search *s)
+{
+    tdm_api_enter();
+    if (!s)
+        return;
+    for (int i = 0; s->dev && i < s->ndev; i++)
+        if (s->dev[i].doclens)
+            clReleaseMemObject(s->dev[i].doclens);
+    free(s->dev);
+    tdm_tokpool_free(s->tok);
+    free(s->tok_error);
+    free(s);
+}
+
+TDM_API int tdm_search_open(tdm_engine *engine, const tdm_index *index, tdm_search **out)
+{
+    tdm_api_enter();
+    if (!out)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_open: out is NULL");
+    *out = NULL;
+    if (!engine || !index)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_open: %s is NULL",
+                            !engine ? "engine" : "index");
+    tdm_search *s = calloc(1, sizeof *s);
+    if (!s)
+        return tdm_api_fail(TDM_ERR_NOMEM, "tdm_search_open: out of memory");
+    s->engine = engine;
+    s->r = tdm_index_ireader(index);
+    const tdm_ireader_info *info = tdm_ireader_info_get(s->r);
+    tdm_err e = {0};
+    int rc = TDM_OK;
+    if (info->ndocs >= UINT32_MAX)
+        rc = tdm_err_set(&e, TDM_ERR_LIMIT, "%s: %llu documents (search handles at most %u)",
+                         tdm_ireader_path(s->r), (unsigned long long)info->ndocs, UINT32_MAX - 1);
+    s->ndocs = (uint32_t)info->ndocs;
+    if (rc == TDM_OK && tdm_tokpool_open(s->r, &s->tok, &e) != TDM_OK) {
+        /* only text queries need the stemmer: they fail with this message */
+        s->tok = NULL;
+        size_t len = strlen(tdm_err_msg(&e)) + 1;
+        s->tok_error = malloc(len);
+        if (s->tok_error)
+            memcpy(s->tok_error, tdm_err_msg(&e), len);
+        tdm_err_clear(&e);
+    }
+    if (rc == TDM_OK)
+        rc = open_devices(s, &e);
+    if (rc) {
+        tdm_search_close(s);
+        return tdm_api_fail_err(&e, rc);
+    }
+    *out = s;
+    return TDM_OK;
+}
+
+/* ---- requests */
+
+static int check_options(const tdm_search_options *in, tdm_search_options *o, tdm_err *err)
+{
+    tdm_search_options_init(o);
+    if (in) {
+        if (in->struct_size < offsetof(tdm_search_options, k) + sizeof in->k ||
+            in->struct_size > sizeof *o)
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                               "search options: struct_size %zu is not that of a "
+                               "tdm_search_options (%zu): initialise it with "
+                               "tdm_search_options_init",
+                               in->struct_size, sizeof *o);
+        memcpy(o, in, in->struct_size);
+        o->struct_size = sizeof *o;
+    }
+    if (!tdm_algorithm_name(o->algorithm))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: algorithm = %d is unknown",
+                           o->algorithm);
+    if (o->k < 1 || o->k > TDM_SEARCH_K_MAX)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: k = %u: must be 1 .. %d",
+                           o->k, TDM_SEARCH_K_MAX);
+    if (o->scoring != TDM_SCORE_BM25 && o->scoring != TDM_SCORE_IMPACT)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "search options: scoring = %d is neither BM25 nor impact", o->scoring);
+    if (o->device < -1)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: device = %d", o->device);
+    return TDM_OK; /* k1 and b: tdm_scorer_init names them */
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int run_alg(const tdm_search *s, const tdm_sprep *p, const tdm_splan *pl, int alg,
+                   uint32_t k, tdm_sout *so, tdm_err *err)
+{
+    const tdm_sdev *sd = &s->dev[pl->dev];
+    static const int map[] = {
+        [TDM_ALGO_OR] = TDM_SALG_OR,     [TDM_ALGO_AND] = TDM_SALG_AND,
+        [TDM_ALGO_WAND] = TDM_SALG_WAND, [TDM_ALGO_BMW] = TDM_SALG_BMW,
+        [TDM_ALGO_MAXSCORE] = TDM_SALG_MAXSCORE,
+    };
+    if (alg != TDM_ALGO_AND_OR)
+        return tdm_search_dev_run(sd, p, s->ndocs, pl, map[alg], k, so, err);
+    int rc = tdm_search_dev_run(sd, p, s->ndocs, pl, TDM_SALG_AND, k, so, err);
+    if (rc == TDM_OK && so->total < k) /* AND matched fewer than k: OR */
+        rc = tdm_search_dev_run(sd, p, s->ndocs, pl, TDM_SALG_OR, k, so, err);
+    return rc;
+}
+
+static int fill_hits(const tdm_search *s, const tdm_sout *so, tdm_search_result *res, tdm_err *err)
+{
+    res->hits = calloc(so->n ? so->n : 1, sizeof *res->hits);
+    if (!res->hits)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for %u hits", so->n);
+    for (uint32_t i = 0; i < so->n; i++) {
+        uint64_t key = so->keys[i];
+        uint32_t bits = (uint32_t)(key >> 32);
+        tdm_search_hit *h = &res->hits[i];
+        h->docid = 0xffffffffu - (uint32_t)key;
+        memcpy(&h->score, &bits, sizeof h->score);
+        h->name = tdm_ireader_docname(s->r, h->docid);
+        if (h->docid >= s->ndocs)
+            return tdm_err_set(err, TDM_ERR_INTERNAL, "search: docid %u out of range", h->docid);
+    }
+    res->n = so->n;
+    return TDM_OK;
+}
+
+/* Ranks the finished query q. */
+static int rank(tdm_search *s, const tdm_query *q, const tdm_search_options *o,
+                tdm_search_result *res, tdm_err *err)
+{
+    res->terms = (uint32_t)q->nterms;
+    res->unknown = q->unknown;
+    res->device = -1;
+    res->algorithm = o->algorithm;
+    tdm_score_params sp = {o->scoring == TDM_SCORE_IMPACT ? TDM_SCORING_IMPACT : TDM_SCORING_BM25,
+                           o->k1, o->b};
+    tdm_sprep p;
+    int rc = tdm_sprep_build(&p, s->r, q, &sp, err);
+    if (rc)
+        return rc;
+    if (q->nterms == 0 || s->ndocs == 0) {
+        if (res->algorithm == TDM_ALGO_AUTO)
+            res->algorithm = TDM_ALGO_OR;
+        tdm_sprep_free(&p);
+        return fill_hits(s, &(tdm_sout){0}, res, err);
+    }
+    tdm_splan pl;
+    tdm_sout so = {0};
+    rc = tdm_search_plan(s, &p, o->algorithm, o->device, o->ranges, o->k, &pl, err);
+    if (rc == TDM_OK && !(so.keys = malloc((size_t)o->k * sizeof *so.keys)))
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    if (rc == TDM_OK)
+        rc = run_alg(s, &p, &pl, pl.alg, o->k, &so, err);
+    if (rc == TDM_OK) {
+        res->device = s->dev[pl.dev].index;
+        res->algorithm = pl.alg;
+        res->ranges = pl.ranges;
+        res->launches = so.launches;
+        res->bytes_up = so.bytes_up;
+        res->bytes_down = so.bytes_down;
+        rc = fill_hits(s, &so, res, err);
+    }
+    free(so.keys);
+    tdm_sprep_free(&p);
+    return rc;
+}
+
+typedef struct request {
+    const char *text;
+    const tdm_search_term *terms;
+    size_t n;
+} request;
+
+static int build_query(tdm_search *s, const request *rq, tdm_query *q, tdm_err *err)
+{
+    if (rq->text) {
+        if (!s->tok)
+            return tdm_err_set(err, TDM_ERR_UNSUPPORTED, "text query: %s",
+                               s->tok_error ? s->tok_error : "the index's stemmer is unavailable");
+        tdm_tokenizer *t = tdm_tokpool_get(s->tok, err);
+        if (!t)
+            return err->code ? err->code : TDM_ERR_NOMEM;
+        int rc = tdm_query_add_text(q, s->r, t, rq->text, strlen(rq->text), 1.0, err);
+        tdm_tokpool_put(s->tok, t);
+        return rc;
+    }
+    for (size_t i = 0; i < rq->n; i++) {
+        const tdm_search_term *st = &rq->terms[i];
+        int rc = st->term ? tdm_query_add_term(q, s->r, st->term, strlen(st->term), st->weight, err)
+                          : tdm_query_add_id(q, s->r, st->id, st->weight, err);
+        if (rc)
+            return rc;
+    }
+    return TDM_OK;
+}
+
+static int search(tdm_search *s, const request *rq, const tdm_search_options *opts,
+                  tdm_search_result **out)
+{
+    double t0 = now_s();
+    tdm_err e = {0};
+    tdm_search_options o;
+    tdm_query q;
+    tdm_query_init(&q);
+    tdm_search_result *res = calloc(1, sizeof *res);
+    int rc = res ? check_options(opts, &o, &e) : tdm_err_set(&e, TDM_ERR_NOMEM, "out of memory");
+    if (rc == TDM_OK)
+        rc = build_query(s, rq, &q, &e);
+    if (rc == TDM_OK) {
+        tdm_query_finish(&q);
+        rc = rank(s, &q, &o, res, &e);
+    }
+    tdm_query_free(&q);
+    if (rc) {
+        tdm_search_result_free(res);
+        return tdm_api_fail_err(&e, rc);
+    }
+    res->seconds = now_s() - t0;
+    *out = res;
+    return TDM_OK;
+}
+
+TDM_API int tdm_search_text(tdm_search *s, const char *text, const tdm_search_options *opts,
+                            tdm_search_result **out)
+{
+    tdm_api_enter();
+    if (!out)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_text: out is NULL");
+    *out = NULL;
+    if (!s || !text)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_text: %s is NULL",
+                            !s ? "search handle" : "text");
+    request rq = {text, NULL, 0};
+    return search(s, &rq, opts, out);
+}
+
+TDM_API int tdm_search_terms(tdm_search *s, const tdm_search_term *terms, size_t n,
+                             const tdm_search_options *opts, tdm_search_result **out)
+{
+    tdm_api_enter();
+    if (!out)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_terms: out is NULL");
+    *out = NULL;
+    if (!s || (!terms && n))
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_terms: %s is NULL",
+                            !s ? "search handle" : "terms");
+    request rq = {NULL, terms, n};
+    return search(s, &rq, opts, out);
+}
+
+TDM_API void tdm_search_result_free(tdm_search_result *r)
+{
+    tdm_api_enter();
+    if (!r)
+        return;
+    free(r->hits);
+    free(r);
+}

@@ -1,0 +1,129 @@
+/* The search kernels' driver (search.h): per call, the query's scratch
+ * buffers, the range kernel (cl/search_range.cl) and the merge kernel
+ * (cl/search_merge.cl), then the k keys copied back. Three commands that
+ * grow with nothing but k and the ranges: the scratch upload, two launches,
+ * and the download. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+#include "tandem.h"
+
+enum { B_DOCS, B_FREQS, B_TERMS, B_BMAX, B_CUR, B_ORD, B_HS, B_HD, B_HN, B_OUT, B_OUTN, B_COUNT };
+
+typedef struct scratch {
+    cl_mem b[B_COUNT];
+} scratch;
+
+static void scratch_free(scratch *s)
+{
+    for (int i = 0; i < B_COUNT; i++)
+        if (s->b[i])
+            clReleaseMemObject(s->b[i]);
+}
+
+static uint32_t pow2_at_least(uint32_t k)
+{
+    uint32_t p = 1;
+    while (p < k)
+        p <<= 1;
+    return p;
+}
+
+static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, uint32_t cap,
+                        uint32_t pow2, scratch *s, tdm_sout *out, tdm_err *err)
+{
+    cl_mem_flags ro = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, rw = CL_MEM_READ_WRITE;
+    size_t nt = p->nt, nr = pl->ranges, heap = nr * (size_t)cap;
+    struct {
+        cl_mem_flags f;
+        size_t bytes;
+        void *host;
+    } spec[B_COUNT] = {
+        [B_DOCS] = {ro, p->npost * 4, p->docs},
+        [B_FREQS] = {ro, p->npost * 4, p->freqs},
+        [B_TERMS] = {ro, nt * TDM_SEARCH_TW * 4, p->terms},
+        [B_BMAX] = {ro, p->nbmax * 4, p->bmax},
+        [B_CUR] = {rw, nt * nr * 4, NULL},
+        [B_ORD] = {rw, nt * nr * 4, NULL},
+        [B_HS] = {rw, heap * 4, NULL},
+        [B_HD] = {rw, heap * 4, NULL},
+        [B_HN] = {rw, nr * 4, NULL},
+        [B_OUT] = {rw, (size_t)pow2 * 8, NULL},
+        [B_OUTN] = {rw, 8, NULL},
+    };
+    for (int i = 0; i < B_COUNT; i++) {
+        int rc = tdm_buffer_create(d, spec[i].host ? spec[i].f : rw, spec[i].bytes ? spec[i].bytes : 4,
+                                   spec[i].bytes ? spec[i].host : NULL, &s->b[i], err);
+        if (rc)
+            return rc;
+        if (spec[i].host)
+            out->bytes_up += spec[i].bytes;
+    }
+    return TDM_OK;
+}
+
+static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const tdm_splan *pl,
+                  int salg, uint32_t k, uint32_t cap, uint32_t pow2, scratch *s, cl_event *ev,
+                  tdm_err *err)
+{
+    cl_uint nt = p->nt, nr = pl->ranges, rlen = pl->rlen, nd = ndocs, cp = cap, alg = (cl_uint)salg,
+            kind = (cl_uint)p->kind, kk = k, p2 = pow2;
+    cl_float c0 = p->c0, c1 = p->c1;
+    tdm_karg ra[] = {
+        TDM_KARG_MEM(&s->b[B_DOCS]), TDM_KARG_MEM(&s->b[B_FREQS]), TDM_KARG_MEM(&s->b[B_TERMS]),
+        TDM_KARG_MEM(&s->b[B_BMAX]), TDM_KARG_MEM(&sd->doclens),  TDM_KARG_MEM(&s->b[B_CUR]),
+        TDM_KARG_MEM(&s->b[B_ORD]),  TDM_KARG_MEM(&s->b[B_HS]),    TDM_KARG_MEM(&s->b[B_HD]),
+        TDM_KARG_MEM(&s->b[B_HN]),   TDM_KARG_U32(&nt),            TDM_KARG_U32(&nr),
+        TDM_KARG_U32(&rlen),         TDM_KARG_U32(&nd),            TDM_KARG_U32(&cp),
+        TDM_KARG_U32(&alg),          TDM_KARG_U32(&kind),          {sizeof c0, &c0},
+        {sizeof c1, &c1},
+    };
+    cl_event e1 = NULL;
+    size_t global = tdm_round_up(nr, pl->local);
+    int rc = tdm_kernel_launch(sd->d, "tdm_search_range", ra, sizeof ra / sizeof *ra, global,
+                               pl->local, 0, NULL, &e1, err);
+    if (rc)
+        return rc;
+    tdm_karg ma[] = {
+        TDM_KARG_MEM(&s->b[B_HS]), TDM_KARG_MEM(&s->b[B_HD]), TDM_KARG_MEM(&s->b[B_HN]),
+        TDM_KARG_U32(&nr),         TDM_KARG_U32(&cp),         TDM_KARG_U32(&kk),
+        TDM_KARG_U32(&p2),         TDM_KARG_MEM(&s->b[B_OUT]), TDM_KARG_MEM(&s->b[B_OUTN]),
+    };
+    size_t wg = sd->d->wg_size;
+    rc = tdm_kernel_launch(sd->d, "tdm_search_merge", ma, sizeof ma / sizeof *ma, wg, wg, 1, &e1,
+                           ev, err);
+    clReleaseEvent(e1);
+    return rc;
+}
+
+int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
+                       const tdm_splan *pl, int salg, uint32_t k, tdm_sout *out, tdm_err *err)
+{
+    uint32_t cap = k < pl->rlen ? k : pl->rlen;
+    uint32_t pow2 = pow2_at_least(k);
+    scratch s;
+    memset(&s, 0, sizeof s);
+    cl_event ev = NULL;
+    int rc = make_buffers(sd->d, p, pl, cap, pow2, &s, out, err);
+    if (rc == TDM_OK)
+        rc = launch(sd, p, ndocs, pl, salg, k, cap, pow2, &s, &ev, err);
+    uint32_t n[2] = {0, 0};
+    if (rc == TDM_OK) {
+        out->launches += 2;
+        rc = tdm_download(sd->d, s.b[B_OUTN], 0, sizeof n, n, 1, &ev, NULL, err);
+    }
+    if (rc == TDM_OK && n[0] > k)
+        rc = tdm_err_set(err, TDM_ERR_INTERNAL, "search merge: %u results for k = %u", n[0], k);
+    if (rc == TDM_OK && n[0])
+        rc = tdm_download(sd->d, s.b[B_OUT], 0, (size_t)n[0] * 8, out->keys, 0, NULL, NULL, err);
+    if (rc == TDM_OK) {
+        out->n = n[0];
+        out->total = n[1];
+        out->bytes_down += sizeof n + (size_t)n[0] * 8;
+    }
+    if (ev)
+        clReleaseEvent(ev);
+    scratch_free(&s);
+    return rc;
+}
