@@ -24,6 +24,8 @@ int tdm_cmd_import(int argc, char **argv);
 int tdm_cmd_export(int argc, char **argv);
 int tdm_cmd_gen(int argc, char **argv);
 int tdm_cmd_eval(int argc, char **argv);
+int tdm_cmd_search(int argc, char **argv);
+int tdm_cmd_run(int argc, char **argv);
 
 /* Writes s as a JSON string literal (quotes and escapes included). */
 void tdm_json_string(FILE *f, const char *s);

@@ -17,6 +17,8 @@ static const tdm_cli_command commands[] = {
     {"import", tdm_cmd_import, "CIFF or PISA binary collection to an index"},
     {"export", tdm_cmd_export, "an index to CIFF or a PISA binary collection"},
     {"gen", tdm_cmd_gen, "synthetic collections (Zipf) and lists (uniform, clustered)"},
+    {"search", tdm_cmd_search, "the top k documents of one query (text) on a device (--json)"},
+    {"run", tdm_cmd_run, "every query of a file to a TREC run (id:text, TSV, TREC, SMART, JSONL)"},
     {"eval", tdm_cmd_eval, "MAP, P@10, nDCG@10, recall@1000, MRR@10 of a TREC run (trec_eval's)"},
 };
 
