@@ -193,15 +193,20 @@ static void sigkill_leftovers_removed_by_next_build(void **state)
     assert_int_equal(count_files(dir, path), 0);
     assert_int_equal(count_files(runs, ""), 5);   /* the five kept */
     assert_int_equal(count_files(dir, "out.idx"), 1);
-    /* And tdm_cleanup_stale says what it removed. */
-    snprintf(path, sizeof path, "%s/x.run3.%ld", dir, (long)pid);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fclose(f);
+    /* And tdm_cleanup_stale says what it removed; fsutil's PATH.tmp.PID.N
+     * too. */
+    static const char *const dead[] = {"x.run3", "x.tmp", "x.tmp"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/%s.%ld%s", dir, dead[k], (long)pid, k == 2 ? ".7" : "");
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fclose(f);
+    }
     char first[1200];
     snprintf(path, sizeof path, "%s/x", dir);
-    assert_int_equal(tdm_cleanup_stale(path, first, sizeof first), 1);
-    assert_non_null(strstr(first, "x.run3."));
+    assert_int_equal(tdm_cleanup_stale(path, first, sizeof first), 3);
+    assert_non_null(strstr(first, "/x."));
+    assert_int_equal(count_files(dir, "x."), 0);
     free(in);
 }
 

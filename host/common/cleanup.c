@@ -50,6 +50,20 @@ int tdm_cleanup_add(const char *path)
     }
 }
 
+char *tdm_cleanup_add_tmp(const char *path)
+{
+    size_t len = strlen(path) + 32;
+    char *tmp = malloc(len);
+    if (!tmp)
+        return NULL;
+    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    if (tdm_cleanup_add(tmp) != 0) {
+        free(tmp);
+        return NULL;
+    }
+    return tmp;
+}
+
 void tdm_cleanup_remove(const char *path)
 {
     char *old = NULL;
@@ -101,7 +115,7 @@ void tdm_cleanup_on_signals(void)
     }
 }
 
-/* The PID at the end of `tail` (what follows PREFIX.): "tmp.PID" or
+/* The PID in `tail` (what follows PREFIX.): "tmp.PID", "tmp.PID.N" or
  * "runN.PID"; 0 if the name has another shape. */
 static long leftover_pid(const char *tail)
 {
@@ -119,9 +133,12 @@ static long leftover_pid(const char *tail)
     } else {
         return 0;
     }
-    char *end;
+    char *end = (char *)d;
     errno = 0;
     long pid = *d >= '1' && *d <= '9' ? strtol(d, &end, 10) : 0;
+    if (tail[0] == 't' && *end == '.' && end[1] >= '0' && end[1] <= '9')
+        for (end++; *end >= '0' && *end <= '9'; end++)
+            ;   /* tmp.PID.N */
     return pid > 0 && !errno && *end == '\0' ? pid : 0;
 }
 

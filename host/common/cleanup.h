@@ -19,6 +19,9 @@
 
 /* Registers `path` (copied). 0, or -1 when out of memory. */
 int tdm_cleanup_add(const char *path);
+/* Registers and returns PATH.tmp.<pid> (malloc'd), the temporary name of the
+ * index writer (writer.h); NULL when out of memory. */
+char *tdm_cleanup_add_tmp(const char *path);
 /* Unregisters one registration of `path`; no-op if it has none. */
 void tdm_cleanup_remove(const char *path);
 /* Unlinks every registered path. Async-signal-safe. */
@@ -30,7 +33,8 @@ void tdm_cleanup_unlink_all(void);
 void tdm_cleanup_on_signals(void);
 
 /* Removes the leftovers of killed processes next to `prefix` (a path): files
- * named PREFIX.tmp.PID or PREFIX.runN.PID, regular files, whose PID is not
+ * named PREFIX.tmp.PID, PREFIX.tmp.PID.N (fsutil's atomic writes) or
+ * PREFIX.runN.PID, regular files, whose PID is not
  * that of a live process (kill(PID, 0) fails with ESRCH). Returns how many
  * were removed; when `names` is not NULL, the first of them is copied there
  * (NUL-terminated, truncated to names_len) for a message. */

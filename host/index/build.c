@@ -276,18 +276,12 @@ static int run_files(builder *b, const char *out_path)
     const char *dir = b->o->tmp_dir;
     const char *base = strrchr(out_path, '/');
     size_t len = (dir ? strlen(dir) : 0) + strlen(out_path) + 32;
-    b->run_prefix = malloc(len);
-    b->tmp_index = malloc(len);
-    if (!b->run_prefix || !b->tmp_index)
+    if (!(b->run_prefix = malloc(len)))
         return tdm_err_set(b->err, TDM_ERR_NOMEM, "out of memory");
     snprintf(b->run_prefix, len, "%s%s%s", dir ? dir : "", dir ? "/" : "",
              dir ? (base ? base + 1 : out_path) : out_path);
-    snprintf(b->tmp_index, len, "%s.tmp.%ld", out_path, (long)getpid());
-    if (tdm_cleanup_add(b->tmp_index) != 0) {
-        free(b->tmp_index);
-        b->tmp_index = NULL;
+    if (!(b->tmp_index = tdm_cleanup_add_tmp(out_path)))
         return tdm_err_set(b->err, TDM_ERR_NOMEM, "out of memory");
-    }
     tdm_cleanup_stale(out_path, NULL, 0);
     if (dir)
         tdm_cleanup_stale(b->run_prefix, NULL, 0);

@@ -40,7 +40,9 @@ typedef struct tdm_coll_source {
 } tdm_coll_source;
 
 /* Writes every document and list of `src` to a new index at `path` (opts as
- * for tdm_iwriter_open; NULL for defaults). The file appears atomically. */
+ * for tdm_iwriter_open; NULL for defaults). The file appears atomically; its
+ * temporary file is registered with common/cleanup.h, and leftovers of killed
+ * writes into `path` are removed first. */
 int tdm_collection_write(const tdm_coll_source *src, const char *path,
                          const tdm_iwriter_options *opts, tdm_err *err);
 
