@@ -438,3 +438,75 @@ __kernel void tdm_search_range(__global const uint *docs, __global const uint *f
         tdm_sr_or(&s);
     hn[r] = s.n;
 }
+
+/* Block bounds recomputed on the device, for requests whose parameters are
+   not those of the index's stored bounds (other k1 or b, impact scores): one
+   work-item per block of the query's lists, the largest float score of its
+   postings (exact: the same formula as the range kernel). bmax[g] is block
+   g of all the query's lists in term order (term word 3 is a term's first). */
+__kernel void tdm_search_bounds(__global const uint *docs, __global const uint *freqs,
+                                __global const uint *terms, __global const uint *doclens,
+                                __global float *bmax, uint nt, uint nblocks, uint kind,
+                                float c0, float c1)
+{
+    uint g = get_global_id(0);
+    if (g >= nblocks)
+        return;
+    tdm_srange s;
+    s.docs = docs;
+    s.freqs = freqs;
+    s.terms = terms;
+    s.doclens = doclens;
+    s.kind = kind;
+    s.c0 = c0;
+    s.c1 = c1;
+    uint lo = 0, hi = nt; /* the last term whose first block is <= g */
+    while (hi - lo > 1u) {
+        uint mid = (lo + hi) / 2u;
+        if (terms[mid * TDM_SEARCH_TW + 3u] <= g)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    uint t = lo, seg = tdm_sr_term(&s, t, 0), df = tdm_sr_term(&s, t, 1);
+    uint bs = tdm_sr_term(&s, t, 2), b = g - tdm_sr_term(&s, t, 3);
+    uint end = min((b + 1u) * bs, df);
+    float m = 0.0f;
+    for (uint i = b * bs; i < end; i++)
+        m = fmax(m, tdm_sr_score(&s, t, seg + i));
+    bmax[g] = m;
+}
+
+/* Each term's bound (word 5: the largest of its block bounds) and
+   MaxScore's order (word 6: terms by ascending bound, then index), in one
+   work-group. */
+__kernel void tdm_search_order(__global uint *terms, __global const float *bmax, uint nt)
+{
+    uint lid = get_local_id(0), ls = get_local_size(0);
+    for (uint t = lid; t < nt; t += ls) {
+        __global uint *w = terms + t * TDM_SEARCH_TW;
+        uint nb = (w[1] + w[2] - 1u) / w[2];
+        float m = 0.0f;
+        for (uint b = 0; b < nb; b++)
+            m = fmax(m, bmax[w[3] + b]);
+        w[5] = as_uint(m);
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (lid == 0u) {
+        for (uint i = 0; i < nt; i++)
+            terms[i * TDM_SEARCH_TW + 6u] = i;
+        for (uint i = 1; i < nt; i++) {
+            uint t = terms[i * TDM_SEARCH_TW + 6u];
+            float u = as_float(terms[t * TDM_SEARCH_TW + 5u]);
+            uint j = i;
+            while (j > 0u) {
+                uint p = terms[(j - 1u) * TDM_SEARCH_TW + 6u];
+                if (as_float(terms[p * TDM_SEARCH_TW + 5u]) <= u)
+                    break;
+                terms[j * TDM_SEARCH_TW + 6u] = p;
+                j--;
+            }
+            terms[j * TDM_SEARCH_TW + 6u] = t;
+        }
+    }
+}

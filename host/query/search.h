@@ -54,13 +54,16 @@ typedef struct tdm_sprep {
     float *bmax;
     size_t nbmax;
     int kind;           /* enum tdm_scoring_kind */
+    int device_bounds;  /* bmax is computed on the device (tdm_search_bounds):
+                           the stored bounds do not apply to the request */
     float c0, c1;
     uint32_t min_df, max_df;
 } tdm_sprep;
 
-/* Decodes q's lists, computes each block's bound of the request's float
- * scores (the index's stored bounds when k1, b are the index's, else the
- * exact maxima recomputed from the postings: bounds.h) and the term table. */
+/* Decodes q's lists and fills the term table (words 0-4) and, when the
+ * request's k1, b are the index's, each block's bound from the stored bounds
+ * (bounds.h); else device_bounds is set and the device recomputes them from
+ * the postings (exact maxima). */
 int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
                     const tdm_score_params *sp, tdm_err *err);
 void tdm_sprep_free(tdm_sprep *p);

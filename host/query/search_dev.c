@@ -42,8 +42,8 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
     } spec[B_COUNT] = {
         [B_DOCS] = {ro, p->npost * 4, p->docs},
         [B_FREQS] = {ro, p->npost * 4, p->freqs},
-        [B_TERMS] = {ro, nt * TDM_SEARCH_TW * 4, p->terms},
-        [B_BMAX] = {ro, p->nbmax * 4, p->bmax},
+        [B_TERMS] = {rw | CL_MEM_COPY_HOST_PTR, nt * TDM_SEARCH_TW * 4, p->terms},
+        [B_BMAX] = {p->device_bounds ? rw : ro, p->nbmax * 4, p->device_bounds ? NULL : p->bmax},
         [B_CUR] = {rw, nt * nr * 4, NULL},
         [B_ORD] = {rw, nt * nr * 4, NULL},
         [B_HS] = {rw, heap * 4, NULL},
@@ -53,7 +53,7 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         [B_OUTN] = {rw, 8, NULL},
     };
     for (int i = 0; i < B_COUNT; i++) {
-        int rc = tdm_buffer_create(d, spec[i].host ? spec[i].f : rw, spec[i].bytes ? spec[i].bytes : 4,
+        int rc = tdm_buffer_create(d, spec[i].host ? spec[i].f : spec[i].f & ~(cl_mem_flags)CL_MEM_COPY_HOST_PTR, spec[i].bytes ? spec[i].bytes : 4,
                                    spec[i].bytes ? spec[i].host : NULL, &s->b[i], err);
         if (rc)
             return rc;
@@ -63,10 +63,48 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
     return TDM_OK;
 }
 
+/* The block bounds where the device computes them, then each term's bound
+ * and MaxScore's order; *ev gets the last kernel's event. */
+static int prepare(const tdm_sdev *sd, const tdm_sprep *p, scratch *s, cl_event *ev,
+                   uint32_t *launches, tdm_err *err)
+{
+    cl_uint nt = p->nt, nb = (cl_uint)p->nbmax, kind = (cl_uint)p->kind;
+    cl_float c0 = p->c0, c1 = p->c1;
+    cl_event e0 = NULL;
+    int rc = TDM_OK;
+    if (p->device_bounds) {
+        tdm_karg ba[] = {
+            TDM_KARG_MEM(&s->b[B_DOCS]), TDM_KARG_MEM(&s->b[B_FREQS]), TDM_KARG_MEM(&s->b[B_TERMS]),
+            TDM_KARG_MEM(&sd->doclens),  TDM_KARG_MEM(&s->b[B_BMAX]),  TDM_KARG_U32(&nt),
+            TDM_KARG_U32(&nb),           TDM_KARG_U32(&kind),          {sizeof c0, &c0},
+            {sizeof c1, &c1},
+        };
+        size_t wg = sd->d->wg_size;
+        rc = tdm_kernel_launch(sd->d, "tdm_search_bounds", ba, sizeof ba / sizeof *ba,
+                               tdm_round_up(nb, wg), wg, 0, NULL, &e0, err);
+        if (rc)
+            return rc;
+        ++*launches;
+    }
+    tdm_karg oa[] = {TDM_KARG_MEM(&s->b[B_TERMS]), TDM_KARG_MEM(&s->b[B_BMAX]), TDM_KARG_U32(&nt)};
+    size_t wg = sd->d->wg_size;
+    rc = tdm_kernel_launch(sd->d, "tdm_search_order", oa, 3, wg, wg, e0 ? 1 : 0, e0 ? &e0 : NULL,
+                           ev, err);
+    if (e0)
+        clReleaseEvent(e0);
+    if (rc == TDM_OK)
+        ++*launches;
+    return rc;
+}
+
 static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const tdm_splan *pl,
                   int salg, uint32_t k, uint32_t cap, uint32_t pow2, scratch *s, cl_event *ev,
-                  tdm_err *err)
+                  uint32_t *launches, tdm_err *err)
 {
+    cl_event e0 = NULL;
+    int rc = prepare(sd, p, s, &e0, launches, err);
+    if (rc)
+        return rc;
     cl_uint nt = p->nt, nr = pl->ranges, rlen = pl->rlen, nd = ndocs, cp = cap, alg = (cl_uint)salg,
             kind = (cl_uint)p->kind, kk = k, p2 = pow2;
     cl_float c0 = p->c0, c1 = p->c1;
@@ -81,8 +119,9 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
     };
     cl_event e1 = NULL;
     size_t global = tdm_round_up(nr, pl->local);
-    int rc = tdm_kernel_launch(sd->d, "tdm_search_range", ra, sizeof ra / sizeof *ra, global,
-                               pl->local, 0, NULL, &e1, err);
+    rc = tdm_kernel_launch(sd->d, "tdm_search_range", ra, sizeof ra / sizeof *ra, global,
+                           pl->local, 1, &e0, &e1, err);
+    clReleaseEvent(e0);
     if (rc)
         return rc;
     tdm_karg ma[] = {
@@ -94,6 +133,8 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
     rc = tdm_kernel_launch(sd->d, "tdm_search_merge", ma, sizeof ma / sizeof *ma, wg, wg, 1, &e1,
                            ev, err);
     clReleaseEvent(e1);
+    if (rc == TDM_OK)
+        *launches += 2;
     return rc;
 }
 
@@ -107,10 +148,9 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     cl_event ev = NULL;
     int rc = make_buffers(sd->d, p, pl, cap, pow2, &s, out, err);
     if (rc == TDM_OK)
-        rc = launch(sd, p, ndocs, pl, salg, k, cap, pow2, &s, &ev, err);
+        rc = launch(sd, p, ndocs, pl, salg, k, cap, pow2, &s, &ev, &out->launches, err);
     uint32_t n[2] = {0, 0};
     if (rc == TDM_OK) {
-        out->launches += 2;
         rc = tdm_download(sd->d, s.b[B_OUTN], 0, sizeof n, n, 1, &ev, NULL, err);
     }
     if (rc == TDM_OK && n[0] > k)

@@ -23,33 +23,14 @@ static uint32_t f2u(float f)
     return u;
 }
 
-/* Bounds of every block of term t (its list view l, its postings from
- * `pos`), into p->bmax from entry `boff`; returns the list's bound. */
-static float term_bounds(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
-                         const tdm_scorer *sc, size_t t, const tdm_ilist *l, size_t pos,
-                         size_t boff)
+/* The bounds of term t's blocks from the index's stored BM25 bounds
+ * (bounds.h: valid when the request's k1, b are the index's), into p->bmax
+ * from entry `boff`: O(blocks), nothing decoded. */
+static void stored_bounds(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
+                          const tdm_scorer *sc, size_t t, const tdm_ilist *l, size_t boff)
 {
-    float ub = 0;
-    uint32_t bs = l->docs.block_size;
-    float stored = tdm_score_stored_bound(r, q, sc, t, 1.0f);
-    const uint32_t *dl = tdm_ireader_doclens(r);
-    for (uint32_t b = 0; b < l->nblocks; b++) {
-        float m = 0;
-        if (stored >= 0) {
-            m = tdm_score_stored_bound(r, q, sc, t, tdm_ilist_block_max(l, b));
-        } else {
-            size_t end = (size_t)(b + 1) * bs < l->df ? (size_t)(b + 1) * bs : l->df;
-            for (size_t i = (size_t)b * bs; i < end; i++) {
-                float s = tdm_score_f(sc, t, p->freqs[pos + i], dl[p->docs[pos + i]]);
-                if (s > m)
-                    m = s;
-            }
-        }
-        p->bmax[boff + b] = m;
-        if (m > ub)
-            ub = m;
-    }
-    return ub;
+    for (uint32_t b = 0; b < l->nblocks; b++)
+        p->bmax[boff + b] = tdm_score_stored_bound(r, q, sc, t, tdm_ilist_block_max(l, b));
 }
 
 static int alloc_all(tdm_sprep *p, size_t npost, size_t nblocks, tdm_err *err)
@@ -65,25 +46,6 @@ static int alloc_all(tdm_sprep *p, size_t npost, size_t nblocks, tdm_err *err)
     return TDM_OK;
 }
 
-/* MaxScore's order (term word 6): terms by ascending bound, then index. */
-static void maxscore_order(tdm_sprep *p, const float *ub)
-{
-    uint32_t *o = malloc((size_t)p->nt * sizeof *o);
-    if (!o)
-        return; /* keeps word 6 = i (calloc'd, then set below): still exact */
-    for (uint32_t i = 0; i < p->nt; i++)
-        o[i] = i;
-    for (uint32_t i = 1; i < p->nt; i++)
-        for (uint32_t j = i; j > 0 && ub[o[j]] < ub[o[j - 1]]; j--) {
-            uint32_t x = o[j];
-            o[j] = o[j - 1];
-            o[j - 1] = x;
-        }
-    for (uint32_t i = 0; i < p->nt; i++)
-        p->terms[i * TDM_SEARCH_TW + 6] = o[i];
-    free(o);
-}
-
 int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
                     const tdm_score_params *sp, tdm_err *err)
 {
@@ -96,10 +58,10 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
     p->kind = sc.kind;
     p->c0 = sc.c0;
     p->c1 = sc.c1;
+    p->device_bounds = q->nterms && tdm_score_stored_bound(r, q, &sc, 0, 1.0f) < 0;
     tdm_ilist *lists = calloc(q->nterms ? q->nterms : 1, sizeof *lists);
-    float *ub = calloc(q->nterms ? q->nterms : 1, sizeof *ub);
     size_t npost = 0, nblocks = 0;
-    if (!lists || !ub)
+    if (!lists)
         rc = tdm_err_set(err, TDM_ERR_NOMEM, "search: out of memory");
     for (size_t t = 0; rc == TDM_OK && t < q->nterms; t++) {
         rc = tdm_ireader_list(r, q->terms[t].id, &lists[t], err);
@@ -115,15 +77,15 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
         rc = tdm_ireader_decode(r, q->terms[t].id, p->docs + pos, p->freqs + pos, err);
         if (rc)
             break;
-        ub[t] = term_bounds(p, r, q, &sc, t, l, pos, boff);
+        if (!p->device_bounds)
+            stored_bounds(p, r, q, &sc, t, l, boff);
         uint32_t *w = p->terms + t * TDM_SEARCH_TW;
         w[0] = (uint32_t)pos;
         w[1] = l->df;
         w[2] = l->docs.block_size;
         w[3] = (uint32_t)boff;
         w[4] = f2u(sc.qw[t]);
-        w[5] = f2u(ub[t]);
-        w[6] = (uint32_t)t;
+        /* words 5 and 6 (bound, MaxScore order): tdm_search_order, on the device */
         p->min_df = l->df < p->min_df ? l->df : p->min_df;
         p->max_df = l->df > p->max_df ? l->df : p->max_df;
         pos += l->df;
@@ -132,10 +94,7 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
     if (rc == TDM_OK && (npost > UINT32_MAX || nblocks > UINT32_MAX))
         rc = tdm_err_set(err, TDM_ERR_LIMIT, "search: %zu postings in one query (at most %u)",
                          npost, UINT32_MAX);
-    if (rc == TDM_OK)
-        maxscore_order(p, ub);
     free(lists);
-    free(ub);
     tdm_scorer_free(&sc);
     if (rc)
         tdm_sprep_free(p);
