@@ -539,6 +539,37 @@ static void test_cli(void **state)
     cli_stats("cacm/cacm.all", "3204");
 }
 
+/* What format 2 cannot hold is refused with TDM_ERR_LIMIT, before anything
+ * of the list is written; an unknown codec for the next lists likewise. */
+static void test_writer_limits(void **state)
+{
+    (void)state;
+    char path[1100];
+    snprintf(path, sizeof path, "%s/limits.idx", tdm_test_tmpdir("index"));
+    tdm_err err = {0};
+    tdm_iwriter *w = NULL;
+    assert_int_equal(tdm_iwriter_open(path, NULL, &w, &err), TDM_OK);
+    uint32_t lens[3] = {1, 2, 3}, docs[] = {0, 2}, big[] = {0x80000000u, 0x80000000u};
+    uint32_t ones[] = {1, 1};
+    assert_int_equal(tdm_iwriter_set_docs(w, 3, lens, NULL, &err), TDM_OK);
+    assert_int_equal(tdm_iwriter_add_list(w, "a", 1, docs, big, 2, &err), TDM_ERR_LIMIT);
+    assert_non_null(strstr(tdm_err_msg(&err), "collection frequency"));
+    assert_int_equal(tdm_iwriter_set_codec(w, "nope", &err), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_iwriter_set_codec(w, "pfor", &err), TDM_OK);
+    assert_int_equal(tdm_iwriter_add_list(w, "a", 1, docs, ones, 2, &err), TDM_OK);
+    assert_int_equal(tdm_iwriter_finish(w, &err), TDM_OK);
+    tdm_iwriter_free(w);
+    tdm_ireader *r = NULL;
+    assert_int_equal(tdm_ireader_open(path, &r, &err), TDM_OK);
+    tdm_ilist l;
+    assert_int_equal(tdm_ireader_list(r, 0, &l, &err), TDM_OK);
+    assert_int_equal(l.docs.codec, TDM_CODEC_PFOR);
+    assert_string_equal(tdm_ireader_info_get(r)->codec, "bp128");   /* as opened */
+    assert_int_equal(tdm_ireader_verify(r, &err), TDM_OK);
+    tdm_ireader_close(r);
+    tdm_err_clear(&err);
+}
+
 static void test_build_errors(void **state)
 {
     (void)state;
@@ -710,7 +741,7 @@ int main(void)
         cmocka_unit_test(test_cli),              cmocka_unit_test(test_shared_by_threads),
         cmocka_unit_test(test_mixed_inputs),
         cmocka_unit_test(test_quantize_bounds),  cmocka_unit_test(test_block_edges),
-        cmocka_unit_test(test_empty_index),
+        cmocka_unit_test(test_empty_index),      cmocka_unit_test(test_writer_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
