@@ -133,6 +133,25 @@ static void test_stopword_file(void **state)
     free(w);
     tdm_err err = {0};
     assert_int_equal(tdm_stopwords_load("/nonexistent/stop", &w, &n, &err), TDM_ERR_IO);
+    assert_non_null(strstr(tdm_err_msg(&err), "No such file"));
+    tdm_err_clear(&err);
+    /* A byte-order mark is skipped (and a comment may follow it). */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("\xef\xbb\xbf# comment\nthe\r\nof\n", f);
+    fclose(f);
+    assert_int_equal(tdm_stopwords_load(path, &w, &n, NULL), TDM_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(w[0], "the");
+    assert_string_equal(w[1], "of");
+    free(w);
+    /* A binary file (an index given by mistake) is an error, not words. */
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite("TDMINDEX\1\0\0\0the", 1, 15, f);
+    fclose(f);
+    assert_int_equal(tdm_stopwords_load(path, &w, &n, &err), TDM_ERR_FORMAT);
+    assert_non_null(strstr(tdm_err_msg(&err), "offset 9: NUL byte"));
     tdm_err_clear(&err);
 }
 

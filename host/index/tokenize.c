@@ -2,6 +2,7 @@
 #include "tokenize.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <libstemmer.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +87,16 @@ int tdm_stopwords_load(const char *path, char ***words, size_t *n, tdm_err *err)
     size_t size = 0;
     unsigned char *text = tdm_read_file(path, &size);
     if (!text)
-        return tdm_err_set(err, TDM_ERR_IO, "%s: cannot read stopword file", path);
+        return tdm_err_set(err, TDM_ERR_IO, "%s: cannot read stopword file: %s", path,
+                           strerror(errno));
+    /* A binary file (an index given by mistake) is no word list. */
+    const unsigned char *z = memchr(text, 0, size);
+    if (z) {
+        int rc = tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: NUL byte: not a text "
+                             "stopword file", path, (size_t)(z - text));
+        free(text);
+        return rc;
+    }
     /* Pointers first, then the words, in one block the caller frees at once. */
     size_t max = size / 2 + 1;
     char **w = malloc(max * sizeof *w + size + 1);
@@ -95,9 +105,12 @@ int tdm_stopwords_load(const char *path, char ***words, size_t *n, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     }
     char *dst = (char *)(w + max);
-    size_t count = 0, i = 0;
+    size_t count = 0, start = 0;
+    if (size >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+        start = 3;   /* a UTF-8 byte-order mark */
+    size_t i = start;
     while (i < size) {
-        if (text[i] == '#' && (i == 0 || text[i - 1] == '\n')) {
+        if (text[i] == '#' && (i == start || text[i - 1] == '\n')) {
             while (i < size && text[i] != '\n')
                 i++;
             continue;
