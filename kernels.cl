@@ -40,4 +40,5 @@
 
 /* ---- block selection, intersection, scoring, top-k, DAAT */
 #include "cl/search_range.cl"
+#include "cl/search_group.cl"
 #include "cl/search_merge.cl"

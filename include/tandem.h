@@ -444,6 +444,17 @@ enum tdm_scoring {
     TDM_SCORE_IMPACT = 1   /* stored frequencies are impacts: sum of weight x impact */
 };
 
+/* How a device splits a query's work (the same results either way). */
+enum tdm_search_variant {
+    TDM_VARIANT_AUTO = 0,  /* the planner's choice: GROUP for exhaustive OR and
+                              AND on a GPU, ITEM otherwise */
+    TDM_VARIANT_ITEM = 1,  /* a work-item per docid range, document at a time
+                              (every algorithm; all cores of a CPU on one query) */
+    TDM_VARIANT_GROUP = 2  /* a work-group per docid range with dense score
+                              accumulators in local memory (OR, AND; the pruning
+                              algorithms run as ITEM) */
+};
+
 #define TDM_SEARCH_K_MAX 10000
 #define TDM_SEARCH_MAX_TERMS 1024
 
@@ -460,6 +471,7 @@ typedef struct tdm_search_options {
                               choose; init -1 */
     uint32_t ranges;       /* docid ranges the device splits the work into;
                               0 (init) lets the planner size them per device */
+    int variant;           /* enum tdm_search_variant; init TDM_VARIANT_AUTO */
 } tdm_search_options;
 
 TDM_API void tdm_search_options_init(tdm_search_options *o);
@@ -489,6 +501,7 @@ typedef struct tdm_search_result {
     int algorithm;         /* what ran (never TDM_ALGO_AUTO; TDM_ALGO_AND_OR
                               when AND was followed by OR) */
     uint32_t ranges;       /* docid ranges the work was split into */
+    int variant;           /* TDM_VARIANT_ITEM or TDM_VARIANT_GROUP */
     double seconds;        /* wall time of the call */
     uint32_t terms;        /* distinct known terms of the query */
     uint32_t unknown;      /* terms given that the index does not hold */

@@ -191,11 +191,12 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, uint6
                 o.device = d;
                 o.algorithm = algos[a];
                 o.ranges = qi % 3 == 2 ? tdm_rng_range(&r, 1, 40) : 0;
+                o.variant = (int)((qi + a) % 3); /* auto, item, group */
                 char what[256];
                 snprintf(what, sizeof what, "%s ndocs %u seed %llu query %d (%zu terms) k %u "
-                         "%s dev %d ranges %u scoring %d k1 %g b %g", codec, ndocs,
+                         "%s dev %d ranges %u variant %d scoring %d k1 %g b %g", codec, ndocs,
                          (unsigned long long)seed, qi, n, o.k, tdm_algorithm_name(o.algorithm), d,
-                         o.ranges, o.scoring, o.k1, o.b);
+                         o.ranges, o.variant, o.scoring, o.k1, o.b);
                 check_search(s, or, ir, st, n, &o, what);
             }
     }
@@ -261,6 +262,10 @@ static void request_errors(void **state)
     assert_string_equal(tdm_last_error(), "");
     tdm_search_result_free(res);
 
+    tdm_search_options_init(&o);
+    o.variant = 3;
+    assert_int_equal(tdm_search_terms(s, &t, 1, &o, &res), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_last_error(), "variant"));
     tdm_search_options_init(&o);
     o.algorithm = 42;
     assert_int_equal(tdm_search_terms(s, &t, 1, &o, &res), TDM_ERR_INVALID_ARG);

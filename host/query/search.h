@@ -72,6 +72,7 @@ void tdm_sprep_free(tdm_sprep *p);
 typedef struct tdm_splan {
     int dev;            /* index into tdm_search.dev */
     int alg;            /* public enum tdm_algorithm, never AUTO */
+    int variant;        /* TDM_VARIANT_ITEM or TDM_VARIANT_GROUP (OR/AND only) */
     uint32_t ranges, rlen, local;
 } tdm_splan;
 
@@ -80,7 +81,7 @@ typedef struct tdm_splan {
  * index out of range, TDM_ERR_UNSUPPORTED for BM25 on a device without
  * exact division. */
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
-                    uint32_t ranges, uint32_t k, tdm_splan *out, tdm_err *err);
+                    int variant, uint32_t ranges, uint32_t k, tdm_splan *out, tdm_err *err);
 
 /* What one device run returns. */
 typedef struct tdm_sout {

@@ -62,6 +62,7 @@ TDM_API void tdm_search_options_init(tdm_search_options *o)
     o->b = TDM_BM25_B_DEFAULT;
     o->device = -1;
     o->ranges = 0;
+    o->variant = TDM_VARIANT_AUTO;
 }
 
 /* ---- open / close */
@@ -167,6 +168,9 @@ static int check_options(const tdm_search_options *in, tdm_search_options *o, td
     if (o->scoring != TDM_SCORE_BM25 && o->scoring != TDM_SCORE_IMPACT)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG,
                            "search options: scoring = %d is neither BM25 nor impact", o->scoring);
+    if (o->variant < TDM_VARIANT_AUTO || o->variant > TDM_VARIANT_GROUP)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: variant = %d is unknown",
+                           o->variant);
     if (o->device < -1)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: device = %d", o->device);
     return TDM_OK; /* k1 and b: tdm_scorer_init names them */
@@ -237,7 +241,7 @@ static int rank(tdm_search *s, const tdm_query *q, const tdm_search_options *o,
     }
     tdm_splan pl;
     tdm_sout so = {0};
-    rc = tdm_search_plan(s, &p, o->algorithm, o->device, o->ranges, o->k, &pl, err);
+    rc = tdm_search_plan(s, &p, o->algorithm, o->device, o->variant, o->ranges, o->k, &pl, err);
     if (rc == TDM_OK && !(so.keys = malloc((size_t)o->k * sizeof *so.keys)))
         rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     if (rc == TDM_OK)
@@ -246,6 +250,7 @@ static int rank(tdm_search *s, const tdm_query *q, const tdm_search_options *o,
         res->device = s->dev[pl.dev].index;
         res->algorithm = pl.alg;
         res->ranges = pl.ranges;
+        res->variant = pl.variant;
         res->launches = so.launches;
         res->bytes_up = so.bytes_up;
         res->bytes_down = so.bytes_down;

@@ -45,7 +45,7 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         [B_TERMS] = {rw | CL_MEM_COPY_HOST_PTR, nt * TDM_SEARCH_TW * 4, p->terms},
         [B_BMAX] = {p->device_bounds ? rw : ro, p->nbmax * 4, p->device_bounds ? NULL : p->bmax},
         [B_CUR] = {rw, nt * nr * 4, NULL},
-        [B_ORD] = {rw, nt * nr * 4, NULL},
+        [B_ORD] = {rw, pl->variant == TDM_VARIANT_GROUP ? 4 : nt * nr * 4, NULL},
         [B_HS] = {rw, heap * 4, NULL},
         [B_HD] = {rw, heap * 4, NULL},
         [B_HN] = {rw, nr * 4, NULL},
@@ -102,8 +102,9 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
                   uint32_t *launches, tdm_err *err)
 {
     cl_event e0 = NULL;
-    int rc = prepare(sd, p, s, &e0, launches, err);
-    if (rc)
+    int rc = TDM_OK;
+    /* exhaustive OR and AND read no bound */
+    if (salg != TDM_SALG_OR && salg != TDM_SALG_AND && (rc = prepare(sd, p, s, &e0, launches, err)))
         return rc;
     cl_uint nt = p->nt, nr = pl->ranges, rlen = pl->rlen, nd = ndocs, cp = cap, alg = (cl_uint)salg,
             kind = (cl_uint)p->kind, kk = k, p2 = pow2;
@@ -117,11 +118,21 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
         TDM_KARG_U32(&alg),          TDM_KARG_U32(&kind),          {sizeof c0, &c0},
         {sizeof c1, &c1},
     };
+    tdm_karg ga[] = {
+        ra[0], ra[1], ra[2], ra[4], ra[5], ra[7], ra[8], ra[9], ra[10], ra[11], ra[12], ra[13],
+        ra[14], ra[15], ra[16], ra[17], ra[18],
+    };
     cl_event e1 = NULL;
-    size_t global = tdm_round_up(nr, pl->local);
-    rc = tdm_kernel_launch(sd->d, "tdm_search_range", ra, sizeof ra / sizeof *ra, global,
-                           pl->local, 1, &e0, &e1, err);
-    clReleaseEvent(e0);
+    if (pl->variant == TDM_VARIANT_GROUP)
+        rc = tdm_kernel_launch(sd->d, "tdm_search_group", ga, sizeof ga / sizeof *ga,
+                               (size_t)nr * pl->local, pl->local, e0 ? 1 : 0, e0 ? &e0 : NULL,
+                               &e1, err);
+    else
+        rc = tdm_kernel_launch(sd->d, "tdm_search_range", ra, sizeof ra / sizeof *ra,
+                               tdm_round_up(nr, pl->local), pl->local, e0 ? 1 : 0,
+                               e0 ? &e0 : NULL, &e1, err);
+    if (e0)
+        clReleaseEvent(e0);
     if (rc)
         return rc;
     tdm_karg ma[] = {

@@ -1,11 +1,15 @@
 /* The planner (search.h): which device, which algorithm, how many ranges.
  *
- * Variant per device: every device runs the same range kernel (a work-item
- * per docid range, document-at-a-time, Huang 2017); what differs is the
- * geometry. A CPU device (PoCL) gets groups of one work-item and a few
+ * Variants (tandem.h, enum tdm_search_variant). ITEM, the range kernel: a
+ * work-item per docid range, document at a time (Huang 2017), every
+ * algorithm. A CPU device (PoCL) gets groups of one work-item and a few
  * ranges per core, so every core works on the one query with long ranges
  * (few cursor set-ups, good pruning); a GPU gets groups of 64 and enough
- * ranges to fill every compute unit with whole groups.
+ * ranges to fill every compute unit with whole groups. GROUP, the group
+ * kernel: a work-group per range with dense accumulators in local memory
+ * (Ding 2009), for exhaustive OR and AND, the planner's choice on a GPU
+ * (coalesced reads of each list, no per-document cursor juggling); a few
+ * groups per compute unit.
  *
  * Algorithm `auto`: one term -> OR (nothing to prune across terms); else
  * MaxScore, the fastest exact disjunction in PISA at k = 10 and 1000 (the
@@ -92,8 +96,27 @@ static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
         pl->ranges = 1;
 }
 
+/* Work-groups per compute unit for the GROUP variant. */
+#define GROUPS_PER_CU 8u
+
+static void size_groups(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t want,
+                        tdm_splan *pl)
+{
+    uint32_t cus = sd->d->info.compute_units ? sd->d->info.compute_units : 1;
+    uint32_t r = want ? want : cus * GROUPS_PER_CU;
+    if (r > MAX_CURSORS / (nt ? nt : 1))
+        r = MAX_CURSORS / (nt ? nt : 1);
+    if (r > ndocs)
+        r = ndocs;
+    if (r < 1)
+        r = 1;
+    pl->rlen = (uint32_t)(((uint64_t)ndocs + r - 1) / r);
+    pl->ranges = (uint32_t)(((uint64_t)ndocs + pl->rlen - 1) / pl->rlen);
+    pl->local = (uint32_t)sd->d->wg_size;
+}
+
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
-                    uint32_t ranges, uint32_t k, tdm_splan *out, tdm_err *err)
+                    int variant, uint32_t ranges, uint32_t k, tdm_splan *out, tdm_err *err)
 {
     (void)k;
     memset(out, 0, sizeof *out);
@@ -104,6 +127,14 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
     out->alg = algorithm;
     if (algorithm == TDM_ALGO_AUTO)
         out->alg = p->nt <= 1 ? TDM_ALGO_OR : TDM_ALGO_MAXSCORE;
-    size_ranges(&s->dev[i], s->ndocs, p->nt, ranges, out);
+    int exhaustive = out->alg == TDM_ALGO_OR || out->alg == TDM_ALGO_AND ||
+                     out->alg == TDM_ALGO_AND_OR;
+    if (variant == TDM_VARIANT_AUTO)
+        variant = is_gpu(&s->dev[i]) && exhaustive ? TDM_VARIANT_GROUP : TDM_VARIANT_ITEM;
+    out->variant = exhaustive ? variant : TDM_VARIANT_ITEM;
+    if (out->variant == TDM_VARIANT_GROUP)
+        size_groups(&s->dev[i], s->ndocs, p->nt, ranges, out);
+    else
+        size_ranges(&s->dev[i], s->ndocs, p->nt, ranges, out);
     return TDM_OK;
 }

@@ -1,0 +1,88 @@
+/* Exhaustive OR and AND with a work-group per docid range, the GPU variant
+   (search_range.cl has a work-item per range). The group walks its range in
+   chunks of TDM_SEARCH_CHUNK documents with dense score accumulators in
+   local memory (Ding et al. 2009): for each term in term order, the group's
+   work-items add the term's postings of the chunk to the accumulators (a
+   document appears once per list, so no two work-items write one slot), a
+   barrier between terms keeping every document's sum in term order, the
+   same float operations as the range kernel. The chunk's documents that
+   match (any term for OR, every term for AND) and beat the range's
+   threshold then go to the range's heap in docid order (one work-item: the
+   heap is the range kernel's, so tdm_search_merge reads both alike).
+   cur[t * nranges + r] carries each term's position from chunk to chunk. */
+
+#ifndef TDM_SEARCH_CHUNK
+#define TDM_SEARCH_CHUNK 1024u
+#endif
+
+__kernel void tdm_search_group(__global const uint *docs, __global const uint *freqs,
+                               __global const uint *terms, __global const uint *doclens,
+                               __global uint *cur, __global float *hs, __global uint *hd,
+                               __global uint *hn, uint nt, uint nranges, uint rlen, uint ndocs,
+                               uint cap, uint alg, uint kind, float c0, float c1)
+{
+    __local float acc[TDM_SEARCH_CHUNK];
+    __local ushort cnt[TDM_SEARCH_CHUNK];
+    __local uint span[2];
+    __local uint nheap;
+    uint r = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
+    tdm_srange s;
+    s.docs = docs;
+    s.freqs = freqs;
+    s.terms = terms;
+    s.doclens = doclens;
+    s.cur = cur;
+    s.hs = hs;
+    s.hd = hd;
+    s.nt = nt;
+    s.nr = nranges;
+    s.r = r;
+    s.cap = cap;
+    s.kind = kind;
+    s.c0 = c0;
+    s.c1 = c1;
+    uint rbeg = r * rlen;
+    uint rend = ndocs - rbeg > rlen ? rbeg + rlen : ndocs;
+    for (uint t = lid; t < nt; t += ls) {
+        uint seg = tdm_sr_term(&s, t, 0);
+        cur[t * nranges + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, 1), rbeg);
+    }
+    if (lid == 0u)
+        nheap = 0u;
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    for (uint cb = rbeg; cb < rend; cb += TDM_SEARCH_CHUNK) {
+        uint ce = rend - cb > TDM_SEARCH_CHUNK ? cb + TDM_SEARCH_CHUNK : rend;
+        for (uint i = lid; i < TDM_SEARCH_CHUNK; i += ls) {
+            acc[i] = 0.0f;
+            cnt[i] = 0;
+        }
+        for (uint t = 0; t < nt; t++) {
+            if (lid == 0u) {
+                uint seg = tdm_sr_term(&s, t, 0), e = seg + tdm_sr_term(&s, t, 1);
+                uint p = cur[t * nranges + r];
+                span[0] = p;
+                span[1] = tdm_sr_lower(docs, p, e, ce);
+                cur[t * nranges + r] = span[1];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            uint p0 = span[0], p1 = span[1];
+            for (uint p = p0 + lid; p < p1; p += ls) {
+                uint slot = docs[p] - cb;
+                acc[slot] = acc[slot] + tdm_sr_score(&s, t, p);
+                cnt[slot] += 1;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (lid == 0u) {
+            s.n = nheap;
+            uint need = alg == TDM_ALG_AND ? nt : 1u;
+            for (uint i = 0; i < ce - cb; i++)
+                if (cnt[i] >= need && acc[i] > tdm_sr_theta(&s))
+                    tdm_sr_push(&s, cb + i, acc[i]);
+            nheap = s.n;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0u)
+        hn[r] = nheap;
+}
