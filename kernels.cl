@@ -38,6 +38,9 @@
 #include "cl/codec_pfor.cl"
 #include "cl/codec_rice.cl"
 
+/* ---- batched decode of a resident index: many lists to a launch */
+#include "cl/decode_jobs.cl"
+
 /* ---- block selection, intersection, scoring, top-k, DAAT */
 #include "cl/search_range.cl"
 #include "cl/search_group.cl"

@@ -47,17 +47,16 @@ int pfor_patch(__global const uint *pairs, uint count, uint e, uint w, __local u
     return good;
 }
 
-/* Decodes the jobs j0 .. j0 + PFOR_BPG - 1 of a launch (one round of the kernel). */
-void pfor_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl,
-                __local uint *ol, __local uint *hl)
+/* Work-item t's values g[0..PFOR_VPT) (gaps for docids) of the block in
+   slot s of the group: len values in the np words at p, slot width bw.
+   Called by the whole group (barriers); ok = 0 for a slot without a block
+   (np = 0). Shared with the batched decode of a resident index. */
+void pfor_slot(__global const uint *p, uint np, int ok, uint len, uint bw, uint s, uint t,
+               __local uint *scratch, __local uint *gl, __local uint *ol, __local uint *hl,
+               __global uint *status, uint *g)
 {
     const uint vpt = PFOR_VPT, tpb = PFOR_TPB;
-    uint lid = get_local_id(0), s = lid / tpb, t = lid % tpb, b, pos, len;
-    int ok = tdm_codec_job(j0 + s, TDM_PFOR_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap, status,
-                           &b, &pos, &len);
-    uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u;
-    __global const uint *p = words + start;
-    uint bw = params[0], hdr = np ? p[0] : 0u;
+    uint hdr = np ? p[0] : 0u;
     uint e = hdr & 0x3FFu, wo = (hdr >> 10) & 0x3Fu, wh = (hdr >> 16) & 0x3Fu;
     uint nslots = pfor_words(len, min(bw, 32u));
     uint xw = e && np > 1u + nslots ? p[1u + nslots] : 0u;
@@ -72,7 +71,7 @@ void pfor_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl
 
     __local uint *G = gl + s * TDM_PFOR_BLOCK, *O = ol + s * TDM_PFOR_BLOCK, *H = hl + s * TDM_PFOR_BLOCK;
     __global const uint *q = p + 2u + nslots; /* the O slots, then H slots, then pairs */
-    uint g[PFOR_VPT], c[PFOR_VPT], i0 = t * vpt;
+    uint c[PFOR_VPT], i0 = t * vpt;
     /* Sliding windows over the slots and both exception arrays: each word
        loaded once. Entries past len (or e) are read but never used, and the
        exception arrays (about a tenth of a block) only by the work-items
@@ -118,6 +117,18 @@ void pfor_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl
 
     for (uint v = 0; v < vpt; v++)
         g[v] = G[i0 + v];
+}
+
+/* Decodes the jobs j0 .. j0 + PFOR_BPG - 1 of a launch (one round of the kernel). */
+void pfor_round(uint j0, TDM_CODEC_ARGS, __local uint *scratch, __local uint *gl,
+                __local uint *ol, __local uint *hl)
+{
+    const uint vpt = PFOR_VPT, tpb = PFOR_TPB;
+    uint lid = get_local_id(0), s = lid / tpb, t = lid % tpb, b, pos, len;
+    int ok = tdm_codec_job(j0 + s, TDM_PFOR_BLOCK, sel, njobs, use_sel, nblocks, n, out_cap, status,
+                           &b, &pos, &len);
+    uint start = ok ? offsets[b] : 0u, np = ok ? offsets[b + 1] - start : 0u, g[PFOR_VPT];
+    pfor_slot(words + start, np, ok, len, params[0], s, t, scratch, gl, ol, hl, status, g);
     if (delta)
         tdm_codec_delta(g, vpt, tpb, ok ? bases[b] : 0u, scratch);
     if (ok)

@@ -28,6 +28,10 @@
 #define TDM_RICE_BLOCK 128u
 #define TDM_NPFD_BLOCK_MAX 128u /* NewPFD: blocks of 64 or 128 */
 
+/* Jobs a work-item of the batched decode's counting kernel takes
+   (cl/decode_jobs.cl; host/index/decode_jobs.c sizes its tiles by it). */
+#define TDM_JOBS_PER_ITEM 8u
+
 /* PEF partition kinds (the header word's kind field). */
 #define TDM_PEF_EF 0u     /* Elias-Fano: low parts, then the unary high parts */
 #define TDM_PEF_PACKED 1u /* a frequency partition packed at one width */

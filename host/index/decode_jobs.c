@@ -1,0 +1,402 @@
+/* The batched decode driver (decode_jobs.h): checks, scratch buffers and the
+ * three kernels of a launch (cl/decode_jobs.cl). */
+#include "decode_jobs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec_dev.h"
+#include "format.h"
+
+const char *tdm_decode_jobs_kernel(int codec)
+{
+    static const char *const names[TDM_CODEC_COUNT] = {
+        [TDM_CODEC_RAW] = "tdm_jobs_raw",           [TDM_CODEC_BP128] = "tdm_jobs_bp128",
+        [TDM_CODEC_BP256] = "tdm_jobs_bp256",       [TDM_CODEC_VBYTE128] = "tdm_jobs_vbyte128",
+        [TDM_CODEC_VBYTE1024] = "tdm_jobs_vbyte1024", [TDM_CODEC_PEF] = "tdm_jobs_pef",
+        [TDM_CODEC_PFOR] = "tdm_jobs_pfor",         [TDM_CODEC_NEWPFD128] = "tdm_jobs_newpfd128",
+        [TDM_CODEC_RICE] = "tdm_jobs_rice",         [TDM_CODEC_NEWPFD64] = "tdm_jobs_newpfd64",
+    };
+    return codec >= 0 && codec < TDM_CODEC_COUNT ? names[codec] : NULL;
+}
+
+/* Borrows `name`, sets its arguments and enqueues it on q. */
+static int launch(tdm_device *d, cl_command_queue q, const char *name, const tdm_karg *args,
+                  cl_uint nargs, size_t groups, cl_uint nwait, const cl_event *wait,
+                  cl_event *ev, tdm_err *err)
+{
+    cl_kernel k;
+    int st = tdm_kernel_borrow(d, name, &k, err);
+    if (st != TDM_OK)
+        return st;
+    cl_int rc = CL_SUCCESS;
+    cl_uint i = 0;
+    for (; rc == CL_SUCCESS && i < nargs; i++)
+        rc = clSetKernelArg(k, i, args[i].size, args[i].p);
+    size_t local = d->wg_size, global = groups * local;
+    if (rc != CL_SUCCESS) {
+        tdm_cl_fail(err, rc, "clSetKernelArg");
+        tdm_err_append(err, " (argument %u of kernel '%s' on %s)", i - 1, name, d->info.name);
+    } else if ((rc = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, nwait,
+                                            nwait ? wait : NULL, ev)) != CL_SUCCESS) {
+        tdm_cl_fail(err, rc, "clEnqueueNDRangeKernel");
+        tdm_err_append(err, " (kernel '%s', %zu work-items, on %s)", name, global, d->info.name);
+    }
+    tdm_kernel_return(d, k);
+    return rc == CL_SUCCESS ? TDM_OK : err->code;
+}
+
+/* Values (uint32) a buffer holds, capped at 2^32 - 1; 0 for NULL. */
+static int buffer_values(const tdm_device *d, cl_mem m, uint64_t *values, tdm_err *err)
+{
+    size_t bytes = 0;
+    *values = 0;
+    if (!m)
+        return TDM_OK;
+    cl_int rc = clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
+    if (rc != CL_SUCCESS) {
+        tdm_cl_fail(err, rc, "clGetMemObjectInfo");
+        tdm_err_append(err, " (batched decode on %s)", d->info.name);
+        return err->code;
+    }
+    *values = bytes / 4 > UINT32_MAX ? UINT32_MAX : bytes / 4;
+    return TDM_OK;
+}
+
+/* What one launch needs, checked. */
+typedef struct plan {
+    const tdm_resident *res;
+    cl_command_queue q;
+    cl_mem jobs, docs, freqs, status, jpre, tsum;
+    uint32_t njobs, ntiles, codec, block, outs, docs_cap, freqs_cap;
+    const char *kernel;
+    uint64_t blocks_hint; /* blocks in the launch if known, else 0 */
+} plan;
+
+static int check_plan(plan *p, tdm_err *err)
+{
+    const tdm_resident *res = p->res;
+    if (!res || !res->dev || !p->jobs || !p->status)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "batched decode: missing index, job table or status buffer");
+    const tdm_codec_ops *ops = tdm_codec_by_id((int)p->codec);
+    p->kernel = tdm_decode_jobs_kernel((int)p->codec);
+    if (!ops || !p->kernel)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "batched decode: no codec %d",
+                           (int)p->codec);
+    p->block = ops->block_size;
+    uint64_t njv, sv, dv, fv;
+    int st = buffer_values(res->dev, p->jobs, &njv, err);
+    if (st == TDM_OK)
+        st = buffer_values(res->dev, p->status, &sv, err);
+    if (st == TDM_OK)
+        st = buffer_values(res->dev, p->docs, &dv, err);
+    if (st == TDM_OK)
+        st = buffer_values(res->dev, p->freqs, &fv, err);
+    if (st != TDM_OK)
+        return st;
+    if (njv / 4 < p->njobs || sv < 1)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "batched decode: a job buffer of %llu bytes for %u jobs, or no "
+                           "status word (on %s)", (unsigned long long)njv * 4, p->njobs,
+                           res->dev->info.name);
+    p->outs = (p->docs ? 1u : 0u) | (p->freqs ? 2u : 0u);
+    p->docs_cap = (uint32_t)dv;
+    p->freqs_cap = (uint32_t)fv;
+    size_t tile = res->dev->wg_size * TDM_JOBS_PER_ITEM;
+    p->ntiles = (uint32_t)((p->njobs + tile - 1) / tile);
+    return TDM_OK;
+}
+
+/* Work-groups of the decode kernel: enough to fill the device, fewer when
+ * the launch is known to be small; each loops over its share. */
+static size_t decode_groups(const plan *p)
+{
+    tdm_device *d = p->res->dev;
+    size_t cap = (size_t)(d->info.compute_units ? d->info.compute_units : 1) *
+                 tdm_codec_dev_groups_per_cu(d);
+    const tdm_codec_ops *ops = tdm_codec_by_id((int)p->codec);
+    uint32_t bpg = ops->dev ? ops->dev->blocks_per_group(d->wg_size, p->block) : 1;
+    if (p->blocks_hint) {
+        uint64_t need = (p->blocks_hint + bpg - 1) / (bpg ? bpg : 1);
+        if (need < cap)
+            cap = (size_t)need;
+    }
+    return cap ? cap : 1;
+}
+
+/* The three kernels, chained by events after the wait list `w` (n). */
+static int run_plan(plan *p, cl_uint n, const cl_event *w, cl_event *done, tdm_err *err)
+{
+    const tdm_resident *r = p->res;
+    tdm_device *d = r->dev;
+    cl_uint ntiles = p->ntiles;
+    tdm_karg cargs[] = {
+        TDM_KARG_MEM(&p->jobs),     TDM_KARG_U32(&p->njobs),     TDM_KARG_MEM(&r->lists),
+        TDM_KARG_MEM(&r->codecs),   TDM_KARG_U32(&r->nlists),    TDM_KARG_U32(&p->codec),
+        TDM_KARG_U32(&p->block),    TDM_KARG_U32(&p->outs),      TDM_KARG_U32(&p->docs_cap),
+        TDM_KARG_U32(&p->freqs_cap), TDM_KARG_MEM(&p->jpre),     TDM_KARG_MEM(&p->tsum),
+        TDM_KARG_MEM(&p->status),
+    };
+    cl_event e1 = NULL, e2 = NULL;
+    int st = launch(d, p->q, "tdm_jobs_count", cargs, sizeof cargs / sizeof *cargs, ntiles, n,
+                    w, &e1, err);
+    if (st == TDM_OK && ntiles > 1) {
+        tdm_karg sargs[] = {TDM_KARG_MEM(&p->tsum), TDM_KARG_U32(&ntiles),
+                            TDM_KARG_MEM(&p->status)};
+        st = launch(d, p->q, "tdm_jobs_scan", sargs, 3, 1, 1, &e1, &e2, err);
+    }
+    cl_mem docs = p->docs ? p->docs : p->status, freqs = p->freqs ? p->freqs : p->status;
+    tdm_karg dargs[] = {
+        TDM_KARG_MEM(&r->arena),      TDM_KARG_MEM(&r->lists),       TDM_KARG_MEM(&r->codecs),
+        TDM_KARG_MEM(&r->block_last), TDM_KARG_MEM(&r->block_docs),  TDM_KARG_MEM(&r->block_freqs),
+        TDM_KARG_U32(&r->nlists),     TDM_KARG_U32(&r->arena_words), TDM_KARG_MEM(&p->jobs),
+        TDM_KARG_U32(&p->njobs),      TDM_KARG_MEM(&p->jpre),        TDM_KARG_MEM(&p->tsum),
+        TDM_KARG_U32(&ntiles),        TDM_KARG_MEM(&docs),           TDM_KARG_MEM(&freqs),
+        TDM_KARG_U32(&p->outs),       TDM_KARG_MEM(&p->status),
+    };
+    cl_event prev = e2 ? e2 : e1;
+    if (st == TDM_OK)
+        st = launch(d, p->q, p->kernel, dargs, sizeof dargs / sizeof *dargs, decode_groups(p), 1,
+                    &prev, done, err);
+    if (e1)
+        clReleaseEvent(e1);
+    if (e2)
+        clReleaseEvent(e2);
+    return st;
+}
+
+/* The caller's wait list plus the index's upload, in a malloc'd array. */
+static int wait_list(const tdm_resident *res, cl_uint nwait, const cl_event *wait,
+                     cl_event **all, cl_uint *n, tdm_err *err)
+{
+    *all = malloc(((size_t)nwait + 1) * sizeof **all);
+    if (!*all)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "batched decode: a wait list of %u", nwait);
+    for (cl_uint i = 0; i < nwait; i++)
+        (*all)[i] = wait[i];
+    *n = nwait;
+    if (res->ready)
+        (*all)[(*n)++] = res->ready;
+    return TDM_OK;
+}
+
+static int enqueue(plan *p, cl_uint nwait, const cl_event *wait, cl_event *done, tdm_err *err)
+{
+    if (done)
+        *done = NULL;
+    if (nwait && !wait)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "batched decode: %u events, no list", nwait);
+    int st = check_plan(p, err);
+    if (st != TDM_OK)
+        return st;
+    tdm_device *d = p->res->dev;
+    if (!p->q)
+        p->q = d->queue;
+    cl_event *all = NULL;
+    cl_uint n = 0;
+    if ((st = wait_list(p->res, nwait, wait, &all, &n, err)) != TDM_OK)
+        return st;
+    if (p->njobs == 0) {
+        cl_int rc = clEnqueueMarkerWithWaitList(p->q, n, n ? all : NULL, done);
+        free(all);
+        if (rc != CL_SUCCESS)
+            tdm_cl_fail(err, rc, "clEnqueueMarkerWithWaitList");
+        return rc == CL_SUCCESS ? TDM_OK : err->code;
+    }
+    st = tdm_buffer_create(d, CL_MEM_READ_WRITE, (size_t)p->njobs * 4, NULL, &p->jpre, err);
+    if (st == TDM_OK)
+        st = tdm_buffer_create(d, CL_MEM_READ_WRITE, ((size_t)p->ntiles + 1) * 4, NULL, &p->tsum,
+                               err);
+    if (st == TDM_OK)
+        st = run_plan(p, n, all, done, err);
+    if (st != TDM_OK)
+        tdm_err_append(err, " (batched decode of %u jobs, codec %s)", p->njobs,
+                       tdm_codec_by_id((int)p->codec) ? tdm_codec_by_id((int)p->codec)->name
+                                                      : "?");
+    /* Released now, freed by OpenCL once the kernels that use them are done. */
+    if (p->jpre)
+        clReleaseMemObject(p->jpre);
+    if (p->tsum)
+        clReleaseMemObject(p->tsum);
+    free(all);
+    return st;
+}
+
+int tdm_decode_jobs_enqueue(const tdm_resident *res, cl_command_queue q, cl_mem jobs,
+                            uint32_t njobs, int codec, cl_mem out_docs, cl_mem out_freqs,
+                            cl_mem status, cl_uint nwait, const cl_event *wait, cl_event *done,
+                            tdm_err *err)
+{
+    plan p = {.res = res, .q = q, .jobs = jobs, .docs = out_docs, .freqs = out_freqs,
+              .status = status, .njobs = njobs, .codec = (uint32_t)codec};
+    return enqueue(&p, nwait, wait, done, err);
+}
+
+int tdm_decode_jobs_status(const tdm_resident *res, cl_mem status, cl_uint nwait,
+                           const cl_event *wait, tdm_err *err)
+{
+    cl_uint flags = 0;
+    int st = tdm_download(res->dev, status, 0, 4, &flags, nwait, wait, NULL, err);
+    if (st != TDM_OK)
+        return st;
+    if (flags & TDM_CODEC_ST_CORRUPT)
+        return tdm_err_set(err, TDM_ERR_CORRUPT,
+                           "%s: corrupt payload or block table (found by a batched decode on %s)",
+                           tdm_ireader_path(res->r), res->dev->info.name);
+    if (flags & TDM_CODEC_ST_BADJOB)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "batched decode on %s: a job named a list or block out of range, a "
+                           "list of another codec, or an output past its buffer",
+                           res->dev->info.name);
+    return TDM_OK;
+}
+
+/* ---- host-made job tables */
+
+uint32_t tdm_decode_range_postings(uint32_t df, uint32_t block, uint32_t begin, uint32_t end)
+{
+    uint64_t first = (uint64_t)begin * block, last = (uint64_t)end * block;
+    last = last < df ? last : df;
+    return last > first ? (uint32_t)(last - first) : 0;
+}
+
+void tdm_decode_batch_free(tdm_decode_batch *b)
+{
+    if (!b)
+        return;
+    for (int c = 0; c < TDM_CODEC_COUNT; c++)
+        free(b->jobs[c]);
+    free(b->out);
+    memset(b, 0, sizeof *b);
+}
+
+/* Checks request i and fills its job (out left to the caller). */
+static int make_job(const tdm_ireader *r, const tdm_idx_list *lists, const uint8_t *codecs,
+                    uint64_t nterms, const tdm_decode_req *q, size_t i, tdm_decode_job *j,
+                    int *codec, uint32_t *postings, tdm_err *err)
+{
+    if (q->list >= nterms)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "%s: decode request %zu: list %u out of range (%llu lists)",
+                           tdm_ireader_path(r), i, q->list, (unsigned long long)nterms);
+    const tdm_codec_ops *ops = tdm_codec_by_id(codecs[q->list]);
+    uint32_t df = lists[q->list].df, nb = df / ops->block_size + (df % ops->block_size != 0);
+    uint32_t end = q->block_end == TDM_DECODE_TO_END ? nb : q->block_end;
+    if (q->block_begin > end || end > nb)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "%s: decode request %zu: blocks [%u, %u) of list %u, which has %u",
+                           tdm_ireader_path(r), i, q->block_begin, end, q->list, nb);
+    *j = (tdm_decode_job){.list = q->list, .block_begin = q->block_begin, .block_end = end};
+    *codec = codecs[q->list];
+    *postings = tdm_decode_range_postings(df, ops->block_size, q->block_begin, end);
+    return TDM_OK;
+}
+
+int tdm_decode_batch_build(const tdm_ireader *r, const tdm_decode_req *req, size_t nreq,
+                           tdm_decode_batch *b, tdm_err *err)
+{
+    memset(b, 0, sizeof *b);
+    uint64_t sz;
+    const tdm_idx_list *lists = tdm_ireader_section(r, TDM_SEC_LISTS, &sz);
+    const uint8_t *codecs = tdm_ireader_section(r, TDM_SEC_CODECS, &sz);
+    uint64_t nterms = tdm_ireader_info_get(r)->nterms;
+    tdm_decode_job *all = malloc((nreq ? nreq : 1) * sizeof *all);
+    uint8_t *cid = malloc(nreq ? nreq : 1);
+    b->out = malloc((nreq ? nreq : 1) * sizeof *b->out);
+    b->nreq = nreq;
+    int st = all && cid && b->out ? TDM_OK
+                                  : tdm_err_set(err, TDM_ERR_NOMEM, "decode requests: %zu", nreq);
+    uint64_t pos = 0;
+    for (size_t i = 0; st == TDM_OK && i < nreq; i++) {
+        int c = 0;
+        uint32_t n = 0;
+        st = make_job(r, lists, codecs, nterms, &req[i], i, &all[i], &c, &n, err);
+        if (st == TDM_OK && pos + n > UINT32_MAX)
+            st = tdm_err_set(err, TDM_ERR_LIMIT,
+                             "decode requests: more than 2^32 - 1 postings (at request %zu)", i);
+        if (st != TDM_OK)
+            break;
+        all[i].out = b->out[i] = (uint32_t)pos;
+        pos += n;
+        cid[i] = (uint8_t)c;
+        b->njobs[c]++;
+        b->nblocks += all[i].block_end - all[i].block_begin;
+    }
+    for (int c = 0; st == TDM_OK && c < TDM_CODEC_COUNT; c++)
+        if (b->njobs[c] && !(b->jobs[c] = malloc((size_t)b->njobs[c] * sizeof **b->jobs)))
+            st = tdm_err_set(err, TDM_ERR_NOMEM, "decode requests: %u jobs", b->njobs[c]);
+    uint32_t fill[TDM_CODEC_COUNT] = {0};
+    for (size_t i = 0; st == TDM_OK && i < nreq; i++)
+        b->jobs[cid[i]][fill[cid[i]]++] = all[i];
+    b->npostings = pos;
+    free(all);
+    free(cid);
+    if (st != TDM_OK)
+        tdm_decode_batch_free(b);
+    return st;
+}
+
+int tdm_decode_batch_upload(const tdm_resident *res, const tdm_decode_batch *b,
+                            cl_mem bufs[TDM_CODEC_COUNT], tdm_err *err)
+{
+    int st = TDM_OK;
+    for (int c = 0; c < TDM_CODEC_COUNT; c++)
+        bufs[c] = NULL;
+    for (int c = 0; st == TDM_OK && c < TDM_CODEC_COUNT; c++) {
+        if (!b->njobs[c])
+            continue;
+        size_t bytes = (size_t)b->njobs[c] * sizeof **b->jobs;
+        st = tdm_buffer_create(res->dev, CL_MEM_READ_ONLY, bytes, NULL, &bufs[c], err);
+        if (st == TDM_OK)
+            st = tdm_upload(res->dev, bufs[c], 0, bytes, b->jobs[c], 0, NULL, NULL, err);
+    }
+    for (int c = 0; st != TDM_OK && c < TDM_CODEC_COUNT; c++)
+        if (bufs[c]) {
+            clReleaseMemObject(bufs[c]);
+            bufs[c] = NULL;
+        }
+    return st;
+}
+
+/* Blocks of codec c's jobs in b, for the launch's size. */
+static uint64_t codec_blocks(const tdm_decode_batch *b, int c)
+{
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < b->njobs[c]; k++)
+        n += b->jobs[c][k].block_end - b->jobs[c][k].block_begin;
+    return n;
+}
+
+int tdm_decode_batch_enqueue(const tdm_resident *res, cl_command_queue q,
+                             const tdm_decode_batch *b, cl_mem const bufs[TDM_CODEC_COUNT],
+                             cl_mem out_docs, cl_mem out_freqs, cl_mem status, cl_uint nwait,
+                             const cl_event *wait, cl_event *done, tdm_err *err)
+{
+    cl_event evs[TDM_CODEC_COUNT];
+    cl_uint nev = 0;
+    int st = TDM_OK;
+    if (done)
+        *done = NULL;
+    for (int c = 0; st == TDM_OK && c < TDM_CODEC_COUNT; c++) {
+        if (!b->njobs[c])
+            continue;
+        plan p = {.res = res, .q = q, .jobs = bufs[c], .docs = out_docs, .freqs = out_freqs,
+                  .status = status, .njobs = b->njobs[c], .codec = (uint32_t)c,
+                  .blocks_hint = codec_blocks(b, c)};
+        if (p.blocks_hint == 0)
+            p.blocks_hint = 1; /* known to be empty: one group */
+        st = enqueue(&p, nwait, wait, &evs[nev], err);
+        if (st == TDM_OK)
+            nev++;
+    }
+    if (st == TDM_OK && done) {
+        cl_int rc = clEnqueueMarkerWithWaitList(q ? q : res->dev->queue, nev ? nev : nwait,
+                                                nev ? evs : nwait ? wait : NULL, done);
+        if (rc != CL_SUCCESS)
+            st = tdm_cl_fail(err, rc, "clEnqueueMarkerWithWaitList");
+    }
+    for (cl_uint i = 0; i < nev; i++)
+        clReleaseEvent(evs[i]);
+    return st;
+}

@@ -1,0 +1,70 @@
+/* An index resident on one device: the sections a kernel needs (docs/FORMAT.md,
+ * sections 0 to 7), each uploaded as one buffer straight from the reader's
+ * mapping, so that a kernel reaches any block of any list from the list's id:
+ *
+ *   arena        uint   every list's params and payload (ARENA)
+ *   lists        uint4  descriptors {words, df, ext, max_score bits} (LISTS)
+ *   codecs       uchar  codec id of each list (CODECS)
+ *   block_last   uint   block table: 0, then last docid of each block (BLOCK_LAST)
+ *   block_docs   uint   block table: docid payload endpoints (BLOCK_DOCS)
+ *   block_freqs  uint   block table: frequency payload endpoints (BLOCK_FREQS)
+ *   block_max    uchar  block table: quantized BM25 bounds (BLOCK_MAX)
+ *   doclens      uint   tokens per document (DOCLENS)
+ *
+ * Block j of list L (descriptor D, P = tdm_idx_codec_nparams(codec)): its
+ * docid words are arena[D.words + 2P + block_docs[D.ext + j] .. + block_docs[D.ext + j + 1]),
+ * its base block_last[D.ext + j]; for a one-block list the docid words are
+ * arena[D.words + 2P .. + D.ext) and the base 0. decode_jobs.h decodes them.
+ *
+ * The copies run on the device's transfer queue and do not block: `ready`
+ * is the event of the last one (the queue is in order), which every kernel
+ * on the resident index waits for. Empty sections get a 4-byte buffer, so
+ * every cl_mem is valid.
+ *
+ * Threads: after tdm_resident_upload returns the struct is read-only; any
+ * number of threads may launch kernels on it. tdm_resident_release must not
+ * race with any other use.
+ */
+#ifndef TDM_INDEX_RESIDENT_H
+#define TDM_INDEX_RESIDENT_H
+
+#include <stdint.h>
+
+#include "reader.h"
+#include "runtime/runtime.h"
+
+typedef struct tdm_resident {
+    tdm_device *dev;
+    const tdm_ireader *r;   /* the index it came from (must outlive the struct) */
+    cl_mem arena, lists, codecs, block_last, block_docs, block_freqs, block_max, doclens;
+    uint64_t bytes;         /* device memory the buffers hold */
+    uint32_t nlists;        /* descriptors (= terms) */
+    uint32_t arena_words;
+    uint32_t nentries;      /* block-table rows */
+    uint32_t ndocs;
+    cl_event ready;         /* the upload's last copy (retained by the struct) */
+} tdm_resident;
+
+/* Device bytes the index needs resident: the sizes of sections 0 to 7
+ * (an empty one counts 4). O(1). */
+uint64_t tdm_resident_bytes_needed(const tdm_ireader *r);
+
+/* Whether the index fits device d: TDM_ERR_DEVICE_MEMORY naming the index,
+ * the device and both sizes when it needs more than the device's global
+ * memory, or a section is larger than its largest buffer. */
+int tdm_resident_check_fits(const tdm_ireader *r, const tdm_device *d, tdm_err *err);
+
+/* Creates the buffers on d and enqueues the copies on d->xfer without
+ * waiting for them: out->ready completes when they are done (kernels wait
+ * for it; a caller that wants the data there now waits for it). `r` must
+ * stay open until out is released (the copies read its mapping; the job
+ * table helpers read its descriptors). Fails cleanly (nothing held, *out
+ * zeroed) with TDM_ERR_DEVICE_MEMORY when it does not fit (both sizes
+ * named), TDM_ERR_LIMIT for more than 2^32 - 2 lists. */
+int tdm_resident_upload(const tdm_ireader *r, tdm_device *d, tdm_resident *out, tdm_err *err);
+
+/* Waits for the copies, then releases the buffers. Accepts NULL and a
+ * zeroed struct. */
+void tdm_resident_release(tdm_resident *res);
+
+#endif
