@@ -64,8 +64,18 @@ char *tdm_cleanup_add_tmp(const char *path)
     return tmp;
 }
 
+static const int cleanup_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ};
+
 void tdm_cleanup_remove(const char *path)
 {
+    /* No handler on this thread between taking a path out and freeing it.
+     * (One on another thread may still read it: a theoretical race in a
+     * process that is dying anyway, where at worst a stale name is unlinked.) */
+    sigset_t block, saved;
+    sigemptyset(&block);
+    for (size_t i = 0; i < sizeof cleanup_sigs / sizeof *cleanup_sigs; i++)
+        sigaddset(&block, cleanup_sigs[i]);
+    pthread_sigmask(SIG_BLOCK, &block, &saved);
     char *old = NULL;
     pthread_mutex_lock(&lock);
     for (chunk *c = &first; c && !old; c = atomic_load(&c->next))
@@ -76,6 +86,7 @@ void tdm_cleanup_remove(const char *path)
         }
     pthread_mutex_unlock(&lock);
     free(old);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
 void tdm_cleanup_unlink_all(void)
@@ -103,15 +114,14 @@ static void on_signal(int sig)
 
 void tdm_cleanup_on_signals(void)
 {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ};
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+    for (size_t i = 0; i < sizeof cleanup_sigs / sizeof *cleanup_sigs; i++) {
         struct sigaction old, sa;
-        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+        if (sigaction(cleanup_sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
             continue;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_signal;
         sigfillset(&sa.sa_mask);   /* one cleanup at a time */
-        sigaction(sigs[i], &sa, NULL);
+        sigaction(cleanup_sigs[i], &sa, NULL);
     }
 }
 
