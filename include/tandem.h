@@ -358,6 +358,10 @@ typedef struct tdm_index_build_options {
                                   (an empty collection builds an empty index);
                                   init: 0, an input without documents is
                                   TDM_ERR_FORMAT naming it */
+    unsigned threads;          /* threads that tokenize, invert, merge and encode;
+                                  init: 0 = every online processor. Any count
+                                  builds the same file, byte for byte; all of
+                                  their buffers count against memory_mb */
 } tdm_index_build_options;
 
 /* Sets o->struct_size and every option to the default shown above. */

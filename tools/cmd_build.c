@@ -22,6 +22,8 @@ static void usage(FILE *f)
             "                                         1 .. 1048576)\n"
             "  --k1 X --b X                           BM25 of the block-max bounds (1.2, 0.75;\n"
             "                                         k1 in [0, 100], b in [0, 1])\n"
+            "  --threads N                            threads (default: every processor;\n"
+            "                                         1 .. 1024; the index is the same)\n"
             "  --tmp DIR                              run files (default: next to INDEX)\n"
             "  --allow-empty                          an input without documents is no error\n"
             "  --quiet                                no progress bar\n");
@@ -92,6 +94,10 @@ static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
         if (tdm_cli_uint("build", "--memory", v, 1, TDM_CLI_MAX_MEMORY_MB, &u))
             return -1;
         o->memory_mb = (size_t)u;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--threads"))) {
+        if (tdm_cli_uint("build", "--threads", v, 1, 1024, &u))
+            return -1;
+        o->threads = (unsigned)u;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--k1"))) {
         if (tdm_cli_real("build", "--k1", v, 0, 0, TDM_CLI_MAX_K1, &o->k1))
             return -1;

@@ -9,13 +9,31 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "build_chunks.h"
 #include "common/cleanup.h"
 #include "common/fsutil.h"
 #include "invert.h"
 #include "parse.h"
 #include "runs.h"
 #include "tokenize.h"
+#include "workers.h"
 #include "writer.h"
+
+/* Lists copied out of the merge until there are enough to encode on every
+ * thread: terms and postings by offset (the buffers move as they grow). */
+typedef struct lbatch_item {
+    size_t term, len, post, n;
+} lbatch_item;
+
+typedef struct lbatch {
+    lbatch_item *it;
+    size_t n, cap;
+    char *terms;
+    size_t tlen, tcap;
+    uint32_t *post;          /* docids then freqs of each list */
+    size_t plen, pcap;
+    size_t max_post;         /* flush when plen would pass it */
+} lbatch;
 
 typedef struct builder {
     const tdm_index_build_options *o;
@@ -23,6 +41,9 @@ typedef struct builder {
     tdm_inverter *inv;
     tdm_iwriter *w;
     size_t budget, fanin;
+    unsigned threads;
+    tdm_chunker *ck;         /* threads > 1: the first phase on workers */
+    lbatch lb;               /* threads > 1: lists waiting to be encoded */
     char **runs;             /* NULL entries: merged away */
     size_t nruns, run_seq;   /* run files are RUN_PREFIX.run<seq>.<pid> */
     char *run_prefix;
@@ -128,25 +149,16 @@ static int to_merged_run(void *user, const char *term, size_t len, const uint32_
     return tdm_run_add(user, term, len, docids, freqs, n, err);
 }
 
-/* Merges runs[0..k) into one new run *out; the inputs are removed (and set to
- * NULL) once it is complete. A group of one is passed on as it is. */
-static int merge_group(builder *b, char **runs, size_t k, char **out)
+/* Merges runs[0..k) into the new run `path`; the inputs are removed (and
+ * set to NULL) once it is complete. Any thread. */
+static int merge_group(char **runs, size_t k, const char *path, tdm_err *err)
 {
-    if (k == 1) {
-        *out = runs[0];
-        runs[0] = NULL;
-        return TDM_OK;
-    }
-    char *path = new_run_path(b);
-    if (!path)
-        return tdm_err_set(b->err, TDM_ERR_NOMEM, "out of memory");
-    *out = path;
     tdm_runwriter *rw;
-    int rc = tdm_run_create(path, &rw, b->err);
+    int rc = tdm_run_create(path, &rw, err);
     if (rc)
         return rc;
-    rc = tdm_runs_merge((const char *const *)runs, k, to_merged_run, rw, b->err);
-    int rc2 = tdm_run_close(rw, b->err);
+    rc = tdm_runs_merge((const char *const *)runs, k, to_merged_run, rw, err);
+    int rc2 = tdm_run_close(rw, err);
     if (rc || rc2)
         return rc ? rc : rc2;
     for (size_t i = 0; i < k; i++) {
@@ -156,28 +168,69 @@ static int merge_group(builder *b, char **runs, size_t k, char **out)
     return TDM_OK;
 }
 
+/* One merge pass: groups of fan-in runs, several at once. */
+typedef struct mpass {
+    builder *b;
+    char **next;
+    int *rc;
+    tdm_err *errs;
+} mpass;
+
+static void merge_one(void *ctx, size_t g, unsigned worker)
+{
+    (void)worker;
+    mpass *m = ctx;
+    size_t i = g * m->b->fanin, k = m->b->nruns - i < m->b->fanin ? m->b->nruns - i : m->b->fanin;
+    m->rc[g] = k == 1 ? TDM_OK : merge_group(m->b->runs + i, k, m->next[g], &m->errs[g]);
+}
+
+/* Names the outputs of a pass: a new run file for each group of more than
+ * one run, the run itself for a group of one. */
+static int name_groups(builder *b, char **next, size_t groups)
+{
+    for (size_t g = 0; g < groups; g++) {
+        size_t i = g * b->fanin;
+        if (b->nruns - i == 1) {
+            next[g] = b->runs[i];
+            b->runs[i] = NULL;
+        } else if (!(next[g] = new_run_path(b))) {
+            return tdm_err_set(b->err, TDM_ERR_NOMEM, "out of memory");
+        }
+    }
+    return TDM_OK;
+}
+
 /* Merges consecutive groups of fan-in runs (docid order stays run order)
- * until at most fan-in are left for the final merge. */
+ * until at most fan-in are left for the final merge. Groups are merged on
+ * up to `threads` threads, fewer where their read buffers (fan-in x 256 KB
+ * each, runs.c) would pass half the budget. */
 static int merge_passes(builder *b)
 {
+    size_t per = (size_t)b->fanin << 18, par = b->budget / 2 / per;
+    par = par < 1 ? 1 : par > b->threads ? b->threads : par;
     while (b->nruns > b->fanin) {
         size_t groups = (b->nruns + b->fanin - 1) / b->fanin;
-        char **next = calloc(groups, sizeof *next);
-        if (!next)
-            return tdm_err_set(b->err, TDM_ERR_NOMEM, "out of memory");
-        int rc = TDM_OK;
-        for (size_t g = 0; rc == TDM_OK && g < groups; g++) {
-            size_t i = g * b->fanin, k = b->nruns - i < b->fanin ? b->nruns - i : b->fanin;
-            rc = merge_group(b, b->runs + i, k, &next[g]);
-        }
+        mpass m = {b, calloc(groups, sizeof *m.next), calloc(groups, sizeof *m.rc),
+                   calloc(groups, sizeof *m.errs)};
+        int rc = m.next && m.rc && m.errs ? name_groups(b, m.next, groups)
+                                          : tdm_err_set(b->err, TDM_ERR_NOMEM, "out of memory");
+        if (rc == TDM_OK)
+            tdm_par_for((unsigned)par, groups, merge_one, &m);
+        for (size_t g = 0; rc == TDM_OK && g < groups; g++)
+            if (m.rc[g])
+                rc = tdm_err_copy(b->err, &m.errs[g]);
+        for (size_t g = 0; m.errs && g < groups; g++)
+            tdm_err_clear(&m.errs[g]);
+        free(m.errs);
+        free(m.rc);
         if (rc != TDM_OK) {   /* b->runs keeps what is left; next's files go */
-            for (size_t g = 0; g < groups; g++)
-                drop_run(next[g]);
-            free(next);
+            for (size_t g = 0; m.next && g < groups; g++)
+                drop_run(m.next[g]);
+            free(m.next);
             return rc;
         }
         free(b->runs);
-        b->runs = next;
+        b->runs = m.next;
         b->nruns = groups;
     }
     return TDM_OK;
@@ -193,7 +246,8 @@ static int add_doc(builder *b, const char *name, const char *text, size_t len)
         return tdm_err_set(b->err, TDM_ERR_NOMEM, "out of memory inverting document %u", b->doc);
     rc = tdm_iwriter_add_doc(b->w, b->doclen, name, b->err);
     b->doc++;
-    b->prog.documents++;
+    if (!b->ck)   /* else counted as read */
+        b->prog.documents++;
     if (!rc && tdm_inverter_bytes(b->inv) > b->budget)
         rc = flush_run(b);
     return rc;
@@ -213,8 +267,11 @@ static int read_input(builder *b, const char *path, uint64_t *bytes_before)
             rc = got;
             break;
         }
-        rc = add_doc(b, name, text, len);
-        if (rc == TDM_OK && (b->doc & 63) == 0) {
+        rc = b->ck ? tdm_chunker_add(b->ck, name, text, len, b->err)
+                   : add_doc(b, name, text, len);
+        if (b->ck && rc == TDM_OK)
+            b->prog.documents++;
+        if (rc == TDM_OK && (b->prog.documents & 63) == 0) {
             b->prog.bytes_read = *bytes_before + tdm_parser_bytes(p);
             rc = report(b, 0);
         }
@@ -225,6 +282,99 @@ static int read_input(builder *b, const char *path, uint64_t *bytes_before)
     return rc;
 }
 
+/* ---- the chunker's deliveries (threads > 1), on the reading thread */
+
+static int chunk_doc(void *user, uint32_t doclen, const char *name, tdm_err *err)
+{
+    builder *b = user;
+    b->doc++;
+    return tdm_iwriter_add_doc(b->w, doclen, name, err);
+}
+
+static int chunk_run(void *user, char *path, tdm_err *err)
+{
+    builder *b = user;
+    char **runs = realloc(b->runs, (b->nruns + 1) * sizeof *runs);
+    if (!runs) {
+        drop_run(path);
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    }
+    b->runs = runs;
+    b->runs[b->nruns++] = path;
+    b->prog.runs = (uint32_t)b->nruns;
+    if (b->t && b->t->after_run)
+        b->t->after_run(b->t->user, b->nruns);
+    return TDM_OK;
+}
+
+static char *chunk_run_path(void *user) { return new_run_path(user); }
+
+static int chunk_direct(void *user, const char *name, const char *text, size_t len,
+                        tdm_err *err)
+{
+    (void)err; /* add_doc reports into b->err, the same */
+    return add_doc(user, name, text, len);
+}
+
+/* ---- lists to the writer, encoded on every thread (threads > 1) */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 1024;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static int batch_flush(builder *b, tdm_err *err)
+{
+    lbatch *l = &b->lb;
+    if (!l->n)
+        return TDM_OK;
+    tdm_iw_list *lists = malloc(l->n * sizeof *lists);
+    if (!lists)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < l->n; i++) {
+        const lbatch_item *it = &l->it[i];
+        lists[i] = (tdm_iw_list){l->terms + it->term, it->len, l->post + it->post,
+                                 l->post + it->post + it->n, it->n};
+    }
+    int rc = tdm_iwriter_add_lists(b->w, lists, l->n, b->threads, err);
+    free(lists);
+    l->n = l->tlen = l->plen = 0;
+    return rc;
+}
+
+/* Copies a list into the batch, encoding the batch first when it is full;
+ * a list larger than the batch goes alone, uncopied. */
+static int batch_add(builder *b, const char *term, size_t len, const uint32_t *docids,
+                     const uint32_t *freqs, size_t n, tdm_err *err)
+{
+    lbatch *l = &b->lb;
+    int rc = l->n && (l->plen + 2 * n > l->max_post || l->n >= 65536) ? batch_flush(b, err)
+                                                                       : TDM_OK;
+    if (rc || 2 * n > l->max_post)
+        return rc ? rc : tdm_iwriter_add_list(b->w, term, len, docids, freqs, n, err);
+    if (grow((void **)&l->it, &l->cap, l->n + 1, sizeof *l->it) ||
+        grow((void **)&l->terms, &l->tcap, l->tlen + len, 1) ||
+        grow((void **)&l->post, &l->pcap, l->plen + 2 * n, 4))
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    l->it[l->n++] = (lbatch_item){l->tlen, len, l->plen, n};
+    memcpy(l->terms + l->tlen, term, len);
+    memcpy(l->post + l->plen, docids, n * 4);
+    memcpy(l->post + l->plen + n, freqs, n * 4);
+    l->tlen += len;
+    l->plen += 2 * n;
+    return TDM_OK;
+}
+
 static int to_writer(void *user, const char *term, size_t len, const uint32_t *docids,
                      const uint32_t *freqs, size_t n, tdm_err *err)
 {
@@ -232,6 +382,8 @@ static int to_writer(void *user, const char *term, size_t len, const uint32_t *d
     b->prog.terms_done++;
     if ((b->prog.terms_done & 1023) == 0 && report(b, 0) != TDM_OK)
         return TDM_ERR_CANCELLED;
+    if (b->threads > 1)
+        return batch_add(b, term, len, docids, freqs, n, err);
     return tdm_iwriter_add_list(b->w, term, len, docids, freqs, n, err);
 }
 
@@ -257,6 +409,8 @@ static int finish(builder *b)
         if (!rc)
             rc = tdm_runs_merge((const char *const *)b->runs, b->nruns, to_writer, b, b->err);
     }
+    if (!rc)
+        rc = batch_flush(b, b->err);
     if (rc == TDM_ERR_NOMEM && !tdm_err_msg(b->err)[0])
         tdm_err_set(b->err, rc, "out of memory writing the index");
     if (!rc)
@@ -288,6 +442,25 @@ static int run_files(builder *b, const char *out_path)
     return TDM_OK;
 }
 
+/* Splits the budget for threads > 1: threads + 1 chunks of text of C bytes
+ * and threads inverters of about 2C (postings take about 1.3 bytes a byte
+ * of text), so that all of them together stay within it; the encoding
+ * batch later takes an eighth. */
+static int open_chunker(builder *b, const char *const *stops, size_t nstops)
+{
+    size_t t = b->threads, chunk = b->budget / (3 * t + 1);
+    if (chunk < (64 << 10))
+        chunk = 64 << 10;
+    size_t rest = b->budget > (t + 1) * chunk ? b->budget - (t + 1) * chunk : 0;
+    tdm_chunker_config cfg = {
+        .threads = b->threads, .chunk_bytes = chunk, .worker_budget = rest / t,
+        .stemmer = b->o->stemmer, .stopwords = stops, .nstopwords = nstops,
+        .new_run = chunk_run_path, .on_doc = chunk_doc, .on_run = chunk_run,
+        .direct = chunk_direct, .user = b};
+    b->lb.max_post = b->budget / 32 > (1 << 16) ? b->budget / 32 : 1 << 16;
+    return tdm_chunker_open(&cfg, &b->ck, b->err);
+}
+
 static int setup(builder *b, const char *out_path)
 {
     const tdm_index_build_options *o = b->o;
@@ -302,7 +475,6 @@ static int setup(builder *b, const char *out_path)
         rc = run_files(b, out_path);
     if (!rc)
         rc = tdm_iwriter_open(out_path, &wo, &b->w, b->err);
-    free(stops);
     if (!rc)
         rc = tdm_inverter_new(&b->inv, b->err);
     size_t mb = o->memory_mb ? o->memory_mb : 512;
@@ -310,6 +482,12 @@ static int setup(builder *b, const char *out_path)
     if (b->t && b->t->budget_bytes)
         b->budget = b->t->budget_bytes;
     b->fanin = b->t && b->t->fanin >= 2 ? b->t->fanin : TDM_BUILD_FANIN;
+    b->threads = o->threads ? o->threads : tdm_ncpus();
+    if (b->threads > b->budget / TDM_BUILD_THREAD_MIN)   /* each a useful share */
+        b->threads = b->budget / TDM_BUILD_THREAD_MIN ? (unsigned)(b->budget / TDM_BUILD_THREAD_MIN) : 1;
+    if (!rc && b->threads > 1)
+        rc = open_chunker(b, (const char *const *)stops, nstops);
+    free(stops);
     return rc;
 }
 
@@ -345,6 +523,10 @@ int tdm_build_index_tuned(const char *const *inputs, size_t ninputs, const char 
     uint64_t bytes = 0;
     for (size_t i = 0; rc == TDM_OK && i < ninputs; i++)
         rc = read_input(&b, inputs[i], &bytes);
+    if (rc == TDM_OK && b.ck)
+        rc = tdm_chunker_finish(b.ck, err);
+    tdm_chunker_free(b.ck);   /* its buffers go before the merge */
+    b.ck = NULL;
     b.prog.bytes_read = bytes;
     if (rc == TDM_OK)
         rc = finish(&b);
@@ -352,6 +534,9 @@ int tdm_build_index_tuned(const char *const *inputs, size_t ninputs, const char 
         drop_run(b.runs[i]);
     free(b.runs);
     free(b.run_prefix);
+    free(b.lb.it);
+    free(b.lb.terms);
+    free(b.lb.post);
     tdm_inverter_free(b.inv);
     tdm_iwriter_free(b.w);   /* removes the temporary file unless finished */
     if (b.tmp_index)

@@ -18,6 +18,10 @@
 #include "tandem.h"
 
 #define TDM_BUILD_FANIN 64   /* runs merged at once */
+#define TDM_BUILD_MAX_THREADS 1024
+/* Threads get at least this much of the budget each (fewer threads run
+ * where it is smaller): smaller shares would write a run every few documents. */
+#define TDM_BUILD_THREAD_MIN (2u << 20)
 
 int tdm_build_index(const char *const *inputs, size_t ninputs, const char *out_path,
                     const tdm_index_build_options *opts, tdm_err *err);

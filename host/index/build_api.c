@@ -72,6 +72,9 @@ static int check_build_options(const tdm_index_build_options *o)
     if (o->memory_mb == 0 || o->memory_mb > ((size_t)1 << 30))
         return tdm_api_fail(TDM_ERR_INVALID_ARG, "%s: memory_mb = %zu: must be 1 to 2^30", what,
                             o->memory_mb);
+    if (o->threads > TDM_BUILD_MAX_THREADS)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "%s: threads = %u: must be 0 (every processor) "
+                            "to %u", what, o->threads, TDM_BUILD_MAX_THREADS);
     return check_bm25_codec(what, o->k1, o->b, o->codec);
 }
 

@@ -13,7 +13,8 @@
  * term plus its bytes), the document lengths and names; payloads stream to
  * the file, block-table rows (16 bytes per block) to an unlinked spill file
  * next to it. Limits of format 2: a term's cf and the term bytes below 2^32,
- * the payload below 2^32 words (TDM_ERR_LIMIT). One writer per thread.
+ * the payload below 2^32 words (TDM_ERR_LIMIT). One writer per thread
+ * (tdm_iwriter_add_lists makes its own threads).
  */
 #ifndef TDM_INDEX_WRITER_H
 #define TDM_INDEX_WRITER_H
@@ -52,6 +53,20 @@ int tdm_iwriter_add_doc(tdm_iwriter *w, uint32_t length, const char *name, tdm_e
 int tdm_iwriter_add_list(tdm_iwriter *w, const char *term, size_t term_len,
                          const uint32_t *docids, const uint32_t *freqs, size_t n,
                          tdm_err *err);
+/* One list for tdm_iwriter_add_lists. */
+typedef struct tdm_iw_list {
+    const char *term;
+    size_t len;
+    const uint32_t *docids, *freqs;
+    size_t n;
+} tdm_iw_list;
+
+/* lists[0..n) as n calls of tdm_iwriter_add_list would add them (the same
+ * file, the same errors for the first bad list), with the checking, encoding
+ * and block scores spread over up to `threads` threads (workers.h); the
+ * appending stays in order on the calling thread. */
+int tdm_iwriter_add_lists(tdm_iwriter *w, const tdm_iw_list *lists, size_t n, unsigned threads,
+                          tdm_err *err);
 /* The codec of the lists added from now on (the format allows one per list;
  * the header keeps the name given at open, for information). */
 int tdm_iwriter_set_codec(tdm_iwriter *w, const char *codec, tdm_err *err);

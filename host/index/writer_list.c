@@ -8,6 +8,7 @@
 
 #include "bm25.h"
 #include "tandem.h"
+#include "workers.h"
 #include "writer_priv.h"
 
 uint8_t tdm_idx_quantize_bound(float max_score, double score)
@@ -26,12 +27,9 @@ uint8_t tdm_idx_quantize_bound(float max_score, double score)
     return (uint8_t)q;
 }
 
-static int check_list(tdm_iwriter *w, const char *term, size_t len, const uint32_t *docids,
-                      const uint32_t *freqs, size_t n, tdm_err *err)
+/* The term after the previous one, and room for its bytes (serial part). */
+static int check_order(const tdm_iwriter *w, const char *term, size_t len, tdm_err *err)
 {
-    if (len == 0 || len > TDM_IDX_TERM_MAX || memchr(term, 0, len))
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "term of %zu bytes: empty, too long "
-                           "(max %u) or with a NUL byte", len, TDM_IDX_TERM_MAX);
     if (w->nterms) {
         const uint32_t *offs = (const uint32_t *)w->termoffs.p;
         const char *prev = w->terms.p + offs[w->nterms - 1];
@@ -42,6 +40,18 @@ static int check_list(tdm_iwriter *w, const char *term, size_t len, const uint32
                                "term '%.*s' does not sort after '%.*s'", (int)len, term,
                                (int)plen, prev);
     }
+    if (w->terms.len + len > UINT32_MAX)
+        return tdm_err_set(err, TDM_ERR_LIMIT, "terms exceed the format's 4 GiB of term bytes");
+    return TDM_OK;
+}
+
+/* The term's bytes and the postings (any thread). */
+static int check_list(const tdm_iwriter *w, const char *term, size_t len,
+                      const uint32_t *docids, const uint32_t *freqs, size_t n, tdm_err *err)
+{
+    if (len == 0 || len > TDM_IDX_TERM_MAX || memchr(term, 0, len))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "term of %zu bytes: empty, too long "
+                           "(max %u) or with a NUL byte", len, TDM_IDX_TERM_MAX);
     if (n == 0 || n > UINT32_MAX || n > w->ndocs)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "term '%.*s': %zu postings for %llu "
                            "documents", (int)len, term, n, (unsigned long long)w->ndocs);
@@ -60,26 +70,27 @@ static int check_list(tdm_iwriter *w, const char *term, size_t len, const uint32
         return tdm_err_set(err, TDM_ERR_LIMIT, "term '%.*s': collection frequency %llu "
                            "exceeds the format's 2^32-1", (int)len, term,
                            (unsigned long long)cf);
-    if (w->terms.len + len > UINT32_MAX)
-        return tdm_err_set(err, TDM_ERR_LIMIT, "terms exceed the format's 4 GiB of term bytes");
     return TDM_OK;
 }
 
-static int encode_list(tdm_iwriter *w, const uint32_t *docids, const uint32_t *freqs,
-                       size_t n, tdm_encoded *d, tdm_encoded *f, tdm_err *err)
+/* Encodes docids and tf - 1 into *d and *f; *scratch (of *cap values) is
+ * grown as needed. Reads only the writer's options: any thread. */
+static int encode_list(const tdm_iwriter *w, const uint32_t *docids, const uint32_t *freqs,
+                       size_t n, uint32_t **scratch, size_t *cap, tdm_encoded *d,
+                       tdm_encoded *f, tdm_err *err)
 {
-    if (n > w->scratch_cap) {
-        uint32_t *s = realloc(w->scratch, n * sizeof *s);
+    if (n > *cap) {
+        uint32_t *s = realloc(*scratch, n * sizeof *s);
         if (!s)
             return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu postings", n);
-        w->scratch = s;
-        w->scratch_cap = n;
+        *scratch = s;
+        *cap = n;
     }
     for (size_t i = 0; i < n; i++)
-        w->scratch[i] = freqs[i] - 1;
+        (*scratch)[i] = freqs[i] - 1;
     int rc = tdm_codec_encode(w->list_codec->id, docids, n, 1, d, err);
     if (!rc)
-        rc = tdm_codec_encode(w->list_codec->id, w->scratch, n, 0, f, err);
+        rc = tdm_codec_encode(w->list_codec->id, *scratch, n, 0, f, err);
     if (!rc && (d->block_size != f->block_size || d->nblocks != f->nblocks))
         return tdm_err_set(err, TDM_ERR_INTERNAL, "codec %s: docid and frequency blocks differ",
                            w->list_codec->name);
@@ -93,10 +104,6 @@ static int encode_list(tdm_iwriter *w, const uint32_t *docids, const uint32_t *f
         rc = tdm_err_set(err, TDM_ERR_INTERNAL, "codec %s wrote a block of %zu + %zu words, "
                          "above the format's %u", w->list_codec->name, d->nwords, f->nwords,
                          TDM_IDX_SHORT_MAXW);
-    uint64_t words = 2ull * np + d->nwords + f->nwords;
-    if (!rc && w->arena_words + words > UINT32_MAX)
-        rc = tdm_err_set(err, TDM_ERR_LIMIT, "the postings exceed the format's 2^32-1 arena "
-                         "words (16 GiB)");
     return rc;
 }
 
@@ -176,22 +183,72 @@ static int add_entries(tdm_iwriter *w, const tdm_idx_list *desc, const char *ter
     return TDM_OK;
 }
 
-static int write_list(tdm_iwriter *w, const tdm_encoded *d, const tdm_encoded *f,
-                      const uint32_t *docids, const uint32_t *freqs, tdm_idx_list *desc,
-                      tdm_err *err)
+/* A list checked and encoded, its block scores computed, before it is
+ * appended: the part of adding a list that any thread can do. */
+typedef struct prepared {
+    tdm_encoded d, f;
+    double *bmax;             /* per block */
+    float max_score;
+    uint32_t cf;
+} prepared;
+
+static void prepared_free(prepared *p)
 {
-    double *bmax = malloc((size_t)d->nblocks * sizeof *bmax);
-    if (!bmax)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    tdm_encoded_free(&p->d);
+    tdm_encoded_free(&p->f);
+    free(p->bmax);
+    memset(p, 0, sizeof *p);
+}
+
+static int prepare(const tdm_iwriter *w, const char *term, size_t len, const uint32_t *docids,
+                   const uint32_t *freqs, size_t n, uint32_t **scratch, size_t *cap,
+                   prepared *p, tdm_err *err)
+{
+    int rc = check_list(w, term, len, docids, freqs, n, err);
+    if (!rc)
+        rc = encode_list(w, docids, freqs, n, scratch, cap, &p->d, &p->f, err);
+    if (!rc && !(p->bmax = malloc((size_t)p->d.nblocks * sizeof *p->bmax)))
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    if (rc)
+        return rc;
     /* Rounded up to the next binary32, so the bound is above the double score. */
-    desc->max_score = nextafterf((float)block_scores(w, d, docids, freqs, bmax), INFINITY);
-    desc->words = (uint32_t)w->arena_words;
-    desc->df = d->n;
-    desc->ext = (uint32_t)(d->nblocks == 1 ? d->nwords : w->nentries);
-    int rc = d->nblocks == 1 ? TDM_OK
-                             : spill_blocks(w, d, f, docids, bmax, desc->max_score, err);
-    free(bmax);
-    return rc ? rc : put_arena(w, d, f, err);
+    p->max_score = nextafterf((float)block_scores(w, &p->d, docids, freqs, p->bmax), INFINITY);
+    uint64_t cf = 0;
+    for (size_t i = 0; i < n; i++)
+        cf += freqs[i];
+    p->cf = (uint32_t)cf;
+    return TDM_OK;
+}
+
+/* Appends a prepared list: block rows, payload, lexicon entries (in order,
+ * one thread). */
+static int commit(tdm_iwriter *w, const char *term, size_t len, const uint32_t *docids,
+                  const prepared *p, tdm_err *err)
+{
+    int rc = check_order(w, term, len, err);
+    if (rc)
+        return rc;   /* the writer stays usable */
+    uint64_t words = 2ull * tdm_idx_codec_nparams(p->d.codec) + p->d.nwords + p->f.nwords;
+    w->docs_frozen = 1;
+    if (w->arena_words + words > UINT32_MAX) {
+        w->failed = 1;
+        return tdm_err_set(err, TDM_ERR_LIMIT, "the postings exceed the format's 2^32-1 arena "
+                           "words (16 GiB)");
+    }
+    tdm_idx_list desc = {0};
+    desc.max_score = p->max_score;
+    desc.words = (uint32_t)w->arena_words;
+    desc.df = p->d.n;
+    desc.ext = (uint32_t)(p->d.nblocks == 1 ? p->d.nwords : w->nentries);
+    rc = p->d.nblocks == 1 ? TDM_OK
+                           : spill_blocks(w, &p->d, &p->f, docids, p->bmax, p->max_score, err);
+    if (!rc)
+        rc = put_arena(w, &p->d, &p->f, err);
+    if (!rc)
+        rc = add_entries(w, &desc, term, len, p->cf, err);
+    if (rc)
+        w->failed = 1;
+    return rc;
 }
 
 int tdm_iwriter_add_list(tdm_iwriter *w, const char *term, size_t term_len,
@@ -200,23 +257,63 @@ int tdm_iwriter_add_list(tdm_iwriter *w, const char *term, size_t term_len,
 {
     if (w->failed)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "writer failed earlier");
-    int rc = check_list(w, term, term_len, docids, freqs, n, err);
-    if (rc)
-        return rc;
-    w->docs_frozen = 1;
-    tdm_encoded d = {0}, f = {0};
-    tdm_idx_list desc = {0};
-    rc = encode_list(w, docids, freqs, n, &d, &f, err);
+    prepared p = {0};
+    int rc = prepare(w, term, term_len, docids, freqs, n, &w->scratch, &w->scratch_cap, &p, err);
     if (!rc)
-        rc = write_list(w, &d, &f, docids, freqs, &desc, err);
-    tdm_encoded_free(&d);
-    tdm_encoded_free(&f);
-    if (rc) {
+        rc = commit(w, term, term_len, docids, &p, err);
+    else if (rc != TDM_ERR_INVALID_ARG && rc != TDM_ERR_LIMIT)
         w->failed = 1;
-        return rc;
+    prepared_free(&p);
+    return rc;
+}
+
+/* ---- several lists on several threads */
+
+typedef struct batch {
+    const tdm_iwriter *w;
+    const tdm_iw_list *lists;
+    prepared *p;
+    int *rc;
+    tdm_err *errs;
+    struct scratch { uint32_t *p; size_t cap; } *scratch;  /* per worker */
+} batch;
+
+static void prepare_one(void *ctx, size_t i, unsigned worker)
+{
+    batch *b = ctx;
+    const tdm_iw_list *l = &b->lists[i];
+    b->rc[i] = prepare(b->w, l->term, l->len, l->docids, l->freqs, l->n,
+                       &b->scratch[worker].p, &b->scratch[worker].cap, &b->p[i], &b->errs[i]);
+}
+
+int tdm_iwriter_add_lists(tdm_iwriter *w, const tdm_iw_list *lists, size_t n, unsigned threads,
+                          tdm_err *err)
+{
+    if (w->failed)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "writer failed earlier");
+    if (threads < 1)
+        threads = 1;
+    batch b = {w, lists, calloc(n ? n : 1, sizeof *b.p), calloc(n ? n : 1, sizeof *b.rc),
+               calloc(n ? n : 1, sizeof *b.errs), calloc(threads, sizeof *b.scratch)};
+    int rc = b.p && b.rc && b.errs && b.scratch ? TDM_OK
+             : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    if (!rc)
+        tdm_par_for(threads, n, prepare_one, &b);
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = b.rc[i] ? tdm_err_copy(err, &b.errs[i])
+                     : commit(w, lists[i].term, lists[i].len, lists[i].docids, &b.p[i], err);
+        if (b.rc[i] && rc != TDM_ERR_INVALID_ARG && rc != TDM_ERR_LIMIT)
+            w->failed = 1;
     }
-    uint64_t cf = 0;
-    for (size_t i = 0; i < n; i++)
-        cf += freqs[i];
-    return add_entries(w, &desc, term, term_len, (uint32_t)cf, err);
+    for (size_t i = 0; b.p && b.errs && i < n; i++) {
+        prepared_free(&b.p[i]);
+        tdm_err_clear(&b.errs[i]);
+    }
+    for (unsigned t = 0; b.scratch && t < threads; t++)
+        free(b.scratch[t].p);
+    free(b.p);
+    free(b.rc);
+    free(b.errs);
+    free(b.scratch);
+    return rc;
 }
