@@ -25,6 +25,8 @@ static void usage(FILE *f)
             "  --mean-length L          mean tokens a document, log-normal, in (0, 10^6]\n"
             "                           (default 250)\n"
             "  --sigma X                log-normal shape in (0, 4] (default 0.8)\n"
+            "  --threads N              threads (default: every processor; the output is\n"
+            "                           the same for any)\n"
             "  --quiet                  no progress on a terminal\n"
             "       tandem gen lists --dist uniform|clustered --n N --universe U [options] -o FILE|-\n"
             "  --seed S                 random seed (default 1)\n"
@@ -89,6 +91,10 @@ static int gen_collection_opts(int argc, char **argv, tdm_gen_options *o, const 
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--seed"))) {
             if (tdm_cli_uint("gen", "--seed", v, 0, UINT64_MAX, &o->seed))
                 return -1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--threads"))) {
+            if (tdm_cli_uint("gen", "--threads", v, 1, 1024, &u))
+                return -1;
+            o->threads = (unsigned)u;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--vocab-from"))) {
             o->vocab_from = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--vocab"))) {

@@ -1,18 +1,21 @@
 /* Synthetic text collections for benchmarks, deterministic from a seed.
  *
- * Each token is drawn from a Zipf distribution over a vocabulary of V terms
+ * Each document draws from its own random stream, seeded from (seed, docid),
+ * so documents are generated on several threads and written in order, the
+ * same bytes for any thread count. Each token is drawn from a Zipf distribution over a vocabulary of V terms
  * (P(rank k) ~ 1/k^s, rejection-inversion sampling: O(1) a token, no
  * tables); document lengths are log-normal. Term names follow frequency rank:
  * given a query log, the k-th most frequent term is named after the k-th most
  * frequent query word, so real queries hit lists of realistic lengths; later
- * ranks get synthetic names that no query word uses. Output streams one
- * document at a time: memory is the vocabulary's names, not the collection.
+ * ranks get synthetic names that no query word uses. Output streams in
+ * batches: memory is the vocabulary's names and 2 x 4 x threads blocks of
+ * 256 documents, not the collection.
  *
  * Words are counted with the index tokenizer's rule (maximal runs of ASCII
  * letters and digits, lowercased, runs over 64 bytes skipped) but not stemmed:
  * build with `--stemmer none` to keep the rank mapping exact.
  *
- * Reentrant; no global state.
+ * Reentrant; no global state (the threads are the call's own).
  */
 #ifndef TDM_INDEX_COLLECTION_GEN_H
 #define TDM_INDEX_COLLECTION_GEN_H
@@ -45,7 +48,9 @@ typedef struct tdm_gen_options {
     double sigma;            /* log-normal shape of the lengths; 0 = 0.8 */
     int format;              /* enum tdm_gen_format */
     const char *vocab_from;  /* query log ("id:text" lines) naming ranks; NULL = none */
-    /* Called every 65536 documents and at the end; may be NULL. */
+    unsigned threads;        /* 0 = every processor; the output is the same for any */
+    /* Called after each batch of documents (at most 1024 per thread) and at
+     * the end, on the calling thread; may be NULL. */
     void (*progress)(void *user, uint64_t docs_done, uint64_t tokens_done);
     void *progress_user;
 } tdm_gen_options;
