@@ -9,6 +9,7 @@
 #include "format.h"
 #include "tandem.h"
 
+/* Each FILE here belongs to one thread: the unlocked stdio calls. */
 struct tdm_runwriter {
     FILE *f;
     char *path;
@@ -17,17 +18,17 @@ struct tdm_runwriter {
 static void put_varint(FILE *f, uint64_t v)
 {
     while (v >= 0x80) {
-        putc((int)(v & 0x7f) | 0x80, f);
+        putc_unlocked((int)(v & 0x7f) | 0x80, f);
         v >>= 7;
     }
-    putc((int)v, f);
+    putc_unlocked((int)v, f);
 }
 
 static int get_varint(FILE *f, uint64_t *v)
 {
     uint64_t r = 0;
     for (int s = 0; s < 64; s += 7) {
-        int c = getc(f);
+        int c = getc_unlocked(f);
         if (c == EOF)
             return -1;
         r |= (uint64_t)(c & 0x7f) << s;
