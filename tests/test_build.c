@@ -2,7 +2,8 @@
  * index as one run; a build killed by a signal leaves nothing behind (SIGTERM,
  * with the CLI's handlers) or leftovers that the next build into the same
  * path removes (SIGKILL); an input without documents is an error unless
- * allowed. */
+ * allowed; any number of threads builds the same index, and the generator
+ * writes the same collection. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,8 @@
 #include "common/cleanup.h"
 #include "common/fsutil.h"
 #include "index/build.h"
+#include "index/collection_gen.h"
+#include "index/writer.h"
 #include "testutil.h"
 
 /* A collection of `ndocs` lines of random words (a Zipf-like skew). */
@@ -232,6 +235,155 @@ static void empty_input(void **state)
     assert_int_equal(count_files(dir, "e.idx"), 1);
 }
 
+
+/* ---- threads: the same index byte for byte for any thread count */
+
+static void build_threads(const char *const *in, size_t nin, const char *out, unsigned threads,
+                          const char *stemmer, const char *stops, size_t budget, size_t fanin)
+{
+    tdm_index_build_options o;
+    tdm_index_build_options_init(&o);
+    o.threads = threads;
+    o.stemmer = stemmer;
+    o.stopwords = stops;
+    tdm_build_tuning t = {.budget_bytes = budget, .fanin = fanin, .after_run = note_runs};
+    tdm_err err = {0};
+    if (tdm_build_index_tuned(in, nin, out, &o, &t, &err) != TDM_OK)
+        fail_msg("build %s with %u threads: %s", out, threads, tdm_err_msg(&err));
+}
+
+/* Several collections (random words; Zipf text with english stemming and
+ * stopwords; two inputs, one of them JSON lines with empty documents), each
+ * built with 1, 2, 4 and 7 threads under a small budget (several chunks,
+ * several runs, merge passes at fan-in 3) and with the default budget. */
+static void threads_same_index(void **state)
+{
+    (void)state;
+    const char *tmp = tdm_test_tmpdir("build_threads");
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    int small = tdm_test_small();
+    char *words = make_input(dir, "words.tsv", small ? 3000 : 40000);
+    char zipf[1100], json[1100], stops[1100];
+    snprintf(zipf, sizeof zipf, "%s/zipf.tsv", dir);
+    snprintf(json, sizeof json, "%s/docs.jsonl", dir);
+    snprintf(stops, sizeof stops, "%s/stops.txt", dir);
+    tdm_gen_options g = {.ndocs = small ? 1500 : 12000, .seed = 5, .mean_len = 60, .threads = 3};
+    FILE *f = fopen(zipf, "w");
+    tdm_err err = {0};
+    assert_int_equal(tdm_gen_collection(&g, f, zipf, &err), TDM_OK);
+    assert_int_equal(fclose(f), 0);
+    f = fopen(json, "w");
+    for (int d = 0; d < 500; d++)
+        fprintf(f, "{\"id\": \"j%d\", \"contents\": \"%s\"}\n", d,
+                d % 7 == 0 ? "" : d % 2 ? "Running runners ran the RUN" : "the aaa of bbb");
+    assert_int_equal(fclose(f), 0);
+    f = fopen(stops, "w");
+    fputs("the\nof\nand\n", f);
+    assert_int_equal(fclose(f), 0);
+    struct { const char *in[2]; size_t n; const char *stem, *stops; } cases[] = {
+        {{words}, 1, "none", NULL},
+        {{zipf}, 1, "english", stops},
+        {{json, zipf}, 2, "porter", stops},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char ref[1100], out[1100];
+        snprintf(ref, sizeof ref, "%s/ref%zu.idx", dir, c);
+        build_threads(cases[c].in, cases[c].n, ref, 1, cases[c].stem, cases[c].stops, 0, 0);
+        unsigned threads[] = {1, 2, 4, 7};
+        for (size_t k = 0; k < 4; k++) {
+            snprintf(out, sizeof out, "%s/t%u.idx", dir, threads[k]);
+            max_runs = 0;
+            /* 2 MB a thread: the least that keeps all of them (build.h) */
+            build_threads(cases[c].in, cases[c].n, out, threads[k], cases[c].stem,
+                          cases[c].stops, (size_t)threads[k] * TDM_BUILD_THREAD_MIN, 3);
+            if (!small && c != 2)
+                assert_true(max_runs > 3);   /* several runs, merge passes */
+            assert_same_file(ref, out);
+            build_threads(cases[c].in, cases[c].n, out, threads[k], cases[c].stem,
+                          cases[c].stops, 0, 0);
+            assert_same_file(ref, out);
+        }
+    }
+    assert_int_equal(count_files(dir, ".run"), 0);
+    assert_int_equal(count_files(dir, ".tmp."), 0);
+    free(words);
+}
+
+/* The generator writes the same bytes for any thread count. */
+static void gen_threads_same_bytes(void **state)
+{
+    (void)state;
+    const char *tmp = tdm_test_tmpdir("gen_threads");
+    unsigned char *ref = NULL;
+    size_t nref = 0;
+    unsigned threads[] = {1, 2, 3, 8};
+    for (size_t k = 0; k < 4; k++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/g%u.txt", tmp, threads[k]);
+        tdm_gen_options g = {.ndocs = 5000, .seed = 11, .mean_len = 30,
+                             .threads = threads[k]};
+        FILE *f = fopen(path, "w");
+        tdm_err err = {0};
+        assert_int_equal(tdm_gen_collection(&g, f, path, &err), TDM_OK);
+        assert_int_equal(fclose(f), 0);
+        size_t n;
+        unsigned char *x = tdm_read_file(path, &n);
+        assert_non_null(x);
+        if (!ref) {
+            ref = x;
+            nref = n;
+            continue;
+        }
+        assert_int_equal(n, nref);
+        assert_memory_equal(x, ref, n);
+        free(x);
+    }
+    free(ref);
+}
+
+/* tdm_iwriter_add_lists: the first bad list fails as tdm_iwriter_add_list
+ * would (out of order, docid beyond the documents), after the good ones. */
+static void add_lists_errors(void **state)
+{
+    (void)state;
+    const char *tmp = tdm_test_tmpdir("add_lists");
+    char path[1100];
+    snprintf(path, sizeof path, "%s/x.idx", tmp);
+    uint32_t docs[] = {0, 1, 2}, tfs[] = {1, 2, 3}, bad[] = {0, 9};
+    tdm_iw_list order[] = {{"b", 1, docs, tfs, 3}, {"c", 1, docs, tfs, 2}, {"a", 1, docs, tfs, 1}};
+    tdm_iw_list range[] = {{"a", 1, docs, tfs, 3}, {"b", 1, bad, tfs, 2}};
+    for (int k = 0; k < 2; k++) {
+        tdm_iwriter *w;
+        tdm_err err = {0};
+        assert_int_equal(tdm_iwriter_open(path, NULL, &w, &err), TDM_OK);
+        assert_int_equal(tdm_iwriter_set_docs(w, 3, (uint32_t[]){5, 6, 7}, NULL, &err), TDM_OK);
+        int rc = k == 0 ? tdm_iwriter_add_lists(w, order, 3, 3, &err)
+                        : tdm_iwriter_add_lists(w, range, 2, 2, &err);
+        assert_int_equal(rc, TDM_ERR_INVALID_ARG);
+        assert_non_null(strstr(tdm_err_msg(&err), k == 0 ? "does not sort after 'c'"
+                                                         : "docid 9 at position 1"));
+        /* the good lists went in; the writer still takes later ones */
+        assert_int_equal(tdm_iwriter_add_lists(w, (tdm_iw_list[]){{"d", 1, docs, tfs, 3}}, 1, 2,
+                                               &err), TDM_OK);
+        assert_int_equal(tdm_iwriter_finish(w, &err), TDM_OK);
+        tdm_iwriter_free(w);
+        tdm_err_clear(&err);
+        tdm_index *ix;
+        assert_int_equal(tdm_index_open(path, &ix), TDM_OK);
+        tdm_index_stats st;
+        assert_int_equal(tdm_index_stats_get(ix, &st), TDM_OK);
+        assert_int_equal(st.terms, k == 0 ? 3 : 2);
+        tdm_index_close(ix);
+    }
+    tdm_index_build_options o;
+    tdm_index_build_options_init(&o);
+    o.threads = TDM_BUILD_MAX_THREADS + 1;
+    const char *in = path;
+    assert_int_equal(tdm_index_build(&in, 1, path, &o), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_last_error(), "threads"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +391,9 @@ int main(void)
         cmocka_unit_test(sigterm_leaves_nothing),
         cmocka_unit_test(sigkill_leftovers_removed_by_next_build),
         cmocka_unit_test(empty_input),
+        cmocka_unit_test(threads_same_index),
+        cmocka_unit_test(gen_threads_same_bytes),
+        cmocka_unit_test(add_lists_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
