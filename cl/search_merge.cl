@@ -12,7 +12,8 @@
 
    out_n[0] = keys written (min(k, candidates)), out_n[1] = candidates (the
    sum of the heaps: at least k exactly when the query matched at least k
-   documents, which AND-then-OR reads). */
+   documents, which AND-then-OR reads), out_n[2] = the decode launches'
+   status word (codec/layout.h), so that one copy brings everything back. */
 
 #define TDM_MERGE_KEY(s, d) (((ulong)as_uint(s) << 32) | (ulong)(0xffffffffu - (d)))
 
@@ -23,17 +24,19 @@ ulong tdm_merge_key(__global const float *hs, __global const uint *hd, uint i)
 
 __kernel void tdm_search_merge(__global const float *hs, __global const uint *hd,
                                __global const uint *hn, uint nranges, uint cap, uint k,
-                               uint pow2, __global ulong *out, __global uint *out_n)
+                               uint pow2, __global ulong *out, __global uint *out_n,
+                               __global const uint *status)
 {
     __local uint hist[256];
     __local uint shared[4];
     uint lid = get_local_id(0), ls = get_local_size(0);
     uint total = 0;
-    if (lid == 0u) {
-        for (uint r = 0; r < nranges; r++)
-            total += hn[r];
-        shared[0] = total;
-    }
+    if (lid == 0u)
+        shared[0] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint r = lid; r < nranges; r += ls)
+        total += hn[r];
+    atomic_add(&shared[0], total);
     barrier(CLK_LOCAL_MEM_FENCE);
     total = shared[0];
     uint ncand = nranges * cap;
@@ -105,5 +108,6 @@ __kernel void tdm_search_merge(__global const float *hs, __global const uint *hd
     if (lid == 0u) {
         out_n[0] = m;
         out_n[1] = total;
+        out_n[2] = status[0];
     }
 }

@@ -325,7 +325,11 @@ static void request_errors(void **state)
     assert_int_equal(tdm_search_terms(NULL, &t, 1, NULL, &res), TDM_ERR_INVALID_ARG);
     assert_int_equal(tdm_search_text(s, NULL, NULL, &res), TDM_ERR_INVALID_ARG);
     assert_int_equal(tdm_search_text(s, "x", NULL, NULL), TDM_ERR_INVALID_ARG);
-    assert_int_equal(tdm_search_open(NULL, ix, &s), TDM_ERR_INVALID_ARG);
+    tdm_search *s2 = (tdm_search *)&c;
+    assert_int_equal(tdm_search_open(NULL, ix, &s2), TDM_ERR_INVALID_ARG);
+    assert_null(s2);
+    assert_int_equal(tdm_search_open(f->eng, NULL, &s2), TDM_ERR_INVALID_ARG);
+    assert_int_equal(tdm_search_open(f->eng, ix, NULL), TDM_ERR_INVALID_ARG);
     int a = -1;
     assert_int_equal(tdm_algorithm_parse("BMW", &a), TDM_OK);
     assert_int_equal(a, TDM_ALGO_BMW);

@@ -2,10 +2,14 @@
  * a query prepared for the device kernels (cl/search_range.cl,
  * cl/search_merge.cl), the planner, and the device driver.
  *
- * The kernels read the query's postings decoded into scratch buffers, one
- * segment per term in the query's term order (docids ascending, tf), its
- * term table (TDM_SEARCH_TW words a term, layout in cl/search_range.cl) and
- * block bounds, and the index's document lengths, resident per device.
+ * The index is resident on every device (index/resident.h). A query's lists
+ * are decoded there by one batched launch per codec (index/decode_jobs.h)
+ * into scratch buffers, one segment per term in the query's term order
+ * (docids ascending, tf); the kernels read those, the term table
+ * (TDM_SEARCH_TW words a term, layout in cl/search_range.cl), the block
+ * bounds and the resident document lengths. Only the term table, the decode
+ * jobs and (for the index's own BM25 parameters) the block bounds go up;
+ * k results come down.
  *
  * Threads: a tdm_search is read-only after open; everything per call lives
  * in the call's own tdm_sprep and device buffers. */
@@ -16,7 +20,9 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "index/decode_jobs.h"
 #include "index/reader.h"
+#include "index/resident.h"
 #include "index/tokpool.h"
 #include "query/query.h"
 #include "query/score.h"
@@ -27,12 +33,12 @@
 enum { TDM_SALG_OR = 0, TDM_SALG_AND = 1, TDM_SALG_WAND = 2, TDM_SALG_BMW = 3,
        TDM_SALG_MAXSCORE = 4 };
 
-/* One device of the handle: the index's resident document lengths. */
+/* One device of the handle and the index resident on it. */
 typedef struct tdm_sdev {
     tdm_device *d;
     int index;          /* engine device index */
     int fp64;           /* cl_khr_fp64: exact BM25 division (score.h) */
-    cl_mem doclens;
+    tdm_resident res;
 } tdm_sdev;
 
 struct tdm_search {
@@ -49,7 +55,7 @@ struct tdm_search {
 typedef struct tdm_sprep {
     uint32_t nt;
     uint32_t *terms;    /* [nt * TDM_SEARCH_TW] */
-    uint32_t *docs, *freqs;
+    tdm_decode_batch batch; /* decode jobs: term t's postings at batch.out[t] */
     size_t npost;
     float *bmax;
     size_t nbmax;
@@ -60,7 +66,7 @@ typedef struct tdm_sprep {
     uint32_t min_df, max_df;
 } tdm_sprep;
 
-/* Decodes q's lists and fills the term table (words 0-4) and, when the
+/* Plans the decoding of q's lists and fills the term table (words 0-4) and, when the
  * request's k1, b are the index's, each block's bound from the stored bounds
  * (bounds.h); else device_bounds is set and the device recomputes them from
  * the postings (exact maxima). */

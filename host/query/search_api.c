@@ -73,16 +73,13 @@ static int open_devices(tdm_search *s, tdm_err *err)
     s->dev = calloc(s->ndev > 0 ? (size_t)s->ndev : 1, sizeof *s->dev);
     if (!s->dev)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    const uint32_t *dl = tdm_ireader_doclens(s->r);
     for (int i = 0; i < s->ndev; i++) {
         tdm_sdev *sd = &s->dev[i];
         sd->d = tdm_engine_device(s->engine, i);
         sd->index = i;
         const char *ext = sd->d->info.extensions;
         sd->fp64 = ext && strstr(ext, "cl_khr_fp64") != NULL;
-        size_t bytes = (size_t)s->ndocs * 4;
-        int rc = tdm_buffer_create(sd->d, CL_MEM_READ_ONLY | (bytes ? CL_MEM_COPY_HOST_PTR : 0),
-                                   bytes ? bytes : 4, bytes ? (void *)dl : NULL, &sd->doclens, err);
+        int rc = tdm_resident_upload(s->r, sd->d, &sd->res, err);
         if (rc)
             return rc;
     }
@@ -95,8 +92,7 @@ TDM_API void tdm_search_close(tdm_search *s)
     if (!s)
         return;
     for (int i = 0; s->dev && i < s->ndev; i++)
-        if (s->dev[i].doclens)
-            clReleaseMemObject(s->dev[i].doclens);
+        tdm_resident_release(&s->dev[i].res);
     free(s->dev);
     tdm_tokpool_free(s->tok);
     free(s->tok_error);

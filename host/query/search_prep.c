@@ -1,5 +1,7 @@
-/* A query prepared for the search kernels on the host (search.h): its lists
- * decoded into one segment each, its block bounds and its term table. */
+/* A query prepared for the search kernels on the host (search.h): the jobs
+ * that decode its lists on the device, one segment each, its block bounds
+ * (where the stored ones apply) and its term table. No posting is read on
+ * the host. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,8 +12,7 @@
 void tdm_sprep_free(tdm_sprep *p)
 {
     free(p->terms);
-    free(p->docs);
-    free(p->freqs);
+    tdm_decode_batch_free(&p->batch);
     free(p->bmax);
     memset(p, 0, sizeof *p);
 }
@@ -36,10 +37,8 @@ static void stored_bounds(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q
 static int alloc_all(tdm_sprep *p, size_t npost, size_t nblocks, tdm_err *err)
 {
     p->terms = calloc((size_t)p->nt * TDM_SEARCH_TW, sizeof *p->terms);
-    p->docs = malloc((npost ? npost : 1) * sizeof *p->docs);
-    p->freqs = malloc((npost ? npost : 1) * sizeof *p->freqs);
     p->bmax = malloc((nblocks ? nblocks : 1) * sizeof *p->bmax);
-    if (!p->terms || !p->docs || !p->freqs || !p->bmax)
+    if (!p->terms || !p->bmax)
         return tdm_err_set(err, TDM_ERR_NOMEM, "search: out of memory for %zu postings", npost);
     p->npost = npost;
     p->nbmax = nblocks;
@@ -60,23 +59,28 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
     p->c1 = sc.c1;
     p->device_bounds = q->nterms && tdm_score_stored_bound(r, q, &sc, 0, 1.0f) < 0;
     tdm_ilist *lists = calloc(q->nterms ? q->nterms : 1, sizeof *lists);
+    tdm_decode_req *req = calloc(q->nterms ? q->nterms : 1, sizeof *req);
     size_t npost = 0, nblocks = 0;
-    if (!lists)
+    if (!lists || !req)
         rc = tdm_err_set(err, TDM_ERR_NOMEM, "search: out of memory");
     for (size_t t = 0; rc == TDM_OK && t < q->nterms; t++) {
         rc = tdm_ireader_list(r, q->terms[t].id, &lists[t], err);
         npost += lists[t].df;
         nblocks += lists[t].nblocks;
+        req[t] = (tdm_decode_req){(uint32_t)q->terms[t].id, 0, TDM_DECODE_TO_END};
     }
+    if (rc == TDM_OK)
+        rc = tdm_decode_batch_build(r, req, q->nterms, &p->batch, err);
+    if (rc == TDM_OK && p->batch.npostings != npost)
+        rc = tdm_err_set(err, TDM_ERR_INTERNAL, "search: %llu postings to decode, lists hold %zu",
+                         (unsigned long long)p->batch.npostings, npost);
     if (rc == TDM_OK)
         rc = alloc_all(p, npost, nblocks, err);
     size_t pos = 0, boff = 0;
     p->min_df = UINT32_MAX;
     for (size_t t = 0; rc == TDM_OK && t < q->nterms; t++) {
         const tdm_ilist *l = &lists[t];
-        rc = tdm_ireader_decode(r, q->terms[t].id, p->docs + pos, p->freqs + pos, err);
-        if (rc)
-            break;
+        pos = p->batch.out[t];
         if (!p->device_bounds)
             stored_bounds(p, r, q, &sc, t, l, boff);
         uint32_t *w = p->terms + t * TDM_SEARCH_TW;
@@ -88,13 +92,13 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
         /* words 5 and 6 (bound, MaxScore order): tdm_search_order, on the device */
         p->min_df = l->df < p->min_df ? l->df : p->min_df;
         p->max_df = l->df > p->max_df ? l->df : p->max_df;
-        pos += l->df;
         boff += l->nblocks;
     }
     if (rc == TDM_OK && (npost > UINT32_MAX || nblocks > UINT32_MAX))
         rc = tdm_err_set(err, TDM_ERR_LIMIT, "search: %zu postings in one query (at most %u)",
                          npost, UINT32_MAX);
     free(lists);
+    free(req);
     tdm_scorer_free(&sc);
     if (rc)
         tdm_sprep_free(p);
