@@ -7,9 +7,9 @@
    blocks before it within its tile of TDM_WG_SIZE * TDM_JOBS_PER_ITEM jobs,
    tdm_jobs_scan (only for more than one tile) the blocks before each tile,
    then the codec's kernel walks the blocks of all jobs as one flat range
-   with the one job loop (TDM_CODEC_FOR_JOBS_TPB): a block slot finds its job
-   by two binary searches (tiles, then jobs) and decodes its block with the
-   codec's own work-group block decoder. A job that is bad (list out of
+   (TDM_JOBS_KERNEL), each block slot finding its job in a window of the
+   table, and decodes each block with the codec's own work-group block
+   decoder. A job that is bad (list out of
    range, another codec, a block range past the list, an output past its
    buffer) decodes nothing and sets TDM_CODEC_ST_BADJOB; a block table entry
    or payload found inconsistent sets TDM_CODEC_ST_CORRUPT, and no read
@@ -162,17 +162,33 @@ uint tdm_jobs_search(__global const uint *a, uint lo, uint hi, uint x)
     return lo;
 }
 
-/* Block f of the launch (f < total): its job, then its list's descriptor
-   and block-table entries, checked against the list's span of the arena. */
-tdm_jblock tdm_jobs_resolve(uint f, uint total, const uint block, const uint P, TDM_JOBS_ARGS)
+/* Blocks of the launch before job j. */
+uint tdm_jobs_before(uint j, __global const uint *jpre, __global const uint *tsum)
+{
+    return tsum[j / TDM_JOBS_TILE] + jpre[j];
+}
+
+/* The job of block f of the launch (f < its total): two binary searches,
+   over the tiles and then the tile's jobs. */
+uint tdm_jobs_find(uint f, uint ntab, __global const uint *jpre, __global const uint *tsum,
+                   uint ntiles)
+{
+    uint tile = tdm_jobs_search(tsum, 0u, ntiles, f), r = f - tsum[tile];
+    uint a = tile * TDM_JOBS_TILE;
+    return tdm_jobs_search(jpre, a, min(ntab, a + TDM_JOBS_TILE), r);
+}
+
+/* Block f of the launch, of job j (before: the launch's blocks before j):
+   its list's descriptor and block-table entries, checked against the
+   list's span of the arena. ok = 0 when there is no such block. */
+tdm_jblock tdm_jobs_resolve(uint f, uint j, uint before, int valid, const uint block,
+                            const uint P, TDM_JOBS_ARGS)
 {
     tdm_jblock m = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
-    if (f >= total)
+    if (!valid)
         return m;
-    uint tile = tdm_jobs_search(tsum, 0u, ntiles, f), r = f - tsum[tile];
-    uint a = tile * TDM_JOBS_TILE, j = tdm_jobs_search(jpre, a, min(ntab, a + TDM_JOBS_TILE), r);
     uint4 job = jobs[j];
-    uint b = job.y + (r - jpre[j]);
+    uint b = job.y + (f - before);
     uint4 d = job.x < nlists ? lists[job.x] : (uint4)(0u);
     if (job.x >= nlists || b >= job.z || b >= tdm_jobs_nblocks(d.y, block)) {
         atomic_or(status, TDM_CODEC_ST_BADJOB); /* the table changed under the launch */
@@ -214,21 +230,75 @@ tdm_jblock tdm_jobs_resolve(uint f, uint total, const uint block, const uint P, 
     return m;
 }
 
+/* Where the next round of a group starts looking: the jobs jb .. jb +
+   TDM_WG_SIZE - 1 with the blocks before each, loaded together into win[]
+   (the launch's total past the table). Called by the whole group. */
+void tdm_jobs_window(uint jb, uint ntab, uint total, __global const uint *jpre,
+                     __global const uint *tsum, __local uint *win)
+{
+    uint j = jb + get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE); /* the last round's reads of win are done */
+    win[get_local_id(0)] = j < ntab ? tdm_jobs_before(j, jpre, tsum) : total;
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* The job of block f (>= win[0]'s), from the window when it holds it, else
+   by a search of the whole table. */
+uint tdm_jobs_locate(uint f, uint jb, uint ntab, uint total, __local const uint *win,
+                     __global const uint *jpre, __global const uint *tsum, uint ntiles,
+                     uint *before)
+{
+    uint lo = 0u, hi = TDM_WG_SIZE;
+    while (hi - lo > 1u) {
+        uint mid = (lo + hi) / 2u;
+        if (win[mid] <= f)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (lo + 1u < TDM_WG_SIZE || jb + lo + 1u >= ntab) {
+        *before = win[lo];
+        return jb + lo;
+    }
+    uint j = tdm_jobs_find(f, ntab, jpre, tsum, ntiles);
+    *before = tdm_jobs_before(j, jpre, tsum);
+    return j;
+}
+
 /* The kernel of one codec: blocks of BLOCK values, TPB work-items a block,
    P parameter words. DOCS and FREQS are statements that decode the block
    `m` (tdm_jblock) of work-item t's slot into v[] and store it; they are run
-   by the whole group (barriers allowed), `round` counts the loop's rounds. */
+   by the whole group (barriers allowed), `round` counts the loop's rounds.
+
+   The loop is TDM_CODEC_FOR_JOBS_TPB's in a blocked order: group g takes
+   the `per` consecutive rounds of blocks from g * per * slots, so that each
+   round's jobs follow the last round's: a round finds them in a window of
+   the job table loaded at once (one coalesced load and a binary search in
+   local memory, where a search of the whole table is a chain of dependent
+   global loads), and only the group's first round searches the table. */
 #define TDM_JOBS_KERNEL(NAME, BLOCK, TPB, P, LOCALS, DOCS, FREQS)                   \
     __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))              \
     void NAME(TDM_JOBS_ARGS)                                                       \
     {                                                                              \
         LOCALS                                                                     \
-        const uint block = (BLOCK), tpb = (TPB);                                   \
+        __local uint win[TDM_WG_SIZE];                                             \
+        const uint block = (BLOCK), tpb = (TPB), slots = TDM_WG_SIZE / (TPB);      \
         uint t = get_local_id(0) % tpb, slot = get_local_id(0) / tpb, round = 0u;  \
-        uint njobs = tsum[ntiles]; /* blocks in the launch */                      \
+        uint total = tsum[ntiles]; /* blocks in the launch */                      \
+        ulong per = ((ulong)total + (ulong)get_num_groups(0) * slots - 1u) /       \
+                    ((ulong)get_num_groups(0) * slots);                            \
+        ulong g0 = get_group_id(0) * per * slots;                                  \
+        uint njobs = (uint)min((ulong)total - min((ulong)total, g0), per * slots); \
+        uint f0 = (uint)min(g0, (ulong)total), jb = 0u, before;                    \
+        if (njobs)                                                                 \
+            jb = tdm_jobs_find(f0, ntab, jpre, tsum, ntiles);                      \
         (void)slot;                                                                \
-        TDM_CODEC_FOR_JOBS_TPB(job, TPB) {                                         \
-            tdm_jblock m = tdm_jobs_resolve(job, njobs, block, (P), TDM_JOBS_PASS); \
+        for (uint r0 = 0u; r0 < njobs; r0 += slots) {                              \
+            tdm_jobs_window(jb, ntab, total, jpre, tsum, win);                     \
+            uint f = f0 + r0 + slot, valid = r0 + slot < njobs;                    \
+            uint j = tdm_jobs_locate(valid ? f : f0 + r0, jb, ntab, total, win, jpre, \
+                                     tsum, ntiles, &before);                       \
+            tdm_jblock m = tdm_jobs_resolve(f, j, before, valid, block, (P), TDM_JOBS_PASS); \
             if (outs & 1u) {                                                       \
                 uint v[TDM_CODEC_VPT_MAX];                                         \
                 DOCS                                                               \
@@ -237,6 +307,8 @@ tdm_jblock tdm_jobs_resolve(uint f, uint total, const uint block, const uint P, 
                 uint v[TDM_CODEC_VPT_MAX];                                         \
                 FREQS                                                              \
             }                                                                      \
+            uint last = f0 + min(r0 + slots, njobs) - 1u, lb;                      \
+            jb = tdm_jobs_locate(last, jb, ntab, total, win, jpre, tsum, ntiles, &lb); \
             round++;                                                               \
         }                                                                          \
     }

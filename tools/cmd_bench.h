@@ -68,4 +68,11 @@ typedef struct tdm_bench_ctx {
  * Returns 0, or -1 after a message on stderr. */
 int tdm_bench_index(const tdm_bench_ctx *c, const char *path, int nlists);
 
+/* The index at `path` as stored, resident on every device (upload timed)
+ * and decoded in batched launches (cmd_bench_jobs.c): (a) every list of at
+ * least one full block, (b) every shorter list; rows "index-a-docs",
+ * "index-a-both", "index-b-docs", "index-b-both". Returns 0, or -1 after a
+ * message on stderr. */
+int tdm_bench_index_batched(const tdm_bench_ctx *c, const char *path);
+
 #endif

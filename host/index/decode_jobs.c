@@ -71,6 +71,7 @@ typedef struct plan {
     uint32_t njobs, ntiles, codec, block, outs, docs_cap, freqs_cap;
     const char *kernel;
     uint64_t blocks_hint; /* blocks in the launch if known, else 0 */
+    cl_event *first;      /* if not NULL: gets the first kernel's event */
 } plan;
 
 static int check_plan(plan *p, tdm_err *err)
@@ -156,6 +157,10 @@ static int run_plan(plan *p, cl_uint n, const cl_event *w, cl_event *done, tdm_e
         TDM_KARG_U32(&p->outs),       TDM_KARG_MEM(&p->status),
     };
     cl_event prev = e2 ? e2 : e1;
+    if (st == TDM_OK && p->first && e1) {
+        clRetainEvent(e1);
+        *p->first = e1;
+    }
     if (st == TDM_OK)
         st = launch(d, p->q, p->kernel, dargs, sizeof dargs / sizeof *dargs, decode_groups(p), 1,
                     &prev, done, err);
@@ -373,17 +378,29 @@ int tdm_decode_batch_enqueue(const tdm_resident *res, cl_command_queue q,
                              cl_mem out_docs, cl_mem out_freqs, cl_mem status, cl_uint nwait,
                              const cl_event *wait, cl_event *done, tdm_err *err)
 {
+    return tdm_decode_batch_enqueue_timed(res, q, b, bufs, out_docs, out_freqs, status, nwait,
+                                          wait, done, NULL, err);
+}
+
+int tdm_decode_batch_enqueue_timed(const tdm_resident *res, cl_command_queue q,
+                                   const tdm_decode_batch *b, cl_mem const bufs[TDM_CODEC_COUNT],
+                                   cl_mem out_docs, cl_mem out_freqs, cl_mem status,
+                                   cl_uint nwait, const cl_event *wait, cl_event *done,
+                                   cl_event *first, tdm_err *err)
+{
     cl_event evs[TDM_CODEC_COUNT];
     cl_uint nev = 0;
     int st = TDM_OK;
     if (done)
         *done = NULL;
+    if (first)
+        *first = NULL;
     for (int c = 0; st == TDM_OK && c < TDM_CODEC_COUNT; c++) {
         if (!b->njobs[c])
             continue;
         plan p = {.res = res, .q = q, .jobs = bufs[c], .docs = out_docs, .freqs = out_freqs,
                   .status = status, .njobs = b->njobs[c], .codec = (uint32_t)c,
-                  .blocks_hint = codec_blocks(b, c)};
+                  .blocks_hint = codec_blocks(b, c), .first = first && !*first ? first : NULL};
         if (p.blocks_hint == 0)
             p.blocks_hint = 1; /* known to be empty: one group */
         st = enqueue(&p, nwait, wait, &evs[nev], err);
