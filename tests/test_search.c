@@ -1,8 +1,9 @@
 /* Search on the devices (tdm_search_*) against the oracle (query/oracle.h):
  * random indexes of every codec, 1 to 100k documents (small under
  * TANDEM_TEST_SMALL); random queries of 1 to 64 terms with repeats, unknown
- * terms and weights; k = 1, 10, 1000 and above the matches; BM25 with the
- * index's parameters and others, and impact scores; every algorithm on every
+ * terms and weights; uniform, clustered and one-posting lists; k = 1, 10,
+ * 1000 and above the matches; BM25 with the index's parameters (default and
+ * not) and others, and impact scores; every algorithm on every
  * device of the engine, with the planner's ranges and with odd range counts.
  * Each result must be the float oracle's list exactly (same documents, same
  * order, the same float bits) and within 1e-5 relative of the double
@@ -28,17 +29,56 @@ static const int algos[] = {TDM_ALGO_AUTO, TDM_ALGO_OR,  TDM_ALGO_AND,     TDM_A
                             TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
 #define NALGOS (sizeof algos / sizeof *algos)
 
-static const char *write_index(randcoll *c, const char *dir, const char *codec, const char *name)
+/* Writes c; with `own_bm25` the stored bounds are for k1 0.9, b 0.4 (the
+ * requests that use them then take the stored path with other values). */
+static const char *write_index_bm25(randcoll *c, const char *dir, const char *codec,
+                                    const char *name, int own_bm25)
 {
     tdm_coll_source src;
     randcoll_source(c, &src);
     tdm_iwriter_options o = {.codec = codec};
+    if (own_bm25) {
+        o.k1 = 0.9;
+        o.b = 0.4;
+        o.bm25_as_given = 1;
+    }
     tdm_err err = {0};
     char *path = path_in(dir, name);
     if (tdm_collection_write(&src, path, &o, &err) != TDM_OK)
         fail_msg("write %s: %s", path, tdm_err_msg(&err));
     tdm_err_clear(&err);
     return path;
+}
+
+static const char *write_index(randcoll *c, const char *dir, const char *codec, const char *name)
+{
+    return write_index_bm25(c, dir, codec, name, 0);
+}
+
+/* Skewed lists beside randcoll's uniform ones: every third list becomes
+ * bursts of consecutive docids (clustered, as crawl-ordered collections
+ * have them), so that some docid ranges hold most postings and others none. */
+static void cluster_lists(randcoll *c, tdm_rng *r)
+{
+    for (uint64_t i = 2; i < c->nlists; i += 3) {
+        size_t n = 0;
+        uint32_t nb = tdm_rng_range(r, 1, 6);
+        for (uint32_t b = 0; b < nb; b++) {
+            uint32_t start = tdm_rng_range(r, 0, c->ndocs - 1);
+            uint32_t len = tdm_rng_range(r, 1, c->ndocs / 8 + 1);
+            if (n && start <= c->docids[i][n - 1])
+                start = c->docids[i][n - 1] + 1;
+            for (uint32_t d = start; d < c->ndocs && d < start + len; d++) {
+                c->docids[i][n] = d;
+                c->freqs[i][n++] = tdm_rng_range(r, 1, 40);
+            }
+        }
+        if (n == 0) {
+            c->docids[i][0] = 0;
+            c->freqs[i][n++] = 1;
+        }
+        c->n[i] = n;
+    }
 }
 
 typedef struct fixture {
@@ -155,8 +195,12 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, uint6
     const char *dir = tdm_test_tmpdir("search_rand");
     randcoll c;
     randcoll_init(&c, seed, ndocs, nterms);
+    tdm_rng r;
+    tdm_rng_seed(&r, seed * 31 + 7);
+    if (seed % 2 == 0)
+        cluster_lists(&c, &r);
     tdm_index *ix;
-    if (tdm_index_open(write_index(&c, dir, codec, "r.tdm"), &ix) != TDM_OK)
+    if (tdm_index_open(write_index_bm25(&c, dir, codec, "r.tdm", seed % 3 == 0), &ix) != TDM_OK)
         fail_msg("open: %s", tdm_last_error());
     const tdm_ireader *ir = tdm_index_ireader(ix);
     tdm_search *s;
@@ -165,8 +209,6 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, uint6
     tdm_oracle *or;
     tdm_err err = {0};
     assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
-    tdm_rng r;
-    tdm_rng_seed(&r, seed * 31 + 7);
     tdm_search_term st[64];
     int ndev = tdm_engine_device_count(eng);
     for (int qi = 0; qi < queries; qi++) {
@@ -225,6 +267,7 @@ static void random_large_indexes(void **state)
     }
     run_collection(f->eng, 101, 20000, 60, "bp128", 10, 64);
     run_collection(f->eng, 102, 100000, 40, "pef", 6, 32);
+    run_collection(f->eng, 104, 60000, 40, "vbyte128", 6, 16);
 }
 
 /* ---- errors and edge cases */
