@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "index/format.h"
 #include "index/reader.h"
+#include "index/resident.h"
 #include "index/tokenize.h"
 #include "tandem.h"
 
@@ -57,6 +58,8 @@ static void print_stats(const tdm_ireader *r, const walk *w)
     printf("codec          %s\nstemmer        %s\nstopwords      %u\nbm25           k1=%g b=%g\n",
            in->codec, in->stemmer, in->nstopwords, in->k1, in->b);
     printf("block entries  %llu\n", (unsigned long long)in->block_entries);
+    printf("device memory  %llu bytes (resident: sections arena .. doclens)\n",
+           (unsigned long long)tdm_resident_bytes_needed(r));
     printf("\n%-22s %14s %12s\n", "section", "bytes", "bytes/post");
     for (unsigned s = 0; s < TDM_SEC_COUNT; s++) {
         print_row(tdm_ireader_section_name(s), in->section_size[s], np);
