@@ -89,11 +89,18 @@ run "$T" run idx --queries q.jsonl -o - -k 1
 want_ok
 grep -q '^w Q0 d1 1 ' out.txt || fail "weights: $(cat out.txt)"
 
+begin "run --docname-prefix: names as the qrels spell them"
+run "$T" run idx --queries q.tsv -o - --docname-prefix CACM-
+want_ok
+grep -q '^a Q0 CACM-d3 1 ' out.txt || fail "$(cat out.txt)"
+
 begin "run: bad inputs"
 run "$T" run idx --queries q.txt
 want_fail "need INDEX"
 run "$T" run idx --queries q.txt -o run2.txt --tag "a b"
 want_fail "--tag"
+run "$T" run idx --queries q.txt -o run2.txt --docname-prefix "a b"
+want_fail "--docname-prefix"
 cp idx idx.orig
 run "$T" run idx --queries q.txt -o idx
 want_fail "idx"

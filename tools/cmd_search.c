@@ -197,12 +197,14 @@ static int run_one(tdm_search *sh, const tdm_qf_query *q, const tdm_search_optio
     return rc;
 }
 
+/* prefix goes before every document name (CACM's qrels say CACM-1410 where
+ * the collection says 1410). */
 static int write_run(FILE *out, const tdm_qf_query *q, const tdm_search_result *r,
-                     const char *tag)
+                     const char *tag, const char *prefix)
 {
     for (size_t i = 0; i < r->n; i++)
-        if (fprintf(out, "%s Q0 %s %zu %.6f %s\n", q->id, r->hits[i].name ? r->hits[i].name : "",
-                    i + 1, r->hits[i].score, tag) < 0)
+        if (fprintf(out, "%s Q0 %s%s %zu %.6f %s\n", q->id, prefix,
+                    r->hits[i].name ? r->hits[i].name : "", i + 1, r->hits[i].score, tag) < 0)
             return -1;
     return 0;
 }
@@ -213,6 +215,7 @@ int tdm_cmd_run(int argc, char **argv)
     tdm_search_options_init(&s.o);
     s.o.k = 1000;
     const char *qpath = NULL, *out = NULL, *tag = "tandem", *v;
+    const char *prefix = "";
     tdm_qf_options qo = {TDM_QF_AUTO, 0, 0};
     for (int i = 1; i < argc; i++) {
         int t;
@@ -223,6 +226,8 @@ int tdm_cmd_run(int argc, char **argv)
                    "  ({\"id\", \"text\"} or weighted {\"id\", \"terms\": {term: weight}}).\n"
                    "  -o RUN           output file, '-' for stdout\n"
                    "  --tag T          run tag (tandem)\n"
+                   "  --docname-prefix P  P before every document name (CACM-, to match\n"
+                   "                   qrels.cacm.trec.txt)\n"
                    "  --format F       auto (default), colon, tab, trec, smart, jsonl\n"
                    "  --fields LIST    TREC topics: title,desc,narr (title)\n"
                    "  --by-position    SMART: number queries 1, 2, 3 ... in file order\n"
@@ -238,6 +243,8 @@ int tdm_cmd_run(int argc, char **argv)
             out = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--tag"))) {
             tag = v;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--docname-prefix"))) {
+            prefix = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
             if ((qo.format = tdm_qf_format_by_name(v)) < 0)
                 return tdm_cli_fail("run", "--format '%s': expected auto, colon, tab, trec, "
@@ -260,6 +267,8 @@ int tdm_cmd_run(int argc, char **argv)
         return tdm_cli_fail("run", "need INDEX, --queries FILE and -o RUN ('tandem run --help')");
     if (!*tag || strpbrk(tag, " \t\n"))
         return tdm_cli_fail("run", "--tag '%s': must be non-empty, without white space", tag);
+    if (strpbrk(prefix, " \t\n"))
+        return tdm_cli_fail("run", "--docname-prefix '%s': must be without white space", prefix);
     int to_stdout = 0;
     const char *inputs[2] = {s.index, qpath};
     if (tdm_cli_output("run", "-o", out, 1, inputs, 2, &to_stdout))
@@ -288,7 +297,7 @@ int tdm_cmd_run(int argc, char **argv)
             break;
         }
         busy += r->seconds;
-        if (write_run(f, &qf->q[i], r, tag))
+        if (write_run(f, &qf->q[i], r, tag, prefix))
             rc = tdm_cli_fail("run", "%s: write failed", out);
         tdm_search_result_free(r);
         if (tty && (i % 16 == 15 || i + 1 == qf->n))
