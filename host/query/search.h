@@ -33,13 +33,23 @@
 enum { TDM_SALG_OR = 0, TDM_SALG_AND = 1, TDM_SALG_WAND = 2, TDM_SALG_BMW = 3,
        TDM_SALG_MAXSCORE = 4 };
 
+struct tdm_sscratch;
+
 /* One device of the handle and the index resident on it. */
 typedef struct tdm_sdev {
     tdm_device *d;
     int index;          /* engine device index */
     int fp64;           /* cl_khr_fp64: exact BM25 division (score.h) */
     tdm_resident res;
+    /* Scratch buffer sets of finished calls, reused (grown when too small):
+     * a call takes one (or makes one) and gives it back when its results
+     * are in; guarded by a spin lock held for a push or a pop. */
+    struct tdm_sscratch *pool;
+    volatile int pool_lock;
 } tdm_sdev;
+
+/* Releases a device's scratch pool (no call may be running). */
+void tdm_search_pool_free(tdm_sdev *sd);
 
 struct tdm_search {
     tdm_engine *engine;

@@ -91,8 +91,10 @@ TDM_API void tdm_search_close(tdm_search *s)
     tdm_api_enter();
     if (!s)
         return;
-    for (int i = 0; s->dev && i < s->ndev; i++)
+    for (int i = 0; s->dev && i < s->ndev; i++) {
+        tdm_search_pool_free(&s->dev[i]);
         tdm_resident_release(&s->dev[i].res);
+    }
     free(s->dev);
     tdm_tokpool_free(s->tok);
     free(s->tok_error);

@@ -14,19 +14,81 @@
 enum { B_DOCS, B_FREQS, B_TERMS, B_BMAX, B_CUR, B_ORD, B_HS, B_HD, B_HN, B_OUT, B_OUTN, B_STATUS,
        B_COUNT };
 
-typedef struct scratch {
+/* One call's device buffers; kept in the device's pool between calls. */
+typedef struct tdm_sscratch {
     cl_mem b[B_COUNT];
+    size_t cap[B_COUNT];
     cl_mem jobs[TDM_CODEC_COUNT];
+    size_t jcap[TDM_CODEC_COUNT];
+    struct tdm_sscratch *next;
 } scratch;
 
 static void scratch_free(scratch *s)
 {
+    if (!s)
+        return;
     for (int i = 0; i < B_COUNT; i++)
         if (s->b[i])
             clReleaseMemObject(s->b[i]);
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
         if (s->jobs[c])
             clReleaseMemObject(s->jobs[c]);
+    free(s);
+}
+
+static void pool_lock(tdm_sdev *sd)
+{
+    while (__atomic_exchange_n(&sd->pool_lock, 1, __ATOMIC_ACQUIRE))
+        ;
+}
+
+static void pool_unlock(tdm_sdev *sd) { __atomic_store_n(&sd->pool_lock, 0, __ATOMIC_RELEASE); }
+
+static scratch *pool_take(tdm_sdev *sd)
+{
+    pool_lock(sd);
+    scratch *s = sd->pool;
+    if (s)
+        sd->pool = s->next;
+    pool_unlock(sd);
+    return s ? s : calloc(1, sizeof *s);
+}
+
+/* Only a scratch whose commands are all done goes back (a failed call
+ * releases its buffers instead: OpenCL keeps them until its commands end). */
+static void pool_give(tdm_sdev *sd, scratch *s)
+{
+    pool_lock(sd);
+    s->next = sd->pool;
+    sd->pool = s;
+    pool_unlock(sd);
+}
+
+void tdm_search_pool_free(tdm_sdev *sd)
+{
+    while (sd->pool) {
+        scratch *s = sd->pool;
+        sd->pool = s->next;
+        scratch_free(s);
+    }
+}
+
+/* *m holds at least `bytes` (a new buffer, with room to grow, if not). */
+static int ensure(tdm_device *d, cl_mem *m, size_t *cap, size_t bytes, tdm_err *err)
+{
+    if (bytes < 4)
+        bytes = 4;
+    if (*m && *cap >= bytes)
+        return TDM_OK;
+    if (*m)
+        clReleaseMemObject(*m);
+    *m = NULL;
+    *cap = 0;
+    size_t want = bytes + bytes / 2;
+    int rc = tdm_buffer_create(d, CL_MEM_READ_WRITE, want, NULL, m, err);
+    if (rc == TDM_OK)
+        *cap = want;
+    return rc;
 }
 
 static uint32_t pow2_at_least(uint32_t k)
@@ -37,41 +99,65 @@ static uint32_t pow2_at_least(uint32_t k)
     return p;
 }
 
+/* Sizes the scratch for this call and enqueues the uploads (term table,
+ * stored bounds, a zero status, decode jobs) on the transfer queue; the
+ * events of the uploads go to ev[*nev]. */
 static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, uint32_t cap,
-                        uint32_t pow2, scratch *s, tdm_sout *out, tdm_err *err)
+                        uint32_t pow2, scratch *s, tdm_sout *out, cl_event *ev, cl_uint *nev,
+                        tdm_err *err)
 {
-    cl_mem_flags ro = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, rw = CL_MEM_READ_WRITE;
     size_t nt = p->nt, nr = pl->ranges, heap = nr * (size_t)cap;
     static const cl_uint zero = 0;
-    struct {
-        cl_mem_flags f;
-        size_t bytes;
-        void *host;
-    } spec[B_COUNT] = {
-        [B_DOCS] = {rw, p->npost * 4, NULL},
-        [B_FREQS] = {rw, p->npost * 4, NULL},
-        [B_TERMS] = {rw | CL_MEM_COPY_HOST_PTR, nt * TDM_SEARCH_TW * 4, p->terms},
-        [B_BMAX] = {p->device_bounds ? rw : ro, p->nbmax * 4, p->device_bounds ? NULL : p->bmax},
-        [B_CUR] = {rw, nt * nr * 4, NULL},
-        [B_ORD] = {rw, pl->variant == TDM_VARIANT_GROUP ? 4 : nt * nr * 4, NULL},
-        [B_HS] = {rw, heap * 4, NULL},
-        [B_HD] = {rw, heap * 4, NULL},
-        [B_HN] = {rw, nr * 4, NULL},
-        [B_OUT] = {rw, (size_t)pow2 * 8, NULL},
-        [B_OUTN] = {rw, 12, NULL},
-        [B_STATUS] = {ro, 4, (void *)&zero},
+    size_t bytes[B_COUNT] = {
+        [B_DOCS] = p->npost * 4,
+        [B_FREQS] = p->npost * 4,
+        [B_TERMS] = nt * TDM_SEARCH_TW * 4,
+        [B_BMAX] = p->nbmax * 4,
+        [B_CUR] = nt * nr * 4,
+        [B_ORD] = pl->variant == TDM_VARIANT_GROUP ? 4 : nt * nr * 4,
+        [B_HS] = heap * 4,
+        [B_HD] = heap * 4,
+        [B_HN] = nr * 4,
+        [B_OUT] = (size_t)pow2 * 8,
+        [B_OUTN] = 12,
+        [B_STATUS] = 4,
     };
-    for (int i = 0; i < B_COUNT; i++) {
-        int rc = tdm_buffer_create(d, spec[i].host ? spec[i].f : spec[i].f & ~(cl_mem_flags)CL_MEM_COPY_HOST_PTR, spec[i].bytes ? spec[i].bytes : 4,
-                                   spec[i].bytes ? spec[i].host : NULL, &s->b[i], err);
-        if (rc)
-            return rc;
-        if (spec[i].host)
-            out->bytes_up += spec[i].bytes;
+    int rc = TDM_OK;
+    for (int i = 0; rc == TDM_OK && i < B_COUNT; i++)
+        rc = ensure(d, &s->b[i], &s->cap[i], bytes[i], err);
+    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++)
+        if (p->batch.njobs[c])
+            rc = ensure(d, &s->jobs[c], &s->jcap[c],
+                        (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job), err);
+    struct {
+        int buf;
+        const void *src;
+        size_t bytes;
+    } up[] = {
+        {B_TERMS, p->terms, bytes[B_TERMS]},
+        {B_BMAX, p->device_bounds ? NULL : p->bmax, bytes[B_BMAX]},
+        {B_STATUS, &zero, 4},
+    };
+    for (size_t i = 0; rc == TDM_OK && i < sizeof up / sizeof *up; i++) {
+        if (!up[i].src || !up[i].bytes)
+            continue;
+        rc = tdm_upload(d, s->b[up[i].buf], 0, up[i].bytes, up[i].src, 0, NULL, &ev[*nev], err);
+        if (rc == TDM_OK) {
+            ++*nev;
+            out->bytes_up += up[i].bytes;
+        }
     }
-    for (int c = 0; c < TDM_CODEC_COUNT; c++)
-        out->bytes_up += (uint64_t)p->batch.njobs[c] * sizeof(tdm_decode_job);
-    return TDM_OK;
+    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++) {
+        if (!p->batch.njobs[c])
+            continue;
+        size_t jb = (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job);
+        rc = tdm_upload(d, s->jobs[c], 0, jb, p->batch.jobs[c], 0, NULL, &ev[*nev], err);
+        if (rc == TDM_OK) {
+            ++*nev;
+            out->bytes_up += jb;
+        }
+    }
+    return rc;
 }
 
 /* The block bounds where the device computes them, then each term's bound
@@ -168,15 +254,20 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
 {
     uint32_t cap = k < pl->rlen ? k : pl->rlen;
     uint32_t pow2 = pow2_at_least(k);
-    scratch s;
-    memset(&s, 0, sizeof s);
-    cl_event ev = NULL, dec = NULL;
-    int rc = make_buffers(sd->d, p, pl, cap, pow2, &s, out, err);
-    if (rc == TDM_OK)
-        rc = tdm_decode_batch_upload(&sd->res, &p->batch, s.jobs, err);
+    scratch *sp = pool_take((tdm_sdev *)sd);
+    if (!sp)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    scratch s = *sp; /* a copy: the pool entry is updated at the end */
+    cl_event ev = NULL, dec = NULL, upev[3 + TDM_CODEC_COUNT];
+    cl_uint nup = 0;
+    /* the uploads are not waited for here: p's arrays outlive the call,
+       which ends after the last download */
+    int rc = make_buffers(sd->d, p, pl, cap, pow2, &s, out, upev, &nup, err);
     if (rc == TDM_OK)
         rc = tdm_decode_batch_enqueue(&sd->res, NULL, &p->batch, s.jobs, s.b[B_DOCS],
-                                      s.b[B_FREQS], s.b[B_STATUS], 0, NULL, &dec, err);
+                                      s.b[B_FREQS], s.b[B_STATUS], nup, upev, &dec, err);
+    for (cl_uint i = 0; i < nup; i++)
+        clReleaseEvent(upev[i]);
     for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++)
         out->launches += p->batch.njobs[c] ? 1 : 0;
     if (rc == TDM_OK)
@@ -184,9 +275,14 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     if (dec)
         clReleaseEvent(dec);
     uint32_t n[3] = {0, 0, 0};
-    if (rc == TDM_OK) {
-        rc = tdm_download(sd->d, s.b[B_OUTN], 0, sizeof n, n, 1, &ev, NULL, err);
-    }
+    cl_event dn = NULL;
+    /* counts and all k keys in one round trip: the second copy waits */
+    if (rc == TDM_OK)
+        rc = tdm_download(sd->d, s.b[B_OUTN], 0, sizeof n, n, 1, &ev, &dn, err);
+    if (rc == TDM_OK)
+        rc = tdm_download(sd->d, s.b[B_OUT], 0, (size_t)k * 8, out->keys, 1, &dn, NULL, err);
+    if (dn)
+        clReleaseEvent(dn);
     if (rc == TDM_OK && (n[2] & TDM_CODEC_ST_CORRUPT))
         rc = tdm_err_set(err, TDM_ERR_CORRUPT, "%s: a list of the query is damaged (its payload "
                          "failed to decode on device %s)", tdm_ireader_path(sd->res.r),
@@ -196,15 +292,18 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
                          "(status %u)", sd->d->info.name, n[2]);
     if (rc == TDM_OK && n[0] > k)
         rc = tdm_err_set(err, TDM_ERR_INTERNAL, "search merge: %u results for k = %u", n[0], k);
-    if (rc == TDM_OK && n[0])
-        rc = tdm_download(sd->d, s.b[B_OUT], 0, (size_t)n[0] * 8, out->keys, 0, NULL, NULL, err);
     if (rc == TDM_OK) {
         out->n = n[0];
         out->total = n[1];
-        out->bytes_down += sizeof n + (size_t)n[0] * 8;
+        out->bytes_down += sizeof n + (size_t)k * 8;
     }
     if (ev)
         clReleaseEvent(ev);
-    scratch_free(&s);
+    s.next = NULL;
+    *sp = s;
+    if (rc == TDM_OK)
+        pool_give((tdm_sdev *)sd, sp);
+    else
+        scratch_free(sp);
     return rc;
 }
