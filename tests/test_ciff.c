@@ -184,7 +184,7 @@ static void compare_finds_differences(void **state)
         if (k == 2)
             c2.docids[1][0] = 1; /* list 1 is {0, 39}: same df and cf */
         if (k == 3)
-            c2.n[2]--; /* list 2 has >= 2 postings (mode 2 or a pair) */
+            c2.n[0]--; /* list 0 holds every document (mode 0) */
         randcoll_source(&c2, &src);
         assert_int_equal(tdm_collection_write(&src, other, NULL, &err), TDM_OK);
         tdm_ireader *a = open_index(base), *b = open_index(other);

@@ -7,22 +7,6 @@
 
 #include "common/fsutil.h"
 
-void tdm_rng_seed(tdm_rng *r, uint64_t seed) { r->s = seed ? seed : 0x2545f4914f6cdd1dull; }
-
-uint32_t tdm_rng_u32(tdm_rng *r)
-{
-    r->s ^= r->s >> 12;
-    r->s ^= r->s << 25;
-    r->s ^= r->s >> 27;
-    return (uint32_t)((r->s * 2685821657736338717ull) >> 32);
-}
-
-uint32_t tdm_rng_range(tdm_rng *r, uint32_t lo, uint32_t hi)
-{
-    uint64_t span = (uint64_t)hi - lo + 1;
-    return lo + (uint32_t)(((uint64_t)tdm_rng_u32(r) * span) >> 32);
-}
-
 int tdm_test_small(void)
 {
     const char *s = getenv("TANDEM_TEST_SMALL");

@@ -8,14 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/rng.h" /* tdm_rng: the deterministic generator, seeded per test */
 #include "tandem.h"
-
-/* Deterministic generator (xorshift64*), seeded per test. */
-typedef struct tdm_rng { uint64_t s; } tdm_rng;
-void tdm_rng_seed(tdm_rng *r, uint64_t seed);
-uint32_t tdm_rng_u32(tdm_rng *r);
-/* Uniform in [lo, hi] (inclusive). */
-uint32_t tdm_rng_range(tdm_rng *r, uint32_t lo, uint32_t hi);
 
 /* Whether TANDEM_TEST_SMALL is set (Oclgrind runs): tests shrink inputs. */
 int tdm_test_small(void);

@@ -7,8 +7,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "common/buf.h"
 
 /* Bits needed to write v in binary: 0 for 0, 32 for values >= 2^31. */
 static inline unsigned tdm_bits_width(uint32_t v)
@@ -85,30 +85,22 @@ static inline int tdm_bits_gaps_to_docids(uint32_t *v, uint32_t len, uint32_t ba
     return 0;
 }
 
-/* A growable array of words; encoders append zeroed room and fill it. */
+/* A growable array of words (on the common byte buffer); encoders append
+ * zeroed room and fill it. */
 typedef struct tdm_wbuf {
-    uint32_t *w;
-    size_t n, cap;
+    tdm_buf b;
 } tdm_wbuf;
 
 /* Appends `add` zeroed words and returns a pointer to them (NULL: no memory).
  * Pointers returned earlier are invalidated. */
 static inline uint32_t *tdm_wbuf_grow(tdm_wbuf *b, size_t add)
 {
-    if (b->n + add > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + add)
-            cap *= 2;
-        uint32_t *w = realloc(b->w, cap * sizeof *w);
-        if (!w)
-            return NULL;
-        b->w = w;
-        b->cap = cap;
-    }
-    uint32_t *p = b->w + b->n;
-    memset(p, 0, add * sizeof *p);
-    b->n += add;
-    return p;
+    return add > SIZE_MAX / 4 ? NULL : (uint32_t *)tdm_buf_grow(&b->b, add * 4);
 }
+
+/* The words so far and their number (the memory is malloc'd: the caller
+ * may take it over and free it). */
+static inline uint32_t *tdm_wbuf_words(const tdm_wbuf *b) { return (uint32_t *)(void *)b->b.p; }
+static inline size_t tdm_wbuf_len(const tdm_wbuf *b) { return b->b.len / 4; }
 
 #endif

@@ -19,19 +19,19 @@ int tdm_codec_encode_blocks(int codec, uint32_t block, const uint32_t *values, s
         params(gaps, n, out);
     tdm_wbuf buf = {0};
     for (uint32_t b = 0; rc == TDM_OK && b < out->nblocks; b++) {
-        out->offsets[b] = (uint32_t)buf.n;
+        out->offsets[b] = (uint32_t)tdm_wbuf_len(&buf);
         if (put(&buf, gaps + (size_t)b * block, tdm_encoded_block_len(out, b), out) != TDM_OK)
             rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory encoding %zu values", n);
-        else if (buf.n > UINT32_MAX)
+        else if (tdm_wbuf_len(&buf) > UINT32_MAX)
             rc = tdm_err_set(err, TDM_ERR_LIMIT, "%s: payload exceeds 2^32 words", name);
     }
     free(gaps);
     if (rc != TDM_OK) {
-        free(buf.w);
+        tdm_buf_free(&buf.b);
         return rc;
     }
-    out->offsets[out->nblocks] = (uint32_t)buf.n;
-    out->words = buf.w ? buf.w : calloc(1, 4);
-    out->nwords = buf.n;
+    out->offsets[out->nblocks] = (uint32_t)tdm_wbuf_len(&buf);
+    out->words = buf.b.p ? tdm_wbuf_words(&buf) : calloc(1, 4);
+    out->nwords = tdm_wbuf_len(&buf);
     return out->words ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
 }

@@ -5,43 +5,15 @@
  * the range at a random point, sends half of the values to each side and
  * recurses, filling a side uniformly with probability 1/4 each.
  *
- * The random stream is splitmix64 with Lemire's bounded multiply, so a seed
- * gives the same list everywhere. */
+ * The random stream is common/rng.h (splitmix64 with Lemire's bounded
+ * multiply), so a seed gives the same list everywhere. */
 #include "listgen.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "tandem.h"
-
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [0, bound), bound >= 1, without modulo bias (Lemire 2019). */
-static uint32_t rng_below(rng *r, uint32_t bound)
-{
-    uint64_t m = (rng_next(r) >> 32) * (uint64_t)bound;
-    if ((uint32_t)m < bound) {
-        uint32_t t = (uint32_t)(-bound) % bound;
-        while ((uint32_t)m < t)
-            m = (rng_next(r) >> 32) * (uint64_t)bound;
-    }
-    return (uint32_t)(m >> 32);
-}
-
-static double rng_double(rng *r)
-{
-    return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
-}
 
 /* LSD radix sort of a[0..n) with tmp[0..n); four 8-bit passes end in a. */
 static void radix_sort(uint32_t *a, uint32_t *tmp, size_t n)
@@ -87,12 +59,12 @@ static size_t merge_unique(uint32_t *a, uint32_t *tmp, size_t k, size_t m)
 /* m distinct sorted values in [0, range) into a; m <= range / 2 keeps the
  * expected number of redraw rounds small. Later rounds sort only the
  * redrawn values and merge them in. */
-static void sample_sparse(uint32_t *a, uint32_t *tmp, size_t m, uint32_t range, rng *r)
+static void sample_sparse(uint32_t *a, uint32_t *tmp, size_t m, uint32_t range, tdm_rng *r)
 {
     size_t have = 0;
     while (have < m) {
         for (size_t i = have; i < m; i++)
-            a[i] = rng_below(r, range);
+            a[i] = tdm_rng_below(r, range);
         radix_sort(a + have, tmp, m - have);
         have = have ? merge_unique(a, tmp, have, m) : unique(a, m);
     }
@@ -100,7 +72,7 @@ static void sample_sparse(uint32_t *a, uint32_t *tmp, size_t m, uint32_t range, 
 
 /* n distinct sorted values in [lo, lo + range) into out; tmp holds n. */
 static void fill_uniform(uint32_t *out, uint32_t *tmp, size_t n, uint32_t lo, uint32_t range,
-                         rng *r)
+                         tdm_rng *r)
 {
     if (n == 0)
         return;
@@ -124,7 +96,7 @@ static void fill_uniform(uint32_t *out, uint32_t *tmp, size_t n, uint32_t lo, ui
 }
 
 static void fill_clustered(uint32_t *out, uint32_t *tmp, size_t n, uint32_t lo, uint32_t range,
-                           rng *r)
+                           tdm_rng *r)
 {
     if (range == n || n < 10) {
         fill_uniform(out, tmp, n, lo, range, r);
@@ -132,8 +104,8 @@ static void fill_clustered(uint32_t *out, uint32_t *tmp, size_t n, uint32_t lo, 
     }
     size_t half = n / 2;
     /* Left gets half values in [lo, lo+cut), right n-half in [lo+cut, lo+range). */
-    uint32_t cut = (uint32_t)half + rng_below(r, (uint32_t)(range - n) + 1u);
-    double p = rng_double(r);
+    uint32_t cut = (uint32_t)half + tdm_rng_below(r, (uint32_t)(range - n) + 1u);
+    double p = tdm_rng_double(r);
     if (p <= 0.25)
         fill_uniform(out, tmp, half, lo, cut, r);
     else
@@ -154,7 +126,7 @@ int tdm_listgen(int dist, uint32_t *out, size_t n, uint32_t universe, uint64_t s
     uint32_t *tmp = malloc(n * sizeof *tmp);
     if (!tmp)
         return TDM_ERR_NOMEM;
-    rng r = {seed};
+    tdm_rng r = {seed};
     if (dist == TDM_LISTGEN_UNIFORM)
         fill_uniform(out, tmp, n, 0, universe, &r);
     else

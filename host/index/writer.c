@@ -20,24 +20,6 @@ _Static_assert(sizeof(tdm_idx_header) == 160, "header layout");
 _Static_assert(sizeof(tdm_idx_section_entry) == 32, "section entry layout");
 _Static_assert(sizeof(tdm_idx_list) == 16, "list descriptor layout");
 
-int tdm_iw_buf_add(tdm_iw_buf *b, const void *p, size_t n)
-{
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q)
-            return -1;
-        b->p = q;
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->p + b->len, p, n);
-    b->len += n;
-    return 0;
-}
-
 int tdm_iw_fail_io(tdm_iwriter *w, tdm_err *err, const char *what)
 {
     w->failed = 1;
@@ -121,12 +103,12 @@ static int set_options(tdm_iwriter *w, const tdm_iwriter_options *o, tdm_err *er
     snprintf(w->stemmer, sizeof w->stemmer, "%s", o->stemmer ? o->stemmer : "none");
     uint64_t zero = 0;
     uint32_t zero32 = 0;
-    if (tdm_iw_buf_add(&w->nameoffs, &zero, 8) || tdm_iw_buf_add(&w->termoffs, &zero32, 4))
+    if (tdm_buf_append(&w->nameoffs, &zero, 8) || tdm_buf_append(&w->termoffs, &zero32, 4))
         return TDM_ERR_NOMEM;
     for (size_t i = 0; i < o->nstopwords; i++) {
         if (!o->stopwords[i] || !*o->stopwords[i])
             continue;
-        if (tdm_iw_buf_add(&w->stopwords, o->stopwords[i], strlen(o->stopwords[i]) + 1))
+        if (tdm_buf_append(&w->stopwords, o->stopwords[i], strlen(o->stopwords[i]) + 1))
             return TDM_ERR_NOMEM;
         w->nstopwords++;
     }
@@ -205,9 +187,9 @@ int tdm_iwriter_add_doc(tdm_iwriter *w, uint32_t length, const char *name, tdm_e
         name = num;
     }
     uint64_t end = w->names.len + strlen(name) + 1;
-    if (tdm_iw_buf_add(&w->doclens, &length, 4) ||
-        tdm_iw_buf_add(&w->names, name, strlen(name) + 1) ||
-        tdm_iw_buf_add(&w->nameoffs, &end, 8))
+    if (tdm_buf_append(&w->doclens, &length, 4) ||
+        tdm_buf_append(&w->names, name, strlen(name) + 1) ||
+        tdm_buf_append(&w->nameoffs, &end, 8))
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory storing document names");
     w->ndocs++;
     w->total_doclen += length;
@@ -268,7 +250,7 @@ static int put_sections(tdm_iwriter *w, tdm_err *err)
         rc = put_column(w, TDM_SEC_BLOCK_FREQS, offsetof(tdm_iw_row, freq), err);
     if (!rc)
         rc = put_column(w, TDM_SEC_BLOCK_MAX, 0, err);
-    const struct { uint32_t id; const tdm_iw_buf *b; } rest[] = {
+    const struct { uint32_t id; const tdm_buf *b; } rest[] = {
         {TDM_SEC_DOCLENS, &w->doclens},   {TDM_SEC_TERM_OFFS, &w->termoffs},
         {TDM_SEC_TERM_CF, &w->cfs},       {TDM_SEC_TERMS, &w->terms},
         {TDM_SEC_DOCNAME_OFFS, &w->nameoffs}, {TDM_SEC_DOCNAMES, &w->names},
@@ -339,10 +321,10 @@ void tdm_iwriter_free(tdm_iwriter *w)
     free(w->path);
     if (w->hash)
         XXH64_freeState(w->hash);
-    tdm_iw_buf *bufs[] = {&w->stopwords, &w->doclens, &w->nameoffs, &w->names, &w->lists,
-                          &w->codecs, &w->termoffs, &w->cfs, &w->terms};
+    tdm_buf *bufs[] = {&w->stopwords, &w->doclens, &w->nameoffs, &w->names, &w->lists,
+                       &w->codecs, &w->termoffs, &w->cfs, &w->terms};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
-        free(bufs[i]->p);
+        tdm_buf_free(bufs[i]);
     free(w->scratch);
     free(w);
 }

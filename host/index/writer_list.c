@@ -172,9 +172,9 @@ static int add_entries(tdm_iwriter *w, const tdm_idx_list *desc, const char *ter
 {
     uint8_t codec = (uint8_t)w->list_codec->id;
     uint32_t end = (uint32_t)(w->terms.len + len);
-    if (tdm_iw_buf_add(&w->lists, desc, sizeof *desc) || tdm_iw_buf_add(&w->codecs, &codec, 1) ||
-        tdm_iw_buf_add(&w->terms, term, len) || tdm_iw_buf_add(&w->termoffs, &end, 4) ||
-        tdm_iw_buf_add(&w->cfs, &cf, 4)) {
+    if (tdm_buf_append(&w->lists, desc, sizeof *desc) || tdm_buf_append(&w->codecs, &codec, 1) ||
+        tdm_buf_append(&w->terms, term, len) || tdm_buf_append(&w->termoffs, &end, 4) ||
+        tdm_buf_append(&w->cfs, &cf, 4)) {
         w->failed = 1;
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory growing the lexicon");
     }

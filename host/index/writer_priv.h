@@ -8,14 +8,9 @@
 #include <xxhash.h>
 
 #include "codec/codec.h"
+#include "common/buf.h"
 #include "format.h"
 #include "writer.h"
-
-/* A growable byte buffer. */
-typedef struct tdm_iw_buf {
-    char *p;
-    size_t len, cap;
-} tdm_iw_buf;
 
 /* One block-table entry as spilled; finish writes each field as a column. */
 typedef struct tdm_iw_row {
@@ -36,25 +31,24 @@ struct tdm_iwriter {
     const tdm_codec_ops *list_codec; /* of the lists added now */
     double k1, b;
     char stemmer[TDM_IDX_NAME_MAX];
-    tdm_iw_buf stopwords;         /* NUL-terminated words */
+    tdm_buf stopwords;            /* NUL-terminated words */
     uint32_t nstopwords;
-    tdm_iw_buf doclens;           /* uint32 per doc */
-    tdm_iw_buf nameoffs;          /* uint64 per doc + 1 */
-    tdm_iw_buf names;
+    tdm_buf doclens;              /* uint32 per doc */
+    tdm_buf nameoffs;             /* uint64 per doc + 1 */
+    tdm_buf names;
     uint64_t ndocs, total_doclen;
     int docs_frozen;              /* a list was added: no more documents */
-    tdm_iw_buf lists;             /* tdm_idx_list per term */
-    tdm_iw_buf codecs;            /* uint8 per term */
-    tdm_iw_buf termoffs;          /* uint32 per term + 1 */
-    tdm_iw_buf cfs;               /* uint32 per term */
-    tdm_iw_buf terms;
+    tdm_buf lists;                /* tdm_idx_list per term */
+    tdm_buf codecs;               /* uint8 per term */
+    tdm_buf termoffs;             /* uint32 per term + 1 */
+    tdm_buf cfs;                  /* uint32 per term */
+    tdm_buf terms;
     uint64_t nterms, npostings;
     uint32_t *scratch;            /* tf - 1 values, then per-block scores, of one list */
     size_t scratch_cap;
     int failed;
 };
 
-int tdm_iw_buf_add(tdm_iw_buf *b, const void *p, size_t n);
 /* Appends n bytes to the section being written (the ARENA while lists come). */
 int tdm_iw_put(tdm_iwriter *w, const void *p, size_t n, tdm_err *err);
 /* Marks the writer failed and reports errno on the temporary file. */

@@ -42,11 +42,11 @@ int tdm_qf_read_lines(tdm_qf_ctx *c)
 /* ---- JSON lines */
 
 typedef struct jq {
-    tdm_qf_buf id, text;
+    tdm_buf id, text;
     int has_id, has_text, has_terms;
     tdm_qf_term *terms;
     size_t nterms, cap;
-    tdm_qf_buf termtext;    /* the terms' bytes, NUL-separated */
+    tdm_buf termtext;    /* the terms' bytes, NUL-separated */
 } jq;
 
 static int jfail(tdm_qf_ctx *c, uint64_t ln, const tdm_qjson *j)
@@ -67,11 +67,11 @@ static int read_id(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
         j->why = "id: want a string or a number";
     if (!ok)
         return jfail(c, ln, j);
-    if (memchr(j->buf, 0, j->blen))
+    if (memchr(j->out.p, 0, j->out.len))
         return tdm_qf_fail(c, ln, "id holds a NUL character");
     q->id.len = 0;
     q->has_id = 1;
-    return tdm_qf_buf_put(&q->id, j->buf, j->blen) ? tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory") : TDM_OK;
+    return tdm_buf_append(&q->id, j->out.p, j->out.len) ? tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory") : TDM_OK;
 }
 
 static int add_term(tdm_qf_ctx *c, uint64_t ln, jq *q, const char *t, size_t n, double w)
@@ -93,7 +93,7 @@ static int add_term(tdm_qf_ctx *c, uint64_t ln, jq *q, const char *t, size_t n, 
     }
     /* offsets until the end: termtext may move */
     q->terms[q->nterms++] = (tdm_qf_term){(const char *)(uintptr_t)q->termtext.len, w};
-    if (tdm_qf_buf_put(&q->termtext, t, n + 1))
+    if (tdm_buf_append(&q->termtext, t, n + 1))
         return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
     return TDM_OK;
 }
@@ -111,8 +111,8 @@ static int read_terms(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
         double w;
         if (!tdm_qjson_string(j))
             return jfail(c, ln, j);
-        char *t = strdup(j->buf);
-        size_t n = j->blen;
+        char *t = strdup(j->out.p);
+        size_t n = j->out.len;
         if (!t)
             return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
         int rc = !tdm_qjson_expect(j, ':') || !tdm_qjson_number(j, &w) ? jfail(c, ln, j)
@@ -134,8 +134,8 @@ static int read_member(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
     if (!tdm_qjson_string(j))
         return jfail(c, ln, j);
     char key[8] = "";
-    if (j->blen < sizeof key && !memchr(j->buf, 0, j->blen)) /* else: an unknown key */
-        memcpy(key, j->buf, j->blen + 1);
+    if (j->out.len < sizeof key && !memchr(j->out.p, 0, j->out.len)) /* else: an unknown key */
+        memcpy(key, j->out.p, j->out.len + 1);
     if (!tdm_qjson_expect(j, ':'))
         return jfail(c, ln, j);
     if ((!strcmp(key, "id") && q->has_id) || (!strcmp(key, "text") && q->has_text) ||
@@ -148,11 +148,11 @@ static int read_member(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
     if (!strcmp(key, "text")) {
         if (!tdm_qjson_string(j))
             return jfail(c, ln, j);
-        if (memchr(j->buf, 0, j->blen))
+        if (memchr(j->out.p, 0, j->out.len))
             return tdm_qf_fail(c, ln, "text holds a NUL character");
         q->has_text = 1;
         q->text.len = 0;
-        return tdm_qf_buf_put(&q->text, j->buf, j->blen) ? tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory") : TDM_OK;
+        return tdm_buf_append(&q->text, j->out.p, j->out.len) ? tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory") : TDM_OK;
     }
     return tdm_qjson_skip(j) ? TDM_OK : jfail(c, ln, j);
 }

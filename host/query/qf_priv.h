@@ -2,6 +2,7 @@
 #ifndef TDM_QUERY_QF_PRIV_H
 #define TDM_QUERY_QF_PRIV_H
 
+#include "common/buf.h"
 #include "common/error.h"
 #include "index/linereader.h"
 #include "query/queryfile.h"
@@ -13,14 +14,6 @@ typedef struct tdm_qf_ctx {
     const tdm_qf_options *o;
     tdm_err *err;
 } tdm_qf_ctx;
-
-/* A growable text buffer, always NUL-terminated once written to. */
-typedef struct tdm_qf_buf {
-    char *p;
-    size_t len, cap;
-} tdm_qf_buf;
-
-int tdm_qf_buf_put(tdm_qf_buf *b, const char *s, size_t n);
 
 /* Appends a query (copies id, text and terms). text NULL with terms for a
  * weighted query. TDM_ERR_FORMAT for an empty id. */

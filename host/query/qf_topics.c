@@ -21,7 +21,7 @@ static int all_ws(const char *s, size_t n)
 }
 
 /* Appends s[0..n) to b, a space between pieces; NOMEM on failure. */
-static int append(tdm_qf_buf *b, const char *s, size_t n)
+static int append(tdm_buf *b, const char *s, size_t n)
 {
     const char *e = s + n;
     s = skip_ws(s, e);
@@ -29,9 +29,9 @@ static int append(tdm_qf_buf *b, const char *s, size_t n)
         e--;
     if (s == e)
         return TDM_OK;
-    if (b->len && tdm_qf_buf_put(b, " ", 1))
+    if (b->len && tdm_buf_append(b, " ", 1))
         return TDM_ERR_NOMEM;
-    return tdm_qf_buf_put(b, s, (size_t)(e - s));
+    return tdm_buf_append(b, s, (size_t)(e - s));
 }
 
 /* ---- TREC topics */
@@ -41,7 +41,7 @@ enum { F_NONE, F_NUM, F_TITLE, F_DESC, F_NARR, F_OTHER, F_N };
 typedef struct topic {
     int in, field;
     uint64_t start;
-    tdm_qf_buf f[F_N];
+    tdm_buf f[F_N];
     int seen[F_N];
 } topic;
 
@@ -86,7 +86,7 @@ static int finish_topic(tdm_qf_ctx *c, topic *t, uint64_t ln)
         return tdm_qf_fail(c, ln, "topic from line %llu has no <num>",
                            (unsigned long long)t->start);
     const char *id = skip_ws(strip_prefix(t->f[F_NUM].p, F_NUM), t->f[F_NUM].p + t->f[F_NUM].len);
-    tdm_qf_buf text = {0};
+    tdm_buf text = {0};
     int rc = TDM_OK;
     for (int f = F_TITLE; f <= F_NARR && rc == TDM_OK; f++) {
         if (!(c->o->trec_fields & (1u << (f - F_TITLE))))
@@ -193,7 +193,7 @@ typedef struct record {
     int in, fields, seen_tw;
     char field;              /* 'T', 'W', or 0 inside an ignored field */
     uint64_t start, count;
-    tdm_qf_buf id, t, w;
+    tdm_buf id, t, w;
 } record;
 
 /* The record's query: .T then .W. A record with no field at all (CACM's
@@ -206,7 +206,7 @@ static int finish_record(tdm_qf_ctx *c, record *r)
     r->in = 0;
     if (r->fields && !r->seen_tw)
         return tdm_qf_fail(c, r->start, "query %s has no .W (nor .T)", r->id.p);
-    tdm_qf_buf text = {0};
+    tdm_buf text = {0};
     int rc = TDM_OK;
     if ((r->t.len && append(&text, r->t.p, r->t.len)) ||
         (r->w.len && append(&text, r->w.p, r->w.len)))
@@ -233,7 +233,7 @@ static int start_record(tdm_qf_ctx *c, record *r, const char *id, size_t n, uint
     r->start = ln;
     r->count++;
     r->id.len = r->t.len = r->w.len = 0;
-    return tdm_qf_buf_put(&r->id, id, n) ? tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory")
+    return tdm_buf_append(&r->id, id, n) ? tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory")
                                          : TDM_OK;
 }
 
@@ -252,7 +252,7 @@ static int smart_marker(tdm_qf_ctx *c, record *r, const char *line, size_t len, 
     r->fields++;
     r->field = m == 'T' || m == 'W' ? m : 0;
     r->seen_tw |= r->field != 0;
-    tdm_qf_buf *b = m == 'T' ? &r->t : m == 'W' ? &r->w : NULL;
+    tdm_buf *b = m == 'T' ? &r->t : m == 'W' ? &r->w : NULL;
     if (b && rest < e && append(b, rest, (size_t)(e - rest)))
         return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
     return TDM_OK;

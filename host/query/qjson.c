@@ -16,8 +16,7 @@ void tdm_qjson_init(tdm_qjson *j, const char *s, size_t len)
 
 void tdm_qjson_free(tdm_qjson *j)
 {
-    free(j->buf);
-    j->buf = NULL;
+    tdm_buf_free(&j->out);
 }
 
 static int fail(tdm_qjson *j, const char *why)
@@ -44,20 +43,7 @@ int tdm_qjson_expect(tdm_qjson *j, char c)
 
 static int put(tdm_qjson *j, const void *p, size_t n)
 {
-    if (j->blen + n + 1 > j->bcap) {
-        size_t cap = j->bcap ? j->bcap : 64;
-        while (cap < j->blen + n + 1)
-            cap *= 2;
-        char *b = realloc(j->buf, cap);
-        if (!b)
-            return fail(j, "out of memory");
-        j->buf = b;
-        j->bcap = cap;
-    }
-    memcpy(j->buf + j->blen, p, n);
-    j->blen += n;
-    j->buf[j->blen] = 0;
-    return 1;
+    return tdm_buf_append(&j->out, p, n) ? fail(j, "out of memory") : 1;
 }
 
 static int hex4(tdm_qjson *j, unsigned *v)
@@ -136,7 +122,7 @@ int tdm_qjson_string(tdm_qjson *j)
 {
     if (!tdm_qjson_expect(j, '"'))
         return fail(j, "expected a string");
-    j->blen = 0;
+    tdm_buf_clear(&j->out);
     if (!put(j, "", 0))
         return 0;
     for (;;) {
@@ -189,10 +175,10 @@ int tdm_qjson_number(tdm_qjson *j, double *v)
         if (!digits(j))
             return fail(j, "malformed number");
     }
-    j->blen = 0;
+    tdm_buf_clear(&j->out);
     if (!put(j, j->s + start, j->pos - start))
         return 0;
-    *v = strtod(j->buf, NULL);
+    *v = strtod(j->out.p, NULL);
     if (!isfinite(*v))
         return fail(j, "number out of range");
     return 1;

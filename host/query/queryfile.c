@@ -43,25 +43,6 @@ unsigned tdm_qf_fields_by_names(const char *list)
     return f;
 }
 
-int tdm_qf_buf_put(tdm_qf_buf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return TDM_ERR_NOMEM;
-        b->p = p;
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-    return TDM_OK;
-}
-
 int tdm_qf_fail(tdm_qf_ctx *c, uint64_t line, const char *fmt, ...)
 {
     char msg[512];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "common/strutil.h"
 #include "runtime.h"
 #include "selfcheck.h"
@@ -62,15 +63,6 @@ int tdm_delta_decode_device(tdm_device *d, const uint32_t *gaps, const uint32_t 
     return st;
 }
 
-/* xorshift64*: a fixed, portable generator for reproducible checks. */
-static uint32_t next_rand(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return (uint32_t)((*s * 2685821657736338717ull) >> 32);
-}
-
 int tdm_engine_selfcheck(tdm_engine *e, char *report, size_t report_len)
 {
     tdm_api_enter();
@@ -81,11 +73,11 @@ int tdm_engine_selfcheck(tdm_engine *e, char *report, size_t report_len)
              *want = malloc(N * 4), *got = malloc(N * 4);
     tdm_err errv = {0}, *err = &errv;
     int st = gaps && bases && want && got ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "selfcheck");
-    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    tdm_rng rng = {0x9e3779b97f4a7c15ull};
     for (size_t i = 0; st == TDM_OK && i < N; i++)
-        gaps[i] = 1 + next_rand(&seed) % 1000;
+        gaps[i] = tdm_rng_range(&rng, 1, 1000);
     for (size_t b = 0; st == TDM_OK && b * BLOCK < N; b++)
-        bases[b] = next_rand(&seed) % 100000;
+        bases[b] = tdm_rng_below(&rng, 100000);
     if (st == TDM_OK)
         tdm_delta_decode_ref(gaps, bases, want, N, BLOCK);
     size_t pos = 0;
