@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Effectiveness on Cranfield and CACM (../shared/data), compared with Xapian.
+#
+#   scripts/effectiveness.sh [cranfield] [cacm]      (both when none is named)
+#
+# For each collection: index title + text (.T .W; Snowball English, no
+# stopwords), run its queries as OR of their words, BM25 k1 = 1.2, b = 0.75,
+# top 1000, on EVERY device of the engine (TANDEM_DEVICES selects them, as for
+# any tandem command) with every exact algorithm, check that all those runs
+# are the same bytes (documents, order, scores), evaluate one with
+# `tandem eval`, and check MAP, P@10 and nDCG@10 against Xapian's figures in
+# ../shared/data/README.md minus 0.01.
+#   Cranfield: queries numbered by position (cranqrel numbers them 1..225 in
+#              file order, not by .I); cranqrel grades 1-4 relevant, nDCG gain
+#              5 - grade (tandem eval --help).
+#   CACM:      qrels.cacm.trec.txt names documents CACM-<n> where cacm.all
+#              says <n>: the runs are written with --docname-prefix CACM-.
+#              12 of its 64 queries have no judgments: 52 are evaluated.
+# Environment: TANDEM_DATA (../shared/data), TANDEM_BUILD_DIR (build; the
+# tandem CLI is built there when missing), TANDEM_CLI (the binary itself, over
+# TANDEM_BUILD_DIR), TANDEM_EFF_OUT (indexes and runs; $TANDEM_BUILD_DIR/
+# effectiveness), TANDEM_EFF_ALGORITHMS ("or auto and_or wand bmw maxscore";
+# the first one's run is evaluated).
+# Exit: 0 every figure reached and every run identical; 1 not (or an error);
+# 77 the data is missing (skipped).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${TANDEM_DATA:-../shared/data}
+build=${TANDEM_BUILD_DIR:-build}
+tandem=${TANDEM_CLI:-$build/tandem}
+out=${TANDEM_EFF_OUT:-$build/effectiveness}
+read -r -a algorithms <<<"${TANDEM_EFF_ALGORITHMS:-or auto and_or wand bmw maxscore}"
+collections=("$@")
+[ ${#collections[@]} -gt 0 ] || collections=(cranfield cacm)
+
+for c in "${collections[@]}"; do
+  case $c in cranfield|cacm) ;; *) echo "effectiveness: unknown collection '$c' (cranfield, cacm)" >&2; exit 1;; esac
+done
+if [ ! -d "$data/cranfield" ] || [ ! -d "$data/cacm" ]; then
+  echo "effectiveness: skipped: no Cranfield/CACM under $data (set TANDEM_DATA)"
+  exit 77
+fi
+if [ ! -x "$tandem" ]; then
+  echo "effectiveness: building the tandem CLI in $build"
+  cmake -S . -B "$build" >"$build.cmake.log" 2>&1 || { cat "$build.cmake.log"; exit 1; }
+  cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target tandem_cli >/dev/null
+fi
+mkdir -p "$out"
+
+# The engine's devices as "index<TAB>name", from the self-check (which also
+# proves each builds and runs a kernel).
+check=$("$tandem" selfcheck) || { echo "$check"; echo "effectiveness: selfcheck failed" >&2; exit 1; }
+mapfile -t devices < <(sed -n 's/^\([0-9][0-9]*\) \(.*\): ok (.*/\1\t\2/p' <<<"$check")
+[ ${#devices[@]} -gt 0 ] || { echo "effectiveness: no device in: $check" >&2; exit 1; }
+
+# collection -> input, queries, qrels, extra run options, Xapian MAP P@10 nDCG@10
+spec() {
+  case $1 in
+    cranfield) input=$data/cranfield/cran.all.1400 queries=$data/cranfield/cran.qry
+               qrels=$data/cranfield/cranqrel runopts=(--by-position)
+               xapian=(0.300 0.232 0.353) ;;
+    cacm)      input=$data/cacm/cacm.all queries=$data/cacm/query.text
+               qrels=$data/cacm/qrels.cacm.trec.txt runopts=(--docname-prefix CACM-)
+               xapian=(0.310 0.317 0.458) ;;
+  esac
+}
+
+failed=0
+summary=()
+for c in "${collections[@]}"; do
+  spec "$c"
+  idx=$out/$c.tdm
+  "$tandem" build --quiet --stemmer english -o "$idx" "$input" >/dev/null
+  echo "== $c: $("$tandem" stats "$idx" | sed -n 's/^documents *//p' | head -1) documents, index $idx"
+  ref=
+  for dev in "${devices[@]}"; do
+    d=${dev%%$'\t'*}
+    times=()
+    for a in "${algorithms[@]}"; do
+      run=$out/$c.dev$d.$a.run
+      msg=$("$tandem" run "$idx" --queries "$queries" -o "$run" "${runopts[@]}" --device "$d" \
+            --algorithm "$a" --k1 1.2 --b 0.75 -k 1000 --tag tandem 2>&1) \
+        || { echo "$msg" >&2; echo "effectiveness: $c: run failed on device $d ($a)" >&2; exit 1; }
+      times+=("$a $(sed -n 's/.* queries in \([0-9.]*\) s.*/\1/p' <<<"$msg") s")
+      if [ -z "$ref" ]; then
+        ref=$run
+      elif ! cmp -s "$ref" "$run"; then
+        echo "effectiveness: $c: $run differs from $ref:" >&2
+        diff "$ref" "$run" | head -4 >&2
+        failed=1
+      fi
+    done
+    printf '   device %s (%s): %s\n' "$d" "${dev#*$'\t'}" "$(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"
+  done
+  "$tandem" eval "$qrels" "$ref" >"$out/$c.eval" 2>/dev/null
+  read -r map p10 ndcg nq < <(awk -F'\t' '$2 == "all" { v[$1] = $3 }
+    END { print v["map"], v["P_10"], v["ndcg_cut_10"], v["num_q"] }' "$out/$c.eval")
+  verdict=$(awk -v m="$map" -v p="$p10" -v n="$ndcg" -v xm="${xapian[0]}" -v xp="${xapian[1]}" \
+              -v xn="${xapian[2]}" 'BEGIN {
+      bad = ""
+      if (m < xm - 0.01) bad = bad " MAP"
+      if (p < xp - 0.01) bad = bad " P@10"
+      if (n < xn - 0.01) bad = bad " nDCG@10"
+      print bad == "" ? "ok" : "BELOW Xapian - 0.01:" bad }')
+  printf '   %-8s %7s %7s %9s   (%s judged queries)\n' "" MAP P@10 nDCG@10 "$nq"
+  printf '   %-8s %7s %7s %9s   %s\n' tandem "$map" "$p10" "$ndcg" "$verdict"
+  printf '   %-8s %7s %7s %9s   (Xapian 1.4.22, ../shared/data/README.md)\n' Xapian "${xapian[@]}"
+  [ "$verdict" = ok ] || failed=1
+  summary+=("$c MAP $map (Xapian ${xapian[0]})")
+done
+n=$(( ${#devices[@]} * ${#algorithms[@]} ))
+if [ "$failed" = 0 ]; then
+  echo "effectiveness: passed: $(IFS=,; echo "${summary[*]}" | sed 's/,/, /g'); at or above Xapian - 0.01 on MAP, P@10 and nDCG@10; $n runs (${#devices[@]} device(s) x ${#algorithms[@]} algorithm(s)) identical per collection"
+else
+  echo "effectiveness: FAILED (see above): $(IFS=,; echo "${summary[*]}" | sed 's/,/, /g')"
+  exit 1
+fi
