@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/fsutil.h"
 #include "index/ciff.h"
 #include "index/ciff.pb-c.h"
@@ -201,16 +202,11 @@ static void compare_finds_differences(void **state)
 
 /* ---- hand-made CIFF streams */
 
-typedef struct cbuf {
-    uint8_t *p;
-    size_t len;
-} cbuf;
+typedef tdm_buf cbuf;
 
 static void put_bytes(cbuf *b, const void *p, size_t n)
 {
-    b->p = realloc(b->p, b->len + n + 1);
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
+    assert_int_equal(tdm_buf_append(b, p, n), 0);
 }
 
 static void put_varint(cbuf *b, uint64_t v)
@@ -279,12 +275,19 @@ static void put_docs(cbuf *b, int n)
 }
 
 /* Opens b and reads every list; returns the first error (TDM_OK if none). */
+/* Opens a copy of exactly b->len bytes, so ASan sees any read past them. */
 static int load(const cbuf *b, tdm_err *err)
 {
     tdm_ciff *c = NULL;
-    int rc = tdm_ciff_open_mem(b->p, b->len, "made.ciff", &c, err);
-    if (rc != TDM_OK)
+    uint8_t *exact = malloc(b->len ? b->len : 1);
+    assert_non_null(exact);
+    if (b->len)
+        memcpy(exact, b->p, b->len);
+    int rc = tdm_ciff_open_mem(exact, b->len, "made.ciff", &c, err);
+    if (rc != TDM_OK) {
+        free(exact);
         return rc;
+    }
     tdm_coll_source src;
     tdm_ciff_source(c, &src);
     for (uint64_t i = 0; rc == TDM_OK && i < src.nlists; i++) {
@@ -292,6 +295,7 @@ static int load(const cbuf *b, tdm_err *err)
         rc = src.list(src.self, i, &l, err);
     }
     tdm_ciff_close(c);
+    free(exact);
     return rc;
 }
 
@@ -303,9 +307,7 @@ static void expect_error(cbuf *b, int code, const char *needle)
         !strstr(tdm_err_msg(&err), needle))
         fail_msg("want %d '%s', got %d '%s'", code, needle, rc, tdm_err_msg(&err));
     tdm_err_clear(&err);
-    free(b->p);
-    b->p = NULL;
-    b->len = 0;
+    tdm_buf_free(b);
 }
 
 static const int g1[] = {0, 1, 1}, t1[] = {1, 1, 1};
@@ -340,7 +342,7 @@ static void good_stream_loads(void **state)
     assert_int_equal(l.n, 3);
     assert_int_equal(l.docids[2], 2);
     tdm_ciff_close(c);
-    free(b.p);
+    tdm_buf_free(&b);
 }
 
 static void bad_framing(void **state)
@@ -391,9 +393,7 @@ static void bad_counts(void **state)
         tdm_err err = {0};
         assert_int_equal(load(&b, &err), TDM_ERR_VERSION);
         tdm_err_clear(&err);
-        free(b.p);
-        b.p = NULL;
-        b.len = 0;
+        tdm_buf_free(&b);
     }
     put_header(&b, 1, 2000000000, 5);
     expect_error(&b, TDM_ERR_FORMAT, "Header promises 2000000000 postings lists");
@@ -505,7 +505,7 @@ static void toy_truncated_and_flipped(void **state)
     for (size_t keep = 0; keep < n; keep++) {
         uint8_t *cut = malloc(keep + 1); /* exactly keep bytes for ASan */
         memcpy(cut, toy, keep);
-        cbuf b = {cut, keep};
+        cbuf b = {(char *)cut, keep, keep};
         tdm_err err = {0};
         if (load(&b, &err) == TDM_OK)
             fail_msg("prefix of %zu bytes loaded", keep);
@@ -518,7 +518,7 @@ static void toy_truncated_and_flipped(void **state)
             uint8_t *copy = malloc(n);
             memcpy(copy, toy, n);
             copy[at] ^= (uint8_t)(1u << bit);
-            cbuf b = {copy, n};
+            cbuf b = {(char *)copy, n, n};
             tdm_err err = {0};
             load(&b, &err);
             tdm_err_clear(&err);
