@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Installs what tandem needs on Debian 12 (as root), only when something is missing.
+# Installs what tandem needs on Debian 12 (as root), only when something is
+# missing: the build and test dependencies, and wordnet-base, the real text
+# corpus the main job indexes (WordNet 3.0: 117,659 synsets with glosses,
+# 6.5 MB download, no dependencies). apt's output goes to a log that is
+# printed only when something fails.
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
       libcmocka-dev libstemmer-dev libprotobuf-c-dev protobuf-c-compiler libxxhash-dev
-      zlib1g-dev libstreamvbyte-dev oclgrind clang)
+      zlib1g-dev libstreamvbyte-dev oclgrind clang wordnet-base)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -11,7 +15,12 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq "${missing[@]}"
+  log=$(mktemp "${TMPDIR:-/tmp}/tandem-setup.XXXXXX.log")
+  if ! { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: apt-get failed (log above, also in $log)" >&2
+    exit 1
+  fi
+  rm -f "$log"
 fi
-echo "setup: all packages present"
+echo "setup: all ${#pkgs[@]} packages present"
