@@ -100,6 +100,8 @@ static int launch(const tdm_resident *res, const part *p, const dev_part *q, int
     if (st == TDM_OK && done && clWaitForEvents(1, &done) != CL_SUCCESS)
         st = tdm_err_set(err, TDM_ERR_OPENCL, "waiting for a batched decode");
     *s = st == TDM_OK && first ? span_seconds(first, done) : 0;
+    if (st == TDM_OK && *s <= 0)
+        st = tdm_err_set(err, TDM_ERR_INTERNAL, "no profiling times for the launch");
     if (done)
         clReleaseEvent(done);
     if (first)

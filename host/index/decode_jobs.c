@@ -407,7 +407,10 @@ int tdm_decode_batch_enqueue_timed(const tdm_resident *res, cl_command_queue q,
         if (st == TDM_OK)
             nev++;
     }
-    if (st == TDM_OK && done) {
+    if (st == TDM_OK && done && nev == 1) {
+        *done = evs[0]; /* one launch: its own last kernel (profiled) */
+        nev = 0;
+    } else if (st == TDM_OK && done) {
         cl_int rc = clEnqueueMarkerWithWaitList(q ? q : res->dev->queue, nev ? nev : nwait,
                                                 nev ? evs : nwait ? wait : NULL, done);
         if (rc != CL_SUCCESS)

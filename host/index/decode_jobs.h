@@ -114,7 +114,9 @@ int tdm_decode_batch_enqueue(const tdm_resident *res, cl_command_queue q,
                              cl_mem out_docs, cl_mem out_freqs, cl_mem status, cl_uint nwait,
                              const cl_event *wait, cl_event *done, tdm_err *err);
 /* The same, *first (if not NULL) getting the event of the launch's first
- * kernel too (NULL for an empty batch), for timing; the caller releases it. */
+ * kernel too (NULL for an empty batch), for timing; the caller releases it.
+ * With one codec present *done is that launch's last kernel (profiled:
+ * START of *first to END of *done is the launch's device time). */
 int tdm_decode_batch_enqueue_timed(const tdm_resident *res, cl_command_queue q,
                                    const tdm_decode_batch *b, cl_mem const bufs[TDM_CODEC_COUNT],
                                    cl_mem out_docs, cl_mem out_freqs, cl_mem status,
