@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_bench_queries.h"
 #include "common/fsutil.h"
 
 int tdm_bench_rows_add(tdm_bench_rows *rows, const tdm_bench_row *r)
@@ -89,8 +90,11 @@ int tdm_cmd_bench(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "codecs"))
         return tdm_bench_codecs(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "queries"))
+        return tdm_bench_queries(argc - 1, argv + 1);
     FILE *f = argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? stdout
                                                                                   : stderr;
-    fprintf(f, "usage: tandem bench codecs [options]   (--help for the options)\n");
+    fprintf(f, "usage: tandem bench codecs [options]   (--help for the options)\n"
+               "       tandem bench queries INDEX --queries FILE [options]\n");
     return f == stdout ? 0 : 2;
 }

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# `tandem bench queries` (issue 13 item 8) on a small generated index: every
+# algorithm at every k on every device, answers equal to the oracle's, the
+# table, CSV and plot; weighted queries; queries without known terms left
+# out; bad options refused with the option named; outputs through the
+# output guard. Usage: test_bench_queries.sh TANDEM. The exit status is the
+# number of failures.
+set -u
+T=$1
+mkdir -p "${TANDEM_TEST_TMP:-/tmp}" || exit 1
+W=$(mktemp -d "${TANDEM_TEST_TMP:-/tmp}/test_bench_queries.XXXXXX") || exit 1
+cd "$W" || exit 1
+trap 'cd / && rm -rf "$W"' EXIT
+failures=0
+name=
+begin() { name=$1; }
+fail() { echo "FAIL: $name: $*"; failures=$((failures + 1)); }
+run() { timeout 600 "$@" >out.txt 2>err.txt; rc=$?; }
+want_fail() {
+    if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then fail "exit $rc, want 1..123"; fi
+    grep -q -- "$1" err.txt || fail "stderr lacks '$1': $(head -c 400 err.txt)"
+}
+want_ok() { [ "$rc" -eq 0 ] || fail "exit $rc: $(head -c 600 err.txt)"; }
+
+# A query log in PISA's id:text form; the collection draws its vocabulary
+# from it, so the queries hit long and short lists alike.
+cat > q.txt <<'EOF'
+1:boundary layer flow
+2:heat transfer in a flat plate
+3:flow
+4:supersonic flow over a cone
+5:laminar boundary layer heat
+6:plate
+7:pressure distribution on a wing
+8:wing flow pressure heat plate cone
+9:transfer
+10:turbulent mixing layer
+11:shock wave boundary layer interaction
+EOF
+"$T" gen collection --docs 3000 --seed 7 --vocab-from q.txt --quiet -o c.txt >/dev/null 2>&1 &&
+"$T" build --quiet --stemmer none -o idx c.txt >/dev/null 2>&1 ||
+    { echo "cannot build a fixture index"; exit 1; }
+cp idx idx.orig
+cp q.txt qa.txt
+echo '12:zzznotinthelog' >> qa.txt # no term of it in the index
+
+begin "every algorithm at k 10 and 1000 on every device, all answers the oracle's"
+run "$T" bench queries idx --queries qa.txt --warmup 3 --csv b.csv --plot b.svg
+want_ok
+grep -q "every answer is the oracle's" err.txt || fail "no verdict: $(tail -3 err.txt)"
+grep -q "12 queries of qa.txt: 11 ranked, 1 without a term" err.txt ||
+    fail "unknown-only query not left out: $(head -3 err.txt)"
+ndev=$(grep -c '^device [0-9]*:' err.txt)
+[ "$ndev" -ge 1 ] || fail "no device line: $(head -5 err.txt)"
+for a in or and and_or wand bmw maxscore; do
+    for k in 10 1000; do
+        n=$(grep -Ec "^$a +$k [0-9]+ " out.txt)
+        [ "$n" -eq "$ndev" ] || fail "$a k $k: $n rows for $ndev devices: $(cat out.txt)"
+    done
+done
+for o in oracle-or oracle-and; do
+    grep -Eq "^$o +10 host" out.txt || fail "no $o row: $(cat out.txt)"
+done
+head -1 b.csv | grep -q '^algorithm,k,device,device_name,queries,mean_us,p50_us,p90_us,p99_us,max_us,launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches$' ||
+    fail "CSV header: $(head -1 b.csv)"
+rows=$(($(wc -l < b.csv) - 1))
+[ "$rows" -eq $((12 * ndev + 4)) ] || fail "CSV has $rows rows, want $((12 * ndev + 4))"
+awk -F, 'NR > 1 && ($5 != 11 || $14 != 0) { bad = 1 } END { exit bad }' b.csv ||
+    fail "a series without 11 queries or with mismatches: $(cat b.csv)"
+awk -F, 'NR > 1 && $3 >= 0 && ($11 < 1 || $12 <= 0 || $13 <= 0 || $6 <= 0) { bad = 1 }
+         END { exit bad }' b.csv || fail "device rows without launches or bytes: $(cat b.csv)"
+awk -F, 'NR > 1 && !($7 <= $8 && $8 <= $9 && $9 <= $10) { bad = 1 } END { exit bad }' b.csv ||
+    fail "percentiles out of order: $(cat b.csv)"
+grep -q '^<svg' b.svg && grep -q '</svg>' b.svg || fail "not an SVG: $(head -c 200 b.svg)"
+[ "$(grep -c '<polyline' b.svg)" -eq $((12 * ndev + 4)) ] || fail "SVG series: $(grep -c '<polyline' b.svg)"
+grep -q 'top 1000' b.svg || fail "no k = 1000 panel"
+
+begin "auto, one k, weighted JSON-lines queries"
+printf '{"id": "a", "terms": {"flow": 2.5, "plate": 1}}\n{"id": "b", "terms": {"layer": 1}}\n{"id": "c", "terms": {"nosuchterm": 1}}\n' > q.jsonl
+run "$T" bench queries idx --queries q.jsonl --algorithms auto,bmw -k 7 --warmup 0 --oracle-threads 2
+want_ok
+grep -q "3 queries of q.jsonl: 2 ranked, 1 without" err.txt || fail "$(head -2 err.txt)"
+grep -Eq "^auto +7 0 " out.txt && grep -Eq "^bmw +7 0 " out.txt || fail "$(cat out.txt)"
+grep -Eq "^oracle-or +7 host, 2 threads +2 " out.txt || fail "oracle row: $(cat out.txt)"
+grep -q "every answer is the oracle's" err.txt || fail "$(tail -3 err.txt)"
+
+begin "--limit takes the first queries"
+run "$T" bench queries idx --queries q.txt --limit 2 --algorithms or -k 1 --warmup 1
+want_ok
+grep -q "2 queries of q.txt: 2 ranked" err.txt || fail "$(head -2 err.txt)"
+
+begin "bad values are refused, naming the option"
+for bad in "-k 0" "-k 10001" "-k 10,10" "-k 10," "-k x" "--limit 0" "--limit -3" "--warmup 1.5" \
+           "--oracle-threads 0" "--algorithms foo" "--algorithms or,or" "--format nope"; do
+    # shellcheck disable=SC2086
+    run "$T" bench queries idx --queries q.txt $bad
+    want_fail "${bad%% *}"
+done
+run "$T" bench queries idx --queries q.txt --bogus
+want_fail "unknown or incomplete option '--bogus'"
+run "$T" bench queries idx
+want_fail "need INDEX and --queries"
+run "$T" bench queries idx --queries nosuchfile
+want_fail "nosuchfile"
+run "$T" bench queries nosuchindex --queries q.txt
+want_fail "nosuchindex"
+
+begin "outputs: never over an input, never one file twice"
+run "$T" bench queries idx --queries q.txt --csv idx
+want_fail "--csv\|idx"
+cmp -s idx idx.orig || fail "the index changed"
+run "$T" bench queries idx --queries q.txt --csv same --plot same
+want_fail "the same file"
+run "$T" bench queries idx --queries q.txt --csv -
+want_fail "standard output"
+
+[ "$failures" -eq 0 ] && echo "test_bench_queries: all cases passed"
+exit "$failures"

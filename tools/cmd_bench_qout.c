@@ -1,0 +1,113 @@
+/* `tandem bench queries`: the series, their statistics, the table and the CSV. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_bench_queries.h"
+#include "common/fsutil.h"
+#include "tandem.h"
+
+tdm_bq_series *tdm_bq_add(tdm_bq_set *s, size_t n)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 32;
+        tdm_bq_series *v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        s->v = v;
+        s->cap = cap;
+    }
+    tdm_bq_series *r = &s->v[s->n];
+    memset(r, 0, sizeof *r);
+    if (!(r->us = calloc(n ? n : 1, sizeof *r->us)))
+        return NULL;
+    s->n++;
+    return r;
+}
+
+void tdm_bq_set_free(tdm_bq_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].us);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest rank: the smallest value with at least p of the values at or below it. */
+static double pct(const double *v, size_t n, double p)
+{
+    if (n == 0)
+        return 0;
+    size_t r = (size_t)ceil(p * (double)n);
+    return v[r ? r - 1 : 0];
+}
+
+void tdm_bq_stats(tdm_bq_series *r)
+{
+    qsort(r->us, r->n, sizeof *r->us, cmp_double);
+    double sum = 0;
+    for (size_t i = 0; i < r->n; i++)
+        sum += r->us[i];
+    r->mean = r->n ? sum / (double)r->n : 0;
+    r->p50 = pct(r->us, r->n, 0.50);
+    r->p90 = pct(r->us, r->n, 0.90);
+    r->p99 = pct(r->us, r->n, 0.99);
+    r->max = r->n ? r->us[r->n - 1] : 0;
+}
+
+void tdm_bq_print_header(FILE *f)
+{
+    fprintf(f, "%-11s %5s %-28s %7s %10s %10s %10s %10s %10s %8s %9s %9s %6s\n", "algorithm",
+            "k", "device", "queries", "mean us", "p50 us", "p90 us", "p99 us", "max us",
+            "launch/q", "up B/q", "down B/q", "wrong");
+}
+
+void tdm_bq_print_row(FILE *f, const tdm_bq_series *r)
+{
+    char dev[48];
+    if (r->device < 0)
+        snprintf(dev, sizeof dev, "%.40s", r->device_name);
+    else
+        snprintf(dev, sizeof dev, "%d %.30s", r->device, r->device_name);
+    fprintf(f, "%-11s %5u %-28.28s %7zu %10.1f %10.1f %10.1f %10.1f %10.1f %8.2f %9.0f %9.0f "
+               "%6llu\n", r->algorithm, r->k, dev, r->n, r->mean, r->p50, r->p90, r->p99,
+            r->max, r->launches, r->bytes_up, r->bytes_down,
+            (unsigned long long)r->mismatches);
+    fflush(f);
+}
+
+int tdm_bq_write_csv(const char *path, const tdm_bq_set *s)
+{
+    tdm_outfile out;
+    tdm_err err = {0};
+    if (tdm_outfile_open(&out, path, &err) != TDM_OK) {
+        fprintf(stderr, "tandem bench queries: %s\n", tdm_err_msg(&err));
+        tdm_err_clear(&err);
+        return -1;
+    }
+    fprintf(out.f, "algorithm,k,device,device_name,queries,mean_us,p50_us,p90_us,p99_us,max_us,"
+                   "launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches\n");
+    for (size_t i = 0; i < s->n; i++) {
+        const tdm_bq_series *r = &s->v[i];
+        char name[64];
+        snprintf(name, sizeof name, "%s", r->device_name);
+        for (char *p = name; *p; p++)
+            if (*p == ',' || *p == '"')
+                *p = ' ';
+        fprintf(out.f, "%s,%u,%d,%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%llu\n",
+                r->algorithm, r->k, r->device, name, r->n, r->mean, r->p50, r->p90, r->p99,
+                r->max, r->launches, r->bytes_up, r->bytes_down,
+                (unsigned long long)r->mismatches);
+    }
+    int rc = tdm_outfile_commit(&out, &err); /* renamed over path only when complete */
+    if (rc != TDM_OK)
+        fprintf(stderr, "tandem bench queries: %s\n", tdm_err_msg(&err));
+    tdm_err_clear(&err);
+    return rc == TDM_OK ? 0 : -1;
+}
