@@ -12,7 +12,25 @@
 #include "tandem.h"
 
 enum { B_DOCS, B_FREQS, B_TERMS, B_BMAX, B_CUR, B_ORD, B_HS, B_HD, B_HN, B_OUT, B_OUTN, B_STATUS,
-       B_COUNT };
+       B_SS, B_SD, B_SN, B_COUNT };
+
+/* The merge in two stages (cl/search_merge.cl) above this many ranges a
+ * stage-one group, with at most two stage-one groups per compute unit. */
+#define SELECT_MIN_RANGES 8u
+#define SELECT_GROUPS_PER_CU 2u
+
+/* Stage-one groups for nr ranges (1: the merge alone); *per their share. */
+static uint32_t select_groups(const tdm_device *d, uint32_t nr, uint32_t *per)
+{
+    uint32_t g = (nr + SELECT_MIN_RANGES - 1) / SELECT_MIN_RANGES;
+    uint32_t most = (d->info.compute_units ? d->info.compute_units : 1) * SELECT_GROUPS_PER_CU;
+    if (g > most)
+        g = most;
+    if (g < 1)
+        g = 1;
+    *per = (nr + g - 1) / g;
+    return (nr + *per - 1) / *per;
+}
 
 /* One call's device buffers; kept in the device's pool between calls. */
 typedef struct tdm_sscratch {
@@ -103,8 +121,8 @@ static uint32_t pow2_at_least(uint32_t k)
  * stored bounds, a zero status, decode jobs) on the transfer queue; the
  * events of the uploads go to ev[*nev]. */
 static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, uint32_t cap,
-                        uint32_t pow2, scratch *s, tdm_sout *out, cl_event *ev, cl_uint *nev,
-                        tdm_err *err)
+                        uint32_t pow2, uint32_t k, uint32_t ngroups, scratch *s, tdm_sout *out,
+                        cl_event *ev, cl_uint *nev, tdm_err *err)
 {
     size_t nt = p->nt, nr = pl->ranges, heap = nr * (size_t)cap;
     static const cl_uint zero = 0;
@@ -121,6 +139,9 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         [B_OUT] = (size_t)pow2 * 8,
         [B_OUTN] = 12,
         [B_STATUS] = 4,
+        [B_SS] = ngroups > 1 ? (size_t)ngroups * k * 4 : 4,
+        [B_SD] = ngroups > 1 ? (size_t)ngroups * k * 4 : 4,
+        [B_SN] = (size_t)ngroups * 4,
     };
     int rc = TDM_OK;
     for (int i = 0; rc == TDM_OK && i < B_COUNT; i++)
@@ -234,18 +255,44 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
     clReleaseEvent(e0);
     if (rc)
         return rc;
+    size_t wg = sd->d->wg_size;
+    *launches += 1;
+    uint32_t per;
+    cl_uint ng = select_groups(sd->d, nr, &per), mr = nr, mcap = cp;
+    cl_mem *mh = &s->b[B_HS], *md = &s->b[B_HD], *mn = &s->b[B_HN];
+    if (ng > 1) {
+        cl_uint pr = per;
+        tdm_karg sa[] = {
+            TDM_KARG_MEM(&s->b[B_HS]), TDM_KARG_MEM(&s->b[B_HD]), TDM_KARG_MEM(&s->b[B_HN]),
+            TDM_KARG_U32(&nr),         TDM_KARG_U32(&cp),         TDM_KARG_U32(&kk),
+            TDM_KARG_U32(&pr),         TDM_KARG_MEM(&s->b[B_SS]), TDM_KARG_MEM(&s->b[B_SD]),
+            TDM_KARG_MEM(&s->b[B_SN]),
+        };
+        cl_event e2 = NULL;
+        rc = tdm_kernel_launch(sd->d, "tdm_search_select", sa, sizeof sa / sizeof *sa,
+                               (size_t)ng * wg, wg, 1, &e1, &e2, err);
+        clReleaseEvent(e1);
+        if (rc)
+            return rc;
+        e1 = e2;
+        *launches += 1;
+        mh = &s->b[B_SS];
+        md = &s->b[B_SD];
+        mn = &s->b[B_SN];
+        mr = ng;
+        mcap = kk;
+    }
     tdm_karg ma[] = {
-        TDM_KARG_MEM(&s->b[B_HS]), TDM_KARG_MEM(&s->b[B_HD]), TDM_KARG_MEM(&s->b[B_HN]),
-        TDM_KARG_U32(&nr),         TDM_KARG_U32(&cp),         TDM_KARG_U32(&kk),
-        TDM_KARG_U32(&p2),         TDM_KARG_MEM(&s->b[B_OUT]), TDM_KARG_MEM(&s->b[B_OUTN]),
+        TDM_KARG_MEM(mh),  TDM_KARG_MEM(md),   TDM_KARG_MEM(mn),
+        TDM_KARG_U32(&mr), TDM_KARG_U32(&mcap), TDM_KARG_U32(&kk),
+        TDM_KARG_U32(&p2), TDM_KARG_MEM(&s->b[B_OUT]), TDM_KARG_MEM(&s->b[B_OUTN]),
         TDM_KARG_MEM(&s->b[B_STATUS]),
     };
-    size_t wg = sd->d->wg_size;
     rc = tdm_kernel_launch(sd->d, "tdm_search_merge", ma, sizeof ma / sizeof *ma, wg, wg, 1, &e1,
                            ev, err);
     clReleaseEvent(e1);
     if (rc == TDM_OK)
-        *launches += 2;
+        *launches += 1;
     return rc;
 }
 
@@ -262,7 +309,9 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     cl_uint nup = 0;
     /* the uploads are not waited for here: p's arrays outlive the call,
        which ends after the last download */
-    int rc = make_buffers(sd->d, p, pl, cap, pow2, &s, out, upev, &nup, err);
+    uint32_t per;
+    uint32_t ngroups = select_groups(sd->d, pl->ranges, &per);
+    int rc = make_buffers(sd->d, p, pl, cap, pow2, k, ngroups, &s, out, upev, &nup, err);
     if (rc == TDM_OK)
         rc = tdm_decode_batch_enqueue(&sd->res, NULL, &p->batch, s.jobs, s.b[B_DOCS],
                                       s.b[B_FREQS], s.b[B_STATUS], nup, upev, &dec, err);
