@@ -89,9 +89,15 @@ run "$T" bench queries idx --queries q.txt --limit 2 --algorithms or -k 1 --warm
 want_ok
 grep -q "2 queries of q.txt: 2 ranked" err.txt || fail "$(head -2 err.txt)"
 
+begin "--budget stops a series early, on the first queries"
+run "$T" bench queries idx --queries q.txt --algorithms or -k 10 --warmup 0 --budget 0.000001
+want_ok
+grep -Eq "^or +10 0 [^ ].* +1 +[0-9.]+ " out.txt || fail "want 1 query timed: $(cat out.txt)"
+grep -Eq "^oracle-or +10 host, 1 thread +11 " out.txt || fail "the oracle runs all: $(cat out.txt)"
+
 begin "bad values are refused, naming the option"
 for bad in "-k 0" "-k 10001" "-k 10,10" "-k 10," "-k x" "--limit 0" "--limit -3" "--warmup 1.5" \
-           "--oracle-threads 0" "--algorithms foo" "--algorithms or,or" "--format nope"; do
+           "--oracle-threads 0" "--budget 0" "--budget nan" "--algorithms foo" "--algorithms or,or" "--format nope"; do
     # shellcheck disable=SC2086
     run "$T" bench queries idx --queries q.txt $bad
     want_fail "${bad%% *}"

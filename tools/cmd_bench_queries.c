@@ -29,6 +29,7 @@ typedef struct opts {
     uint32_t ks[MAX_KS];  /* ascending */
     size_t nk;
     uint64_t warmup, threads;
+    double budget;        /* seconds of timed queries a series may take; 0: no limit */
     tdm_qf_options qo;
 } opts;
 
@@ -68,6 +69,8 @@ static void usage(FILE *f)
         "  -k LIST            comma-separated k, 1..10000 (default 10,1000)\n"
         "  --devices SPEC     as TANDEM_DEVICES (default: TANDEM_DEVICES, else all)\n"
         "  --warmup N         queries run untimed before each series (default 100)\n"
+        "  --budget S         seconds of timed queries a series may take: a slow device\n"
+        "                     stops early, on the first queries (the table's count)\n"
         "  --oracle-threads N threads running the oracle, each on its share of the\n"
         "                     queries one at a time (default 1)\n"
         "  --csv FILE         every series as CSV\n"
@@ -161,6 +164,9 @@ static int parse(int argc, char **argv, opts *o)
             o->devices = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--warmup"))) {
             if (tdm_cli_uint(C, "--warmup", v, 0, UINT32_MAX, &o->warmup))
+                return 1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--budget"))) {
+            if (tdm_cli_real(C, "--budget", v, 0, 1, 1e6, &o->budget))
                 return 1;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--oracle-threads"))) {
             if (tdm_cli_uint(C, "--oracle-threads", v, 1, 1024, &o->threads))
@@ -386,8 +392,13 @@ static int run_series(bq *b, tdm_search *sh, int d, const char *dname, size_t ai
     o.k = k;
     o.device = d;
     int tty = isatty(2);
-    size_t warm = b->o.warmup < b->nq ? (size_t)b->o.warmup : b->nq;
+    size_t warm = b->o.warmup < b->nq ? (size_t)b->o.warmup : b->nq, timed = 0;
+    double start = 0;
     for (size_t i = 0; i < warm + b->nq; i++) {
+        if (i == warm)
+            start = tdm_cli_now();
+        else if (i > warm && b->o.budget > 0 && tdm_cli_now() - start > b->o.budget)
+            break; /* out of time: the first `timed` queries */
         size_t q = i < warm ? i : i - warm;
         tdm_search_result *r = NULL;
         double t0 = tdm_cli_now();
@@ -399,6 +410,7 @@ static int run_series(bq *b, tdm_search *sh, int d, const char *dname, size_t ai
         if (i >= warm) {
             char why[160];
             s->us[q] = (t1 - t0) * 1e6;
+            timed++;
             s->launches += r->launches;
             s->bytes_up += (double)r->bytes_up;
             s->bytes_down += (double)r->bytes_down;
@@ -413,7 +425,7 @@ static int run_series(bq *b, tdm_search *sh, int d, const char *dname, size_t ai
     }
     if (tty)
         fputc('\n', stderr);
-    s->n = b->nq;
+    s->n = timed;
     if (s->n) {
         s->launches /= (double)s->n;
         s->bytes_up /= (double)s->n;
