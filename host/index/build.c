@@ -202,11 +202,12 @@ static int name_groups(builder *b, char **next, size_t groups)
 
 /* Merges consecutive groups of fan-in runs (docid order stays run order)
  * until at most fan-in are left for the final merge. Groups are merged on
- * up to `threads` threads, fewer where their read buffers (fan-in x 256 KB
- * each, runs.c) would pass half the budget. */
+ * up to `threads` threads, fewer where their read buffers (fan-in x 256 KB,
+ * runs.c) and merged-list buffers (up to 8 bytes a document) would pass
+ * half the budget. */
 static int merge_passes(builder *b)
 {
-    size_t per = (size_t)b->fanin << 18, par = b->budget / 2 / per;
+    size_t per = ((size_t)b->fanin << 18) + 8 * (size_t)b->doc, par = b->budget / 2 / per;
     par = par < 1 ? 1 : par > b->threads ? b->threads : par;
     while (b->nruns > b->fanin) {
         size_t groups = (b->nruns + b->fanin - 1) / b->fanin;
@@ -444,8 +445,9 @@ static int run_files(builder *b, const char *out_path)
 
 /* Splits the budget for threads > 1: threads + 1 chunks of text of C bytes
  * and threads inverters of about 2C (postings take about 1.3 bytes a byte
- * of text), so that all of them together stay within it; the encoding
- * batch later takes an eighth. */
+ * of text) less the 1 MB buffer of the run file each writes, so that all
+ * of them together stay within it; the encoding batch later takes an
+ * eighth. */
 static int open_chunker(builder *b, const char *const *stops, size_t nstops)
 {
     size_t t = b->threads, chunk = b->budget / (3 * t + 1);
@@ -453,7 +455,8 @@ static int open_chunker(builder *b, const char *const *stops, size_t nstops)
         chunk = 64 << 10;
     size_t rest = b->budget > (t + 1) * chunk ? b->budget - (t + 1) * chunk : 0;
     tdm_chunker_config cfg = {
-        .threads = b->threads, .chunk_bytes = chunk, .worker_budget = rest / t,
+        .threads = b->threads, .chunk_bytes = chunk,
+        .worker_budget = rest / t > (2u << 20) ? rest / t - (1u << 20) : rest / t / 2,
         .stemmer = b->o->stemmer, .stopwords = stops, .nstopwords = nstops,
         .new_run = chunk_run_path, .on_doc = chunk_doc, .on_run = chunk_run,
         .direct = chunk_direct, .user = b};

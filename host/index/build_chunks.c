@@ -278,12 +278,17 @@ static int take_free(tdm_chunker *c, tdm_err *err)
     }
 }
 
-static int put_bytes(chunk *k, const char *p, size_t n, int nul)
+/* Appends to the chunk's bytes; growth stops at the chunk size (plus the
+ * document that passes it), not at the next power of two. */
+static int put_bytes(chunk *k, const char *p, size_t n, int nul, size_t limit)
 {
-    if (k->blen + n + 1 > k->bcap) {
-        size_t cap = k->bcap ? k->bcap : 1 << 16;
-        while (cap < k->blen + n + 1)
-            cap *= 2;
+    size_t need = k->blen + n + 1;
+    if (need > k->bcap) {
+        size_t cap = k->bcap ? 2 * k->bcap : 1 << 16;
+        if (cap > limit)
+            cap = limit;
+        if (cap < need)
+            cap = need;
         char *q = realloc(k->bytes, cap);
         if (!q)
             return -1;
@@ -318,11 +323,11 @@ int tdm_chunker_add(tdm_chunker *c, const char *name, const char *text, size_t l
     }
     doc *d = &k->docs[k->ndocs];
     d->name = k->blen;
-    if (put_bytes(k, name, strlen(name), 1))
+    if (put_bytes(k, name, strlen(name), 1, c->cfg.chunk_bytes))
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     d->text = k->blen;
     d->len = len;
-    if (put_bytes(k, text, len, 0))
+    if (put_bytes(k, text, len, 0, c->cfg.chunk_bytes))
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     k->ndocs++;
     if (++c->next_doc == UINT32_MAX)
