@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "codec/listgen.h"
+#include "support/listgen.h"
 #include "common/fsutil.h"
 #include "index/ciff.h"
 #include "index/collection_gen.h"

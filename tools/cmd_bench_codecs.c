@@ -9,9 +9,9 @@
 #include "cli.h"
 #include "cmd_bench.h"
 #include "codec/codec_dev.h"
-#include "codec/listgen.h"
 #include "index/reader.h"
 #include "runtime/runtime.h"
+#include "support/listgen.h"
 #include "tandem.h"
 
 #ifdef TANDEM_HAVE_STREAMVBYTE

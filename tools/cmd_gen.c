@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "codec/listgen.h"
 #include "common/fsutil.h"
 #include "index/collection_gen.h"
+#include "support/listgen.h"
 #include "tandem.h"
 
 static void usage(FILE *f)

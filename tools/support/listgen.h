@@ -1,13 +1,14 @@
 /* Synthetic docid lists for codec benchmarks: the Uniform and Clustered
  * generators of Anh & Moffat (2010), as Mallia et al. (2019) use them
- * (universe up to 2^29, lengths 2^10 ... 2^25).
+ * (universe up to 2^29, lengths 2^10 ... 2^25). Built into the CLI and the
+ * tests (tandem_tools_support), not into libtandem.
  *
  * Both write n distinct values in [0, universe), sorted strictly increasing,
  * and are deterministic: the same (n, universe, seed) gives the same list on
  * every platform. Reentrant; no global state.
  */
-#ifndef TDM_CODEC_LISTGEN_H
-#define TDM_CODEC_LISTGEN_H
+#ifndef TDM_TOOLS_LISTGEN_H
+#define TDM_TOOLS_LISTGEN_H
 
 #include <stddef.h>
 #include <stdint.h>
