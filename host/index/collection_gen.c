@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/fsutil.h"
+#include "common/rng.h"
 #include "tandem.h"
 #include "workers.h"
 
@@ -18,27 +20,16 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-/* ---- random numbers: splitmix64 */
+/* ---- random numbers: common/rng.h's splitmix64, plus a spare normal */
 
 typedef struct rng {
-    uint64_t s;
+    tdm_rng s;
     double spare;       /* the second Box-Muller normal */
     int has_spare;
 } rng;
 
-static uint64_t rng_next(rng *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in (0, 1): never 0, so logs are finite. */
-static double rng_open01(rng *r)
-{
-    return ((double)(rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
+static double rng_open01(rng *r) { return tdm_rng_open01(&r->s); }
 
 static double rng_normal(rng *r)
 {
@@ -388,26 +379,6 @@ uint64_t tdm_gen_default_vocab(uint64_t ndocs, double mean_len)
     return v < 1000 ? 1000 : v >= (double)TDM_GEN_MAX_VOCAB ? TDM_GEN_MAX_VOCAB : (uint64_t)v;
 }
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-} sbuf;
-
-static int sbuf_reserve(sbuf *b, size_t n)
-{
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap < b->len + n)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return -1;
-        b->p = p;
-        b->cap = cap;
-    }
-    return 0;
-}
-
 typedef struct gen {
     const tdm_gen_options *o;
     names nm;
@@ -420,8 +391,8 @@ typedef struct gen {
  * collection is the same for any number of threads. */
 static void doc_rng(rng *r, uint64_t seed, uint64_t d)
 {
-    rng m = {.s = d};
-    *r = (rng){.s = seed ^ rng_next(&m)};
+    tdm_rng m = {d};
+    *r = (rng){.s = {seed ^ tdm_rng_next(&m)}};
 }
 
 static uint64_t doc_length(const gen *g, rng *r)
@@ -431,7 +402,7 @@ static uint64_t doc_length(const gen *g, rng *r)
 }
 
 /* Appends document d to b; returns its token count, or 0 on allocation failure. */
-static uint64_t make_doc(const gen *g, uint64_t d, sbuf *b)
+static uint64_t make_doc(const gen *g, uint64_t d, tdm_buf *b)
 {
     char head[64];
     int json = g->o->format == TDM_GEN_JSONL;
@@ -440,7 +411,7 @@ static uint64_t make_doc(const gen *g, uint64_t d, sbuf *b)
     rng r;
     doc_rng(&r, g->o->seed, d);
     uint64_t len = doc_length(g, &r);
-    if (sbuf_reserve(b, (size_t)hn + len * (g->name_max + 1) + 4))
+    if (tdm_buf_reserve(b, (size_t)hn + len * (g->name_max + 1) + 4))
         return 0;
     char *p = b->p + b->len;
     memcpy(p, head, (size_t)hn);
@@ -468,7 +439,7 @@ static uint64_t make_doc(const gen *g, uint64_t d, sbuf *b)
 #define GEN_BLOCK 256   /* documents a work item */
 
 typedef struct block {
-    sbuf b;
+    tdm_buf b;
     uint64_t tokens;
     int bad;            /* out of memory */
 } block;
