@@ -140,7 +140,7 @@ static void test_jsonl(void **state)
 static void test_json_edge(void **state)
 {
     (void)state;
-    tdm_strbuf id = {0}, text = {0};
+    tdm_buf id = {0}, text = {0};
     const char *why;
     size_t pos;
     const char *bad[] = {"", "{", "[1]", "{\"id\":}", "{\"id\": \"x\",}", "{\"a\": \"\\q\"}",
@@ -369,7 +369,7 @@ static void test_json_strict(void **state)
         {"{\"x\": [1, tru]}", "expected a value"},
         {"{\"x\": +1}", "expected a value"},
     };
-    tdm_strbuf id = {0}, text = {0};
+    tdm_buf id = {0}, text = {0};
     const char *why;
     size_t pos;
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

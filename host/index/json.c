@@ -12,24 +12,6 @@ typedef struct cur {
     const char *why;
 } cur;
 
-int tdm_strbuf_put(tdm_strbuf *b, const void *p, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q)
-            return -1;
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
 static int fail(cur *c, const char *why)
 {
     c->why = why;
@@ -60,7 +42,7 @@ static int hex4(cur *c, unsigned *v)
     return 0;
 }
 
-static int put_utf8(tdm_strbuf *b, unsigned cp)
+static int put_utf8(tdm_buf *b, unsigned cp)
 {
     unsigned char u[4];
     size_t n;
@@ -76,11 +58,11 @@ static int put_utf8(tdm_strbuf *b, unsigned cp)
         u[2] = (unsigned char)(0x80 | (cp >> 6 & 63)), u[3] = (unsigned char)(0x80 | (cp & 63));
         n = 4;
     }
-    return b ? tdm_strbuf_put(b, u, n) : 0;
+    return b ? tdm_buf_append(b, u, n) : 0;
 }
 
 /* \uXXXX, with a following low surrogate joined; lone surrogates become U+FFFD. */
-static int unicode_escape(cur *c, tdm_strbuf *out)
+static int unicode_escape(cur *c, tdm_buf *out)
 {
     unsigned v, lo;
     if (hex4(c, &v))
@@ -99,7 +81,7 @@ static int unicode_escape(cur *c, tdm_strbuf *out)
 }
 
 /* A string at c->i (the opening quote); decoded into out unless out is NULL. */
-static int string(cur *c, tdm_strbuf *out)
+static int string(cur *c, tdm_buf *out)
 {
     if (c->i >= c->len || c->s[c->i] != '"')
         return fail(c, "expected a string");
@@ -109,7 +91,7 @@ static int string(cur *c, tdm_strbuf *out)
         while (c->i < c->len && c->s[c->i] != '"' && c->s[c->i] != '\\' &&
                (unsigned char)c->s[c->i] >= 0x20)
             c->i++;
-        if (out && tdm_strbuf_put(out, c->s + start, c->i - start))
+        if (out && tdm_buf_append(out, c->s + start, c->i - start))
             return fail(c, "out of memory");
         if (c->i >= c->len)
             break;
@@ -127,7 +109,7 @@ static int string(cur *c, tdm_strbuf *out)
                 return c->why ? -1 : fail(c, "out of memory");
         } else if (e && map) {
             char v = "\"\\/\b\f\n\r\t"[map - "\"\\/bfnrt"];
-            if (out && tdm_strbuf_put(out, &v, 1))
+            if (out && tdm_buf_append(out, &v, 1))
                 return fail(c, "out of memory");
         } else {
             return fail(c, "bad escape in a string");
@@ -146,7 +128,7 @@ static int digits(cur *c)
 
 /* A number as JSON spells it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?,
  * copied verbatim into out unless out is NULL. */
-static int number(cur *c, tdm_strbuf *out)
+static int number(cur *c, tdm_buf *out)
 {
     size_t start = c->i;
     if (c->i < c->len && c->s[c->i] == '-')
@@ -164,7 +146,7 @@ static int number(cur *c, tdm_strbuf *out)
         if (!digits(c))
             return fail(c, "bad number: no digit in the exponent");
     }
-    return out && tdm_strbuf_put(out, c->s + start, c->i - start) ? fail(c, "out of memory")
+    return out && tdm_buf_append(out, c->s + start, c->i - start) ? fail(c, "out of memory")
                                                                  : 0;
 }
 
@@ -238,7 +220,7 @@ static int skip_value(cur *c, int depth)
 
 /* The id: a string (no NUL: it becomes a C string; no other control
  * character: names are one line in run files and PISA exports) or a number. */
-static int id_value(cur *c, tdm_strbuf *out)
+static int id_value(cur *c, tdm_buf *out)
 {
     ws(c);
     if (c->i < c->len && c->s[c->i] == '"') {
@@ -258,7 +240,7 @@ static int id_value(cur *c, tdm_strbuf *out)
     return fail(c, "the id must be a string or a number");
 }
 
-static int text_value(cur *c, tdm_strbuf *out)
+static int text_value(cur *c, tdm_buf *out)
 {
     ws(c);
     if (c->i >= c->len || c->s[c->i] != '"')
@@ -266,7 +248,7 @@ static int text_value(cur *c, tdm_strbuf *out)
     return string(c, out);
 }
 
-static int member(cur *c, tdm_strbuf *key, tdm_strbuf *id, tdm_strbuf *text)
+static int member(cur *c, tdm_buf *key, tdm_buf *id, tdm_buf *text)
 {
     key->len = 0;
     ws(c);
@@ -286,13 +268,13 @@ static int member(cur *c, tdm_strbuf *key, tdm_strbuf *id, tdm_strbuf *text)
     return skip_value(c, 1);
 }
 
-int tdm_json_doc(const char *s, size_t len, tdm_strbuf *id, tdm_strbuf *text,
+int tdm_json_doc(const char *s, size_t len, tdm_buf *id, tdm_buf *text,
                  const char **why, size_t *pos)
 {
     cur c = {s, len, 0, NULL};
-    tdm_strbuf key = {0};
+    tdm_buf key = {0};
     id->len = text->len = 0;
-    int rc = tdm_strbuf_put(id, "", 0) || tdm_strbuf_put(text, "", 0) ? fail(&c, "out of memory")
+    int rc = tdm_buf_append(id, "", 0) || tdm_buf_append(text, "", 0) ? fail(&c, "out of memory")
                                                                       : 0;
     ws(&c);
     if (!rc && (c.i >= len || s[c.i++] != '{'))

@@ -5,13 +5,7 @@
 
 #include <stddef.h>
 
-/* A growable output string. */
-typedef struct tdm_strbuf {
-    char *p;
-    size_t len, cap;
-} tdm_strbuf;
-
-int tdm_strbuf_put(tdm_strbuf *b, const void *p, size_t n);
+#include "common/buf.h"
 
 /* Parses one JSON object from s[0..len). The value of key `id` (a string
  * without control characters such as \u0000 or \n, or a number taken
@@ -20,7 +14,7 @@ int tdm_strbuf_put(tdm_strbuf *b, const void *p, size_t n);
  * JSON) values. null, true, false, objects or arrays as id or contents are
  * errors. Both are reset first and left NUL-terminated.
  * Returns 0, or -1 with a reason and the byte position in *why / *pos. */
-int tdm_json_doc(const char *s, size_t len, tdm_strbuf *id, tdm_strbuf *text,
+int tdm_json_doc(const char *s, size_t len, tdm_buf *id, tdm_buf *text,
                  const char **why, size_t *pos);
 
 #endif

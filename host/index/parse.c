@@ -14,7 +14,7 @@ struct tdm_parser {
     int format;
     uint64_t ndocs;
     int allow_empty;
-    tdm_strbuf name, text;
+    tdm_buf name, text;
     char *pending;          /* SMART: the .I line that ended the previous record */
     char *rest;             /* TREC: the unread part of the current line, or NULL */
     size_t rest_len;
@@ -107,11 +107,11 @@ static int set_name(tdm_parser *p, const char *s, size_t n)
     if (n == 0) {
         char num[24];
         int k = snprintf(num, sizeof num, "%llu", (unsigned long long)p->ndocs);
-        return tdm_strbuf_put(&p->name, num, (size_t)k);
+        return tdm_buf_append(&p->name, num, (size_t)k);
     }
     /* A name is a C string in the index: a NUL byte would cut it short. */
     const char *z = memchr(s, 0, n);
-    return tdm_strbuf_put(&p->name, s, z ? (size_t)(z - s) : n);
+    return tdm_buf_append(&p->name, s, z ? (size_t)(z - s) : n);
 }
 
 /* name<TAB>text; a line without a tab is all text, named by its ordinal. */
@@ -127,7 +127,7 @@ static int next_line_doc(tdm_parser *p, tdm_err *err)
     char *tab = memchr(l, '\t', n);
     size_t nl = tab ? (size_t)(tab - l) : 0, off = tab ? nl + 1 : 0;
     p->text.len = 0;
-    if (set_name(p, l, nl) || tdm_strbuf_put(&p->text, l + off, n - off))
+    if (set_name(p, l, nl) || tdm_buf_append(&p->text, l + off, n - off))
         return nomem(p, err);
     return 1;
 }
@@ -261,7 +261,7 @@ static int next_trec_doc(tdm_parser *p, tdm_err *err)
         size_t k = e ? (size_t)(e - s) : m;
         if (find(s, k, "<DOC>", 5))
             return trec_error(p, err, "<DOC> inside a document (a </DOC> missing?)", line);
-        if (tdm_strbuf_put(&p->text, s, k) || tdm_strbuf_put(&p->text, "\n", 1))
+        if (tdm_buf_append(&p->text, s, k) || tdm_buf_append(&p->text, "\n", 1))
             return nomem(p, err);
         if (e) {
             p->rest = e + 6;
@@ -315,7 +315,7 @@ static int next_smart_doc(tdm_parser *p, tdm_err *err)
         } else if (f) {
             keep = f == 'T' || f == 'W';
         } else if (in && keep) {
-            if (tdm_strbuf_put(&p->text, l, n) || tdm_strbuf_put(&p->text, "\n", 1))
+            if (tdm_buf_append(&p->text, l, n) || tdm_buf_append(&p->text, "\n", 1))
                 return nomem(p, err);
         }
     }
@@ -369,7 +369,7 @@ int tdm_parser_next(tdm_parser *p, const char **name, const char **text, size_t 
         return at_end(p, err);
     if (rc != 1)
         return rc;
-    if (tdm_strbuf_put(&p->text, "", 0))   /* NUL-terminates text[len] */
+    if (tdm_buf_append(&p->text, "", 0))   /* NUL-terminates text[len] */
         return nomem(p, err);
     p->ndocs++;
     *name = p->name.p;
