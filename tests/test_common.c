@@ -1,4 +1,4 @@
-/* host/common's growable buffer and random generator. */
+/* host/common's growable buffer, array growth and random generator. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +52,34 @@ static void buf_grows_zeroed_and_reserves(void **state)
     tdm_buf_free(&b);
 }
 
+static void array_grows_by_doubling(void **state)
+{
+    (void)state;
+    uint64_t *v = NULL;
+    size_t cap = 0;
+    for (size_t n = 0; n < 1000; n++) {
+        uint64_t *g = tdm_array_grow(v, &cap, n + 1, sizeof *g);
+        assert_non_null(g);
+        assert_true(cap >= n + 1);
+        v = g;
+        v[n] = n * n;
+    }
+    assert_int_equal(cap, 1024);   /* 16, 32, ... 1024 */
+    for (size_t n = 0; n < 1000; n++)
+        assert_true(v[n] == n * n);
+    assert_ptr_equal(tdm_array_grow(v, &cap, 1024, sizeof *v), v);   /* room already */
+    assert_int_equal(cap, 1024);
+    uint64_t *g = tdm_array_grow(v, &cap, 4000, sizeof *v);           /* past doubling */
+    assert_non_null(g);
+    assert_int_equal(cap, 4000);
+    v = g;
+    /* Too large: NULL, the array and its capacity untouched. */
+    assert_null(tdm_array_grow(v, &cap, SIZE_MAX / 4, sizeof *v));
+    assert_int_equal(cap, 4000);
+    assert_true(v[999] == 999 * 999);
+    free(v);
+}
+
 /* splitmix64's published outputs for seed 1234567 (Vigna's splitmix64.c). */
 static void rng_is_splitmix64(void **state)
 {
@@ -98,6 +126,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(buf_appends_and_terminates),
         cmocka_unit_test(buf_grows_zeroed_and_reserves),
+        cmocka_unit_test(array_grows_by_doubling),
         cmocka_unit_test(rng_is_splitmix64),
         cmocka_unit_test(rng_draws_stay_in_range),
     };

@@ -1,4 +1,4 @@
-/* The growable byte buffer: capacity doubles from 256 bytes. */
+/* The growable byte buffer (capacity doubles from 256 bytes) and array growth. */
 #include "buf.h"
 
 #include <stdint.h>
@@ -55,4 +55,21 @@ void tdm_buf_free(tdm_buf *b)
 {
     free(b->p);
     *b = (tdm_buf){0};
+}
+
+void *tdm_array_grow(void *a, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return a;
+    size_t c = *cap > SIZE_MAX / 2 ? need : *cap * 2;
+    if (c < 16)
+        c = 16;
+    if (c < need)
+        c = need;
+    if (size && c > SIZE_MAX / size)
+        return NULL;
+    void *p = realloc(a, c * size);
+    if (p)
+        *cap = c;
+    return p;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "eval_priv.h"
 #include "tandem.h"
 
@@ -122,14 +123,10 @@ static int run_has(const tdm_run *r, const char *qid)
 static int push_query(tdm_eval_result *out, size_t *cap, const char *qid,
                       const tdm_eval_metrics *m)
 {
-    if (out->nqueries == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        tdm_eval_query *p = realloc(out->queries, c * sizeof *p);
-        if (!p)
-            return TDM_ERR_NOMEM;
-        out->queries = p;
-        *cap = c;
-    }
+    tdm_eval_query *p = tdm_array_grow(out->queries, cap, out->nqueries + 1, sizeof *p);
+    if (!p)
+        return TDM_ERR_NOMEM;
+    out->queries = p;
     out->queries[out->nqueries++] = (tdm_eval_query){qid, *m};
     return TDM_OK;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "eval_priv.h"
 #include "index/linereader.h"
 #include "tandem.h"
@@ -85,14 +86,10 @@ static int qrels_line(qrels_ctx *c, char *line, uint64_t lineno, tdm_err *err)
                                (unsigned long long)lineno, rel);
         rel = rel == -1 ? 0 : 5 - rel;
     }
-    if (c->q->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 1024;
-        tdm_judgment *j = realloc(c->q->j, cap * sizeof *j);
-        if (!j)
-            return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-        c->q->j = j;
-        c->cap = cap;
-    }
+    tdm_judgment *grown = tdm_array_grow(c->q->j, &c->cap, c->q->n + 1, sizeof *grown);
+    if (!grown)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    c->q->j = grown;
     tdm_judgment *j = &c->q->j[c->q->n];
     j->qid = tdm_arena_strdup(&c->q->strs, f[0], strlen(f[0]));
     j->docno = tdm_arena_strdup(&c->q->strs, f[want - 2], strlen(f[want - 2]));
@@ -194,14 +191,10 @@ static int run_line(tdm_run *r, size_t *cap, const char *path, char *line, uint6
     if (!parse_double(f[4], &score))
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: score '%s' is not a finite number",
                            path, (unsigned long long)lineno, f[4]);
-    if (r->n == *cap) {
-        size_t c2 = *cap ? *cap * 2 : 4096;
-        tdm_run_entry *e = realloc(r->e, c2 * sizeof *e);
-        if (!e)
-            return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-        r->e = e;
-        *cap = c2;
-    }
+    tdm_run_entry *grown = tdm_array_grow(r->e, cap, r->n + 1, sizeof *grown);
+    if (!grown)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    r->e = grown;
     tdm_run_entry *e = &r->e[r->n];
     e->qid = tdm_arena_strdup(&r->strs, f[0], strlen(f[0]));
     e->docno = tdm_arena_strdup(&r->strs, f[2], strlen(f[2]));

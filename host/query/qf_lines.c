@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "qf_priv.h"
 #include "qjson.h"
 #include "tandem.h"
@@ -83,14 +84,10 @@ static int add_term(tdm_qf_ctx *c, uint64_t ln, jq *q, const char *t, size_t n, 
     for (size_t i = 0; i < q->nterms; i++)
         if (!strcmp(q->termtext.p + (size_t)q->terms[i].term, t))
             return tdm_qf_fail(c, ln, "terms: '%s' twice", t);
-    if (q->nterms == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 16;
-        tdm_qf_term *p = realloc(q->terms, cap * sizeof *p);
-        if (!p)
-            return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
-        q->terms = p;
-        q->cap = cap;
-    }
+    tdm_qf_term *p = tdm_array_grow(q->terms, &q->cap, q->nterms + 1, sizeof *p);
+    if (!p)
+        return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
+    q->terms = p;
     /* offsets until the end: termtext may move */
     q->terms[q->nterms++] = (tdm_qf_term){(const char *)(uintptr_t)q->termtext.len, w};
     if (tdm_buf_append(&q->termtext, t, n + 1))

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "tandem.h"
 
 void tdm_query_init(tdm_query *q)
@@ -45,14 +46,10 @@ static int check_weight(double w, tdm_err *err)
 
 static int push(tdm_query *q, uint64_t id, uint32_t df, double w, tdm_err *err)
 {
-    if (q->nterms == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 16;
-        tdm_qterm *t = realloc(q->terms, cap * sizeof *t);
-        if (!t)
-            return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-        q->terms = t;
-        q->cap = cap;
-    }
+    tdm_qterm *t = tdm_array_grow(q->terms, &q->cap, q->nterms + 1, sizeof *t);
+    if (!t)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    q->terms = t;
     q->terms[q->nterms++] = (tdm_qterm){.id = id, .weight = w, .count = 1, .df = df};
     q->finished = 0;
     return TDM_OK;

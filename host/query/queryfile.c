@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "qf_priv.h"
 #include "tandem.h"
 
@@ -87,14 +88,10 @@ int tdm_qf_add(tdm_qf_ctx *c, const char *id, size_t idlen, const char *text, si
     if (memchr(id, ' ', idlen) || memchr(id, '\t', idlen))
         return tdm_qf_fail(c, line, "query id '%.*s' holds white space (a run has "
                            "space-separated columns)", (int)(idlen > 64 ? 64 : idlen), id);
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 256;
-        tdm_qf_query *q = realloc(f->q, cap * sizeof *q);
-        if (!q)
-            return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
-        f->q = q;
-        f->cap = cap;
-    }
+    tdm_qf_query *grown = tdm_array_grow(f->q, &f->cap, f->n + 1, sizeof *grown);
+    if (!grown)
+        return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
+    f->q = grown;
     tdm_qf_query *q = &f->q[f->n];
     memset(q, 0, sizeof *q);
     q->line = line;

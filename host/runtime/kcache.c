@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "kcache.h"
 
 typedef struct kslot {
@@ -69,14 +70,10 @@ static cl_kernel take(struct tdm_kcache *c, const char *name)
 /* Adds a lent kernel; 0 when out of memory. Under the lock. */
 static int add(struct tdm_kcache *c, const char *name, cl_kernel k)
 {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 16;
-        kslot *s = realloc(c->slot, cap * sizeof *s);
-        if (!s)
-            return 0;
-        c->slot = s;
-        c->cap = cap;
-    }
+    kslot *s = tdm_array_grow(c->slot, &c->cap, c->n + 1, sizeof *s);
+    if (!s)
+        return 0;
+    c->slot = s;
     char *copy = strdup(name);
     if (!copy)
         return 0;
