@@ -73,18 +73,6 @@ static void build_ok(const char *in, const char *out, const tdm_build_tuning *t)
         fail_msg("build %s: %s", out, tdm_err_msg(&err));
 }
 
-static void assert_same_file(const char *a, const char *b)
-{
-    size_t na, nb;
-    unsigned char *x = tdm_read_file(a, &na), *y = tdm_read_file(b, &nb);
-    assert_non_null(x);
-    assert_non_null(y);
-    assert_int_equal(na, nb);
-    assert_memory_equal(x, y, na);
-    free(x);
-    free(y);
-}
-
 static void passes_equal_one_run(void **state)
 {
     (void)state;
@@ -104,12 +92,12 @@ static void passes_equal_one_run(void **state)
     build_ok(in, many, &(tdm_build_tuning){.budget_bytes = 4096, .fanin = 3,
                                            .after_run = note_runs});
     assert_true(max_runs > 3 * 3 * 3);
-    assert_same_file(one, many);
+    tdm_test_same_file(one, many);
     /* The default fan-in, exceeded. */
     max_runs = 0;
     build_ok(in, fan, &(tdm_build_tuning){.budget_bytes = 2048, .after_run = note_runs});
     assert_true(max_runs > TDM_BUILD_FANIN);
-    assert_same_file(one, fan);
+    tdm_test_same_file(one, fan);
     assert_int_equal(count_files(dir, ".run"), 0);
     assert_int_equal(count_files(dir, ".tmp."), 0);
     free(in);
@@ -299,10 +287,10 @@ static void threads_same_index(void **state)
                           cases[c].stops, (size_t)threads[k] * TDM_BUILD_THREAD_MIN, 3);
             if (!small && c != 2)
                 assert_true(max_runs > 3);   /* several runs, merge passes */
-            assert_same_file(ref, out);
+            tdm_test_same_file(ref, out);
             build_threads(cases[c].in, cases[c].n, out, threads[k], cases[c].stem,
                           cases[c].stops, 0, 0);
-            assert_same_file(ref, out);
+            tdm_test_same_file(ref, out);
         }
     }
     assert_int_equal(count_files(dir, ".run"), 0);

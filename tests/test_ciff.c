@@ -32,18 +32,6 @@ static void export_ok(const char *index, const char *ciff)
     tdm_err_clear(&err);
 }
 
-static void assert_same_bytes(const char *a, const char *b)
-{
-    size_t na, nb;
-    unsigned char *pa = tdm_read_file(a, &na), *pb = tdm_read_file(b, &nb);
-    assert_non_null(pa);
-    assert_non_null(pb);
-    assert_int_equal(na, nb);
-    assert_memory_equal(pa, pb, na);
-    free(pa);
-    free(pb);
-}
-
 /* ---- the toy file */
 
 static void toy_header_and_docs(void **state)
@@ -130,7 +118,7 @@ static void roundtrip_files(const char *ciff, const char *dir)
     import_ok(c1, i2);
     assert_same_index(i1, i2);
     export_ok(i2, c2);
-    assert_same_bytes(c1, c2);
+    tdm_test_same_file(c1, c2);
 }
 
 static void toy_roundtrip(void **state)
@@ -155,7 +143,7 @@ static void random_roundtrip(void **state)
         export_ok(i0, c0);
         roundtrip_files(c0, dir);
         assert_same_index(i0, path_in(dir, "a.tdm"));
-        assert_same_bytes(c0, path_in(dir, "a.ciff"));
+        tdm_test_same_file(c0, path_in(dir, "a.ciff"));
         randcoll_free(&rc);
         tdm_err_clear(&err);
     }

@@ -14,19 +14,6 @@
 #include "query/queryfile.h"
 #include "testutil.h"
 
-static const char *put(const char *dir, const char *name, const char *text)
-{
-    static char buf[8][1024];
-    static int k;
-    char *p = buf[k++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return p;
-}
-
 static void eval_files(const char *qrels, const char *run, int format, const tdm_eval_options *o,
                        tdm_eval_result *res, tdm_qrels **q, tdm_run **r)
 {
@@ -64,7 +51,7 @@ static void trec_by_hand(void **state)
 {
     (void)state;
     const char *dir = tdm_test_tmpdir("eval_trec");
-    const char *qp = put(dir, "qrels", QRELS), *rp = put(dir, "run", RUN);
+    const char *qp = tdm_test_write(dir, "qrels", QRELS), *rp = tdm_test_write(dir, "run", RUN);
     tdm_eval_result res;
     tdm_qrels *q;
     tdm_run *r;
@@ -120,9 +107,10 @@ static void cranfield_by_hand(void **state)
 {
     (void)state;
     const char *dir = tdm_test_tmpdir("eval_cran");
-    const char *qp = put(dir, "cranqrel", "1 184 2 \n1 29 1 \n1 31 4 \n1 486 -1 \n2 12 3 \n");
-    const char *rp = put(dir, "run", "1 Q0 486 1 9 x\n1 Q0 31 2 8 x\n1 Q0 29 3 7 x\n"
-                                     "1 Q0 5 4 6 x\n1 Q0 184 5 5 x\n2 Q0 12 1 1 x\n");
+    const char *qp = tdm_test_write(dir, "cranqrel",
+                                    "1 184 2 \n1 29 1 \n1 31 4 \n1 486 -1 \n2 12 3 \n");
+    const char *rp = tdm_test_write(dir, "run", "1 Q0 486 1 9 x\n1 Q0 31 2 8 x\n1 Q0 29 3 7 x\n"
+                                                "1 Q0 5 4 6 x\n1 Q0 184 5 5 x\n2 Q0 12 1 1 x\n");
     tdm_eval_result res;
     tdm_qrels *q;
     tdm_run *r;
@@ -155,8 +143,8 @@ static void cutoffs(void **state)
     char *run = malloc(1005 * 40), *p = run;
     for (int i = 1; i <= 1005; i++)
         p += sprintf(p, "7 Q0 doc%04d %d %d tag\n", i, i, 2000 - i);
-    const char *qp = put(dir, "qrels", "7 0 doc0011 1\n7 0 doc1001 1\n7 0 doc0003 0\n");
-    const char *rp = put(dir, "run", run);
+    const char *qp = tdm_test_write(dir, "qrels", "7 0 doc0011 1\n7 0 doc1001 1\n7 0 doc0003 0\n");
+    const char *rp = tdm_test_write(dir, "run", run);
     free(run);
     tdm_eval_result res;
     tdm_qrels *q;
@@ -177,7 +165,7 @@ static void cutoffs(void **state)
 static void expect_error(int qrels, const char *text, const char *what)
 {
     const char *dir = tdm_test_tmpdir("eval_bad");
-    const char *path = put(dir, "f", text);
+    const char *path = tdm_test_write(dir, "f", text);
     tdm_err err = {0};
     tdm_qrels *q = NULL;
     tdm_run *r = NULL;
@@ -224,7 +212,7 @@ static void cli(void **state)
         return;
     }
     const char *dir = tdm_test_tmpdir("eval_cli");
-    const char *qp = put(dir, "qrels", QRELS), *rp = put(dir, "run", RUN);
+    const char *qp = tdm_test_write(dir, "qrels", QRELS), *rp = tdm_test_write(dir, "run", RUN);
     char cmd[4096], out[8192];
     snprintf(cmd, sizeof cmd, "%s eval --per-query %s %s 2>&1", cli, qp, rp);
     FILE *f = popen(cmd, "r");

@@ -36,14 +36,7 @@ static void assert_same_files(const char *a, const char *b)
         char pa[1100], pb[1100];
         snprintf(pa, sizeof pa, "%s%s", a, exts[k]);
         snprintf(pb, sizeof pb, "%s%s", b, exts[k]);
-        size_t na, nb;
-        unsigned char *x = tdm_read_file(pa, &na), *y = tdm_read_file(pb, &nb);
-        assert_non_null(x);
-        assert_non_null(y);
-        assert_int_equal(na, nb);
-        assert_memory_equal(x, y, na);
-        free(x);
-        free(y);
+        tdm_test_same_file(pa, pb);
     }
 }
 

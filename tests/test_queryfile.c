@@ -11,16 +11,7 @@
 
 static const char *put(const char *name, const char *text)
 {
-    static char buf[8][1024];
-    static int k;
-    const char *dir = tdm_test_tmpdir("queryfile");
-    char *p = buf[k++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return p;
+    return tdm_test_write(tdm_test_tmpdir("queryfile"), name, text);
 }
 
 static tdm_qfile *read_ok(const char *text, int format, unsigned fields, int bypos)

@@ -22,6 +22,31 @@ tdm_engine *tdm_test_engine(void)
     return e;
 }
 
+const char *tdm_test_write(const char *dir, const char *name, const char *text)
+{
+    static char buf[8][1024];
+    static int k;
+    char *p = buf[k++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    return p;
+}
+
+void tdm_test_same_file(const char *a, const char *b)
+{
+    size_t na, nb;
+    unsigned char *x = tdm_read_file(a, &na), *y = tdm_read_file(b, &nb);
+    if (!x || !y)
+        fail_msg("cannot read %s", x ? b : a);
+    assert_int_equal(na, nb);
+    assert_memory_equal(x, y, na);
+    free(x);
+    free(y);
+}
+
 const char *tdm_test_tmpdir(const char *tag)
 {
     static char buf[1024];

@@ -22,6 +22,13 @@ tdm_engine *tdm_test_engine(void);
  * returns a static buffer valid until the next call. */
 const char *tdm_test_tmpdir(const char *tag);
 
+/* Writes `text` to DIR/NAME and returns the path: one of 8 static buffers
+ * used in turn. Fails the test when the file cannot be written. */
+const char *tdm_test_write(const char *dir, const char *name, const char *text);
+
+/* Fails the test unless files a and b hold the same bytes. */
+void tdm_test_same_file(const char *a, const char *b);
+
 /* Path of a file under ../shared/data (TANDEM_TEST_DATA); static buffer.
  * Skips the calling test, with a message, when the file is not there. */
 const char *tdm_test_data(const char *rel);
