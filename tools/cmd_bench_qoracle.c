@@ -156,7 +156,7 @@ int tdm_bq_oracle_run(const tdm_bq_oracle_job *j, tdm_bq_set *set, tdm_bq_answer
         }
         snprintf(r->algorithm, sizeof r->algorithm, "%s", name);
         r->algo = -1;
-        r->color = -1;
+        r->color = j->match == TDM_MATCH_AND ? -2 : -1;
         r->k = j->ks[i];
         r->device = -1;
         snprintf(r->device_name, sizeof r->device_name, "host, %u thread%s", j->threads,

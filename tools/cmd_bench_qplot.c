@@ -16,6 +16,12 @@ static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                      "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
 static const char *const dashes[] = {"", "7 4", "2 3", "10 3 2 3"};
 
+/* The oracle in black (OR) and grey (AND). */
+static const char *color(const tdm_bq_series *r)
+{
+    return r->color == -1 ? "#000" : r->color < 0 ? "#888" : colors[r->color % 10];
+}
+
 typedef struct frame {
     double x0, x1;        /* log10 microseconds */
     int left;             /* the panel's left edge */
@@ -104,7 +110,7 @@ static void draw_panel(FILE *f, const tdm_bq_set *s, const frame *fr, uint32_t k
         const tdm_bq_series *r = &s->v[i];
         if (r->k != k || !r->n)
             continue;
-        const char *c = r->color < 0 ? "#000" : colors[r->color % 10];
+        const char *c = color(r);
         const char *d = r->device < 0 ? "1 2" : dashes[r->device % 4];
         fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='%s'%s%s%s points='", c,
                 r->device < 0 ? "1.5" : "2", *d ? " stroke-dasharray='" : "", d, *d ? "'" : "");
@@ -130,7 +136,7 @@ static void draw_legend(FILE *f, const tdm_bq_set *s, int x)
             continue;
         fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='3'/>"
                    "<text x='%d' y='%d' font-size='11'>%s</text>\n", x, y, x + 24, y,
-                r->color < 0 ? "#000" : colors[r->color % 10], x + 30, y + 4, r->algorithm);
+                color(r), x + 30, y + 4, r->algorithm);
         y += 17;
     }
     y += 10;

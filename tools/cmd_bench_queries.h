@@ -23,7 +23,7 @@ typedef struct tdm_bq_series {
     char algorithm[24];   /* tdm_algorithm_name(algo), or "oracle-or" / "oracle-and" */
     int algo;             /* enum tdm_algorithm; -1 for the oracle */
     int color;            /* position in the requested algorithm list (plot colour);
-                             -1 for the oracle */
+                             -1 for the OR oracle, -2 for the AND oracle */
     uint32_t k;
     int device;           /* engine device index; -1: the host oracle */
     char device_name[64];
