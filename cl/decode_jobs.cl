@@ -275,7 +275,9 @@ uint tdm_jobs_locate(uint f, uint jb, uint ntab, uint total, __local const uint 
    round's jobs follow the last round's: a round finds them in a window of
    the job table loaded at once (one coalesced load and a binary search in
    local memory, where a search of the whole table is a chain of dependent
-   global loads), and only the group's first round searches the table. */
+   global loads), loaded again only when a round may pass its last job
+   (every TDM_WG_SIZE jobs at most), and only the group's first round
+   searches the table. */
 #define TDM_JOBS_KERNEL(NAME, BLOCK, TPB, P, LOCALS, DOCS, FREQS)                   \
     __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))              \
     void NAME(TDM_JOBS_ARGS)                                                       \
@@ -289,12 +291,21 @@ uint tdm_jobs_locate(uint f, uint jb, uint ntab, uint total, __local const uint 
                     ((ulong)get_num_groups(0) * slots);                            \
         ulong g0 = get_group_id(0) * per * slots;                                  \
         uint njobs = (uint)min((ulong)total - min((ulong)total, g0), per * slots); \
-        uint f0 = (uint)min(g0, (ulong)total), jb = 0u, before;                    \
+        uint f0 = (uint)min(g0, (ulong)total), jb = 0u, wlast = 0u, before;        \
         if (njobs)                                                                 \
             jb = tdm_jobs_find(f0, ntab, jpre, tsum, ntiles);                      \
         (void)slot;                                                                \
         for (uint r0 = 0u; r0 < njobs; r0 += slots) {                              \
-            tdm_jobs_window(jb, ntab, total, jpre, tsum, win);                     \
+            /* A new window only when this round may leave the last one       \
+               (the same for the whole group). */                             \
+            uint last = f0 + min(r0 + slots, njobs) - 1u;                          \
+            if (r0 == 0u || (last >= wlast && jb + TDM_WG_SIZE < ntab)) {          \
+                if (r0)                                                            \
+                    jb = tdm_jobs_locate(f0 + r0 - 1u, jb, ntab, total, win, jpre, tsum, \
+                                         ntiles, &before);                         \
+                tdm_jobs_window(jb, ntab, total, jpre, tsum, win);                 \
+                wlast = win[TDM_WG_SIZE - 1u];                                     \
+            }                                                                      \
             uint f = f0 + r0 + slot, valid = r0 + slot < njobs;                    \
             uint j = tdm_jobs_locate(valid ? f : f0 + r0, jb, ntab, total, win, jpre, \
                                      tsum, ntiles, &before);                       \
@@ -307,8 +318,6 @@ uint tdm_jobs_locate(uint f, uint jb, uint ntab, uint total, __local const uint 
                 uint v[TDM_CODEC_VPT_MAX];                                         \
                 FREQS                                                              \
             }                                                                      \
-            uint last = f0 + min(r0 + slots, njobs) - 1u, lb;                      \
-            jb = tdm_jobs_locate(last, jb, ntab, total, win, jpre, tsum, ntiles, &lb); \
             round++;                                                               \
         }                                                                          \
     }
