@@ -57,6 +57,9 @@ static void array_grows_by_doubling(void **state)
     (void)state;
     uint64_t *v = NULL;
     size_t cap = 0;
+    v = tdm_array_grow(v, &cap, 0, sizeof *v);   /* room for nothing: still an array */
+    assert_non_null(v);
+    assert_int_equal(cap, 16);
     for (size_t n = 0; n < 1000; n++) {
         uint64_t *g = tdm_array_grow(v, &cap, n + 1, sizeof *g);
         assert_non_null(g);

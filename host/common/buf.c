@@ -59,7 +59,9 @@ void tdm_buf_free(tdm_buf *b)
 
 void *tdm_array_grow(void *a, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
+    if (need == 0)
+        need = 1;   /* so that success is never NULL */
+    if (need <= *cap && a)
         return a;
     size_t c = *cap > SIZE_MAX / 2 ? need : *cap * 2;
     if (c < 16)

@@ -30,8 +30,9 @@ void tdm_buf_free(tdm_buf *b);
 
 /* For arrays of records (a pointer and a capacity kept by the caller):
  * returns `a` when it already has room for `need` elements of `size` bytes
- * (*cap >= need); else `a` reallocated to max(2 * *cap, 16, need) elements,
- * *cap updated; or NULL when memory runs out (a and *cap left as they were).
+ * (a not NULL and *cap >= need); else `a` reallocated to max(2 * *cap, 16,
+ * need) elements, *cap updated; or NULL when memory runs out (a and *cap
+ * left as they were). need 0 counts as 1, so success is never NULL.
  * Use: T *p = tdm_array_grow(x->v, &x->cap, x->n + 1, sizeof *p); if (!p)
  * fail; x->v = p; */
 void *tdm_array_grow(void *a, size_t *cap, size_t need, size_t size);

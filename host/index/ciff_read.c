@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ciff.pb-c.h"
+#include "common/buf.h"
 #include "format.h"
 #include "tandem.h"
 
@@ -246,16 +247,10 @@ static int read_header(tdm_ciff *c, size_t *pos, tdm_err *err)
 /* Copies the term of list c->nlists into the compact term buffer. */
 static int add_term(tdm_ciff *c, size_t toff, size_t tlen)
 {
-    if (c->terms_len + tlen > c->terms_cap) {
-        size_t cap = c->terms_cap ? 2 * c->terms_cap : 65536;
-        while (cap < c->terms_len + tlen)
-            cap *= 2;
-        char *p = realloc(c->terms, cap);
-        if (!p)
-            return -1;
-        c->terms = p;
-        c->terms_cap = cap;
-    }
+    char *p = tdm_array_grow(c->terms, &c->terms_cap, c->terms_len + tlen, 1);
+    if (!p)
+        return -1;
+    c->terms = p;
     memcpy(c->terms + c->terms_len, c->data + toff, tlen);
     c->term_off[c->nlists] = c->terms_len;
     c->terms_len += tlen;
@@ -321,16 +316,10 @@ static int scan_lists(tdm_ciff *c, size_t *pos, tdm_err *err)
 static int add_name(tdm_ciff *c, uint32_t d, const char *s, size_t *used, size_t *cap)
 {
     size_t n = strlen(s) + 1;
-    if (*used + n > *cap) {
-        size_t nc = *cap ? *cap * 2 : 4096;
-        while (nc < *used + n)
-            nc *= 2;
-        char *p = realloc(c->name_bytes, nc);
-        if (!p)
-            return -1;
-        c->name_bytes = p;
-        *cap = nc;
-    }
+    char *p = tdm_array_grow(c->name_bytes, cap, *used + n, 1);
+    if (!p)
+        return -1;
+    c->name_bytes = p;
     memcpy(c->name_bytes + *used, s, n);
     c->names[d] = (char *)(uintptr_t)*used;
     *used += n;
