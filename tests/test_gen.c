@@ -8,12 +8,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "support/listgen.h"
+#include "common/buf.h"
 #include "common/fsutil.h"
 #include "index/ciff.h"
 #include "index/collection_gen.h"
 #include "index/pisa.h"
 #include "index/reader.h"
+#include "support/listgen.h"
 #include "testutil.h"
 
 /* ---- lists */
@@ -135,16 +136,16 @@ static int cmp_str(const void *a, const void *b)
 static void count_tokens(char *text, tally *t)
 {
     memset(t, 0, sizeof *t);
-    size_t cap = 1 << 16, n = 0;
-    char **w = malloc(cap * sizeof *w);
+    size_t cap = 0, n = 0;
+    char **w = tdm_array_grow(NULL, &cap, 1 << 16, sizeof *w);
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         t->docs++;
         char *tab = strchr(line, '\t');
         assert_non_null(tab);
         char *save;
         for (char *tok = strtok_r(tab + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-            if (n == cap)
-                w = realloc(w, (cap *= 2) * sizeof *w);
+            w = tdm_array_grow(w, &cap, n + 1, sizeof *w);
+            assert_non_null(w);
             w[n++] = tok;
         }
     }
