@@ -19,8 +19,11 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
                                __global const uint *terms, __global const uint *doclens,
                                __global uint *cur, __global float *hs, __global uint *hd,
                                __global uint *hn, uint nt, uint nranges, uint rlen, uint ndocs,
-                               uint cap, uint alg, uint kind, float c0, float c1)
+                               uint cap, uint alg, uint kind, float c0, float c1,
+                               __global const uint *gate, uint gate_min)
 {
+    if (gate_min && gate[1] >= gate_min)
+        return; /* AND-then-OR: AND found k (search_range.cl) */
     __local float acc[TDM_SEARCH_CHUNK];
     __local ushort cnt[TDM_SEARCH_CHUNK];
     __local uint span[2];

@@ -391,16 +391,20 @@ void tdm_sr_maxscore(tdm_srange *s)
 }
 
 /* One work-item per docid range [r * rlen, min((r + 1) * rlen, ndocs)).
-   hn[r] gets the number of entries of the range's heap. */
+   hn[r] gets the number of entries of the range's heap. AND-then-OR's OR
+   pass has gate_min = k: it does nothing when the AND pass's merge counted
+   at least k candidates (gate[1], tdm_search_merge's out_n), leaving the AND
+   heaps for the next merge, so the choice costs no round trip to the host. */
 __kernel void tdm_search_range(__global const uint *docs, __global const uint *freqs,
                                __global const uint *terms, __global const float *bmax,
                                __global const uint *doclens, __global uint *cur,
                                __global uint *ord, __global float *hs, __global uint *hd,
                                __global uint *hn, uint nt, uint nranges, uint rlen, uint ndocs,
-                               uint cap, uint alg, uint kind, float c0, float c1)
+                               uint cap, uint alg, uint kind, float c0, float c1,
+                               __global const uint *gate, uint gate_min)
 {
     uint r = get_global_id(0);
-    if (r >= nranges)
+    if (r >= nranges || (gate_min && gate[1] >= gate_min))
         return;
     tdm_srange s;
     s.docs = docs;

@@ -31,7 +31,9 @@
 /* Must match cl/search_range.cl. */
 #define TDM_SEARCH_TW 8u
 enum { TDM_SALG_OR = 0, TDM_SALG_AND = 1, TDM_SALG_WAND = 2, TDM_SALG_BMW = 3,
-       TDM_SALG_MAXSCORE = 4 };
+       TDM_SALG_MAXSCORE = 4,
+       TDM_SALG_AND_OR = 5 /* host only: an AND pass, then an OR pass the device skips
+                              when AND found k */ };
 
 struct tdm_sscratch;
 

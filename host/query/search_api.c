@@ -190,12 +190,8 @@ static int run_alg(const tdm_search *s, const tdm_sprep *p, const tdm_splan *pl,
         [TDM_ALGO_WAND] = TDM_SALG_WAND, [TDM_ALGO_BMW] = TDM_SALG_BMW,
         [TDM_ALGO_MAXSCORE] = TDM_SALG_MAXSCORE,
     };
-    if (alg != TDM_ALGO_AND_OR)
-        return tdm_search_dev_run(sd, p, s->ndocs, pl, map[alg], k, so, err);
-    int rc = tdm_search_dev_run(sd, p, s->ndocs, pl, TDM_SALG_AND, k, so, err);
-    if (rc == TDM_OK && so->total < k) /* AND matched fewer than k: OR */
-        rc = tdm_search_dev_run(sd, p, s->ndocs, pl, TDM_SALG_OR, k, so, err);
-    return rc;
+    return tdm_search_dev_run(sd, p, s->ndocs, pl,
+                              alg == TDM_ALGO_AND_OR ? TDM_SALG_AND_OR : map[alg], k, so, err);
 }
 
 static int fill_hits(const tdm_search *s, const tdm_sout *so, tdm_search_result *res, tdm_err *err)

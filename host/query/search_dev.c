@@ -215,9 +215,12 @@ static int prepare(const tdm_sdev *sd, const tdm_sprep *p, scratch *s, cl_event 
     return rc;
 }
 
+/* One pass: bounds where needed, range or group kernel, merge. gate_min:
+ * 0, or k for AND-then-OR's OR pass (skipped on the device when the AND
+ * pass's counts, in B_OUTN, reach k). */
 static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const tdm_splan *pl,
-                  int salg, uint32_t k, uint32_t cap, uint32_t pow2, scratch *s, cl_event dec,
-                  cl_event *ev, uint32_t *launches, tdm_err *err)
+                  int salg, uint32_t k, uint32_t cap, uint32_t pow2, uint32_t gate_min,
+                  scratch *s, cl_event dec, cl_event *ev, uint32_t *launches, tdm_err *err)
 {
     cl_event e0 = NULL;
     int rc = TDM_OK;
@@ -230,7 +233,7 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
         clRetainEvent(e0);
     }
     cl_uint nt = p->nt, nr = pl->ranges, rlen = pl->rlen, nd = ndocs, cp = cap, alg = (cl_uint)salg,
-            kind = (cl_uint)p->kind, kk = k, p2 = pow2;
+            kind = (cl_uint)p->kind, kk = k, p2 = pow2, gm = gate_min;
     cl_float c0 = p->c0, c1 = p->c1;
     tdm_karg ra[] = {
         TDM_KARG_MEM(&s->b[B_DOCS]), TDM_KARG_MEM(&s->b[B_FREQS]), TDM_KARG_MEM(&s->b[B_TERMS]),
@@ -239,11 +242,11 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
         TDM_KARG_MEM(&s->b[B_HN]),   TDM_KARG_U32(&nt),            TDM_KARG_U32(&nr),
         TDM_KARG_U32(&rlen),         TDM_KARG_U32(&nd),            TDM_KARG_U32(&cp),
         TDM_KARG_U32(&alg),          TDM_KARG_U32(&kind),          {sizeof c0, &c0},
-        {sizeof c1, &c1},
+        {sizeof c1, &c1},            TDM_KARG_MEM(&s->b[B_OUTN]),  TDM_KARG_U32(&gm),
     };
     tdm_karg ga[] = {
-        ra[0], ra[1], ra[2], ra[4], ra[5], ra[7], ra[8], ra[9], ra[10], ra[11], ra[12], ra[13],
-        ra[14], ra[15], ra[16], ra[17], ra[18],
+        ra[0],  ra[1],  ra[2],  ra[4],  ra[5],  ra[7],  ra[8],  ra[9],  ra[10], ra[11],
+        ra[12], ra[13], ra[14], ra[15], ra[16], ra[17], ra[18], ra[19], ra[20],
     };
     cl_event e1 = NULL;
     if (pl->variant == TDM_VARIANT_GROUP)
@@ -319,8 +322,19 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
         clReleaseEvent(upev[i]);
     for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++)
         out->launches += p->batch.njobs[c] ? 1 : 0;
-    if (rc == TDM_OK)
-        rc = launch(sd, p, ndocs, pl, salg, k, cap, pow2, &s, dec, &ev, &out->launches, err);
+    if (rc == TDM_OK && salg == TDM_SALG_AND_OR) {
+        /* AND, then OR, which the device skips when AND found k */
+        cl_event e_and = NULL;
+        rc = launch(sd, p, ndocs, pl, TDM_SALG_AND, k, cap, pow2, 0, &s, dec, &e_and,
+                    &out->launches, err);
+        if (rc == TDM_OK)
+            rc = launch(sd, p, ndocs, pl, TDM_SALG_OR, k, cap, pow2, k, &s, e_and, &ev,
+                        &out->launches, err);
+        if (e_and)
+            clReleaseEvent(e_and);
+    } else if (rc == TDM_OK) {
+        rc = launch(sd, p, ndocs, pl, salg, k, cap, pow2, 0, &s, dec, &ev, &out->launches, err);
+    }
     if (dec)
         clReleaseEvent(dec);
     uint32_t n[3] = {0, 0, 0};
