@@ -215,7 +215,9 @@ static int deliver(tdm_chunker *c, chunk *k, tdm_err *err)
     k->blen = k->ndocs = 0;
     k->rc = 0;
     tdm_err_clear(&k->err);
+    pthread_mutex_lock(&c->lock);   /* workers scan the states */
     k->state = FREE;
+    pthread_mutex_unlock(&c->lock);
     c->next_deliver++;
     return rc;
 }
@@ -226,6 +228,7 @@ static int deliver_ready(tdm_chunker *c, int wait, tdm_err *err)
 {
     for (;;) {
         chunk *k = NULL;
+        int done = 0;
         pthread_mutex_lock(&c->lock);
         for (;;) {
             k = NULL;
@@ -234,12 +237,13 @@ static int deliver_ready(tdm_chunker *c, int wait, tdm_err *err)
                     (c->chunks[i].state == DONE || c->chunks[i].state == READY ||
                      c->chunks[i].state == BUSY))
                     k = &c->chunks[i];
-            if (!k || k->state == DONE || !wait)
+            done = k && k->state == DONE;
+            if (!k || done || !wait)
                 break;
             pthread_cond_wait(&c->done, &c->lock);
         }
         pthread_mutex_unlock(&c->lock);
-        if (!k || k->state != DONE)
+        if (!done)
             return TDM_OK;
         int rc = deliver(c, k, err);
         if (rc)
@@ -264,14 +268,17 @@ static int take_free(tdm_chunker *c, tdm_err *err)
         int rc = deliver_ready(c, 0, err);
         if (rc)
             return rc;
-        for (size_t i = 0; i < c->nchunks; i++)
+        pthread_mutex_lock(&c->lock);   /* workers scan the states */
+        for (size_t i = 0; i < c->nchunks && !c->cur; i++)
             if (c->chunks[i].state == FREE) {
                 c->cur = &c->chunks[i];
                 c->cur->state = FILLING;
                 c->cur->seq = c->next_seq++;
                 c->cur->doc0 = c->next_doc;
-                return TDM_OK;
             }
+        pthread_mutex_unlock(&c->lock);
+        if (c->cur)
+            return TDM_OK;
         rc = deliver_ready(c, 1, err);
         if (rc)
             return rc;
@@ -343,7 +350,9 @@ int tdm_chunker_finish(tdm_chunker *c, tdm_err *err)
         for (size_t i = 0; rc == TDM_OK && i < k->ndocs; i++)
             rc = c->cfg.direct(c->cfg.user, k->bytes + k->docs[i].name, k->bytes + k->docs[i].text,
                                k->docs[i].len, err);
+        pthread_mutex_lock(&c->lock);
         k->state = FREE;
+        pthread_mutex_unlock(&c->lock);
         c->cur = NULL;
         return rc;
     }
