@@ -8,6 +8,10 @@
  * descriptors). Run files and the writer's temporary file are registered
  * with common/cleanup.h (removed on SIGINT/SIGTERM where the program asked
  * for it); leftovers of killed builds into the same path are removed first.
+ * With threads > 1 (tdm_index_build_options.threads) the reading thread hands
+ * chunks of documents to workers that write the runs (build_chunks.h), merge
+ * passes run groups at once and lists are encoded in parallel batches
+ * (tdm_iwriter_add_lists); the index is the same file for any thread count.
  * The public entry point is tdm_index_build (include/tandem.h); this is its
  * internal form.
  */
