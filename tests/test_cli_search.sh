@@ -36,6 +36,7 @@ run "$T" search idx "boundary layer" --json
 want_ok
 grep -q '"hits": \[{"rank": 1, "docid": 1, "name": "d2"' out.txt || fail "$(cat out.txt)"
 grep -q '"algorithm": "' out.txt || fail "no algorithm: $(cat out.txt)"
+grep -q '"variant": "\(item\|group\)", "launches": [1-9]' out.txt || fail "no variant/launches: $(cat out.txt)"
 
 begin "search: every algorithm gives the same ranking"
 for a in or wand bmw maxscore auto; do

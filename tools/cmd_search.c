@@ -110,9 +110,11 @@ static void print_json(tdm_engine *e, const char *text, const tdm_search_result 
     printf(", \"device\": %d, \"device_name\": ", r->device);
     tdm_json_string(stdout, device_name(e, r->device, &info));
     printf(", \"algorithm\": \"%s\", \"seconds\": %.6f, \"terms\": %u, \"unknown_terms\": %u, "
-           "\"ranges\": %u, \"launches\": %u, \"hits\": [",
+           "\"ranges\": %u, \"variant\": \"%s\", \"launches\": %u, \"bytes_up\": %llu, "
+           "\"bytes_down\": %llu, \"hits\": [",
            tdm_algorithm_name(r->algorithm), r->seconds, r->terms, r->unknown, r->ranges,
-           r->launches);
+           r->variant == TDM_VARIANT_GROUP ? "group" : "item", r->launches,
+           (unsigned long long)r->bytes_up, (unsigned long long)r->bytes_down);
     for (size_t i = 0; i < r->n; i++) {
         printf("%s{\"rank\": %zu, \"docid\": %u, \"name\": ", i ? ", " : "", i + 1,
                r->hits[i].docid);
