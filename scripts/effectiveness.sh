@@ -42,8 +42,13 @@ if [ ! -d "$data/cranfield" ] || [ ! -d "$data/cacm" ]; then
 fi
 if [ ! -x "$tandem" ]; then
   echo "effectiveness: building the tandem CLI in $build"
-  cmake -S . -B "$build" >"$build.cmake.log" 2>&1 || { cat "$build.cmake.log"; exit 1; }
-  cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target tandem_cli >/dev/null
+  mkdir -p "$build"
+  if ! { cmake -S . -B "$build" && cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" \
+           --target tandem_cli; } >"$build/effectiveness-build.log" 2>&1; then
+    cat "$build/effectiveness-build.log" >&2
+    echo "effectiveness: the build failed (log above)" >&2
+    exit 1
+  fi
 fi
 mkdir -p "$out"
 
