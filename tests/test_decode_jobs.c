@@ -277,6 +277,7 @@ static void bad_jobs(void **state)
     tdm_decode_batch b;
     assert_int_equal(tdm_decode_batch_build(x.r, bad, 1, &b, &err), TDM_ERR_INVALID_ARG);
     assert_int_equal(tdm_decode_batch_build(x.r, bad + 1, 1, &b, &err), TDM_ERR_INVALID_ARG);
+    tdm_err_clear(&err);
     residx_free(&x);
 }
 
@@ -358,6 +359,7 @@ static void corrupt(void **state)
             }
             tdm_ireader_close(r);
         }
+        tdm_err_clear(&err);
         residx_free(&x);
     }
 }

@@ -146,6 +146,7 @@ static void does_not_fit(void **state)
     assert_non_null(strstr(tdm_err_msg(&err), "arena"));
     small.info.max_alloc_bytes = arena;
     assert_int_equal(tdm_resident_check_fits(x.r, &small, &err), TDM_OK);
+    tdm_err_clear(&err);
     residx_free(&x);
 }
 
