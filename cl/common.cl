@@ -15,6 +15,34 @@
 #pragma clang diagnostic ignored "-Wpass-failed"
 #endif
 
+/* ---- float products and sums rounded one by one (never fused into an FMA).
+   Scores must be the same bits on every device (query/score.h), so the
+   kernels compute them with these. FP_CONTRACT OFF is enough for clang-based
+   compilers (PoCL, AMD, Intel); NVIDIA's fuses anyway, but never fuses PTX
+   mul/add with an explicit rounding mode (the host defines TDM_NV_PTX=1 on
+   every NVIDIA device). */
+#pragma OPENCL FP_CONTRACT OFF
+#ifndef TDM_NV_PTX
+#define TDM_NV_PTX 0
+#endif
+#if TDM_NV_PTX
+float tdm_fmul(float a, float b)
+{
+    float r;
+    __asm__("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+float tdm_fadd(float a, float b)
+{
+    float r;
+    __asm__("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+#else
+float tdm_fmul(float a, float b) { return a * b; }
+float tdm_fadd(float a, float b) { return a + b; }
+#endif
+
 /* ---- warp shuffles: NVIDIA only (the host defines TDM_NV_SHFL=1 for
    compute capability 7.0 and up, host/runtime/program.c). OpenCL C 1.2 has
    no sub-group functions, but NVIDIA's compiler takes inline PTX, as

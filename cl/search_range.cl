@@ -86,11 +86,11 @@ float tdm_sr_score(const tdm_srange *s, uint t, uint p)
     float qw = as_float(tdm_sr_term(s, t, 4));
     float f = (float)s->freqs[p];
     if (s->kind == 1u)
-        return qw * f;
+        return tdm_fmul(qw, f);
     float dl = (float)s->doclens[s->docs[p]];
-    float k = s->c0 + s->c1 * dl;
-    float num = qw * f;
-    float den = f + k;
+    float k = tdm_fadd(s->c0, tdm_fmul(s->c1, dl));
+    float num = tdm_fmul(qw, f);
+    float den = tdm_fadd(f, k);
     return TDM_SEARCH_DIV(num, den);
 }
 

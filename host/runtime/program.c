@@ -49,6 +49,11 @@ void tdm_build_options(const tdm_device_info *info, size_t wg_size, int nv_shuff
                   wg_size, (unsigned long long)info->local_mem_bytes);
     if (nv_shuffle && wg_size % 32 == 0) /* whole warps only */
         tdm_bufprintf(buf, len, &pos, " -DTDM_NV_SHFL=1");
+    /* NVIDIA's compiler fuses a*b+c into an FMA despite FP_CONTRACT OFF;
+     * scores go through PTX mul.rn/add.rn there (cl/common.cl), which it
+     * never fuses, so every device rounds alike. */
+    if (is_nvidia(info))
+        tdm_bufprintf(buf, len, &pos, " -DTDM_NV_PTX=1");
     if (extra && *extra)
         tdm_bufprintf(buf, len, &pos, " %s", extra);
 }
