@@ -36,7 +36,9 @@
    nterms x nranges words each, indexed [t * nranges + r]. */
 
 #pragma OPENCL FP_CONTRACT OFF
-#if defined(cl_khr_fp64)
+#if TDM_NV_PTX
+#define TDM_SEARCH_DIV(a, b) tdm_fdiv((a), (b))
+#elif defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define TDM_SEARCH_DIV(a, b) ((float)((double)(a) / (double)(b)))
 #else
