@@ -8,23 +8,8 @@
 set -u
 T=$1
 MODE=${2:-all}
-mkdir -p "${TANDEM_TEST_TMP:-/tmp}" || exit 1
-W=$(mktemp -d "${TANDEM_TEST_TMP:-/tmp}/test_cli.XXXXXX") || exit 1
-cd "$W" || exit 1
-trap 'cd / && rm -rf "$W"' EXIT
-failures=0
-name=
-
-begin() { name=$1; }
-fail() { echo "FAIL: $name: $*"; failures=$((failures + 1)); }
-# Runs a command (10 s at most: a hang is a failure), keeping rc, out.txt, err.txt.
-run() { timeout 10 "$@" >out.txt 2>err.txt; rc=$?; }
-# The command failed cleanly (not a crash, a signal or a timeout) with PATTERN on stderr.
-want_fail() {
-    if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then fail "exit $rc, want 1..123"; fi
-    grep -q -- "$1" err.txt || fail "stderr lacks '$1': $(head -c 400 err.txt)"
-}
-want_ok() { [ "$rc" -eq 0 ] || fail "exit $rc: $(head -c 400 err.txt)"; }
+CLI_TIMEOUT=10 # a hang is a failure
+. "$(dirname "$0")/cli_lib.sh"
 want_same() { cmp -s "$1" "$2" || fail "$1 changed"; }
 want_no_temp() {
     local left

@@ -5,20 +5,8 @@
 # TANDEM. The exit status is the number of failures.
 set -u
 T=$1
-mkdir -p "${TANDEM_TEST_TMP:-/tmp}" || exit 1
-W=$(mktemp -d "${TANDEM_TEST_TMP:-/tmp}/test_cli_search.XXXXXX") || exit 1
-cd "$W" || exit 1
-trap 'cd / && rm -rf "$W"' EXIT
-failures=0
-name=
-begin() { name=$1; }
-fail() { echo "FAIL: $name: $*"; failures=$((failures + 1)); }
-run() { timeout 120 "$@" >out.txt 2>err.txt; rc=$?; }
-want_fail() {
-    if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then fail "exit $rc, want 1..123"; fi
-    grep -q -- "$1" err.txt || fail "stderr lacks '$1': $(head -c 400 err.txt)"
-}
-want_ok() { [ "$rc" -eq 0 ] || fail "exit $rc: $(head -c 400 err.txt)"; }
+CLI_TIMEOUT=120
+. "$(dirname "$0")/cli_lib.sh"
 
 printf 'd1\thello world\nd2\tboundary layers of flows\nd3\tthe flow of air, flowing\nd4\tair air air\n' > in.txt
 printf 'the\nof\n' > stop.txt
