@@ -283,6 +283,54 @@ static void test_gzip_truncated(void **state)
     tdm_parser_close(p);
 }
 
+/* Appends `extra` raw bytes to file f. */
+static void append_bytes(const char *f, const void *extra, size_t n)
+{
+    FILE *fp = fopen(f, "ab");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(extra, 1, n, fp), n);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* Members one after another (cat a.gz b.gz) are one input; anything after a
+ * member that is not another whole member is an error, never dropped. */
+static void test_gzip_members(void **state)
+{
+    (void)state;
+    const char *a = "d1\tone\n", *b = "d2\ttwo\nd3\tthree\n";
+    char two[4096];
+    snprintf(two, sizeof two, "%s", gz_file("b.gz", b, strlen(b), 0));
+    FILE *fp = fopen(two, "rb");
+    assert_non_null(fp);
+    unsigned char mb[256];
+    size_t nb = fread(mb, 1, sizeof mb, fp);
+    fclose(fp);
+    assert_true(nb > 20 && nb < sizeof mb);
+    const char *f = gz_file("ab.gz", a, strlen(a), 0);
+    append_bytes(f, mb, nb);
+    assert_string_equal(parse_all(f, TDM_BUILD_AUTO, NULL), "d1=one|d2=two|d3=three|");
+    /* the second member's magic damaged, or cut short, or junk after all */
+    unsigned char bad[256];
+    memcpy(bad, mb, nb);
+    bad[1] = 0x00;
+    f = gz_file("ab.gz", a, strlen(a), 0);
+    append_bytes(f, bad, nb);
+    expect_error(f, TDM_BUILD_AUTO, "not another gzip member", "byte ");
+    f = gz_file("ab.gz", a, strlen(a), 0);
+    append_bytes(f, mb, nb - 6);
+    expect_error(f, TDM_BUILD_AUTO, "truncated", NULL);
+    f = gz_file("ab.gz", a, strlen(a), 0);
+    append_bytes(f, "\0\0\0\0", 4);
+    expect_error(f, TDM_BUILD_AUTO, "not another gzip member", NULL);
+    /* corrupt deflate data inside a member */
+    memcpy(bad, mb, nb);
+    for (size_t i = 12; i < nb - 8; i++)
+        bad[i] ^= 0x5a;
+    f = gz_file("ab.gz", a, strlen(a), 0);
+    append_bytes(f, bad, nb);
+    expect_error(f, TDM_BUILD_AUTO, "line ", NULL);
+}
+
 static void test_trec_markup(void **state)
 {
     (void)state;
@@ -396,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_smart),      cmocka_unit_test(test_jsonl),
         cmocka_unit_test(test_json_edge),  cmocka_unit_test(test_gzip_and_stdin),
         cmocka_unit_test(test_names_and_errors), cmocka_unit_test(test_gzip_truncated),
+        cmocka_unit_test(test_gzip_members),
         cmocka_unit_test(test_trec_markup), cmocka_unit_test(test_empty_and_binary),
         cmocka_unit_test(test_bom),         cmocka_unit_test(test_json_strict),
     };
