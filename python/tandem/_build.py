@@ -1,0 +1,212 @@
+"""tandem.build, tandem.import_ciff and tandem.import_pisa: tdm_index_build and
+tdm_index_import with a progress bar on a terminal, and Ctrl-C (or any
+KeyboardInterrupt) cancelling the build cleanly through the progress callback.
+
+The C call runs in a helper thread while the calling thread waits on it, so
+that a KeyboardInterrupt reaches Python at once (a thread blocked in a foreign
+call would not see it until the call returned); the callback then returns
+nonzero, the library stops, removes what it wrote (TDM_ERR_CANCELLED), and the
+KeyboardInterrupt is raised again here."""
+import os
+import sys
+import threading
+
+from . import _lib
+from .errors import check, error
+
+_FORMATS = {"auto": 0, "lines": 1, "trec": 2, "smart": 3, "jsonl": 4}
+
+
+def _bytes(s, what):
+    if s is None:
+        return None
+    if isinstance(s, bytes):
+        return s
+    if isinstance(s, os.PathLike):
+        s = os.fspath(s)
+        if isinstance(s, bytes):
+            return s
+    if not isinstance(s, str):
+        raise TypeError("%s: expected a str or path, got %s" % (what, type(s).__name__))
+    return s.encode()
+
+
+class _Bar:
+    """A one-line progress bar on stderr (only when it is a terminal)."""
+
+    def __init__(self, what, stream=None):
+        self.what = what
+        self.stream = stream or sys.stderr
+        self.shown = False
+
+    def show(self, text):
+        self.stream.write("\r%s: %s\x1b[K" % (self.what, text))
+        self.stream.flush()
+        self.shown = True
+
+    def done(self):
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _mb(n):
+    return "%.1f MB" % (n / 1e6)
+
+
+def _build_text(p):
+    if p.phase == 0:
+        rate = p.documents / p.seconds if p.seconds > 0 else 0.0
+        text = "reading %d docs (%.0f/s), %s" % (p.documents, rate, _mb(p.bytes_read))
+        if p.bytes_total:
+            frac = min(1.0, p.bytes_read / p.bytes_total)
+            eta = p.seconds * (1 - frac) / frac if frac > 0 else 0.0
+            width = 24
+            fill = int(frac * width)
+            text = "[%s%s] %3.0f%% %s of %s, %d docs, ETA %.0fs" % (
+                "#" * fill, "." * (width - fill), frac * 100, _mb(p.bytes_read),
+                _mb(p.bytes_total), p.documents, eta)
+        return text
+    if p.phase == 1:
+        return "merging %d runs: %d/%d lists" % (p.runs, p.terms_done, p.terms_total)
+    return "done: %d docs in %.1fs" % (p.documents, p.seconds)
+
+
+def _import_text(p):
+    return "%d/%d lists, %.1fs" % (p.lists_done, p.lists_total, p.seconds)
+
+
+def _want_bar(progress):
+    if progress is None:
+        try:
+            return sys.stderr is not None and sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            return False
+    return progress is True
+
+
+def _run_cancellable(call, make_callback, progress, bar_what, to_text):
+    """Runs call(c_callback) in a thread; returns its status, or raises
+    KeyboardInterrupt after the library cancelled and cleaned up."""
+    cancel = threading.Event()
+    bar = _Bar(bar_what) if _want_bar(progress) else None
+    user = progress if callable(progress) else None
+    failed = []
+
+    def on_progress(_user, p):
+        try:
+            p = p.contents
+            if bar is not None:
+                bar.show(to_text(p))
+            if user is not None:
+                user(p)
+        except BaseException as e:  # a callback must not raise into C
+            failed.append(e)
+            return 1
+        return 1 if cancel.is_set() else 0
+
+    c_cb = make_callback(on_progress)
+    result = {}
+
+    def worker():
+        result["status"] = call(c_cb)
+        raw = _lib.last_error()   # thread-local: read it on this thread
+        result["message"] = raw.decode("utf-8", "replace") if raw else ""
+
+    t = threading.Thread(target=worker, name="tandem-build", daemon=True)
+    t.start()
+    interrupted = None
+    while t.is_alive():
+        try:
+            t.join(0.1)
+        except KeyboardInterrupt as e:  # stop the build, then wait for its cleanup
+            interrupted = interrupted or e
+            cancel.set()
+    if bar is not None:
+        bar.done()
+    status = result.get("status", _lib.ERR_INTERNAL)
+    if interrupted is not None and status in (_lib.ERR_CANCELLED, _lib.OK):
+        raise interrupted
+    if failed and status == _lib.ERR_CANCELLED:
+        raise failed[0]
+    if status != _lib.OK:
+        raise error(status, result.get("message"))
+    return status
+
+
+def build(inputs, path, *, stemmer="english", codec="bp128", threads=0, format="auto",
+          stopwords=None, memory_mb=512, k1=1.2, b=0.75, tmp_dir=None, allow_empty=False,
+          progress=None):
+    """Builds an index at `path` from `inputs` (a path or a list of paths; "-"
+    for stdin; gzip read transparently) with tdm_index_build. The file
+    appears when complete; on an error or KeyboardInterrupt nothing is left.
+
+    progress: None shows a bar when stderr is a terminal, True always, False
+    never; a callable gets each tdm_index_build_progress (phase, documents,
+    bytes_read, bytes_total, terms_done, terms_total, runs, seconds).
+    threads: 0 uses every core. Returns `path`."""
+    if isinstance(inputs, (str, bytes, os.PathLike)):
+        inputs = [inputs]
+    enc = [_bytes(x, "inputs") for x in inputs]
+    arr = (_lib.c_char_p * max(1, len(enc)))(*enc)
+    if format not in _FORMATS:
+        raise error(_lib.ERR_INVALID_ARG, "format '%s': expected one of %s"
+                    % (format, ", ".join(_FORMATS)))
+    if not isinstance(threads, int) or threads < 0 or threads > 0xFFFFFFFF:
+        raise error(_lib.ERR_INVALID_ARG, "threads %r: expected 0 (every core) or a "
+                    "positive integer" % (threads,))
+    if not isinstance(memory_mb, int) or memory_mb < 0:
+        raise error(_lib.ERR_INVALID_ARG, "memory_mb %r: expected a positive integer"
+                    % (memory_mb,))
+    o = _lib.padded(_lib.BuildOptions)
+    _lib.build_options_init(o)
+    o.struct_size = _lib.ctypes.sizeof(_lib.BuildOptions)
+    o.format = _FORMATS[format]
+    o.stemmer = _bytes(stemmer, "stemmer")
+    o.stopwords = _bytes(stopwords, "stopwords")
+    o.codec = _bytes(codec, "codec")
+    o.memory_mb = memory_mb
+    o.k1 = k1
+    o.b = b
+    o.tmp_dir = _bytes(tmp_dir, "tmp_dir")
+    o.allow_empty = 1 if allow_empty else 0
+    o.threads = threads
+    out = _bytes(path, "path")
+
+    def call(cb):
+        o.progress = cb
+        return _lib.index_build(arr, len(enc), out, o)
+
+    _run_cancellable(call, _lib.BUILD_PROGRESS_FN, progress, "tandem build", _build_text)
+    return path
+
+
+def _import(fmt, input, path, codec, k1, b, progress):
+    o = _lib.padded(_lib.ImportOptions)
+    _lib.import_options_init(o)
+    o.struct_size = _lib.ctypes.sizeof(_lib.ImportOptions)
+    o.format = fmt
+    o.codec = _bytes(codec, "codec")
+    o.k1 = k1
+    o.b = b
+    src = _bytes(input, "input")
+    out = _bytes(path, "path")
+
+    def call(cb):
+        o.progress = cb
+        return _lib.index_import(src, out, o)
+
+    _run_cancellable(call, _lib.IMPORT_PROGRESS_FN, progress, "tandem import", _import_text)
+    return path
+
+
+def import_ciff(input, path, *, codec="bp128", k1=1.2, b=0.75, progress=None):
+    """Converts a CIFF file to an index at `path` (tdm_index_import); progress
+    and cancellation as build(). Returns `path`."""
+    return _import(1, input, path, codec, k1, b, progress)
+
+
+def import_pisa(basename, path, *, codec="bp128", k1=1.2, b=0.75, progress=None):
+    """Converts a PISA binary collection (BASE.docs/.freqs/.sizes/.terms and
+    optionally .documents) to an index at `path`. Returns `path`."""
+    return _import(2, basename, path, codec, k1, b, progress)

@@ -1,0 +1,424 @@
+"""tandem.devices(), Engine and Searcher: the search half of the C API
+(tdm_engine_*, tdm_index_*, tdm_search_*).
+
+Threads: an Engine and a Searcher may be used from any number of threads at
+once (the C handles are thread-safe and ctypes releases the GIL during each
+call, so searches overlap). close() waits for the calls in flight on that
+handle and makes later calls raise ValueError."""
+import ctypes
+import threading
+from collections import namedtuple
+
+import numpy as np
+
+from . import _lib
+from ._build import _bytes
+from .errors import check, error
+
+Device = namedtuple("Device", "index platform_index type platform vendor name driver_version "
+                              "device_version opencl_c_version compute_units max_clock_mhz "
+                              "global_mem_bytes max_alloc_bytes local_mem_bytes "
+                              "max_work_group_size extensions")
+
+_TYPES = {1: "cpu", 2: "gpu", 4: "accelerator", 8: "other"}
+_SCORING = {"bm25": 0, "impact": 1}
+
+
+def _device(d):
+    s = lambda b: b.decode("utf-8", "replace")  # noqa: E731
+    return Device(d.index, d.platform_index, _TYPES.get(d.type, "other"), s(d.platform),
+                  s(d.vendor), s(d.name), s(d.driver_version), s(d.device_version),
+                  s(d.opencl_c_version), d.compute_units, d.max_clock_mhz,
+                  d.global_mem_bytes, d.max_alloc_bytes, d.local_mem_bytes,
+                  d.max_work_group_size,
+                  (d.extensions or b"").decode("utf-8", "replace").split())
+
+
+def devices():
+    """Every OpenCL device the ICD loader exposes, in discovery order (as
+    `tandem devices` lists them), as Device tuples; [] without a platform."""
+    arr = ctypes.POINTER(_lib.DeviceInfo)()
+    n = ctypes.c_size_t()
+    check(_lib.devices_discover(ctypes.byref(arr), ctypes.byref(n)))
+    try:
+        return [_device(arr[i]) for i in range(n.value)]
+    finally:
+        _lib.free(ctypes.cast(arr, ctypes.c_void_p))
+
+
+class _Handle:
+    """A C handle with a count of calls in flight, so that close() never
+    frees it under a running call."""
+
+    def __init__(self, what):
+        self._what = what
+        self._ptr = None
+        self._busy = 0
+        self._cv = threading.Condition()
+
+    def _enter(self):
+        with self._cv:
+            if self._ptr is None:
+                raise ValueError("%s is closed" % self._what)
+            self._busy += 1
+            return self._ptr
+
+    def _leave(self):
+        with self._cv:
+            self._busy -= 1
+            if self._busy == 0:
+                self._cv.notify_all()
+
+    def _take(self):
+        """Marks the handle closed once no call is in flight; returns the
+        pointer to free (None if it was closed already)."""
+        with self._cv:
+            while self._busy:
+                self._cv.wait()
+            ptr, self._ptr = self._ptr, None
+            return ptr
+
+    @property
+    def closed(self):
+        return self._ptr is None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Engine(_Handle):
+    """The OpenCL devices tandem searches on (tdm_engine_open).
+
+    devices: as TANDEM_DEVICES ("all", "gpu", "cpu", "pocl", an index, a part
+    of a name; comma-separated), None for TANDEM_DEVICES or else all.
+    cache_dir: the kernel binary cache (None: TANDEM_CACHE_DIR or the default).
+    Open one engine per process and share it between threads."""
+
+    def __init__(self, devices=None, *, cache_dir=None):
+        super().__init__("Engine")
+        self._searchers = []
+        o = _lib.padded(_lib.EngineOptions)
+        _lib.engine_options_init(o)
+        o.struct_size = ctypes.sizeof(_lib.EngineOptions)
+        o.devices = _bytes(devices, "devices")
+        o.cache_dir = _bytes(cache_dir, "cache_dir")
+        ptr = ctypes.c_void_p()
+        check(_lib.engine_open(o, ctypes.byref(ptr)))
+        self._ptr = ptr.value
+
+    @property
+    def devices(self):
+        """The engine's devices, as Device tuples (index: the engine's)."""
+        p = self._enter()
+        try:
+            out = []
+            for i in range(_lib.engine_device_count(p)):
+                info = _lib.DeviceInfo()
+                check(_lib.engine_device_info_get(p, i, ctypes.byref(info)))
+                out.append(_device(info)._replace(index=i))
+            return out
+        finally:
+            self._leave()
+
+    @property
+    def warnings(self):
+        """Devices skipped at open (their driver failed), one line each; ""."""
+        p = self._enter()
+        try:
+            return (_lib.engine_warnings(p) or b"").decode("utf-8", "replace")
+        finally:
+            self._leave()
+
+    def open(self, index_path):
+        """Opens the index at index_path and makes it searchable on this
+        engine's devices: a Searcher (close it, or use it in a with block)."""
+        s = Searcher(self, index_path)
+        with self._cv:
+            self._searchers = [w for w in self._searchers if not w.closed] + [s]
+        return s
+
+    def close(self):
+        """Closes the engine and every Searcher opened from it. Idempotent."""
+        with self._cv:
+            searchers, self._searchers = self._searchers, []
+        for s in searchers:
+            s.close()
+        ptr = self._take()
+        if ptr is not None:
+            _lib.engine_close(ptr)
+
+
+class _HitRaw(ctypes.Structure):
+    """tdm_search_hit with the name as a plain word, which numpy can view."""
+    _fields_ = [("docid", ctypes.c_uint32), ("score", ctypes.c_float),
+                ("name", ctypes.c_uint64)]
+
+
+class BatchResult(namedtuple("BatchResult", "qid docid score")):
+    """search_batch's result: three numpy arrays of one row per hit, query by
+    query, each query's hits best first: qid (int64, the query's position in
+    the batch), docid (uint32), score (float32, the engine's exact score).
+    Unpacks as (qid, docid, score); docnames() names the documents."""
+    __slots__ = ()
+
+    def docnames(self, searcher):
+        """The document name of every row (a list of str)."""
+        return searcher.docnames(self.docid)
+
+
+class Searcher(_Handle):
+    """An open index bound to an engine (tdm_index_open + tdm_search_open)."""
+
+    def __init__(self, engine, index_path):
+        super().__init__("Searcher")
+        self._index = None
+        self.engine = engine
+        self.path = index_path
+        ep = engine._enter()
+        try:
+            ix = ctypes.c_void_p()
+            check(_lib.index_open(_bytes(index_path, "index_path"), ctypes.byref(ix)))
+            sp = ctypes.c_void_p()
+            rc = _lib.search_open(ep, ix.value, ctypes.byref(sp))
+            if rc != _lib.OK:
+                e = error(rc)
+                _lib.index_close(ix.value)
+                raise e
+            self._index = ix.value
+            self._ptr = sp.value
+        finally:
+            engine._leave()
+
+    def close(self):
+        """Closes the search handle and the index. Idempotent."""
+        ptr = self._take()
+        if ptr is not None:
+            _lib.search_close(ptr)
+            _lib.index_close(self._index)
+            self._index = None
+
+    # ---- the index
+
+    @property
+    def stats(self):
+        """Collection facts (tdm_index_stats) as a dict."""
+        self._enter()
+        try:
+            st = _lib.IndexStats()
+            check(_lib.index_stats_get(self._index, ctypes.byref(st)))
+            d = {f: getattr(st, f) for f, _ in _lib.IndexStats._fields_}
+            d["codec"] = st.codec.decode()
+            d["stemmer"] = st.stemmer.decode()
+            return d
+        finally:
+            self._leave()
+
+    def normalize(self, word):
+        """`word` through the index's tokenizer, stopwords and stemmer: the
+        term as stored, or None when it yields none (a stopword, say)."""
+        self._enter()
+        try:
+            buf = ctypes.create_string_buffer(256)
+            rc = _lib.index_normalize(self._index, _bytes(word, "word"), buf, len(buf))
+            if rc == _lib.ERR_NOT_FOUND:
+                return None
+            check(rc)
+            return buf.value.decode("utf-8", "replace")
+        finally:
+            self._leave()
+
+    def docname(self, docid):
+        """The name of document `docid`; NotFoundError when out of range."""
+        return self.docnames([docid])[0]
+
+    def docnames(self, docids):
+        """The names of the documents `docids` (any iterable of ints)."""
+        self._enter()
+        try:
+            out = []
+            for d in np.asarray(docids, dtype=np.int64).ravel().tolist():
+                name = _lib.index_docname(self._index, d) if 0 <= d < 2**32 else None
+                if name is None:
+                    raise error(_lib.ERR_NOT_FOUND, "docid %d: no such document" % d)
+                out.append(name.decode("utf-8", "replace"))
+            return out
+        finally:
+            self._leave()
+
+    # ---- searching
+
+    def _options(self, k, algorithm, scoring, k1, b, device):
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+            raise TypeError("k: expected an int, got %s" % type(k).__name__)
+        if not 0 <= k <= 0xFFFFFFFF:
+            raise error(_lib.ERR_INVALID_ARG, "k = %d: expected 1 .. 10000" % k)
+        o = _lib.padded(_lib.SearchOptions)
+        _lib.search_options_init(o)
+        o.struct_size = ctypes.sizeof(_lib.SearchOptions)
+        o.k = int(k)
+        algo = ctypes.c_int()
+        check(_lib.algorithm_parse(_bytes(algorithm, "algorithm"), ctypes.byref(algo)))
+        o.algorithm = algo.value
+        if scoring not in _SCORING:
+            raise error(_lib.ERR_INVALID_ARG, "scoring '%s': expected bm25 or impact"
+                        % (scoring,))
+        o.scoring = _SCORING[scoring]
+        o.k1 = float(k1)
+        o.b = float(b)
+        if device is not None:
+            if isinstance(device, bool) or not isinstance(device, (int, np.integer)) \
+                    or not 0 <= device < 2**31:
+                raise error(_lib.ERR_INVALID_ARG, "device %r: expected an engine device "
+                            "index or None" % (device,))
+            o.device = int(device)
+        return o
+
+    @staticmethod
+    def _query(q):
+        """(text bytes, None, 0) or (None, SearchTerm array, n) for a query
+        given as text, a list of terms (weight 1 each) or {term: weight};
+        a term may be a str (as stored in the index) or an int (its lexicon
+        position)."""
+        if isinstance(q, (str, bytes)):
+            return _bytes(q, "query"), None, 0
+        if isinstance(q, dict):
+            items = list(q.items())
+        elif isinstance(q, (list, tuple)):
+            items = [(t, 1.0) for t in q]
+        else:
+            raise TypeError("query: expected str, a list of terms or a dict term -> "
+                            "weight, got %s" % type(q).__name__)
+        arr = (_lib.SearchTerm * max(1, len(items)))()
+        for i, (t, w) in enumerate(items):
+            if isinstance(t, (int, np.integer)) and not isinstance(t, bool):
+                if not 0 <= t < 2**64:
+                    raise error(_lib.ERR_INVALID_ARG, "term id %d out of range" % t)
+                arr[i].term = None
+                arr[i].id = int(t)
+            elif isinstance(t, (str, bytes)):
+                arr[i].term = _bytes(t, "term")
+            else:
+                raise TypeError("query term: expected str or int, got %s"
+                                % type(t).__name__)
+            try:
+                arr[i].weight = float(w)
+            except (TypeError, ValueError):
+                raise TypeError("weight of term %r: expected a number, got %r" % (t, w))
+        return None, arr, len(items)
+
+    def _one(self, p, q, o):
+        """Runs one query; returns the C result pointer (caller frees)."""
+        text, terms, n = self._query(q)
+        r = ctypes.POINTER(_lib.SearchResult)()
+        if text is not None:
+            check(_lib.search_text(p, text, o, ctypes.byref(r)))
+        else:
+            check(_lib.search_terms(p, terms, n, o, ctypes.byref(r)))
+        return r
+
+    def search(self, query, k=10, algorithm="auto", scoring="bm25", k1=1.2, b=0.75,
+               device=None):
+        """The top k documents of `query` as a list of (docname, score), best
+        first. query: text (through the index's tokenizer and stemmer), a list
+        of terms as stored (weight 1 each), or a dict term -> weight (with
+        scoring="impact" for learned sparse models). algorithm: auto, or,
+        and, and_or, wand, bmw, maxscore (all exact). device: an engine
+        device index, None for the planner's choice."""
+        o = self._options(k, algorithm, scoring, k1, b, device)
+        p = self._enter()
+        try:
+            r = self._one(p, query, o)
+            try:
+                res = r.contents
+                return [(res.hits[i].name.decode("utf-8", "replace"), float(res.hits[i].score))
+                        for i in range(res.n)]
+            finally:
+                _lib.search_result_free(r)
+        finally:
+            self._leave()
+
+    def search_batch(self, queries, k=10, algorithm="auto", scoring="bm25", k1=1.2,
+                     b=0.75, device=None):
+        """Ranks every query of `queries` (a list; each as in search()) with
+        one set of options, through tdm_search_batch (as few launches as the
+        batch needs; the results are those of search() one by one). Returns a
+        BatchResult of numpy arrays (qid, docid, score). A query that fails
+        raises its error, naming its position."""
+        o = self._options(k, algorithm, scoring, k1, b, device)
+        queries = list(queries)
+        p = self._enter()
+        try:
+            if _lib.HAVE_BATCH:
+                results = self._batch_c(p, queries, o)
+            else:
+                results = []
+                try:
+                    for i, q in enumerate(queries):
+                        try:
+                            results.append(self._one(p, q, o))
+                        except Exception as e:
+                            if hasattr(e, "status"):
+                                raise error(e.status, "query %d: %s" % (i, e))
+                            raise
+                except BaseException:
+                    for r in results:
+                        _lib.search_result_free(r)
+                    raise
+            return self._arrays(results)
+        finally:
+            self._leave()
+
+    def _batch_c(self, p, queries, o):
+        n = len(queries)
+        arr = (_lib.SearchQuery * max(1, n))()
+        keep = []
+        for i, q in enumerate(queries):
+            text, terms, nt = self._query(q)
+            arr[i].text = text
+            if terms is not None:
+                arr[i].terms = terms
+                arr[i].nterms = nt
+                keep.append(terms)
+        out = (ctypes.POINTER(_lib.SearchResult) * max(1, n))()
+        check(_lib.search_batch(p, arr, n, o, out))
+        results = [out[i] for i in range(n)]
+        for i, r in enumerate(results):
+            if r.contents.status != _lib.OK:
+                msg = (r.contents.error or b"").decode("utf-8", "replace")
+                e = error(r.contents.status, "query %d: %s" % (i, msg))
+                for x in results:
+                    _lib.search_result_free(x)
+                raise e
+        return results
+
+    @staticmethod
+    def _arrays(results):
+        """Frees the C results into a BatchResult."""
+        try:
+            counts = [r.contents.n for r in results]
+            total = sum(counts)
+            qid = np.repeat(np.arange(len(results), dtype=np.int64),
+                            np.asarray(counts, dtype=np.int64))
+            docid = np.empty(total, dtype=np.uint32)
+            score = np.empty(total, dtype=np.float32)
+            at = 0
+            for r, n in zip(results, counts):
+                if n:
+                    raw = ctypes.cast(r.contents.hits, ctypes.POINTER(_HitRaw))
+                    hits = np.ctypeslib.as_array(raw, shape=(n,))
+                    docid[at:at + n] = hits["docid"]
+                    score[at:at + n] = hits["score"]
+                    at += n
+            return BatchResult(qid, docid, score)
+        finally:
+            for r in results:
+                _lib.search_result_free(r)

@@ -1,0 +1,92 @@
+"""tandem's status codes as Python exceptions, each carrying the library's
+message (tdm_last_error) and status (tdm_last_status)."""
+from . import _lib
+
+
+class TandemError(Exception):
+    """A failed tandem call: str(e) is tandem's message, e.status its code."""
+
+    def __init__(self, message, status=_lib.ERR_INTERNAL):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class InvalidArgumentError(TandemError, ValueError):
+    """A bad option or argument (TDM_ERR_INVALID_ARG)."""
+
+
+class LimitError(TandemError, ValueError):
+    """Input beyond a documented limit, such as too many query terms (TDM_ERR_LIMIT)."""
+
+
+class TandemIOError(TandemError, OSError):
+    """A file could not be read or written (TDM_ERR_IO)."""
+
+
+class FormatError(TandemError):
+    """Malformed input: bad magic, truncated, a parse error (TDM_ERR_FORMAT)."""
+
+
+class CorruptError(TandemError):
+    """Checksum mismatch or inconsistent data (TDM_ERR_CORRUPT)."""
+
+
+class VersionError(TandemError):
+    """A format version this library cannot read (TDM_ERR_VERSION)."""
+
+
+class NoDeviceError(TandemError):
+    """No OpenCL device, or none matched the selection (TDM_ERR_NO_DEVICE)."""
+
+
+class DeviceError(TandemError):
+    """An OpenCL call failed, kernels did not build, or device memory ran out."""
+
+
+class NotFoundError(TandemError, LookupError):
+    """A term, file or entry that does not exist (TDM_ERR_NOT_FOUND)."""
+
+
+class UnsupportedError(TandemError):
+    """A feature the device or build lacks (TDM_ERR_UNSUPPORTED)."""
+
+
+class TandemMemoryError(TandemError, MemoryError):
+    """Host memory exhausted (TDM_ERR_NOMEM)."""
+
+
+_BY_STATUS = {
+    _lib.ERR_INVALID_ARG: InvalidArgumentError,
+    _lib.ERR_NOMEM: TandemMemoryError,
+    _lib.ERR_IO: TandemIOError,
+    _lib.ERR_FORMAT: FormatError,
+    _lib.ERR_CORRUPT: CorruptError,
+    _lib.ERR_VERSION: VersionError,
+    _lib.ERR_NO_DEVICE: NoDeviceError,
+    _lib.ERR_OPENCL: DeviceError,
+    _lib.ERR_BUILD: DeviceError,
+    _lib.ERR_DEVICE_MEMORY: DeviceError,
+    _lib.ERR_NOT_FOUND: NotFoundError,
+    _lib.ERR_UNSUPPORTED: UnsupportedError,
+    _lib.ERR_LIMIT: LimitError,
+}
+
+
+def error(status, message=None):
+    """The exception for `status`, with `message` or else this thread's
+    tdm_last_error() (or the status's name when that is empty)."""
+    if message is None:
+        raw = _lib.last_error()
+        message = raw.decode("utf-8", "replace") if raw else ""
+    if not message:
+        message = _lib.strerror(status).decode()
+    return _BY_STATUS.get(status, TandemError)(message, status)
+
+
+def check(status):
+    """Raises the exception for a failed call's status (reads the calling
+    thread's last error, so call it right after the call, on its thread)."""
+    if status != _lib.OK:
+        raise error(status)
+    return status
