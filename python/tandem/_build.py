@@ -12,7 +12,7 @@ import sys
 import threading
 
 from . import _lib
-from .errors import check, error
+from .errors import error
 
 _FORMATS = {"auto": 0, "lines": 1, "trec": 2, "smart": 3, "jsonl": 4}
 
@@ -99,7 +99,7 @@ def _run_cancellable(call, make_callback, progress, bar_what, to_text):
             if bar is not None:
                 bar.show(to_text(p))
             if user is not None:
-                user(p)
+                user(type(p).from_buffer_copy(p))   # p lives only during the call
         except BaseException as e:  # a callback must not raise into C
             failed.append(e)
             return 1
@@ -108,20 +108,28 @@ def _run_cancellable(call, make_callback, progress, bar_what, to_text):
     c_cb = make_callback(on_progress)
     result = {}
 
+    finished = threading.Event()
+
     def worker():
-        result["status"] = call(c_cb)
-        raw = _lib.last_error()   # thread-local: read it on this thread
-        result["message"] = raw.decode("utf-8", "replace") if raw else ""
+        try:
+            result["status"] = call(c_cb)
+            raw = _lib.last_error()   # thread-local: read it on this thread
+            result["message"] = raw.decode("utf-8", "replace") if raw else ""
+        finally:
+            finished.set()
 
     t = threading.Thread(target=worker, name="tandem-build", daemon=True)
     t.start()
     interrupted = None
-    while t.is_alive():
+    # Waits on an Event, not on join(): a join interrupted by KeyboardInterrupt
+    # can take the thread for finished while it still runs.
+    while not finished.is_set():
         try:
-            t.join(0.1)
+            finished.wait(0.1)
         except KeyboardInterrupt as e:  # stop the build, then wait for its cleanup
             interrupted = interrupted or e
             cancel.set()
+    t.join()
     if bar is not None:
         bar.done()
     status = result.get("status", _lib.ERR_INTERNAL)

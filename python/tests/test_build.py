@@ -1,0 +1,101 @@
+"""tandem.build, import_ciff and import_pisa: the same index as the CLI's,
+progress reported, KeyboardInterrupt cancelling with nothing left behind."""
+import _thread
+import io
+import os
+import sys
+import time
+
+import pytest
+
+import tandem
+from conftest import QUERIES, run_cli, write_collection
+
+
+def test_build_same_file_as_cli(collection, index, cli, tmp_path):
+    out = str(tmp_path / "cli.idx")
+    run_cli(cli, "build", "--threads", "1", "-o", out, collection)
+    assert open(out, "rb").read() == open(index, "rb").read()
+
+
+def test_build_options(collection, tmp_path, engine):
+    stop = tmp_path / "stop.txt"
+    stop.write_text("the\nwater\n")
+    path = tandem.build(collection, tmp_path / "o.idx", stemmer="none", codec="pef",
+                        threads=1, stopwords=str(stop), memory_mb=8, progress=False)
+    assert path == tmp_path / "o.idx"
+    with engine.open(path) as s:
+        st = s.stats
+        assert (st["stemmer"], st["codec"], st["stopwords"]) == ("none", "pef", 2)
+        assert s.normalize("sailing") == "sailing" and s.normalize("water") is None
+
+
+def test_progress_callable_and_bar(collection, tmp_path, capsys):
+    seen = []
+    tandem.build(collection, str(tmp_path / "p.idx"), progress=seen.append)
+    assert seen and seen[-1].phase == 2 and seen[-1].documents == 400
+    tandem.build(collection, str(tmp_path / "q.idx"), progress=True)
+    err = capsys.readouterr().err
+    assert "tandem build: " in err and "done: 400 docs" in err
+    tandem.build(collection, str(tmp_path / "r.idx"), progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_keyboard_interrupt_cancels(tmp_path):
+    src = write_collection(str(tmp_path / "big.txt"), docs=30000, seed=3)
+    out = tmp_path / "sub" / "c.idx"
+    out.parent.mkdir()
+    calls = []
+
+    def progress(p):
+        calls.append(p.phase)
+        if len(calls) == 1:
+            _thread.interrupt_main()   # as Ctrl-C would
+            time.sleep(0.3)            # the main thread sees it while C waits
+
+    with pytest.raises(KeyboardInterrupt):
+        tandem.build(src, str(out), threads=1, memory_mb=4, progress=progress)
+    assert calls
+    assert os.listdir(out.parent) == []   # no index, no run file, no temporary
+
+
+def test_progress_exception_cancels(collection, tmp_path):
+    def progress(p):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        tandem.build(collection, str(tmp_path / "x.idx"), progress=progress)
+    assert not (tmp_path / "x.idx").exists()
+
+
+def _same_results(engine, a, b, as_terms=False):
+    with engine.open(a) as sa, engine.open(b) as sb:
+        for _, q in QUERIES:
+            want = sa.search(q, k=20)
+            if as_terms:   # CIFF and PISA carry no stemmer: give b a's terms
+                q = [t for t in map(sa.normalize, q.split()) if t]
+            assert sb.search(q, k=20) == want
+
+
+def test_import_ciff_and_pisa(engine, index, cli, tmp_path):
+    ciff = str(tmp_path / "x.ciff")
+    run_cli(cli, "export", "--to", "ciff", index, "-o", ciff)
+    seen = []
+    got = tandem.import_ciff(ciff, str(tmp_path / "c.idx"), progress=seen.append)
+    assert seen and seen[-1].lists_done == seen[-1].lists_total
+    _same_results(engine, index, got, as_terms=True)
+    run_cli(cli, "import", "--from", "ciff", ciff, "-o", str(tmp_path / "cli.idx"))
+    assert open(got, "rb").read() == open(tmp_path / "cli.idx", "rb").read()
+    base = str(tmp_path / "pisa")
+    run_cli(cli, "export", "--to", "pisa", index, "-o", base)
+    _same_results(engine, index, tandem.import_pisa(base, str(tmp_path / "p.idx"),
+                                                   codec="vbyte128"), as_terms=True)
+
+
+def test_import_toy_ciff(engine, shared_data, tmp_path):
+    toy = os.path.join(shared_data, "ciff", "toy-complete-20200309.ciff")
+    if not os.path.exists(toy):
+        pytest.skip("skipped: no toy CIFF in ../shared/data")
+    with engine.open(tandem.import_ciff(toy, str(tmp_path / "toy.idx"))) as s:
+        assert s.stats["documents"] == 3
+        assert sorted(s.docnames(range(3))) == ["DOC222", "TREC_DOC_1", "WSJ_1"]
