@@ -7,7 +7,8 @@
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
       libcmocka-dev libstemmer-dev libprotobuf-c-dev protobuf-c-compiler libxxhash-dev
-      zlib1g-dev libstreamvbyte-dev oclgrind clang wordnet-base)
+      zlib1g-dev libstreamvbyte-dev oclgrind clang wordnet-base
+      python3-numpy python3-pytest python3-setuptools python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
