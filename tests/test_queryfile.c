@@ -189,9 +189,9 @@ static void jsonl(void **state)
     expect_error("{\"id\": 1, \"terms\": {\"a\": 0}}\n", TDM_QF_JSONL, "weight 0 of 'a'");
     expect_error("{\"id\": 1, \"terms\": {\"a\": -2}}\n", TDM_QF_JSONL, "weight -2");
     expect_error("{\"id\": 1, \"terms\": {\"a\": 1, \"a\": 2}}\n", TDM_QF_JSONL, "'a' twice");
-    expect_error("{\"id\": 1, \"terms\": {\"a\": \"1\"}}\n", TDM_QF_JSONL, "malformed number");
+    expect_error("{\"id\": 1, \"terms\": {\"a\": \"1\"}}\n", TDM_QF_JSONL, "expected a value");
     expect_error("{\"id\": 1, \"terms\": {\"a\": 1e999}}\n", TDM_QF_JSONL, "out of range");
-    expect_error("{\"id\": 01, \"text\": \"a\"}\n", TDM_QF_JSONL, "malformed number");
+    expect_error("{\"id\": 01, \"text\": \"a\"}\n", TDM_QF_JSONL, "expected ',' or '}'");
     expect_error("{\"id\": 1, \"text\": \"a\\u0000b\"}\n", TDM_QF_JSONL, "NUL");
     expect_error("{\"id\": 1, \"text\": \"\\ud800\"}\n", TDM_QF_JSONL, "surrogate");
     expect_error("{\"id\": 1, \"text\": \"a\"} x\n", TDM_QF_JSONL, "text after the object");

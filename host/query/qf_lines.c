@@ -4,7 +4,7 @@
 
 #include "common/buf.h"
 #include "qf_priv.h"
-#include "qjson.h"
+#include "common/json.h"
 #include "tandem.h"
 
 static int blank(const char *s, size_t n)
@@ -50,20 +50,20 @@ typedef struct jq {
     tdm_buf termtext;    /* the terms' bytes, NUL-separated */
 } jq;
 
-static int jfail(tdm_qf_ctx *c, uint64_t ln, const tdm_qjson *j)
+static int jfail(tdm_qf_ctx *c, uint64_t ln, const tdm_json *j)
 {
     return tdm_qf_fail(c, ln, "byte %zu: %s", j->pos + 1, j->why ? j->why : "malformed JSON");
 }
 
-static int read_id(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
+static int read_id(tdm_qf_ctx *c, uint64_t ln, tdm_json *j, jq *q)
 {
     double v;
-    int ch = tdm_qjson_peek(j);
+    int ch = tdm_json_peek(j);
     int ok = 0;
     if (ch == '"')
-        ok = tdm_qjson_string(j);
+        ok = tdm_json_string(j);
     else if (ch == '-' || (ch >= '0' && ch <= '9'))
-        ok = tdm_qjson_number(j, &v);
+        ok = tdm_json_number(j, &v);
     else
         j->why = "id: want a string or a number";
     if (!ok)
@@ -95,29 +95,29 @@ static int add_term(tdm_qf_ctx *c, uint64_t ln, jq *q, const char *t, size_t n, 
     return TDM_OK;
 }
 
-static int read_terms(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
+static int read_terms(tdm_qf_ctx *c, uint64_t ln, tdm_json *j, jq *q)
 {
-    if (!tdm_qjson_expect(j, '{'))
+    if (!tdm_json_expect(j, '{'))
         return tdm_qf_fail(c, ln, "terms: want an object of term: weight");
     q->has_terms = 1;
-    if (tdm_qjson_peek(j) == '}') {
+    if (tdm_json_peek(j) == '}') {
         j->pos++;
         return TDM_OK;
     }
     for (;;) {
         double w;
-        if (!tdm_qjson_string(j))
+        if (!tdm_json_string(j))
             return jfail(c, ln, j);
         char *t = strdup(j->out.p);
         size_t n = j->out.len;
         if (!t)
             return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");
-        int rc = !tdm_qjson_expect(j, ':') || !tdm_qjson_number(j, &w) ? jfail(c, ln, j)
+        int rc = !tdm_json_expect(j, ':') || !tdm_json_number(j, &w) ? jfail(c, ln, j)
                                                                        : add_term(c, ln, q, t, n, w);
         free(t);
         if (rc)
             return rc;
-        int ch = tdm_qjson_peek(j);
+        int ch = tdm_json_peek(j);
         j->pos++;
         if (ch == '}')
             return TDM_OK;
@@ -126,14 +126,14 @@ static int read_terms(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
     }
 }
 
-static int read_member(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
+static int read_member(tdm_qf_ctx *c, uint64_t ln, tdm_json *j, jq *q)
 {
-    if (!tdm_qjson_string(j))
+    if (!tdm_json_string(j))
         return jfail(c, ln, j);
     char key[8] = "";
     if (j->out.len < sizeof key && !memchr(j->out.p, 0, j->out.len)) /* else: an unknown key */
         memcpy(key, j->out.p, j->out.len + 1);
-    if (!tdm_qjson_expect(j, ':'))
+    if (!tdm_json_expect(j, ':'))
         return jfail(c, ln, j);
     if ((!strcmp(key, "id") && q->has_id) || (!strcmp(key, "text") && q->has_text) ||
         (!strcmp(key, "terms") && q->has_terms))
@@ -143,7 +143,7 @@ static int read_member(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
     if (!strcmp(key, "terms"))
         return read_terms(c, ln, j, q);
     if (!strcmp(key, "text")) {
-        if (!tdm_qjson_string(j))
+        if (!tdm_json_string(j))
             return jfail(c, ln, j);
         if (memchr(j->out.p, 0, j->out.len))
             return tdm_qf_fail(c, ln, "text holds a NUL character");
@@ -151,26 +151,26 @@ static int read_member(tdm_qf_ctx *c, uint64_t ln, tdm_qjson *j, jq *q)
         q->text.len = 0;
         return tdm_buf_append(&q->text, j->out.p, j->out.len) ? tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory") : TDM_OK;
     }
-    return tdm_qjson_skip(j) ? TDM_OK : jfail(c, ln, j);
+    return tdm_json_skip(j) ? TDM_OK : jfail(c, ln, j);
 }
 
 static int json_line(tdm_qf_ctx *c, uint64_t ln, const char *line, size_t len, jq *q)
 {
-    tdm_qjson j;
-    tdm_qjson_init(&j, line, len);
+    tdm_json j;
+    tdm_json_init(&j, line, len);
     q->has_id = q->has_text = q->has_terms = 0;
     q->nterms = 0;
     q->termtext.len = 0;
     int rc = TDM_OK;
-    if (!tdm_qjson_expect(&j, '{'))
+    if (!tdm_json_expect(&j, '{'))
         rc = jfail(c, ln, &j);
-    else if (tdm_qjson_peek(&j) == '}')
+    else if (tdm_json_peek(&j) == '}')
         j.pos++;
     else
         for (;;) {
             if ((rc = read_member(c, ln, &j, q)))
                 break;
-            int ch = tdm_qjson_peek(&j);
+            int ch = tdm_json_peek(&j);
             j.pos++;
             if (ch == '}')
                 break;
@@ -181,9 +181,9 @@ static int json_line(tdm_qf_ctx *c, uint64_t ln, const char *line, size_t len, j
                 break;
             }
         }
-    if (rc == TDM_OK && tdm_qjson_peek(&j))
+    if (rc == TDM_OK && tdm_json_peek(&j))
         rc = (j.why = "text after the object", jfail(c, ln, &j));
-    tdm_qjson_free(&j);
+    tdm_json_free(&j);
     if (rc)
         return rc;
     if (!q->has_id)
