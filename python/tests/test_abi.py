@@ -1,6 +1,5 @@
 """The ctypes structs of tandem/_lib.py have the C header's layout: a C
 program compiled against include/tandem.h prints every size and offset."""
-import ctypes
 import os
 import shutil
 import subprocess

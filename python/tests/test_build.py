@@ -1,8 +1,8 @@
 """tandem.build, import_ciff and import_pisa: the same index as the CLI's,
 progress reported, KeyboardInterrupt cancelling with nothing left behind."""
 import _thread
-import io
 import os
+import subprocess
 import sys
 import time
 
@@ -99,3 +99,45 @@ def test_import_toy_ciff(engine, shared_data, tmp_path):
     with engine.open(tandem.import_ciff(toy, str(tmp_path / "toy.idx"))) as s:
         assert s.stats["documents"] == 3
         assert sorted(s.docnames(range(3))) == ["DOC222", "TREC_DOC_1", "WSJ_1"]
+
+
+def test_ctrl_c_on_a_terminal(tmp_path):
+    """A real SIGINT to a Python process building on a terminal: the bar was
+    shown, the process ends with KeyboardInterrupt, nothing is left."""
+    import pty
+    import signal
+    import select
+    src = write_collection(str(tmp_path / "big.txt"), docs=150000, seed=9)
+    out = tmp_path / "out"
+    out.mkdir()
+    code = ("import sys, tandem; tandem.build(sys.argv[1], sys.argv[2], threads=1, "
+            "memory_mb=4)")
+    master, slave = pty.openpty()
+    env = dict(os.environ, TANDEM_LIBRARY=tandem.library_path,
+               PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(tandem.__file__))))
+    p = subprocess.Popen([sys.executable, "-c", code, src, str(out / "x.idx")], env=env,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
+                         cwd=str(tmp_path))
+    os.close(slave)
+    seen, sent = b"", False
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([master], [], [], 0.1)
+        if r:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if not sent and b"tandem build: " in seen:
+            p.send_signal(signal.SIGINT)
+            sent = True
+        if p.poll() is not None and not r:
+            break
+    p.wait(timeout=60)
+    os.close(master)
+    assert sent, "no progress bar on the terminal: %r" % seen[-300:]
+    assert p.returncode != 0 and b"KeyboardInterrupt" in seen, seen[-500:]
+    assert os.listdir(out) == []
