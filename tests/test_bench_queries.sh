@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# `tandem bench queries` (issue 13 item 8) on a small generated index: every
-# algorithm at every k on every device, answers equal to the oracle's, the
-# table, CSV and plot; weighted queries; queries without known terms left
-# out; bad options refused with the option named; outputs through the
-# output guard. Usage: test_bench_queries.sh TANDEM. The exit status is the
+# `tandem bench queries` (issue 13 item 8, issue 15 item 4) on a small
+# generated index: every algorithm at every k on every device, answers equal
+# to the oracle's, the table, CSV and plot; single queries from several
+# threads and a sweep of batch sizes, every batched answer the oracle's, the
+# throughput plot; weighted queries; queries without known terms left out;
+# bad options refused with the option named; outputs through the output
+# guard. Usage: test_bench_queries.sh TANDEM. The exit status is the
 # number of failures.
 set -u
 T=$1
@@ -49,7 +51,7 @@ done
 for o in oracle-or oracle-and; do
     grep -Eq "^$o +10 host" out.txt || fail "no $o row: $(cat out.txt)"
 done
-head -1 b.csv | grep -q '^algorithm,k,device,device_name,queries,mean_us,p50_us,p90_us,p99_us,max_us,launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches$' ||
+head -1 b.csv | grep -q '^algorithm,k,device,device_name,queries,mean_us,p50_us,p90_us,p99_us,max_us,launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches,mode,batch,threads,queries_per_s,shared$' ||
     fail "CSV header: $(head -1 b.csv)"
 rows=$(($(wc -l < b.csv) - 1))
 [ "$rows" -eq $((12 * ndev + 4)) ] || fail "CSV has $rows rows, want $((12 * ndev + 4))"
@@ -62,6 +64,41 @@ awk -F, 'NR > 1 && !($7 <= $8 && $8 <= $9 && $9 <= $10) { bad = 1 } END { exit b
 grep -q '^<svg' b.svg && grep -q '</svg>' b.svg || fail "not an SVG: $(head -c 200 b.svg)"
 [ "$(grep -c '<polyline' b.svg)" -eq $((12 * ndev + 4)) ] || fail "SVG series: $(grep -c '<polyline' b.svg)"
 grep -q 'top 1000' b.svg || fail "no k = 1000 panel"
+
+begin "a batch sweep and threads: every answer the oracle's, queries per second, the plot"
+run "$T" bench queries idx --queries qa.txt --warmup 2 --algorithms or,bmw,and -k 10,100 \
+    --threads 1,3 --batch 1,4,64 --csv t.csv --throughput-plot t.svg --plot c.svg
+want_ok
+grep -q "every answer is the oracle's" err.txt || fail "no verdict: $(tail -3 err.txt)"
+ndev=$(grep -c '^device [0-9]*:' err.txt)
+# per algorithm, k and device: single x1, single x3, batch 1, 4, 64
+rows=$(($(wc -l < t.csv) - 1))
+[ "$rows" -eq $((3 * 2 * 5 * ndev + 4)) ] || fail "CSV has $rows rows, want $((30 * ndev + 4)): $(cat t.csv)"
+for a in or bmw and; do
+    for m in "single,1,1" "single,1,3" "batch,1,1" "batch,4,1" "batch,64,1"; do
+        n=$(grep -c "^$a,100,[0-9]*,.*,11,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,0,$m," t.csv)
+        [ "$n" -eq "$ndev" ] || fail "$a k 100 $m: $n rows for $ndev devices: $(grep "^$a,100" t.csv)"
+    done
+done
+awk -F, 'NR > 1 && ($18 <= 0 || $19 < 1) { bad = 1 } END { exit bad }' t.csv ||
+    fail "a series without queries per second or shared: $(cat t.csv)"
+awk -F, 'NR > 1 && $15 == "batch" && $16 == 64 && $3 >= 0 && $6 <= 0 { bad = 1 } END { exit bad }' t.csv ||
+    fail "batch latencies: $(cat t.csv)"
+grep -Eq '^or +10 0 .* single x3 ' out.txt && grep -Eq '^bmw +100 0 .* batch 64 ' out.txt ||
+    fail "table rows: $(cat out.txt)"
+grep -q '^<svg' t.svg && grep -q '</svg>' t.svg || fail "not an SVG: $(head -c 200 t.svg)"
+# a panel per k and device; a batch line and a single line per algorithm in each
+[ "$(grep -c '<polyline' t.svg)" -eq $((2 * ndev * 3 * 2)) ] || fail "throughput lines: $(grep -c '<polyline' t.svg)"
+[ "$(grep -c 'queries in flight' t.svg)" -eq $((2 * ndev)) ] || fail "panels: $(grep -c 'queries in flight' t.svg)"
+# the CDF shows the fewest threads' single queries and the oracle only
+[ "$(grep -c '<polyline' c.svg)" -eq $((3 * 2 * ndev + 4)) ] || fail "CDF series: $(grep -c '<polyline' c.svg)"
+
+begin "a batched series with several sender threads, weighted queries"
+printf '{"id": "a", "terms": {"flow": 2.5, "plate": 1}}\n{"id": "b", "terms": {"layer": 1}}\n' > qw.jsonl
+run "$T" bench queries idx --queries qw.jsonl --algorithms maxscore -k 5 --warmup 0 --batch 2 --batch-threads 2
+want_ok
+grep -Eq "^maxscore +5 0 .* batch 2x2 " out.txt || fail "$(cat out.txt)"
+grep -q "every answer is the oracle's" err.txt || fail "$(tail -3 err.txt)"
 
 begin "auto, one k, weighted JSON-lines queries"
 printf '{"id": "a", "terms": {"flow": 2.5, "plate": 1}}\n{"id": "b", "terms": {"layer": 1}}\n{"id": "c", "terms": {"nosuchterm": 1}}\n' > q.jsonl
@@ -85,7 +122,9 @@ grep -Eq "^oracle-or +10 host, 1 thread +11 " out.txt || fail "the oracle runs a
 
 begin "bad values are refused, naming the option"
 for bad in "-k 0" "-k 10001" "-k 10,10" "-k 10," "-k x" "--limit 0" "--limit -3" "--warmup 1.5" \
-           "--oracle-threads 0" "--budget 0" "--budget nan" "--algorithms foo" "--algorithms or,or" "--format nope"; do
+           "--oracle-threads 0" "--budget 0" "--budget nan" "--algorithms foo" "--algorithms or,or" "--format nope" \
+           "--batch 0" "--batch 65537" "--batch 8,8" "--batch 1,x" "--threads 0" "--threads 2,2" \
+           "--batch-threads 0"; do
     # shellcheck disable=SC2086
     run "$T" bench queries idx --queries q.txt $bad
     want_fail "${bad%% *}"
@@ -105,6 +144,11 @@ want_fail "--csv\|idx"
 cmp -s idx idx.orig || fail "the index changed"
 run "$T" bench queries idx --queries q.txt --csv same --plot same
 want_fail "the same file"
+run "$T" bench queries idx --queries q.txt --plot same --throughput-plot same
+want_fail "the same file"
+run "$T" bench queries idx --queries q.txt --throughput-plot idx
+want_fail "--throughput-plot\|idx"
+cmp -s idx idx.orig || fail "the index changed"
 run "$T" bench queries idx --queries q.txt --csv -
 want_fail "standard output"
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `tandem search` and `tandem run` (issue 14 items 1-2): results, JSON, a
 # TREC run from each query-file format, the same answers from every
-# algorithm, and clear failures for bad options. Usage: test_cli_search.sh
+# algorithm, the same run bytes for every --batch and --threads, a failing
+# query named without losing the others, the progress bar only on a
+# terminal, and clear failures for bad options. Usage: test_cli_search.sh
 # TANDEM. The exit status is the number of failures.
 set -u
 T=$1
@@ -97,6 +99,82 @@ cmp -s idx idx.orig || fail "the index was overwritten"
 printf 'no colon here\n' > bad.txt
 run "$T" run idx --queries bad.txt -o run3.txt --format colon
 want_fail "bad.txt"
+
+begin "run: the same bytes for single calls, any batch size and any thread count"
+# A generated collection and 120 queries drawn from its vocabulary (some
+# with words it lacks), so that batches mix long and short lists.
+cat > log.txt <<'EOF2'
+1:boundary layer flow
+2:heat transfer in a flat plate
+3:supersonic flow over a cone
+4:laminar boundary layer heat
+5:pressure distribution on a wing
+6:wing flow pressure heat plate cone
+7:turbulent mixing layer
+8:shock wave boundary layer interaction
+EOF2
+"$T" gen collection --docs 1500 --seed 3 --vocab-from log.txt --quiet -o big.txt >/dev/null 2>&1 &&
+"$T" build --quiet --stemmer none -o big.idx big.txt >/dev/null 2>&1 || fail "cannot build the batch fixture"
+awk -F: '{ print }' log.txt > many.txt
+for i in $(seq 9 120); do
+    awk -F: -v i="$i" 'NR == (i % 8) + 1 { split($2, w, " "); t = ""
+        for (j = 1; j <= length(w); j++) if ((i + j) % 3) t = t " " w[j]
+        print i ":" t " " w[1] (i % 5 ? "" : " nosuchword") }' log.txt >> many.txt
+done
+for k in 10 1000; do
+    for a in auto bmw and; do
+        run "$T" run big.idx --queries many.txt -o ref.run -k "$k" --algorithm "$a" --batch 0
+        want_ok
+        [ -s ref.run ] || fail "k $k $a: empty run"
+        for opt in "--batch 1" "--batch 64" "--batch 7 --threads 3" "--batch 0 --threads 4" "--batch 500 --threads 2"; do
+            # shellcheck disable=SC2086
+            run "$T" run big.idx --queries many.txt -o b.run -k "$k" --algorithm "$a" $opt
+            want_ok
+            cmp -s ref.run b.run || fail "k $k $a $opt: the run differs from single calls': $(diff ref.run b.run | head -3)"
+        done
+    done
+done
+grep -q '120 queries in [0-9.]* s' err.txt || fail "no summary: $(cat err.txt)"
+
+begin "run: a failing query is named, the others are written, exit status 1"
+long=$(for i in $(seq 1 1100); do printf 'flow '; done)
+{ head -3 many.txt; echo "bad:$long"; sed -n '4,20p' many.txt; } > withbad.txt
+head -20 many.txt > good.txt
+run "$T" run big.idx --queries good.txt -o good.run -k 10 --batch 0
+want_ok
+for opt in "--batch 0" "--batch 8" "--batch 3 --threads 2"; do
+    rm -f bad.run
+    # shellcheck disable=SC2086
+    run "$T" run big.idx --queries withbad.txt -o bad.run -k 10 $opt
+    want_fail "query 'bad' (line 4)"
+    grep -q "1 of 21 queries failed" err.txt || fail "$opt: no count: $(cat err.txt)"
+    cmp -s good.run bad.run || fail "$opt: the other queries' run differs: $(diff good.run bad.run | head -3)"
+done
+
+begin "run: no progress bar in a pipe, one on a terminal"
+run "$T" run big.idx --queries many.txt -o p.run -k 10
+want_ok
+grep -q $'\r\|ETA\|\[#' err.txt && fail "progress output in a pipe: $(od -c err.txt | head -3)"
+[ "$(wc -l < err.txt)" -eq 1 ] || fail "stderr in a pipe: $(cat err.txt)"
+if command -v script >/dev/null 2>&1; then
+    timeout 60 script -qec "'$T' run big.idx --queries many.txt -o p2.run -k 10 --batch 4" /dev/null > tty.txt 2>&1
+    grep -q 'run \[#*\.*\] [0-9]*/120 queries, [0-9]*/s' tty.txt || fail "no bar on a terminal: $(od -c tty.txt | head -5)"
+    grep -q '120/120 queries' tty.txt || fail "the bar does not end at 120/120: $(tr '\r' '\n' < tty.txt | tail -3)"
+    cmp -s p.run p2.run || fail "the run on a terminal differs"
+else
+    echo "run progress bar on a terminal: skipped (no 'script')"
+fi
+
+begin "run: --batch and --threads are checked"
+run "$T" run big.idx --queries many.txt -o x.run --batch 65537
+want_fail "--batch"
+run "$T" run big.idx --queries many.txt -o x.run --batch -1
+want_fail "--batch"
+run "$T" run big.idx --queries many.txt -o x.run --threads 0
+want_fail "--threads"
+run "$T" run big.idx --queries many.txt -o x.run --threads 257
+want_fail "--threads"
+[ -e x.run ] && fail "a refused run wrote its output"
 
 echo "$failures failure(s)"
 exit "$failures"

@@ -28,7 +28,7 @@ int tdm_cmd_search(int argc, char **argv);
 int tdm_cmd_run(int argc, char **argv);
 
 /* Writes s as a JSON string literal (quotes and escapes included). */
-void tdm_json_string(FILE *f, const char *s);
+void tdm_cli_json_string(FILE *f, const char *s);
 
 /* --name VALUE or --name=VALUE at argv[*i]: the value (advancing *i past
  * it), or NULL if argv[*i] is not that option or lacks its value. */

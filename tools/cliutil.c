@@ -24,7 +24,7 @@ int tdm_cli_fail(const char *cmd, const char *fmt, ...)
     return 1;
 }
 
-void tdm_json_string(FILE *f, const char *s)
+void tdm_cli_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {

@@ -139,6 +139,20 @@ static int run_k(const tdm_bq_oracle_job *j, uint32_t k, double *us, tdm_bq_answ
     return rc;
 }
 
+/* Queries per second of the threads together: every query over the time of
+ * the busiest thread's timed calls (its warm-up left out). */
+static double throughput(const tdm_bq_oracle_job *j, const double *us)
+{
+    double busiest = 0;
+    for (size_t t = 0; t < j->threads; t++) {
+        double sum = 0;
+        for (size_t q = t; q < j->nq; q += j->threads)
+            sum += us[q];
+        busiest = sum > busiest ? sum : busiest;
+    }
+    return busiest > 0 ? (double)j->nq / (busiest * 1e-6) : 0;
+}
+
 int tdm_bq_oracle_run(const tdm_bq_oracle_job *j, tdm_bq_set *set, tdm_bq_answers *ans)
 {
     memset(ans, 0, sizeof *ans);
@@ -162,9 +176,12 @@ int tdm_bq_oracle_run(const tdm_bq_oracle_job *j, tdm_bq_set *set, tdm_bq_answer
         snprintf(r->device_name, sizeof r->device_name, "host, %u thread%s", j->threads,
                  j->threads == 1 ? "" : "s");
         r->n = j->nq;
+        r->threads = j->threads;
+        r->cdf = 1;
         fprintf(stderr, "oracle (%s) at k = %u ...\n", name + 7, r->k);
         if (run_k(j, r->k, r->us, i + 1 == j->nk ? ans : NULL, ans))
             return -1;
+        r->qps = throughput(j, r->us);
         tdm_bq_stats(r);
     }
     return 0;

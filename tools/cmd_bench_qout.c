@@ -1,4 +1,9 @@
-/* `tandem bench queries`: the series, their statistics, the table and the CSV. */
+/* `tandem bench queries`: the series, their statistics, the table and the
+ * CSV (columns: algorithm, k, device, device_name, queries, mean_us, p50_us,
+ * p90_us, p99_us, max_us per query call; launches, bytes up and down per
+ * query; mismatches with the oracle; mode single or batch, batch (queries a
+ * call), threads (sending calls at once), queries_per_s, shared (queries a
+ * query's launches served, on average)). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,22 +68,34 @@ void tdm_bq_stats(tdm_bq_series *r)
 
 void tdm_bq_print_header(FILE *f)
 {
-    fprintf(f, "%-11s %5s %-28s %7s %10s %10s %10s %10s %10s %8s %9s %9s %6s\n", "algorithm",
-            "k", "device", "queries", "mean us", "p50 us", "p90 us", "p99 us", "max us",
-            "launch/q", "up B/q", "down B/q", "wrong");
+    fprintf(f, "%-11s %5s %-28s %7s %10s %10s %10s %10s %10s %8s %9s %9s %6s %9s %-11s %6s\n",
+            "algorithm", "k", "device", "queries", "mean us", "p50 us", "p90 us", "p99 us",
+            "max us", "launch/q", "up B/q", "down B/q", "wrong", "q/s", "calls", "shared");
+}
+
+/* "single x4" (4 threads sending single queries), "batch 64" or "batch 64x2". */
+static void mode_text(char *buf, size_t cap, const tdm_bq_series *r)
+{
+    if (!r->batch)
+        snprintf(buf, cap, "single x%u", r->threads);
+    else if (r->threads > 1)
+        snprintf(buf, cap, "batch %ux%u", r->batch, r->threads);
+    else
+        snprintf(buf, cap, "batch %u", r->batch);
 }
 
 void tdm_bq_print_row(FILE *f, const tdm_bq_series *r)
 {
-    char dev[48];
+    char dev[48], mode[32];
     if (r->device < 0)
         snprintf(dev, sizeof dev, "%.40s", r->device_name);
     else
         snprintf(dev, sizeof dev, "%d %.30s", r->device, r->device_name);
+    mode_text(mode, sizeof mode, r);
     fprintf(f, "%-11s %5u %-28.28s %7zu %10.1f %10.1f %10.1f %10.1f %10.1f %8.2f %9.0f %9.0f "
-               "%6llu\n", r->algorithm, r->k, dev, r->n, r->mean, r->p50, r->p90, r->p99,
-            r->max, r->launches, r->bytes_up, r->bytes_down,
-            (unsigned long long)r->mismatches);
+               "%6llu %9.0f %-11s %6.1f\n", r->algorithm, r->k, dev, r->n, r->mean, r->p50,
+            r->p90, r->p99, r->max, r->launches, r->bytes_up, r->bytes_down,
+            (unsigned long long)r->mismatches, r->qps, mode, r->device < 0 ? 1.0 : r->shared);
     fflush(f);
 }
 
@@ -92,7 +109,8 @@ int tdm_bq_write_csv(const char *path, const tdm_bq_set *s)
         return -1;
     }
     fprintf(out.f, "algorithm,k,device,device_name,queries,mean_us,p50_us,p90_us,p99_us,max_us,"
-                   "launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches\n");
+                   "launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches,"
+                   "mode,batch,threads,queries_per_s,shared\n");
     for (size_t i = 0; i < s->n; i++) {
         const tdm_bq_series *r = &s->v[i];
         char name[64];
@@ -100,10 +118,12 @@ int tdm_bq_write_csv(const char *path, const tdm_bq_set *s)
         for (char *p = name; *p; p++)
             if (*p == ',' || *p == '"')
                 *p = ' ';
-        fprintf(out.f, "%s,%u,%d,%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%llu\n",
+        fprintf(out.f, "%s,%u,%d,%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%llu,%s,%u,%u,"
+                       "%.1f,%.2f\n",
                 r->algorithm, r->k, r->device, name, r->n, r->mean, r->p50, r->p90, r->p99,
                 r->max, r->launches, r->bytes_up, r->bytes_down,
-                (unsigned long long)r->mismatches);
+                (unsigned long long)r->mismatches, r->batch ? "batch" : "single",
+                r->batch ? r->batch : 1, r->threads, r->qps, r->device < 0 ? 1.0 : r->shared);
     }
     int rc = tdm_outfile_commit(&out, &err); /* renamed over path only when complete */
     if (rc != TDM_OK)

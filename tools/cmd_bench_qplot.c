@@ -108,7 +108,7 @@ static void draw_panel(FILE *f, const tdm_bq_set *s, const frame *fr, uint32_t k
             fr->left + PW / 2, MT + PH + 40);
     for (size_t i = 0; i < s->n; i++) {
         const tdm_bq_series *r = &s->v[i];
-        if (r->k != k || !r->n)
+        if (r->k != k || !r->n || !r->cdf)
             continue;
         const char *c = color(r);
         const char *d = r->device < 0 ? "1 2" : dashes[r->device % 4];

@@ -1,11 +1,12 @@
 /* `tandem bench queries INDEX --queries FILE`: per algorithm, k and device,
  * the latency of single queries one after another (wall clock around each
- * tdm_search_* call, after a warm-up), kernel launches and bytes moved per
- * query, and every answer checked against the oracle, which is timed in the
- * same run (cmd_bench_queries.h lists the files). */
+ * tdm_search_* call, after a warm-up), and with --threads and --batch of many
+ * queries in flight (queries per second, the latency of each query's call),
+ * kernel launches and bytes moved per query, and every answer checked against
+ * the oracle, which is timed in the same run (cmd_bench_queries.h lists the
+ * files). This file: options, queries, the oracle pass, outputs. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "cmd_bench_queries.h"
@@ -15,38 +16,13 @@
 #include "query/queryfile.h"
 #include "tandem.h"
 
-#define MAX_ALGOS 16
-#define MAX_KS 8
-#define MAX_REPORTED 5 /* mismatches described per series */
-
 static const char C[] = "bench queries";
 
-typedef struct opts {
-    const char *index, *queries, *devices, *csv, *plot;
-    uint64_t limit;       /* 0: every query */
-    int algos[MAX_ALGOS];
-    size_t nalgos;
-    uint32_t ks[MAX_KS];  /* ascending */
-    size_t nk;
-    uint64_t warmup, threads;
-    double budget;        /* seconds of timed queries a series may take; 0: no limit */
-    tdm_qf_options qo;
-} opts;
+#define BATCH_MAX 65536
+#define THREADS_MAX 1024
 
-/* The queries that have at least one term in the index, ready for both sides. */
-typedef struct bq {
-    opts o;
-    tdm_qfile *qf;
-    const tdm_ireader *r;
-    size_t nq;            /* usable queries */
-    size_t *pos;          /* [nq] position in qf */
-    tdm_query *q;         /* [nq] for the oracle */
-    tdm_search_term **terms; /* [nq] weighted queries' terms, NULL for text */
-    size_t empty;         /* queries without a known term, left out */
-    tdm_bq_answers ans_or, ans_and;
-    tdm_bq_set set;
-    uint64_t mismatches;
-} bq;
+typedef tdm_bq_opts opts;
+typedef tdm_bq bq;
 
 static void usage(FILE *f)
 {
@@ -54,7 +30,10 @@ static void usage(FILE *f)
         "usage: tandem bench queries INDEX --queries FILE [options]\n"
         "  Latency of single queries, one after another (wall clock around each search\n"
         "  call, after a warm-up), for every algorithm, k and device of the engine: mean,\n"
-        "  p50, p90, p99, max; kernel launches and bytes moved host<->device per query.\n"
+        "  p50, p90, p99, max; queries per second; kernel launches and bytes moved\n"
+        "  host<->device per query. With --threads, single queries from several threads\n"
+        "  at once (the engine may batch them: the 'shared' column); with --batch, series\n"
+        "  of tdm_search_batch calls of N queries (a query's latency is its batch call's).\n"
         "  Every answer is checked against the exhaustive host oracle (the same documents\n"
         "  in the same order, the same float scores bit for bit); the oracle is timed in\n"
         "  the same run. A mismatch makes the exit status 1. BM25 (1.2, 0.75).\n"
@@ -68,13 +47,21 @@ static void usage(FILE *f)
         "                     or all (default: or,and,and_or,wand,bmw,maxscore)\n"
         "  -k LIST            comma-separated k, 1..10000 (default 10,1000)\n"
         "  --devices SPEC     as TANDEM_DEVICES (default: TANDEM_DEVICES, else all)\n"
+        "  --threads LIST     single-query series with T threads sending queries at\n"
+        "                     once, for each T of the list, 1..1024 (default 1)\n"
+        "  --batch LIST       also a series of batch calls of N queries for each N of\n"
+        "                     the list, 1..65536 (e.g. 1,8,64,512; default none)\n"
+        "  --batch-threads T  threads sending batch calls at once (default 1)\n"
         "  --warmup N         queries run untimed before each series (default 100)\n"
         "  --budget S         seconds of timed queries a series may take: a slow device\n"
         "                     stops early, on the first queries (the table's count)\n"
         "  --oracle-threads N threads running the oracle, each on its share of the\n"
         "                     queries one at a time (default 1)\n"
         "  --csv FILE         every series as CSV\n"
-        "  --plot FILE.svg    the latency distribution (CDF), one panel per k\n"
+        "  --plot FILE.svg    the latency distribution (CDF) of the single-query series\n"
+        "                     of the fewest threads, one panel per k\n"
+        "  --throughput-plot FILE.svg  queries per second against batch size (and\n"
+        "                     threads of single queries), a panel per k and device\n"
         "Progress goes to stderr, the table to stdout.\n");
 }
 
@@ -99,40 +86,49 @@ static int parse_algos(const char *v, opts *o)
         for (size_t i = 0; i < o->nalgos; i++)
             if (o->algos[i] == a)
                 return tdm_cli_fail(C, "--algorithms: '%s' given twice", t);
-        if (o->nalgos == MAX_ALGOS)
+        if (o->nalgos == TDM_BQ_MAX_ALGOS)
             return tdm_cli_fail(C, "--algorithms: too many");
         o->algos[o->nalgos++] = a;
     }
     return o->nalgos ? 0 : tdm_cli_fail(C, "--algorithms '%s': no algorithm", v);
 }
 
-static int parse_ks(const char *v, opts *o)
+/* A comma-separated list of distinct whole numbers in [lo, hi] for option
+ * `opt`, kept ascending in out[*n]. */
+static int parse_list(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint32_t *out,
+                      size_t *n)
 {
     char buf[256];
-    o->nk = 0;
+    *n = 0;
     if (!*v || strlen(v) >= sizeof buf || v[strlen(v) - 1] == ',')
-        return tdm_cli_fail(C, "-k '%s': expected a comma-separated list of k", v);
+        return tdm_cli_fail(C, "%s '%s': expected a comma-separated list of numbers", opt, v);
     strcpy(buf, v);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        uint64_t k;
-        if (tdm_cli_uint(C, "-k", t, 1, TDM_SEARCH_K_MAX, &k))
+        uint64_t x;
+        if (tdm_cli_uint(C, opt, t, lo, hi, &x))
             return 1;
-        if (o->nk == MAX_KS)
-            return tdm_cli_fail(C, "-k: at most %d values", MAX_KS);
-        size_t i = o->nk++;
-        for (; i > 0 && o->ks[i - 1] > k; i--) /* keep ascending */
-            o->ks[i] = o->ks[i - 1];
-        if (i > 0 && o->ks[i - 1] == k)
-            return tdm_cli_fail(C, "-k: %s given twice", t);
-        o->ks[i] = (uint32_t)k;
+        if (*n == TDM_BQ_MAX_LIST)
+            return tdm_cli_fail(C, "%s: at most %d values", opt, TDM_BQ_MAX_LIST);
+        size_t i = (*n)++;
+        for (; i > 0 && out[i - 1] > x; i--) /* keep ascending */
+            out[i] = out[i - 1];
+        if (i > 0 && out[i - 1] == x)
+            return tdm_cli_fail(C, "%s: %s given twice", opt, t);
+        out[i] = (uint32_t)x;
     }
-    return o->nk ? 0 : tdm_cli_fail(C, "-k '%s': no value", v);
+    return *n ? 0 : tdm_cli_fail(C, "%s '%s': no value", opt, v);
+}
+
+static int parse_ks(const char *v, opts *o)
+{
+    return parse_list("-k", v, 1, TDM_SEARCH_K_MAX, o->ks, &o->nk);
 }
 
 /* 0 parsed, 1 after an error message, -1 --help printed. */
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){.warmup = 100, .threads = 1, .qo = {TDM_QF_AUTO, 0, 0}};
+    *o = (opts){.warmup = 100, .oracle_threads = 1, .batch_threads = 1,
+                .threads = {1}, .nthreads = 1, .qo = {TDM_QF_AUTO, 0, 0}};
     parse_algos("or,and,and_or,wand,bmw,maxscore", o);
     parse_ks("10,1000", o);
     for (int i = 1; i < argc; i++) {
@@ -169,8 +165,19 @@ static int parse(int argc, char **argv, opts *o)
             if (tdm_cli_real(C, "--budget", v, 0, 1, 1e6, &o->budget))
                 return 1;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--oracle-threads"))) {
-            if (tdm_cli_uint(C, "--oracle-threads", v, 1, 1024, &o->threads))
+            if (tdm_cli_uint(C, "--oracle-threads", v, 1, 1024, &o->oracle_threads))
                 return 1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--batch"))) {
+            if (parse_list("--batch", v, 1, BATCH_MAX, o->batches, &o->nbatches))
+                return 1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--threads"))) {
+            if (parse_list("--threads", v, 1, THREADS_MAX, o->threads, &o->nthreads))
+                return 1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--batch-threads"))) {
+            if (tdm_cli_uint(C, "--batch-threads", v, 1, THREADS_MAX, &o->batch_threads))
+                return 1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--throughput-plot"))) {
+            o->tput_plot = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--csv"))) {
             o->csv = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--plot"))) {
@@ -186,11 +193,16 @@ static int parse(int argc, char **argv, opts *o)
     if (!o->index || !o->queries)
         return tdm_cli_fail(C, "need INDEX and --queries FILE ('tandem bench queries --help')");
     const char *in[2] = {o->index, o->queries};
-    if ((o->csv && tdm_cli_output(C, "--csv", o->csv, 0, in, 2, NULL)) ||
-        (o->plot && tdm_cli_output(C, "--plot", o->plot, 0, in, 2, NULL)))
-        return 1;
-    if (o->csv && o->plot && !strcmp(o->csv, o->plot))
-        return tdm_cli_fail(C, "--csv and --plot name the same file '%s'", o->csv);
+    const char *outs[3] = {o->csv, o->plot, o->tput_plot};
+    static const char *const names[3] = {"--csv", "--plot", "--throughput-plot"};
+    for (int a = 0; a < 3; a++) {
+        if (outs[a] && tdm_cli_output(C, names[a], outs[a], 0, in, 2, NULL))
+            return 1;
+        for (int c = 0; c < a; c++)
+            if (outs[a] && outs[c] && !strcmp(outs[a], outs[c]))
+                return tdm_cli_fail(C, "%s and %s name the same file '%s'", names[c], names[a],
+                                    outs[a]);
+    }
     return 0;
 }
 
@@ -307,7 +319,7 @@ static int run_oracles(bq *b)
         need_and |= a == TDM_ALGO_AND || a == TDM_ALGO_AND_OR || a == TDM_ALGO_AUTO;
     }
     tdm_bq_oracle_job j = {b->r, b->q, b->nq, b->o.ks, b->o.nk, TDM_MATCH_OR,
-                           (unsigned)b->o.threads, (size_t)b->o.warmup};
+                           (unsigned)b->o.oracle_threads, (size_t)b->o.warmup};
     size_t first = b->set.n;
     prefault(b->r);
     if (need_or && tdm_bq_oracle_run(&j, &b->set, &b->ans_or))
@@ -320,163 +332,19 @@ static int run_oracles(bq *b)
     return 0;
 }
 
-/* ---- the devices */
-
-/* The oracle's answer for what ran. */
-static const tdm_bq_answers *expected(const bq *b, int ran, size_t q, uint32_t k)
-{
-    if (ran == TDM_ALGO_AND)
-        return &b->ans_and;
-    if (ran == TDM_ALGO_AND_OR)
-        return b->ans_and.matched[q] >= k ? &b->ans_and : &b->ans_or;
-    return &b->ans_or;
-}
-
-/* 0 if r is the oracle's answer for query q at k; else describes the first
- * difference into why[]. */
-static int check(const bq *b, const tdm_search_result *r, size_t q, uint32_t k, int device,
-                 char *why, size_t cap)
-{
-    if (r->device != device) {
-        snprintf(why, cap, "answered by device %d", r->device);
-        return 1;
-    }
-    const tdm_bq_answers *a = expected(b, r->algorithm, q, k);
-    if (!a->n) {
-        snprintf(why, cap, "%s ran, for which the oracle was not asked",
-                 tdm_algorithm_name(r->algorithm));
-        return 1;
-    }
-    size_t want = a->n[q] < k ? a->n[q] : k;
-    if (r->n != want) {
-        snprintf(why, cap, "%zu hits, the oracle has %zu", r->n, want);
-        return 1;
-    }
-    for (size_t i = 0; i < want; i++) {
-        uint32_t d = a->doc[q * a->k + i];
-        float s = a->score[q * a->k + i];
-        if (r->hits[i].docid != d || r->hits[i].score != s) {
-            snprintf(why, cap, "rank %zu: doc %u score %.9g, the oracle's doc %u score %.9g",
-                     i + 1, r->hits[i].docid, r->hits[i].score, d, s);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int search_one(tdm_search *sh, const bq *b, size_t q, const tdm_search_options *o,
-                      tdm_search_result **r)
-{
-    const tdm_qf_query *fq = &b->qf->q[b->pos[q]];
-    if (fq->text)
-        return tdm_search_text(sh, fq->text, o, r);
-    return tdm_search_terms(sh, b->terms[q], fq->nterms, o, r);
-}
-
-/* One series: algorithm a at k on device d. */
-static int run_series(bq *b, tdm_search *sh, int d, const char *dname, size_t ai, uint32_t k)
-{
-    tdm_bq_series *s = tdm_bq_add(&b->set, b->nq);
-    if (!s)
-        return tdm_cli_fail(C, "out of memory");
-    int a = b->o.algos[ai];
-    snprintf(s->algorithm, sizeof s->algorithm, "%s", tdm_algorithm_name(a));
-    s->algo = a;
-    s->color = (int)ai;
-    s->k = k;
-    s->device = d;
-    snprintf(s->device_name, sizeof s->device_name, "%.63s", dname);
-    tdm_search_options o;
-    tdm_search_options_init(&o);
-    o.algorithm = a;
-    o.k = k;
-    o.device = d;
-    int tty = isatty(2);
-    size_t warm = b->o.warmup < b->nq ? (size_t)b->o.warmup : b->nq, timed = 0;
-    double start = 0;
-    for (size_t i = 0; i < warm + b->nq; i++) {
-        if (i == warm)
-            start = tdm_cli_now();
-        else if (i > warm && b->o.budget > 0 && tdm_cli_now() - start > b->o.budget)
-            break; /* out of time: the first `timed` queries */
-        size_t q = i < warm ? i : i - warm;
-        tdm_search_result *r = NULL;
-        double t0 = tdm_cli_now();
-        int rc = search_one(sh, b, q, &o, &r);
-        double t1 = tdm_cli_now();
-        if (rc != TDM_OK)
-            return tdm_cli_fail(C, "%s, k %u, device %d: query '%s': %s", s->algorithm, k, d,
-                                b->qf->q[b->pos[q]].id, tdm_last_error());
-        if (i >= warm) {
-            char why[160];
-            s->us[q] = (t1 - t0) * 1e6;
-            timed++;
-            s->launches += r->launches;
-            s->bytes_up += (double)r->bytes_up;
-            s->bytes_down += (double)r->bytes_down;
-            if (check(b, r, q, k, d, why, sizeof why) && ++s->mismatches <= MAX_REPORTED)
-                fprintf(stderr, "MISMATCH %s k %u device %d query '%s': %s\n", s->algorithm, k,
-                        d, b->qf->q[b->pos[q]].id, why);
-        }
-        tdm_search_result_free(r);
-        if (tty && (i % 64 == 63 || i + 1 == warm + b->nq))
-            fprintf(stderr, "\r%s k %u device %d: %zu/%zu ", s->algorithm, k, d, i + 1,
-                    warm + b->nq);
-    }
-    if (tty)
-        fputc('\n', stderr);
-    s->n = timed;
-    if (s->n) {
-        s->launches /= (double)s->n;
-        s->bytes_up /= (double)s->n;
-        s->bytes_down /= (double)s->n;
-    }
-    tdm_bq_stats(s);
-    b->mismatches += s->mismatches;
-    tdm_bq_print_row(stdout, s);
-    return 0;
-}
-
-static int run_devices(bq *b, tdm_index *ix)
-{
-    tdm_engine_options eo;
-    tdm_engine_options_init(&eo);
-    eo.devices = b->o.devices;
-    tdm_engine *e = NULL;
-    tdm_search *sh = NULL;
-    int rc = 0;
-    if (tdm_engine_open(&eo, &e) != TDM_OK || tdm_search_open(e, ix, &sh) != TDM_OK)
-        rc = tdm_cli_fail(C, "%s", tdm_last_error());
-    if (rc == 0 && *tdm_engine_warnings(e))
-        fprintf(stderr, "%s\n", tdm_engine_warnings(e));
-    int nd = rc == 0 ? tdm_engine_device_count(e) : 0;
-    for (int d = 0; rc == 0 && d < nd; d++) {
-        tdm_device_info info;
-        tdm_engine_device_info_get(e, d, &info);
-        fprintf(stderr, "device %d: %s (%s, %u compute units)\n", d, info.name, info.platform,
-                info.compute_units);
-        for (size_t ki = 0; rc == 0 && ki < b->o.nk; ki++)
-            for (size_t ai = 0; rc == 0 && ai < b->o.nalgos; ai++)
-                rc = run_series(b, sh, d, info.name, ai, b->o.ks[ki]);
-    }
-    tdm_search_close(sh);
-    tdm_engine_close(e);
-    return rc;
-}
-
 static int write_outputs(const bq *b)
 {
     int rc = 0;
     if (b->o.csv && tdm_bq_write_csv(b->o.csv, &b->set))
         rc = 1;
-    if (b->o.plot) {
-        const char *base = strrchr(b->o.index, '/');
-        char title[256];
-        snprintf(title, sizeof title, "tandem bench queries: %s, %zu queries, BM25",
-                 base ? base + 1 : b->o.index, b->nq);
-        if (tdm_bq_write_svg(b->o.plot, &b->set, title))
-            rc = 1;
-    }
+    const char *base = strrchr(b->o.index, '/');
+    char title[256];
+    snprintf(title, sizeof title, "tandem bench queries: %s, %zu queries, BM25",
+             base ? base + 1 : b->o.index, b->nq);
+    if (b->o.plot && tdm_bq_write_svg(b->o.plot, &b->set, title))
+        rc = 1;
+    if (b->o.tput_plot && tdm_bq_write_tput_svg(b->o.tput_plot, &b->set, title))
+        rc = 1;
     return rc;
 }
 
@@ -496,7 +364,7 @@ int tdm_bench_queries(int argc, char **argv)
         rc = run_oracles(&b);
     }
     if (rc == 0)
-        rc = run_devices(&b, ix);
+        rc = tdm_bq_run_devices(&b, ix);
     if (rc == 0)
         rc = write_outputs(&b);
     if (rc == 0 && b.mismatches)

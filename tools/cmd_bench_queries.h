@@ -1,10 +1,12 @@
-/* `tandem bench queries`: the latency of search algorithms on every device,
- * every answer checked against the oracle, the oracle timed in the same run.
+/* `tandem bench queries`: the latency and throughput of search algorithms
+ * on every device, single queries and batches, every answer checked against
+ * the oracle, the oracle timed in the same run.
  *
- * Files: cmd_bench_queries.c (options, queries, the timed loop and the
+ * Files: cmd_bench_queries.c (options, queries, the oracle pass),
+ * cmd_bench_qseries.c (the device series: timed runs through qrun.h and the
  * checks), cmd_bench_qoracle.c (the oracle's answers and its time),
  * cmd_bench_qout.c (statistics, table, CSV), cmd_bench_qplot.c (the CDF
- * plot). */
+ * plot), cmd_bench_qtput.c (throughput against batch size plot). */
 #ifndef TDM_CMD_BENCH_QUERIES_H
 #define TDM_CMD_BENCH_QUERIES_H
 
@@ -14,11 +16,14 @@
 
 #include "index/reader.h"
 #include "query/query.h"
+#include "query/queryfile.h"
+#include "tandem.h"
 
 int tdm_bench_queries(int argc, char **argv);
 
-/* One measured series: an algorithm at one k on one device, or the oracle
- * (device -1) with one matching mode. */
+/* One measured series: an algorithm at one k on one device, sent as single
+ * queries from `threads` threads or as batches of `batch` queries, or the
+ * oracle (device -1) with one matching mode. */
 typedef struct tdm_bq_series {
     char algorithm[24];   /* tdm_algorithm_name(algo), or "oracle-or" / "oracle-and" */
     int algo;             /* enum tdm_algorithm; -1 for the oracle */
@@ -32,6 +37,12 @@ typedef struct tdm_bq_series {
     double mean, p50, p90, p99, max;          /* set by tdm_bq_stats */
     double launches, bytes_up, bytes_down;    /* means per query */
     uint64_t mismatches;  /* answers that differ from the oracle's */
+    uint32_t batch;       /* queries per tdm_search_batch call; 0: single calls */
+    unsigned threads;     /* threads sending calls at once */
+    double qps;           /* queries answered per second of wall time */
+    double shared;        /* mean queries that shared a query's launches
+                             (tdm_search_result.batch) */
+    int cdf;              /* drawn in the latency CDF plot */
 } tdm_bq_series;
 
 typedef struct tdm_bq_set {
@@ -54,6 +65,10 @@ void tdm_bq_print_row(FILE *f, const tdm_bq_series *r);
  * or -1 after a message on stderr. */
 int tdm_bq_write_csv(const char *path, const tdm_bq_set *s);
 int tdm_bq_write_svg(const char *path, const tdm_bq_set *s, const char *title);
+/* Throughput against queries in flight as SVG: a panel per k and device, a
+ * line per algorithm, solid for batches (x = batch size), dashed for single
+ * queries (x = threads sending them). */
+int tdm_bq_write_tput_svg(const char *path, const tdm_bq_set *s, const char *title);
 
 /* The oracle's exact answers at the largest k asked for (the top k of a
  * smaller k is their prefix: the order, score then docid, is total), in the
@@ -85,5 +100,47 @@ typedef struct tdm_bq_oracle_job {
  * largest k in *ans (a smaller k's answers are checked to be their prefix).
  * Returns 0, or -1 after a message on stderr. */
 int tdm_bq_oracle_run(const tdm_bq_oracle_job *job, tdm_bq_set *set, tdm_bq_answers *ans);
+
+/* ---- the run as a whole (cmd_bench_queries.c), for the device series */
+
+#define TDM_BQ_MAX_ALGOS 16
+#define TDM_BQ_MAX_LIST 16  /* values of -k, --batch, --threads */
+
+typedef struct tdm_bq_opts {
+    const char *index, *queries, *devices, *csv, *plot, *tput_plot;
+    uint64_t limit;       /* 0: every query */
+    int algos[TDM_BQ_MAX_ALGOS];
+    size_t nalgos;
+    uint32_t ks[TDM_BQ_MAX_LIST];       /* ascending */
+    size_t nk;
+    uint32_t batches[TDM_BQ_MAX_LIST];  /* ascending; none: no batched series */
+    size_t nbatches;
+    uint32_t threads[TDM_BQ_MAX_LIST];  /* of the single-query series, ascending */
+    size_t nthreads;
+    uint64_t batch_threads; /* threads sending batches */
+    uint64_t warmup, oracle_threads;
+    double budget;        /* seconds of timed queries a series may take; 0: no limit */
+    tdm_qf_options qo;
+} tdm_bq_opts;
+
+/* The queries that have at least one term in the index, ready for both sides. */
+typedef struct tdm_bq {
+    tdm_bq_opts o;
+    tdm_qfile *qf;
+    const tdm_ireader *r;
+    size_t nq;            /* usable queries */
+    size_t *pos;          /* [nq] position in qf */
+    tdm_query *q;         /* [nq] for the oracle */
+    tdm_search_term **terms; /* [nq] weighted queries' terms, NULL for text */
+    size_t empty;         /* queries without a known term, left out */
+    tdm_bq_answers ans_or, ans_and;
+    tdm_bq_set set;
+    uint64_t mismatches;
+} tdm_bq;
+
+/* Every series of every algorithm, k, mode and device of b->o on the
+ * engine's devices, appended to b->set and printed as they finish; answers
+ * checked against b->ans_*. Returns 0, or 1 after a message. */
+int tdm_bq_run_devices(tdm_bq *b, tdm_index *ix);
 
 #endif

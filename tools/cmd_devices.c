@@ -23,9 +23,9 @@ static void print_table(const tdm_device_info *d, size_t n)
 static void json_field(const char *k, const char *v, int last)
 {
     printf("    ");
-    tdm_json_string(stdout, k);
+    tdm_cli_json_string(stdout, k);
     printf(": ");
-    tdm_json_string(stdout, v);
+    tdm_cli_json_string(stdout, v);
     printf(last ? "\n" : ",\n");
 }
 

@@ -1,0 +1,226 @@
+/* `tandem bench queries`: the device series. Each algorithm at each k on
+ * each device, sent as single queries from T threads (for each T of
+ * --threads) and as batch calls of N queries (for each N of --batch),
+ * through qrun.h; every answer checked against the oracle's, the latency of
+ * each query's call and the queries per second of the series recorded. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd_bench_queries.h"
+#include "progress.h"
+#include "qrun.h"
+#include "tandem.h"
+
+#define MAX_REPORTED 5 /* mismatches described per series */
+
+static const char C[] = "bench queries";
+
+typedef tdm_bq bq;
+
+/* The oracle's answer for what ran. */
+static const tdm_bq_answers *expected(const bq *b, int ran, size_t q, uint32_t k)
+{
+    if (ran == TDM_ALGO_AND)
+        return &b->ans_and;
+    if (ran == TDM_ALGO_AND_OR)
+        return b->ans_and.matched[q] >= k ? &b->ans_and : &b->ans_or;
+    return &b->ans_or;
+}
+
+/* 0 if r is the oracle's answer for query q at k; else describes the first
+ * difference into why[]. */
+static int check(const bq *b, const tdm_search_result *r, size_t q, uint32_t k, int device,
+                 char *why, size_t cap)
+{
+    if (r->device != device) {
+        snprintf(why, cap, "answered by device %d", r->device);
+        return 1;
+    }
+    const tdm_bq_answers *a = expected(b, r->algorithm, q, k);
+    if (!a->n) {
+        snprintf(why, cap, "%s ran, for which the oracle was not asked",
+                 tdm_algorithm_name(r->algorithm));
+        return 1;
+    }
+    size_t want = a->n[q] < k ? a->n[q] : k;
+    if (r->n != want) {
+        snprintf(why, cap, "%zu hits, the oracle has %zu", r->n, want);
+        return 1;
+    }
+    for (size_t i = 0; i < want; i++) {
+        uint32_t d = a->doc[q * a->k + i];
+        float s = a->score[q * a->k + i];
+        if (r->hits[i].docid != d || r->hits[i].score != s) {
+            snprintf(why, cap, "rank %zu: doc %u score %.9g, the oracle's doc %u score %.9g",
+                     i + 1, r->hits[i].docid, r->hits[i].score, d, s);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* What one series' sink needs. */
+typedef struct sctx {
+    const bq *b;
+    tdm_bq_series *s;     /* NULL in the warm-up */
+    tdm_progress bar;
+    double start;         /* before the first timed call */
+    double last;          /* when the last delivered answer's call returned */
+    size_t timed;
+    double shared;        /* sum of tdm_search_result.batch */
+    char failed[320];     /* the failed query and why; "" none */
+} sctx;
+
+static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
+{
+    sctx *c = ctx;
+    const bq *b = c->b;
+    tdm_bq_series *s = c->s;
+    const char *id = b->qf->q[b->pos[i]].id;
+    if (!a->r) {
+        snprintf(c->failed, sizeof c->failed, "query '%s': %s", id,
+                 a->error ? a->error : "failed");
+        return 1;
+    }
+    if (s) {
+        const tdm_search_result *r = a->r;
+        double shared = tdm_qr_shared(r); /* launches and bytes are the batch's */
+        char why[160];
+        s->us[i] = a->seconds * 1e6;
+        c->timed++;
+        c->last = a->t_done;
+        c->shared += shared;
+        s->launches += r->launches / shared;
+        s->bytes_up += (double)r->bytes_up / shared;
+        s->bytes_down += (double)r->bytes_down / shared;
+        if (check(b, r, i, s->k, s->device, why, sizeof why) && ++s->mismatches <= MAX_REPORTED) {
+            tdm_progress_clear(&c->bar);
+            fprintf(stderr, "MISMATCH %s k %u device %d %s query '%s': %s\n", s->algorithm,
+                    s->k, s->device, s->batch ? "batch" : "single", id, why);
+        }
+    }
+    tdm_progress_update(&c->bar, i + 1);
+    return s && b->o.budget > 0 && tdm_cli_now() - c->start > b->o.budget;
+}
+
+/* Sends queries [0, n) as series s asks (the warm-up when timed is 0);
+ * 0, or 1 after a message. */
+static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
+                const tdm_search_options *o, tdm_bq_series *s, int timed, const char *label)
+{
+    sctx c = {b, timed ? s : NULL, {0}, 0, 0, 0, 0, ""};
+    tdm_qr_job j = {sh, qs, n, o, s->batch, s->threads, sink, &c};
+    tdm_progress_begin(&c.bar, label, timed ? "queries" : "warm-up", n, 0);
+    c.start = tdm_cli_now();
+    size_t done = 0;
+    int rc = tdm_qr_run(&j, C, &done);
+    tdm_progress_end(&c.bar, done);
+    if (rc)
+        return 1;
+    if (*c.failed)
+        return tdm_cli_fail(C, "%s: %s", label, c.failed);
+    if (timed) {
+        s->n = c.timed;
+        s->qps = c.last > c.start ? (double)c.timed / (c.last - c.start) : 0;
+        s->shared = c.timed ? c.shared / (double)c.timed : 0;
+    }
+    return 0;
+}
+
+/* One series: algorithm ai at k on device d, single calls from `threads`
+ * threads (batch 0) or batch calls of `batch` queries. */
+static int run_series(bq *b, tdm_search *sh, const tdm_qr_query *qs, int d, const char *dname,
+                      size_t ai, uint32_t k, uint32_t batch, unsigned threads)
+{
+    tdm_bq_series *s = tdm_bq_add(&b->set, b->nq);
+    if (!s)
+        return tdm_cli_fail(C, "out of memory");
+    int a = b->o.algos[ai];
+    snprintf(s->algorithm, sizeof s->algorithm, "%s", tdm_algorithm_name(a));
+    s->algo = a;
+    s->color = (int)ai;
+    s->k = k;
+    s->device = d;
+    snprintf(s->device_name, sizeof s->device_name, "%.63s", dname);
+    s->batch = batch;
+    s->threads = threads;
+    s->cdf = batch == 0 && threads == b->o.threads[0];
+    tdm_search_options o;
+    tdm_search_options_init(&o);
+    o.algorithm = a;
+    o.k = k;
+    o.device = d;
+    char label[96];
+    if (batch)
+        snprintf(label, sizeof label, "%s k %u device %d batch %u", s->algorithm, k, d, batch);
+    else
+        snprintf(label, sizeof label, "%s k %u device %d %u thread%s", s->algorithm, k, d,
+                 threads, threads == 1 ? "" : "s");
+    size_t warm = b->o.warmup < b->nq ? (size_t)b->o.warmup : b->nq;
+    if ((warm && pass(b, sh, qs, warm, &o, s, 0, label)) || pass(b, sh, qs, b->nq, &o, s, 1, label))
+        return 1;
+    if (s->n) {
+        s->launches /= (double)s->n;
+        s->bytes_up /= (double)s->n;
+        s->bytes_down /= (double)s->n;
+    }
+    tdm_bq_stats(s);
+    b->mismatches += s->mismatches;
+    tdm_bq_print_row(stdout, s);
+    return 0;
+}
+
+/* Every series of one device. */
+static int run_device(bq *b, tdm_search *sh, const tdm_qr_query *qs, int d, const char *dname)
+{
+    const tdm_bq_opts *o = &b->o;
+    int rc = 0;
+    for (size_t ki = 0; rc == 0 && ki < o->nk; ki++)
+        for (size_t ai = 0; rc == 0 && ai < o->nalgos; ai++) {
+            for (size_t t = 0; rc == 0 && t < o->nthreads; t++)
+                rc = run_series(b, sh, qs, d, dname, ai, o->ks[ki], 0, o->threads[t]);
+            for (size_t n = 0; rc == 0 && n < o->nbatches; n++)
+                rc = run_series(b, sh, qs, d, dname, ai, o->ks[ki], o->batches[n],
+                                (unsigned)o->batch_threads);
+        }
+    return rc;
+}
+
+/* The usable queries as qrun.h takes them. */
+static tdm_qr_query *make_queries(const bq *b)
+{
+    tdm_qr_query *qs = calloc(b->nq ? b->nq : 1, sizeof *qs);
+    for (size_t q = 0; qs && q < b->nq; q++) {
+        const tdm_qf_query *fq = &b->qf->q[b->pos[q]];
+        qs[q] = (tdm_qr_query){fq->text, b->terms[q], fq->text ? 0 : fq->nterms};
+    }
+    return qs;
+}
+
+int tdm_bq_run_devices(bq *b, tdm_index *ix)
+{
+    tdm_engine_options eo;
+    tdm_engine_options_init(&eo);
+    eo.devices = b->o.devices;
+    tdm_engine *e = NULL;
+    tdm_search *sh = NULL;
+    tdm_qr_query *qs = make_queries(b);
+    int rc = qs ? 0 : tdm_cli_fail(C, "out of memory");
+    if (rc == 0 && (tdm_engine_open(&eo, &e) != TDM_OK || tdm_search_open(e, ix, &sh) != TDM_OK))
+        rc = tdm_cli_fail(C, "%s", tdm_last_error());
+    if (rc == 0 && *tdm_engine_warnings(e))
+        fprintf(stderr, "%s\n", tdm_engine_warnings(e));
+    int nd = rc == 0 ? tdm_engine_device_count(e) : 0;
+    for (int d = 0; rc == 0 && d < nd; d++) {
+        tdm_device_info info;
+        tdm_engine_device_info_get(e, d, &info);
+        fprintf(stderr, "device %d: %s (%s, %u compute units)\n", d, info.name, info.platform,
+                info.compute_units);
+        rc = run_device(b, sh, qs, d, info.name);
+    }
+    tdm_search_close(sh);
+    tdm_engine_close(e);
+    free(qs);
+    return rc;
+}
