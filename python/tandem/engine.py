@@ -7,6 +7,7 @@ call, so searches overlap). close() waits for the calls in flight on that
 handle and makes later calls raise ValueError."""
 import ctypes
 import threading
+import weakref
 from collections import namedtuple
 
 import numpy as np
@@ -105,7 +106,7 @@ class Engine(_Handle):
 
     def __init__(self, devices=None, *, cache_dir=None):
         super().__init__("Engine")
-        self._searchers = []
+        self._searchers = weakref.WeakSet()   # closed with the engine
         o = _lib.padded(_lib.EngineOptions)
         _lib.engine_options_init(o)
         o.struct_size = ctypes.sizeof(_lib.EngineOptions)
@@ -143,13 +144,14 @@ class Engine(_Handle):
         engine's devices: a Searcher (close it, or use it in a with block)."""
         s = Searcher(self, index_path)
         with self._cv:
-            self._searchers = [w for w in self._searchers if not w.closed] + [s]
+            self._searchers.add(s)
         return s
 
     def close(self):
         """Closes the engine and every Searcher opened from it. Idempotent."""
         with self._cv:
-            searchers, self._searchers = self._searchers, []
+            searchers = list(self._searchers)
+            self._searchers.clear()
         for s in searchers:
             s.close()
         ptr = self._take()

@@ -115,3 +115,15 @@ def test_close_and_context_managers(index):
         s.search_batch(["river"])
     with pytest.raises(ValueError):
         e.open(index)
+
+
+def test_searcher_dropped_without_close(index):
+    import gc
+    import weakref
+    with tandem.Engine() as e:
+        s = e.open(index)
+        ref = weakref.ref(s)
+        del s
+        gc.collect()
+        assert ref() is None   # the engine does not keep it alive
+        assert e.open(index).search("river", k=1)
