@@ -142,19 +142,16 @@ class Engine(_Handle):
     def open(self, index_path):
         """Opens the index at index_path and makes it searchable on this
         engine's devices: a Searcher (close it, or use it in a with block)."""
-        s = Searcher(self, index_path)
-        with self._cv:
-            self._searchers.add(s)
-        return s
+        return Searcher(self, index_path)
 
     def close(self):
         """Closes the engine and every Searcher opened from it. Idempotent."""
+        ptr = self._take()   # no open() from here on; those under way registered
         with self._cv:
             searchers = list(self._searchers)
             self._searchers.clear()
         for s in searchers:
-            s.close()
-        ptr = self._take()
+            s.close()        # waits for their searches
         if ptr is not None:
             _lib.engine_close(ptr)
 
@@ -197,6 +194,8 @@ class Searcher(_Handle):
                 raise e
             self._index = ix.value
             self._ptr = sp.value
+            with engine._cv:   # while the engine counts this open as busy
+                engine._searchers.add(self)
         finally:
             engine._leave()
 
