@@ -509,8 +509,21 @@ typedef struct tdm_search_result {
     double seconds;        /* wall time of the call */
     uint32_t terms;        /* distinct known terms of the query */
     uint32_t unknown;      /* terms given that the index does not hold */
-    uint32_t launches;     /* kernel launches */
-    uint64_t bytes_up, bytes_down; /* host <-> device bytes moved */
+    uint32_t launches;     /* kernel launches (of the whole batch for a
+                              query of tdm_search_batch) */
+    uint64_t bytes_up, bytes_down; /* host <-> device bytes moved (idem) */
+    int status;            /* TDM_OK, or this query's error (tdm_search_batch) */
+    const char *error;     /* NULL, or this query's error message, owned by
+                              the result */
+    uint32_t batch;        /* how many queries shared this query's launches
+                              (1 for a lone query) */
+    /* The scheduler's account (docs/SCHED.md); tdm_search_batch leaves them 0. */
+    int policy;            /* enum tdm_policy that placed the query (never DEFAULT) */
+    int load_mode;         /* enum tdm_load_mode of the lane when it ran the query */
+    double queue_seconds;  /* from arrival until a lane started it */
+    double predicted_seconds; /* the cost model's time for it on the lane that
+                              answered (0: not predicted) */
+    uint32_t handovers;    /* times a failing lane handed it to another lane */
 } tdm_search_result;
 
 /* Makes `index` searchable on `engine` (uploads what stays resident to each
@@ -535,6 +548,23 @@ TDM_API int tdm_search_text(tdm_search *s, const char *text, const tdm_search_op
  * weights summed; unknown terms are ignored). */
 TDM_API int tdm_search_terms(tdm_search *s, const tdm_search_term *terms, size_t n,
                              const tdm_search_options *opts, tdm_search_result **out);
+/* One query of a batch: `text` (tokenized as tdm_search_text), or, when text
+ * is NULL, `nterms` terms given directly (as tdm_search_terms). */
+typedef struct tdm_search_query {
+    const char *text;
+    const tdm_search_term *terms;
+    size_t nterms;
+} tdm_search_query;
+
+/* Ranks n queries with one set of options in as few launches as the batch
+ * needs (results exactly those of tdm_search_text/terms one by one).
+ * results[i] receives query i's result (free each with tdm_search_result_free).
+ * A query that fails alone (too many terms, ...) gets a result with no hits,
+ * status != TDM_OK and error set; it does not fail the others. Returns TDM_OK
+ * when every query has a result; otherwise (bad options, NULL arrays, out of
+ * memory, no device) an error with every results[i] NULL. Thread-safe. */
+TDM_API int tdm_search_batch(tdm_search *s, const tdm_search_query *queries, size_t n,
+                             const tdm_search_options *opts, tdm_search_result **results);
 /* Accepts NULL. */
 TDM_API void tdm_search_result_free(tdm_search_result *r);
 

@@ -27,6 +27,7 @@
 #include "query/query.h"
 #include "query/score.h"
 #include "runtime/runtime.h"
+#include "tandem.h"
 
 /* Must match cl/search_range.cl. */
 #define TDM_SEARCH_TW 8u
@@ -114,5 +115,50 @@ typedef struct tdm_sout {
  * must hold k entries. Blocking. */
 int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
                        const tdm_splan *pl, int salg, uint32_t k, tdm_sout *out, tdm_err *err);
+
+/* ---- batches */
+
+/* One query of a batch on its way through the engine: the finished query,
+ * its preparation and plan, its device output, and its own outcome. */
+typedef struct tdm_sbq {
+    tdm_query q;
+    tdm_sprep p;
+    int prepped;        /* p is built (free it) */
+    tdm_splan pl;
+    int run;            /* goes to a device (it has terms, no error) */
+    int salg;           /* TDM_SALG_* */
+    uint32_t k;
+    tdm_sout so;        /* so.keys holds k */
+    uint32_t batch;     /* queries that shared its launches */
+    int rc;             /* TDM_OK, or this query's own error (in err) */
+    tdm_err err;
+} tdm_sbq;
+
+/* Checks and completes public options (struct_size, ranges of every field)
+ * into *o. */
+int tdm_search_options_check(const tdm_search_options *in, tdm_search_options *o, tdm_err *err);
+
+/* THE INTERNAL BATCH ENTRY (sched's lane workers call it; tdm_search_batch,
+ * tdm_search_text and tdm_search_terms are built on it).
+ * Ranks the n queries queries[i] (as tdm_search_query: text or terms), each
+ * with its own options opts[i], already checked by tdm_search_options_check
+ * (opts[i].device >= 0 pins query i to that engine device, -1 lets the
+ * planner choose). Queries that land on one device with the same algorithm,
+ * k and scoring share one set of launches. results[i] receives query i's
+ * result, as tdm_search_batch fills it: a query failing alone (too many
+ * terms, bad weight, unsupported, damaged list) gets status != TDM_OK, its
+ * message in error and no hits. Returns TDM_OK when every results[i] is set;
+ * else the error that failed the whole batch (out of memory, OpenCL or
+ * device memory failure) in *err, with every results[i] NULL.
+ * Each result's `seconds` is the wall time of this call. Thread-safe. */
+int tdm_search_run_batch(tdm_search *s, const tdm_search_query *queries,
+                         const tdm_search_options *opts, size_t n, tdm_search_result **results,
+                         tdm_err *err);
+
+/* Runs the items with run set (search_batch.c): groups them by device and
+ * launch-compatible plan and runs each group as one device batch. A query's
+ * own failure (a damaged list) goes to its rc; the return value is an error
+ * that fails the whole batch. */
+int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n, tdm_err *err);
 
 #endif

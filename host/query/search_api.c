@@ -181,19 +181,6 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int run_alg(const tdm_search *s, const tdm_sprep *p, const tdm_splan *pl, int alg,
-                   uint32_t k, tdm_sout *so, tdm_err *err)
-{
-    const tdm_sdev *sd = &s->dev[pl->dev];
-    static const int map[] = {
-        [TDM_ALGO_OR] = TDM_SALG_OR,     [TDM_ALGO_AND] = TDM_SALG_AND,
-        [TDM_ALGO_WAND] = TDM_SALG_WAND, [TDM_ALGO_BMW] = TDM_SALG_BMW,
-        [TDM_ALGO_MAXSCORE] = TDM_SALG_MAXSCORE,
-    };
-    return tdm_search_dev_run(sd, p, s->ndocs, pl,
-                              alg == TDM_ALGO_AND_OR ? TDM_SALG_AND_OR : map[alg], k, so, err);
-}
-
 static int fill_hits(const tdm_search *s, const tdm_sout *so, tdm_search_result *res, tdm_err *err)
 {
     res->hits = calloc(so->n ? so->n : 1, sizeof *res->hits);
@@ -213,55 +200,7 @@ static int fill_hits(const tdm_search *s, const tdm_sout *so, tdm_search_result 
     return TDM_OK;
 }
 
-/* Ranks the finished query q. */
-static int rank(tdm_search *s, const tdm_query *q, const tdm_search_options *o,
-                tdm_search_result *res, tdm_err *err)
-{
-    res->terms = (uint32_t)q->nterms;
-    res->unknown = q->unknown;
-    res->device = -1;
-    res->algorithm = o->algorithm;
-    tdm_score_params sp = {o->scoring == TDM_SCORE_IMPACT ? TDM_SCORING_IMPACT : TDM_SCORING_BM25,
-                           o->k1, o->b};
-    tdm_sprep p;
-    int rc = tdm_sprep_build(&p, s->r, q, &sp, err);
-    if (rc)
-        return rc;
-    if (q->nterms == 0 || s->ndocs == 0) {
-        if (res->algorithm == TDM_ALGO_AUTO)
-            res->algorithm = TDM_ALGO_OR;
-        tdm_sprep_free(&p);
-        return fill_hits(s, &(tdm_sout){0}, res, err);
-    }
-    tdm_splan pl;
-    tdm_sout so = {0};
-    rc = tdm_search_plan(s, &p, o->algorithm, o->device, o->variant, o->ranges, o->k, &pl, err);
-    if (rc == TDM_OK && !(so.keys = malloc((size_t)o->k * sizeof *so.keys)))
-        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    if (rc == TDM_OK)
-        rc = run_alg(s, &p, &pl, pl.alg, o->k, &so, err);
-    if (rc == TDM_OK) {
-        res->device = s->dev[pl.dev].index;
-        res->algorithm = pl.alg;
-        res->ranges = pl.ranges;
-        res->variant = pl.variant;
-        res->launches = so.launches;
-        res->bytes_up = so.bytes_up;
-        res->bytes_down = so.bytes_down;
-        rc = fill_hits(s, &so, res, err);
-    }
-    free(so.keys);
-    tdm_sprep_free(&p);
-    return rc;
-}
-
-typedef struct request {
-    const char *text;
-    const tdm_search_term *terms;
-    size_t n;
-} request;
-
-static int build_query(tdm_search *s, const request *rq, tdm_query *q, tdm_err *err)
+static int build_query(tdm_search *s, const tdm_search_query *rq, tdm_query *q, tdm_err *err)
 {
     if (rq->text) {
         if (!s->tok)
@@ -274,7 +213,10 @@ static int build_query(tdm_search *s, const request *rq, tdm_query *q, tdm_err *
         tdm_tokpool_put(s->tok, t);
         return rc;
     }
-    for (size_t i = 0; i < rq->n; i++) {
+    if (!rq->terms && rq->nterms)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search query: terms is NULL with %zu terms",
+                           rq->nterms);
+    for (size_t i = 0; i < rq->nterms; i++) {
         const tdm_search_term *st = &rq->terms[i];
         int rc = st->term ? tdm_query_add_term(q, s->r, st->term, strlen(st->term), st->weight, err)
                           : tdm_query_add_id(q, s->r, st->id, st->weight, err);
@@ -284,28 +226,149 @@ static int build_query(tdm_search *s, const request *rq, tdm_query *q, tdm_err *
     return TDM_OK;
 }
 
-static int search(tdm_search *s, const request *rq, const tdm_search_options *opts,
-                  tdm_search_result **out)
+/* Errors that fail a whole batch rather than one query of it. */
+static int batch_fatal(int rc)
+{
+    return rc == TDM_ERR_NOMEM || rc == TDM_ERR_OPENCL || rc == TDM_ERR_DEVICE_MEMORY ||
+           rc == TDM_ERR_NO_DEVICE || rc == TDM_ERR_BUILD;
+}
+
+/* Tokenizes, prepares and plans query i into it->q; the query's own
+ * failures stay in it->rc / it->err. */
+static void prepare_one(tdm_search *s, const tdm_search_query *rq, const tdm_search_options *o,
+                        tdm_sbq *it)
+{
+    tdm_query_init(&it->q);
+    int rc = build_query(s, rq, &it->q, &it->err);
+    if (rc == TDM_OK) {
+        tdm_query_finish(&it->q);
+        tdm_score_params sp = {o->scoring == TDM_SCORE_IMPACT ? TDM_SCORING_IMPACT
+                                                             : TDM_SCORING_BM25,
+                               o->k1, o->b};
+        rc = tdm_sprep_build(&it->p, s->r, &it->q, &sp, &it->err);
+        it->prepped = rc == TDM_OK;
+    }
+    if (rc == TDM_OK && it->q.nterms && s->ndocs)
+        rc = tdm_search_plan(s, &it->p, o->algorithm, o->device, o->variant, o->ranges, o->k,
+                             &it->pl, &it->err);
+    if (rc == TDM_OK && it->q.nterms && s->ndocs) {
+        static const int map[] = {
+            [TDM_ALGO_OR] = TDM_SALG_OR,     [TDM_ALGO_AND] = TDM_SALG_AND,
+            [TDM_ALGO_AND_OR] = TDM_SALG_AND_OR, [TDM_ALGO_WAND] = TDM_SALG_WAND,
+            [TDM_ALGO_BMW] = TDM_SALG_BMW,   [TDM_ALGO_MAXSCORE] = TDM_SALG_MAXSCORE,
+        };
+        it->salg = map[it->pl.alg];
+        it->k = o->k;
+        it->run = 1;
+        if (!(it->so.keys = malloc((size_t)o->k * sizeof *it->so.keys)))
+            rc = tdm_err_set(&it->err, TDM_ERR_NOMEM, "out of memory");
+    }
+    it->rc = rc;
+}
+
+static void item_free(tdm_sbq *it)
+{
+    if (it->prepped)
+        tdm_sprep_free(&it->p);
+    tdm_query_free(&it->q);
+    free(it->so.keys);
+    tdm_err_clear(&it->err);
+}
+
+/* Query i's result from its item (its own error as status and message). */
+static int finish_one(tdm_search *s, const tdm_search_options *o, tdm_sbq *it,
+                      tdm_search_result *res, tdm_err *err)
+{
+    res->terms = (uint32_t)it->q.nterms;
+    res->unknown = it->q.unknown;
+    res->device = -1;
+    res->algorithm = o->algorithm == TDM_ALGO_AUTO ? TDM_ALGO_OR : o->algorithm;
+    res->batch = 1;
+    res->status = it->rc;
+    if (it->rc) {
+        const char *m = tdm_err_msg(&it->err);
+        size_t len = strlen(m) + 1;
+        char *copy = malloc(len);
+        if (!copy)
+            return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+        memcpy(copy, m, len);
+        res->error = copy;
+        res->hits = calloc(1, sizeof *res->hits);
+        return res->hits ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    }
+    if (!it->run)
+        return fill_hits(s, &(tdm_sout){0}, res, err);
+    res->device = s->dev[it->pl.dev].index;
+    res->algorithm = it->pl.alg;
+    res->ranges = it->pl.ranges;
+    res->variant = it->pl.variant;
+    res->launches = it->so.launches;
+    res->bytes_up = it->so.bytes_up;
+    res->bytes_down = it->so.bytes_down;
+    res->batch = it->batch;
+    return fill_hits(s, &it->so, res, err);
+}
+
+int tdm_search_options_check(const tdm_search_options *in, tdm_search_options *o, tdm_err *err)
+{
+    return check_options(in, o, err);
+}
+
+int tdm_search_run_batch(tdm_search *s, const tdm_search_query *queries,
+                         const tdm_search_options *opts, size_t n, tdm_search_result **results,
+                         tdm_err *err)
 {
     double t0 = now_s();
+    for (size_t i = 0; i < n; i++)
+        results[i] = NULL;
+    tdm_sbq *items = calloc(n ? n : 1, sizeof *items);
+    if (!items)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory for %zu queries", n);
+    int rc = TDM_OK;
+    for (size_t i = 0; i < n; i++) {
+        prepare_one(s, &queries[i], &opts[i], &items[i]);
+        if (batch_fatal(items[i].rc)) {
+            rc = tdm_err_copy(err, &items[i].err);
+            break;
+        }
+    }
+    if (rc == TDM_OK)
+        rc = tdm_search_dev_batches(s, items, n, err);
+    for (size_t i = 0; rc == TDM_OK && i < n; i++) {
+        if (!(results[i] = calloc(1, sizeof *results[i])))
+            rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+        else
+            rc = finish_one(s, &opts[i], &items[i], results[i], err);
+    }
+    double dt = now_s() - t0;
+    for (size_t i = 0; i < n; i++) {
+        item_free(&items[i]);
+        if (rc && results[i]) {
+            tdm_search_result_free(results[i]);
+            results[i] = NULL;
+        } else if (results[i]) {
+            results[i]->seconds = dt;
+        }
+    }
+    free(items);
+    return rc;
+}
+
+static int search(tdm_search *s, const tdm_search_query *rq, const tdm_search_options *opts,
+                  tdm_search_result **out)
+{
     tdm_err e = {0};
     tdm_search_options o;
-    tdm_query q;
-    tdm_query_init(&q);
-    tdm_search_result *res = calloc(1, sizeof *res);
-    int rc = res ? check_options(opts, &o, &e) : tdm_err_set(&e, TDM_ERR_NOMEM, "out of memory");
+    int rc = check_options(opts, &o, &e);
+    tdm_search_result *res = NULL;
     if (rc == TDM_OK)
-        rc = build_query(s, rq, &q, &e);
-    if (rc == TDM_OK) {
-        tdm_query_finish(&q);
-        rc = rank(s, &q, &o, res, &e);
-    }
-    tdm_query_free(&q);
-    if (rc) {
+        rc = tdm_search_run_batch(s, rq, &o, 1, &res, &e);
+    if (rc == TDM_OK && res->status) {
+        rc = tdm_err_set(&e, res->status, "%s", res->error);
         tdm_search_result_free(res);
-        return tdm_api_fail_err(&e, rc);
     }
-    res->seconds = now_s() - t0;
+    if (rc)
+        return tdm_api_fail_err(&e, rc);
     *out = res;
     return TDM_OK;
 }
@@ -320,7 +383,7 @@ TDM_API int tdm_search_text(tdm_search *s, const char *text, const tdm_search_op
     if (!s || !text)
         return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_text: %s is NULL",
                             !s ? "search handle" : "text");
-    request rq = {text, NULL, 0};
+    tdm_search_query rq = {text, NULL, 0};
     return search(s, &rq, opts, out);
 }
 
@@ -334,8 +397,37 @@ TDM_API int tdm_search_terms(tdm_search *s, const tdm_search_term *terms, size_t
     if (!s || (!terms && n))
         return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_terms: %s is NULL",
                             !s ? "search handle" : "terms");
-    request rq = {NULL, terms, n};
+    tdm_search_query rq = {NULL, terms, n};
     return search(s, &rq, opts, out);
+}
+
+TDM_API int tdm_search_batch(tdm_search *s, const tdm_search_query *queries, size_t n,
+                             const tdm_search_options *opts, tdm_search_result **results)
+{
+    tdm_api_enter();
+    if (!results && n)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_batch: results is NULL");
+    for (size_t i = 0; i < n; i++)
+        results[i] = NULL;
+    if (!s || (!queries && n))
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_batch: %s is NULL",
+                            !s ? "search handle" : "queries");
+    tdm_err e = {0};
+    tdm_search_options o;
+    int rc = check_options(opts, &o, &e);
+    if (rc)
+        return tdm_api_fail_err(&e, rc);
+    if (n == 0)
+        return TDM_OK;
+    /* one set of options for all: the internal entry takes one per query */
+    tdm_search_options *each = malloc(n * sizeof *each);
+    if (!each)
+        return tdm_api_fail(TDM_ERR_NOMEM, "tdm_search_batch: out of memory for %zu queries", n);
+    for (size_t i = 0; i < n; i++)
+        each[i] = o;
+    rc = tdm_search_run_batch(s, queries, each, n, results, &e);
+    free(each);
+    return tdm_api_result(rc, &e);
 }
 
 TDM_API void tdm_search_result_free(tdm_search_result *r)
@@ -344,5 +436,6 @@ TDM_API void tdm_search_result_free(tdm_search_result *r)
     if (!r)
         return;
     free(r->hits);
+    free((char *)r->error);
     free(r);
 }
