@@ -6,8 +6,10 @@
 # For each collection: index title + text (.T .W; Snowball English, no
 # stopwords), run its queries as OR of their words, BM25 k1 = 1.2, b = 0.75,
 # top 1000, on EVERY device of the engine (TANDEM_DEVICES selects them, as for
-# any tandem command) with every exact algorithm, check that all those runs
-# are the same bytes (documents, order, scores), evaluate each device's with
+# any tandem command) with every exact algorithm, each sent three ways (single
+# tdm_search_text calls, tdm_search_batch calls of 64 queries, and batches of 9
+# from 3 threads at once), check that all those runs are the same bytes
+# (documents, order, scores), evaluate each device's with
 # `tandem eval`, and check MAP, P@10 and nDCG@10 against Xapian's figures in
 # ../shared/data/README.md minus 0.01.
 #   Cranfield: queries numbered by position (cranqrel numbers them 1..225 in
@@ -20,7 +22,9 @@
 # tandem CLI is built there when missing), TANDEM_CLI (the binary itself, over
 # TANDEM_BUILD_DIR), TANDEM_EFF_OUT (indexes and runs; $TANDEM_BUILD_DIR/
 # effectiveness), TANDEM_EFF_ALGORITHMS ("or auto and_or wand bmw maxscore";
-# each device's run of the first one is evaluated).
+# each device's run of the first one is evaluated), TANDEM_EFF_MODES ("0 64
+# 9x3": `tandem run --batch N [--threads T]` for each N or NxT; 0 is single
+# calls).
 # Exit: 0 every figure reached and every run identical; 1 not (or an error);
 # 77 the data is missing (skipped).
 set -euo pipefail
@@ -30,6 +34,10 @@ build=${TANDEM_BUILD_DIR:-build}
 tandem=${TANDEM_CLI:-$build/tandem}
 out=${TANDEM_EFF_OUT:-$build/effectiveness}
 read -r -a algorithms <<<"${TANDEM_EFF_ALGORITHMS:-or auto and_or wand bmw maxscore}"
+read -r -a modes <<<"${TANDEM_EFF_MODES:-0 64 9x3}"
+for m in "${modes[@]}"; do
+  [[ $m =~ ^[0-9]+(x[0-9]+)?$ ]] || { echo "effectiveness: TANDEM_EFF_MODES: '$m' is not N or NxT" >&2; exit 1; }
+done
 collections=("$@")
 [ ${#collections[@]} -gt 0 ] || collections=(cranfield cacm)
 
@@ -84,21 +92,28 @@ for c in "${collections[@]}"; do
     times=()
     first=
     for a in "${algorithms[@]}"; do
-      run=$out/$c.dev$d.$a.run
-      msg=$("$tandem" run "$idx" --queries "$queries" -o "$run" "${runopts[@]}" --device "$d" \
-            --algorithm "$a" --k1 1.2 --b 0.75 -k 1000 --tag tandem 2>&1) \
-        || { echo "$msg" >&2; echo "effectiveness: $c: run failed on device $d ($a)" >&2; exit 1; }
-      times+=("$a $(sed -n 's/.* queries in \([0-9.]*\) s.*/\1/p' <<<"$msg") s")
-      [ -n "$ref" ] || ref=$run
-      [ -n "$first" ] || first=$run
-      if ! cmp -s "$ref" "$run"; then
-        echo "effectiveness: $c: $run differs from $ref in" \
-             "$(diff "$ref" "$run" | grep -c '^>' || true) of $(wc -l <"$ref") lines, e.g.:" >&2
-        { diff "$ref" "$run" | head -4 >&2; } || true
-        failed=1
-      fi
+      tl=
+      for m in "${modes[@]}"; do
+        run=$out/$c.dev$d.$a.b$m.run
+        mopts=(--batch "${m%x*}")
+        [[ $m != *x* ]] || mopts+=(--threads "${m#*x}")
+        msg=$("$tandem" run "$idx" --queries "$queries" -o "$run" "${runopts[@]}" --device "$d" \
+              --algorithm "$a" --k1 1.2 --b 0.75 -k 1000 --tag tandem "${mopts[@]}" 2>&1) \
+          || { echo "$msg" >&2; echo "effectiveness: $c: run failed on device $d ($a, ${mopts[*]})" >&2; exit 1; }
+        tl+=${tl:+/}$(sed -n 's/.* queries in \([0-9.]*\) s.*/\1/p' <<<"$msg")
+        [ -n "$ref" ] || ref=$run
+        [ -n "$first" ] || first=$run
+        if ! cmp -s "$ref" "$run"; then
+          echo "effectiveness: $c: DIFFERENT RUNS: $run (device $d, $a, ${mopts[*]}) differs from" \
+               "$ref in $(diff "$ref" "$run" | grep -c '^>' || true) of $(wc -l <"$ref") lines, e.g.:" >&2
+          { diff "$ref" "$run" | head -4 >&2; } || true
+          failed=1
+        fi
+      done
+      times+=("$a $tl s")
     done
-    printf '   device %s (%s): %s\n' "$d" "${dev#*$'\t'}" "$(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"
+    printf '   device %s (%s), seconds with --batch %s: %s\n' "$d" "${dev#*$'\t'}" \
+      "$(IFS=/; echo "${modes[*]}")" "$(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"
     # Each device's figures (the same everywhere when the runs are).
     "$tandem" eval "$qrels" "$first" >"$out/$c.dev$d.eval" 2>/dev/null
     read -r map p10 ndcg nq < <(awk -F'\t' '$2 == "all" { v[$1] = $3 }
@@ -121,9 +136,9 @@ for c in "${collections[@]}"; do
   map=$map0
   summary+=("$c MAP $map (Xapian ${xapian[0]})")
 done
-n=$(( ${#devices[@]} * ${#algorithms[@]} ))
+n=$(( ${#devices[@]} * ${#algorithms[@]} * ${#modes[@]} ))
 if [ "$failed" = 0 ]; then
-  echo "effectiveness: passed: $(IFS=,; echo "${summary[*]}" | sed 's/,/, /g'); at or above Xapian - 0.01 on MAP, P@10 and nDCG@10; $n runs (${#devices[@]} device(s) x ${#algorithms[@]} algorithm(s)) identical per collection"
+  echo "effectiveness: passed: $(IFS=,; echo "${summary[*]}" | sed 's/,/, /g'); at or above Xapian - 0.01 on MAP, P@10 and nDCG@10; $n runs (${#devices[@]} device(s) x ${#algorithms[@]} algorithm(s) x batch modes ${modes[*]}) identical per collection"
 else
   echo "effectiveness: FAILED (see above): $(IFS=,; echo "${summary[*]}" | sed 's/,/, /g')"
   exit 1
