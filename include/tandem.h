@@ -202,6 +202,40 @@ typedef struct tdm_engine_options {
      * kernels (each loops over its share). Unset (0): TANDEM_CODEC_GROUPS_PER_CU,
      * else 32. */
     size_t codec_groups_per_cu;
+    /* ---- scheduling of searches over the devices' lanes (docs/SCHED.md) */
+    /* The policy (enum tdm_policy) of a request that leaves its own at
+     * TDM_POLICY_DEFAULT. Unset (TDM_POLICY_DEFAULT): TANDEM_POLICY (a name,
+     * see tdm_policy_parse), else TDM_POLICY_HYBRID. */
+    int policy;
+    /* Batching window in microseconds: the longest a lane in batch mode
+     * waits for more queries to fill its batch. Unset (-1):
+     * TANDEM_BATCH_WINDOW_US, else 200; 0 never waits. At most 1,000,000. */
+    long batch_window_us;
+    /* Load (queries submitted and not yet answered) from which batch lanes
+     * (GPUs) take batches. Unset (0): TANDEM_LOAD_THRESHOLD, else 4. */
+    unsigned load_threshold;
+    /* A query's deadline in milliseconds after it arrives, for deadline
+     * promotion; a request may set its own. Unset (0): TANDEM_DEADLINE_MS,
+     * else 500. */
+    double deadline_ms;
+    /* Sample queries each lane runs at tdm_search_open to calibrate its cost
+     * model when no model of the device is stored (and there are several
+     * lanes). Unset (-1): TANDEM_CALIBRATE, else 16; 0 none. */
+    int calibrate;
+    /* Test switch: faults to inject into lanes, "<lane>:<kind>[@<n>]" items
+     * separated by commas, kind build, oom or lost (docs/SCHED.md). Unset
+     * (NULL): TANDEM_FAULT_INJECT, else none. */
+    const char *fault_inject;
+    /* Test switch: each lane's kind, "cpu" or "gpu" items separated by
+     * commas, one per engine device, in place of the devices' own types.
+     * Unset (NULL): TANDEM_LANE_KINDS, else the device types. */
+    const char *lane_kinds;
+    /* Device memory an index bound to the engine may take on each device,
+     * in bytes: one that needs more keeps its small tables resident and its
+     * posting lists in a list cache of the rest (docs/CACHE.md). Unset (0):
+     * TANDEM_DEVICE_MEMORY (bytes, or with a K, M or G suffix: KiB, MiB,
+     * GiB), else the device's memory. */
+    uint64_t device_memory;
 } tdm_engine_options;
 
 /* Sets o->struct_size and every option to its unset value as documented
@@ -476,6 +510,10 @@ typedef struct tdm_search_options {
     uint32_t ranges;       /* docid ranges the device splits the work into;
                               0 (init) lets the planner size them per device */
     int variant;           /* enum tdm_search_variant; init TDM_VARIANT_AUTO */
+    int policy;            /* enum tdm_policy: which lane answers (docs/SCHED.md);
+                              init TDM_POLICY_DEFAULT, the engine's policy */
+    double deadline_ms;    /* deadline after arrival for deadline promotion;
+                              init 0, the engine's (tdm_engine_options) */
 } tdm_search_options;
 
 TDM_API void tdm_search_options_init(tdm_search_options *o);
@@ -567,6 +605,83 @@ TDM_API int tdm_search_batch(tdm_search *s, const tdm_search_query *queries, siz
                              const tdm_search_options *opts, tdm_search_result **results);
 /* Accepts NULL. */
 TDM_API void tdm_search_result_free(tdm_search_result *r);
+
+/* ---------------------------------------------------------------- scheduling */
+
+/* Every engine device is a lane with its own worker thread and queue;
+ * tdm_search_text and tdm_search_terms place each query on a lane by the
+ * request's policy (else the engine's) and the lanes' cost models, and
+ * return when it is answered. Faults: a lane that fails hands its queries to
+ * another lane; none is lost or answered twice. docs/SCHED.md has the
+ * details, and the test switches (TANDEM_FAULT_INJECT, TANDEM_LANE_KINDS). */
+enum tdm_policy {
+    TDM_POLICY_DEFAULT = 0,  /* per request: the engine's policy */
+    TDM_POLICY_CPU_ONLY = 1, /* CPU lanes only (earliest predicted finish among them) */
+    TDM_POLICY_GPU_ONLY = 2, /* GPU lanes only (idem) */
+    TDM_POLICY_BEST = 3,     /* the lane the cost model predicts fastest for the
+                                query, whatever its queue */
+    TDM_POLICY_HYBRID = 4,   /* earliest predicted finish over all lanes; queues
+                                GPU-suited, CPU-suited and either; work stealing
+                                and deadline promotion (Ding 2009) */
+    TDM_POLICY_DIRECT = 5    /* no lane: the caller's thread on the planner's device */
+};
+
+/* "default", "cpu-only", "gpu-only", "best", "hybrid", "direct"; NULL if unknown. */
+TDM_API const char *tdm_policy_name(int policy);
+/* The policy named `name` (as above; also "cpu", "gpu", "best-device"),
+ * case-insensitive, into *policy; TDM_ERR_INVALID_ARG naming it if unknown. */
+TDM_API int tdm_policy_parse(const char *name, int *policy);
+
+/* Load modes (Wu 2010): under light load a lane runs queries one by one;
+ * from the load threshold on, batch lanes (GPUs) take batches, waiting at
+ * most the batching window for one to fill. */
+enum tdm_load_mode { TDM_LOAD_SINGLE = 0, TDM_LOAD_BATCH = 1 };
+
+#define TDM_SCHED_MAX_LANES 32
+
+typedef struct tdm_lane_stats {
+    int device;            /* engine device index */
+    int gpu;               /* 1: a GPU lane (batch lane), 0: a CPU lane */
+    int alive;             /* 0 once the lane failed (its queries went elsewhere) */
+    uint64_t queries;      /* answered by this lane */
+    uint64_t batches;      /* runs of more than one query */
+    uint64_t stolen;       /* queries it took from another lane's queue */
+    uint64_t faults;       /* runs that failed (their queries handed over) */
+    uint64_t queued;       /* waiting in its queue now */
+    double busy_seconds;   /* time spent running queries */
+    double pred_error;     /* mean |predicted - observed| / observed of its lone runs */
+    uint64_t pred_n;       /* runs that mean is over */
+    uint64_t model_n;      /* observations in its cost model (calibration and
+                              stored ones included) */
+} tdm_lane_stats;
+
+/* A snapshot of a search handle's scheduler. Accounting: every query
+ * submitted is answered, failed or in flight. */
+typedef struct tdm_sched_stats {
+    size_t struct_size;    /* sizeof(tdm_sched_stats), from _init */
+    int policy;            /* the engine's policy */
+    int load_mode;         /* enum tdm_load_mode now */
+    uint64_t submitted, answered, failed, in_flight;
+    uint64_t direct;       /* answered in the caller's own thread */
+    uint64_t stolen;       /* taken by a lane from another lane's queue */
+    uint64_t promoted;     /* run ahead of older work for their deadline */
+    uint64_t handovers;    /* handed from a failing lane to another */
+    uint64_t batches;      /* lane runs of more than one query */
+    uint64_t batched;      /* queries answered in those */
+    uint64_t mode_switches;/* load mode changes */
+    double batch_window;   /* seconds, the batching window */
+    double window_wait;    /* seconds lanes spent waiting in the window */
+    unsigned load_threshold;
+    double pred_error;     /* mean relative prediction error over every lane */
+    uint64_t pred_n;
+    int nlanes;
+    tdm_lane_stats lanes[TDM_SCHED_MAX_LANES];
+} tdm_sched_stats;
+
+TDM_API void tdm_sched_stats_init(tdm_sched_stats *st);
+/* Fills *st (initialised by tdm_sched_stats_init) with the handle's counters
+ * now. Thread-safe. */
+TDM_API int tdm_search_stats(tdm_search *s, tdm_sched_stats *st);
 
 #ifdef __cplusplus
 }

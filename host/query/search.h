@@ -62,6 +62,7 @@ struct tdm_search {
     char *tok_error;    /* why, for text queries */
     tdm_sdev *dev;
     int ndev;
+    struct tdm_sched *sched; /* the lanes (host/sched), owned by them; query never uses it */
 };
 
 /* A query prepared for the kernels, on the host. */
@@ -116,6 +117,28 @@ typedef struct tdm_sout {
 int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
                        const tdm_splan *pl, int salg, uint32_t k, tdm_sout *out, tdm_err *err);
 
+/* ---- profile (search_prof.c): TANDEM_SEARCH_PROFILE=1 sums each device
+ * run's host phases and command events per algorithm, k and name, and prints
+ * the means to stderr at exit. */
+#define TDM_SPROF_EVENTS 48
+typedef struct tdm_sprof {
+    int on, salg, nev;
+    uint32_t k;
+    double t0;
+    cl_event ev[TDM_SPROF_EVENTS];
+    const char *name[TDM_SPROF_EVENTS];
+} tdm_sprof;
+int tdm_sprof_on(void);
+double tdm_sprof_now(void);
+void tdm_sprof_begin(tdm_sprof *p, int salg, uint32_t k);
+/* Keeps ev (retained) to read its times at tdm_sprof_end; no-op when off. */
+void tdm_sprof_event(tdm_sprof *p, const char *name, cl_event ev);
+/* A host phase from t_begin (tdm_sprof_now) to now. */
+void tdm_sprof_host(tdm_sprof *p, const char *name, double t_begin);
+/* After the run's last command completed: adds its times (ok) and releases
+ * the events. */
+void tdm_sprof_end(tdm_sprof *p, int ok);
+
 /* ---- batches */
 
 /* One query of a batch on its way through the engine: the finished query,
@@ -137,6 +160,25 @@ typedef struct tdm_sbq {
 /* Checks and completes public options (struct_size, ranges of every field)
  * into *o. */
 int tdm_search_options_check(const tdm_search_options *in, tdm_search_options *o, tdm_err *err);
+
+/* ---- for the scheduler (host/sched builds the public open, close, text and
+ * terms calls on these) */
+
+/* The handle with the index resident on every device, no lanes; the
+ * tdm_search_open and tdm_search_close of before the scheduler. */
+int tdm_search_open_plain(tdm_engine *engine, const tdm_index *index, tdm_search **out);
+void tdm_search_close_plain(tdm_search *s);
+/* One query on the planner's device in the caller's thread (public errors,
+ * as tdm_search_text/terms): the path before the scheduler, the oracle its
+ * tests compare the lanes' answers with. */
+int tdm_search_text_plain(tdm_search *s, const char *text, const tdm_search_options *opts,
+                          tdm_search_result **out);
+int tdm_search_terms_plain(tdm_search *s, const tdm_search_term *terms, size_t n,
+                           const tdm_search_options *opts, tdm_search_result **out);
+/* Tokenizes (text) or looks up (terms) rq into the finished query q
+ * (tdm_query_init'ed by the caller), as a search does: the scheduler reads
+ * its lists' lengths for the cost model. */
+int tdm_search_query_build(tdm_search *s, const tdm_search_query *rq, tdm_query *q, tdm_err *err);
 
 /* THE INTERNAL BATCH ENTRY (sched's lane workers call it; tdm_search_batch,
  * tdm_search_text and tdm_search_terms are built on it).

@@ -86,7 +86,7 @@ static int open_devices(tdm_search *s, tdm_err *err)
     return TDM_OK;
 }
 
-TDM_API void tdm_search_close(tdm_search *s)
+void tdm_search_close_plain(tdm_search *s)
 {
     tdm_api_enter();
     if (!s)
@@ -101,7 +101,7 @@ TDM_API void tdm_search_close(tdm_search *s)
     free(s);
 }
 
-TDM_API int tdm_search_open(tdm_engine *engine, const tdm_index *index, tdm_search **out)
+int tdm_search_open_plain(tdm_engine *engine, const tdm_index *index, tdm_search **out)
 {
     tdm_api_enter();
     if (!out)
@@ -134,7 +134,7 @@ TDM_API int tdm_search_open(tdm_engine *engine, const tdm_index *index, tdm_sear
     if (rc == TDM_OK)
         rc = open_devices(s, &e);
     if (rc) {
-        tdm_search_close(s);
+        tdm_search_close_plain(s);
         return tdm_api_fail_err(&e, rc);
     }
     *out = s;
@@ -314,6 +314,14 @@ int tdm_search_options_check(const tdm_search_options *in, tdm_search_options *o
     return check_options(in, o, err);
 }
 
+int tdm_search_query_build(tdm_search *s, const tdm_search_query *rq, tdm_query *q, tdm_err *err)
+{
+    int rc = build_query(s, rq, q, err);
+    if (rc == TDM_OK)
+        tdm_query_finish(q);
+    return rc;
+}
+
 int tdm_search_run_batch(tdm_search *s, const tdm_search_query *queries,
                          const tdm_search_options *opts, size_t n, tdm_search_result **results,
                          tdm_err *err)
@@ -373,8 +381,8 @@ static int search(tdm_search *s, const tdm_search_query *rq, const tdm_search_op
     return TDM_OK;
 }
 
-TDM_API int tdm_search_text(tdm_search *s, const char *text, const tdm_search_options *opts,
-                            tdm_search_result **out)
+int tdm_search_text_plain(tdm_search *s, const char *text, const tdm_search_options *opts,
+                          tdm_search_result **out)
 {
     tdm_api_enter();
     if (!out)
@@ -387,8 +395,8 @@ TDM_API int tdm_search_text(tdm_search *s, const char *text, const tdm_search_op
     return search(s, &rq, opts, out);
 }
 
-TDM_API int tdm_search_terms(tdm_search *s, const tdm_search_term *terms, size_t n,
-                             const tdm_search_options *opts, tdm_search_result **out)
+int tdm_search_terms_plain(tdm_search *s, const tdm_search_term *terms, size_t n,
+                           const tdm_search_options *opts, tdm_search_result **out)
 {
     tdm_api_enter();
     if (!out)

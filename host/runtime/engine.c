@@ -126,6 +126,8 @@ void tdm_engine_options_init(tdm_engine_options *o)
     o->struct_size = sizeof *o;
     o->cache_mode = TDM_CACHE_DEFAULT;
     o->nv_shuffle = -1;
+    o->batch_window_us = -1;
+    o->calibrate = -1;
 }
 
 /* The caller's options over the defaults, as far as the caller's struct goes. */

@@ -152,6 +152,101 @@ static int resolve_strings(const tdm_engine_options *o, tdm_settings *s, tdm_err
     return TDM_OK;
 }
 
+/* A setting that is a whole number in [lo, hi]: the option unless it is
+ * `unset`, else the variable, else `def`. */
+static int resolve_long(long opt, long unset, const char *what, const char *var, long lo, long hi,
+                        long def, long *out, tdm_err *err)
+{
+    const char *v;
+    size_t n;
+    *out = def;
+    if (opt != unset) {
+        if (opt < lo || opt > hi)
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG, "engine option %s: %ld is not in %ld .. %ld",
+                               what, opt, lo, hi);
+        *out = opt;
+    } else if ((v = env(var))) {
+        if (!parse_size(v, (size_t)lo, (size_t)hi, &n))
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                               "%s=%s: expected a whole number from %ld to %ld", var, v, lo, hi);
+        *out = (long)n;
+    }
+    return TDM_OK;
+}
+
+static int resolve_deadline(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
+{
+    const char *v;
+    s->deadline_ms = TDM_SETTINGS_DEADLINE_MS_DEFAULT;
+    if (o->deadline_ms != 0) {
+        if (!(o->deadline_ms > 0 && o->deadline_ms <= 3.6e6))
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                               "engine option deadline_ms: %g is not in (0, 3600000]",
+                               o->deadline_ms);
+        s->deadline_ms = o->deadline_ms;
+    } else if ((v = env("TANDEM_DEADLINE_MS"))) {
+        char *end;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (errno || *end || !(d > 0 && d <= 3.6e6))
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                               "TANDEM_DEADLINE_MS=%s: expected milliseconds in (0, 3600000]", v);
+        s->deadline_ms = d;
+    }
+    return TDM_OK;
+}
+
+static int resolve_sched(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
+{
+    long v = 0;
+    s->policy = o->policy;
+    int rc = resolve_long(o->batch_window_us, -1, "batch_window_us", "TANDEM_BATCH_WINDOW_US", 0,
+                          TDM_SETTINGS_BATCH_WINDOW_US_MAX, TDM_SETTINGS_BATCH_WINDOW_US_DEFAULT,
+                          &s->batch_window_us, err);
+    if (rc == TDM_OK)
+        rc = resolve_long(o->load_threshold, 0, "load_threshold", "TANDEM_LOAD_THRESHOLD", 1,
+                          1000000, TDM_SETTINGS_LOAD_THRESHOLD_DEFAULT, &v, err);
+    s->load_threshold = (unsigned)v;
+    if (rc == TDM_OK)
+        rc = resolve_long(o->calibrate, -1, "calibrate", "TANDEM_CALIBRATE", 0, 4096,
+                          TDM_SETTINGS_CALIBRATE_DEFAULT, &v, err);
+    s->calibrate = (int)v;
+    if (rc == TDM_OK)
+        rc = resolve_deadline(o, s, err);
+    if (rc)
+        return rc;
+    const char *p = o->policy ? NULL : env("TANDEM_POLICY");
+    const char *f = o->fault_inject ? o->fault_inject : env("TANDEM_FAULT_INJECT");
+    const char *k = o->lane_kinds ? o->lane_kinds : env("TANDEM_LANE_KINDS");
+    s->policy_name = p ? strdup(p) : NULL;
+    s->fault_inject = dup_or_empty(f);
+    s->lane_kinds = dup_or_empty(k);
+    if ((p && !s->policy_name) || !s->fault_inject || !s->lane_kinds)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory resolving the engine settings");
+    return TDM_OK;
+}
+
+/* The option, else TANDEM_DEVICE_MEMORY: bytes, or K, M, G (binary) units. */
+static int resolve_device_memory(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
+{
+    const char *v = o->device_memory ? NULL : env("TANDEM_DEVICE_MEMORY");
+    s->device_memory = o->device_memory;
+    if (!v)
+        return TDM_OK;
+    char *end;
+    errno = 0;
+    unsigned long long n = isdigit((unsigned char)*v) ? strtoull(v, &end, 10) : 0;
+    unsigned shift = 0;
+    if (n && !errno && *end && !end[1])
+        shift = strchr("kK", *end) ? 10 : strchr("mM", *end) ? 20 : strchr("gG", *end) ? 30 : 0;
+    if (!n || errno || (*end && !shift) || n > (~0ull >> shift))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "TANDEM_DEVICE_MEMORY=%s: expected bytes (> 0), or a number with K, "
+                           "M or G", v);
+    s->device_memory = (uint64_t)n << shift;
+    return TDM_OK;
+}
+
 int tdm_settings_resolve(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -164,6 +259,10 @@ int tdm_settings_resolve(const tdm_engine_options *o, tdm_settings *s, tdm_err *
         rc = resolve_groups(o, s, err);
     if (rc == TDM_OK)
         rc = resolve_strings(o, s, err);
+    if (rc == TDM_OK)
+        rc = resolve_sched(o, s, err);
+    if (rc == TDM_OK)
+        rc = resolve_device_memory(o, s, err);
     if (rc != TDM_OK)
         tdm_settings_free(s);
     return rc;
@@ -177,5 +276,8 @@ void tdm_settings_free(tdm_settings *s)
     free(s->cache_dir);
     free(s->build_options);
     free(s->kernel_source_copy);
+    free(s->policy_name);
+    free(s->fault_inject);
+    free(s->lane_kinds);
     memset(s, 0, sizeof *s);
 }

@@ -17,6 +17,16 @@
  *   wg_size               wg_size                       TANDEM_WG_SIZE
  *   nv_shuffle            nv_shuffle                    TANDEM_NV_SHUFFLE
  *   codec_groups_per_cu   codec_groups_per_cu           TANDEM_CODEC_GROUPS_PER_CU
+ *   policy, policy_name   policy                        TANDEM_POLICY (a name: host/sched
+ *                                                       resolves it at tdm_search_open)
+ *   batch_window_us       batch_window_us               TANDEM_BATCH_WINDOW_US
+ *   load_threshold        load_threshold                TANDEM_LOAD_THRESHOLD
+ *   deadline_ms           deadline_ms                   TANDEM_DEADLINE_MS
+ *   calibrate             calibrate                     TANDEM_CALIBRATE
+ *   fault_inject          fault_inject                  TANDEM_FAULT_INJECT (test switch;
+ *                                                       host/sched parses it)
+ *   lane_kinds            lane_kinds                    TANDEM_LANE_KINDS (test switch)
+ *   device_memory         device_memory                 TANDEM_DEVICE_MEMORY
  *
  * An invalid value (option or environment) is TDM_ERR_INVALID_ARG with a
  * message naming the option or the variable.
@@ -40,11 +50,27 @@ typedef struct tdm_settings {
     int nv_shuffle;           /* 0: never build with NVIDIA warp shuffles; 1: where supported */
     size_t codec_groups_per_cu; /* work-groups per compute unit for grid-stride codec kernels */
     char *kernel_source_copy; /* owned copy behind kernel_source when the caller gave one */
+    /* Scheduling (host/sched, docs/SCHED.md). */
+    int policy;               /* the option's enum tdm_policy, 0 when unset */
+    char *policy_name;        /* TANDEM_POLICY when the option is unset, else NULL */
+    long batch_window_us;     /* 0 .. 1,000,000 */
+    unsigned load_threshold;  /* >= 1 */
+    double deadline_ms;       /* > 0 */
+    int calibrate;            /* sample queries per lane, 0 none */
+    char *fault_inject;       /* never NULL ("" for none) */
+    char *lane_kinds;         /* never NULL ("" for the device types) */
+    uint64_t device_memory;   /* bytes an index may take on a device, 0: no budget
+                                 (index/resident.h) */
 } tdm_settings;
 
 /* Built-in defaults, also what tdm_engine_options_init documents. */
 #define TDM_SETTINGS_GROUPS_PER_CU_DEFAULT 32
 #define TDM_SETTINGS_WG_SIZE_MAX 4096
+#define TDM_SETTINGS_BATCH_WINDOW_US_DEFAULT 200
+#define TDM_SETTINGS_BATCH_WINDOW_US_MAX 1000000
+#define TDM_SETTINGS_LOAD_THRESHOLD_DEFAULT 4
+#define TDM_SETTINGS_DEADLINE_MS_DEFAULT 500.0
+#define TDM_SETTINGS_CALIBRATE_DEFAULT 16
 
 /* Resolves `o` (already validated for struct_size; never NULL), then the
  * environment, then the defaults, into *s. On failure *s holds nothing to

@@ -60,7 +60,11 @@ class EngineOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("devices", c_char_p), ("cache_dir", c_char_p),
                 ("cache_mode", c_int), ("build_options", c_char_p),
                 ("kernel_source", c_char_p), ("wg_size", c_size_t), ("nv_shuffle", c_int),
-                ("codec_groups_per_cu", c_size_t)]
+                ("codec_groups_per_cu", c_size_t),
+                # scheduling (tandem.h; docs/SCHED.md), appended by sched
+                ("policy", c_int), ("batch_window_us", ctypes.c_long),
+                ("load_threshold", c_uint), ("deadline_ms", c_double), ("calibrate", c_int),
+                ("fault_inject", c_char_p), ("lane_kinds", c_char_p)]
 
 
 class IndexStats(ctypes.Structure):
@@ -104,7 +108,8 @@ class ImportOptions(ctypes.Structure):
 class SearchOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("algorithm", c_int), ("k", c_uint32),
                 ("scoring", c_int), ("k1", c_double), ("b", c_double), ("device", c_int),
-                ("ranges", c_uint32), ("variant", c_int)]
+                ("ranges", c_uint32), ("variant", c_int),
+                ("policy", c_int), ("deadline_ms", c_double)]
 
 
 class SearchTerm(ctypes.Structure):
@@ -121,18 +126,28 @@ class SearchResult(ctypes.Structure):
                 ("seconds", c_double), ("terms", c_uint32), ("unknown", c_uint32),
                 ("launches", c_uint32), ("bytes_up", c_uint64), ("bytes_down", c_uint64),
                 # from the batch API on (BATCH_API: appended at the end)
-                ("status", c_int), ("error", c_char_p), ("batch", c_uint32)]
+                ("status", c_int), ("error", c_char_p), ("batch", c_uint32),
+                # the scheduler's account (appended by sched)
+                ("policy", c_int), ("load_mode", c_int), ("queue_seconds", c_double),
+                ("predicted_seconds", c_double), ("handovers", c_uint32)]
 
 
 class SearchQuery(ctypes.Structure):
     _fields_ = [("text", c_char_p), ("terms", P(SearchTerm)), ("nterms", c_size_t)]
 
 
-def padded(struct_type):
-    """A zeroed instance of struct_type in a buffer _SLACK bytes larger."""
+def options(struct_type, init):
+    """An options struct filled by its C init function, in a buffer _SLACK
+    bytes larger than Python's idea of it (a newer library's init writes its
+    own, larger sizeof). struct_size is then the smaller of the library's
+    size and Python's: a newer library takes the fields Python does not know
+    as their defaults, an older one reads no field it does not have (Python
+    then leaves those at their init values)."""
     buf = ctypes.create_string_buffer(ctypes.sizeof(struct_type) + _SLACK)
     obj = struct_type.from_buffer(buf)
     obj._keepalive = buf
+    init(obj)
+    obj.struct_size = min(obj.struct_size, ctypes.sizeof(struct_type))
     return obj
 
 

@@ -1,0 +1,270 @@
+/* A lane (sched_priv.h): its worker, one run of one query or a batch on its
+ * device, and what happens after: answers to their callers, observations to
+ * the cost model, failed runs handed to other lanes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sched_priv.h"
+
+#define RETRIES 3 /* runs of a query on a lane that failed it but lives on */
+
+double tdm_sched_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void tdm_sched_update_mode(struct tdm_sched *sc)
+{
+    int any_gpu = 0;
+    for (int i = 0; i < sc->nl; i++)
+        any_gpu |= sc->lanes[i].alive && sc->lanes[i].gpu;
+    uint64_t load = sc->st.in_flight;
+    int mode = sc->mode;
+    if (mode == TDM_LOAD_SINGLE && any_gpu && load >= sc->threshold)
+        mode = TDM_LOAD_BATCH;
+    else if (mode == TDM_LOAD_BATCH && (!any_gpu || load < (sc->threshold + 1) / 2))
+        mode = TDM_LOAD_SINGLE; /* hysteresis: back at half the threshold */
+    if (mode != sc->mode) {
+        sc->mode = mode;
+        sc->st.mode_switches++;
+    }
+}
+
+/* The job's call returns (lock held). */
+static void complete(struct tdm_sched *sc, sjob *j)
+{
+    j->done = 1;
+    sc->st.in_flight--;
+    if (j->rc == TDM_OK)
+        sc->st.answered++;
+    else
+        sc->st.failed++;
+    tdm_sched_update_mode(sc);
+    pthread_cond_signal(&j->cv);
+}
+
+/* Hands j, which lane l could not answer (error rc, message msg), to
+ * another lane; ends it with that error when none is left (lock held). */
+static void hand_over(struct tdm_sched *sc, slane *l, sjob *j, int rc, const char *msg,
+                      double now)
+{
+    j->tried |= 1u << l->index;
+    j->handovers++;
+    sc->st.handovers++;
+    int lane = tdm_place(sc, j, now, 0);
+    if (lane == -2 && l->alive && j->handovers <= RETRIES) {
+        /* a passing fault (device memory) and nowhere else to go: l again */
+        j->tried &= ~(1u << l->index);
+        lane = tdm_place(sc, j, now, 0);
+    }
+    if (lane == -2) {
+        j->rc = tdm_err_set(&j->err, rc,
+                            "%s (no other lane could take the query: every lane failed it)", msg);
+        complete(sc, j);
+    }
+}
+
+void tdm_lane_fail(slane *l, const char *msg, double now)
+{
+    struct tdm_sched *sc = l->sc;
+    if (!l->alive)
+        return;
+    l->alive = 0;
+    l->st.alive = 0;
+    snprintf(l->fail_msg, sizeof l->fail_msg, "%s", msg);
+    while (l->q.head) {
+        sjob *j = l->q.head;
+        tdm_squeue_remove(&l->q, j, j->pred[l->index]);
+        hand_over(sc, l, j, TDM_ERR_NO_DEVICE, msg, now);
+    }
+    int alive = 0;
+    for (int i = 0; i < sc->nl; i++)
+        alive |= sc->lanes[i].alive;
+    while (!alive && sc->either.head) { /* the shared queue has no taker left */
+        sjob *j = sc->either.head;
+        tdm_squeue_remove(&sc->either, j, j->pred[j->pref]);
+        j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE, "search: every lane has failed (%s)", msg);
+        complete(sc, j);
+    }
+    tdm_sched_update_mode(sc);
+    for (int i = 0; i < sc->nl; i++)
+        pthread_cond_broadcast(&sc->lanes[i].cv);
+}
+
+/* The injected fault of this run, if any (lock held). */
+static int fault_now(slane *l)
+{
+    unsigned long run = ++l->runs;
+    return l->fault.kind && run == l->fault.at ? l->fault.kind : TDM_FAULT_NONE;
+}
+
+static int lane_fatal(int rc)
+{
+    return rc == TDM_ERR_OPENCL || rc == TDM_ERR_BUILD || rc == TDM_ERR_NO_DEVICE ||
+           rc == TDM_ERR_INTERNAL;
+}
+
+/* After a run that failed as a whole with rc (lock held). */
+static void run_failed(slane *l, sjob **jobs, int n, int rc, const tdm_err *e, double now)
+{
+    struct tdm_sched *sc = l->sc;
+    char msg[256];
+    snprintf(msg, sizeof msg, "lane %d (%s): %s", l->index, sc->s->dev[l->index].d->info.name,
+             tdm_err_msg(e));
+    if (rc != TDM_ERR_DEVICE_MEMORY && !lane_fatal(rc)) { /* host trouble: no lane does better */
+        for (int i = 0; i < n; i++) {
+            jobs[i]->rc = tdm_err_set(&jobs[i]->err, rc, "%s", tdm_err_msg(e));
+            complete(sc, jobs[i]);
+        }
+        return;
+    }
+    l->st.faults++;
+    if (lane_fatal(rc))
+        tdm_lane_fail(l, msg, now);
+    for (int i = 0; i < n; i++)
+        hand_over(sc, l, jobs[i], rc, msg, now);
+}
+
+/* After a run that answered (lock held): results[i] is jobs[i]'s. */
+static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **results, double dt,
+                         double now)
+{
+    struct tdm_sched *sc = l->sc;
+    for (int i = 0; i < n; i++) {
+        sjob *j = jobs[i];
+        tdm_search_result *r = results[i];
+        if (r->status == TDM_ERR_UNSUPPORTED && sc->nl > 1) { /* this device cannot: another may */
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", r->error ? r->error : "unsupported");
+            tdm_search_result_free(r);
+            hand_over(sc, l, j, TDM_ERR_UNSUPPORTED, msg, now);
+            continue;
+        }
+        j->res = r;
+        j->rc = TDM_OK; /* the query's own error, if any, is r->status */
+        l->st.queries++;
+        if (n == 1 && r->status == TDM_OK && r->device >= 0) {
+            double rel = fabs(j->pred[l->index] - dt) / (dt > 1e-9 ? dt : 1e-9);
+            l->err_sum += rel;
+            l->st.pred_n++;
+            tdm_model_observe(&l->model, r->algorithm, &j->f, dt);
+        }
+        complete(sc, j);
+    }
+    if (n > 1) {
+        l->st.batches++;
+        sc->st.batches++;
+        sc->st.batched += (uint64_t)n;
+    }
+}
+
+void tdm_lane_run(slane *l, sjob **jobs, int n)
+{
+    struct tdm_sched *sc = l->sc;
+    tdm_search_query qs[n];
+    tdm_search_options os[n];
+    tdm_search_result *results[n];
+    double t0 = tdm_sched_now();
+    pthread_mutex_lock(&sc->mu);
+    int fault = fault_now(l);
+    double pred = 0;
+    for (int i = 0; i < n; i++) {
+        jobs[i]->started = t0;
+        jobs[i]->mode = n > 1 ? TDM_LOAD_BATCH : sc->mode;
+        qs[i] = jobs[i]->q;
+        os[i] = jobs[i]->o;
+        os[i].device = l->index;
+        pred += jobs[i]->pred[l->index];
+    }
+    l->busy_until = t0 + pred;
+    pthread_mutex_unlock(&sc->mu);
+
+    tdm_err e = {0};
+    int rc;
+    if (fault == TDM_FAULT_BUILD)
+        rc = tdm_err_set(&e, TDM_ERR_BUILD, "kernel build failed (injected by TANDEM_FAULT_INJECT)");
+    else if (fault == TDM_FAULT_OOM)
+        rc = tdm_err_set(&e, TDM_ERR_DEVICE_MEMORY,
+                         "device out of memory (injected by TANDEM_FAULT_INJECT)");
+    else
+        rc = tdm_search_run_batch(sc->s, qs, os, (size_t)n, results, &e);
+    if (rc == TDM_OK && fault == TDM_FAULT_LOST) { /* the device went away with the answers */
+        for (int i = 0; i < n; i++)
+            tdm_search_result_free(results[i]);
+        rc = tdm_err_set(&e, TDM_ERR_OPENCL,
+                         "device lost mid-query (injected by TANDEM_FAULT_INJECT)");
+    }
+    double now = tdm_sched_now();
+
+    pthread_mutex_lock(&sc->mu);
+    l->st.busy_seconds += now - t0;
+    if (rc)
+        run_failed(l, jobs, n, rc, &e, now);
+    else
+        run_answered(l, jobs, n, results, now - t0, now);
+    l->busy = 0;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&sc->mu);
+    tdm_err_clear(&e);
+}
+
+/* Lane in batch mode with room left: waits up to the window for more
+ * queries (lock held; returns the new count). */
+static int fill_window(slane *l, sjob **jobs, int n, int max)
+{
+    struct tdm_sched *sc = l->sc;
+    double start = tdm_sched_now(), until = start + sc->window;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts); /* condition variables time out on the real clock */
+    double real_until = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + sc->window;
+    ts.tv_sec = (time_t)real_until;
+    ts.tv_nsec = (long)((real_until - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L)
+        ts.tv_nsec = 999999999L;
+    while (n < max && !sc->stop && l->alive && tdm_sched_now() < until) {
+        if (pthread_cond_timedwait(&l->cv, &sc->mu, &ts) != 0)
+            break;
+        n += tdm_place_pick(sc, l, jobs + n, max - n, tdm_sched_now());
+    }
+    n += tdm_place_pick(sc, l, jobs + n, max - n, tdm_sched_now());
+    sc->st.window_wait += tdm_sched_now() - start;
+    return n;
+}
+
+static void *worker(void *arg)
+{
+    slane *l = arg;
+    struct tdm_sched *sc = l->sc;
+    int max = (int)sc->batch_max;
+    sjob *jobs[TDM_SCHED_BATCH_MAX];
+    pthread_mutex_lock(&sc->mu);
+    while (!sc->stop && l->alive) {
+        int n = l->busy ? 0 : tdm_place_pick(sc, l, jobs, max, tdm_sched_now());
+        if (n == 0) {
+            pthread_cond_wait(&l->cv, &sc->mu);
+            continue;
+        }
+        l->busy = 1;
+        if (l->gpu && sc->mode == TDM_LOAD_BATCH && sc->window > 0 && n < max)
+            n = fill_window(l, jobs, n, max);
+        pthread_mutex_unlock(&sc->mu);
+        tdm_lane_run(l, jobs, n);
+        pthread_mutex_lock(&sc->mu);
+    }
+    pthread_mutex_unlock(&sc->mu);
+    return NULL;
+}
+
+int tdm_lane_start(slane *l, tdm_err *err)
+{
+    if (pthread_create(&l->th, NULL, worker, l) != 0)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search: cannot start the worker of lane %d",
+                           l->index);
+    l->started = 1;
+    return TDM_OK;
+}

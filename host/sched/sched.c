@@ -1,0 +1,330 @@
+/* The scheduler of a search handle (sched.h): open and close, a query's way
+ * through the lanes, the counters. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sched_priv.h"
+
+/* ---- open */
+
+static int resolve_policy(const tdm_settings *st, int *policy, tdm_err *err)
+{
+    *policy = TDM_POLICY_HYBRID;
+    if (st->policy) {
+        if (!tdm_policy_name(st->policy))
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG, "engine option policy: %d is unknown",
+                               st->policy);
+        *policy = st->policy;
+    } else if (st->policy_name && tdm_policy_parse(st->policy_name, policy) != TDM_OK) {
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "TANDEM_POLICY=%s: expected cpu-only, gpu-only, best, hybrid or direct",
+                           st->policy_name);
+    }
+    if (*policy == TDM_POLICY_DEFAULT)
+        *policy = TDM_POLICY_HYBRID;
+    return TDM_OK;
+}
+
+/* Each lane's kind: the test switch's items, else the device's type. */
+static int lane_kinds(const char *spec, struct tdm_sched *sc, tdm_err *err)
+{
+    const char *p = spec;
+    for (int i = 0; i < sc->nl; i++) {
+        slane *l = &sc->lanes[i];
+        l->gpu = sc->s->dev[i].d->info.type != TDM_DEVICE_CPU;
+        if (!*p)
+            continue;
+        size_t len = strcspn(p, ",");
+        if (len == 3 && !strncasecmp(p, "cpu", 3))
+            l->gpu = 0;
+        else if (len == 3 && !strncasecmp(p, "gpu", 3))
+            l->gpu = 1;
+        else
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                               "lane kinds (TANDEM_LANE_KINDS) '%s': item %d is not cpu or gpu",
+                               spec, i);
+        p += len + (p[len] == ',');
+    }
+    return TDM_OK;
+}
+
+static int open_lane(struct tdm_sched *sc, int i, const tdm_settings *st)
+{
+    slane *l = &sc->lanes[i];
+    l->sc = sc;
+    l->index = i;
+    l->alive = 1;
+    l->st.device = i;
+    l->st.gpu = l->gpu;
+    l->st.alive = 1;
+    tdm_model_init(&l->model, l->gpu);
+    const tdm_device_info *info = &sc->s->dev[i].d->info;
+    if (st->cache_mode != TDM_CACHE_OFF &&
+        tdm_model_path(st->cache_dir, info->platform, info->name, info->driver_version,
+                       info->device_version, info->index, l->model_path, sizeof l->model_path))
+        return tdm_model_load(&l->model, l->model_path);
+    l->model_path[0] = 0;
+    return 0;
+}
+
+static void free_sched(struct tdm_sched *sc)
+{
+    for (int i = 0; i < sc->nl; i++)
+        pthread_cond_destroy(&sc->lanes[i].cv);
+    pthread_mutex_destroy(&sc->mu);
+    free(sc->lanes);
+    free(sc);
+}
+
+int tdm_sched_open(tdm_search *s, tdm_sched **out, tdm_err *err)
+{
+    *out = NULL;
+    const tdm_settings *st = s->dev[0].d->settings;
+    struct tdm_sched *sc = calloc(1, sizeof *sc);
+    if (!sc)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    sc->s = s;
+    sc->nl = s->ndev < TDM_SCHED_MAX_LANES ? s->ndev : TDM_SCHED_MAX_LANES;
+    sc->lanes = calloc((size_t)sc->nl, sizeof *sc->lanes);
+    pthread_mutex_init(&sc->mu, NULL);
+    if (!sc->lanes) {
+        free_sched(sc);
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < sc->nl; i++)
+        pthread_cond_init(&sc->lanes[i].cv, NULL);
+    sc->window = (double)st->batch_window_us * 1e-6;
+    sc->threshold = st->load_threshold;
+    sc->deadline = st->deadline_ms * 1e-3;
+    sc->batch_max = TDM_SCHED_BATCH_MAX;
+    tdm_fault faults[TDM_SCHED_MAX_LANES];
+    int rc = resolve_policy(st, &sc->policy, err);
+    if (rc == TDM_OK)
+        rc = lane_kinds(st->lane_kinds, sc, err);
+    if (rc == TDM_OK)
+        rc = tdm_fault_parse(st->fault_inject, "fault injection (TANDEM_FAULT_INJECT)", faults,
+                             sc->nl, err);
+    if (rc) {
+        free_sched(sc);
+        return rc;
+    }
+    int loaded = 1;
+    for (int i = 0; i < sc->nl; i++) {
+        loaded &= open_lane(sc, i, st);
+        sc->lanes[i].fault = faults[i];
+    }
+    if (!loaded && sc->nl > 1 && st->calibrate > 0)
+        tdm_sched_calibrate(sc, st->calibrate);
+    for (int i = 0; i < sc->nl && rc == TDM_OK; i++)
+        rc = tdm_lane_start(&sc->lanes[i], err);
+    if (rc) {
+        tdm_sched_close(sc);
+        return rc;
+    }
+    *out = sc;
+    return TDM_OK;
+}
+
+void tdm_sched_close(tdm_sched *sc)
+{
+    if (!sc)
+        return;
+    pthread_mutex_lock(&sc->mu);
+    sc->stop = 1;
+    for (int i = 0; i < sc->nl; i++)
+        pthread_cond_broadcast(&sc->lanes[i].cv);
+    pthread_mutex_unlock(&sc->mu);
+    for (int i = 0; i < sc->nl; i++) {
+        slane *l = &sc->lanes[i];
+        if (l->started)
+            pthread_join(l->th, NULL);
+        tdm_err e = {0};
+        if (l->model_path[0] && l->model.observed)
+            tdm_model_save(&l->model, l->model_path, &e); /* best effort: a cache */
+        tdm_err_clear(&e);
+    }
+    free_sched(sc);
+}
+
+/* ---- one query */
+
+static int check_request(const tdm_search_options *o, int nl, tdm_err *err)
+{
+    if (o->policy < TDM_POLICY_DEFAULT || o->policy > TDM_POLICY_DIRECT)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: policy = %d is unknown",
+                           o->policy);
+    if (!(o->deadline_ms >= 0 && o->deadline_ms <= 3.6e6))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "search options: deadline_ms = %g is not in [0, 3600000]",
+                           o->deadline_ms);
+    if (o->device >= nl && o->policy != TDM_POLICY_DIRECT)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "device = %d: the engine has devices 0 .. %d",
+                           o->device, nl - 1);
+    return TDM_OK;
+}
+
+/* The call's answer from the finished job. */
+static int finish(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm_err *err)
+{
+    (void)sc;
+    if (j->rc) {
+        int rc = tdm_err_copy(err, &j->err);
+        tdm_err_clear(&j->err);
+        return rc;
+    }
+    tdm_search_result *r = j->res;
+    if (r->status) {
+        int rc = tdm_err_set(err, r->status, "%s", r->error ? r->error : "search failed");
+        tdm_search_result_free(r);
+        return rc;
+    }
+    r->policy = j->policy;
+    r->load_mode = j->mode;
+    r->queue_seconds = j->started - j->arrive;
+    r->predicted_seconds = r->device >= 0 && r->device < sc->nl ? j->pred[r->device] : 0;
+    r->handovers = j->handovers;
+    r->seconds = tdm_sched_now() - j->arrive;
+    *out = r;
+    return TDM_OK;
+}
+
+/* A query that needs no lane: the direct policy, or one with no terms. */
+static int run_direct(struct tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *o,
+                      int policy, tdm_search_result **out, tdm_err *err)
+{
+    pthread_mutex_lock(&sc->mu);
+    sc->st.submitted++;
+    sc->st.direct++;
+    pthread_mutex_unlock(&sc->mu);
+    tdm_search_result *r = NULL;
+    int rc = tdm_search_run_batch(sc->s, q, o, 1, &r, err);
+    if (rc == TDM_OK && r->status) {
+        rc = tdm_err_set(err, r->status, "%s", r->error ? r->error : "search failed");
+        tdm_search_result_free(r);
+    } else if (rc == TDM_OK) {
+        r->policy = policy;
+        *out = r;
+    }
+    pthread_mutex_lock(&sc->mu);
+    if (rc)
+        sc->st.failed++;
+    else
+        sc->st.answered++;
+    pthread_mutex_unlock(&sc->mu);
+    return rc;
+}
+
+static int expected_alg(const tdm_search_options *o, const tdm_query *q)
+{
+    if (o->algorithm != TDM_ALGO_AUTO)
+        return o->algorithm;
+    return q->nterms <= 1 ? TDM_ALGO_OR : TDM_ALGO_MAXSCORE; /* the planner's rule */
+}
+
+static int submit(struct tdm_sched *sc, sjob *j)
+{
+    double now = j->arrive;
+    pthread_mutex_lock(&sc->mu);
+    sc->st.submitted++;
+    sc->st.in_flight++;
+    tdm_sched_update_mode(sc);
+    tdm_place_predict(sc, j);
+    int lane = tdm_place(sc, j, now, 1);
+    if (lane == -2) {
+        j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE,
+                            "search: policy %s: no lane can run the query (the engine has "
+                            "no lane of its kind, or every lane has failed)",
+                            tdm_policy_name(j->policy));
+        j->done = 1;
+        sc->st.in_flight--;
+        sc->st.failed++;
+    } else if (lane >= 0) {
+        sc->st.direct++;
+        pthread_mutex_unlock(&sc->mu);
+        sjob *one[1] = {j};
+        tdm_lane_run(&sc->lanes[lane], one, 1);
+        pthread_mutex_lock(&sc->mu);
+    }
+    while (!j->done)
+        pthread_cond_wait(&j->cv, &sc->mu);
+    pthread_mutex_unlock(&sc->mu);
+    return j->rc;
+}
+
+int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
+                     tdm_search_result **out, tdm_err *err)
+{
+    *out = NULL;
+    sjob j;
+    memset(&j, 0, sizeof j);
+    j.arrive = tdm_sched_now();
+    int rc = tdm_search_options_check(opts, &j.o, err);
+    if (rc == TDM_OK)
+        rc = check_request(&j.o, sc->nl, err);
+    if (rc)
+        return rc;
+    j.policy = j.o.policy ? j.o.policy : sc->policy;
+    if (j.policy == TDM_POLICY_DIRECT)
+        return run_direct(sc, q, &j.o, j.policy, out, err);
+    tdm_query tq;
+    tdm_query_init(&tq);
+    rc = tdm_search_query_build(sc->s, q, &tq, err);
+    if (rc || tq.nterms == 0 || sc->s->ndocs == 0) {
+        tdm_query_free(&tq);
+        if (rc == TDM_OK) /* nothing for a device to do */
+            return run_direct(sc, q, &j.o, j.policy, out, err);
+        pthread_mutex_lock(&sc->mu);
+        sc->st.submitted++;
+        sc->st.failed++;
+        pthread_mutex_unlock(&sc->mu);
+        return rc;
+    }
+    tdm_qfeat_from(&tq, j.o.k, &j.f);
+    j.alg = expected_alg(&j.o, &tq);
+    tdm_query_free(&tq);
+    j.q = *q;
+    j.pin = j.o.device;
+    j.deadline = j.arrive + (j.o.deadline_ms > 0 ? j.o.deadline_ms * 1e-3 : sc->deadline);
+    j.where = -2;
+    pthread_cond_init(&j.cv, NULL);
+    submit(sc, &j);
+    pthread_cond_destroy(&j.cv);
+    return finish(sc, &j, out, err);
+}
+
+/* ---- counters */
+
+void tdm_sched_stats_get(tdm_sched *sc, tdm_sched_stats *out)
+{
+    tdm_sched_stats st;
+    pthread_mutex_lock(&sc->mu);
+    st = sc->st;
+    st.struct_size = sizeof st;
+    st.policy = sc->policy;
+    st.load_mode = sc->mode;
+    st.batch_window = sc->window;
+    st.load_threshold = sc->threshold;
+    st.nlanes = sc->nl;
+    double err_sum = 0;
+    uint64_t err_n = 0;
+    for (int i = 0; i < sc->nl; i++) {
+        const slane *l = &sc->lanes[i];
+        tdm_lane_stats *ls = &st.lanes[i];
+        *ls = l->st;
+        ls->gpu = l->gpu;
+        ls->queued = l->q.n;
+        ls->model_n = l->model.observed;
+        ls->pred_error = l->st.pred_n ? l->err_sum / (double)l->st.pred_n : 0;
+        err_sum += l->err_sum;
+        err_n += l->st.pred_n;
+    }
+    st.pred_error = err_n ? err_sum / (double)err_n : 0;
+    st.pred_n = err_n;
+    pthread_mutex_unlock(&sc->mu);
+    size_t n = out->struct_size < sizeof st ? out->struct_size : sizeof st;
+    memcpy(out, &st, n);
+    out->struct_size = n;
+}

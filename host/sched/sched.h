@@ -1,0 +1,35 @@
+/* The scheduler of a search handle (docs/SCHED.md): every engine device a
+ * lane with a worker thread and a queue; queries placed by policy and the
+ * lanes' cost models; batches under load; faults handed to other lanes.
+ *
+ * It sits above host/query: a lane runs its queries through the query
+ * area's internal batch entry (query/search.h, tdm_search_run_batch) pinned
+ * to its device. The public search calls (sched_api.c) are built on it.
+ *
+ * Threads: tdm_sched_search and tdm_sched_stats_get from any number of
+ * threads at once; tdm_sched_close with no call running. */
+#ifndef TDM_SCHED_SCHED_H
+#define TDM_SCHED_SCHED_H
+
+#include "common/error.h"
+#include "tandem.h"
+
+typedef struct tdm_sched tdm_sched;
+
+/* Lanes for every device of s (its engine's settings: policy, window,
+ * threshold, deadline, calibration, test switches), the stored cost models
+ * loaded (else calibrated on sample queries), workers started. */
+int tdm_sched_open(tdm_search *s, tdm_sched **out, tdm_err *err);
+/* Stops the workers, stores the cost models. Accepts NULL. */
+void tdm_sched_close(tdm_sched *sc);
+
+/* Ranks one query (text or terms) by opts' policy (else the engine's):
+ * placed on a lane, run there (or in the caller's thread when that lane is
+ * idle under light load), answered once. *out on success. */
+int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
+                     tdm_search_result **out, tdm_err *err);
+
+/* A snapshot of the counters into st (as far as st->struct_size goes). */
+void tdm_sched_stats_get(tdm_sched *sc, tdm_sched_stats *st);
+
+#endif

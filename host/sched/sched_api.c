@@ -1,0 +1,96 @@
+/* The public search calls that go through the lanes (tandem.h): a search
+ * handle is opened by the query area (index resident on every device) and
+ * gets its scheduler here; tdm_search_text and tdm_search_terms are placed
+ * on lanes. tdm_search_batch, the options and the results stay in
+ * host/query/search_api.c. */
+#include <stddef.h>
+#include <string.h>
+
+#include "query/search.h"
+#include "sched.h"
+#include "tandem.h"
+
+TDM_API int tdm_search_open(tdm_engine *engine, const tdm_index *index, tdm_search **out)
+{
+    tdm_api_enter();
+    int rc = tdm_search_open_plain(engine, index, out);
+    if (rc)
+        return rc; /* its last error is set */
+    tdm_err e = {0};
+    rc = tdm_sched_open(*out, &(*out)->sched, &e);
+    if (rc) {
+        tdm_search_close_plain(*out);
+        *out = NULL;
+        return tdm_api_fail_err(&e, rc);
+    }
+    return TDM_OK;
+}
+
+TDM_API void tdm_search_close(tdm_search *s)
+{
+    tdm_api_enter();
+    if (!s)
+        return;
+    tdm_sched_close(s->sched);
+    s->sched = NULL;
+    tdm_search_close_plain(s);
+}
+
+static int search(tdm_search *s, const tdm_search_query *q, const tdm_search_options *opts,
+                  tdm_search_result **out)
+{
+    tdm_err e = {0};
+    int rc = tdm_sched_search(s->sched, q, opts, out, &e);
+    return tdm_api_result(rc, &e);
+}
+
+TDM_API int tdm_search_text(tdm_search *s, const char *text, const tdm_search_options *opts,
+                            tdm_search_result **out)
+{
+    tdm_api_enter();
+    if (!out)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_text: out is NULL");
+    *out = NULL;
+    if (!s || !text)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_text: %s is NULL",
+                            !s ? "search handle" : "text");
+    tdm_search_query q = {text, NULL, 0};
+    return search(s, &q, opts, out);
+}
+
+TDM_API int tdm_search_terms(tdm_search *s, const tdm_search_term *terms, size_t n,
+                             const tdm_search_options *opts, tdm_search_result **out)
+{
+    tdm_api_enter();
+    if (!out)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_terms: out is NULL");
+    *out = NULL;
+    if (!s || (!terms && n))
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_terms: %s is NULL",
+                            !s ? "search handle" : "terms");
+    tdm_search_query q = {NULL, terms, n};
+    return search(s, &q, opts, out);
+}
+
+TDM_API void tdm_sched_stats_init(tdm_sched_stats *st)
+{
+    if (!st)
+        return;
+    memset(st, 0, sizeof *st);
+    st->struct_size = sizeof *st;
+}
+
+TDM_API int tdm_search_stats(tdm_search *s, tdm_sched_stats *st)
+{
+    tdm_api_enter();
+    if (!s || !st)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_stats: %s is NULL",
+                            !s ? "search handle" : "stats");
+    if (st->struct_size < offsetof(tdm_sched_stats, policy) || st->struct_size > sizeof *st)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG,
+                            "tdm_search_stats: struct_size %zu is not that of a tdm_sched_stats "
+                            "(%zu): initialise it with tdm_sched_stats_init",
+                            st->struct_size, sizeof *st);
+    tdm_sched_stats_get(s->sched, st);
+    return TDM_OK;
+}

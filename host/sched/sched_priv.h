@@ -1,0 +1,126 @@
+/* Internals of the scheduler (sched.h): jobs, queues, lanes.
+ *
+ * One mutex (tdm_sched.mu) guards every queue, lane state, model and
+ * counter; it is never held while a device runs. A lane's worker waits on
+ * the lane's condition variable; a caller waits on its job's. */
+#ifndef TDM_SCHED_PRIV_H
+#define TDM_SCHED_PRIV_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "fault.h"
+#include "model.h"
+#include "query/search.h"
+#include "sched.h"
+#include "tandem.h"
+
+enum { CLASS_GPU = 0, CLASS_CPU = 1, CLASS_EITHER = 2 };
+
+#define TDM_SCHED_BATCH_MAX 64 /* queries a lane's batch takes at most */
+
+typedef struct sjob {
+    struct sjob *prev, *next;
+    int where;              /* queue it is in: a lane index, -1 the either queue, -2 none */
+    tdm_search_query q;     /* the caller's, valid while it waits */
+    tdm_search_options o;   /* checked; o.device is set per run */
+    tdm_qfeat f;
+    int alg;                /* what the planner will run (model slot) */
+    int policy;             /* never DEFAULT or DIRECT */
+    int pin;                /* lane it must run on (opts.device), or -1 */
+    int cls;                /* CLASS_* (hybrid) */
+    int pref;               /* preferred lane (earliest predicted finish) */
+    double arrive, deadline;/* seconds (monotonic) */
+    double pred[TDM_SCHED_MAX_LANES];
+    uint32_t tried;         /* lanes that failed it */
+    uint32_t handovers;
+    /* outcome */
+    int done;
+    int rc;                 /* TDM_OK, or the error that ends the call */
+    tdm_err err;
+    tdm_search_result *res;
+    double started;
+    int mode;
+    pthread_cond_t cv;
+} sjob;
+
+typedef struct squeue {
+    sjob *head, *tail;
+    uint64_t n;
+    double backlog;         /* sum of the queued jobs' predictions on its lane */
+} squeue;
+
+typedef struct slane {
+    struct tdm_sched *sc;
+    int index;              /* engine device index = position in tdm_search.dev */
+    int gpu;                /* batch lane */
+    int alive;
+    int busy;               /* running (or gathering) a run */
+    double busy_until;      /* predicted end of the current run */
+    squeue q;
+    tdm_model model;
+    char model_path[512];
+    tdm_fault fault;
+    unsigned long runs;
+    char fail_msg[256];
+    pthread_t th;
+    int started;
+    pthread_cond_t cv;
+    tdm_lane_stats st;
+    double err_sum;
+} slane;
+
+struct tdm_sched {
+    tdm_search *s;
+    pthread_mutex_t mu;
+    int stop;
+    slane *lanes;
+    int nl;
+    squeue either;
+    int policy;             /* the engine's */
+    double window;          /* seconds */
+    unsigned threshold;
+    double deadline;        /* seconds */
+    int mode;               /* enum tdm_load_mode */
+    uint32_t batch_max;     /* <= TDM_SCHED_BATCH_MAX */
+    tdm_sched_stats st;
+};
+
+/* ---- queue.c */
+void tdm_squeue_push(squeue *q, sjob *j, int where, double pred);
+void tdm_squeue_push_front(squeue *q, sjob *j, int where, double pred);
+void tdm_squeue_remove(squeue *q, sjob *j, double pred);
+/* The queue a job with `where` is in. */
+squeue *tdm_squeue_of(struct tdm_sched *sc, int where);
+
+/* ---- place.c (all under sc->mu) */
+/* Predicts j on every lane (j->pred). */
+void tdm_place_predict(struct tdm_sched *sc, sjob *j);
+/* Seconds until lane l could start a new job: its run's rest and its queue. */
+double tdm_place_backlog(const struct tdm_sched *sc, const slane *l, double now);
+/* Places the new (or handed-over) job: returns the lane to run it on at
+ * once in the caller's thread (idle lane, light load; marked busy), -1 when
+ * it was queued, -2 when no lane can take it (nothing changed). */
+int tdm_place(struct tdm_sched *sc, sjob *j, double now, int caller_may_run);
+/* Takes lane l's next run into jobs (at most max); returns how many. */
+int tdm_place_pick(struct tdm_sched *sc, slane *l, sjob **jobs, int max, double now);
+
+/* ---- lane.c */
+/* Starts lane l's worker. */
+int tdm_lane_start(slane *l, tdm_err *err);
+/* Runs jobs[0..n) on lane l (called without the lock, lane marked busy)
+ * and completes or hands over each (takes the lock). */
+void tdm_lane_run(slane *l, sjob **jobs, int n);
+/* Marks lane l dead with `msg` and hands its queue to other lanes (lock held). */
+void tdm_lane_fail(slane *l, const char *msg, double now);
+/* Re-evaluates the load mode (lock held). */
+void tdm_sched_update_mode(struct tdm_sched *sc);
+
+double tdm_sched_now(void);
+
+/* ---- calib.c */
+/* Runs n sample queries on every lane (before the workers start) and feeds
+ * the times to the lanes' models. */
+void tdm_sched_calibrate(struct tdm_sched *sc, int n);
+
+#endif
