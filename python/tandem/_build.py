@@ -166,9 +166,7 @@ def build(inputs, path, *, stemmer="english", codec="bp128", threads=0, format="
     if not isinstance(memory_mb, int) or memory_mb < 0:
         raise error(_lib.ERR_INVALID_ARG, "memory_mb %r: expected a positive integer"
                     % (memory_mb,))
-    o = _lib.padded(_lib.BuildOptions)
-    _lib.build_options_init(o)
-    o.struct_size = _lib.ctypes.sizeof(_lib.BuildOptions)
+    o = _lib.options(_lib.BuildOptions, _lib.build_options_init)
     o.format = _FORMATS[format]
     o.stemmer = _bytes(stemmer, "stemmer")
     o.stopwords = _bytes(stopwords, "stopwords")
@@ -190,9 +188,7 @@ def build(inputs, path, *, stemmer="english", codec="bp128", threads=0, format="
 
 
 def _import(fmt, input, path, codec, k1, b, progress):
-    o = _lib.padded(_lib.ImportOptions)
-    _lib.import_options_init(o)
-    o.struct_size = _lib.ctypes.sizeof(_lib.ImportOptions)
+    o = _lib.options(_lib.ImportOptions, _lib.import_options_init)
     o.format = fmt
     o.codec = _bytes(codec, "codec")
     o.k1 = k1

@@ -107,9 +107,7 @@ class Engine(_Handle):
     def __init__(self, devices=None, *, cache_dir=None):
         super().__init__("Engine")
         self._searchers = weakref.WeakSet()   # closed with the engine
-        o = _lib.padded(_lib.EngineOptions)
-        _lib.engine_options_init(o)
-        o.struct_size = ctypes.sizeof(_lib.EngineOptions)
+        o = _lib.options(_lib.EngineOptions, _lib.engine_options_init)
         o.devices = _bytes(devices, "devices")
         o.cache_dir = _bytes(cache_dir, "cache_dir")
         ptr = ctypes.c_void_p()
@@ -262,9 +260,7 @@ class Searcher(_Handle):
             raise TypeError("k: expected an int, got %s" % type(k).__name__)
         if not 0 <= k <= 0xFFFFFFFF:
             raise error(_lib.ERR_INVALID_ARG, "k = %d: expected 1 .. 10000" % k)
-        o = _lib.padded(_lib.SearchOptions)
-        _lib.search_options_init(o)
-        o.struct_size = ctypes.sizeof(_lib.SearchOptions)
+        o = _lib.options(_lib.SearchOptions, _lib.search_options_init)
         o.k = int(k)
         algo = ctypes.c_int()
         check(_lib.algorithm_parse(_bytes(algorithm, "algorithm"), ctypes.byref(algo)))
