@@ -86,6 +86,9 @@ awk -F, 'NR > 1 && $15 == "batch" && $16 == 64 && $3 >= 0 && $6 <= 0 { bad = 1 }
     fail "batch latencies: $(cat t.csv)"
 grep -Eq '^or +10 0 .* single x3 ' out.txt && grep -Eq '^bmw +100 0 .* batch 64 ' out.txt ||
     fail "table rows: $(cat out.txt)"
+grep -q '^queries per second (best' out.txt || fail "no throughput table: $(cat out.txt)"
+n=$(sed -n '/^queries per second/,$p' out.txt | grep -Ec '^(or|bmw|and) +(10|100) [0-9]+ .*( +[0-9]+){5} +[0-9.]+x$')
+[ "$n" -eq $((6 * ndev)) ] || fail "throughput table: $n lines, want $((6 * ndev)): $(sed -n '/^queries per second/,$p' out.txt)"
 grep -q '^<svg' t.svg && grep -q '</svg>' t.svg || fail "not an SVG: $(head -c 200 t.svg)"
 # a panel per k and device; a batch line and a single line per algorithm in each
 [ "$(grep -c '<polyline' t.svg)" -eq $((2 * ndev * 3 * 2)) ] || fail "throughput lines: $(grep -c '<polyline' t.svg)"

@@ -99,6 +99,60 @@ void tdm_bq_print_row(FILE *f, const tdm_bq_series *r)
     fflush(f);
 }
 
+/* The series of algorithm/k/device of r in mode (batch, threads), or NULL. */
+static const tdm_bq_series *find(const tdm_bq_set *s, const tdm_bq_series *r, uint32_t batch,
+                                 unsigned threads)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const tdm_bq_series *x = &s->v[i];
+        if (x->device == r->device && x->k == r->k && x->algo == r->algo &&
+            x->batch == batch && x->threads == threads)
+            return x;
+    }
+    return NULL;
+}
+
+void tdm_bq_print_tput(FILE *f, const tdm_bq_set *s, const tdm_bq_opts *o)
+{
+    if (o->nthreads < 2 && !o->nbatches)
+        return;
+    char mode[32];
+    fprintf(f, "\nqueries per second (best: the most of any mode, over single x%u)\n%-11s %5s "
+               "%-28s", o->threads[0], "algorithm", "k", "device");
+    tdm_bq_series m = {0};
+    for (size_t t = 0; t < o->nthreads; t++) {
+        m.threads = o->threads[t];
+        mode_text(mode, sizeof mode, &m);
+        fprintf(f, " %11s", mode);
+    }
+    m.threads = (unsigned)o->batch_threads;
+    for (size_t b = 0; b < o->nbatches; b++) {
+        m.batch = o->batches[b];
+        mode_text(mode, sizeof mode, &m);
+        fprintf(f, " %11s", mode);
+    }
+    fprintf(f, " %8s\n", "best");
+    for (size_t i = 0; i < s->n; i++) {
+        const tdm_bq_series *r = &s->v[i];
+        if (r->device < 0 || r->batch || r->threads != o->threads[0])
+            continue; /* one line per algorithm, k and device: at its first series */
+        char dev[48];
+        snprintf(dev, sizeof dev, "%d %.30s", r->device, r->device_name);
+        fprintf(f, "%-11s %5u %-28.28s", r->algorithm, r->k, dev);
+        double best = 0;
+        for (size_t c = 0; c < o->nthreads + o->nbatches; c++) {
+            const tdm_bq_series *x =
+                c < o->nthreads ? find(s, r, 0, o->threads[c])
+                                : find(s, r, o->batches[c - o->nthreads],
+                                       (unsigned)o->batch_threads);
+            fprintf(f, " %11.0f", x ? x->qps : 0.0);
+            best = x && x->qps > best ? x->qps : best;
+        }
+        fprintf(f, " %7.1fx\n", r->qps > 0 ? best / r->qps : 0.0);
+    }
+    fflush(f);
+}
+
 int tdm_bq_write_csv(const char *path, const tdm_bq_set *s)
 {
     tdm_outfile out;

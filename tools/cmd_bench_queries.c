@@ -366,6 +366,8 @@ int tdm_bench_queries(int argc, char **argv)
     if (rc == 0)
         rc = tdm_bq_run_devices(&b, ix);
     if (rc == 0)
+        tdm_bq_print_tput(stdout, &b.set, &b.o);
+    if (rc == 0)
         rc = write_outputs(&b);
     if (rc == 0 && b.mismatches)
         rc = tdm_cli_fail(C, "%llu answers differ from the oracle's",

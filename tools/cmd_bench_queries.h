@@ -138,6 +138,11 @@ typedef struct tdm_bq {
     uint64_t mismatches;
 } tdm_bq;
 
+/* With several thread counts or batch sizes: a table of queries per second,
+ * a line per algorithm, k and device, a column per mode, and the best mode's
+ * speed-up over the first single-query series. */
+void tdm_bq_print_tput(FILE *f, const tdm_bq_set *s, const tdm_bq_opts *o);
+
 /* Every series of every algorithm, k, mode and device of b->o on the
  * engine's devices, appended to b->set and printed as they finish; answers
  * checked against b->ans_*. Returns 0, or 1 after a message. */
