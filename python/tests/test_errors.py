@@ -92,7 +92,12 @@ def test_search_errors(searcher):
         searcher.docname(10**6)
 
 
-def test_batch_error_names_query(searcher):
+@pytest.mark.parametrize("have_batch", [True, False])
+def test_batch_error_names_query(searcher, have_batch, monkeypatch):
+    from tandem import _lib
+    if have_batch and not _lib.HAVE_BATCH:
+        pytest.skip("skipped: this libtandem has no tdm_search_batch")
+    monkeypatch.setattr(_lib, "HAVE_BATCH", have_batch)
     with pytest.raises(tandem.LimitError) as e:
         searcher.search_batch(["river", ["t%d" % i for i in range(2000)], "boat"])
     assert "query 1" in str(e.value)

@@ -67,7 +67,19 @@ def test_algorithms_exact(searcher, algorithm):
         assert got == ref
 
 
-def test_batch_equals_single(searcher):
+@pytest.fixture(params=["tdm_search_batch", "one call a query"])
+def batch_path(request, monkeypatch):
+    """search_batch through the C batch call, and through the fallback for a
+    library without it."""
+    from tandem import _lib
+    if request.param == "tdm_search_batch" and not _lib.HAVE_BATCH:
+        pytest.skip("skipped: this libtandem has no tdm_search_batch")
+    if request.param != "tdm_search_batch":
+        monkeypatch.setattr(_lib, "HAVE_BATCH", False)
+    return request.param
+
+
+def test_batch_equals_single(searcher, batch_path):
     qs = [q for _, q in QUERIES] + [["sail", "boat"], {"storm": 2.5, "deep": 0.5}, ""]
     r = searcher.search_batch(qs, k=7)
     assert isinstance(r, tandem.BatchResult)
