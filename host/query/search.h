@@ -138,6 +138,9 @@ void tdm_sprof_host(tdm_sprof *p, const char *name, double t_begin);
 /* After the run's last command completed: adds its times (ok) and releases
  * the events. */
 void tdm_sprof_end(tdm_sprof *p, int ok);
+/* The run the calling thread is profiling (NULL: none); search_dev.c's
+ * launch, upload and download wrappers record into it. */
+extern _Thread_local tdm_sprof *tdm_sprof_cur;
 
 /* ---- batches */
 

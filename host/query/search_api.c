@@ -334,7 +334,12 @@ int tdm_search_run_batch(tdm_search *s, const tdm_search_query *queries,
         return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory for %zu queries", n);
     int rc = TDM_OK;
     for (size_t i = 0; i < n; i++) {
+        double tp = tdm_sprof_on() ? tdm_sprof_now() : 0;
         prepare_one(s, &queries[i], &opts[i], &items[i]);
+        if (tp > 0) {
+            tdm_sprof pf = {.on = 1, .salg = items[i].salg, .k = opts[i].k, .t0 = tp};
+            tdm_sprof_host(&pf, "prepare (query, sprep, plan)", tp);
+        }
         if (batch_fatal(items[i].rc)) {
             rc = tdm_err_copy(err, &items[i].err);
             break;

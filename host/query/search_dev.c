@@ -11,6 +11,53 @@
 #include "search.h"
 #include "tandem.h"
 
+/* Profile (search_prof.c, TANDEM_SEARCH_PROFILE=1): every launch and copy
+ * of this file goes through these wrappers, which time the enqueue on the
+ * host and keep the command's event for the run's table. */
+static int sprof_launch(tdm_device *d, const char *name, const tdm_karg *args, cl_uint nargs,
+                        size_t global, size_t local, cl_uint nwait, const cl_event *wait,
+                        cl_event *ev, tdm_err *err)
+{
+    tdm_sprof *pf = tdm_sprof_cur;
+    double t = pf ? tdm_sprof_now() : 0;
+    int rc = tdm_kernel_launch(d, name, args, nargs, global, local, nwait, wait, ev, err);
+    if (pf && rc == TDM_OK && ev && *ev) {
+        tdm_sprof_host(pf, name, t);
+        tdm_sprof_event(pf, name, *ev);
+    }
+    return rc;
+}
+
+static int sprof_copy(int up, tdm_device *d, cl_mem m, size_t off, size_t bytes, void *host,
+                      cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
+{
+    tdm_sprof *pf = tdm_sprof_cur;
+    if (!pf)
+        return up ? tdm_upload(d, m, off, bytes, host, nwait, wait, ev, err)
+                  : tdm_download(d, m, off, bytes, host, nwait, wait, ev, err);
+    double t = tdm_sprof_now();
+    cl_event e = NULL;
+    int rc = up ? tdm_upload(d, m, off, bytes, host, nwait, wait, &e, err)
+                : tdm_download(d, m, off, bytes, host, nwait, wait, &e, err);
+    if (rc == TDM_OK) {
+        tdm_sprof_host(pf, up ? "enqueue upload" : "enqueue download", t);
+        tdm_sprof_event(pf, up ? "upload" : "download", e);
+        if (!ev) { /* the caller asked for a blocking copy */
+            double t1 = tdm_sprof_now();
+            if (clWaitForEvents(1, &e) != CL_SUCCESS)
+                rc = tdm_err_set(err, TDM_ERR_OPENCL, "search: waiting for a copy failed");
+            tdm_sprof_host(pf, "wait (blocking copy)", t1);
+            clReleaseEvent(e);
+        } else {
+            *ev = e;
+        }
+    }
+    return rc;
+}
+#define tdm_kernel_launch sprof_launch
+#define tdm_upload(d, m, o, b, h, nw, w, ev, err) sprof_copy(1, d, m, o, b, (void *)(h), nw, w, ev, err)
+#define tdm_download(d, m, o, b, h, nw, w, ev, err) sprof_copy(0, d, m, o, b, h, nw, w, ev, err)
+
 enum { B_DOCS, B_FREQS, B_TERMS, B_BMAX, B_CUR, B_ORD, B_HS, B_HD, B_HN, B_OUT, B_OUTN, B_STATUS,
        B_SS, B_SD, B_SN, B_COUNT };
 
@@ -304,6 +351,9 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
 {
     uint32_t cap = k < pl->rlen ? k : pl->rlen;
     uint32_t pow2 = pow2_at_least(k);
+    tdm_sprof pf;
+    tdm_sprof_begin(&pf, salg, k);
+    tdm_sprof_cur = pf.on ? &pf : NULL;
     scratch *sp = pool_take((tdm_sdev *)sd);
     if (!sp)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
@@ -335,8 +385,10 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     } else if (rc == TDM_OK) {
         rc = launch(sd, p, ndocs, pl, salg, k, cap, pow2, 0, &s, dec, &ev, &out->launches, err);
     }
-    if (dec)
+    if (dec) {
+        tdm_sprof_event(&pf, "decode (last kernel)", dec);
         clReleaseEvent(dec);
+    }
     uint32_t n[3] = {0, 0, 0};
     cl_event dn = NULL;
     /* counts and all k keys in one round trip: the second copy waits */
@@ -362,6 +414,8 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     }
     if (ev)
         clReleaseEvent(ev);
+    tdm_sprof_end(&pf, rc == TDM_OK);
+    tdm_sprof_cur = NULL;
     s.next = NULL;
     *sp = s;
     if (rc == TDM_OK)
