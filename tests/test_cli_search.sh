@@ -19,7 +19,8 @@ run "$T" search idx "flow air" -k 10
 want_ok
 [ "$(wc -l < out.txt)" -eq 3 ] || fail "want 3 hits: $(cat out.txt)"
 head -1 out.txt | grep -q $'^1\t[0-9.]*\td3$' || fail "first hit: $(head -1 out.txt)"
-grep -q "on device" err.txt || fail "no device line: $(cat err.txt)"
+grep -Eq "^3 results; [a-z_]+ on device [0-9]+ \(.+\), [0-9.]+ ms; policy [a-z-]+, queued [0-9.]+ ms" err.txt ||
+    fail "no device, time and policy line: $(cat err.txt)"
 
 begin "search --json"
 run "$T" search idx "boundary layer" --json
@@ -27,6 +28,21 @@ want_ok
 grep -q '"hits": \[{"rank": 1, "docid": 1, "name": "d2"' out.txt || fail "$(cat out.txt)"
 grep -q '"algorithm": "' out.txt || fail "no algorithm: $(cat out.txt)"
 grep -q '"variant": "\(item\|group\)", "launches": [1-9]' out.txt || fail "no variant/launches: $(cat out.txt)"
+grep -Eq '"batch": [1-9][0-9]*, "policy": "[a-z-]+", "load_mode": "(single|batch)", "queue_seconds": [0-9.]+, "predicted_seconds": [0-9.]+, "handovers": 0, ' out.txt ||
+    fail "no scheduler fields: $(cat out.txt)"
+
+begin "search --policy: each policy answers the same; a bad one is refused"
+run "$T" search idx "flow air" --policy direct
+want_ok
+cp out.txt pol.direct
+for p in hybrid best; do
+    run "$T" search idx "flow air" --policy "$p"
+    want_ok
+    cmp -s pol.direct out.txt || fail "$p: $(cat out.txt)"
+    grep -q "policy $p" err.txt || fail "$p: $(cat err.txt)"
+done
+run "$T" search idx "flow" --policy fastest
+want_fail "fastest"
 
 begin "search: every algorithm gives the same ranking"
 for a in or wand bmw maxscore auto; do

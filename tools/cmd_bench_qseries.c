@@ -69,6 +69,7 @@ typedef struct sctx {
     double last;          /* when the last delivered answer's call returned */
     size_t timed;
     double shared;        /* sum of tdm_search_result.batch */
+    double queue;         /* sum of tdm_search_result.queue_seconds */
     char failed[320];     /* the failed query and why; "" none */
 } sctx;
 
@@ -85,12 +86,13 @@ static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
     }
     if (s) {
         const tdm_search_result *r = a->r;
-        double shared = tdm_qr_shared(r); /* launches and bytes are the batch's */
+        double shared = r->batch ? r->batch : 1; /* launches and bytes are the batch's */
         char why[160];
         s->us[i] = a->seconds * 1e6;
         c->timed++;
         c->last = a->t_done;
         c->shared += shared;
+        c->queue += r->queue_seconds;
         s->launches += r->launches / shared;
         s->bytes_up += (double)r->bytes_up / shared;
         s->bytes_down += (double)r->bytes_down / shared;
@@ -109,7 +111,7 @@ static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
 static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
                 const tdm_search_options *o, tdm_bq_series *s, int timed, const char *label)
 {
-    sctx c = {b, timed ? s : NULL, {0}, 0, 0, 0, 0, ""};
+    sctx c = {b, timed ? s : NULL, {0}, 0, 0, 0, 0, 0, ""};
     tdm_qr_job j = {sh, qs, n, o, s->batch, s->threads, sink, &c};
     tdm_progress_begin(&c.bar, label, timed ? "queries" : "warm-up", n, 0);
     c.start = tdm_cli_now();
@@ -124,6 +126,7 @@ static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
         s->n = c.timed;
         s->qps = c.last > c.start ? (double)c.timed / (c.last - c.start) : 0;
         s->shared = c.timed ? c.shared / (double)c.timed : 0;
+        s->queue_us = c.timed ? c.queue * 1e6 / (double)c.timed : 0;
     }
     return 0;
 }

@@ -42,6 +42,8 @@ typedef struct tdm_bq_series {
     double qps;           /* queries answered per second of wall time */
     double shared;        /* mean queries that shared a query's launches
                              (tdm_search_result.batch) */
+    double queue_us;      /* mean time queued in the scheduler before a lane
+                             started the query (tdm_search_result.queue_seconds) */
     int cdf;              /* drawn in the latency CDF plot */
 } tdm_bq_series;
 

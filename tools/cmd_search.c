@@ -44,6 +44,11 @@ int tdm_cli_search_opt(const char *cmd, int argc, char **argv, int *i, tdm_cli_s
     } else if ((v = tdm_cli_opt(argc, argv, i, "--b"))) {
         if (tdm_cli_real(cmd, "--b", v, 0, 0, 1, &s->o.b))
             return -1;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--policy"))) {
+        if (tdm_policy_parse(v, &s->o.policy) != TDM_OK) {
+            tdm_cli_fail(cmd, "--policy: %s", tdm_last_error());
+            return -1;
+        }
     } else if ((v = tdm_cli_opt(argc, argv, i, "--ranges"))) {
         if (tdm_cli_uint(cmd, "--ranges", v, 1, UINT32_MAX, &u))
             return -1;
@@ -61,6 +66,8 @@ const char tdm_cli_search_help[] =
     "  --scoring S      bm25 (default) or impact (stored frequencies are impacts)\n"
     "  --k1 X --b X     BM25 parameters (1.2, 0.75); any values stay exact\n"
     "  --ranges N       docid ranges a device splits the work into (planner's choice)\n"
+    "  --policy P       which device answers: hybrid, best, cpu-only, gpu-only, direct\n"
+    "                   (default: TANDEM_POLICY, else hybrid; docs/SCHED.md)\n"
     "The devices are TANDEM_DEVICES's ('tandem --help').\n";
 
 int tdm_cli_search_open(const char *cmd, const char *path, tdm_engine **e, tdm_index **ix,
@@ -92,6 +99,25 @@ static const char *device_name(tdm_engine *e, int d, tdm_device_info *info)
     return info->name;
 }
 
+static const char *policy_name(int p)
+{
+    const char *n = tdm_policy_name(p);
+    return n ? n : "none";
+}
+
+/* The scheduler's account of r, for the line on stderr. */
+static void print_sched(const tdm_search_result *r)
+{
+    fprintf(stderr, "; policy %s, queued %.3f ms", policy_name(r->policy),
+            r->queue_seconds * 1e3);
+    if (r->predicted_seconds > 0)
+        fprintf(stderr, ", predicted %.3f ms", r->predicted_seconds * 1e3);
+    if (r->batch > 1)
+        fprintf(stderr, ", in a batch of %u", r->batch);
+    if (r->handovers)
+        fprintf(stderr, ", handed over %u time%s", r->handovers, r->handovers == 1 ? "" : "s");
+}
+
 static void print_json(tdm_engine *e, const char *text, const tdm_search_result *r)
 {
     tdm_device_info info;
@@ -101,10 +127,14 @@ static void print_json(tdm_engine *e, const char *text, const tdm_search_result 
     tdm_cli_json_string(stdout, device_name(e, r->device, &info));
     printf(", \"algorithm\": \"%s\", \"seconds\": %.6f, \"terms\": %u, \"unknown_terms\": %u, "
            "\"ranges\": %u, \"variant\": \"%s\", \"launches\": %u, \"bytes_up\": %llu, "
-           "\"bytes_down\": %llu, \"hits\": [",
+           "\"bytes_down\": %llu, \"batch\": %u, \"policy\": \"%s\", \"load_mode\": \"%s\", "
+           "\"queue_seconds\": %.6f, \"predicted_seconds\": %.6f, \"handovers\": %u, "
+           "\"hits\": [",
            tdm_algorithm_name(r->algorithm), r->seconds, r->terms, r->unknown, r->ranges,
            r->variant == TDM_VARIANT_GROUP ? "group" : "item", r->launches,
-           (unsigned long long)r->bytes_up, (unsigned long long)r->bytes_down);
+           (unsigned long long)r->bytes_up, (unsigned long long)r->bytes_down, r->batch,
+           policy_name(r->policy), r->load_mode == TDM_LOAD_BATCH ? "batch" : "single",
+           r->queue_seconds, r->predicted_seconds, r->handovers);
     for (size_t i = 0; i < r->n; i++) {
         printf("%s{\"rank\": %zu, \"docid\": %u, \"name\": ", i ? ", " : "", i + 1,
                r->hits[i].docid);
@@ -161,10 +191,12 @@ int tdm_cmd_search(int argc, char **argv)
             for (size_t i = 0; i < r->n; i++)
                 printf("%zu\t%.6f\t%s\n", i + 1, r->hits[i].score,
                        r->hits[i].name ? r->hits[i].name : "");
-            fprintf(stderr, "%zu results; %s on device %d (%s), %.3f ms%s\n", r->n,
+            fprintf(stderr, "%zu results; %s on device %d (%s), %.3f ms", r->n,
                     tdm_algorithm_name(r->algorithm), r->device,
-                    device_name(e, r->device, &info), r->seconds * 1e3,
-                    r->unknown ? "; some terms are not in the index" : "");
+                    device_name(e, r->device, &info), r->seconds * 1e3);
+            if (r->device >= 0)
+                print_sched(r);
+            fprintf(stderr, "%s\n", r->unknown ? "; some terms are not in the index" : "");
         }
     }
     tdm_search_result_free(r);

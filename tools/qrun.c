@@ -20,9 +20,7 @@ typedef struct slot {
 
 /* What one sender needs besides the job: its buffers for a batch call. */
 typedef struct sender {
-#if TDM_QR_HAVE_BATCH
     tdm_search_query *q;
-#endif
     tdm_search_result **res;
 } sender;
 
@@ -59,7 +57,6 @@ static void send_single(const tdm_qr_job *j, slot *s, size_t i)
         slot_fail(s, rc);
 }
 
-#if TDM_QR_HAVE_BATCH
 /* One tdm_search_batch call for queries [a, a + c); slots s[0..c). */
 static void send_batch(const tdm_qr_job *j, sender *w, slot **s, size_t a, size_t c)
 {
@@ -83,18 +80,14 @@ static void send_batch(const tdm_qr_job *j, sender *w, slot **s, size_t a, size_
             s[i]->error = "failed";
     }
 }
-#endif
 
 /* Queries [a, a + c) into their slots. */
 static void send_chunk(const tdm_qr_job *j, sender *w, slot **s, size_t a, size_t c)
 {
-#if TDM_QR_HAVE_BATCH
     if (j->batch > 0) {
         send_batch(j, w, s, a, c);
         return;
     }
-#endif
-    (void)w;
     for (size_t i = 0; i < c; i++)
         send_single(j, s[i], a + i);
 }
@@ -112,19 +105,13 @@ static int sender_init(sender *w, size_t chunk)
 {
     memset(w, 0, sizeof *w);
     w->res = calloc(chunk, sizeof *w->res);
-#if TDM_QR_HAVE_BATCH
     w->q = calloc(chunk, sizeof *w->q);
-    if (!w->q)
-        return -1;
-#endif
-    return w->res ? 0 : -1;
+    return w->res && w->q ? 0 : -1;
 }
 
 static void sender_free(sender *w)
 {
-#if TDM_QR_HAVE_BATCH
     free(w->q);
-#endif
     free(w->res);
 }
 

@@ -15,24 +15,6 @@
 
 #include "tandem.h"
 
-/* tdm_search_batch and tdm_search_result's status, error and batch fields
- * (include/tandem.h, the search section) are being added; until they are,
- * a "batch" is sent as single calls. */
-#ifndef TDM_QR_HAVE_BATCH
-#define TDM_QR_HAVE_BATCH 0
-#endif
-
-/* How many queries shared r's launches (tdm_search_result.batch; 1 alone). */
-static inline double tdm_qr_shared(const tdm_search_result *r)
-{
-#if TDM_QR_HAVE_BATCH
-    return r->batch ? r->batch : 1;
-#else
-    (void)r;
-    return 1;
-#endif
-}
-
 /* One query: `text`, or (text NULL) `nterms` weighted terms. */
 typedef struct tdm_qr_query {
     const char *text;
