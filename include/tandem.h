@@ -676,6 +676,7 @@ typedef struct tdm_sched_stats {
     uint64_t pred_n;
     int nlanes;
     tdm_lane_stats lanes[TDM_SCHED_MAX_LANES];
+    uint64_t deadline_misses; /* answered after their deadline */
 } tdm_sched_stats;
 
 TDM_API void tdm_sched_stats_init(tdm_sched_stats *st);

@@ -199,8 +199,17 @@ static void every_policy(void **state)
     assert_int_equal(st.nlanes, tdm_engine_device_count(e));
     assert_true(st.lanes[0].queries > 0 && st.lanes[1].queries > 0);
     assert_true(st.pred_n > 0 && isfinite(st.pred_error));
-    /* request errors */
+    /* a deadline no query can meet is counted as missed */
     tdm_search_options o;
+    tdm_search_options_init(&o);
+    o.deadline_ms = 1e-6;
+    tdm_search_term one = {f->c.terms[5], 0, 1.0};
+    assert_int_equal(tdm_search_terms(s, &one, 1, &o, &res), TDM_OK);
+    tdm_search_result_free(res);
+    uint64_t missed = st.deadline_misses;
+    assert_accounted(s, &st);
+    assert_true(st.deadline_misses == missed + 1);
+    /* request errors */
     tdm_search_options_init(&o);
     o.policy = 42;
     assert_int_equal(tdm_search_text(s, "x", &o, &res), TDM_ERR_INVALID_ARG);

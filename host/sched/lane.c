@@ -40,6 +40,8 @@ static void complete(struct tdm_sched *sc, sjob *j)
 {
     j->done = 1;
     sc->st.in_flight--;
+    if (tdm_sched_now() > j->deadline)
+        sc->st.deadline_misses++;
     if (j->rc == TDM_OK)
         sc->st.answered++;
     else
