@@ -45,3 +45,4 @@
 #include "cl/search_range.cl"
 #include "cl/search_group.cl"
 #include "cl/search_merge.cl"
+#include "cl/search_seed.cl"

@@ -44,6 +44,9 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
     s.kind = kind;
     s.c0 = c0;
     s.c1 = c1;
+    s.shared = 0;
+    s.pub = 0u;
+    s.gth = -1.0f; /* exhaustive: no shared threshold (search_range.cl) */
     uint rbeg = r * rlen;
     uint rend = ndocs - rbeg > rlen ? rbeg + rlen : ndocs;
     for (uint t = lid; t < nt; t += ls) {

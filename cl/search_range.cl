@@ -23,6 +23,17 @@
    score once full): documents come in ascending docid within a range, so a
    later document with the same score as the worst ranks below it.
 
+   A threshold shared by the ranges (WAND, BMW, MaxScore; search_seed.cl,
+   docs/SEARCH.md): word 7 of term 0 holds the float bits of a score G that
+   at least k distinct documents of the query reach, so the query's k-th
+   score is >= G. It starts at the seed pass's G (0 without one) and a range
+   whose heap holds k documents raises it to its heap's worst (atomic max:
+   scores are >= 0, so their bits order as uints). A document of another
+   range with a score equal to G may still rank above those k (a smaller
+   docid), so G is compared strictly: a document is skipped when its bound
+   is < G, i.e. <= the float just below G, which is what the range's
+   threshold becomes when it is larger than its own heap's worst.
+
    Term table (uint words, TDM_SEARCH_TW per term, host: search_dev.c):
      0 first position of the term's postings in docs/freqs
      1 df
@@ -55,6 +66,12 @@
 #define TDM_ALG_BMW 3u
 #define TDM_ALG_MAXSCORE 4u
 
+/* Work counters of the host build of this file (tests/prune_sim.c), for
+   device-independent measurements; nothing in a device build. */
+#ifndef TDM_SR_COUNT
+#define TDM_SR_COUNT(what, n)
+#endif
+
 typedef struct tdm_srange {
     __global const uint *docs;
     __global const uint *freqs;
@@ -65,8 +82,11 @@ typedef struct tdm_srange {
     __global uint *ord;
     __global float *hs;
     __global uint *hd;
+    __global uint *shared; /* the shared threshold G (term 0, word 7) */
     uint nt, nr, r, rend, cap, n, kind;
+    uint pub;              /* a full heap holds k documents: publish its worst */
     float c0, c1;
+    float gth;             /* the float just below G (-1: no G) */
 } tdm_srange;
 
 uint tdm_sr_term(const tdm_srange *s, uint t, uint w) { return s->terms[t * TDM_SEARCH_TW + w]; }
@@ -85,6 +105,7 @@ uint tdm_sr_doc(const tdm_srange *s, uint t)
 /* score.h's float formula for the posting at position p of term t. */
 float tdm_sr_score(const tdm_srange *s, uint t, uint p)
 {
+    TDM_SR_COUNT(scored, 1);
     float qw = as_float(tdm_sr_term(s, t, 4));
     float f = (float)s->freqs[p];
     if (s->kind == 1u)
@@ -129,10 +150,25 @@ void tdm_sr_seek(tdm_srange *s, uint t, uint target)
 
 void tdm_sr_next(tdm_srange *s, uint t) { s->cur[t * s->nr + s->r] += 1u; }
 
-/* The threshold a document must beat: the heap's worst once it is full. */
+/* The threshold a document must beat: the heap's worst once it is full,
+   or the float below the shared G when that is larger. */
 float tdm_sr_theta(const tdm_srange *s)
 {
-    return s->n < s->cap ? -1.0f : s->hs[s->r * s->cap];
+    float own = s->n < s->cap ? -1.0f : s->hs[s->r * s->cap];
+    return fmax(own, s->gth);
+}
+
+/* The float just below the shared threshold's bits g (-1 for g = 0). */
+float tdm_sr_below(uint g) { return g ? as_float(g - 1u) : -1.0f; }
+
+/* After an insertion: a heap of k documents raises G to its worst. */
+void tdm_sr_publish(tdm_srange *s)
+{
+    if (!s->pub || s->n < s->cap)
+        return;
+    uint w = as_uint(s->hs[s->r * s->cap]);
+    uint g = atomic_max(s->shared, w);
+    s->gth = tdm_sr_below(max(g, w));
 }
 
 /* Heap order: a ranks below b (lower score, or equal and larger docid). */
@@ -148,6 +184,9 @@ void tdm_sr_push(tdm_srange *s, uint d, float sc)
     __global float *hs = s->hs + s->r * s->cap;
     __global uint *hd = s->hd + s->r * s->cap;
     uint i;
+    if (!(sc > s->gth))
+        return; /* below the shared G: not in the query's top k */
+    TDM_SR_COUNT(pushed, 1);
     if (s->n < s->cap) {
         i = s->n++;
         while (i > 0u) {
@@ -160,6 +199,7 @@ void tdm_sr_push(tdm_srange *s, uint d, float sc)
         }
         hs[i] = sc;
         hd[i] = d;
+        tdm_sr_publish(s);
         return;
     }
     if (!(sc > hs[0]))
@@ -184,12 +224,14 @@ void tdm_sr_push(tdm_srange *s, uint d, float sc)
     }
     hs[i] = sc;
     hd[i] = d;
+    tdm_sr_publish(s);
 }
 
 /* Document d's score: the terms whose cursor is on d, in term order; those
    cursors then move past d when `advance`. */
 float tdm_sr_full(tdm_srange *s, uint d, int advance)
 {
+    TDM_SR_COUNT(docs, 1);
     float acc = 0.0f;
     for (uint t = 0; t < s->nt; t++)
         if (tdm_sr_doc(s, t) == d) {
@@ -315,6 +357,7 @@ void tdm_sr_wand(tdm_srange *s, int bmw)
                     nxt = min(nxt, last + 1u);
             }
             if (bsum * TDM_SEARCH_SLACK <= th) {
+                TDM_SR_COUNT(skips, 1);
                 for (uint i = 0; i <= piv; i++)
                     tdm_sr_seek(s, tdm_sr_ord(s, i), nxt);
                 continue;
@@ -369,6 +412,7 @@ void tdm_sr_maxscore(tdm_srange *s)
         for (uint i = ne; i-- > 0u;) {
             float bound = part + as_float(s->ord[i * s->nr + s->r]);
             if (bound * TDM_SEARCH_SLACK <= th) {
+                TDM_SR_COUNT(skips, 1);
                 keep = 0;
                 break;
             }
@@ -393,12 +437,14 @@ void tdm_sr_maxscore(tdm_srange *s)
 }
 
 /* One work-item per docid range [r * rlen, min((r + 1) * rlen, ndocs)).
-   hn[r] gets the number of entries of the range's heap. AND-then-OR's OR
+   hn[r] gets the number of entries of the range's heap. The pruning
+   algorithms read and raise the shared threshold in terms (word 7 of term
+   0); a heap of cap < rlen entries holds k, cap = min(k, rlen). AND-then-OR's OR
    pass has gate_min = k: it does nothing when the AND pass's merge counted
    at least k candidates (gate[1], tdm_search_merge's out_n), leaving the AND
    heaps for the next merge, so the choice costs no round trip to the host. */
 __kernel void tdm_search_range(__global const uint *docs, __global const uint *freqs,
-                               __global const uint *terms, __global const float *bmax,
+                               __global uint *terms, __global const float *bmax,
                                __global const uint *doclens, __global uint *cur,
                                __global uint *ord, __global float *hs, __global uint *hd,
                                __global uint *hn, uint nt, uint nranges, uint rlen, uint ndocs,
@@ -428,6 +474,10 @@ __kernel void tdm_search_range(__global const uint *docs, __global const uint *f
     s.kind = kind;
     s.c0 = c0;
     s.c1 = c1;
+    uint share = alg == TDM_ALG_WAND || alg == TDM_ALG_BMW || alg == TDM_ALG_MAXSCORE;
+    s.shared = terms + 7u;
+    s.pub = share && cap < rlen;
+    s.gth = share ? tdm_sr_below(atomic_max(s.shared, 0u)) : -1.0f;
     for (uint t = 0; t < nt; t++) {
         uint seg = tdm_sr_term(&s, t, 0);
         cur[t * nranges + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, 1), rbeg);

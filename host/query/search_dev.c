@@ -9,6 +9,7 @@
 
 #include "codec/layout.h"
 #include "search.h"
+#include "search_seed.h"
 #include "tandem.h"
 
 /* Profile (search_prof.c, TANDEM_SEARCH_PROFILE=1): every launch and copy
@@ -59,7 +60,7 @@ static int sprof_copy(int up, tdm_device *d, cl_mem m, size_t off, size_t bytes,
 #define tdm_download(d, m, o, b, h, nw, w, ev, err) sprof_copy(0, d, m, o, b, h, nw, w, ev, err)
 
 enum { B_DOCS, B_FREQS, B_TERMS, B_BMAX, B_CUR, B_ORD, B_HS, B_HD, B_HN, B_OUT, B_OUTN, B_STATUS,
-       B_SS, B_SD, B_SN, B_COUNT };
+       B_SS, B_SD, B_SN, B_SEED, B_COUNT };
 
 /* The merge in two stages (cl/search_merge.cl) above this many ranges a
  * stage-one group, with at most two stage-one groups per compute unit. */
@@ -167,9 +168,9 @@ static uint32_t pow2_at_least(uint32_t k)
 /* Sizes the scratch for this call and enqueues the uploads (term table,
  * stored bounds, a zero status, decode jobs) on the transfer queue; the
  * events of the uploads go to ev[*nev]. */
-static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, uint32_t cap,
-                        uint32_t pow2, uint32_t k, uint32_t ngroups, scratch *s, tdm_sout *out,
-                        cl_event *ev, cl_uint *nev, tdm_err *err)
+static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, int salg,
+                        uint32_t cap, uint32_t pow2, uint32_t k, uint32_t ngroups, scratch *s,
+                        tdm_sout *out, cl_event *ev, cl_uint *nev, tdm_err *err)
 {
     size_t nt = p->nt, nr = pl->ranges, heap = nr * (size_t)cap;
     static const cl_uint zero = 0;
@@ -189,6 +190,7 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         [B_SS] = ngroups > 1 ? (size_t)ngroups * k * 4 : 4,
         [B_SD] = ngroups > 1 ? (size_t)ngroups * k * 4 : 4,
         [B_SN] = (size_t)ngroups * 4,
+        [B_SEED] = tdm_search_seeded(pl, salg, k) ? tdm_search_seed_bytes(p->nt) : 4,
     };
     int rc = TDM_OK;
     for (int i = 0; rc == TDM_OK && i < B_COUNT; i++)
@@ -229,9 +231,11 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
 }
 
 /* The block bounds where the device computes them, then each term's bound
- * and MaxScore's order; *ev gets the last kernel's event. */
-static int prepare(const tdm_sdev *sd, const tdm_sprep *p, scratch *s, cl_event dec,
-                   cl_event *ev, uint32_t *launches, tdm_err *err)
+ * and MaxScore's order, then the shared threshold's seed where planned;
+ * *ev gets the last kernel's event. */
+static int prepare(const tdm_sdev *sd, const tdm_sprep *p, const tdm_splan *pl, int salg,
+                   uint32_t k, scratch *s, cl_event dec, cl_event *ev, uint32_t *launches,
+                   tdm_err *err)
 {
     cl_uint nt = p->nt, nb = (cl_uint)p->nbmax, kind = (cl_uint)p->kind;
     cl_float c0 = p->c0, c1 = p->c1;
@@ -259,6 +263,15 @@ static int prepare(const tdm_sdev *sd, const tdm_sprep *p, scratch *s, cl_event 
         clReleaseEvent(e0);
     if (rc == TDM_OK)
         ++*launches;
+    if (rc == TDM_OK && tdm_search_seeded(pl, salg, k)) {
+        cl_event eo = *ev;
+        rc = tdm_search_seed_enqueue(sd->d, s->b[B_DOCS], s->b[B_FREQS], s->b[B_TERMS],
+                                     sd->res.doclens, s->b[B_SEED], nt, (uint32_t)p->npost, kind,
+                                     c0, c1, k, eo, ev, launches, err);
+        clReleaseEvent(eo);
+        if (rc)
+            *ev = NULL;
+    }
     return rc;
 }
 
@@ -273,7 +286,7 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
     int rc = TDM_OK;
     /* exhaustive OR and AND read no bound */
     if (salg != TDM_SALG_OR && salg != TDM_SALG_AND &&
-        (rc = prepare(sd, p, s, dec, &e0, launches, err)))
+        (rc = prepare(sd, p, pl, salg, k, s, dec, &e0, launches, err)))
         return rc;
     if (!e0) {
         e0 = dec;
@@ -364,7 +377,7 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
        which ends after the last download */
     uint32_t per;
     uint32_t ngroups = select_groups(sd->d, pl->ranges, &per);
-    int rc = make_buffers(sd->d, p, pl, cap, pow2, k, ngroups, &s, out, upev, &nup, err);
+    int rc = make_buffers(sd->d, p, pl, salg, cap, pow2, k, ngroups, &s, out, upev, &nup, err);
     if (rc == TDM_OK)
         rc = tdm_decode_batch_enqueue(&sd->res, NULL, &p->batch, s.jobs, s.b[B_DOCS],
                                       s.b[B_FREQS], s.b[B_STATUS], nup, upev, &dec, err);

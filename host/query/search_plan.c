@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "search.h"
+#include "search_seed.h"
 #include "tandem.h"
 
 #define CPU_RANGES_PER_CU 4u
@@ -137,4 +138,14 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
     else
         size_ranges(&s->dev[i], s->ndocs, p->nt, ranges, out);
     return TDM_OK;
+}
+
+/* Ranges shorter than this many times k get the seed: a range's heap holds
+ * k documents only after k matches, and only a full heap prunes. */
+#define SEED_RLEN_PER_K 4u
+
+int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k)
+{
+    int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
+    return prunes && (uint64_t)pl->rlen < (uint64_t)SEED_RLEN_PER_K * k;
 }

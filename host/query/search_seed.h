@@ -1,0 +1,52 @@
+/* The seed of the pruning algorithms' shared threshold (cl/search_seed.cl):
+ * a score at least k distinct documents of the query reach, found on the
+ * device from the decoded lists before the range kernel runs, so that short
+ * docid ranges (a GPU's) prune against the query's k-th score from their
+ * first document. The planner (search_plan.c) says when a query gets one
+ * (tdm_splan.seed).
+ *
+ * Threads: pure functions, and enqueues on buffers the caller owns. */
+#ifndef TDM_QUERY_SEARCH_SEED_H
+#define TDM_QUERY_SEARCH_SEED_H
+
+#include <stdint.h>
+
+#include "common/error.h"
+#include "runtime/runtime.h"
+
+/* Must match cl/search_seed.cl. */
+#define TDM_SEED_BUCKETS 1024u
+
+struct tdm_splan;
+
+/* Whether a run of algorithm salg (TDM_SALG_*) with plan pl and k gets the
+ * seed (search_plan.c): the pruning algorithms, when the plan's ranges are
+ * too short for their heaps to fill soon. */
+int tdm_search_seeded(const struct tdm_splan *pl, int salg, uint32_t k);
+
+/* Bytes of the histogram buffer the seed of a query of nt terms needs. */
+size_t tdm_search_seed_bytes(uint32_t nt);
+
+/* Enqueues on d's compute queue, after `wait`: the zeroing of hist, the
+ * histogram over the npost decoded postings (docs, freqs; term table
+ * `terms` with words 5 set by tdm_search_order) and the selection that
+ * raises word 7 of term 0 to the seed (the term table must hold 0 there
+ * before). *done gets the last command's event; *launches grows by the
+ * kernels enqueued (2). Non-blocking. */
+int tdm_search_seed_enqueue(tdm_device *d, cl_mem docs, cl_mem freqs, cl_mem terms,
+                            cl_mem doclens, cl_mem hist, uint32_t nt, uint32_t npost,
+                            uint32_t kind, float c0, float c1, uint32_t k, cl_event wait,
+                            cl_event *done, uint32_t *launches, tdm_err *err);
+
+/* The plain-C reference: the seed's float bits for a term table of nt terms
+ * (TDM_SEARCH_TW words each, words 0, 1, 4, 5 set) over the decoded
+ * postings, by sorting each list's scores (score.h's float formula with
+ * constants kind, c0, c1): for each term with at least k postings, its k-th
+ * largest score's top 16 bits (at most its bound's) unless that is 1023 or
+ * more below the bound's; the largest of those, shifted back; 0 if none.
+ * TDM_ERR_NOMEM or TDM_OK. */
+int tdm_search_seed_ref(const uint32_t *terms, uint32_t nt, const uint32_t *docs,
+                        const uint32_t *freqs, const uint32_t *doclens, uint32_t kind, float c0,
+                        float c1, uint32_t k, uint32_t *seed);
+
+#endif
