@@ -165,6 +165,17 @@ static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **resul
     }
 }
 
+/* Whether any query waits in a queue (lock held). */
+static int work_waiting(const struct tdm_sched *sc)
+{
+    if (sc->either.n)
+        return 1;
+    for (int i = 0; i < sc->nl; i++)
+        if (sc->lanes[i].q.n)
+            return 1;
+    return 0;
+}
+
 void tdm_lane_run(slane *l, sjob **jobs, int n)
 {
     struct tdm_sched *sc = l->sc;
@@ -210,7 +221,8 @@ void tdm_lane_run(slane *l, sjob **jobs, int n)
     else
         run_answered(l, jobs, n, results, now - t0, now);
     l->busy = 0;
-    pthread_cond_broadcast(&l->cv);
+    if (work_waiting(sc)) /* else waking the worker only costs the next query time */
+        pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&sc->mu);
     tdm_err_clear(&e);
 }
