@@ -10,6 +10,7 @@
 #include "sched_priv.h"
 
 #define RETRIES 3 /* runs of a query on a lane that failed it but lives on */
+#define RECHECK_S 0.002 /* an idle lane's next look at other lanes' queues */
 
 double tdm_sched_now(void)
 {
@@ -227,19 +228,25 @@ void tdm_lane_run(slane *l, sjob **jobs, int n)
     tdm_err_clear(&e);
 }
 
+/* The real-clock time `seconds` from now (condition variables time out on
+ * the real clock). */
+static struct timespec deadline_in(double seconds)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long ns = (long long)ts.tv_nsec + (long long)(seconds * 1e9);
+    ts.tv_sec += (time_t)(ns / 1000000000LL);
+    ts.tv_nsec = (long)(ns % 1000000000LL);
+    return ts;
+}
+
 /* Lane in batch mode with room left: waits up to the window for more
  * queries (lock held; returns the new count). */
 static int fill_window(slane *l, sjob **jobs, int n, int max)
 {
     struct tdm_sched *sc = l->sc;
     double start = tdm_sched_now(), until = start + sc->window;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts); /* condition variables time out on the real clock */
-    double real_until = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + sc->window;
-    ts.tv_sec = (time_t)real_until;
-    ts.tv_nsec = (long)((real_until - (double)ts.tv_sec) * 1e9);
-    if (ts.tv_nsec >= 1000000000L)
-        ts.tv_nsec = 999999999L;
+    struct timespec ts = deadline_in(sc->window);
     while (n < max && !sc->stop && l->alive && tdm_sched_now() < until) {
         if (pthread_cond_timedwait(&l->cv, &sc->mu, &ts) != 0)
             break;
@@ -259,6 +266,13 @@ static void *worker(void *arg)
     pthread_mutex_lock(&sc->mu);
     while (!sc->stop && l->alive) {
         int n = l->busy ? 0 : tdm_place_pick(sc, l, jobs, max, tdm_sched_now());
+        if (n == 0 && !l->busy && work_waiting(sc)) {
+            /* queries wait elsewhere but stealing does not pay yet: look
+             * again soon (the other lane's run may outlast its prediction) */
+            struct timespec ts = deadline_in(RECHECK_S);
+            pthread_cond_timedwait(&l->cv, &sc->mu, &ts);
+            continue;
+        }
         if (n == 0) {
             pthread_cond_wait(&l->cv, &sc->mu);
             continue;
