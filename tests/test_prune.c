@@ -351,7 +351,7 @@ static void devices_seeded(void **state)
             tdm_search_options_init(&o);
             o.k = qi % 2 ? 1000 : 10;
             o.scoring = qi % 3 == 1 || seed == 5 ? TDM_SCORE_IMPACT : TDM_SCORE_BM25;
-            o.ranges = o.k == 10 ? ndocs / 32 : ndocs / 64 + 1; /* rlen < 4k: seeded */
+            o.ranges = o.k == 10 ? ndocs / 32 : ndocs / 64 + 1; /* rlen < 16 k: seeded */
             tdm_score_params sp = {o.scoring == TDM_SCORE_IMPACT ? TDM_SCORING_IMPACT
                                                                   : TDM_SCORING_BM25, o.k1, o.b};
             uint32_t nw = 0;

@@ -140,12 +140,20 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
     return TDM_OK;
 }
 
-/* Ranges shorter than this many times k get the seed: a range's heap holds
- * k documents only after k matches, and only a full heap prunes. */
-#define SEED_RLEN_PER_K 4u
+/* Which runs get the seed (search_seed.h). Its cost is one score per
+ * decoded posting, in parallel; its gain, the range kernel's work. On a GPU
+ * (groups of 64 ranges of 64 documents, all running at once) no range sees
+ * another's heap in time: always. On a CPU (a few long ranges a core) when
+ * ranges are shorter than SEED_RLEN_PER_K x k. The host model's counters
+ * (tests/prune_counters, 300k documents, 200 terabyte05 queries, MaxScore),
+ * range kernel postings scored per query, without / with the seed:
+ * GPU plan k = 1000 248,303 / 52,264, k = 10 200,232 / 21,697; CPU plan
+ * (64 ranges, 16 at once) k = 1000 182,452 / 52,115 (+124,151 seeded), k = 10
+ * 31,912 / 18,981 (+124,151 seeded: not worth it). */
+#define SEED_RLEN_PER_K 16u
 
 int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k)
 {
     int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
-    return prunes && (uint64_t)pl->rlen < (uint64_t)SEED_RLEN_PER_K * k;
+    return prunes && (pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)SEED_RLEN_PER_K * k);
 }

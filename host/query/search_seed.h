@@ -20,8 +20,8 @@
 struct tdm_splan;
 
 /* Whether a run of algorithm salg (TDM_SALG_*) with plan pl and k gets the
- * seed (search_plan.c): the pruning algorithms, when the plan's ranges are
- * too short for their heaps to fill soon. */
+ * seed (search_plan.c): the pruning algorithms, on a GPU's plan (groups of
+ * more than one range) or when the ranges are short for k. */
 int tdm_search_seeded(const struct tdm_splan *pl, int salg, uint32_t k);
 
 /* Bytes of the histogram buffer the seed of a query of nt terms needs. */
