@@ -13,6 +13,9 @@
 # default 1), BATCH (a batch sweep, e.g. 1,8,64,512,4096: a series of
 # tdm_search_batch calls per size, and the throughput plot), BATCH_THREADS
 # (threads sending batches, 1). Output names carry DOCS, the devices and TAG.
+# BUILD_ONLY=1 stops after the index (the 10M collection takes ~140 s on 16
+# cores: one device command for it, the benchmark in the next on the same
+# warm machine, WORKDIR inside an ignored directory such as build/).
 # On the GPU machine the query log does not travel with the tree: copy it into
 # an ignored directory and carry that.
 set -u
@@ -27,6 +30,7 @@ if [ ! -s "$W/c$n.idx" ]; then
   echo "collection and index of $n documents in $(( $(date +%s) - start )) s"
 fi
 "$T" stats "$W/c$n.idx" | head -6
+[ "${BUILD_ONLY:-0}" = 0 ] || exit 0
 tag=$(echo "$dev" | tr ',' '-')${TAG:+-$TAG}
 base=$O/queries-$n-$tag
 opts=(--queries "$Q" --limit "$nq" --oracle-threads "${ORACLE_THREADS:-16}" --devices "$dev"
