@@ -653,6 +653,7 @@ typedef struct tdm_lane_stats {
     uint64_t pred_n;       /* runs that mean is over */
     uint64_t model_n;      /* observations in its cost model (calibration and
                               stored ones included) */
+    int slots;             /* runs it keeps going at once (TANDEM_LANE_SLOTS) */
 } tdm_lane_stats;
 
 /* A snapshot of a search handle's scheduler. Accounting: every query

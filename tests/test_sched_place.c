@@ -3,6 +3,7 @@
  * policy's three queues, the caller running a query on an idle lane, pins,
  * the kind policies, deadline promotion, work stealing (and when it does
  * not pay), batches in batch mode, and hand-overs that skip failed lanes. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,7 @@ static world *make(int n)
         l->index = i;
         l->gpu = i == 1;
         l->alive = 1;
+        l->slots = 1;
         pthread_cond_init(&l->cv, NULL);
     }
     return w;
@@ -74,7 +76,7 @@ static void idle_lane_runs_in_caller(void **state)
     world *w = make(2);
     sjob a = job(TDM_POLICY_HYBRID, 5, 1, 0, 0);
     assert_int_equal(tdm_place(&w->sc, &a, 0, 1), 1); /* the GPU finishes first */
-    assert_true(w->lanes[1].busy);
+    assert_int_equal(w->lanes[1].running, 1);
     /* lane 1 now busy for 1 ms: a GPU-suited query still queues for it
      * (1 + 1 < 5), a CPU-suited one runs on the idle CPU lane */
     sjob b = job(TDM_POLICY_HYBRID, 5, 1, 0, 0);
@@ -95,8 +97,7 @@ static void kinds_pins_and_best(void **state)
 {
     (void)state;
     world *w = make(3);
-    w->lanes[0].busy = 1;
-    w->lanes[0].busy_until = 1.0; /* a second of work ahead */
+    tdm_lane_claim(&w->lanes[0], 0, 1.0); /* a second of work ahead */
     sjob a = job(TDM_POLICY_CPU_ONLY, 1, 0.1, 3, 0);
     assert_int_equal(tdm_place(&w->sc, &a, 0, 1), 2); /* the other CPU lane, never the GPU */
     sjob b = job(TDM_POLICY_GPU_ONLY, 0.1, 9, 0.1, 0);
@@ -109,7 +110,8 @@ static void kinds_pins_and_best(void **state)
     assert_int_equal(tdm_place(&w->sc, &d, 0, 0), -1);
     assert_int_equal(d.where, 0);
     /* neither c (best) nor d (pinned) is stolen by an idle lane */
-    w->lanes[1].busy = w->lanes[2].busy = 0;
+    tdm_lane_release(&w->lanes[1], 0);
+    tdm_lane_release(&w->lanes[2], 0);
     sjob *got[4];
     assert_int_equal(tdm_place_pick(&w->sc, &w->lanes[2], got, 4, 0), 0);
     /* the GPU lane has failed: a gpu-only query goes to the lane that
@@ -125,8 +127,7 @@ static void stealing_and_promotion(void **state)
     (void)state;
     world *w = make(2);
     slane *cpu = &w->lanes[0], *gpu = &w->lanes[1];
-    gpu->busy = 1;
-    gpu->busy_until = 0.100; /* 100 ms left */
+    tdm_lane_claim(gpu, 0, 0.100); /* 100 ms left */
     sjob a = job(TDM_POLICY_HYBRID, 50, 1, 0, 0);
     tdm_squeue_push(&gpu->q, &a, 1, a.pred[1]);
     sjob *got[4];
@@ -162,14 +163,14 @@ static void batches_and_handover(void **state)
     (void)state;
     world *w = make(2);
     slane *gpu = &w->lanes[1];
-    gpu->busy = 1;
+    tdm_lane_claim(gpu, 0, 1.0);
     sjob j[6];
     for (int i = 0; i < 6; i++) {
         j[i] = job(TDM_POLICY_GPU_ONLY, 9, 1, 0, i * 1e-3);
         j[i].f.los = 50;
         assert_int_equal(tdm_place(&w->sc, &j[i], 0, 1), -1);
     }
-    gpu->busy = 0;
+    tdm_lane_release(gpu, 0);
     sjob *got[8];
     /* single mode: one at a time */
     assert_int_equal(tdm_place_pick(&w->sc, gpu, got, 8, 0), 1);
@@ -184,13 +185,33 @@ static void batches_and_handover(void **state)
     sjob h = job(TDM_POLICY_GPU_ONLY, 9, 1, 0, 0);
     h.tried = 1u << 1;
     h.handovers = 1;
-    w->lanes[0].busy = 1;
+    tdm_lane_claim(&w->lanes[0], 0, 1.0);
     assert_int_equal(tdm_place(&w->sc, &h, 0, 0), -1);
     assert_int_equal(h.where, 0);
     assert_ptr_equal(w->lanes[0].q.head, &h);
     sjob none = job(TDM_POLICY_HYBRID, 1, 1, 0, 0);
     none.tried = 3;
     assert_int_equal(tdm_place(&w->sc, &none, 0, 1), -2);
+    destroy(w);
+}
+
+static void slots(void **state)
+{
+    (void)state;
+    world *w = make(2);
+    slane *cpu = &w->lanes[0];
+    cpu->slots = 2;
+    w->lanes[1].alive = 0;
+    sjob a = job(TDM_POLICY_HYBRID, 4, 1, 0, 0), b = a, c = a;
+    assert_int_equal(tdm_place(&w->sc, &a, 0, 1), 0); /* two runs at once */
+    assert_int_equal(tdm_place(&w->sc, &b, 0, 1), 0);
+    assert_int_equal(a.slot + b.slot, 1);
+    assert_int_equal(tdm_lane_free_slot(cpu), -1);
+    assert_true(fabs(tdm_lane_rest(cpu, 0) - 0.004) < 1e-12);
+    assert_int_equal(tdm_place(&w->sc, &c, 0, 1), -1); /* the third waits */
+    tdm_lane_release(cpu, b.slot);
+    assert_int_equal(tdm_lane_free_slot(cpu), b.slot);
+    assert_true(tdm_lane_rest(cpu, 0) == 0);
     destroy(w);
 }
 
@@ -201,6 +222,7 @@ int main(void)
         cmocka_unit_test(kinds_pins_and_best),
         cmocka_unit_test(stealing_and_promotion),
         cmocka_unit_test(batches_and_handover),
+        cmocka_unit_test(slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

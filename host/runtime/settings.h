@@ -26,6 +26,7 @@
  *   fault_inject          fault_inject                  TANDEM_FAULT_INJECT (test switch;
  *                                                       host/sched parses it)
  *   lane_kinds            lane_kinds                    TANDEM_LANE_KINDS (test switch)
+ *   lane_slots            (none yet)                    TANDEM_LANE_SLOTS
  *   device_memory         device_memory                 TANDEM_DEVICE_MEMORY
  *
  * An invalid value (option or environment) is TDM_ERR_INVALID_ARG with a
@@ -59,6 +60,7 @@ typedef struct tdm_settings {
     int calibrate;            /* sample queries per lane, 0 none */
     char *fault_inject;       /* never NULL ("" for none) */
     char *lane_kinds;         /* never NULL ("" for the device types) */
+    unsigned lane_slots;      /* runs a lane keeps going at once, 1 .. TDM_SETTINGS_LANE_SLOTS_MAX */
     uint64_t device_memory;   /* bytes an index may take on a device, 0: no budget
                                  (index/resident.h) */
 } tdm_settings;
@@ -71,6 +73,8 @@ typedef struct tdm_settings {
 #define TDM_SETTINGS_LOAD_THRESHOLD_DEFAULT 4
 #define TDM_SETTINGS_DEADLINE_MS_DEFAULT 500.0
 #define TDM_SETTINGS_CALIBRATE_DEFAULT 16
+#define TDM_SETTINGS_LANE_SLOTS_DEFAULT 2
+#define TDM_SETTINGS_LANE_SLOTS_MAX 8
 
 /* Resolves `o` (already validated for struct_size; never NULL), then the
  * environment, then the defaults, into *s. On failure *s holds nothing to

@@ -177,7 +177,7 @@ static int work_waiting(const struct tdm_sched *sc)
     return 0;
 }
 
-void tdm_lane_run(slane *l, sjob **jobs, int n)
+void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
 {
     struct tdm_sched *sc = l->sc;
     tdm_search_query qs[n];
@@ -195,7 +195,7 @@ void tdm_lane_run(slane *l, sjob **jobs, int n)
         os[i].device = l->index;
         pred += jobs[i]->pred[l->index];
     }
-    l->busy_until = t0 + pred;
+    l->run_end[k] = t0 + pred;
     pthread_mutex_unlock(&sc->mu);
 
     tdm_err e = {0};
@@ -221,7 +221,7 @@ void tdm_lane_run(slane *l, sjob **jobs, int n)
         run_failed(l, jobs, n, rc, &e, now);
     else
         run_answered(l, jobs, n, results, now - t0, now);
-    l->busy = 0;
+    tdm_lane_release(l, k);
     if (work_waiting(sc)) /* else waking the worker only costs the next query time */
         pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&sc->mu);
@@ -265,8 +265,9 @@ static void *worker(void *arg)
     sjob *jobs[TDM_SCHED_BATCH_MAX];
     pthread_mutex_lock(&sc->mu);
     while (!sc->stop && l->alive) {
-        int n = l->busy ? 0 : tdm_place_pick(sc, l, jobs, max, tdm_sched_now());
-        if (n == 0 && !l->busy && work_waiting(sc)) {
+        int k = tdm_lane_free_slot(l);
+        int n = k < 0 ? 0 : tdm_place_pick(sc, l, jobs, max, tdm_sched_now());
+        if (n == 0 && k >= 0 && work_waiting(sc)) {
             /* queries wait elsewhere but stealing does not pay yet: look
              * again soon (the other lane's run may outlast its prediction) */
             struct timespec ts = deadline_in(RECHECK_S);
@@ -277,11 +278,11 @@ static void *worker(void *arg)
             pthread_cond_wait(&l->cv, &sc->mu);
             continue;
         }
-        l->busy = 1;
+        tdm_lane_claim(l, k, tdm_sched_now() + sc->window);
         if (l->gpu && sc->mode == TDM_LOAD_BATCH && sc->window > 0 && n < max)
             n = fill_window(l, jobs, n, max);
         pthread_mutex_unlock(&sc->mu);
-        tdm_lane_run(l, jobs, n);
+        tdm_lane_run(l, k, jobs, n);
         pthread_mutex_lock(&sc->mu);
     }
     pthread_mutex_unlock(&sc->mu);
@@ -290,9 +291,11 @@ static void *worker(void *arg)
 
 int tdm_lane_start(slane *l, tdm_err *err)
 {
-    if (pthread_create(&l->th, NULL, worker, l) != 0)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "search: cannot start the worker of lane %d",
-                           l->index);
-    l->started = 1;
+    for (int k = 0; k < l->slots; k++) {
+        if (pthread_create(&l->th[k], NULL, worker, l) != 0)
+            return tdm_err_set(err, TDM_ERR_NOMEM, "search: cannot start a worker of lane %d",
+                               l->index);
+        l->started++;
+    }
     return TDM_OK;
 }

@@ -21,11 +21,43 @@ void tdm_place_predict(struct tdm_sched *sc, sjob *j)
         j->pred[i] = tdm_model_predict(&sc->lanes[i].model, j->alg, &j->f);
 }
 
+int tdm_lane_free_slot(const slane *l)
+{
+    for (int k = 0; l->running < l->slots && k < l->slots; k++)
+        if (!l->used[k])
+            return k;
+    return -1;
+}
+
+void tdm_lane_claim(slane *l, int k, double end)
+{
+    l->used[k] = 1;
+    l->run_end[k] = end;
+    l->running++;
+}
+
+void tdm_lane_release(slane *l, int k)
+{
+    l->used[k] = 0;
+    l->running--;
+}
+
+double tdm_lane_rest(const slane *l, double now)
+{
+    if (l->running < l->slots)
+        return 0;
+    double first = INFINITY;
+    for (int k = 0; k < l->slots; k++)
+        if (l->used[k] && l->run_end[k] < first)
+            first = l->run_end[k];
+    return first > now ? first - now : 0;
+}
+
 double tdm_place_backlog(const struct tdm_sched *sc, const slane *l, double now)
 {
     (void)sc;
-    double rest = l->busy && l->busy_until > now ? l->busy_until - now : 0;
-    return rest + l->q.backlog;
+    /* the queue drains through every slot */
+    return tdm_lane_rest(l, now) + l->q.backlog / (l->slots > 0 ? l->slots : 1);
 }
 
 /* Whether lane l may run j: alive, not failed it before, and (strict) the
@@ -105,20 +137,20 @@ int tdm_place(struct tdm_sched *sc, sjob *j, double now, int caller_may_run)
         return -2;
     slane *l = &sc->lanes[b];
     j->pref = b;
-    if (caller_may_run && !l->busy && l->q.n == 0 && (!l->gpu || sc->mode == TDM_LOAD_SINGLE)) {
-        l->busy = 1;
-        l->busy_until = now + j->pred[b];
+    int k = tdm_lane_free_slot(l);
+    if (caller_may_run && k >= 0 && l->q.n == 0 && (!l->gpu || sc->mode == TDM_LOAD_SINGLE)) {
+        tdm_lane_claim(l, k, now + j->pred[b]);
+        j->slot = k;
         return b;
     }
     j->cls = j->policy == TDM_POLICY_HYBRID && j->pin < 0 ? classify(sc, j, strict, now)
                                                            : CLASS_EITHER;
     int where = b;
     if (j->policy == TDM_POLICY_HYBRID && j->pin < 0) {
-        int k = j->cls == CLASS_GPU ? earliest(sc, j, strict, 1, now)
+        where = j->cls == CLASS_GPU ? earliest(sc, j, strict, 1, now)
               : j->cls == CLASS_CPU ? earliest(sc, j, strict, 0, now) : -1;
-        where = k;
-        if (k >= 0)
-            j->pref = k;
+        if (where >= 0)
+            j->pref = where;
     }
     if (j->handovers && where >= 0) /* older than what waits there */
         tdm_squeue_push_front(tdm_squeue_of(sc, where), j, where, qpred(j, where));
@@ -148,8 +180,7 @@ static int worth_stealing(const sjob *j, const slane *v, const slane *thief, dou
         return 0;
     if (!allowed(j, thief, 1) && v->alive)
         return 0;
-    double rest = v->busy && v->busy_until > now ? v->busy_until - now : 0;
-    return j->pred[thief->index] < rest + j->pred[v->index];
+    return j->pred[thief->index] < tdm_lane_rest(v, now) + j->pred[v->index];
 }
 
 /* One job for lane l, in Ding's order: an urgent shared job that prefers l

@@ -60,6 +60,7 @@ static int open_lane(struct tdm_sched *sc, int i, const tdm_settings *st)
     l->st.device = i;
     l->st.gpu = l->gpu;
     l->st.alive = 1;
+    l->slots = (int)st->lane_slots;
     tdm_model_init(&l->model, l->gpu);
     const tdm_device_info *info = &sc->s->dev[i].d->info;
     if (st->cache_mode != TDM_CACHE_OFF &&
@@ -139,8 +140,8 @@ void tdm_sched_close(tdm_sched *sc)
     pthread_mutex_unlock(&sc->mu);
     for (int i = 0; i < sc->nl; i++) {
         slane *l = &sc->lanes[i];
-        if (l->started)
-            pthread_join(l->th, NULL);
+        for (int k = 0; k < l->started; k++)
+            pthread_join(l->th[k], NULL);
         tdm_err e = {0};
         if (l->model_path[0] && l->model.observed)
             tdm_model_save(&l->model, l->model_path, &e); /* best effort: a cache */
@@ -245,7 +246,7 @@ static int submit(struct tdm_sched *sc, sjob *j)
         sc->st.direct++;
         pthread_mutex_unlock(&sc->mu);
         sjob *one[1] = {j};
-        tdm_lane_run(&sc->lanes[lane], one, 1);
+        tdm_lane_run(&sc->lanes[lane], j->slot, one, 1);
         pthread_mutex_lock(&sc->mu);
     }
     while (!j->done)
@@ -317,6 +318,7 @@ void tdm_sched_stats_get(tdm_sched *sc, tdm_sched_stats *out)
         ls->gpu = l->gpu;
         ls->queued = l->q.n;
         ls->model_n = l->model.observed;
+        ls->slots = l->slots;
         ls->pred_error = l->st.pred_n ? l->err_sum / (double)l->st.pred_n : 0;
         err_sum += l->err_sum;
         err_n += l->st.pred_n;

@@ -18,6 +18,7 @@
 enum { CLASS_GPU = 0, CLASS_CPU = 1, CLASS_EITHER = 2 };
 
 #define TDM_SCHED_BATCH_MAX 64 /* queries a lane's batch takes at most */
+#define TDM_LANE_SLOTS_MAX TDM_SETTINGS_LANE_SLOTS_MAX
 
 typedef struct sjob {
     struct sjob *prev, *next;
@@ -41,6 +42,7 @@ typedef struct sjob {
     tdm_search_result *res;
     double started;
     int mode;
+    int slot;               /* the lane slot tdm_place claimed for the caller's run */
     pthread_cond_t cv;
 } sjob;
 
@@ -55,16 +57,18 @@ typedef struct slane {
     int index;              /* engine device index = position in tdm_search.dev */
     int gpu;                /* batch lane */
     int alive;
-    int busy;               /* running (or gathering) a run */
-    double busy_until;      /* predicted end of the current run */
+    int slots;              /* runs at once (a worker each; the caller's run takes one) */
+    int running;            /* slots in use (running, or gathering a batch) */
+    char used[TDM_LANE_SLOTS_MAX];
+    double run_end[TDM_LANE_SLOTS_MAX]; /* predicted end of each used slot's run */
     squeue q;
     tdm_model model;
     char model_path[512];
     tdm_fault fault;
     unsigned long runs;
     char fail_msg[256];
-    pthread_t th;
-    int started;
+    pthread_t th[TDM_LANE_SLOTS_MAX];
+    int started;            /* workers started */
     pthread_cond_t cv;
     tdm_lane_stats st;
     double err_sum;
@@ -98,9 +102,16 @@ squeue *tdm_squeue_of(struct tdm_sched *sc, int where);
 void tdm_place_predict(struct tdm_sched *sc, sjob *j);
 /* Seconds until lane l could start a new job: its run's rest and its queue. */
 double tdm_place_backlog(const struct tdm_sched *sc, const slane *l, double now);
+/* Lane slots: a free one's index or -1; claim with a predicted end; release. */
+int tdm_lane_free_slot(const slane *l);
+void tdm_lane_claim(slane *l, int k, double end);
+void tdm_lane_release(slane *l, int k);
+/* Seconds until lane l has a free slot (0 when it has one now). */
+double tdm_lane_rest(const slane *l, double now);
 /* Places the new (or handed-over) job: returns the lane to run it on at
- * once in the caller's thread (idle lane, light load; marked busy), -1 when
- * it was queued, -2 when no lane can take it (nothing changed). */
+ * once in the caller's thread (a free slot, empty queue, light load; the
+ * slot claimed into j->slot), -1 when it was queued, -2 when no lane can
+ * take it (nothing changed). */
 int tdm_place(struct tdm_sched *sc, sjob *j, double now, int caller_may_run);
 /* Takes lane l's next run into jobs (at most max); returns how many. */
 int tdm_place_pick(struct tdm_sched *sc, slane *l, sjob **jobs, int max, double now);
@@ -108,9 +119,9 @@ int tdm_place_pick(struct tdm_sched *sc, slane *l, sjob **jobs, int max, double 
 /* ---- lane.c */
 /* Starts lane l's worker. */
 int tdm_lane_start(slane *l, tdm_err *err);
-/* Runs jobs[0..n) on lane l (called without the lock, lane marked busy)
- * and completes or hands over each (takes the lock). */
-void tdm_lane_run(slane *l, sjob **jobs, int n);
+/* Runs jobs[0..n) on lane l in its claimed slot k (called without the
+ * lock), completes or hands over each and releases the slot (takes the lock). */
+void tdm_lane_run(slane *l, int k, sjob **jobs, int n);
 /* Marks lane l dead with `msg` and hands its queue to other lanes (lock held). */
 void tdm_lane_fail(slane *l, const char *msg, double now);
 /* Re-evaluates the load mode (lock held). */
