@@ -167,6 +167,14 @@ for opt in "--batch 0" "--batch 8" "--batch 3 --threads 2"; do
     cmp -s good.run bad.run || fail "$opt: the other queries' run differs: $(diff good.run bad.run | head -3)"
 done
 
+begin "run: when every query fails, an old run is left as it was"
+echo "old run" > old.run
+printf 'b1:%s\nb2:%s\n' "$long" "$long" > allbad.txt
+run "$T" run big.idx --queries allbad.txt -o old.run
+want_fail "every query failed"
+grep -q "query 'b2' (line 2)" err.txt || fail "b2 not named: $(cat err.txt)"
+[ "$(cat old.run)" = "old run" ] || fail "the old run was replaced"
+
 begin "run: no progress bar in a pipe, one on a terminal"
 run "$T" run big.idx --queries many.txt -o p.run -k 10
 want_ok

@@ -190,6 +190,9 @@ static int run_all(const ropts *o, const tdm_qfile *qf, tdm_search *sh, FILE *f)
     fprintf(stderr, "%zu queries in %.3f s (%.0f queries/s; %s, %llu thread%s)\n", done, el,
             el > 0 ? (double)done / el : 0.0, o->batch ? "batch calls" : "single calls",
             (unsigned long long)o->threads, o->threads == 1 ? "" : "s");
+    if (c.failed == qf->n) /* nothing worth replacing an old RUN with */
+        return tdm_cli_fail(C, "every query failed (%s above); %s not written", c.failed >
+                            ERRORS_SHOWN ? "the first named" : "named", o->out);
     if (c.failed) {
         tdm_cli_fail(C, "%zu of %zu queries failed (%s above); the run holds the others",
                      c.failed, qf->n, c.failed > ERRORS_SHOWN ? "the first named" : "named");
