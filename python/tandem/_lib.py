@@ -64,7 +64,8 @@ class EngineOptions(ctypes.Structure):
                 # scheduling (tandem.h; docs/SCHED.md), appended by sched
                 ("policy", c_int), ("batch_window_us", ctypes.c_long),
                 ("load_threshold", c_uint), ("deadline_ms", c_double), ("calibrate", c_int),
-                ("fault_inject", c_char_p), ("lane_kinds", c_char_p)]
+                ("fault_inject", c_char_p), ("lane_kinds", c_char_p),
+                ("device_memory", c_uint64), ("lane_slots", c_uint)]
 
 
 class IndexStats(ctypes.Structure):
@@ -229,6 +230,11 @@ search_text = _fn("tdm_search_text", c_int, c_void_p, c_char_p, P(SearchOptions)
 search_terms = _fn("tdm_search_terms", c_int, c_void_p, P(SearchTerm), c_size_t,
                    P(SearchOptions), P(P(SearchResult)))
 search_result_free = _fn("tdm_search_result_free", None, P(SearchResult))
+
+# The scheduler's policies (tdm_policy_parse) arrived after the rest too.
+HAVE_POLICY = hasattr(lib, "tdm_policy_parse")
+if HAVE_POLICY:
+    policy_parse = _fn("tdm_policy_parse", c_int, c_char_p, P(c_int))
 
 # The batch call (and the result's status/error/batch fields) arrived after
 # the rest; without it search_batch runs the queries one call each.

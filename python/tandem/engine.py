@@ -35,6 +35,16 @@ def _device(d):
                   (d.extensions or b"").decode("utf-8", "replace").split())
 
 
+def _policy(name):
+    """The enum tdm_policy named `name` (tdm_policy_parse)."""
+    if not _lib.HAVE_POLICY:
+        raise error(_lib.ERR_UNSUPPORTED, "policy %r: this libtandem (%s) has no "
+                    "scheduler policies" % (name, _lib.path))
+    v = ctypes.c_int()
+    check(_lib.policy_parse(_bytes(name, "policy"), ctypes.byref(v)))
+    return v.value
+
+
 def devices():
     """Every OpenCL device the ICD loader exposes, in discovery order (as
     `tandem devices` lists them), as Device tuples; [] without a platform."""
@@ -102,14 +112,18 @@ class Engine(_Handle):
     devices: as TANDEM_DEVICES ("all", "gpu", "cpu", "pocl", an index, a part
     of a name; comma-separated), None for TANDEM_DEVICES or else all.
     cache_dir: the kernel binary cache (None: TANDEM_CACHE_DIR or the default).
-    Open one engine per process and share it between threads."""
+    policy: how searches are placed on the devices, "hybrid", "best",
+    "cpu-only", "gpu-only" or "direct" (None: TANDEM_POLICY, else hybrid;
+    docs/SCHED.md). Open one engine per process and share it between threads."""
 
-    def __init__(self, devices=None, *, cache_dir=None):
+    def __init__(self, devices=None, *, cache_dir=None, policy=None):
         super().__init__("Engine")
         self._searchers = weakref.WeakSet()   # closed with the engine
         o = _lib.options(_lib.EngineOptions, _lib.engine_options_init)
         o.devices = _bytes(devices, "devices")
         o.cache_dir = _bytes(cache_dir, "cache_dir")
+        if policy is not None:
+            o.policy = _policy(policy)
         ptr = ctypes.c_void_p()
         check(_lib.engine_open(o, ctypes.byref(ptr)))
         self._ptr = ptr.value
@@ -255,7 +269,7 @@ class Searcher(_Handle):
 
     # ---- searching
 
-    def _options(self, k, algorithm, scoring, k1, b, device):
+    def _options(self, k, algorithm, scoring, k1, b, device, policy):
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
             raise TypeError("k: expected an int, got %s" % type(k).__name__)
         if not 0 <= k <= 0xFFFFFFFF:
@@ -277,6 +291,8 @@ class Searcher(_Handle):
                 raise error(_lib.ERR_INVALID_ARG, "device %r: expected an engine device "
                             "index or None" % (device,))
             o.device = int(device)
+        if policy is not None:
+            o.policy = _policy(policy)
         return o
 
     @staticmethod
@@ -323,14 +339,15 @@ class Searcher(_Handle):
         return r
 
     def search(self, query, k=10, algorithm="auto", scoring="bm25", k1=1.2, b=0.75,
-               device=None):
+               device=None, policy=None):
         """The top k documents of `query` as a list of (docname, score), best
         first. query: text (through the index's tokenizer and stemmer), a list
         of terms as stored (weight 1 each), or a dict term -> weight (with
         scoring="impact" for learned sparse models). algorithm: auto, or,
         and, and_or, wand, bmw, maxscore (all exact). device: an engine
-        device index, None for the planner's choice."""
-        o = self._options(k, algorithm, scoring, k1, b, device)
+        device index, None for the planner's choice. policy: this request's
+        placement policy (as Engine's), None for the engine's."""
+        o = self._options(k, algorithm, scoring, k1, b, device, policy)
         p = self._enter()
         try:
             r = self._one(p, query, o)
@@ -344,13 +361,13 @@ class Searcher(_Handle):
             self._leave()
 
     def search_batch(self, queries, k=10, algorithm="auto", scoring="bm25", k1=1.2,
-                     b=0.75, device=None):
+                     b=0.75, device=None, policy=None):
         """Ranks every query of `queries` (a list; each as in search()) with
         one set of options, through tdm_search_batch (as few launches as the
         batch needs; the results are those of search() one by one). Returns a
         BatchResult of numpy arrays (qid, docid, score). A query that fails
         raises its error, naming its position."""
-        o = self._options(k, algorithm, scoring, k1, b, device)
+        o = self._options(k, algorithm, scoring, k1, b, device, policy)
         queries = list(queries)
         p = self._enter()
         try:

@@ -78,6 +78,11 @@ def test_search_errors(searcher):
         searcher.search({"river": -1.0})
     with pytest.raises(tandem.InvalidArgumentError):
         searcher.search("river", device=99)
+    from tandem import _lib
+    with pytest.raises(tandem.InvalidArgumentError if _lib.HAVE_POLICY
+                       else tandem.UnsupportedError) as e:
+        searcher.search("river", policy="telepathy")
+    assert "telepathy" in str(e.value)
     with pytest.raises(tandem.LimitError):
         searcher.search(["t%d" % i for i in range(2000)])
     with pytest.raises(tandem.LimitError):

@@ -153,3 +153,20 @@ def test_write_trec_run_forms(searcher, tmp_path):
         tandem.write_trec_run(buf, [hits], qids=["1", "2"])
     with pytest.raises(TypeError):
         tandem.write_trec_run(buf, searcher.search_batch(["river"]))
+
+
+@pytest.mark.parametrize("policy", ["hybrid", "best", "cpu-only", "direct"])
+def test_policies_same_answers(searcher, index, policy):
+    from tandem import _lib
+    if not _lib.HAVE_POLICY:
+        pytest.skip("skipped: this libtandem has no scheduler policies")
+    if policy == "cpu-only" and not any(d.type == "cpu" for d in searcher.engine.devices):
+        pytest.skip("skipped: no CPU device in this engine")
+    want = [searcher.search(q, k=10) for _, q in QUERIES]
+    assert [searcher.search(q, k=10, policy=policy) for _, q in QUERIES] == want
+    with tandem.Engine(policy=policy) as e, e.open(index) as s:
+        assert [s.search(q, k=10) for _, q in QUERIES] == want
+        b = s.search_batch([q for _, q in QUERIES], k=10, policy=policy)
+        names = b.docnames(s)
+        assert [[(names[j], float(b.score[j])) for j in range(len(b.qid)) if b.qid[j] == i]
+                for i in range(len(QUERIES))] == want
