@@ -236,6 +236,10 @@ typedef struct tdm_engine_options {
      * TANDEM_DEVICE_MEMORY (bytes, or with a K, M or G suffix: KiB, MiB,
      * GiB), else the device's memory. */
     uint64_t device_memory;
+    /* Runs each lane of a search handle keeps going at once (the host work
+     * of one query overlaps the device work of another), 1 .. 8
+     * (docs/SCHED.md). Unset (0): TANDEM_LANE_SLOTS, else 2. */
+    unsigned lane_slots;
 } tdm_engine_options;
 
 /* Sets o->struct_size and every option to its unset value as documented
@@ -653,7 +657,7 @@ typedef struct tdm_lane_stats {
     uint64_t pred_n;       /* runs that mean is over */
     uint64_t model_n;      /* observations in its cost model (calibration and
                               stored ones included) */
-    int slots;             /* runs it keeps going at once (TANDEM_LANE_SLOTS) */
+    int slots;             /* runs it keeps going at once (lane_slots) */
 } tdm_lane_stats;
 
 /* A snapshot of a search handle's scheduler. Accounting: every query

@@ -211,8 +211,8 @@ static int resolve_sched(const tdm_engine_options *o, tdm_settings *s, tdm_err *
         rc = resolve_long(o->calibrate, -1, "calibrate", "TANDEM_CALIBRATE", 0, 4096,
                           TDM_SETTINGS_CALIBRATE_DEFAULT, &v, err);
     s->calibrate = (int)v;
-    if (rc == TDM_OK) /* no engine option yet: the environment or the default */
-        rc = resolve_long(0, 0, "lane_slots", "TANDEM_LANE_SLOTS", 1,
+    if (rc == TDM_OK)
+        rc = resolve_long(o->lane_slots, 0, "lane_slots", "TANDEM_LANE_SLOTS", 1,
                           TDM_SETTINGS_LANE_SLOTS_MAX, TDM_SETTINGS_LANE_SLOTS_DEFAULT, &v, err);
     s->lane_slots = (unsigned)v;
     if (rc == TDM_OK)

@@ -26,7 +26,7 @@
  *   fault_inject          fault_inject                  TANDEM_FAULT_INJECT (test switch;
  *                                                       host/sched parses it)
  *   lane_kinds            lane_kinds                    TANDEM_LANE_KINDS (test switch)
- *   lane_slots            (none yet)                    TANDEM_LANE_SLOTS
+ *   lane_slots            lane_slots                    TANDEM_LANE_SLOTS
  *   device_memory         device_memory                 TANDEM_DEVICE_MEMORY
  *
  * An invalid value (option or environment) is TDM_ERR_INVALID_ARG with a
