@@ -4,7 +4,9 @@
  * query; mismatches with the oracle; mode single or batch, batch (queries a
  * call), threads (sending calls at once), queries_per_s, shared (queries a
  * query's launches served, on average), queue_us (mean wait in the
- * scheduler's queues before a lane started the query)). */
+ * scheduler's queues before a lane started the query), sched_batches (runs of
+ * several queries the scheduler's lanes made), window_us (their wait in the
+ * batching window, per query)). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,7 +167,7 @@ int tdm_bq_write_csv(const char *path, const tdm_bq_set *s)
     }
     fprintf(out.f, "algorithm,k,device,device_name,queries,mean_us,p50_us,p90_us,p99_us,max_us,"
                    "launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches,"
-                   "mode,batch,threads,queries_per_s,shared,queue_us\n");
+                   "mode,batch,threads,queries_per_s,shared,queue_us,sched_batches,window_us\n");
     for (size_t i = 0; i < s->n; i++) {
         const tdm_bq_series *r = &s->v[i];
         char name[64];
@@ -174,12 +176,12 @@ int tdm_bq_write_csv(const char *path, const tdm_bq_set *s)
             if (*p == ',' || *p == '"')
                 *p = ' ';
         fprintf(out.f, "%s,%u,%d,%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%llu,%s,%u,%u,"
-                       "%.1f,%.2f,%.1f\n",
+                       "%.1f,%.2f,%.1f,%llu,%.1f\n",
                 r->algorithm, r->k, r->device, name, r->n, r->mean, r->p50, r->p90, r->p99,
                 r->max, r->launches, r->bytes_up, r->bytes_down,
                 (unsigned long long)r->mismatches, r->batch ? "batch" : "single",
                 r->batch ? r->batch : 1, r->threads, r->qps, r->device < 0 ? 1.0 : r->shared,
-                r->queue_us);
+                r->queue_us, (unsigned long long)r->sched_batches, r->window_us);
     }
     int rc = tdm_outfile_commit(&out, &err); /* renamed over path only when complete */
     if (rc != TDM_OK)

@@ -114,10 +114,15 @@ static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
     sctx c = {b, timed ? s : NULL, {0}, 0, 0, 0, 0, 0, ""};
     tdm_qr_job j = {sh, qs, n, o, s->batch, s->threads, sink, &c};
     tdm_progress_begin(&c.bar, label, timed ? "queries" : "warm-up", n, 0);
+    tdm_sched_stats st0, st1;
+    tdm_sched_stats_init(&st0);
+    tdm_sched_stats_init(&st1);
+    int have = tdm_search_stats(sh, &st0) == TDM_OK;
     c.start = tdm_cli_now();
     size_t done = 0;
     int rc = tdm_qr_run(&j, C, &done);
     tdm_progress_end(&c.bar, done);
+    have = have && tdm_search_stats(sh, &st1) == TDM_OK;
     if (rc)
         return 1;
     if (*c.failed)
@@ -127,6 +132,10 @@ static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
         s->qps = c.last > c.start ? (double)c.timed / (c.last - c.start) : 0;
         s->shared = c.timed ? c.shared / (double)c.timed : 0;
         s->queue_us = c.timed ? c.queue * 1e6 / (double)c.timed : 0;
+        if (have) { /* what the scheduler did for this series (the runs it stopped early too) */
+            s->sched_batches = st1.batches - st0.batches;
+            s->window_us = done ? (st1.window_wait - st0.window_wait) * 1e6 / (double)done : 0;
+        }
     }
     return 0;
 }

@@ -44,6 +44,10 @@ typedef struct tdm_bq_series {
                              (tdm_search_result.batch) */
     double queue_us;      /* mean time queued in the scheduler before a lane
                              started the query (tdm_search_result.queue_seconds) */
+    uint64_t sched_batches; /* runs of several queries the scheduler's lanes made
+                             (tdm_sched_stats.batches; 0 for batch calls,
+                             which bypass it) */
+    double window_us;     /* lanes' wait in the batching window per query */
     int cdf;              /* drawn in the latency CDF plot */
 } tdm_bq_series;
 
