@@ -46,3 +46,5 @@
 #include "cl/search_group.cl"
 #include "cl/search_merge.cl"
 #include "cl/search_seed.cl"
+#include "cl/search_select.cl"
+#include "cl/search_batch.cl"

@@ -5,13 +5,17 @@
  * and by the range kernel, documents fully scored, documents offered to a
  * heap, skips. ALG: or, and, wand, bmw, maxscore. Checks every answer against
  * the float oracle. Device-independent: the lead's way to see what a change
- * of the pruning does before timing it on a GPU. */
+ * of the pruning does before timing it on a GPU. With ALG and, also the
+ * postings and blocks AND's block selection decodes (query/and_select.h,
+ * its reference, Griffin's ratio: env PRUNE_RATIO, default 128). */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "index/tokpool.h"
 #include "prune_sim.h"
+#include "query/and_select.h"
 #include "query/oracle.h"
 #include "query/search.h"
 
@@ -22,6 +26,34 @@ static int alg_of(const char *s)
         if (!strcmp(s, n[i]))
             return i;
     return -1;
+}
+
+/* Postings and blocks the selection decodes for q (added to *post, *blk),
+ * and the blocks a whole decode of the same lists does (*all). */
+static int and_counts(const tdm_ireader *r, const tdm_query *q, uint64_t *post, uint64_t *blk,
+                      uint64_t *all, tdm_err *err)
+{
+    tdm_and_sel a;
+    const char *ra = getenv("PRUNE_RATIO");
+    int rc = tdm_and_sel_build(r, q, ra ? (uint32_t)atol(ra) : 0, &a, err);
+    if (rc)
+        return rc;
+    uint64_t n = 0;
+    for (uint32_t t = 0; t < a.nt; t++)
+        n += a.tab[t * TDM_SEL_TW + 1];
+    uint32_t *d = malloc(n * 4 + 4), *f = malloc(n * 4 + 4), *pos = malloc(a.nt * 8 + 8);
+    uint64_t sel = 0;
+    rc = d && f && pos ? tdm_and_sel_ref(r, q, &a, d, f, pos, pos + a.nt, &sel, err)
+                       : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    for (uint32_t t = 0; rc == TDM_OK && t < a.nt; t++)
+        *post += pos[a.nt + t];
+    *blk += sel + a.tab[a.lead * TDM_SEL_TW + 2];
+    *all += a.blocks_all + a.tab[a.lead * TDM_SEL_TW + 2];
+    free(d);
+    free(f);
+    free(pos);
+    tdm_and_sel_free(&a);
+    return rc;
 }
 
 static int check(tdm_oracle *or, const tdm_query *q, uint32_t k, const tdm_score_params *sp,
@@ -77,6 +109,7 @@ int main(int argc, char **argv)
     uint64_t *keys = malloc((size_t)o.k * 8);
     prune_counts c = {0};
     long done = 0, bad = 0;
+    uint64_t apost = 0, ablk = 0, aall = 0;
     char line[4096];
     tdm_query q;
     tdm_query_init(&q);
@@ -94,6 +127,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "prune_counters: %s\n", tdm_err_msg(&err));
             return 1;
         }
+        if (o.salg == TDM_SALG_AND && and_counts(r, &q, &apost, &ablk, &aall, &err) != TDM_OK) {
+            fprintf(stderr, "prune_counters: %s\n", tdm_err_msg(&err));
+            return 1;
+        }
         bad += !check(or, &q, o.k, &sp, o.salg == TDM_SALG_AND ? TDM_MATCH_AND : TDM_MATCH_OR,
                       keys, n);
         done++;
@@ -103,6 +140,9 @@ int main(int argc, char **argv)
            o.k, argv[5 < argc ? 5 : 0], o.ranges, o.seed, o.share, o.wave, bad);
     printf("per query: decoded %.0f seeded %.0f scored %.0f docs %.0f pushed %.0f skips %.0f\n",
            c.decoded / d, c.seeded / d, c.scored / d, c.docs / d, c.pushed / d, c.skips / d);
+    if (o.salg == TDM_SALG_AND)
+        printf("AND block selection: postings decoded %.0f, blocks %.0f of %.0f\n", apost / d,
+               ablk / d, aall / d);
     tdm_query_free(&q);
     tdm_tokpool_put(tp, tok);
     free(keys);

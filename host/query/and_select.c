@@ -1,0 +1,266 @@
+/* AND's block selection (and_select.h): the table, the launches, the
+ * plain-C reference. */
+#include "and_select.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec.h"
+#include "index/format.h"
+#include "search.h"
+#include "tandem.h"
+
+enum { W_LIST, W_DF, W_NB, W_BS, W_ENTRY, W_MODE, W_TASK, W_FLAG, W_CODEC, W_JOB };
+enum { M_LEAD, M_BLOCK, M_DOC, M_ONE };
+
+void tdm_and_sel_free(tdm_and_sel *a)
+{
+    free(a->tab);
+    memset(a, 0, sizeof *a);
+}
+
+/* Each term's mode, tasks, flags and job slots once the lead is known. */
+static void fill_modes(tdm_and_sel *a, uint32_t ratio)
+{
+    uint32_t lead_df = a->tab[a->lead * TDM_SEL_TW + W_DF];
+    uint32_t task = 0, flag = 0;
+    for (uint32_t t = 0; t < a->nt; t++) {
+        uint32_t *w = a->tab + (size_t)t * TDM_SEL_TW;
+        if (t == a->lead)
+            w[W_MODE] = M_LEAD;
+        else if (w[W_NB] <= 1)
+            w[W_MODE] = M_ONE;
+        else
+            w[W_MODE] = (uint64_t)w[W_DF] > (uint64_t)ratio * lead_df ? M_DOC : M_BLOCK;
+        w[W_TASK] = task;
+        w[W_FLAG] = flag;
+        task += w[W_MODE] == M_BLOCK ? w[W_NB] : w[W_MODE] == M_DOC ? lead_df : 0;
+        if (w[W_MODE] != M_LEAD) {
+            flag += w[W_NB];
+            w[W_JOB] = a->njobs[w[W_CODEC]];
+            a->njobs[w[W_CODEC]] += w[W_NB];
+            a->blocks_all += w[W_NB];
+        }
+    }
+    a->ntasks = task;
+    a->nflags = flag;
+}
+
+int tdm_and_sel_build(const tdm_ireader *r, const tdm_query *q, uint32_t ratio, tdm_and_sel *a,
+                      tdm_err *err)
+{
+    memset(a, 0, sizeof *a);
+    a->nt = (uint32_t)q->nterms;
+    if (!a->nt)
+        return TDM_OK;
+    a->tab = calloc((size_t)a->nt * TDM_SEL_TW, sizeof *a->tab);
+    if (!a->tab)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "AND selection: out of memory");
+    uint64_t sz;
+    const uint8_t *codecs = tdm_ireader_section(r, TDM_SEC_CODECS, &sz);
+    for (uint32_t t = 0; t < a->nt; t++) {
+        tdm_ilist l;
+        int rc = tdm_ireader_list(r, q->terms[t].id, &l, err);
+        if (rc) {
+            tdm_and_sel_free(a);
+            return rc;
+        }
+        uint32_t *w = a->tab + (size_t)t * TDM_SEL_TW;
+        w[W_LIST] = (uint32_t)q->terms[t].id;
+        w[W_DF] = l.df;
+        w[W_NB] = l.nblocks;
+        w[W_BS] = l.docs.block_size;
+        w[W_ENTRY] = l.nblocks > 1 ? l.first_entry : 0;
+        w[W_CODEC] = codecs[q->terms[t].id];
+        if (l.df < a->tab[a->lead * TDM_SEL_TW + W_DF])
+            a->lead = t;
+    }
+    const uint32_t *lw = a->tab + (size_t)a->lead * TDM_SEL_TW;
+    a->lead_job = (tdm_decode_job){lw[W_LIST], 0, lw[W_NB], 0};
+    a->lead_codec = (int)lw[W_CODEC];
+    fill_modes(a, ratio ? ratio : TDM_SEL_RATIO);
+    return TDM_OK;
+}
+
+size_t tdm_and_sel_tab_bytes(const tdm_and_sel *a)
+{
+    return (size_t)(a->nt ? a->nt : 1) * TDM_SEL_TW * 4;
+}
+
+size_t tdm_and_sel_flag_bytes(const tdm_and_sel *a)
+{
+    return (size_t)(a->nflags ? a->nflags : 1) * 4;
+}
+
+size_t tdm_and_sel_job_bytes(const tdm_and_sel *a, int codec)
+{
+    return (size_t)a->njobs[codec] * sizeof(tdm_decode_job);
+}
+
+/* The selection and each codec's jobs kernel, after *ev (replaced). */
+static int select_and_jobs(const tdm_resident *res, const tdm_and_sel *a, cl_mem tab,
+                           cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT], cl_mem docs,
+                           cl_mem terms, cl_event *ev, uint32_t *launches, tdm_err *err)
+{
+    tdm_device *d = res->dev;
+    size_t wg = d->wg_size;
+    static const cl_uint zero = 0;
+    cl_event e = NULL;
+    cl_int cr = clEnqueueFillBuffer(d->queue, flags, &zero, 4, 0, tdm_and_sel_flag_bytes(a), 1,
+                                    ev, &e);
+    if (cr != CL_SUCCESS)
+        return tdm_cl_fail(err, cr, "clEnqueueFillBuffer (AND selection flags)");
+    clReleaseEvent(*ev);
+    *ev = e;
+    cl_uint nt = a->nt, ntasks = a->ntasks, ldf = a->tab[a->lead * TDM_SEL_TW + W_DF];
+    int rc = TDM_OK;
+    if (ntasks) {
+        tdm_karg sa[] = {TDM_KARG_MEM(&res->block_last), TDM_KARG_MEM(&tab), TDM_KARG_U32(&nt),
+                         TDM_KARG_U32(&ntasks), TDM_KARG_MEM(&docs), TDM_KARG_U32(&ldf),
+                         TDM_KARG_MEM(&flags)};
+        rc = tdm_kernel_launch(d, "tdm_and_select", sa, 7, tdm_round_up(ntasks, wg), wg, 1, ev,
+                               &e, err);
+        if (rc)
+            return rc;
+        clReleaseEvent(*ev);
+        *ev = e;
+        ++*launches;
+    }
+    int first = 1;
+    for (int c = 0; c < TDM_CODEC_COUNT; c++) {
+        if (!a->njobs[c])
+            continue;
+        cl_uint cc = (cl_uint)c, wt = (cl_uint)first;
+        tdm_karg ja[] = {TDM_KARG_MEM(&tab),  TDM_KARG_U32(&nt),    TDM_KARG_MEM(&flags),
+                         TDM_KARG_MEM(&jobs[c]), TDM_KARG_U32(&cc), TDM_KARG_MEM(&terms),
+                         TDM_KARG_U32(&wt)};
+        rc = tdm_kernel_launch(d, "tdm_and_jobs", ja, 7, wg, wg, 1, ev, &e, err);
+        if (rc)
+            return rc;
+        clReleaseEvent(*ev);
+        *ev = e;
+        ++*launches;
+        first = 0;
+    }
+    if (first) { /* only the lead (or one-block lists of no codec): terms still */
+        cl_uint cc = TDM_CODEC_COUNT, wt = 1;
+        cl_mem none = flags;
+        tdm_karg ja[] = {TDM_KARG_MEM(&tab),  TDM_KARG_U32(&nt), TDM_KARG_MEM(&flags),
+                         TDM_KARG_MEM(&none), TDM_KARG_U32(&cc), TDM_KARG_MEM(&terms),
+                         TDM_KARG_U32(&wt)};
+        rc = tdm_kernel_launch(d, "tdm_and_jobs", ja, 7, wg, wg, 1, ev, &e, err);
+        if (rc)
+            return rc;
+        clReleaseEvent(*ev);
+        *ev = e;
+        ++*launches;
+    }
+    return rc;
+}
+
+int tdm_and_sel_enqueue(const tdm_resident *res, const tdm_and_sel *a, cl_mem tab, cl_mem lead_job,
+                        cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT], cl_mem docs,
+                        cl_mem freqs, cl_mem terms, cl_mem status, cl_uint nwait,
+                        const cl_event *wait, cl_event *done, uint32_t *launches,
+                        uint64_t *bytes_up, tdm_err *err)
+{
+    tdm_device *d = res->dev;
+    cl_event up[2] = {NULL, NULL}, ev = NULL;
+    int rc = tdm_upload(d, tab, 0, tdm_and_sel_tab_bytes(a), a->tab, nwait, wait, &up[0], err);
+    if (rc == TDM_OK)
+        rc = tdm_upload(d, lead_job, 0, sizeof a->lead_job, &a->lead_job, nwait, wait, &up[1],
+                        err);
+    if (rc == TDM_OK) {
+        *bytes_up += tdm_and_sel_tab_bytes(a) + sizeof a->lead_job;
+        /* the term table (rewritten below) was uploaded before: wait for it too */
+        rc = tdm_decode_jobs_enqueue(res, NULL, lead_job, 1, a->lead_codec, docs, freqs, status,
+                                     2, up, &ev, err);
+    }
+    for (int i = 0; i < 2; i++)
+        if (up[i])
+            clReleaseEvent(up[i]);
+    if (rc)
+        return rc;
+    *launches += 1;
+    rc = select_and_jobs(res, a, tab, flags, jobs, docs, terms, &ev, launches, err);
+    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++) {
+        if (!a->njobs[c])
+            continue;
+        cl_event e = NULL;
+        rc = tdm_decode_jobs_enqueue(res, NULL, jobs[c], a->njobs[c], c, docs, freqs, status, 1,
+                                     &ev, &e, err);
+        if (rc == TDM_OK) {
+            clReleaseEvent(ev);
+            ev = e;
+            *launches += 1;
+        }
+    }
+    if (rc) {
+        clReleaseEvent(ev);
+        return rc;
+    }
+    *done = ev;
+    return TDM_OK;
+}
+
+/* ---- the reference */
+
+/* Whether block j of the list with block lasts `last` (j = 0 from docid 0)
+ * holds a docid of lead[0 .. n). */
+static int block_hit(const uint32_t *last, uint32_t j, const uint32_t *lead, uint32_t n)
+{
+    uint32_t lo = j ? last[j - 1] + 1 : 0, hi = last[j];
+    for (uint32_t i = 0; i < n; i++) /* linear: a reference, not a search */
+        if (lead[i] >= lo)
+            return lead[i] <= hi;
+    return 0;
+}
+
+int tdm_and_sel_ref(const tdm_ireader *r, const tdm_query *q, const tdm_and_sel *a,
+                    uint32_t *docs, uint32_t *freqs, uint32_t *pos, uint32_t *len,
+                    uint64_t *selected, tdm_err *err)
+{
+    *selected = 0;
+    if (!a->nt)
+        return TDM_OK;
+    const uint32_t *lw = a->tab + (size_t)a->lead * TDM_SEL_TW;
+    int rc = tdm_ireader_decode(r, lw[W_LIST], docs, freqs, err);
+    if (rc)
+        return rc;
+    uint32_t n = lw[W_DF], at = n;
+    pos[a->lead] = 0;
+    len[a->lead] = n;
+    uint32_t *ld = malloc((size_t)(n ? n : 1) * 4);
+    if (!ld)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    memcpy(ld, docs, (size_t)n * 4);
+    for (uint32_t t = 0; rc == TDM_OK && t < a->nt; t++) {
+        if (t == a->lead)
+            continue;
+        tdm_ilist l;
+        rc = tdm_ireader_list(r, q->terms[t].id, &l, err);
+        uint32_t *d = NULL, *f = NULL;
+        if (rc == TDM_OK) {
+            d = malloc((size_t)l.df * 4);
+            f = malloc((size_t)l.df * 4);
+            rc = d && f ? tdm_ireader_decode(r, q->terms[t].id, d, f, err)
+                        : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+        }
+        pos[t] = at;
+        uint32_t bs = l.docs.block_size;
+        for (uint32_t j = 0; rc == TDM_OK && j < l.nblocks; j++) {
+            if (l.nblocks > 1 && !block_hit(l.block_last, j, ld, n))
+                continue;
+            ++*selected;
+            for (uint32_t i = j * bs; i < l.df && i < (j + 1) * bs; i++) {
+                docs[at] = d[i];
+                freqs[at++] = f[i];
+            }
+        }
+        len[t] = at - pos[t];
+        free(d);
+        free(f);
+    }
+    free(ld);
+    return rc;
+}
