@@ -24,6 +24,7 @@
 #include "index/reader.h"
 #include "index/resident.h"
 #include "index/tokpool.h"
+#include "query/and_select.h"
 #include "query/query.h"
 #include "query/score.h"
 #include "runtime/runtime.h"
@@ -78,6 +79,7 @@ typedef struct tdm_sprep {
                            the stored bounds do not apply to the request */
     float c0, c1;
     uint32_t min_df, max_df;
+    tdm_and_sel andsel; /* AND's block selection (and_select.h), for 2+ terms */
 } tdm_sprep;
 
 /* Plans the decoding of q's lists and fills the term table (words 0-4) and, when the

@@ -60,7 +60,13 @@ static int sprof_copy(int up, tdm_device *d, cl_mem m, size_t off, size_t bytes,
 #define tdm_download(d, m, o, b, h, nw, w, ev, err) sprof_copy(0, d, m, o, b, h, nw, w, ev, err)
 
 enum { B_DOCS, B_FREQS, B_TERMS, B_BMAX, B_CUR, B_ORD, B_HS, B_HD, B_HN, B_OUT, B_OUTN, B_STATUS,
-       B_SS, B_SD, B_SN, B_SEED, B_COUNT };
+       B_SS, B_SD, B_SN, B_SEED, B_SELTAB, B_SELLEAD, B_SELFLAGS, B_COUNT };
+
+/* AND's block selection (query/and_select.h) replaces the whole decode. */
+static int and_selects(const tdm_sprep *p, int salg)
+{
+    return salg == TDM_SALG_AND && p->andsel.nt > 1;
+}
 
 /* The merge in two stages (cl/search_merge.cl) above this many ranges a
  * stage-one group, with at most two stage-one groups per compute unit. */
@@ -191,14 +197,20 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         [B_SD] = ngroups > 1 ? (size_t)ngroups * k * 4 : 4,
         [B_SN] = (size_t)ngroups * 4,
         [B_SEED] = tdm_search_seeded(pl, salg, k) ? tdm_search_seed_bytes(p->nt) : 4,
+        [B_SELTAB] = and_selects(p, salg) ? tdm_and_sel_tab_bytes(&p->andsel) : 4,
+        [B_SELLEAD] = sizeof(tdm_decode_job),
+        [B_SELFLAGS] = and_selects(p, salg) ? tdm_and_sel_flag_bytes(&p->andsel) : 4,
     };
     int rc = TDM_OK;
     for (int i = 0; rc == TDM_OK && i < B_COUNT; i++)
         rc = ensure(d, &s->b[i], &s->cap[i], bytes[i], err);
-    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++)
-        if (p->batch.njobs[c])
-            rc = ensure(d, &s->jobs[c], &s->jcap[c],
-                        (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job), err);
+    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++) {
+        size_t jb = (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job);
+        if (and_selects(p, salg) && tdm_and_sel_job_bytes(&p->andsel, c) > jb)
+            jb = tdm_and_sel_job_bytes(&p->andsel, c);
+        if (jb)
+            rc = ensure(d, &s->jobs[c], &s->jcap[c], jb, err);
+    }
     struct {
         int buf;
         const void *src;
@@ -378,12 +390,17 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     uint32_t per;
     uint32_t ngroups = select_groups(sd->d, pl->ranges, &per);
     int rc = make_buffers(sd->d, p, pl, salg, cap, pow2, k, ngroups, &s, out, upev, &nup, err);
-    if (rc == TDM_OK)
+    if (rc == TDM_OK && and_selects(p, salg))
+        rc = tdm_and_sel_enqueue(&sd->res, &p->andsel, s.b[B_SELTAB], s.b[B_SELLEAD],
+                                 s.b[B_SELFLAGS], s.jobs, s.b[B_DOCS], s.b[B_FREQS],
+                                 s.b[B_TERMS], s.b[B_STATUS], nup, upev, &dec, &out->launches,
+                                 &out->bytes_up, err);
+    else if (rc == TDM_OK)
         rc = tdm_decode_batch_enqueue(&sd->res, NULL, &p->batch, s.jobs, s.b[B_DOCS],
                                       s.b[B_FREQS], s.b[B_STATUS], nup, upev, &dec, err);
     for (cl_uint i = 0; i < nup; i++)
         clReleaseEvent(upev[i]);
-    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++)
+    for (int c = 0; rc == TDM_OK && !and_selects(p, salg) && c < TDM_CODEC_COUNT; c++)
         out->launches += p->batch.njobs[c] ? 1 : 0;
     if (rc == TDM_OK && salg == TDM_SALG_AND_OR) {
         /* AND, then OR, which the device skips when AND found k */

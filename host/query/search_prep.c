@@ -14,6 +14,7 @@ void tdm_sprep_free(tdm_sprep *p)
     free(p->terms);
     tdm_decode_batch_free(&p->batch);
     free(p->bmax);
+    tdm_and_sel_free(&p->andsel);
     memset(p, 0, sizeof *p);
 }
 
@@ -94,6 +95,9 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
         p->max_df = l->df > p->max_df ? l->df : p->max_df;
         boff += l->nblocks;
     }
+    /* AND's block selection table: O(terms), used only by ranked AND */
+    if (rc == TDM_OK && q->nterms > 1)
+        rc = tdm_and_sel_build(r, q, 0, &p->andsel, err);
     if (rc == TDM_OK && (npost > UINT32_MAX || nblocks > UINT32_MAX))
         rc = tdm_err_set(err, TDM_ERR_LIMIT, "search: %zu postings in one query (at most %u)",
                          npost, UINT32_MAX);
