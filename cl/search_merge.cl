@@ -9,19 +9,24 @@
    top (eight histogram passes over the candidates in local memory); every
    candidate with a key at least that large is in the top k.
 
-   With many ranges (a GPU) the select runs in two stages so that one
+   With many ranges (a GPU) the select runs in stages so that one
    work-group never reads every candidate: tdm_search_select gives each of G
    groups a slice of the ranges and writes the slice's top k (unsorted) as a
-   heap-shaped array (G slices of k entries and their counts); then
-   tdm_search_merge selects and sorts the query's top k from those, exactly
-   as it does from the range heaps when there are few ranges. The top k of
-   the query is within the union of the slices' top k.
+   heap-shaped array (G slices of k entries and their counts); further
+   stages reduce those G slices a few at a time while more than a few are
+   left (at k = 1,000 the first stage's G x k keys are too many for one
+   group); then tdm_search_merge selects and sorts the query's top k from
+   the last stage's slices, exactly as it does from the range heaps when
+   there are few ranges. The top k of the query is within the union of any
+   stage's slices' top k. On a GPU these kernels run in groups of up to
+   1,024 work-items: each pass of the select is a loop over the candidates.
 
    out_n[0] = keys written (min(k, candidates)), out_n[1] = candidates (the
    sum of min(k, entries) over the inputs: at least k exactly when the query
    matched at least k documents, which AND-then-OR reads), out_n[2] = the
-   decode launches' status word (codec/layout.h), so that one copy brings
-   everything back. */
+   decode launches' status word (codec/layout.h). The same go to the head of
+   out (out[0] = keys written | candidates << 32, out[1] = status), the keys
+   after them (out + 2), so that one copy brings everything back. */
 
 #define TDM_MERGE_KEY(s, d) (((ulong)as_uint(s) << 32) | (ulong)(0xffffffffu - (d)))
 
@@ -82,16 +87,26 @@ ulong tdm_merge_kth(__global const float *hs, __global const uint *hd, __global 
     return prefix;
 }
 
-/* Stage one: group g takes ranges [g * per, (g + 1) * per) and writes their
-   top k to os/od[g * k ..] and the count to on[g]. */
+/* A select stage: group g takes heaps [g * per, (g + 1) * per) of the input
+   (heaps of cap entries from heap in_off on, counts from hn[in_off]) and
+   writes their top k to os/od[(out_off + g) * k ..] and the count to
+   on[out_off + g]. Stages repeat (each output the next one's input, two
+   areas of the same buffers in turn) until few slices are left for the
+   merge. */
 __kernel void tdm_search_select(__global const float *hs, __global const uint *hd,
-                                __global const uint *hn, uint nranges, uint cap, uint k,
-                                uint per, __global float *os, __global uint *od,
-                                __global uint *on)
+                                __global const uint *hn, uint in_off, uint nranges, uint cap,
+                                uint k, uint per, __global float *os, __global uint *od,
+                                __global uint *on, uint out_off)
 {
     __local uint hist[256];
     __local uint shared[4];
     uint g = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
+    hs += (size_t)in_off * cap;
+    hd += (size_t)in_off * cap;
+    hn += in_off;
+    os += (size_t)out_off * k;
+    od += (size_t)out_off * k;
+    on += out_off;
     uint r0 = g * per;
     uint r1 = nranges - r0 > per ? r0 + per : nranges;
     uint total;
@@ -113,16 +128,15 @@ __kernel void tdm_search_select(__global const float *hs, __global const uint *h
         on[g] = shared[3];
 }
 
-/* Stage two (or the only one): the top k of heaps 0 .. nranges, sorted, to
-   out (pow2 >= k keys). */
-__kernel void tdm_search_merge(__global const float *hs, __global const uint *hd,
-                               __global const uint *hn, uint nranges, uint cap, uint k,
-                               uint pow2, __global ulong *out, __global uint *out_n,
-                               __global const uint *status)
+/* The top k of heaps 0 .. nranges, sorted, to out + 2 (pow2 >= k keys), with
+   out's header; *m and *total get the keys written and the candidates.
+   Every work-item of the group calls it. */
+void tdm_merge_top(__global const float *hs, __global const uint *hd, __global const uint *hn,
+                   uint nranges, uint cap, uint k, uint pow2, __global ulong *out, uint status,
+                   __local uint *hist, __local uint *shared, uint *m_out, uint *total_out)
 {
-    __local uint hist[256];
-    __local uint shared[4];
     uint lid = get_local_id(0), ls = get_local_size(0);
+    __global ulong *keys = out + 2; /* after the header (counts, status) */
     uint total;
     ulong prefix = tdm_merge_kth(hs, hd, hn, 0, nranges, cap, k, hist, shared, &total);
     uint ncand = nranges * cap;
@@ -134,24 +148,24 @@ __kernel void tdm_search_merge(__global const float *hs, __global const uint *hd
             continue;
         ulong key = tdm_merge_key(hs, hd, i);
         if (key >= prefix)
-            out[atomic_inc(&shared[3])] = key;
+            keys[atomic_inc(&shared[3])] = key;
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     uint m = shared[3];
     for (uint i = m + lid; i < pow2; i += ls)
-        out[i] = 0;
+        keys[i] = 0;
     barrier(CLK_GLOBAL_MEM_FENCE);
-    /* bitonic sort of out[0 .. pow2), descending */
+    /* bitonic sort of keys[0 .. pow2), descending */
     for (uint size = 2u; size <= pow2; size <<= 1) {
         for (uint stride = size >> 1; stride > 0u; stride >>= 1) {
             for (uint i = lid; i < pow2; i += ls) {
                 uint j = i ^ stride;
                 if (j > i) {
-                    ulong a = out[i], b = out[j];
+                    ulong a = keys[i], b = keys[j];
                     int desc = (i & size) == 0u;
                     if (desc ? a < b : a > b) {
-                        out[i] = b;
-                        out[j] = a;
+                        keys[i] = b;
+                        keys[j] = a;
                     }
                 }
             }
@@ -159,8 +173,28 @@ __kernel void tdm_search_merge(__global const float *hs, __global const uint *hd
         }
     }
     if (lid == 0u) {
+        out[0] = (ulong)m | ((ulong)total << 32);
+        out[1] = status;
+    }
+    *m_out = m;
+    *total_out = total;
+}
+
+/* The last stage (or the only one): the top k of heaps 0 .. nranges (from
+   heap in_off on), sorted, to out + 2 (pow2 >= k keys). */
+__kernel void tdm_search_merge(__global const float *hs, __global const uint *hd,
+                               __global const uint *hn, uint in_off, uint nranges, uint cap,
+                               uint k, uint pow2, __global ulong *out, __global uint *out_n,
+                               __global const uint *status)
+{
+    __local uint hist[256];
+    __local uint shared[4];
+    uint m, total, st = status[0];
+    tdm_merge_top(hs + (size_t)in_off * cap, hd + (size_t)in_off * cap, hn + in_off, nranges,
+                  cap, k, pow2, out, st, hist, shared, &m, &total);
+    if (get_local_id(0) == 0u) {
         out_n[0] = m;
         out_n[1] = total;
-        out_n[2] = status[0];
+        out_n[2] = st;
     }
 }

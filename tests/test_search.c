@@ -232,7 +232,7 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, uint6
             for (size_t a = 0; a < NALGOS; a++) {
                 o.device = d;
                 o.algorithm = algos[a];
-                o.ranges = qi % 3 == 2 ? tdm_rng_range(&r, 1, 40) : 0;
+                o.ranges = qi % 3 == 2 ? tdm_rng_range(&r, 1, qi % 6 == 5 ? 3000 : 40) : 0;
                 o.variant = (int)((qi + a) % 3); /* auto, item, group */
                 char what[256];
                 snprintf(what, sizeof what, "%s ndocs %u seed %llu query %d (%zu terms) k %u "

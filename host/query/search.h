@@ -202,6 +202,22 @@ int tdm_search_run_batch(tdm_search *s, const tdm_search_query *queries,
                          const tdm_search_options *opts, size_t n, tdm_search_result **results,
                          tdm_err *err);
 
+/* Each term's bound (word 5) and MaxScore's order (word 6) of p's term table
+ * from its host block bounds (when !p->device_bounds), exactly as the
+ * tdm_search_order kernel computes them (search_dev.c). Writes p->terms. */
+void tdm_sprep_host_order(const tdm_sprep *p);
+
+/* One device batch (search_batch_dev.c): the n >= 1 queries qs[i] (prepared,
+ * planned for device sd, none with device_bounds for a pruning algorithm,
+ * none AND-then-OR) run algorithm salg (TDM_SALG_*) with k in one set of
+ * launches: their plans' ranges are resized for the batch (variant ITEM),
+ * and each qs[i]->so gets its keys, counts, the batch's launches and bytes,
+ * qs[i]->batch = n. Any failure is the whole batch's (TDM_ERR_CORRUPT when a
+ * list failed to decode: the caller reruns the queries alone to find whose).
+ * Blocking; thread-safe. */
+int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
+                         int salg, uint32_t k, tdm_err *err);
+
 /* Runs the items with run set (search_batch.c): groups them by device and
  * launch-compatible plan and runs each group as one device batch. A query's
  * own failure (a damaged list) goes to its rc; the return value is an error

@@ -29,35 +29,41 @@ static int sprof_launch(tdm_device *d, const char *name, const tdm_karg *args, c
     return rc;
 }
 
-static int sprof_copy(int up, tdm_device *d, cl_mem m, size_t off, size_t bytes, void *host,
-                      cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
+/* Every copy of a search goes on the compute queue, in order with its
+ * kernels: no event crosses queues (on the H200 the transfer queue's
+ * download started ~35 us after the merge it waited for). Blocking when ev
+ * is NULL, as tdm_upload/tdm_download. */
+static int qcopy(int up, tdm_device *d, cl_mem m, size_t off, size_t bytes, void *host,
+                 cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
 {
     tdm_sprof *pf = tdm_sprof_cur;
-    if (!pf)
-        return up ? tdm_upload(d, m, off, bytes, host, nwait, wait, ev, err)
-                  : tdm_download(d, m, off, bytes, host, nwait, wait, ev, err);
-    double t = tdm_sprof_now();
+    double t = pf ? tdm_sprof_now() : 0;
     cl_event e = NULL;
-    int rc = up ? tdm_upload(d, m, off, bytes, host, nwait, wait, &e, err)
-                : tdm_download(d, m, off, bytes, host, nwait, wait, &e, err);
-    if (rc == TDM_OK) {
-        tdm_sprof_host(pf, up ? "enqueue upload" : "enqueue download", t);
-        tdm_sprof_event(pf, up ? "upload" : "download", e);
-        if (!ev) { /* the caller asked for a blocking copy */
-            double t1 = tdm_sprof_now();
-            if (clWaitForEvents(1, &e) != CL_SUCCESS)
-                rc = tdm_err_set(err, TDM_ERR_OPENCL, "search: waiting for a copy failed");
-            tdm_sprof_host(pf, "wait (blocking copy)", t1);
-            clReleaseEvent(e);
-        } else {
-            *ev = e;
-        }
+    cl_bool block = ev ? CL_FALSE : CL_TRUE;
+    const cl_event *w = nwait ? wait : NULL;
+    cl_int rc = up ? clEnqueueWriteBuffer(d->queue, m, block, off, bytes, host, nwait, w,
+                                          ev || pf ? &e : NULL)
+                   : clEnqueueReadBuffer(d->queue, m, block, off, bytes, host, nwait, w,
+                                         ev || pf ? &e : NULL);
+    if (rc != CL_SUCCESS) {
+        tdm_cl_fail(err, rc, up ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
+        tdm_err_append(err, " (%zu bytes %s %s)", bytes, up ? "to" : "from", d->info.name);
+        return err->code;
     }
-    return rc;
+    if (pf) {
+        tdm_sprof_host(pf, up ? (block ? "upload (blocking)" : "enqueue upload")
+                              : (block ? "download (blocking)" : "enqueue download"), t);
+        tdm_sprof_event(pf, up ? "upload" : "download", e);
+    }
+    if (ev)
+        *ev = e;
+    else if (e)
+        clReleaseEvent(e);
+    return TDM_OK;
 }
 #define tdm_kernel_launch sprof_launch
-#define tdm_upload(d, m, o, b, h, nw, w, ev, err) sprof_copy(1, d, m, o, b, (void *)(h), nw, w, ev, err)
-#define tdm_download(d, m, o, b, h, nw, w, ev, err) sprof_copy(0, d, m, o, b, h, nw, w, ev, err)
+#define tdm_upload(d, m, o, b, h, nw, w, ev, err) qcopy(1, d, m, o, b, (void *)(h), nw, w, ev, err)
+#define tdm_download(d, m, o, b, h, nw, w, ev, err) qcopy(0, d, m, o, b, h, nw, w, ev, err)
 
 enum { B_DOCS, B_FREQS, B_TERMS, B_BMAX, B_CUR, B_ORD, B_HS, B_HD, B_HN, B_OUT, B_OUTN, B_STATUS,
        B_SS, B_SD, B_SN, B_SEED, B_SELTAB, B_SELLEAD, B_SELFLAGS, B_COUNT };
@@ -68,16 +74,41 @@ static int and_selects(const tdm_sprep *p, int salg)
     return salg == TDM_SALG_AND && p->andsel.nt > 1;
 }
 
-/* The merge in two stages (cl/search_merge.cl) above this many ranges a
- * stage-one group, with at most two stage-one groups per compute unit. */
+/* The merge in stages (cl/search_merge.cl) above this many ranges a
+ * stage-one group, with at most two stage-one groups per compute unit; later
+ * stages reduce SELECT_FAN slices a group while more are left. */
 #define SELECT_MIN_RANGES 8u
 #define SELECT_GROUPS_PER_CU 2u
+#define SELECT_FAN 8u
+#define SELECT_GROUPS_MIN 128u
+/* Work-items of a select or merge group on a GPU: each pass of their radix
+ * select is a loop over the candidates, so wide groups make it short (at
+ * k = 1,000 the H200 spent 3.2 ms in a merge of 64 work-items). */
+#define MERGE_LOCAL_GPU 1024u
+
+static size_t merge_local(const tdm_device *d)
+{
+    if (d->info.type != TDM_DEVICE_GPU)
+        return d->wg_size;
+    size_t l = MERGE_LOCAL_GPU;
+    while (l > d->info.max_work_group_size && l > d->wg_size)
+        l >>= 1;
+    return l < d->wg_size ? d->wg_size : l;
+}
+
+/* The second select stage's groups (its output area follows the first's). */
+static uint32_t select_groups2(uint32_t ng)
+{
+    return ng > SELECT_FAN ? (ng + SELECT_FAN - 1) / SELECT_FAN : 0;
+}
 
 /* Stage-one groups for nr ranges (1: the merge alone); *per their share. */
 static uint32_t select_groups(const tdm_device *d, uint32_t nr, uint32_t *per)
 {
     uint32_t g = (nr + SELECT_MIN_RANGES - 1) / SELECT_MIN_RANGES;
     uint32_t most = (d->info.compute_units ? d->info.compute_units : 1) * SELECT_GROUPS_PER_CU;
+    if (most < SELECT_GROUPS_MIN)
+        most = SELECT_GROUPS_MIN; /* few cores: more stages rather than one long one */
     if (g > most)
         g = most;
     if (g < 1)
@@ -171,6 +202,46 @@ static uint32_t pow2_at_least(uint32_t k)
     return p;
 }
 
+static float u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Where the bounds come from the host (the stored ones), each term's bound
+ * (word 5: the largest of its block bounds) and MaxScore's order (word 6:
+ * terms by ascending bound, then index) on the host too, exactly as
+ * tdm_search_order computes them (a max is exact in any order): the launch
+ * and its serial loop over a long list's blocks (~57 us on the H200) go. */
+void tdm_sprep_host_order(const tdm_sprep *p)
+{
+    uint32_t *terms = p->terms; /* the call's own table, before its upload */
+    for (uint32_t t = 0; t < p->nt; t++) {
+        uint32_t *w = terms + t * TDM_SEARCH_TW;
+        uint32_t nb = (w[1] + w[2] - 1u) / w[2];
+        float m = 0.0f;
+        for (uint32_t b = 0; b < nb; b++)
+            m = p->bmax[w[3] + b] > m ? p->bmax[w[3] + b] : m;
+        memcpy(&w[5], &m, sizeof m);
+    }
+    for (uint32_t i = 0; i < p->nt; i++)
+        terms[i * TDM_SEARCH_TW + 6] = i;
+    for (uint32_t i = 1; i < p->nt; i++) {
+        uint32_t t = terms[i * TDM_SEARCH_TW + 6];
+        float u = u2f(terms[t * TDM_SEARCH_TW + 5]);
+        uint32_t j = i;
+        while (j > 0) {
+            uint32_t q = terms[(j - 1) * TDM_SEARCH_TW + 6];
+            if (u2f(terms[q * TDM_SEARCH_TW + 5]) <= u)
+                break;
+            terms[j * TDM_SEARCH_TW + 6] = q;
+            j--;
+        }
+        terms[j * TDM_SEARCH_TW + 6] = t;
+    }
+}
+
 /* Sizes the scratch for this call and enqueues the uploads (term table,
  * stored bounds, a zero status, decode jobs) on the transfer queue; the
  * events of the uploads go to ev[*nev]. */
@@ -190,12 +261,12 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         [B_HS] = heap * 4,
         [B_HD] = heap * 4,
         [B_HN] = nr * 4,
-        [B_OUT] = (size_t)pow2 * 8,
+        [B_OUT] = ((size_t)pow2 + 2) * 8, /* a header of counts and status, then the keys */
         [B_OUTN] = 12,
         [B_STATUS] = 4,
-        [B_SS] = ngroups > 1 ? (size_t)ngroups * k * 4 : 4,
-        [B_SD] = ngroups > 1 ? (size_t)ngroups * k * 4 : 4,
-        [B_SN] = (size_t)ngroups * 4,
+        [B_SS] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups)) * k * 4 : 4,
+        [B_SD] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups)) * k * 4 : 4,
+        [B_SN] = (size_t)(ngroups + select_groups2(ngroups)) * 4,
         [B_SEED] = tdm_search_seeded(pl, salg, k) ? tdm_search_seed_bytes(p->nt) : 4,
         [B_SELTAB] = and_selects(p, salg) ? tdm_and_sel_tab_bytes(&p->andsel) : 4,
         [B_SELLEAD] = sizeof(tdm_decode_job),
@@ -211,6 +282,8 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         if (jb)
             rc = ensure(d, &s->jobs[c], &s->jcap[c], jb, err);
     }
+    if (!p->device_bounds)
+        tdm_sprep_host_order(p);
     struct {
         int buf;
         const void *src;
@@ -267,14 +340,18 @@ static int prepare(const tdm_sdev *sd, const tdm_sprep *p, const tdm_splan *pl, 
             return rc;
         ++*launches;
     }
-    tdm_karg oa[] = {TDM_KARG_MEM(&s->b[B_TERMS]), TDM_KARG_MEM(&s->b[B_BMAX]), TDM_KARG_U32(&nt)};
-    size_t wg = sd->d->wg_size;
-    rc = tdm_kernel_launch(sd->d, "tdm_search_order", oa, 3, wg, wg, 1, e0 ? &e0 : &dec, ev,
-                           err);
-    if (e0)
+    if (e0) {
+        tdm_karg oa[] = {TDM_KARG_MEM(&s->b[B_TERMS]), TDM_KARG_MEM(&s->b[B_BMAX]),
+                         TDM_KARG_U32(&nt)};
+        size_t wg = sd->d->wg_size;
+        rc = tdm_kernel_launch(sd->d, "tdm_search_order", oa, 3, wg, wg, 1, &e0, ev, err);
         clReleaseEvent(e0);
-    if (rc == TDM_OK)
-        ++*launches;
+        if (rc == TDM_OK)
+            ++*launches;
+    } else { /* words 5 and 6 came from the host (tdm_sprep_host_order) */
+        *ev = dec;
+        clRetainEvent(dec);
+    }
     if (rc == TDM_OK && tdm_search_seeded(pl, salg, k)) {
         cl_event eo = *ev;
         rc = tdm_search_seed_enqueue(sd->d, s->b[B_DOCS], s->b[B_FREQS], s->b[B_TERMS],
@@ -330,35 +407,40 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
     clReleaseEvent(e0);
     if (rc)
         return rc;
-    size_t wg = sd->d->wg_size;
+    size_t wg = merge_local(sd->d);
     *launches += 1;
     uint32_t per;
-    cl_uint ng = select_groups(sd->d, nr, &per), mr = nr, mcap = cp;
+    cl_uint ng = select_groups(sd->d, nr, &per), mr = nr, mcap = cp, moff = 0;
     cl_mem *mh = &s->b[B_HS], *md = &s->b[B_HD], *mn = &s->b[B_HN];
-    if (ng > 1) {
-        cl_uint pr = per;
+    cl_uint area2 = ng; /* the second output area's first slice */
+    for (uint32_t stage = 0; ng > 1; stage++) {
+        cl_uint pr = per, ooff = stage % 2 ? area2 : 0; /* areas in turn */
         tdm_karg sa[] = {
-            TDM_KARG_MEM(&s->b[B_HS]), TDM_KARG_MEM(&s->b[B_HD]), TDM_KARG_MEM(&s->b[B_HN]),
-            TDM_KARG_U32(&nr),         TDM_KARG_U32(&cp),         TDM_KARG_U32(&kk),
-            TDM_KARG_U32(&pr),         TDM_KARG_MEM(&s->b[B_SS]), TDM_KARG_MEM(&s->b[B_SD]),
-            TDM_KARG_MEM(&s->b[B_SN]),
+            TDM_KARG_MEM(mh),          TDM_KARG_MEM(md),          TDM_KARG_MEM(mn),
+            TDM_KARG_U32(&moff),       TDM_KARG_U32(&mr),         TDM_KARG_U32(&mcap),
+            TDM_KARG_U32(&kk),         TDM_KARG_U32(&pr),         TDM_KARG_MEM(&s->b[B_SS]),
+            TDM_KARG_MEM(&s->b[B_SD]), TDM_KARG_MEM(&s->b[B_SN]), TDM_KARG_U32(&ooff),
         };
         cl_event e2 = NULL;
         rc = tdm_kernel_launch(sd->d, "tdm_search_select", sa, sizeof sa / sizeof *sa,
                                (size_t)ng * wg, wg, 1, &e1, &e2, err);
         clReleaseEvent(e1);
+        e1 = e2;
         if (rc)
             return rc;
-        e1 = e2;
         *launches += 1;
         mh = &s->b[B_SS];
         md = &s->b[B_SD];
         mn = &s->b[B_SN];
         mr = ng;
         mcap = kk;
+        moff = ooff;
+        /* another stage while more than SELECT_FAN slices are left */
+        per = SELECT_FAN;
+        ng = mr > SELECT_FAN ? (mr + SELECT_FAN - 1) / SELECT_FAN : 1;
     }
     tdm_karg ma[] = {
-        TDM_KARG_MEM(mh),  TDM_KARG_MEM(md),   TDM_KARG_MEM(mn),
+        TDM_KARG_MEM(mh),  TDM_KARG_MEM(md),   TDM_KARG_MEM(mn), TDM_KARG_U32(&moff),
         TDM_KARG_U32(&mr), TDM_KARG_U32(&mcap), TDM_KARG_U32(&kk),
         TDM_KARG_U32(&p2), TDM_KARG_MEM(&s->b[B_OUT]), TDM_KARG_MEM(&s->b[B_OUTN]),
         TDM_KARG_MEM(&s->b[B_STATUS]),
@@ -420,14 +502,20 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
         clReleaseEvent(dec);
     }
     uint32_t n[3] = {0, 0, 0};
-    cl_event dn = NULL;
-    /* counts and all k keys in one round trip: the second copy waits */
+    /* the header (counts, status) and the k keys in one copy, in order
+       after the merge on the same queue */
+    uint64_t *got = malloc(((size_t)k + 2) * 8);
+    if (rc == TDM_OK && !got)
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     if (rc == TDM_OK)
-        rc = tdm_download(sd->d, s.b[B_OUTN], 0, sizeof n, n, 1, &ev, &dn, err);
-    if (rc == TDM_OK)
-        rc = tdm_download(sd->d, s.b[B_OUT], 0, (size_t)k * 8, out->keys, 1, &dn, NULL, err);
-    if (dn)
-        clReleaseEvent(dn);
+        rc = tdm_download(sd->d, s.b[B_OUT], 0, ((size_t)k + 2) * 8, got, 0, NULL, NULL, err);
+    if (rc == TDM_OK) {
+        n[0] = (uint32_t)got[0];
+        n[1] = (uint32_t)(got[0] >> 32);
+        n[2] = (uint32_t)got[1];
+        memcpy(out->keys, got + 2, (size_t)k * 8);
+    }
+    free(got);
     if (rc == TDM_OK && (n[2] & TDM_CODEC_ST_CORRUPT))
         rc = tdm_err_set(err, TDM_ERR_CORRUPT, "%s: a list of the query is damaged (its payload "
                          "failed to decode on device %s)", tdm_ireader_path(sd->res.r),
@@ -440,7 +528,7 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     if (rc == TDM_OK) {
         out->n = n[0];
         out->total = n[1];
-        out->bytes_down += sizeof n + (size_t)k * 8;
+        out->bytes_down += ((size_t)k + 2) * 8;
     }
     if (ev)
         clReleaseEvent(ev);

@@ -1,0 +1,106 @@
+/* Batches of queries in one set of launches (host/query/search_batch_dev.c,
+   docs/SEARCH.md "Batches"): the queries' term tables, block bounds, decoded
+   postings, cursors and heaps lie one after another in shared buffers, and
+   a query table says where each query's part begins.
+
+   Query table (uint words, TDM_SBQ_W per query, ascending first range):
+     0 first term of the query in the batch's term table
+     1 terms
+     2 first range (the query's ranges are global ranges w[2] .. w[2] + w[3])
+     3 ranges
+     4 range length in docids
+     5 heap entries a range (min(k, range length))
+     6 first heap entry of the query in hs/hd
+     7 first cursor word of the query in cur/ord (terms x ranges words)
+   Term words 0 (first posting) and 3 (first block bound) are positions in
+   the batch's buffers. A query's ranges and heaps are exactly those of a
+   lone query with that many ranges, so its top k is the same. */
+
+#define TDM_SBQ_W 8u
+
+/* The query whose ranges hold global range g. */
+uint tdm_sb_query(__global const uint *qtab, uint nq, uint g)
+{
+    uint lo = 0, hi = nq;
+    while (hi - lo > 1u) {
+        uint mid = (lo + hi) / 2u;
+        if (qtab[mid * TDM_SBQ_W + 2u] <= g)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One work-item per (query, docid range): what tdm_search_range does for
+   one query, over every query of the batch. */
+__kernel void tdm_search_range_batch(__global const uint *docs, __global const uint *freqs,
+                                     __global uint *terms, __global const float *bmax,
+                                     __global const uint *doclens, __global uint *cur,
+                                     __global uint *ord, __global float *hs, __global uint *hd,
+                                     __global uint *hn, __global const uint *qtab, uint nq,
+                                     uint nranges, uint ndocs, uint alg, uint kind, float c0,
+                                     float c1)
+{
+    uint g = get_global_id(0);
+    if (g >= nranges)
+        return;
+    __global const uint *w = qtab + tdm_sb_query(qtab, nq, g) * TDM_SBQ_W;
+    uint r = g - w[2], nr = w[3], rlen = w[4], cap = w[5], nt = w[1];
+    __global uint *qterms = terms + w[0] * TDM_SEARCH_TW;
+    tdm_srange s;
+    s.docs = docs;
+    s.freqs = freqs;
+    s.terms = qterms;
+    s.bmax = bmax;
+    s.doclens = doclens;
+    s.cur = cur + w[7];
+    s.ord = ord + w[7];
+    s.hs = hs + w[6];
+    s.hd = hd + w[6];
+    s.nt = nt;
+    s.nr = nr;
+    s.r = r;
+    uint rbeg = r * rlen;
+    s.rend = ndocs - rbeg > rlen ? rbeg + rlen : ndocs;
+    s.cap = cap;
+    s.n = 0u;
+    s.kind = kind;
+    s.c0 = c0;
+    s.c1 = c1;
+    uint share = alg == TDM_ALG_WAND || alg == TDM_ALG_BMW || alg == TDM_ALG_MAXSCORE;
+    s.shared = qterms + 7u;
+    s.pub = share && cap < rlen;
+    s.gth = share ? tdm_sr_below(atomic_max(s.shared, 0u)) : -1.0f;
+    for (uint t = 0; t < nt; t++) {
+        uint seg = tdm_sr_term(&s, t, 0);
+        s.cur[t * nr + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, 1), rbeg);
+    }
+    if (alg == TDM_ALG_AND)
+        tdm_sr_and(&s);
+    else if (alg == TDM_ALG_WAND)
+        tdm_sr_wand(&s, 0);
+    else if (alg == TDM_ALG_BMW)
+        tdm_sr_wand(&s, 1);
+    else if (alg == TDM_ALG_MAXSCORE)
+        tdm_sr_maxscore(&s);
+    else
+        tdm_sr_or(&s);
+    hn[g] = s.n;
+}
+
+/* One work-group per query: its top k, sorted, to out + q * (pow2 + 2)
+   (a header of keys written | candidates << 32 and the decode status, then
+   pow2 key slots), as tdm_search_merge does for one query. */
+__kernel void tdm_search_merge_batch(__global const float *hs, __global const uint *hd,
+                                     __global const uint *hn, __global const uint *qtab, uint k,
+                                     uint pow2, __global ulong *out, __global const uint *status)
+{
+    __local uint hist[256];
+    __local uint shared[4];
+    __global const uint *w = qtab + get_group_id(0) * TDM_SBQ_W;
+    uint m, total;
+    tdm_merge_top(hs + w[6], hd + w[6], hn + w[2], w[3], w[5], k, pow2,
+                  out + (size_t)get_group_id(0) * (pow2 + 2u), status[0], hist, shared, &m,
+                  &total);
+}

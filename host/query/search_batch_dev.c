@@ -1,0 +1,336 @@
+/* One device batch (search.h, tdm_search_dev_batch): many queries of one
+ * algorithm, k and scoring in one set of launches (cl/search_batch.cl).
+ *
+ * Host: each query's term table, block bounds and decode jobs are appended
+ * to the batch's (term word 0 and the jobs' outputs shifted by the postings
+ * before it, word 3 by the block bounds before it), with a query table of
+ * where its ranges, heaps and cursors begin. Device, on the compute queue in
+ * order: the uploads, one decode launch per codec for every list of the
+ * batch, tdm_search_range_batch (a work-item per (query, docid range),
+ * Huang 2017's unit of work), tdm_search_merge_batch (a work-group per
+ * query), and one copy back of every query's header and keys.
+ *
+ * Ranges: the device's one-query range count is shared by the batch's
+ * queries (a GPU's 4 x 64 ranges per compute unit, a CPU's 4 per core), at
+ * least one each, so a big batch runs one work-item per query and a small
+ * one several per query; at large k fewer (ranges of at least 8k documents)
+ * so the merge of each query reads few heap entries. A query's results do
+ * not depend on its ranges (each range keeps its exact top min(k, length)). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/layout.h"
+#include "search.h"
+
+#define TDM_SBQ_W 8u /* cl/search_batch.cl */
+#define GPU_RANGES_PER_CU 256u
+#define CPU_RANGES_PER_CU 4u
+#define GPU_MIN_RLEN 64u
+#define MERGE_LOCAL_GPU 1024u
+
+enum { D_DOCS, D_FREQS, D_TERMS, D_BMAX, D_CUR, D_ORD, D_HS, D_HD, D_HN, D_QTAB, D_OUT,
+       D_STATUS, D_COUNT };
+
+typedef struct host_side {
+    uint32_t *terms, *qtab;
+    float *bmax;
+    tdm_decode_job *jobs[TDM_CODEC_COUNT];
+    uint32_t njobs[TDM_CODEC_COUNT];
+    uint64_t *out;
+    size_t nterms, nbmax, npost, ncur, nheap, nranges;
+} host_side;
+
+static void host_free(host_side *h)
+{
+    free(h->terms);
+    free(h->qtab);
+    free(h->bmax);
+    free(h->out);
+    for (int c = 0; c < TDM_CODEC_COUNT; c++)
+        free(h->jobs[c]);
+}
+
+static uint32_t pow2_at_least(uint32_t k)
+{
+    uint32_t p = 1;
+    while (p < k)
+        p <<= 1;
+    return p;
+}
+
+/* Ranges of one query of a batch of n on device d. */
+static void size_query(const tdm_device *d, uint32_t ndocs, uint32_t n, uint32_t nt, uint32_t k,
+                       tdm_splan *pl)
+{
+    int gpu = d->info.type == TDM_DEVICE_GPU;
+    uint32_t cus = d->info.compute_units ? d->info.compute_units : 1;
+    uint64_t total = (uint64_t)cus * (gpu ? GPU_RANGES_PER_CU : CPU_RANGES_PER_CU);
+    uint64_t r = total / n;
+    uint64_t most = ndocs / (gpu ? GPU_MIN_RLEN : 1u);
+    uint64_t klim = ndocs / (8ull * k);
+    if (r > most)
+        r = most;
+    if (r > klim)
+        r = klim;
+    if (r > (1u << 22) / (nt ? nt : 1))
+        r = (1u << 22) / (nt ? nt : 1);
+    if (r < 1)
+        r = 1;
+    pl->rlen = (uint32_t)(((uint64_t)ndocs + r - 1) / r);
+    pl->ranges = (uint32_t)(((uint64_t)ndocs + pl->rlen - 1) / pl->rlen);
+    pl->variant = TDM_VARIANT_ITEM;
+    pl->local = gpu ? 64u : 1u;
+}
+
+/* The batch's host tables from its queries' preparations. */
+static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
+                      uint32_t k, host_side *h, tdm_err *err)
+{
+    memset(h, 0, sizeof *h);
+    size_t nheap = 0, ncur = 0, nr = 0;
+    uint64_t npost = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        tdm_sbq *it = qs[i];
+        size_query(sd->d, ndocs, n, it->p.nt, k, &it->pl);
+        uint32_t cap = k < it->pl.rlen ? k : it->pl.rlen;
+        h->nterms += it->p.nt;
+        h->nbmax += it->p.nbmax;
+        npost += it->p.npost;
+        nheap += (size_t)it->pl.ranges * cap;
+        ncur += (size_t)it->pl.ranges * it->p.nt;
+        nr += it->pl.ranges;
+        for (int c = 0; c < TDM_CODEC_COUNT; c++)
+            h->njobs[c] += it->p.batch.njobs[c];
+    }
+    if (npost > UINT32_MAX || h->nbmax > UINT32_MAX || nheap > UINT32_MAX || ncur > UINT32_MAX ||
+        h->nterms > UINT32_MAX / TDM_SEARCH_TW)
+        return tdm_err_set(err, TDM_ERR_LIMIT, "search batch: %u queries hold %llu postings "
+                           "(at most %u a batch)", n, (unsigned long long)npost, UINT32_MAX);
+    h->npost = (size_t)npost;
+    h->nheap = nheap;
+    h->ncur = ncur;
+    h->nranges = nr;
+    uint32_t p2 = pow2_at_least(k);
+    h->terms = malloc((h->nterms ? h->nterms : 1) * TDM_SEARCH_TW * 4);
+    h->bmax = malloc((h->nbmax ? h->nbmax : 1) * 4);
+    h->qtab = malloc((size_t)n * TDM_SBQ_W * 4);
+    h->out = malloc((size_t)n * (p2 + 2) * 8);
+    int ok = h->terms && h->bmax && h->qtab && h->out;
+    for (int c = 0; ok && c < TDM_CODEC_COUNT; c++)
+        if (h->njobs[c] && !(h->jobs[c] = malloc((size_t)h->njobs[c] * sizeof(tdm_decode_job))))
+            ok = 0;
+    if (!ok)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory for %u queries", n);
+    size_t tb = 0, bb = 0, pb = 0, hb = 0, cb = 0, rb = 0;
+    uint32_t jb[TDM_CODEC_COUNT] = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        const tdm_sprep *p = &qs[i]->p;
+        const tdm_splan *pl = &qs[i]->pl;
+        if (!p->device_bounds)
+            tdm_sprep_host_order(p);
+        uint32_t *w = h->terms + tb * TDM_SEARCH_TW;
+        memcpy(w, p->terms, (size_t)p->nt * TDM_SEARCH_TW * 4);
+        for (uint32_t t = 0; t < p->nt; t++) {
+            w[t * TDM_SEARCH_TW + 0] += (uint32_t)pb;
+            w[t * TDM_SEARCH_TW + 3] += (uint32_t)bb;
+        }
+        if (p->nbmax)
+            memcpy(h->bmax + bb, p->bmax, p->nbmax * 4);
+        for (int c = 0; c < TDM_CODEC_COUNT; c++) {
+            for (uint32_t j = 0; j < p->batch.njobs[c]; j++) {
+                tdm_decode_job jo = p->batch.jobs[c][j];
+                jo.out += (uint32_t)pb;
+                h->jobs[c][jb[c]++] = jo;
+            }
+        }
+        uint32_t cap = k < pl->rlen ? k : pl->rlen;
+        uint32_t *q = h->qtab + (size_t)i * TDM_SBQ_W;
+        q[0] = (uint32_t)tb;
+        q[1] = p->nt;
+        q[2] = (uint32_t)rb;
+        q[3] = pl->ranges;
+        q[4] = pl->rlen;
+        q[5] = cap;
+        q[6] = (uint32_t)hb;
+        q[7] = (uint32_t)cb;
+        tb += p->nt;
+        bb += p->nbmax;
+        pb += p->npost;
+        hb += (size_t)pl->ranges * cap;
+        cb += (size_t)pl->ranges * p->nt;
+        rb += pl->ranges;
+    }
+    return TDM_OK;
+}
+
+typedef struct dev_side {
+    cl_mem b[D_COUNT];
+    cl_mem jobs[TDM_CODEC_COUNT];
+} dev_side;
+
+static void dev_free(dev_side *ds)
+{
+    for (int i = 0; i < D_COUNT; i++)
+        if (ds->b[i])
+            clReleaseMemObject(ds->b[i]);
+    for (int c = 0; c < TDM_CODEC_COUNT; c++)
+        if (ds->jobs[c])
+            clReleaseMemObject(ds->jobs[c]);
+}
+
+static int upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64_t *up,
+                  tdm_err *err)
+{
+    if (!bytes)
+        return TDM_OK;
+    cl_int rc = clEnqueueWriteBuffer(d->queue, m, CL_FALSE, 0, bytes, src, 0, NULL, NULL);
+    if (rc != CL_SUCCESS)
+        return tdm_cl_fail(err, rc, "search batch: clEnqueueWriteBuffer");
+    *up += bytes;
+    return TDM_OK;
+}
+
+/* Buffers and uploads (non-blocking, on the compute queue: h outlives the
+ * batch's last command, the blocking download). */
+static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p2,
+                       dev_side *ds, uint64_t *up, tdm_err *err)
+{
+    static const cl_uint zero = 0;
+    size_t bytes[D_COUNT] = {
+        [D_DOCS] = h->npost * 4,  [D_FREQS] = h->npost * 4,
+        [D_TERMS] = h->nterms * TDM_SEARCH_TW * 4,
+        [D_BMAX] = h->nbmax * 4,  [D_CUR] = h->ncur * 4, [D_ORD] = h->ncur * 4,
+        [D_HS] = h->nheap * 4,    [D_HD] = h->nheap * 4, [D_HN] = h->nranges * 4,
+        [D_QTAB] = (size_t)n * TDM_SBQ_W * 4,
+        [D_OUT] = (size_t)n * (p2 + 2) * 8,     [D_STATUS] = 4,
+    };
+    int rc = TDM_OK;
+    for (int i = 0; rc == TDM_OK && i < D_COUNT; i++)
+        rc = tdm_buffer_create(d, CL_MEM_READ_WRITE, bytes[i] ? bytes[i] : 4, NULL, &ds->b[i], err);
+    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++)
+        if (h->njobs[c])
+            rc = tdm_buffer_create(d, CL_MEM_READ_ONLY, (size_t)h->njobs[c] * sizeof(tdm_decode_job),
+                                   NULL, &ds->jobs[c], err);
+    if (rc == TDM_OK)
+        rc = upload(d, ds->b[D_TERMS], bytes[D_TERMS], h->terms, up, err);
+    if (rc == TDM_OK)
+        rc = upload(d, ds->b[D_BMAX], bytes[D_BMAX], h->bmax, up, err);
+    if (rc == TDM_OK)
+        rc = upload(d, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, up, err);
+    if (rc == TDM_OK)
+        rc = upload(d, ds->b[D_STATUS], 4, &zero, up, err);
+    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++)
+        if (h->njobs[c])
+            rc = upload(d, ds->jobs[c], (size_t)h->njobs[c] * sizeof(tdm_decode_job), h->jobs[c],
+                        up, err);
+    return rc;
+}
+
+static size_t merge_local(const tdm_device *d)
+{
+    if (d->info.type != TDM_DEVICE_GPU)
+        return d->wg_size;
+    size_t l = MERGE_LOCAL_GPU;
+    while (l > d->info.max_work_group_size && l > d->wg_size)
+        l >>= 1;
+    return l < d->wg_size ? d->wg_size : l;
+}
+
+/* Decode, range and merge launches, then the blocking copy of h->out. */
+static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, uint32_t n,
+                      int salg, uint32_t kind, float c0, float c1, uint32_t k, uint32_t p2,
+                      dev_side *ds, uint32_t *launches, tdm_err *err)
+{
+    tdm_device *d = sd->d;
+    tdm_decode_batch db;
+    memset(&db, 0, sizeof db);
+    for (int c = 0; c < TDM_CODEC_COUNT; c++) {
+        db.jobs[c] = h->jobs[c];
+        db.njobs[c] = h->njobs[c];
+        *launches += h->njobs[c] ? 1 : 0;
+    }
+    db.npostings = h->npost;
+    int rc = tdm_decode_batch_enqueue(&sd->res, NULL, &db, ds->jobs, ds->b[D_DOCS],
+                                      ds->b[D_FREQS], ds->b[D_STATUS], 0, NULL, NULL, err);
+    cl_uint nq = n, nr = (cl_uint)h->nranges, nd = ndocs, alg = (cl_uint)salg, kd = kind,
+            kk = k, pp = p2;
+    tdm_karg ra[] = {
+        TDM_KARG_MEM(&ds->b[D_DOCS]), TDM_KARG_MEM(&ds->b[D_FREQS]), TDM_KARG_MEM(&ds->b[D_TERMS]),
+        TDM_KARG_MEM(&ds->b[D_BMAX]), TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_MEM(&ds->b[D_CUR]),
+        TDM_KARG_MEM(&ds->b[D_ORD]),  TDM_KARG_MEM(&ds->b[D_HS]),   TDM_KARG_MEM(&ds->b[D_HD]),
+        TDM_KARG_MEM(&ds->b[D_HN]),   TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&nq),
+        TDM_KARG_U32(&nr),            TDM_KARG_U32(&nd),            TDM_KARG_U32(&alg),
+        TDM_KARG_U32(&kd),            {sizeof c0, &c0},             {sizeof c1, &c1},
+    };
+    size_t local = d->info.type == TDM_DEVICE_GPU ? 64u : 1u;
+    if (rc == TDM_OK)
+        rc = tdm_kernel_launch(d, "tdm_search_range_batch", ra, sizeof ra / sizeof *ra,
+                               tdm_round_up(nr, local), local, 0, NULL, NULL, err);
+    tdm_karg ma[] = {
+        TDM_KARG_MEM(&ds->b[D_HS]),  TDM_KARG_MEM(&ds->b[D_HD]),  TDM_KARG_MEM(&ds->b[D_HN]),
+        TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&kk),          TDM_KARG_U32(&pp),
+        TDM_KARG_MEM(&ds->b[D_OUT]), TDM_KARG_MEM(&ds->b[D_STATUS]),
+    };
+    size_t ml = merge_local(d);
+    if (rc == TDM_OK)
+        rc = tdm_kernel_launch(d, "tdm_search_merge_batch", ma, sizeof ma / sizeof *ma,
+                               (size_t)n * ml, ml, 0, NULL, NULL, err);
+    *launches += 2;
+    if (rc == TDM_OK) {
+        cl_int e = clEnqueueReadBuffer(d->queue, ds->b[D_OUT], CL_TRUE, 0,
+                                       (size_t)n * (p2 + 2) * 8, h->out, 0, NULL, NULL);
+        if (e != CL_SUCCESS)
+            rc = tdm_cl_fail(err, e, "search batch: clEnqueueReadBuffer");
+    }
+    return rc;
+}
+
+/* After a failure: wait for what was enqueued (it reads h) before h goes. */
+static void drain(tdm_device *d)
+{
+    cl_event e = NULL;
+    if (clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &e) == CL_SUCCESS && e) {
+        clWaitForEvents(1, &e);
+        clReleaseEvent(e);
+    }
+}
+
+int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
+                         int salg, uint32_t k, tdm_err *err)
+{
+    host_side h;
+    dev_side ds;
+    memset(&ds, 0, sizeof ds);
+    uint32_t p2 = pow2_at_least(k), launches = 0;
+    uint64_t up = 0;
+    const tdm_sprep *p0 = &qs[0]->p;
+    int rc = build_host(sd, ndocs, qs, n, k, &h, err);
+    if (rc == TDM_OK)
+        rc = make_device(sd->d, &h, n, p2, &ds, &up, err);
+    if (rc == TDM_OK)
+        rc = run_device(sd, ndocs, &h, n, salg, (uint32_t)p0->kind, p0->c0, p0->c1, k, p2, &ds,
+                        &launches, err);
+    if (rc)
+        drain(sd->d);
+    for (uint32_t i = 0; rc == TDM_OK && i < n; i++) {
+        const uint64_t *o = h.out + (size_t)i * (p2 + 2);
+        tdm_sout *so = &qs[i]->so;
+        uint32_t m = (uint32_t)o[0], st = (uint32_t)o[1];
+        if (st) /* a damaged list somewhere in the batch: the caller reruns them alone */
+            rc = tdm_err_set(err, TDM_ERR_CORRUPT, "search batch: decode status %u", st);
+        else if (m > k)
+            rc = tdm_err_set(err, TDM_ERR_INTERNAL, "search merge: %u results for k = %u", m, k);
+        if (rc)
+            break;
+        memcpy(so->keys, o + 2, (size_t)m * 8);
+        so->n = m;
+        so->total = (uint32_t)(o[0] >> 32);
+        so->launches = launches;
+        so->bytes_up = up;
+        so->bytes_down = (uint64_t)n * (p2 + 2) * 8;
+        qs[i]->batch = n;
+    }
+    dev_free(&ds);
+    host_free(&h);
+    return rc;
+}
