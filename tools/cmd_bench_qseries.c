@@ -169,7 +169,11 @@ static int run_series(bq *b, tdm_search *sh, const tdm_qr_query *qs, int d, cons
     else
         snprintf(label, sizeof label, "%s k %u device %d %u thread%s", s->algorithm, k, d,
                  threads, threads == 1 ? "" : "s");
-    size_t warm = b->o.warmup < b->nq ? (size_t)b->o.warmup : b->nq;
+    /* a batched series warms up with at least a full batch a sender (the
+     * first batch of a size allocates its buffers), unless told none */
+    size_t warm = (size_t)b->o.warmup, full = (size_t)batch * s->threads;
+    warm = warm && full > warm ? full : warm;
+    warm = warm < b->nq ? warm : b->nq;
     if ((warm && pass(b, sh, qs, warm, &o, s, 0, label)) || pass(b, sh, qs, b->nq, &o, s, 1, label))
         return 1;
     if (s->n) {
