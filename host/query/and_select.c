@@ -165,20 +165,25 @@ int tdm_and_sel_enqueue(const tdm_resident *res, const tdm_and_sel *a, cl_mem ta
                         uint64_t *bytes_up, tdm_err *err)
 {
     tdm_device *d = res->dev;
-    cl_event up[2] = {NULL, NULL}, ev = NULL;
-    int rc = tdm_upload(d, tab, 0, tdm_and_sel_tab_bytes(a), a->tab, nwait, wait, &up[0], err);
+    cl_event ev = NULL, *all = malloc((nwait + 2) * sizeof *all);
+    if (!all)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    memcpy(all, wait, nwait * sizeof *all);
+    cl_uint n = nwait;
+    int rc = tdm_upload(d, tab, 0, tdm_and_sel_tab_bytes(a), a->tab, 0, NULL, &all[n], err);
+    n += rc == TDM_OK;
     if (rc == TDM_OK)
-        rc = tdm_upload(d, lead_job, 0, sizeof a->lead_job, &a->lead_job, nwait, wait, &up[1],
-                        err);
+        rc = tdm_upload(d, lead_job, 0, sizeof a->lead_job, &a->lead_job, 0, NULL, &all[n], err);
+    n += rc == TDM_OK;
     if (rc == TDM_OK) {
         *bytes_up += tdm_and_sel_tab_bytes(a) + sizeof a->lead_job;
-        /* the term table (rewritten below) was uploaded before: wait for it too */
+        /* after the caller's events too: the term table rewritten below, the status */
         rc = tdm_decode_jobs_enqueue(res, NULL, lead_job, 1, a->lead_codec, docs, freqs, status,
-                                     2, up, &ev, err);
+                                     n, all, &ev, err);
     }
-    for (int i = 0; i < 2; i++)
-        if (up[i])
-            clReleaseEvent(up[i]);
+    for (cl_uint i = nwait; i < n; i++)
+        clReleaseEvent(all[i]);
+    free(all);
     if (rc)
         return rc;
     *launches += 1;
