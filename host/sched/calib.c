@@ -1,8 +1,9 @@
 /* Start-up calibration of the lanes' cost models (sched_priv.h): a small
  * sample of queries built from the index's own lexicon, from rare terms to
- * frequent ones and one to three terms, each run on every lane (one warm-up
- * run first, not counted), the times observed by each lane's model. Runs
- * at tdm_search_open when a device has no stored model. */
+ * frequent ones and one to three terms, each run on every lane (a warm-up
+ * run of each size first, not counted: the driver compiles kernels on first
+ * use), the times observed by each lane's model. Runs at tdm_search_open
+ * when a device has no stored model. */
 #include <stdlib.h>
 
 #include "common/rng.h"
@@ -40,7 +41,8 @@ static void run_sample(struct tdm_sched *sc, slane *l, const tdm_search_query *q
     if (rc == TDM_OK)
         rc = tdm_search_run_batch(sc->s, q, &o, 1, &r, &e);
     double dt = tdm_sched_now() - t0;
-    if (rc == TDM_OK && observe && r->status == TDM_OK && r->device >= 0)
+    if (rc == TDM_OK && r->status == TDM_OK && r->device >= 0 && tdm_lane_warm(l, r->algorithm) &&
+        observe)
         tdm_model_observe(&l->model, r->algorithm, &f, dt);
     tdm_search_result_free(r);
     tdm_err_clear(&e);
@@ -72,8 +74,8 @@ void tdm_sched_calibrate(struct tdm_sched *sc, int n)
     qsort(pool, m, sizeof *pool, by_df); /* quantiles of df: rare to frequent */
     for (int lane = 0; lane < sc->nl; lane++) {
         slane *l = &sc->lanes[lane];
-        for (int i = -1; i < n; i++) {
-            int qi = i < 0 ? 0 : i, nt = 1 + qi % CAL_TERMS;
+        for (int i = -CAL_TERMS; i < n; i++) { /* first one query of each size, not observed */
+            int qi = i < 0 ? i + CAL_TERMS : i, nt = 1 + qi % CAL_TERMS;
             tdm_search_term *t = &terms[(size_t)qi * CAL_TERMS];
             for (int k = 0; k < nt; k++) {
                 size_t pos = ((size_t)qi * m / (size_t)n + (size_t)k * m / CAL_TERMS) % m;

@@ -53,16 +53,15 @@ static void complete(struct tdm_sched *sc, sjob *j)
 
 /* Hands j, which lane l could not answer (error rc, message msg), to
  * another lane; ends it with that error when none is left (lock held). */
-static void hand_over(struct tdm_sched *sc, slane *l, sjob *j, int rc, const char *msg,
-                      double now)
+static void place_again(struct tdm_sched *sc, sjob *j, int rc, const char *msg, double now)
 {
-    j->tried |= 1u << l->index;
-    j->handovers++;
-    sc->st.handovers++;
     int lane = tdm_place(sc, j, now, 0);
-    if (lane == -2 && l->alive && j->handovers <= RETRIES) {
-        /* a passing fault (device memory) and nowhere else to go: l again */
-        j->tried &= ~(1u << l->index);
+    if (lane == -2 && j->handovers <= RETRIES) {
+        /* every live lane failed it, by a passing fault (device memory: a
+         * fatal one kills the lane): they may try again */
+        for (int i = 0; i < sc->nl; i++)
+            if (sc->lanes[i].alive)
+                j->tried &= ~(1u << i);
         lane = tdm_place(sc, j, now, 0);
     }
     if (lane == -2) {
@@ -70,6 +69,34 @@ static void hand_over(struct tdm_sched *sc, slane *l, sjob *j, int rc, const cha
                             "%s (no other lane could take the query: every lane failed it)", msg);
         complete(sc, j);
     }
+}
+
+/* Hands j, which lane l could not answer (error rc, message msg), to
+ * another lane; ends it with that error when none is left (lock held). */
+static void hand_over(struct tdm_sched *sc, slane *l, sjob *j, int rc, const char *msg,
+                      double now)
+{
+    j->tried |= 1u << l->index;
+    j->handovers++;
+    sc->st.handovers++;
+    place_again(sc, j, rc, msg, now);
+}
+
+/* Whether some live lane may take j from the shared queue. */
+static int has_taker(const struct tdm_sched *sc, const sjob *j)
+{
+    for (int i = 0; i < sc->nl; i++)
+        if (sc->lanes[i].alive && !(j->tried & (1u << i)))
+            return 1;
+    return 0;
+}
+
+int tdm_lane_warm(slane *l, int alg)
+{
+    uint32_t bit = 1u << (alg & 31);
+    int warm = (l->warm & bit) != 0;
+    l->warm |= bit;
+    return warm;
 }
 
 void tdm_lane_fail(slane *l, const char *msg, double now)
@@ -85,14 +112,17 @@ void tdm_lane_fail(slane *l, const char *msg, double now)
         tdm_squeue_remove(&l->q, j, j->pred[l->index]);
         hand_over(sc, l, j, TDM_ERR_NO_DEVICE, msg, now);
     }
-    int alive = 0;
-    for (int i = 0; i < sc->nl; i++)
-        alive |= sc->lanes[i].alive;
-    while (!alive && sc->either.head) { /* the shared queue has no taker left */
-        sjob *j = sc->either.head;
+    /* shared-queue queries that only l could still take (the others failed
+     * them) go elsewhere, or end */
+    for (sjob *j = sc->either.head, *next; j; j = next) {
+        next = j->next;
+        if (has_taker(sc, j))
+            continue;
         tdm_squeue_remove(&sc->either, j, j->pred[j->pref]);
-        j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE, "search: every lane has failed (%s)", msg);
-        complete(sc, j);
+        j->handovers++;
+        sc->st.handovers++;
+        place_again(sc, j, TDM_ERR_NO_DEVICE, msg, now);
+        next = sc->either.head; /* it may be queued again (with a taker now): rescan */
     }
     tdm_sched_update_mode(sc);
     for (int i = 0; i < sc->nl; i++)
@@ -151,7 +181,7 @@ static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **resul
         j->res = r;
         j->rc = TDM_OK; /* the query's own error, if any, is r->status */
         l->st.queries++;
-        if (n == 1 && r->status == TDM_OK && r->device >= 0) {
+        if (n == 1 && r->status == TDM_OK && r->device >= 0 && tdm_lane_warm(l, r->algorithm)) {
             double rel = fabs(j->pred[l->index] - dt) / (dt > 1e-9 ? dt : 1e-9);
             l->err_sum += rel;
             l->st.pred_n++;

@@ -14,6 +14,7 @@
 #define FORGET 0.995   /* weight of the past per observation: ~200 queries remembered */
 #define RIDGE 1e-4     /* x n on the diagonal: keeps rarely varied features near 0 */
 #define MIN_MS 0.01    /* no prediction below 10 us */
+#define CLIP 4.0       /* a mature fit takes an observation as at most 4x off its prediction */
 #define FILE_MAGIC "tandem-sched-model 1"
 
 void tdm_qfeat_from(const tdm_query *q, uint32_t k, tdm_qfeat *f)
@@ -140,6 +141,13 @@ void tdm_model_observe(tdm_model *m, int alg, const tdm_qfeat *f, double seconds
     if (!(seconds >= 0) || !isfinite(seconds))
         return;
     double ms = seconds * 1e3;
+    const tdm_model_fit *a = alg > 0 && alg < TDM_MODEL_NALG ? &m->fit[alg] : &m->fit[0];
+    if (a->solved && a->n >= 2 * TDM_MODEL_NF) {
+        /* an outlier (a stall, a compilation) moves a mature fit only by a
+         * bounded step: least squares would chase it */
+        double p = tdm_model_predict(m, alg, f) * 1e3;
+        ms = ms > CLIP * p ? CLIP * p : ms < p / CLIP ? p / CLIP : ms;
+    }
     observe_fit(&m->fit[0], f, ms);
     if (alg > 0 && alg < TDM_MODEL_NALG)
         observe_fit(&m->fit[alg], f, ms);

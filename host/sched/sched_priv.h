@@ -72,6 +72,7 @@ typedef struct slane {
     pthread_cond_t cv;
     tdm_lane_stats st;
     double err_sum;
+    uint32_t warm;          /* algorithms this lane ran in this process (bit per algorithm) */
 } slane;
 
 struct tdm_sched {
@@ -122,6 +123,10 @@ int tdm_lane_start(slane *l, tdm_err *err);
 /* Runs jobs[0..n) on lane l in its claimed slot k (called without the
  * lock), completes or hands over each and releases the slot (takes the lock). */
 void tdm_lane_run(slane *l, int k, sjob **jobs, int n);
+/* Whether lane l ran algorithm alg before (marks it run): the first run
+ * of each includes the driver's kernel compilation and is not observed
+ * (lock held, or before the workers start). */
+int tdm_lane_warm(slane *l, int alg);
 /* Marks lane l dead with `msg` and hands its queue to other lanes (lock held). */
 void tdm_lane_fail(slane *l, const char *msg, double now);
 /* Re-evaluates the load mode (lock held). */
