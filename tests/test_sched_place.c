@@ -215,6 +215,43 @@ static void slots(void **state)
     destroy(w);
 }
 
+/* A dying lane leaves nothing stranded: its queue and the shared queries
+ * only it could still take go to the lanes that live (even one that failed
+ * them by a passing fault), or end with an error when none lives. */
+static void dying_lane(void **state)
+{
+    (void)state;
+    world *w = make(2);
+    tdm_lane_claim(&w->lanes[1], 0, 1.0);
+    sjob own = job(TDM_POLICY_HYBRID, 1, 1, 0, 0);
+    tdm_squeue_push(&w->lanes[0].q, &own, 0, own.pred[0]);
+    sjob shared = job(TDM_POLICY_HYBRID, 1, 1, 0, 0);
+    shared.tried = 1u << 1; /* lane 1 ran out of device memory on it */
+    shared.handovers = 1;
+    shared.pref = 0;
+    tdm_squeue_push(&w->sc.either, &shared, -1, shared.pred[0]);
+    w->sc.st.in_flight = 2;
+    tdm_lane_fail(&w->lanes[0], "lane 0: lost", 0);
+    assert_int_equal(w->lanes[0].alive, 0);
+    assert_int_equal(w->lanes[0].q.n, 0);
+    /* one kind of lane left: both in the shared queue, lane 1 may take both */
+    assert_int_equal(w->sc.either.n, 2);
+    assert_int_equal(own.where, -1);
+    assert_int_equal(shared.where, -1);
+    assert_int_equal(shared.tried, 0);
+    assert_int_equal(w->sc.st.handovers, 2);
+    /* the last lane dies: both end, with the fault's message */
+    tdm_lane_fail(&w->lanes[1], "lane 1: lost", 0);
+    assert_true(own.done && shared.done);
+    assert_int_equal(own.rc, TDM_ERR_NO_DEVICE);
+    assert_non_null(strstr(tdm_err_msg(&own.err), "lane 1: lost"));
+    assert_int_equal(w->sc.st.failed, 2);
+    assert_int_equal(w->sc.st.in_flight, 0);
+    tdm_err_clear(&own.err);
+    tdm_err_clear(&shared.err);
+    destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +260,7 @@ int main(void)
         cmocka_unit_test(stealing_and_promotion),
         cmocka_unit_test(batches_and_handover),
         cmocka_unit_test(slots),
+        cmocka_unit_test(dying_lane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
