@@ -255,6 +255,7 @@ typedef struct tjob {
     uint64_t seed;
     int nq;
     int policy;
+    int pin;            /* device the queries ask for, or -1 */
     int failed;
     char msg[256];
 } tjob;
@@ -269,6 +270,7 @@ static void *thread_main(void *arg)
         size_t n = random_terms(&r, j->c, st);
         tdm_search_options o;
         options(&o, (uint32_t)q, j->policy);
+        o.device = j->pin;
         tdm_search_result *res, *want;
         tdm_search_options p = o;
         p.policy = TDM_POLICY_DEFAULT;
@@ -296,13 +298,14 @@ static void *thread_main(void *arg)
 }
 
 /* nt threads of nq queries each on s; fails on any error or difference. */
-static void run_threads(tdm_search *s, const randcoll *c, int nt, int nq, int policy)
+static void run_threads_pinned(tdm_search *s, const randcoll *c, int nt, int nq, int policy,
+                               int pin)
 {
     tjob jobs[16];
     pthread_t th[16];
     assert_true(nt <= 16);
     for (int i = 0; i < nt; i++) {
-        jobs[i] = (tjob){s, c, 100 + (uint64_t)i, nq, policy, 0, ""};
+        jobs[i] = (tjob){s, c, 100 + (uint64_t)i, nq, policy, pin, 0, ""};
         assert_int_equal(pthread_create(&th[i], NULL, thread_main, &jobs[i]), 0);
     }
     for (int i = 0; i < nt; i++)
@@ -310,6 +313,11 @@ static void run_threads(tdm_search *s, const randcoll *c, int nt, int nq, int po
     for (int i = 0; i < nt; i++)
         if (jobs[i].failed)
             fail_msg("thread %d: %s", i, jobs[i].msg);
+}
+
+static void run_threads(tdm_search *s, const randcoll *c, int nt, int nq, int policy)
+{
+    run_threads_pinned(s, c, nt, nq, policy, -1);
 }
 
 static void many_threads_batches(void **state)
@@ -356,10 +364,13 @@ static void fault_case(fixture *f, const char *spec, int lane_dies, int lane)
     run_threads(s, &f->c, nt, nq, TDM_POLICY_HYBRID);
     /* and pinned to the faulty lane, one thread */
     run_threads(s, &f->c, 1, nq, TDM_POLICY_BEST);
+    /* and a few pinned to the faulty lane: its fault fires whatever the
+     * models chose above (once dead, pinned queries go elsewhere) */
+    run_threads_pinned(s, &f->c, 1, 4, TDM_POLICY_HYBRID, lane);
     tdm_sched_stats st;
     assert_accounted(s, &st);
     assert_int_equal(st.failed, 0);
-    assert_int_equal(st.submitted, (uint64_t)((nt + 1) * nq));
+    assert_int_equal(st.submitted, (uint64_t)((nt + 1) * nq + 4));
     assert_true(st.lanes[lane].faults >= 1);
     assert_true(st.handovers >= 1);
     assert_int_equal(st.lanes[lane].alive, !lane_dies);
