@@ -23,14 +23,14 @@
     __global const uint *arena, __global const uint4 *lists,                       \
         __global const uchar *codecs, __global const uint *block_last,             \
         __global const uint *block_docs, __global const uint *block_freqs,         \
-        uint nlists, uint arena_words, __global const uint4 *jobs, uint ntab,      \
-        __global const uint *jpre, __global const uint *tsum, uint ntiles,         \
+        uint nlists, uint arena_words, uint spans, __global const uint4 *jobs,     \
+        uint ntab, __global const uint *jpre, __global const uint *tsum, uint ntiles,         \
         __global uint *out_docs, __global uint *out_freqs, uint outs,              \
         __global uint *status
 
 #define TDM_JOBS_PASS                                                              \
     arena, lists, codecs, block_last, block_docs, block_freqs, nlists, arena_words, \
-        jobs, ntab, jpre, tsum, ntiles, out_docs, out_freqs, outs, status
+        spans, jobs, ntab, jpre, tsum, ntiles, out_docs, out_freqs, outs, status
 
 /* Blocks of a list of df postings in blocks of `block`. */
 uint tdm_jobs_nblocks(uint df, uint block) { return df / block + (df % block != 0u); }
@@ -196,9 +196,15 @@ tdm_jblock tdm_jobs_resolve(uint f, uint j, uint before, int valid, const uint b
     }
     /* The descriptors were checked when the index was opened (FORMAT.md):
        spans in order inside the arena, each at least 2P words, a one-block
-       list's payload sizes inside its span. The block table was not. */
+       list's payload sizes inside its span. The block table was not. With
+       `spans` (a list cache, host/index/listcache.h) the arena is the cache
+       and d.w the list's span in it; the host wrote them, checked anyway. */
     uint nb = tdm_jobs_nblocks(d.y, block);
-    uint end = job.x + 1u < nlists ? lists[job.x + 1u].x : arena_words;
+    uint end = spans ? d.x + d.w : job.x + 1u < nlists ? lists[job.x + 1u].x : arena_words;
+    if (spans && (d.w < 2u * P || end < d.x || end > arena_words)) {
+        atomic_or(status, TDM_CODEC_ST_CORRUPT);
+        return m;
+    }
     uint room = end - d.x - 2u * P;
     uint dlo = 0u, dhi = d.z, ndw = d.z, flo = 0u, fhi = room - d.z, nfw = room - d.z;
     int sound = 1;

@@ -610,6 +610,26 @@ TDM_API int tdm_search_batch(tdm_search *s, const tdm_search_query *queries, siz
 /* Accepts NULL. */
 TDM_API void tdm_search_result_free(tdm_search_result *r);
 
+/* The list cache of a handle's device (docs/CACHE.md): an index needing
+ * more device memory than the engine's device_memory allows (or than the
+ * device has) keeps its small tables resident and its posting lists in a
+ * cache of the rest. Counts since tdm_search_open; a list counts once per
+ * query that names it; hit rate = hits / (hits + misses). */
+typedef struct tdm_list_cache_stats {
+    int cached;                 /* 0: the whole index is resident (the rest is 0) */
+    uint64_t capacity_bytes, used_bytes, lists; /* the cache, what it holds now */
+    uint64_t hits, misses;      /* lists found in the cache / uploaded */
+    uint64_t bytes_hit, bytes_moved; /* their bytes */
+    uint64_t evictions, bytes_evicted;
+    uint64_t streamed;          /* misses not admitted: benefit (uses x bytes)
+                                   below that of the lists they displaced */
+    uint64_t waits;             /* queries that waited for room others held */
+} tdm_list_cache_stats;
+
+/* Fills *out for engine device `device` of s. TDM_ERR_INVALID_ARG for a
+ * NULL argument or a device out of range. Thread-safe. */
+TDM_API int tdm_search_cache_stats(const tdm_search *s, int device, tdm_list_cache_stats *out);
+
 /* ---------------------------------------------------------------- scheduling */
 
 /* Every engine device is a lane with its own worker thread and queue;

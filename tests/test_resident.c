@@ -1,14 +1,17 @@
 /* An index resident on every device (index/resident.h): the buffers hold the
- * file's sections byte for byte, the memory reported is what is held, an
- * index without long lists (an empty block table) uploads, the upload does
- * not block and kernels wait for it, and an index that does not fit gets
- * TDM_ERR_DEVICE_MEMORY naming both sizes. */
+ * file's sections byte for byte (straight from the mapping and through
+ * pinned staging), the memory reported is what is held, an index without
+ * long lists (an empty block table) uploads, the upload does not block and
+ * kernels wait for it, an index that does not fit gets TDM_ERR_DEVICE_MEMORY
+ * naming both sizes when a full upload is asked for and a list cache
+ * otherwise, and a budget too small even for that is refused. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "index/decode_jobs.h"
+#include "index/listcache.h"
 #include "index/resident.h"
 #include "residx.h"
 #include "runtime/runtime.h"
@@ -84,6 +87,12 @@ static void upload_every_device(void **state)
         tdm_resident_release(&res);
         assert_null(res.arena);
         tdm_resident_release(&res); /* twice: harmless */
+        /* pinned staging, forced where the device would not use it */
+        tdm_resident_opts o = {TDM_RESIDENT_FULL, 0, 1};
+        assert_int_equal(tdm_resident_upload_opts(x.r, d, &o, &res, &err), TDM_OK);
+        assert_null(res.cache);
+        check_copy(x.r, d, &res);
+        tdm_resident_release(&res);
     }
     tdm_resident_release(NULL);
     residx_free(&x);
@@ -129,7 +138,9 @@ static void does_not_fit(void **state)
     tdm_err err = {0};
     tdm_resident res;
     char a[32], b[32];
-    assert_int_equal(tdm_resident_upload(x.r, &small, &res, &err), TDM_ERR_DEVICE_MEMORY);
+    tdm_resident_opts full = {TDM_RESIDENT_FULL, 0, -1};
+    assert_int_equal(tdm_resident_upload_opts(x.r, &small, &full, &res, &err),
+                     TDM_ERR_DEVICE_MEMORY);
     snprintf(a, sizeof a, "%" PRIu64, need);
     snprintf(b, sizeof b, "%" PRIu64, need - 1);
     assert_non_null(strstr(tdm_err_msg(&err), a));
@@ -138,7 +149,8 @@ static void does_not_fit(void **state)
     assert_null(res.ready);
     small.info.global_mem_bytes = need;
     small.info.max_alloc_bytes = arena - 1;
-    assert_int_equal(tdm_resident_upload(x.r, &small, &res, &err), TDM_ERR_DEVICE_MEMORY);
+    assert_int_equal(tdm_resident_upload_opts(x.r, &small, &full, &res, &err),
+                     TDM_ERR_DEVICE_MEMORY);
     snprintf(a, sizeof a, "%" PRIu64, arena);
     snprintf(b, sizeof b, "%" PRIu64, arena - 1);
     assert_non_null(strstr(tdm_err_msg(&err), a));
@@ -146,6 +158,104 @@ static void does_not_fit(void **state)
     assert_non_null(strstr(tdm_err_msg(&err), "arena"));
     small.info.max_alloc_bytes = arena;
     assert_int_equal(tdm_resident_check_fits(x.r, &small, &err), TDM_OK);
+    /* a budget below the index: refused for a full upload, both sizes named */
+    full.budget = need - 1;
+    assert_int_equal(tdm_resident_upload_opts(x.r, &small, &full, &res, &err),
+                     TDM_ERR_DEVICE_MEMORY);
+    snprintf(a, sizeof a, "%" PRIu64, need);
+    assert_non_null(strstr(tdm_err_msg(&err), a));
+    assert_non_null(strstr(tdm_err_msg(&err), "TANDEM_DEVICE_MEMORY"));
+    tdm_err_clear(&err);
+    residx_free(&x);
+}
+
+/* Sections 2 to 7 hold the file's bytes; the descriptors are zeros (no
+ * list in the cache); the arena is the cache. */
+static void check_cached(const tdm_ireader *r, tdm_device *d, const tdm_resident *res,
+                         uint64_t cache)
+{
+    cl_mem m[] = {res->arena,      res->lists,       res->codecs,    res->block_last,
+                  res->block_docs, res->block_freqs, res->block_max, res->doclens};
+    tdm_err err = {0};
+    uint64_t sum = 0, nl = tdm_ireader_info_get(r)->nterms;
+    assert_non_null(res->cache);
+    assert_int_equal(res->spans, 1);
+    assert_int_equal(res->arena_words, cache / 4);
+    for (unsigned s = 0; s < sizeof m / sizeof *m; s++) {
+        uint64_t size;
+        const void *want = tdm_ireader_section(r, s, &size);
+        size_t bytes = 0;
+        assert_int_equal(clGetMemObjectInfo(m[s], CL_MEM_SIZE, sizeof bytes, &bytes, NULL),
+                         CL_SUCCESS);
+        sum += bytes;
+        if (s == TDM_SEC_ARENA) {
+            assert_int_equal(bytes, cache);
+            continue;
+        }
+        assert_int_equal(bytes, size < 4 ? 4 : size);
+        if (!size)
+            continue;
+        unsigned char *got = malloc((size_t)size);
+        assert_int_equal(tdm_download(d, m[s], 0, (size_t)size, got, 1, &res->ready, NULL, &err),
+                         TDM_OK);
+        if (s == TDM_SEC_LISTS) {
+            assert_int_equal(size, nl * 16);
+            for (uint64_t i = 0; i < size; i++)
+                assert_int_equal(got[i], 0);
+        } else if (memcmp(got, want, (size_t)size)) {
+            fail_msg("section %s differs on %s", tdm_ireader_section_name(s), d->info.name);
+        }
+        free(got);
+    }
+    assert_int_equal(sum, res->bytes);
+    tdm_listcache_stats st;
+    assert_int_equal(tdm_resident_cache_stats(res, &st, &err), TDM_OK);
+    assert_int_equal(st.capacity_bytes, cache);
+    assert_int_equal(st.used_bytes, 0);
+    assert_int_equal(st.hits + st.misses, 0);
+}
+
+/* CACHED mode: asked for, or chosen by AUTO under a budget below the
+ * index; the cache takes the budget less the small sections; a budget
+ * that leaves less than 4 KiB is refused naming the sizes. */
+static void cached_upload(void **state)
+{
+    (void)state;
+    const char *names[2] = {"bp128", "pef"};
+    residx x;
+    residx_make(&x, "res-cached", names, 2, 30, 4000, 25);
+    uint64_t need = tdm_resident_bytes_needed(x.r), arena;
+    tdm_ireader_section(x.r, TDM_SEC_ARENA, &arena);
+    uint64_t small = need - (arena < 4 ? 4 : arena);
+    tdm_err err = {0};
+    for (int dv = 0; dv < tdm_engine_device_count(E); dv++) {
+        tdm_device *d = tdm_engine_device(E, dv);
+        for (int staged = 0; staged < 2; staged++) {
+            tdm_resident res;
+            tdm_resident_opts o = {TDM_RESIDENT_AUTO, small + 8192, staged};
+            assert_int_equal(tdm_resident_upload_opts(x.r, d, &o, &res, &err), TDM_OK);
+            check_cached(x.r, d, &res, 8192);
+            tdm_resident_release(&res);
+            o.mode = TDM_RESIDENT_CACHED; /* asked for: at most the arena */
+            o.budget = 0;
+            assert_int_equal(tdm_resident_upload_opts(x.r, d, &o, &res, &err), TDM_OK);
+            check_cached(x.r, d, &res, arena & ~(uint64_t)3);
+            tdm_resident_release(&res);
+            /* the default: the whole index fits, full upload */
+            assert_int_equal(tdm_resident_upload(x.r, d, &res, &err), TDM_OK);
+            assert_null(res.cache);
+            assert_int_equal(res.spans, 0);
+            tdm_resident_release(&res);
+        }
+        tdm_resident res;
+        tdm_resident_opts o = {TDM_RESIDENT_AUTO, small + 100, -1};
+        assert_int_equal(tdm_resident_upload_opts(x.r, d, &o, &res, &err), TDM_ERR_DEVICE_MEMORY);
+        char a[32];
+        snprintf(a, sizeof a, "%" PRIu64, small);
+        assert_non_null(strstr(tdm_err_msg(&err), a));
+        assert_null(res.arena);
+        assert_null(res.cache);
+    }
     tdm_err_clear(&err);
     residx_free(&x);
 }
@@ -197,6 +307,7 @@ int main(void)
         cmocka_unit_test(upload_every_device),
         cmocka_unit_test(no_long_lists),
         cmocka_unit_test(does_not_fit),
+        cmocka_unit_test(cached_upload),
         cmocka_unit_test(decode_waits_for_upload),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

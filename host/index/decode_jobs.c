@@ -151,7 +151,8 @@ static int run_plan(plan *p, cl_uint n, const cl_event *w, cl_event *done, tdm_e
     tdm_karg dargs[] = {
         TDM_KARG_MEM(&r->arena),      TDM_KARG_MEM(&r->lists),       TDM_KARG_MEM(&r->codecs),
         TDM_KARG_MEM(&r->block_last), TDM_KARG_MEM(&r->block_docs),  TDM_KARG_MEM(&r->block_freqs),
-        TDM_KARG_U32(&r->nlists),     TDM_KARG_U32(&r->arena_words), TDM_KARG_MEM(&p->jobs),
+        TDM_KARG_U32(&r->nlists),     TDM_KARG_U32(&r->arena_words), TDM_KARG_U32(&r->spans),
+        TDM_KARG_MEM(&p->jobs),
         TDM_KARG_U32(&p->njobs),      TDM_KARG_MEM(&p->jpre),        TDM_KARG_MEM(&p->tsum),
         TDM_KARG_U32(&ntiles),        TDM_KARG_MEM(&docs),           TDM_KARG_MEM(&freqs),
         TDM_KARG_U32(&p->outs),       TDM_KARG_MEM(&p->status),

@@ -1,9 +1,12 @@
-/* Uploading an index's device sections as one buffer each (resident.h). */
+/* Uploading an index's device sections as one buffer each, or its small
+ * sections and a list cache (resident.h). */
 #include "resident.h"
 
 #include <string.h>
 
 #include "format.h"
+#include "listcache.h"
+#include "stager.h"
 
 /* The device sections, in file order, and where each one's buffer goes. */
 #define NSEC (TDM_SEC_DOCLENS + 1)
@@ -52,9 +55,63 @@ int tdm_resident_check_fits(const tdm_ireader *r, const tdm_device *d, tdm_err *
     return TDM_OK;
 }
 
-/* Creates section s's buffer and enqueues its copy; the copy's event
- * becomes res->ready (the transfer queue is in order). */
-static int upload_section(const tdm_ireader *r, tdm_resident *res, unsigned s, tdm_err *err)
+/* Device bytes of the sections a CACHED resident keeps (all but the arena;
+ * the device copy of the descriptors is as large as LISTS). */
+static uint64_t small_bytes(const tdm_ireader *r)
+{
+    const tdm_ireader_info *in = tdm_ireader_info_get(r);
+    return tdm_resident_bytes_needed(r) - buffer_bytes(in->section_size[TDM_SEC_ARENA]);
+}
+
+/* The budget: the caller's, else the device's setting, else 0 (none). */
+static uint64_t budget_of(const tdm_device *d, const tdm_resident_opts *o)
+{
+    if (o->budget)
+        return o->budget;
+    return d->settings ? d->settings->device_memory : 0;
+}
+
+static int check_budget(const tdm_ireader *r, const tdm_device *d, uint64_t budget,
+                        tdm_err *err)
+{
+    uint64_t need = tdm_resident_bytes_needed(r);
+    if (budget && need > budget)
+        return tdm_err_set(err, TDM_ERR_DEVICE_MEMORY,
+                           "%s: the index needs %llu bytes of device memory; its budget on %s "
+                           "is %llu (device_memory / TANDEM_DEVICE_MEMORY)",
+                           tdm_ireader_path(r), (unsigned long long)need, d->info.name,
+                           (unsigned long long)budget);
+    return TDM_OK;
+}
+
+/* Bytes of the cache: the budget (three quarters of the device when there
+ * is none) less the small sections, at most one buffer and the arena. */
+static int cache_bytes(const tdm_ireader *r, const tdm_device *d, uint64_t budget,
+                       uint64_t *out, tdm_err *err)
+{
+    const tdm_ireader_info *in = tdm_ireader_info_get(r);
+    uint64_t small = small_bytes(r), arena = buffer_bytes(in->section_size[TDM_SEC_ARENA]);
+    uint64_t room = budget ? budget : d->info.global_mem_bytes / 4 * 3;
+    uint64_t c = room > small ? room - small : 0;
+    if (d->info.max_alloc_bytes && c > d->info.max_alloc_bytes)
+        c = d->info.max_alloc_bytes;
+    if (c > arena)
+        c = arena;
+    c &= ~(uint64_t)3;
+    if (c < 256 && c < arena)
+        return tdm_err_set(err, TDM_ERR_DEVICE_MEMORY,
+                           "%s: a list cache on %s needs %llu bytes for the index's small "
+                           "sections and at least 256 for the lists; the budget is %llu "
+                           "(device_memory / TANDEM_DEVICE_MEMORY)",
+                           tdm_ireader_path(r), d->info.name, (unsigned long long)small,
+                           (unsigned long long)room);
+    *out = c;
+    return TDM_OK;
+}
+
+/* Creates section s's buffer; its copy goes to cp[*n] when it has bytes. */
+static int make_section(const tdm_ireader *r, tdm_resident *res, unsigned s,
+                        tdm_stage_copy *cp, size_t *n, tdm_err *err)
 {
     uint64_t size = 0;
     const void *src = tdm_ireader_section(r, s, &size);
@@ -67,41 +124,120 @@ static int upload_section(const tdm_ireader *r, tdm_resident *res, unsigned s, t
         return st;
     }
     res->bytes += buffer_bytes(size);
-    if (size == 0)
-        return TDM_OK; /* nothing reads an empty section's buffer */
-    cl_event ev = NULL;
-    st = tdm_upload(res->dev, *m, 0, (size_t)size, src, 0, NULL, &ev, err);
-    if (st == TDM_OK) {
-        if (res->ready)
-            clReleaseEvent(res->ready);
-        res->ready = ev;
+    if (size) /* nothing reads an empty section's buffer */
+        cp[(*n)++] = (tdm_stage_copy){*m, src, size};
+    return TDM_OK;
+}
+
+/* The copies, staged or straight from the mapping; res->ready becomes the
+ * event of the last (the transfer queue is in order). */
+static int copy_sections(tdm_resident *res, const tdm_stage_copy *cp, size_t n, int staged,
+                         tdm_err *err)
+{
+    if (staged && n) {
+        cl_event ev = NULL;
+        int st = tdm_stager_start(res->dev, cp, n, &ev, &res->stager, err);
+        if (st == TDM_OK) {
+            if (res->ready)
+                clReleaseEvent(res->ready);
+            res->ready = ev;
+        }
+        return st;
+    }
+    int st = TDM_OK;
+    for (size_t i = 0; st == TDM_OK && i < n; i++) {
+        cl_event ev = NULL;
+        st = tdm_upload(res->dev, cp[i].dst, 0, (size_t)cp[i].bytes, cp[i].src, 0, NULL, &ev,
+                        err);
+        if (st == TDM_OK) {
+            if (res->ready)
+                clReleaseEvent(res->ready);
+            res->ready = ev;
+        }
     }
     return st;
 }
 
-int tdm_resident_upload(const tdm_ireader *r, tdm_device *d, tdm_resident *out, tdm_err *err)
+/* Sections from..7 (FULL: from 0; CACHED: from 2, after the cache). */
+static int upload_sections(const tdm_ireader *r, tdm_resident *res, unsigned from, int staged,
+                           tdm_err *err)
+{
+    tdm_stage_copy cp[NSEC];
+    size_t n = 0;
+    int st = TDM_OK;
+    for (unsigned s = from; st == TDM_OK && s < NSEC; s++)
+        st = make_section(r, res, s, cp, &n, err);
+    if (st == TDM_OK)
+        st = copy_sections(res, cp, n, staged, err);
+    return st;
+}
+
+/* AUTO's choice: FULL when the index fits the device and the budget. */
+static int choose_mode(const tdm_ireader *r, const tdm_device *d, const tdm_resident_opts *o)
+{
+    if (o->mode != TDM_RESIDENT_AUTO)
+        return o->mode;
+    tdm_err e = {0};
+    int full = tdm_resident_check_fits(r, d, &e) == TDM_OK &&
+               check_budget(r, d, budget_of(d, o), &e) == TDM_OK;
+    tdm_err_clear(&e);
+    return full ? TDM_RESIDENT_FULL : TDM_RESIDENT_CACHED;
+}
+
+static int upload_cached(const tdm_ireader *r, tdm_resident *res, const tdm_resident_opts *o,
+                         int staged, tdm_err *err)
+{
+    uint64_t bytes = 0;
+    int st = cache_bytes(r, res->dev, budget_of(res->dev, o), &bytes, err);
+    if (st == TDM_OK)
+        st = tdm_listcache_create(res, bytes, err);
+    if (st == TDM_OK)
+        st = upload_sections(r, res, TDM_SEC_CODECS, staged, err);
+    return st;
+}
+
+int tdm_resident_upload_opts(const tdm_ireader *r, tdm_device *d, const tdm_resident_opts *o,
+                             tdm_resident *out, tdm_err *err)
 {
     memset(out, 0, sizeof *out);
+    static const tdm_resident_opts defaults = {TDM_RESIDENT_AUTO, 0, -1};
+    if (!o)
+        o = &defaults;
     if (!r || !d)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "resident upload: no index or device");
+    if (o->mode < TDM_RESIDENT_AUTO || o->mode > TDM_RESIDENT_CACHED)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "resident upload: mode %d", o->mode);
     const tdm_ireader_info *in = tdm_ireader_info_get(r);
     if (in->nterms >= UINT32_MAX || in->arena_words > UINT32_MAX ||
         in->block_entries > UINT32_MAX || in->ndocs > UINT32_MAX)
         return tdm_err_set(err, TDM_ERR_LIMIT,
                            "%s: %llu lists: a device index holds at most 2^32 - 2",
                            tdm_ireader_path(r), (unsigned long long)in->nterms);
-    int st = tdm_resident_check_fits(r, d, err);
-    if (st != TDM_OK)
-        return st;
+    int mode = choose_mode(r, d, o), st = TDM_OK;
+    if (mode == TDM_RESIDENT_FULL) {
+        st = tdm_resident_check_fits(r, d, err);
+        if (st == TDM_OK)
+            st = check_budget(r, d, budget_of(d, o), err);
+        if (st != TDM_OK)
+            return st;
+    }
     *out = (tdm_resident){.dev = d, .r = r, .nlists = (uint32_t)in->nterms,
                           .arena_words = (uint32_t)in->arena_words,
                           .nentries = (uint32_t)in->block_entries,
                           .ndocs = (uint32_t)in->ndocs};
-    for (unsigned s = 0; st == TDM_OK && s < NSEC; s++)
-        st = upload_section(r, out, s, err);
+    int staged = o->staging < 0 ? tdm_stager_wanted(d) : o->staging;
+    if (mode == TDM_RESIDENT_FULL)
+        st = upload_sections(r, out, TDM_SEC_ARENA, staged, err);
+    else
+        st = upload_cached(r, out, o, staged, err);
     if (st != TDM_OK)
         tdm_resident_release(out);
     return st;
+}
+
+int tdm_resident_upload(const tdm_ireader *r, tdm_device *d, tdm_resident *out, tdm_err *err)
+{
+    return tdm_resident_upload_opts(r, d, NULL, out, err);
 }
 
 void tdm_resident_release(tdm_resident *res)
@@ -112,6 +248,8 @@ void tdm_resident_release(tdm_resident *res)
         clWaitForEvents(1, &res->ready); /* the copies read the mapping until then */
         clReleaseEvent(res->ready);
     }
+    tdm_stager_finish(res->stager, NULL);
+    tdm_listcache_free(res->cache);
     for (unsigned s = 0; res->dev && s < NSEC; s++)
         if (*slot(res, s))
             clReleaseMemObject(*slot(res, s));

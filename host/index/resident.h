@@ -16,14 +16,28 @@
  * its base block_last[D.ext + j]; for a one-block list the docid words are
  * arena[D.words + 2P .. + D.ext) and the base 0. decode_jobs.h decodes them.
  *
+ * Two modes (tdm_resident_opts). FULL: every section as above. CACHED (an
+ * index larger than the memory allowed it, listcache.h): every section but
+ * the arena is resident; the arena buffer is a list cache of a budgeted
+ * size, `lists` is a device-side copy of the descriptors whose words point
+ * into the cache (D.w: the list's span there; `spans` = 1 tells the decode
+ * kernels) and whose df is 0 for a list not in the cache (a job on it is a
+ * bad job). Before decoding, a caller holds its lists in the cache
+ * (tdm_resident_acquire) and releases them once its commands are done.
+ *
+ * Uploads go through pinned staging buffers (CL_MEM_ALLOC_HOST_PTR, mapped)
+ * on a discrete GPU, in chunks double-buffered by a thread of the upload;
+ * straight from the mapping elsewhere.
+ *
  * The copies run on the device's transfer queue and do not block: `ready`
  * is the event of the last one (the queue is in order), which every kernel
  * on the resident index waits for. Empty sections get a 4-byte buffer, so
  * every cl_mem is valid.
  *
  * Threads: after tdm_resident_upload returns the struct is read-only; any
- * number of threads may launch kernels on it. tdm_resident_release must not
- * race with any other use.
+ * number of threads may launch kernels on it and acquire lists of it (the
+ * cache has its own lock). tdm_resident_release must not race with any
+ * other use.
  */
 #ifndef TDM_INDEX_RESIDENT_H
 #define TDM_INDEX_RESIDENT_H
@@ -42,8 +56,28 @@ typedef struct tdm_resident {
     uint32_t arena_words;
     uint32_t nentries;      /* block-table rows */
     uint32_t ndocs;
+    cl_uint spans;          /* 1: descriptors carry their span (CACHED mode) */
     cl_event ready;         /* the upload's last copy (retained by the struct) */
+    struct tdm_listcache *cache; /* CACHED mode's cache, else NULL */
+    struct tdm_stager *stager;   /* pinned staging still copying, else NULL */
 } tdm_resident;
+
+enum tdm_resident_mode {
+    TDM_RESIDENT_AUTO = 0, /* FULL when the index fits the budget, else CACHED */
+    TDM_RESIDENT_FULL = 1,
+    TDM_RESIDENT_CACHED = 2,
+};
+
+typedef struct tdm_resident_opts {
+    int mode;               /* enum tdm_resident_mode */
+    /* Device bytes the index may take (its sections, or the small sections
+     * plus the cache). 0: the device's setting (engine option
+     * device_memory, TANDEM_DEVICE_MEMORY); when that is 0 too, FULL needs
+     * the index within the device's global memory and CACHED takes three
+     * quarters of it (room for the queries' scratch). */
+    uint64_t budget;
+    int staging;            /* -1: pinned staging on discrete GPUs; 0: never; 1: always */
+} tdm_resident_opts;
 
 /* Device bytes the index needs resident: the sizes of sections 0 to 7
  * (an empty one counts 4). O(1). */
@@ -62,6 +96,13 @@ int tdm_resident_check_fits(const tdm_ireader *r, const tdm_device *d, tdm_err *
  * zeroed) with TDM_ERR_DEVICE_MEMORY when it does not fit (both sizes
  * named), TDM_ERR_LIMIT for more than 2^32 - 2 lists. */
 int tdm_resident_upload(const tdm_ireader *r, tdm_device *d, tdm_resident *out, tdm_err *err);
+
+/* The same with options (NULL: all defaults, which is tdm_resident_upload).
+ * FULL that does not fit: TDM_ERR_DEVICE_MEMORY as above. CACHED (or AUTO
+ * that does not fit): TDM_ERR_DEVICE_MEMORY naming the sizes when the
+ * budget does not hold the small sections and a cache of at least 256 bytes. */
+int tdm_resident_upload_opts(const tdm_ireader *r, tdm_device *d, const tdm_resident_opts *o,
+                             tdm_resident *out, tdm_err *err);
 
 /* Waits for the copies, then releases the buffers. Accepts NULL and a
  * zeroed struct. */

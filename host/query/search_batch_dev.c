@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "codec/layout.h"
+#include "index/listcache.h"
 #include "search.h"
 
 #define TDM_SBQ_W 8u /* cl/search_batch.cl */
@@ -250,8 +251,15 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
         *launches += h->njobs[c] ? 1 : 0;
     }
     db.npostings = h->npost;
-    int rc = tdm_decode_batch_enqueue(&sd->res, NULL, &db, ds->jobs, ds->b[D_DOCS],
-                                      ds->b[D_FREQS], ds->b[D_STATUS], 0, NULL, NULL, err);
+    cl_event lev = NULL; /* a list cache holds the batch's lists (index/listcache.h) */
+    tdm_listcache_hold *hold = NULL;
+    int rc = tdm_resident_acquire_batch(&sd->res, &db, &lev, &hold, NULL, err);
+    if (rc == TDM_OK)
+        rc = tdm_decode_batch_enqueue(&sd->res, NULL, &db, ds->jobs, ds->b[D_DOCS],
+                                      ds->b[D_FREQS], ds->b[D_STATUS], lev ? 1 : 0,
+                                      lev ? &lev : NULL, NULL, err);
+    if (lev)
+        clReleaseEvent(lev);
     cl_uint nq = n, nr = (cl_uint)h->nranges, nd = ndocs, alg = (cl_uint)salg, kd = kind,
             kk = k, pp = p2;
     tdm_karg ra[] = {
@@ -282,6 +290,7 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
         if (e != CL_SUCCESS)
             rc = tdm_cl_fail(err, e, "search batch: clEnqueueReadBuffer");
     }
+    tdm_resident_unhold(&sd->res, hold, NULL);
     return rc;
 }
 

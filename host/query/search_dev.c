@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "codec/layout.h"
+#include "index/listcache.h"
 #include "search.h"
 #include "search_seed.h"
 #include "tandem.h"
@@ -465,13 +466,19 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     if (!sp)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     scratch s = *sp; /* a copy: the pool entry is updated at the end */
-    cl_event ev = NULL, dec = NULL, upev[3 + TDM_CODEC_COUNT];
+    cl_event ev = NULL, dec = NULL, upev[4 + TDM_CODEC_COUNT];
+    tdm_listcache_hold *hold = NULL;
     cl_uint nup = 0;
     /* the uploads are not waited for here: p's arrays outlive the call,
        which ends after the last download */
     uint32_t per;
     uint32_t ngroups = select_groups(sd->d, pl->ranges, &per);
     int rc = make_buffers(sd->d, p, pl, salg, cap, pow2, k, ngroups, &s, out, upev, &nup, err);
+    if (rc == TDM_OK) /* a list cache holds the query's lists (index/listcache.h) */
+        rc = tdm_resident_acquire_batch(&sd->res, &p->batch, &upev[nup], &hold, &out->bytes_up,
+                                        err);
+    if (rc == TDM_OK && upev[nup])
+        nup++;
     if (rc == TDM_OK && and_selects(p, salg))
         rc = tdm_and_sel_enqueue(&sd->res, &p->andsel, s.b[B_SELTAB], s.b[B_SELLEAD],
                                  s.b[B_SELFLAGS], s.jobs, s.b[B_DOCS], s.b[B_FREQS],
@@ -534,6 +541,7 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
         clReleaseEvent(ev);
     tdm_sprof_end(&pf, rc == TDM_OK);
     tdm_sprof_cur = NULL;
+    tdm_resident_unhold(&sd->res, hold, NULL); /* the downloads waited for the kernels */
     s.next = NULL;
     *sp = s;
     if (rc == TDM_OK)
