@@ -170,11 +170,16 @@ int tdm_and_sel_enqueue(const tdm_resident *res, const tdm_and_sel *a, cl_mem ta
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     memcpy(all, wait, nwait * sizeof *all);
     cl_uint n = nwait;
-    int rc = tdm_upload(d, tab, 0, tdm_and_sel_tab_bytes(a), a->tab, 0, NULL, &all[n], err);
-    n += rc == TDM_OK;
-    if (rc == TDM_OK)
-        rc = tdm_upload(d, lead_job, 0, sizeof a->lead_job, &a->lead_job, 0, NULL, &all[n], err);
-    n += rc == TDM_OK;
+    /* on the compute queue, in order before the kernels that read them */
+    cl_int cr = clEnqueueWriteBuffer(d->queue, tab, CL_FALSE, 0, tdm_and_sel_tab_bytes(a), a->tab,
+                                     0, NULL, &all[n]);
+    n += cr == CL_SUCCESS;
+    if (cr == CL_SUCCESS)
+        cr = clEnqueueWriteBuffer(d->queue, lead_job, CL_FALSE, 0, sizeof a->lead_job,
+                                  &a->lead_job, 0, NULL, &all[n]);
+    n += cr == CL_SUCCESS;
+    int rc = cr == CL_SUCCESS ? TDM_OK
+                              : tdm_cl_fail(err, cr, "clEnqueueWriteBuffer (AND selection)");
     if (rc == TDM_OK) {
         *bytes_up += tdm_and_sel_tab_bytes(a) + sizeof a->lead_job;
         /* after the caller's events too: the term table rewritten below, the status */
