@@ -136,10 +136,17 @@ static int fault_now(slane *l)
     return l->fault.kind && run == l->fault.at ? l->fault.kind : TDM_FAULT_NONE;
 }
 
+/* A failure of the device: the lane is dead. */
 static int lane_fatal(int rc)
 {
-    return rc == TDM_ERR_OPENCL || rc == TDM_ERR_BUILD || rc == TDM_ERR_NO_DEVICE ||
-           rc == TDM_ERR_INTERNAL;
+    return rc == TDM_ERR_OPENCL || rc == TDM_ERR_BUILD || rc == TDM_ERR_NO_DEVICE;
+}
+
+/* A failure of this run (device memory, a bug of tandem's on these
+ * queries): another lane, or this one again, may succeed. */
+static int passing(int rc)
+{
+    return rc == TDM_ERR_DEVICE_MEMORY || rc == TDM_ERR_INTERNAL;
 }
 
 /* After a run that failed as a whole with rc (lock held). */
@@ -149,7 +156,7 @@ static void run_failed(slane *l, sjob **jobs, int n, int rc, const tdm_err *e, d
     char msg[256];
     snprintf(msg, sizeof msg, "lane %d (%s): %s", l->index, sc->s->dev[l->index].d->info.name,
              tdm_err_msg(e));
-    if (rc != TDM_ERR_DEVICE_MEMORY && !lane_fatal(rc)) { /* host trouble: no lane does better */
+    if (!passing(rc) && !lane_fatal(rc)) { /* host trouble: no lane does better */
         for (int i = 0; i < n; i++) {
             jobs[i]->rc = tdm_err_set(&jobs[i]->err, rc, "%s", tdm_err_msg(e));
             complete(sc, jobs[i]);
