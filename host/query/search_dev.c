@@ -473,12 +473,14 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
        which ends after the last download */
     uint32_t per;
     uint32_t ngroups = select_groups(sd->d, pl->ranges, &per);
-    int rc = make_buffers(sd->d, p, pl, salg, cap, pow2, k, ngroups, &s, out, upev, &nup, err);
-    if (rc == TDM_OK) /* a list cache holds the query's lists (index/listcache.h) */
-        rc = tdm_resident_acquire_batch(&sd->res, &p->batch, &upev[nup], &hold, &out->bytes_up,
+    /* a list cache holds the query's lists (index/listcache.h); first, so
+       that a query it refuses has enqueued nothing that reads p */
+    int rc = tdm_resident_acquire_batch(&sd->res, &p->batch, &upev[nup], &hold, &out->bytes_up,
                                         err);
     if (rc == TDM_OK && upev[nup])
         nup++;
+    if (rc == TDM_OK)
+        rc = make_buffers(sd->d, p, pl, salg, cap, pow2, k, ngroups, &s, out, upev, &nup, err);
     if (rc == TDM_OK && and_selects(p, salg))
         rc = tdm_and_sel_enqueue(&sd->res, &p->andsel, s.b[B_SELTAB], s.b[B_SELLEAD],
                                  s.b[B_SELFLAGS], s.jobs, s.b[B_DOCS], s.b[B_FREQS],
