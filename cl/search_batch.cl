@@ -96,7 +96,7 @@ __kernel void tdm_search_merge_batch(__global const float *hs, __global const ui
                                      __global const uint *hn, __global const uint *qtab, uint k,
                                      uint pow2, __global ulong *out, __global const uint *status)
 {
-    __local uint hist[256];
+    __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
     __global const uint *w = qtab + get_group_id(0) * TDM_SBQ_W;
     uint m, total;

@@ -35,6 +35,49 @@ ulong tdm_merge_key(__global const float *hs, __global const uint *hd, uint i)
     return TDM_MERGE_KEY(hs[i], hd[i]);
 }
 
+/* The digit of this pass: the largest dg with (keys of digits >= dg) >=
+   want, into shared[1], and want less the keys of digits > dg into
+   shared[2]. In groups of 256 or more, a parallel suffix sum of the
+   histogram (8 steps, in hist[256 ..]) instead of one work-item's walk over
+   256 bins, which cost a select or merge on the H200 ~40 us (eight passes).
+   Every barrier is reached by every work-item whatever the group size
+   (PoCL miscompiled a version that returned early before them). */
+void tdm_merge_digit(__local uint *hist, uint want, __local uint *shared)
+{
+    uint lid = get_local_id(0), ls = get_local_size(0);
+    __local uint *scan = hist + 256;
+    uint own = lid < 256u ? hist[lid] : 0u, suf = own;
+    if (lid < 256u)
+        scan[lid] = own;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = 1u; off < 256u; off <<= 1) {
+        uint add = lid < 256u && lid + off < 256u ? scan[lid + off] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        suf += add;
+        if (lid < 256u)
+            scan[lid] = suf;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (ls >= 256u && lid < 256u) {
+        /* suf = keys of digits >= lid; digit 0 when none reaches want (the
+           walk's answer too) */
+        uint above = suf - own;
+        if ((suf >= want && above < want) || (lid == 0u && suf < want)) {
+            shared[1] = lid;
+            shared[2] = want - above;
+        }
+    } else if (ls < 256u && lid == 0u) {
+        uint cum = 0, dg = 255u;
+        for (;; dg--) {
+            if (cum + hist[dg] >= want || dg == 0u)
+                break;
+            cum += hist[dg];
+        }
+        shared[1] = dg;
+        shared[2] = want - cum;
+    }
+}
+
 /* Over the heaps r0 .. r1 (cap entries each, hn[r] used): the k-th largest
    key, or 0 when they hold at most k entries; *total gets how many they
    hold. Every work-item of the group calls it and gets the same values. */
@@ -68,16 +111,7 @@ ulong tdm_merge_kth(__global const float *hs, __global const uint *hd, __global 
                 atomic_inc(&hist[(uint)(key >> shift) & 255u]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0u) {
-            uint cum = 0, dg = 255u;
-            for (;; dg--) {
-                if (cum + hist[dg] >= want || dg == 0u)
-                    break;
-                cum += hist[dg];
-            }
-            shared[1] = dg;
-            shared[2] = want - cum;
-        }
+        tdm_merge_digit(hist, want, shared);
         barrier(CLK_LOCAL_MEM_FENCE);
         prefix |= (ulong)shared[1] << shift;
         mask |= (ulong)255u << shift;
@@ -98,7 +132,7 @@ __kernel void tdm_search_select(__global const float *hs, __global const uint *h
                                 uint k, uint per, __global float *os, __global uint *od,
                                 __global uint *on, uint out_off)
 {
-    __local uint hist[256];
+    __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
     uint g = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
     hs += (size_t)in_off * cap;
@@ -187,7 +221,7 @@ __kernel void tdm_search_merge(__global const float *hs, __global const uint *hd
                                uint k, uint pow2, __global ulong *out, __global uint *out_n,
                                __global const uint *status)
 {
-    __local uint hist[256];
+    __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
     uint m, total, st = status[0];
     tdm_merge_top(hs + (size_t)in_off * cap, hd + (size_t)in_off * cap, hn + in_off, nranges,

@@ -2,8 +2,8 @@
  * the runnable queries of a call grouped by what their launches must share
  * (device, algorithm, k, scoring and its constants), each group of two or
  * more run as device batches (search_batch_dev.c), the others alone through
- * the single-query path (tdm_search_dev_run), which is also what AND-then-OR
- * and pruning with device-computed bounds take. */
+ * the single-query path (tdm_search_dev_run), which is also what AND-then-OR,
+ * pruning with device-computed bounds and k above BATCH_MAX_K take. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +13,12 @@
  * bytes a decoded posting). */
 #define BATCH_MAX_POSTINGS (1ull << 26)
 #define BATCH_MAX_QUERIES 8192u
+/* Above this k queries run alone: on the H200 (1M documents, terabyte05)
+ * MaxScore at k = 1,000 answered 2,852 lone queries/s and 1,599/s in
+ * batches of 512 (the lone path's select stages and shared-threshold seed
+ * beat the batch's few long ranges per query); at k = 10 batches won (12,314
+ * against 3,539). */
+#define BATCH_MAX_K 128u
 
 /* Errors that end the whole batch (the others belong to one query). */
 static int fatal(int rc)
@@ -34,7 +40,7 @@ static int run_alone(const struct tdm_search *s, tdm_sbq *it, tdm_err *err)
 
 static int batchable(const tdm_sbq *it)
 {
-    if (it->salg == TDM_SALG_AND_OR)
+    if (it->salg == TDM_SALG_AND_OR || it->k > BATCH_MAX_K)
         return 0;
     return !it->p.device_bounds || it->salg == TDM_SALG_OR || it->salg == TDM_SALG_AND;
 }

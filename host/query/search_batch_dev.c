@@ -11,9 +11,9 @@
  * query), and one copy back of every query's header and keys.
  *
  * Ranges: the device's one-query range count is shared by the batch's
- * queries (a GPU's 4 x 64 ranges per compute unit, a CPU's 4 per core), at
- * least one each, so a big batch runs one work-item per query and a small
- * one several per query; at large k fewer (ranges of at least 8k documents)
+ * queries in proportion to their postings (a GPU's 4 x 64 ranges per
+ * compute unit, a CPU's 4 per core), at least one each, so a big batch runs
+ * about one work-item per query and a small one several per query; at large k fewer (ranges of at least 8k documents)
  * so the merge of each query reads few heap entries. A query's results do
  * not depend on its ranges (each range keeps its exact top min(k, length)). */
 #include <stdlib.h>
@@ -59,14 +59,16 @@ static uint32_t pow2_at_least(uint32_t k)
     return p;
 }
 
-/* Ranges of one query of a batch of n on device d. */
-static void size_query(const tdm_device *d, uint32_t ndocs, uint32_t n, uint32_t nt, uint32_t k,
-                       tdm_splan *pl)
+/* Ranges of one query of a batch on device d: its share of the device's
+ * ranges in proportion to its postings (so that a long query's work-items
+ * are not the ones everybody waits for), at least one. */
+static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint64_t allpost,
+                       uint32_t n, uint32_t nt, uint32_t k, tdm_splan *pl)
 {
     int gpu = d->info.type == TDM_DEVICE_GPU;
     uint32_t cus = d->info.compute_units ? d->info.compute_units : 1;
     uint64_t total = (uint64_t)cus * (gpu ? GPU_RANGES_PER_CU : CPU_RANGES_PER_CU);
-    uint64_t r = total / n;
+    uint64_t r = allpost ? (uint64_t)((double)total * (double)post / (double)allpost) : total / n;
     uint64_t most = ndocs / (gpu ? GPU_MIN_RLEN : 1u);
     uint64_t klim = ndocs / (8ull * k);
     if (r > most)
@@ -89,10 +91,12 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
 {
     memset(h, 0, sizeof *h);
     size_t nheap = 0, ncur = 0, nr = 0;
-    uint64_t npost = 0;
+    uint64_t npost = 0, allpost = 0;
+    for (uint32_t i = 0; i < n; i++)
+        allpost += qs[i]->p.npost;
     for (uint32_t i = 0; i < n; i++) {
         tdm_sbq *it = qs[i];
-        size_query(sd->d, ndocs, n, it->p.nt, k, &it->pl);
+        size_query(sd->d, ndocs, it->p.npost, allpost, n, it->p.nt, k, &it->pl);
         uint32_t cap = k < it->pl.rlen ? k : it->pl.rlen;
         h->nterms += it->p.nt;
         h->nbmax += it->p.nbmax;
@@ -240,8 +244,10 @@ static size_t merge_local(const tdm_device *d)
 /* Decode, range and merge launches, then the blocking copy of h->out. */
 static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, uint32_t n,
                       int salg, uint32_t kind, float c0, float c1, uint32_t k, uint32_t p2,
-                      dev_side *ds, uint32_t *launches, tdm_err *err)
+                      dev_side *ds, uint32_t *launches, tdm_sprof *pf, tdm_err *err)
 {
+    cl_event ev = NULL, *evp = pf->on ? &ev : NULL;
+    double t = tdm_sprof_now();
     tdm_device *d = sd->d;
     tdm_decode_batch db;
     memset(&db, 0, sizeof db);
@@ -257,9 +263,14 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     if (rc == TDM_OK)
         rc = tdm_decode_batch_enqueue(&sd->res, NULL, &db, ds->jobs, ds->b[D_DOCS],
                                       ds->b[D_FREQS], ds->b[D_STATUS], lev ? 1 : 0,
-                                      lev ? &lev : NULL, NULL, err);
+                                      lev ? &lev : NULL, evp, err);
     if (lev)
         clReleaseEvent(lev);
+    if (ev) {
+        tdm_sprof_event(pf, "batch decode (last kernel)", ev);
+        clReleaseEvent(ev);
+        ev = NULL;
+    }
     cl_uint nq = n, nr = (cl_uint)h->nranges, nd = ndocs, alg = (cl_uint)salg, kd = kind,
             kk = k, pp = p2;
     tdm_karg ra[] = {
@@ -273,7 +284,12 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     size_t local = d->info.type == TDM_DEVICE_GPU ? 64u : 1u;
     if (rc == TDM_OK)
         rc = tdm_kernel_launch(d, "tdm_search_range_batch", ra, sizeof ra / sizeof *ra,
-                               tdm_round_up(nr, local), local, 0, NULL, NULL, err);
+                               tdm_round_up(nr, local), local, 0, NULL, evp, err);
+    if (ev) {
+        tdm_sprof_event(pf, "tdm_search_range_batch", ev);
+        clReleaseEvent(ev);
+        ev = NULL;
+    }
     tdm_karg ma[] = {
         TDM_KARG_MEM(&ds->b[D_HS]),  TDM_KARG_MEM(&ds->b[D_HD]),  TDM_KARG_MEM(&ds->b[D_HN]),
         TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&kk),          TDM_KARG_U32(&pp),
@@ -282,14 +298,22 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     size_t ml = merge_local(d);
     if (rc == TDM_OK)
         rc = tdm_kernel_launch(d, "tdm_search_merge_batch", ma, sizeof ma / sizeof *ma,
-                               (size_t)n * ml, ml, 0, NULL, NULL, err);
+                               (size_t)n * ml, ml, 0, NULL, evp, err);
+    if (ev) {
+        tdm_sprof_event(pf, "tdm_search_merge_batch", ev);
+        clReleaseEvent(ev);
+        ev = NULL;
+    }
     *launches += 2;
+    tdm_sprof_host(pf, "batch: enqueue decode, range, merge", t);
+    t = tdm_sprof_now();
     if (rc == TDM_OK) {
         cl_int e = clEnqueueReadBuffer(d->queue, ds->b[D_OUT], CL_TRUE, 0,
                                        (size_t)n * (p2 + 2) * 8, h->out, 0, NULL, NULL);
         if (e != CL_SUCCESS)
             rc = tdm_cl_fail(err, e, "search batch: clEnqueueReadBuffer");
     }
+    tdm_sprof_host(pf, "batch: download (blocking)", t);
     tdm_resident_unhold(&sd->res, hold, NULL);
     return rc;
 }
@@ -313,12 +337,19 @@ int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs,
     uint32_t p2 = pow2_at_least(k), launches = 0;
     uint64_t up = 0;
     const tdm_sprep *p0 = &qs[0]->p;
+    tdm_sprof pf; /* TANDEM_SEARCH_PROFILE: rows "batch: ..." */
+    tdm_sprof_begin(&pf, salg, k);
+    double t = tdm_sprof_now();
     int rc = build_host(sd, ndocs, qs, n, k, &h, err);
+    tdm_sprof_host(&pf, "batch: host tables", t);
+    t = tdm_sprof_now();
     if (rc == TDM_OK)
         rc = make_device(sd->d, &h, n, p2, &ds, &up, err);
+    tdm_sprof_host(&pf, "batch: buffers and uploads", t);
     if (rc == TDM_OK)
         rc = run_device(sd, ndocs, &h, n, salg, (uint32_t)p0->kind, p0->c0, p0->c1, k, p2, &ds,
-                        &launches, err);
+                        &launches, &pf, err);
+    tdm_sprof_end(&pf, rc == TDM_OK);
     if (rc)
         drain(sd->d);
     for (uint32_t i = 0; rc == TDM_OK && i < n; i++) {

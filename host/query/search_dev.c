@@ -22,7 +22,12 @@ static int sprof_launch(tdm_device *d, const char *name, const tdm_karg *args, c
 {
     tdm_sprof *pf = tdm_sprof_cur;
     double t = pf ? tdm_sprof_now() : 0;
-    int rc = tdm_kernel_launch(d, name, args, nargs, global, local, nwait, wait, ev, err);
+    /* every command of a search is on d->queue, in order, so a wait list
+       only makes the driver resolve events (the callers keep passing them:
+       the order they state is the queue's) */
+    (void)nwait;
+    (void)wait;
+    int rc = tdm_kernel_launch(d, name, args, nargs, global, local, 0, NULL, ev, err);
     if (pf && rc == TDM_OK && ev && *ev) {
         tdm_sprof_host(pf, name, t);
         tdm_sprof_event(pf, name, *ev);
@@ -97,10 +102,20 @@ static size_t merge_local(const tdm_device *d)
     return l < d->wg_size ? d->wg_size : l;
 }
 
-/* The second select stage's groups (its output area follows the first's). */
-static uint32_t select_groups2(uint32_t ng)
+/* Slices a later select stage's group reduces (and the most the merge
+ * takes): SELECT_FAN, or more at small k so that a group reads about
+ * SELECT_KEYS keys (at k = 10 the first stage's slices go to the merge). */
+#define SELECT_KEYS 4096u
+static uint32_t select_fan(uint32_t k)
 {
-    return ng > SELECT_FAN ? (ng + SELECT_FAN - 1) / SELECT_FAN : 0;
+    return SELECT_KEYS / k > SELECT_FAN ? SELECT_KEYS / k : SELECT_FAN;
+}
+
+/* The second select stage's groups (its output area follows the first's). */
+static uint32_t select_groups2(uint32_t ng, uint32_t k)
+{
+    uint32_t f = select_fan(k);
+    return ng > f ? (ng + f - 1) / f : 0;
 }
 
 /* Stage-one groups for nr ranges (1: the merge alone); *per their share. */
@@ -265,9 +280,9 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         [B_OUT] = ((size_t)pow2 + 2) * 8, /* a header of counts and status, then the keys */
         [B_OUTN] = 12,
         [B_STATUS] = 4,
-        [B_SS] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups)) * k * 4 : 4,
-        [B_SD] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups)) * k * 4 : 4,
-        [B_SN] = (size_t)(ngroups + select_groups2(ngroups)) * 4,
+        [B_SS] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups, k)) * k * 4 : 4,
+        [B_SD] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups, k)) * k * 4 : 4,
+        [B_SN] = (size_t)(ngroups + select_groups2(ngroups, k)) * 4,
         [B_SEED] = tdm_search_seeded(pl, salg, k) ? tdm_search_seed_bytes(p->nt) : 4,
         [B_SELTAB] = and_selects(p, salg) ? tdm_and_sel_tab_bytes(&p->andsel) : 4,
         [B_SELLEAD] = sizeof(tdm_decode_job),
@@ -436,9 +451,9 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
         mr = ng;
         mcap = kk;
         moff = ooff;
-        /* another stage while more than SELECT_FAN slices are left */
-        per = SELECT_FAN;
-        ng = mr > SELECT_FAN ? (mr + SELECT_FAN - 1) / SELECT_FAN : 1;
+        /* another stage while more than select_fan(k) slices are left */
+        per = select_fan(kk);
+        ng = mr > per ? (mr + per - 1) / per : 1;
     }
     tdm_karg ma[] = {
         TDM_KARG_MEM(mh),  TDM_KARG_MEM(md),   TDM_KARG_MEM(mn), TDM_KARG_U32(&moff),
@@ -541,9 +556,9 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     }
     if (ev)
         clReleaseEvent(ev);
+    tdm_resident_unhold(&sd->res, hold, NULL); /* the downloads waited for the kernels */
     tdm_sprof_end(&pf, rc == TDM_OK);
     tdm_sprof_cur = NULL;
-    tdm_resident_unhold(&sd->res, hold, NULL); /* the downloads waited for the kernels */
     s.next = NULL;
     *sp = s;
     if (rc == TDM_OK)
