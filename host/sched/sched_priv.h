@@ -17,7 +17,7 @@
 
 enum { CLASS_GPU = 0, CLASS_CPU = 1, CLASS_EITHER = 2 };
 
-#define TDM_SCHED_BATCH_MAX 64 /* queries a lane's batch takes at most */
+#define TDM_SCHED_BATCH_MAX 256 /* queries a lane's batch takes at most (Wu's cost cap first) */
 #define TDM_LANE_SLOTS_MAX TDM_SETTINGS_LANE_SLOTS_MAX
 
 typedef struct sjob {
