@@ -198,7 +198,14 @@ run "$T" run big.idx --queries many.txt -o x.run --threads 0
 want_fail "--threads"
 run "$T" run big.idx --queries many.txt -o x.run --threads 257
 want_fail "--threads"
+run "$T" run big.idx --queries many.txt -o x.run --policy best
+want_fail "--batch 0"
 [ -e x.run ] && fail "a refused run wrote its output"
+run "$T" run big.idx --queries many.txt -o x.run -k 10 --policy best --batch 0 --threads 2
+want_ok
+run "$T" run big.idx --queries many.txt -o y.run -k 10
+want_ok
+cmp -s x.run y.run || fail "--policy best changed the run"
 
 echo "$failures failure(s)"
 exit "$failures"
