@@ -241,6 +241,17 @@ static size_t merge_local(const tdm_device *d)
     return l < d->wg_size ? d->wg_size : l;
 }
 
+/* After a failure: wait for what was enqueued (it reads h and the held
+ * lists) before they go. */
+static void drain(tdm_device *d)
+{
+    cl_event e = NULL;
+    if (clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &e) == CL_SUCCESS && e) {
+        clWaitForEvents(1, &e);
+        clReleaseEvent(e);
+    }
+}
+
 /* Decode, range and merge launches, then the blocking copy of h->out. */
 static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, uint32_t n,
                       int salg, uint32_t kind, float c0, float c1, uint32_t k, uint32_t p2,
@@ -314,18 +325,10 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
             rc = tdm_cl_fail(err, e, "search batch: clEnqueueReadBuffer");
     }
     tdm_sprof_host(pf, "batch: download (blocking)", t);
+    if (rc)
+        drain(d); /* before the lists' hold goes */
     tdm_resident_unhold(&sd->res, hold, NULL);
     return rc;
-}
-
-/* After a failure: wait for what was enqueued (it reads h) before h goes. */
-static void drain(tdm_device *d)
-{
-    cl_event e = NULL;
-    if (clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &e) == CL_SUCCESS && e) {
-        clWaitForEvents(1, &e);
-        clReleaseEvent(e);
-    }
 }
 
 int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,

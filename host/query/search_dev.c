@@ -556,6 +556,13 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     }
     if (ev)
         clReleaseEvent(ev);
+    if (rc) { /* commands may still read p's arrays and the held lists: wait for them */
+        cl_event mk = NULL;
+        if (clEnqueueMarkerWithWaitList(sd->d->queue, 0, NULL, &mk) == CL_SUCCESS && mk) {
+            clWaitForEvents(1, &mk);
+            clReleaseEvent(mk);
+        }
+    }
     tdm_resident_unhold(&sd->res, hold, NULL); /* the downloads waited for the kernels */
     tdm_sprof_end(&pf, rc == TDM_OK);
     tdm_sprof_cur = NULL;
