@@ -234,6 +234,15 @@ int tdm_bq_run_devices(bq *b, tdm_index *ix)
         fprintf(stderr, "device %d: %s (%s, %u compute units)\n", d, info.name, info.platform,
                 info.compute_units);
         rc = run_device(b, sh, qs, d, info.name);
+        tdm_list_cache_stats cs; /* TANDEM_DEVICE_MEMORY below the index: docs/CACHE.md */
+        if (rc == 0 && tdm_search_cache_stats(sh, d, &cs) == TDM_OK && cs.cached)
+            fprintf(stderr, "device %d list cache: %llu bytes, hit rate %.4f (%llu hits, %llu "
+                    "misses), %llu bytes moved, %llu evictions, %llu streamed, %llu waits\n", d,
+                    (unsigned long long)cs.capacity_bytes,
+                    cs.hits + cs.misses ? (double)cs.hits / (double)(cs.hits + cs.misses) : 0,
+                    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
+                    (unsigned long long)cs.bytes_moved, (unsigned long long)cs.evictions,
+                    (unsigned long long)cs.streamed, (unsigned long long)cs.waits);
     }
     tdm_search_close(sh);
     tdm_engine_close(e);
