@@ -10,10 +10,15 @@
 
 #include "format.h"
 
+/* A resident list's place, in the offset order. */
+typedef struct span_at {
+    uint32_t off, words;
+    int32_t entry;
+} span_at;
+
 typedef struct entry {
     uint32_t list, off, words, pins;
     int32_t prev, next;  /* LRU chain (head: evicted first); free chain in `next` */
-    int32_t pos;         /* index in byoff */
     uint64_t seq;        /* order of its upload */
     cl_event ready;      /* its descriptor's write (retained) */
 } entry;
@@ -46,7 +51,8 @@ struct tdm_listcache {
     entry *e;
     uint32_t ne, ecap;
     int32_t efree, head, tail;
-    int32_t *byoff;              /* resident entries by offset */
+    span_at *byoff;              /* resident entries by offset (contiguous:
+                                    the hole search reads only this) */
     uint32_t nres;
     uint64_t used, pins, seq;
     tdm_listcache_stats st;
@@ -113,30 +119,37 @@ static void lru_push(tdm_listcache *c, int32_t i, int at_tail)
     }
 }
 
-static void byoff_insert(tdm_listcache *c, int32_t i)
+/* Where offset `off` is, or would go, in byoff. */
+static uint32_t byoff_find(const tdm_listcache *c, uint32_t off)
 {
-    uint32_t lo = 0, hi = c->nres, off = c->e[i].off;
+    uint32_t lo = 0, hi = c->nres;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        if (c->e[c->byoff[mid]].off < off)
+        if (c->byoff[mid].off < off)
             lo = mid + 1;
         else
             hi = mid;
     }
-    memmove(c->byoff + lo + 1, c->byoff + lo, (c->nres - lo) * sizeof *c->byoff);
-    c->byoff[lo] = i;
+    return lo;
+}
+
+static void byoff_insert(tdm_listcache *c, int32_t i)
+{
+    uint32_t at = byoff_find(c, c->e[i].off);
+    memmove(c->byoff + at + 1, c->byoff + at, (c->nres - at) * sizeof *c->byoff);
+    c->byoff[at] = (span_at){c->e[i].off, c->e[i].words, i};
     c->nres++;
-    for (uint32_t k = lo; k < c->nres; k++)
-        c->e[c->byoff[k]].pos = (int32_t)k;
 }
 
 static void byoff_remove(tdm_listcache *c, int32_t i)
 {
-    uint32_t p = (uint32_t)c->e[i].pos;
-    memmove(c->byoff + p, c->byoff + p + 1, (c->nres - p - 1) * sizeof *c->byoff);
+    uint32_t at = byoff_find(c, c->e[i].off);
+    while (at < c->nres && c->byoff[at].entry != i) /* lists of 0 words share offsets */
+        at++;
+    if (at == c->nres)
+        return;
+    memmove(c->byoff + at, c->byoff + at + 1, (c->nres - at - 1) * sizeof *c->byoff);
     c->nres--;
-    for (uint32_t k = p; k < c->nres; k++)
-        c->e[c->byoff[k]].pos = (int32_t)k;
 }
 
 /* First hole of at least `words`: its offset, or -1. */
@@ -144,7 +157,7 @@ static int64_t find_hole(const tdm_listcache *c, uint32_t words)
 {
     uint64_t at = 0;
     for (uint32_t k = 0; k < c->nres; k++) {
-        const entry *x = &c->e[c->byoff[k]];
+        const span_at *x = &c->byoff[k];
         if (x->off - at >= words)
             return (int64_t)at;
         at = (uint64_t)x->off + x->words;
@@ -409,8 +422,8 @@ void tdm_listcache_free(tdm_listcache *c)
     drain(c);
     pthread_mutex_unlock(&c->mu);
     for (uint32_t k = 0; k < c->nres; k++)
-        if (c->e[c->byoff[k]].ready)
-            clReleaseEvent(c->e[c->byoff[k]].ready);
+        if (c->e[c->byoff[k].entry].ready)
+            clReleaseEvent(c->e[c->byoff[k].entry].ready);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     free(c->slot);
