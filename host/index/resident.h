@@ -88,13 +88,15 @@ uint64_t tdm_resident_bytes_needed(const tdm_ireader *r);
  * memory, or a section is larger than its largest buffer. */
 int tdm_resident_check_fits(const tdm_ireader *r, const tdm_device *d, tdm_err *err);
 
-/* Creates the buffers on d and enqueues the copies on d->xfer without
- * waiting for them: out->ready completes when they are done (kernels wait
- * for it; a caller that wants the data there now waits for it). `r` must
+/* Creates the buffers on d and enqueues the copies (on d->xfer, or the
+ * stager's queue) without waiting for them: out->ready completes when they
+ * are done (kernels wait for it; a caller that wants the data there now
+ * waits for it). AUTO mode: the whole index when it fits the device and
+ * the budget (d->settings->device_memory), else a list cache. `r` must
  * stay open until out is released (the copies read its mapping; the job
- * table helpers read its descriptors). Fails cleanly (nothing held, *out
- * zeroed) with TDM_ERR_DEVICE_MEMORY when it does not fit (both sizes
- * named), TDM_ERR_LIMIT for more than 2^32 - 2 lists. */
+ * table helpers and the cache read its descriptors). Fails cleanly
+ * (nothing held, *out zeroed) with TDM_ERR_DEVICE_MEMORY when not even a
+ * cache fits (sizes named), TDM_ERR_LIMIT for more than 2^32 - 2 lists. */
 int tdm_resident_upload(const tdm_ireader *r, tdm_device *d, tdm_resident *out, tdm_err *err);
 
 /* The same with options (NULL: all defaults, which is tdm_resident_upload).
