@@ -115,6 +115,11 @@ static void decode_check(const residx *x, const tdm_resident *res, const uint32_
     cl_event done = NULL;
     assert_int_equal(tdm_decode_batch_enqueue(res, NULL, &b, bufs, od, of, st, ready ? 1 : 0,
                                               ready ? &ready : NULL, &done, &err), TDM_OK);
+    /* pins dropped when the decode is done (a completion callback; Oclgrind
+       calls none for a command it has not run yet, so there after it ran) */
+    int oclgrind = getenv("TANDEM_TEST_OCLGRIND") != NULL;
+    if (!oclgrind)
+        tdm_resident_unhold(res, h, done);
     assert_int_equal(tdm_download(d, od, 0, np * 4, hd, 1, &done, NULL, &err), TDM_OK);
     assert_int_equal(tdm_download(d, of, 0, np * 4, hf, 1, &done, NULL, &err), TDM_OK);
     int want = unheld >= 0 ? TDM_ERR_INVALID_ARG : TDM_OK;
@@ -127,8 +132,8 @@ static void decode_check(const residx *x, const tdm_resident *res, const uint32_
             memcmp(hf + b.out[i], x->freqs[l], (size_t)df * 4))
             fail_msg("list %u decoded through the cache on %s differs", l, d->info.name);
     }
-    /* pins dropped when the decode is done (the callback path) */
-    tdm_resident_unhold(res, h, done);
+    if (oclgrind)
+        tdm_resident_unhold(res, h, done);
     clReleaseEvent(done);
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
         if (bufs[c])

@@ -678,6 +678,10 @@ void tdm_resident_unhold(const tdm_resident *res, tdm_listcache_hold *h, cl_even
     if (!h)
         return;
     tdm_listcache *c = h->c;
+    cl_int status = CL_COMPLETE;
+    if (done && clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                               NULL) == CL_SUCCESS && status <= CL_COMPLETE)
+        done = NULL; /* done already (or failed): some platforms (Oclgrind) never call back */
     if (done) {
         atomic_fetch_add(&c->callbacks, 1);
         if (clSetEventCallback(done, CL_COMPLETE, on_done, h) == CL_SUCCESS)
