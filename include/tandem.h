@@ -212,7 +212,8 @@ typedef struct tdm_engine_options {
      * TANDEM_BATCH_WINDOW_US, else 200; 0 never waits. At most 1,000,000. */
     long batch_window_us;
     /* Load (queries submitted and not yet answered) from which batch lanes
-     * (GPUs) take batches. Unset (0): TANDEM_LOAD_THRESHOLD, else 4. */
+     * (GPUs; every lane of an engine without one) take batches. Unset
+     * (0): TANDEM_LOAD_THRESHOLD, else 4. */
     unsigned load_threshold;
     /* A query's deadline in milliseconds after it arrives, for deadline
      * promotion; a request may set its own. Unset (0): TANDEM_DEADLINE_MS,
@@ -657,15 +658,16 @@ TDM_API const char *tdm_policy_name(int policy);
 TDM_API int tdm_policy_parse(const char *name, int *policy);
 
 /* Load modes (Wu 2010): under light load a lane runs queries one by one;
- * from the load threshold on, batch lanes (GPUs) take batches, waiting at
- * most the batching window for one to fill. */
+ * from the load threshold on, batch lanes (GPUs; every lane of an engine
+ * without one) take batches, waiting at most the batching window for one
+ * to fill. */
 enum tdm_load_mode { TDM_LOAD_SINGLE = 0, TDM_LOAD_BATCH = 1 };
 
 #define TDM_SCHED_MAX_LANES 32
 
 typedef struct tdm_lane_stats {
     int device;            /* engine device index */
-    int gpu;               /* 1: a GPU lane (batch lane), 0: a CPU lane */
+    int gpu;               /* 1: a GPU lane, 0: a CPU lane */
     int alive;             /* 0 once the lane failed (its queries went elsewhere) */
     uint64_t queries;      /* answered by this lane */
     uint64_t batches;      /* runs of more than one query */

@@ -352,6 +352,25 @@ static void many_threads_batches(void **state)
     tdm_engine_close(e);
 }
 
+/* An engine without a GPU lane batches on its CPU lanes under load. */
+static void cpu_engine_batches(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = engine("cpu,cpu", NULL, 2, 5000, 0, NULL);
+    if (!two_lanes(e))
+        return;
+    tdm_search *s;
+    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    run_threads(s, &f->c, 6, tdm_test_small() ? 4 : 12, TDM_POLICY_HYBRID);
+    tdm_sched_stats st;
+    assert_accounted(s, &st);
+    assert_int_equal(st.failed, 0);
+    assert_true(st.batches >= 1);
+    assert_int_equal(st.lanes[0].gpu + st.lanes[1].gpu, 0);
+    tdm_search_close(s);
+    tdm_engine_close(e);
+}
+
 /* One fault spec: threads of hybrid queries, all answered as the plain path. */
 static void fault_case(fixture *f, const char *spec, int lane_dies, int lane)
 {
@@ -528,6 +547,7 @@ int main(void)
         cmocka_unit_test(every_policy),
         cmocka_unit_test(gpu_only_without_gpu),
         cmocka_unit_test(many_threads_batches),
+        cmocka_unit_test(cpu_engine_batches),
         cmocka_unit_test(faults_each_kind),
         cmocka_unit_test(every_lane_fails),
         cmocka_unit_test(bad_settings),

@@ -21,14 +21,14 @@ double tdm_sched_now(void)
 
 void tdm_sched_update_mode(struct tdm_sched *sc)
 {
-    int any_gpu = 0;
+    int any = 0; /* a live batch lane */
     for (int i = 0; i < sc->nl; i++)
-        any_gpu |= sc->lanes[i].alive && sc->lanes[i].gpu;
+        any |= sc->lanes[i].alive && sc->lanes[i].batch;
     uint64_t load = sc->st.in_flight;
     int mode = sc->mode;
-    if (mode == TDM_LOAD_SINGLE && any_gpu && load >= sc->threshold)
+    if (mode == TDM_LOAD_SINGLE && any && load >= sc->threshold)
         mode = TDM_LOAD_BATCH;
-    else if (mode == TDM_LOAD_BATCH && (!any_gpu || load < (sc->threshold + 1) / 2))
+    else if (mode == TDM_LOAD_BATCH && (!any || load < (sc->threshold + 1) / 2))
         mode = TDM_LOAD_SINGLE; /* hysteresis: back at half the threshold */
     if (mode != sc->mode) {
         sc->mode = mode;
@@ -316,7 +316,7 @@ static void *worker(void *arg)
             continue;
         }
         tdm_lane_claim(l, k, tdm_sched_now() + sc->window);
-        if (l->gpu && sc->mode == TDM_LOAD_BATCH && sc->window > 0 && n < max)
+        if (l->batch && sc->mode == TDM_LOAD_BATCH && sc->window > 0 && n < max)
             n = fill_window(l, jobs, n, max);
         pthread_mutex_unlock(&sc->mu);
         tdm_lane_run(l, k, jobs, n);

@@ -138,7 +138,7 @@ int tdm_place(struct tdm_sched *sc, sjob *j, double now, int caller_may_run)
     slane *l = &sc->lanes[b];
     j->pref = b;
     int k = tdm_lane_free_slot(l);
-    if (caller_may_run && k >= 0 && l->q.n == 0 && (!l->gpu || sc->mode == TDM_LOAD_SINGLE)) {
+    if (caller_may_run && k >= 0 && l->q.n == 0 && (!l->batch || sc->mode == TDM_LOAD_SINGLE)) {
         tdm_lane_claim(l, k, now + j->pred[b]);
         j->slot = k;
         return b;
@@ -219,7 +219,7 @@ int tdm_place_pick(struct tdm_sched *sc, slane *l, sjob **jobs, int max, double 
     if (!l->alive || max <= 0)
         return 0;
     int n = 0;
-    int batching = l->gpu && sc->mode == TDM_LOAD_BATCH;
+    int batching = l->batch && sc->mode == TDM_LOAD_BATCH;
     const tdm_device_info *info = &sc->s->dev[l->index].d->info;
     double cap = (double)(info->compute_units ? info->compute_units : 1) *
                  (double)sc->s->dev[l->index].d->wg_size * WU_BLOCKS;

@@ -48,6 +48,13 @@ static int lane_kinds(const char *spec, struct tdm_sched *sc, tdm_err *err)
                                spec, i);
         p += len + (p[len] == ',');
     }
+    /* Wu's synchronous mode is the GPU's; an engine without one batches on
+     * what it has (PoCL runs a batch a work-item per query) */
+    int gpus = 0;
+    for (int i = 0; i < sc->nl; i++)
+        gpus += sc->lanes[i].gpu;
+    for (int i = 0; i < sc->nl; i++)
+        sc->lanes[i].batch = sc->lanes[i].gpu || gpus == 0;
     return TDM_OK;
 }
 

@@ -55,7 +55,9 @@ typedef struct squeue {
 typedef struct slane {
     struct tdm_sched *sc;
     int index;              /* engine device index = position in tdm_search.dev */
-    int gpu;                /* batch lane */
+    int gpu;                /* a GPU lane (by device type or TANDEM_LANE_KINDS) */
+    int batch;              /* takes batches in batch mode: GPU lanes, or every
+                               lane of an engine without a GPU lane */
     int alive;
     int slots;              /* runs at once (a worker each; the caller's run takes one) */
     int running;            /* slots in use (running, or gathering a batch) */
