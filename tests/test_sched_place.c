@@ -37,7 +37,7 @@ static world *make(int n)
         slane *l = &w->lanes[i];
         l->sc = &w->sc;
         l->index = i;
-        l->gpu = i == 1;
+        l->gpu = l->batch = i == 1;
         l->alive = 1;
         l->slots = 1;
         pthread_cond_init(&l->cv, NULL);
