@@ -72,7 +72,9 @@ static int run_group(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err 
         tdm_err e = {0};
         int rc = tdm_search_dev_batch(&s->dev[g[i]->pl.dev], s->ndocs, g + i, (uint32_t)(j - i),
                                       g[i]->salg, g[i]->k, &e);
-        if (rc && fatal(rc)) {
+        /* a list cache too small for the batch's lists together: each alone */
+        int cache_full = rc == TDM_ERR_DEVICE_MEMORY && s->dev[g[i]->pl.dev].res.cache;
+        if (rc && fatal(rc) && !cache_full) {
             tdm_err_copy(err, &e);
             tdm_err_clear(&e);
             return rc;
