@@ -1,6 +1,8 @@
 /* Pinned, double-buffered staging of uploads (stager.h). */
 #include "stager.h"
 
+#include "common/strutil.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -36,7 +38,10 @@ struct tdm_stager {
 int tdm_stager_wanted(const tdm_device *d)
 {
     cl_bool unified = CL_TRUE;
-    if (d->info.type != TDM_DEVICE_GPU)
+    /* Oclgrind calls itself a GPU without unified memory, but its runtime is
+     * not thread-safe: the workers' concurrent maps and copies corrupted its
+     * heap (the kernel tests under it crashed at random). */
+    if (d->info.type != TDM_DEVICE_GPU || tdm_strcasestr(d->info.platform, "oclgrind"))
         return 0;
     if (clGetDeviceInfo(d->id, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL) !=
         CL_SUCCESS)
