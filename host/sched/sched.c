@@ -31,22 +31,25 @@ static int resolve_policy(const tdm_settings *st, int *policy, tdm_err *err)
 /* Each lane's kind: the test switch's items, else the device's type. */
 static int lane_kinds(const char *spec, struct tdm_sched *sc, tdm_err *err)
 {
+    /* every item is checked, also those past the engine's lanes: a bad
+       value is an error whatever the machine */
+    int item = 0;
+    for (const char *p = spec; *p; item++) {
+        size_t len = strcspn(p, ",");
+        if (len != 3 || (strncasecmp(p, "cpu", 3) && strncasecmp(p, "gpu", 3)))
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                               "lane kinds (TANDEM_LANE_KINDS) '%s': item %d is not cpu or gpu",
+                               spec, item);
+        p += len + (p[len] == ',');
+    }
     const char *p = spec;
     for (int i = 0; i < sc->nl; i++) {
         slane *l = &sc->lanes[i];
         l->gpu = sc->s->dev[i].d->info.type != TDM_DEVICE_CPU;
         if (!*p)
             continue;
-        size_t len = strcspn(p, ",");
-        if (len == 3 && !strncasecmp(p, "cpu", 3))
-            l->gpu = 0;
-        else if (len == 3 && !strncasecmp(p, "gpu", 3))
-            l->gpu = 1;
-        else
-            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                               "lane kinds (TANDEM_LANE_KINDS) '%s': item %d is not cpu or gpu",
-                               spec, i);
-        p += len + (p[len] == ',');
+        l->gpu = !strncasecmp(p, "gpu", 3);
+        p += 3 + (p[3] == ',');
     }
     /* Wu's synchronous mode is the GPU's; an engine without one batches on
      * what it has (PoCL runs a batch a work-item per query) */
