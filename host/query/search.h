@@ -173,11 +173,9 @@ int tdm_search_options_check(const tdm_search_options *in, tdm_search_options *o
  * tdm_search_open and tdm_search_close of before the scheduler. */
 int tdm_search_open_plain(tdm_engine *engine, const tdm_index *index, tdm_search **out);
 void tdm_search_close_plain(tdm_search *s);
-/* One query on the planner's device in the caller's thread (public errors,
- * as tdm_search_text/terms): the path before the scheduler, the oracle its
- * tests compare the lanes' answers with. */
-int tdm_search_text_plain(tdm_search *s, const char *text, const tdm_search_options *opts,
-                          tdm_search_result **out);
+/* One query of terms on the planner's device in the caller's thread (public
+ * errors, as tdm_search_terms): the path before the scheduler, the oracle
+ * test_sched compares the lanes' answers with. */
 int tdm_search_terms_plain(tdm_search *s, const tdm_search_term *terms, size_t n,
                            const tdm_search_options *opts, tdm_search_result **out);
 /* Tokenizes (text) or looks up (terms) rq into the finished query q

@@ -433,20 +433,6 @@ static int search(tdm_search *s, const tdm_search_query *rq, const tdm_search_op
     return TDM_OK;
 }
 
-int tdm_search_text_plain(tdm_search *s, const char *text, const tdm_search_options *opts,
-                          tdm_search_result **out)
-{
-    tdm_api_enter();
-    if (!out)
-        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_text: out is NULL");
-    *out = NULL;
-    if (!s || !text)
-        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_text: %s is NULL",
-                            !s ? "search handle" : "text");
-    tdm_search_query rq = {text, NULL, 0};
-    return search(s, &rq, opts, out);
-}
-
 int tdm_search_terms_plain(tdm_search *s, const tdm_search_term *terms, size_t n,
                            const tdm_search_options *opts, tdm_search_result **out)
 {
