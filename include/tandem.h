@@ -680,6 +680,8 @@ typedef struct tdm_lane_stats {
     uint64_t model_n;      /* observations in its cost model (calibration and
                               stored ones included) */
     int slots;             /* runs it keeps going at once (lane_slots) */
+    double active_seconds; /* wall time with at least one run going (busy_seconds sums
+                              the slots' runs): utilization = active / wall */
 } tdm_lane_stats;
 
 /* A snapshot of a search handle's scheduler. Accounting: every query

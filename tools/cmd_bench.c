@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_bench_load.h"
 #include "cmd_bench_queries.h"
 #include "common/fsutil.h"
 
@@ -92,9 +93,12 @@ int tdm_cmd_bench(int argc, char **argv)
         return tdm_bench_codecs(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "queries"))
         return tdm_bench_queries(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "load"))
+        return tdm_bench_load(argc - 1, argv + 1);
     FILE *f = argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? stdout
                                                                                   : stderr;
     fprintf(f, "usage: tandem bench codecs [options]   (--help for the options)\n"
-               "       tandem bench queries INDEX --queries FILE [options]\n");
+               "       tandem bench queries INDEX --queries FILE [options]\n"
+               "       tandem bench load INDEX --queries FILE --rates LIST|--find-max [options]\n");
     return f == stdout ? 0 : 2;
 }

@@ -46,6 +46,17 @@ int tdm_bench_write_csv(const char *path, const tdm_bench_rows *rows);
 int tdm_bench_write_svg(const char *path, const tdm_bench_rows *rows, const char *dist,
                         const char *title);
 
+/* Plain SVG through the output guard (fsutil.h), for every benchmark's
+ * plots: tdm_svg_begin opens `path`, writes the <svg> of w x h, a white
+ * background and `title` centred at title_x; NULL after a message.
+ * tdm_svg_end closes the element and commits the file: 0, or -1 after a
+ * message. tdm_svg_text writes s escaped for XML. */
+struct tdm_outfile;
+FILE *tdm_svg_begin(struct tdm_outfile *out, const char *path, int w, int h, int title_x,
+                    const char *title);
+int tdm_svg_end(struct tdm_outfile *out);
+void tdm_svg_text(FILE *f, const char *s);
+
 int tdm_bench_codecs(int argc, char **argv);
 
 struct tdm_codec_ops;

@@ -126,33 +126,53 @@ static void draw_series(FILE *f, const tdm_bench_rows *rows, const char *dist, c
     }
 }
 
-int tdm_bench_write_svg(const char *path, const tdm_bench_rows *rows, const char *dist,
-                        const char *title)
+void tdm_svg_text(FILE *f, const char *s)
 {
-    tdm_outfile out;
-    tdm_err err = {0};
-    if (tdm_outfile_open(&out, path, &err) != TDM_OK) {
-        fprintf(stderr, "tandem bench: %s\n", tdm_err_msg(&err));
-        tdm_err_clear(&err);
-        return -1;
-    }
-    FILE *f = out.f;
-    axes a;
-    find_axes(rows, dist, &a);
-    fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
-               "font-family='sans-serif' font-size='12'>\n<rect width='100%%' height='100%%' "
-               "fill='white'/>\n", W, H);
-    fprintf(f, "<text x='%d' y='28' text-anchor='middle' font-size='15'>", (ML + W - MR) / 2);
-    for (const char *p = title; *p; p++) /* escape what XML needs */
+    for (const char *p = s; *p; p++) /* escape what XML needs */
         fputs(*p == '<' ? "&lt;" : *p == '>' ? "&gt;" : *p == '&' ? "&amp;" : (char[2]){*p, 0},
               f);
+}
+
+FILE *tdm_svg_begin(tdm_outfile *out, const char *path, int w, int h, int title_x,
+                    const char *title)
+{
+    tdm_err err = {0};
+    if (tdm_outfile_open(out, path, &err) != TDM_OK) {
+        fprintf(stderr, "tandem bench: %s\n", tdm_err_msg(&err));
+        tdm_err_clear(&err);
+        return NULL;
+    }
+    FILE *f = out->f;
+    fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
+               "font-family='sans-serif' font-size='12'>\n<rect width='100%%' height='100%%' "
+               "fill='white'/>\n", w, h);
+    fprintf(f, "<text x='%d' y='28' text-anchor='middle' font-size='15'>", title_x);
+    tdm_svg_text(f, title);
     fprintf(f, "</text>\n");
-    draw_grid(f, &a);
-    draw_series(f, rows, dist, &a);
-    fprintf(f, "</svg>\n");
-    int rc = tdm_outfile_commit(&out, &err); /* renamed over path only when complete */
+    return f;
+}
+
+int tdm_svg_end(tdm_outfile *out)
+{
+    tdm_err err = {0};
+    fprintf(out->f, "</svg>\n");
+    int rc = tdm_outfile_commit(out, &err); /* renamed over path only when complete */
     if (rc != TDM_OK)
         fprintf(stderr, "tandem bench: %s\n", tdm_err_msg(&err));
     tdm_err_clear(&err);
     return rc == TDM_OK ? 0 : -1;
+}
+
+int tdm_bench_write_svg(const char *path, const tdm_bench_rows *rows, const char *dist,
+                        const char *title)
+{
+    tdm_outfile out;
+    FILE *f = tdm_svg_begin(&out, path, W, H, (ML + W - MR) / 2, title);
+    if (!f)
+        return -1;
+    axes a;
+    find_axes(rows, dist, &a);
+    draw_grid(f, &a);
+    draw_series(f, rows, dist, &a);
+    return tdm_svg_end(&out);
 }

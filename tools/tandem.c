@@ -13,7 +13,7 @@ static const tdm_cli_command commands[] = {
     {"stats", tdm_cmd_stats, "documents, terms, postings, bytes per posting (--verify)"},
     {"lookup", tdm_cmd_lookup, "df, cf and the first postings of a term"},
     {"terms", tdm_cmd_terms, "the terms of an index with df and cf (--top N, --prefix P)"},
-    {"bench", tdm_cmd_bench, "benchmarks: 'bench codecs' (decoding), 'bench queries' (latency)"},
+    {"bench", tdm_cmd_bench, "benchmarks: 'bench codecs' (decoding), 'bench queries' (latency), 'bench load' (Poisson arrivals per policy)"},
     {"import", tdm_cmd_import, "CIFF or PISA binary collection to an index"},
     {"export", tdm_cmd_export, "an index to CIFF or a PISA binary collection"},
     {"gen", tdm_cmd_gen, "synthetic collections (Zipf) and lists (uniform, clustered)"},

@@ -233,6 +233,8 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
         pred += jobs[i]->pred[l->index];
     }
     l->run_end[k] = t0 + pred;
+    if (l->active++ == 0)
+        l->active_t0 = t0;
     pthread_mutex_unlock(&sc->mu);
 
     tdm_err e = {0};
@@ -254,6 +256,8 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
 
     pthread_mutex_lock(&sc->mu);
     l->st.busy_seconds += now - t0;
+    if (--l->active == 0)
+        l->st.active_seconds += now - l->active_t0;
     if (rc)
         run_failed(l, jobs, n, rc, &e, now);
     else

@@ -329,6 +329,8 @@ void tdm_sched_stats_get(tdm_sched *sc, tdm_sched_stats *out)
         ls->queued = l->q.n;
         ls->model_n = l->model.observed;
         ls->slots = l->slots;
+        if (l->active) /* the run going now counts to now */
+            ls->active_seconds += tdm_sched_now() - l->active_t0;
         ls->pred_error = l->st.pred_n ? l->err_sum / (double)l->st.pred_n : 0;
         err_sum += l->err_sum;
         err_n += l->st.pred_n;

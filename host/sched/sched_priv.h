@@ -74,6 +74,8 @@ typedef struct slane {
     pthread_cond_t cv;
     tdm_lane_stats st;
     double err_sum;
+    int active;             /* runs going now (st.active_seconds counts while > 0) */
+    double active_t0;       /* since when */
     uint32_t warm;          /* algorithms this lane ran in this process (bit per algorithm) */
 } slane;
 
