@@ -48,3 +48,6 @@
 #include "cl/search_seed.cl"
 #include "cl/search_select.cl"
 #include "cl/search_batch.cl"
+
+/* ---- ranked AND step by step, movable between devices (Griffin) */
+#include "cl/and_step.cl"

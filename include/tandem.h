@@ -241,6 +241,10 @@ typedef struct tdm_engine_options {
      * of one query overlaps the device work of another), 1 .. 8
      * (docs/SCHED.md). Unset (0): TANDEM_LANE_SLOTS, else 2. */
     unsigned lane_slots;
+    /* Griffin's intra-query migration of ranked AND (enum tdm_migrate;
+     * docs/SCHED.md). Unset (0): TANDEM_MIGRATE ("auto", "force", "off"),
+     * else auto. */
+    int migrate;
 } tdm_engine_options;
 
 /* Sets o->struct_size and every option to its unset value as documented
@@ -519,6 +523,8 @@ typedef struct tdm_search_options {
                               init TDM_POLICY_DEFAULT, the engine's policy */
     double deadline_ms;    /* deadline after arrival for deadline promotion;
                               init 0, the engine's (tdm_engine_options) */
+    int migrate;           /* enum tdm_migrate for this request; init
+                              TDM_MIGRATE_DEFAULT, the engine's */
 } tdm_search_options;
 
 TDM_API void tdm_search_options_init(tdm_search_options *o);
@@ -567,6 +573,12 @@ typedef struct tdm_search_result {
     double predicted_seconds; /* the cost model's time for it on the lane that
                               answered (0: not predicted) */
     uint32_t handovers;    /* times a failing lane handed it to another lane */
+    /* Ranked AND run step by step (Griffin's migration, docs/SCHED.md):
+       steps > 0; `device` is the lane of the last step. */
+    uint32_t steps;        /* lists intersected (0: not run step by step) */
+    uint32_t migrations;   /* times the rest of the query moved to another lane */
+    int first_device;      /* the lane of the first step (when steps > 0) */
+    uint64_t carried_bytes;/* intermediate results moved between devices (down + up) */
 } tdm_search_result;
 
 /* Makes `index` searchable on `engine` (uploads what stays resident to each
@@ -651,6 +663,20 @@ enum tdm_policy {
     TDM_POLICY_DIRECT = 5    /* no lane: the caller's thread on the planner's device */
 };
 
+/* Griffin's intra-query migration (Liu et al. 2018) of ranked AND
+ * (TDM_ALGO_AND, 2+ terms): the lists are intersected shortest first, a
+ * step at a time, and after each step the rest of the query may move to
+ * the lane the cost model now prefers, carrying only the candidates and
+ * their partial scores. AUTO: under the hybrid policy, by the model; FORCE:
+ * under any lane policy, every step moves to another live lane (tests,
+ * benchmarks); OFF: a ranked AND runs whole on one lane. */
+enum tdm_migrate {
+    TDM_MIGRATE_DEFAULT = 0, /* per request: the engine's (engine: AUTO) */
+    TDM_MIGRATE_AUTO = 1,
+    TDM_MIGRATE_FORCE = 2,
+    TDM_MIGRATE_OFF = 3
+};
+
 /* "default", "cpu-only", "gpu-only", "best", "hybrid", "direct"; NULL if unknown. */
 TDM_API const char *tdm_policy_name(int policy);
 /* The policy named `name` (as above; also "cpu", "gpu", "best-device"),
@@ -706,6 +732,9 @@ typedef struct tdm_sched_stats {
     int nlanes;
     tdm_lane_stats lanes[TDM_SCHED_MAX_LANES];
     uint64_t deadline_misses; /* answered after their deadline */
+    uint64_t stepped;      /* ranked AND queries run step by step (Griffin) */
+    uint64_t migrations;   /* moves of such a query's rest to another lane */
+    uint64_t carried_bytes;/* their intermediate results moved (down + up) */
 } tdm_sched_stats;
 
 TDM_API void tdm_sched_stats_init(tdm_sched_stats *st);

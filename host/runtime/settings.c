@@ -196,6 +196,26 @@ static int resolve_deadline(const tdm_engine_options *o, tdm_settings *s, tdm_er
     return TDM_OK;
 }
 
+/* The option (enum tdm_migrate), else TANDEM_MIGRATE by name, else auto. */
+static int resolve_migrate(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
+{
+    static const char *const names[] = {"", "auto", "force", "off"};
+    const char *v = o->migrate ? NULL : env("TANDEM_MIGRATE");
+    s->migrate = o->migrate ? o->migrate : TDM_MIGRATE_AUTO;
+    if (o->migrate < 0 || o->migrate > TDM_MIGRATE_OFF)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "engine option migrate: %d is unknown",
+                           o->migrate);
+    if (!v)
+        return TDM_OK;
+    for (int m = TDM_MIGRATE_AUTO; m <= TDM_MIGRATE_OFF; m++)
+        if (!strcasecmp(v, names[m])) {
+            s->migrate = m;
+            return TDM_OK;
+        }
+    return tdm_err_set(err, TDM_ERR_INVALID_ARG, "TANDEM_MIGRATE=%s: expected auto, force or off",
+                       v);
+}
+
 static int resolve_sched(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
 {
     long v = 0;
@@ -217,6 +237,8 @@ static int resolve_sched(const tdm_engine_options *o, tdm_settings *s, tdm_err *
     s->lane_slots = (unsigned)v;
     if (rc == TDM_OK)
         rc = resolve_deadline(o, s, err);
+    if (rc == TDM_OK)
+        rc = resolve_migrate(o, s, err);
     if (rc)
         return rc;
     const char *p = o->policy ? NULL : env("TANDEM_POLICY");

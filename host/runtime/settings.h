@@ -27,6 +27,7 @@
  *                                                       host/sched parses it)
  *   lane_kinds            lane_kinds                    TANDEM_LANE_KINDS (test switch)
  *   lane_slots            lane_slots                    TANDEM_LANE_SLOTS
+ *   migrate               migrate                       TANDEM_MIGRATE (auto, force, off)
  *   device_memory         device_memory                 TANDEM_DEVICE_MEMORY
  *
  * An invalid value (option or environment) is TDM_ERR_INVALID_ARG with a
@@ -61,6 +62,7 @@ typedef struct tdm_settings {
     char *fault_inject;       /* never NULL ("" for none) */
     char *lane_kinds;         /* never NULL ("" for the device types) */
     unsigned lane_slots;      /* runs a lane keeps going at once, 1 .. TDM_SETTINGS_LANE_SLOTS_MAX */
+    int migrate;              /* enum tdm_migrate, never DEFAULT (TANDEM_MIGRATE) */
     uint64_t device_memory;   /* bytes an index may take on a device, 0: no budget
                                  (index/resident.h) */
 } tdm_settings;

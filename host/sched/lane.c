@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "query/and_step.h"
 #include "sched_priv.h"
 
 #define RETRIES 3 /* runs of a query on a lane that failed it but lives on */
@@ -41,6 +42,8 @@ static void complete(struct tdm_sched *sc, sjob *j)
 {
     j->done = 1;
     sc->st.in_flight--;
+    if (j->as)
+        sc->st.carried_bytes += j->as->carried;
     if (tdm_sched_now() > j->deadline)
         sc->st.deadline_misses++;
     if (j->rc == TDM_OK)
@@ -156,6 +159,10 @@ static void run_failed(slane *l, sjob **jobs, int n, int rc, const tdm_err *e, d
     char msg[256];
     snprintf(msg, sizeof msg, "lane %d (%s): %s", l->index, sc->s->dev[l->index].d->info.name,
              tdm_err_msg(e));
+    if (rc == TDM_ERR_UNSUPPORTED && n == 1 && jobs[0]->as && sc->nl > 1) {
+        hand_over(sc, l, jobs[0], rc, msg, now); /* this device cannot: another may */
+        return;
+    }
     if (!passing(rc) && !lane_fatal(rc)) { /* host trouble: no lane does better */
         for (int i = 0; i < n; i++) {
             jobs[i]->rc = tdm_err_set(&jobs[i]->err, rc, "%s", tdm_err_msg(e));
@@ -188,7 +195,10 @@ static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **resul
         j->res = r;
         j->rc = TDM_OK; /* the query's own error, if any, is r->status */
         l->st.queries++;
-        if (n == 1 && r->status == TDM_OK && r->device >= 0 && tdm_lane_warm(l, r->algorithm)) {
+        /* a step-by-step query is observed only when it ran whole here */
+        int whole = !j->as || (j->migrations == 0 && j->handovers == 0);
+        if (n == 1 && whole && r->status == TDM_OK && r->device >= 0 &&
+            tdm_lane_warm(l, r->algorithm)) {
             double rel = fabs(j->pred[l->index] - dt) / (dt > 1e-9 ? dt : 1e-9);
             l->err_sum += rel;
             l->st.pred_n++;
@@ -201,6 +211,18 @@ static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **resul
         sc->st.batches++;
         sc->st.batched += (uint64_t)n;
     }
+}
+
+/* After a segment of a step-by-step query that moved its rest to lane `to`
+ * (lock held). */
+static void run_moved(slane *l, sjob *j, int to, double now)
+{
+    struct tdm_sched *sc = l->sc;
+    if (tdm_migrate_move(sc, j, l->index, to, now) == 0)
+        return;
+    j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE,
+                        "search: the rest of the query had no live lane to go to");
+    complete(sc, j);
 }
 
 /* Whether any query waits in a queue (lock held). */
@@ -225,7 +247,8 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
     int fault = fault_now(l);
     double pred = 0;
     for (int i = 0; i < n; i++) {
-        jobs[i]->started = t0;
+        if (!jobs[i]->as || jobs[i]->started == 0) /* a moved query started before */
+            jobs[i]->started = t0;
         jobs[i]->mode = n > 1 ? TDM_LOAD_BATCH : sc->mode;
         qs[i] = jobs[i]->q;
         os[i] = jobs[i]->o;
@@ -238,17 +261,20 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
     pthread_mutex_unlock(&sc->mu);
 
     tdm_err e = {0};
-    int rc;
+    int rc, moved = -1;
     if (fault == TDM_FAULT_BUILD)
         rc = tdm_err_set(&e, TDM_ERR_BUILD, "kernel build failed (injected by TANDEM_FAULT_INJECT)");
     else if (fault == TDM_FAULT_OOM)
         rc = tdm_err_set(&e, TDM_ERR_DEVICE_MEMORY,
                          "device out of memory (injected by TANDEM_FAULT_INJECT)");
+    else if (n == 1 && jobs[0]->as) /* ranked AND step by step (migrate.c) */
+        rc = tdm_migrate_run(l, jobs[0], &moved, &results[0], &e);
     else
         rc = tdm_search_run_batch(sc->s, qs, os, (size_t)n, results, &e);
     if (rc == TDM_OK && fault == TDM_FAULT_LOST) { /* the device went away with the answers */
         for (int i = 0; i < n; i++)
             tdm_search_result_free(results[i]);
+        moved = -1; /* nor does a moved query's intermediate count */
         rc = tdm_err_set(&e, TDM_ERR_OPENCL,
                          "device lost mid-query (injected by TANDEM_FAULT_INJECT)");
     }
@@ -260,6 +286,8 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
         l->st.active_seconds += now - l->active_t0;
     if (rc)
         run_failed(l, jobs, n, rc, &e, now);
+    else if (moved >= 0)
+        run_moved(l, jobs[0], moved, now);
     else
         run_answered(l, jobs, n, results, now - t0, now);
     tdm_lane_release(l, k);

@@ -17,11 +17,11 @@
 #define CLIP 4.0       /* a mature fit takes an observation as at most 4x off its prediction */
 #define FILE_MAGIC "tandem-sched-model 1"
 
-void tdm_qfeat_from(const tdm_query *q, uint32_t k, tdm_qfeat *f)
+void tdm_qfeat_from_lens(const uint64_t *len, size_t n, uint32_t k, tdm_qfeat *f)
 {
     uint64_t s1 = UINT64_MAX, s2 = UINT64_MAX, sum = 0;
-    for (size_t i = 0; i < q->nterms; i++) {
-        uint64_t l = q->terms[i].df;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t l = len[i];
         sum += l;
         if (l < s1) {
             s2 = s1;
@@ -37,21 +37,30 @@ void tdm_qfeat_from(const tdm_query *q, uint32_t k, tdm_qfeat *f)
     /* UBOC: LOS x the log of every other list (the shortest once only) */
     double logs = 0;
     int skipped = 0;
-    for (size_t i = 0; i < q->nterms; i++) {
-        if (!skipped && q->terms[i].df == s1) {
+    for (size_t i = 0; i < n; i++) {
+        if (!skipped && len[i] == s1) {
             skipped = 1;
             continue;
         }
-        logs += log2((double)q->terms[i].df + 1.0);
+        logs += log2((double)len[i] + 1.0);
     }
     f->los = s1;
     f->x[0] = 1.0;
     f->x[1] = (double)s1 / 1e5;
     f->x[2] = (double)s2 / 1e5;
     f->x[3] = (double)sum / 1e6;
-    f->x[4] = (double)q->nterms / 8.0;
+    f->x[4] = (double)n / 8.0;
     f->x[5] = (double)k / 1000.0;
     f->x[6] = (double)s1 * logs / 1e6;
+}
+
+void tdm_qfeat_from(const tdm_query *q, uint32_t k, tdm_qfeat *f)
+{
+    uint64_t len[TDM_SEARCH_MAX_TERMS];
+    size_t n = q->nterms < TDM_SEARCH_MAX_TERMS ? q->nterms : TDM_SEARCH_MAX_TERMS;
+    for (size_t i = 0; i < n; i++)
+        len[i] = q->terms[i].df;
+    tdm_qfeat_from_lens(len, n, k, f);
 }
 
 void tdm_model_init(tdm_model *m, int gpu)

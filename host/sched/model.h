@@ -17,6 +17,7 @@
 #ifndef TDM_SCHED_MODEL_H
 #define TDM_SCHED_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/error.h"
@@ -46,6 +47,9 @@ typedef struct tdm_model {
 
 /* The features of the finished query q asked for its top k. */
 void tdm_qfeat_from(const tdm_query *q, uint32_t k, tdm_qfeat *f);
+/* The same from the n list lengths len[] (the rest of a query run step by
+ * step: its candidates and the lists left). */
+void tdm_qfeat_from_lens(const uint64_t *len, size_t n, uint32_t k, tdm_qfeat *f);
 
 void tdm_model_init(tdm_model *m, int gpu);
 /* Predicted seconds of algorithm alg (enum tdm_algorithm, not AUTO) for f; > 0. */

@@ -178,6 +178,8 @@ static int worth_stealing(const sjob *j, const slane *v, const slane *thief, dou
 {
     if (j->pin >= 0 || j->policy == TDM_POLICY_BEST || !allowed(j, thief, 0))
         return 0;
+    if (j->migrations) /* the rest of a query moved here by the model (migrate.c) */
+        return 0;
     if (!allowed(j, thief, 1) && v->alive)
         return 0;
     return j->pred[thief->index] < tdm_lane_rest(v, now) + j->pred[v->index];

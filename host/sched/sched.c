@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "query/and_step.h"
 #include "sched_priv.h"
 
 /* ---- open */
@@ -111,6 +112,7 @@ int tdm_sched_open(tdm_search *s, tdm_sched **out, tdm_err *err)
     sc->threshold = st->load_threshold;
     sc->deadline = st->deadline_ms * 1e-3;
     sc->batch_max = TDM_SCHED_BATCH_MAX;
+    sc->migrate = st->migrate ? st->migrate : TDM_MIGRATE_AUTO;
     tdm_fault faults[TDM_SCHED_MAX_LANES];
     int rc = resolve_policy(st, &sc->policy, err);
     if (rc == TDM_OK)
@@ -197,6 +199,14 @@ static int finish(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm_er
     r->queue_seconds = j->started - j->arrive;
     r->predicted_seconds = r->device >= 0 && r->device < sc->nl ? j->pred[r->device] : 0;
     r->handovers = j->handovers;
+    if (j->as && r->steps > 0) { /* ran step by step (not whole in a batch) */
+        r->migrations = j->migrations;
+        r->first_device = j->first_dev >= 0 ? j->first_dev : r->device;
+        r->carried_bytes = j->as->carried;
+        r->launches = j->as->launches;
+        r->bytes_up = j->as->bytes_up;
+        r->bytes_down = j->as->bytes_down;
+    }
     r->seconds = tdm_sched_now() - j->arrive;
     *out = r;
     return TDM_OK;
@@ -241,6 +251,7 @@ static int submit(struct tdm_sched *sc, sjob *j)
     pthread_mutex_lock(&sc->mu);
     sc->st.submitted++;
     sc->st.in_flight++;
+    sc->st.stepped += j->as != NULL;
     tdm_sched_update_mode(sc);
     tdm_place_predict(sc, j);
     int lane = tdm_place(sc, j, now, 1);
@@ -295,15 +306,28 @@ int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_
     }
     tdm_qfeat_from(&tq, j.o.k, &j.f);
     j.alg = expected_alg(&j.o, &tq);
-    tdm_query_free(&tq);
-    j.q = *q;
     j.pin = j.o.device;
+    rc = tdm_migrate_prepare(sc, &j, &tq, err);
+    tdm_query_free(&tq);
+    if (rc) {
+        pthread_mutex_lock(&sc->mu);
+        sc->st.submitted++;
+        sc->st.failed++;
+        pthread_mutex_unlock(&sc->mu);
+        return rc;
+    }
+    j.q = *q;
     j.deadline = j.arrive + (j.o.deadline_ms > 0 ? j.o.deadline_ms * 1e-3 : sc->deadline);
     j.where = -2;
     pthread_cond_init(&j.cv, NULL);
     submit(sc, &j);
     pthread_cond_destroy(&j.cv);
-    return finish(sc, &j, out, err);
+    rc = finish(sc, &j, out, err);
+    if (j.as) {
+        tdm_astep_free(j.as);
+        free(j.as);
+    }
+    return rc;
 }
 
 /* ---- counters */

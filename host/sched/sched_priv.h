@@ -44,6 +44,11 @@ typedef struct sjob {
     int mode;
     int slot;               /* the lane slot tdm_place claimed for the caller's run */
     pthread_cond_t cv;
+    /* Griffin's migration (migrate.c): a ranked AND run step by step */
+    struct tdm_astep *as;   /* NULL: the query runs whole */
+    int mig;                /* enum tdm_migrate: AUTO or FORCE */
+    int first_dev;          /* lane of its first step, -1 before it */
+    uint32_t migrations;
 } sjob;
 
 typedef struct squeue {
@@ -92,6 +97,7 @@ struct tdm_sched {
     double deadline;        /* seconds */
     int mode;               /* enum tdm_load_mode */
     uint32_t batch_max;     /* <= TDM_SCHED_BATCH_MAX */
+    int migrate;            /* the engine's enum tdm_migrate (never DEFAULT) */
     tdm_sched_stats st;
 };
 
@@ -137,6 +143,33 @@ void tdm_lane_fail(slane *l, const char *msg, double now);
 void tdm_sched_update_mode(struct tdm_sched *sc);
 
 double tdm_sched_now(void);
+
+/* ---- migrate.c: Griffin's intra-query migration */
+/* What the decision reads, per lane: whether the rest may go there, the
+ * cost model's time for the rest there, the seconds until it could start
+ * (0 for the lane it is on), the cost of moving there (0 for that lane). */
+typedef struct tdm_mig_in {
+    int nl, cur, force;
+    int ok[TDM_SCHED_MAX_LANES];
+    double rest[TDM_SCHED_MAX_LANES], wait[TDM_SCHED_MAX_LANES], move[TDM_SCHED_MAX_LANES];
+} tdm_mig_in;
+/* The lane for the rest of the query: cur, or the lane finishing it first
+ * (wait + move + rest) when that beats cur by the margin; under force the
+ * next allowed lane after cur (round robin), cur when none. Pure. */
+int tdm_migrate_choose(const tdm_mig_in *in);
+/* Seconds to carry `bytes` of intermediate from lane `from` to lane `to`
+ * (down from one device, up to the other). */
+double tdm_migrate_cost(const struct tdm_sched *sc, int from, int to, double bytes);
+/* Whether j runs step by step, and if so its state (j->as, from the
+ * finished query *q, taken over). TDM_OK when it need not. */
+int tdm_migrate_prepare(struct tdm_sched *sc, sjob *j, tdm_query *q, tdm_err *err);
+/* Runs j's next segment on lane l (no lock held): *res when it ended
+ * there, else *moved the lane its rest goes to (the intermediate pending). */
+int tdm_migrate_run(slane *l, sjob *j, int *moved, tdm_search_result **res, tdm_err *err);
+/* After a segment that moved (lock held): commits its intermediate and
+ * queues j at the front of lane `to`'s queue (placed again when that lane
+ * died meanwhile); -1 when no lane can take it. */
+int tdm_migrate_move(struct tdm_sched *sc, sjob *j, int from, int to, double now);
 
 /* ---- calib.c */
 /* Runs n sample queries on every lane (before the workers start) and feeds

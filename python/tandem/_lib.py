@@ -65,7 +65,8 @@ class EngineOptions(ctypes.Structure):
                 ("policy", c_int), ("batch_window_us", ctypes.c_long),
                 ("load_threshold", c_uint), ("deadline_ms", c_double), ("calibrate", c_int),
                 ("fault_inject", c_char_p), ("lane_kinds", c_char_p),
-                ("device_memory", c_uint64), ("lane_slots", c_uint)]
+                ("device_memory", c_uint64), ("lane_slots", c_uint),
+                ("migrate", c_int)]
 
 
 class IndexStats(ctypes.Structure):
@@ -110,7 +111,7 @@ class SearchOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("algorithm", c_int), ("k", c_uint32),
                 ("scoring", c_int), ("k1", c_double), ("b", c_double), ("device", c_int),
                 ("ranges", c_uint32), ("variant", c_int),
-                ("policy", c_int), ("deadline_ms", c_double)]
+                ("policy", c_int), ("deadline_ms", c_double), ("migrate", c_int)]
 
 
 class SearchTerm(ctypes.Structure):
@@ -130,7 +131,9 @@ class SearchResult(ctypes.Structure):
                 ("status", c_int), ("error", c_char_p), ("batch", c_uint32),
                 # the scheduler's account (appended by sched)
                 ("policy", c_int), ("load_mode", c_int), ("queue_seconds", c_double),
-                ("predicted_seconds", c_double), ("handovers", c_uint32)]
+                ("predicted_seconds", c_double), ("handovers", c_uint32),
+                ("steps", c_uint32), ("migrations", c_uint32), ("first_device", c_int),
+                ("carried_bytes", c_uint64)]
 
 
 class SearchQuery(ctypes.Structure):

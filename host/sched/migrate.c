@@ -1,0 +1,151 @@
+/* Griffin's intra-query migration (Liu et al. 2018; docs/SCHED.md): a
+ * ranked AND runs step by step (query/and_step.h) and after each step the
+ * rest of the query may move to the lane the cost model now prefers,
+ * carrying only the candidates and their score columns. */
+#include <stdlib.h>
+
+#include "query/and_step.h"
+#include "sched_priv.h"
+
+/* Move only when the other lane's finish (its wait, the carrying, the rest
+ * there) is below this share of the rest where the query is: a prediction
+ * is noisy, and a move costs a round trip through host memory. */
+#define MARGIN 0.8
+/* Carrying between host and a device, one way: a GPU behind PCIe, a CPU
+ * device (host memory: a copy). Latency per copy, bandwidth. */
+#define GPU_LAT_S 20e-6
+#define GPU_GBS 12.0
+#define CPU_LAT_S 5e-6
+#define CPU_GBS 8.0
+
+double tdm_migrate_cost(const struct tdm_sched *sc, int from, int to, double bytes)
+{
+    const slane *f = &sc->lanes[from], *t = &sc->lanes[to];
+    /* down: the candidates and each column, a copy each (their count known) */
+    double down = (f->gpu ? GPU_LAT_S : CPU_LAT_S) * 2 + bytes / ((f->gpu ? GPU_GBS : CPU_GBS) * 1e9);
+    double up = (t->gpu ? GPU_LAT_S : CPU_LAT_S) * 2 + bytes / ((t->gpu ? GPU_GBS : CPU_GBS) * 1e9);
+    return down + up;
+}
+
+int tdm_migrate_choose(const tdm_mig_in *in)
+{
+    int cur = in->cur;
+    if (in->force) {
+        for (int s = 1; s < in->nl; s++) {
+            int i = (cur + s) % in->nl;
+            if (in->ok[i])
+                return i;
+        }
+        return cur;
+    }
+    double stay = in->rest[cur], bt = stay;
+    int best = cur;
+    for (int i = 0; i < in->nl; i++) {
+        if (i == cur || !in->ok[i])
+            continue;
+        double t = in->wait[i] + in->move[i] + in->rest[i];
+        if (t < bt) {
+            bt = t;
+            best = i;
+        }
+    }
+    return best != cur && bt < MARGIN * stay ? best : cur;
+}
+
+/* Whether the rest of j may go to lane l: alive, never failed it, of the
+ * policy's kind. */
+static int lane_ok(const sjob *j, const slane *l)
+{
+    if (!l->alive || (j->tried & (1u << l->index)))
+        return 0;
+    if (j->policy == TDM_POLICY_CPU_ONLY)
+        return !l->gpu;
+    if (j->policy == TDM_POLICY_GPU_ONLY)
+        return l->gpu;
+    return 1;
+}
+
+int tdm_migrate_prepare(struct tdm_sched *sc, sjob *j, tdm_query *q, tdm_err *err)
+{
+    int mig = j->o.migrate ? j->o.migrate : sc->migrate;
+    if (mig == TDM_MIGRATE_OFF || (mig == TDM_MIGRATE_AUTO && j->policy != TDM_POLICY_HYBRID))
+        return TDM_OK;
+    if (!tdm_astep_applies(q, j->o.algorithm) || j->pin >= 0 || sc->nl < 2)
+        return TDM_OK;
+    tdm_astep *a = calloc(1, sizeof *a);
+    if (!a)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    int rc = tdm_astep_open(sc->s, q, &j->o, a, err);
+    if (rc) {
+        tdm_astep_free(a);
+        free(a);
+        return rc;
+    }
+    j->as = a;
+    j->mig = mig;
+    j->first_dev = -1;
+    return TDM_OK;
+}
+
+typedef struct decide_ctx {
+    slane *l;
+    sjob *j;
+} decide_ctx;
+
+/* After a step on lane dev (the query's own run, no lock held): where the
+ * rest goes. Also leaves the rest's predictions in j->pred for the queue
+ * it may join. */
+static int decide(void *user, const tdm_astep *a, uint32_t done, uint32_t n, int dev)
+{
+    decide_ctx *c = user;
+    struct tdm_sched *sc = c->l->sc;
+    sjob *j = c->j;
+    uint64_t len[TDM_SEARCH_MAX_TERMS + 1];
+    size_t nl = 0;
+    len[nl++] = n;
+    for (uint32_t i = done; i < a->nt && nl < TDM_SEARCH_MAX_TERMS + 1; i++)
+        len[nl++] = tdm_astep_rest_df(a, i);
+    tdm_qfeat f;
+    tdm_qfeat_from_lens(len, nl, a->k, &f);
+    double bytes = (double)n * 4.0 * (1.0 + done);
+    tdm_mig_in in = {.nl = sc->nl, .cur = dev, .force = j->mig == TDM_MIGRATE_FORCE};
+    pthread_mutex_lock(&sc->mu);
+    double now = tdm_sched_now();
+    for (int i = 0; i < sc->nl; i++) {
+        slane *l = &sc->lanes[i];
+        in.ok[i] = lane_ok(j, l);
+        in.rest[i] = tdm_model_predict(&l->model, TDM_ALGO_AND, &f);
+        in.wait[i] = i == dev ? 0 : tdm_place_backlog(sc, l, now);
+        in.move[i] = i == dev ? 0 : tdm_migrate_cost(sc, dev, i, bytes);
+        j->pred[i] = in.rest[i] + in.move[i];
+    }
+    int to = tdm_migrate_choose(&in);
+    pthread_mutex_unlock(&sc->mu);
+    return to;
+}
+
+int tdm_migrate_run(slane *l, sjob *j, int *moved, tdm_search_result **res, tdm_err *err)
+{
+    decide_ctx c = {l, j};
+    return tdm_astep_run(l->sc->s, j->as, l->index, decide, &c, moved, res, err);
+}
+
+int tdm_migrate_move(struct tdm_sched *sc, sjob *j, int from, int to, double now)
+{
+    tdm_astep_commit(j->as);
+    if (j->first_dev < 0)
+        j->first_dev = from;
+    j->migrations++;
+    sc->st.migrations++;
+    slane *t = &sc->lanes[to];
+    if (t->alive && !(j->tried & (1u << to))) {
+        /* the front of its queue: the query is older than what waits there */
+        j->pref = to;
+        tdm_squeue_push_front(&t->q, j, to, j->pred[to]);
+        pthread_cond_broadcast(&t->cv);
+        return 0;
+    }
+    /* the lane died since the decision: placed again like a new query
+     * (tdm_place never picks a dead lane) */
+    return tdm_place(sc, j, now, 0) == -2 ? -1 : 0;
+}
