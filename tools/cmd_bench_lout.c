@@ -77,7 +77,7 @@ void tdm_bl_print_max(FILE *f, const tdm_bl *b)
                 continue;
             }
             const tdm_bl_point *p = &b->set.v[at];
-            fprintf(f, "%10.4g %8.2f %8.2f %8.2f %8.2f %6.2f %11s %9s\n", r, p->p50, p->p95,
+            fprintf(f, "%10.6g %8.2f %8.2f %8.2f %8.2f %6.2f %11s %9s\n", r, p->p50, p->p95,
                     p->p99, p->p999, pctof(p->misses, p->arrivals), xcpu, xfull);
         }
 }
