@@ -115,8 +115,8 @@ static void check_device(tdm_device *d, const tdm_resident *res, const tdm_and_s
         fail_msg("upload: %s", tdm_err_msg(&err));
     uint32_t launches = 0;
     uint64_t up = 0;
-    if (tdm_and_sel_enqueue(res, a, tab, lj, flags, jobs, docs, freqs, terms, status, 2, ev,
-                            &done, &launches, &up, &err))
+    if (tdm_and_sel_enqueue(res, NULL, a, tab, lj, flags, jobs, docs, freqs, terms, status, 2,
+                            ev, &done, &launches, &up, &err))
         fail_msg("%s: enqueue: %s", what, tdm_err_msg(&err));
     clReleaseEvent(ev[0]);
     clReleaseEvent(ev[1]);

@@ -140,8 +140,8 @@ static void seed_device_vs_ref(void **state)
             tdm_err err = {0};
             cl_event done = NULL;
             uint32_t launches = 0, got[TDM_SEARCH_TW];
-            if (tdm_search_seed_enqueue(d, md, mf, mt, ml, mh, c.nt, c.npost, c.kind, c.c0, c.c1,
-                                        c.k, NULL, &done, &launches, &err) != TDM_OK ||
+            if (tdm_search_seed_enqueue(d, NULL, md, mf, mt, ml, mh, c.nt, c.npost, c.kind, c.c0,
+                                        c.c1, c.k, NULL, &done, &launches, &err) != TDM_OK ||
                 tdm_download(d, mt, 0, sizeof got, got, 1, &done, NULL, &err) != TDM_OK)
                 fail_msg("seed: %s", tdm_err_msg(&err));
             clReleaseEvent(done);

@@ -98,15 +98,15 @@ size_t tdm_and_sel_job_bytes(const tdm_and_sel *a, int codec)
 }
 
 /* The selection and each codec's jobs kernel, after *ev (replaced). */
-static int select_and_jobs(const tdm_resident *res, const tdm_and_sel *a, cl_mem tab,
-                           cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT], cl_mem docs,
-                           cl_mem terms, cl_event *ev, uint32_t *launches, tdm_err *err)
+static int select_and_jobs(const tdm_resident *res, cl_command_queue q, const tdm_and_sel *a,
+                           cl_mem tab, cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT],
+                           cl_mem docs, cl_mem terms, cl_event *ev, uint32_t *launches, tdm_err *err)
 {
     tdm_device *d = res->dev;
     size_t wg = d->wg_size;
     static const cl_uint zero = 0;
     cl_event e = NULL;
-    cl_int cr = clEnqueueFillBuffer(d->queue, flags, &zero, 4, 0, tdm_and_sel_flag_bytes(a), 1,
+    cl_int cr = clEnqueueFillBuffer(q, flags, &zero, 4, 0, tdm_and_sel_flag_bytes(a), 1,
                                     ev, &e);
     if (cr != CL_SUCCESS)
         return tdm_cl_fail(err, cr, "clEnqueueFillBuffer (AND selection flags)");
@@ -118,8 +118,8 @@ static int select_and_jobs(const tdm_resident *res, const tdm_and_sel *a, cl_mem
         tdm_karg sa[] = {TDM_KARG_MEM(&res->block_last), TDM_KARG_MEM(&tab), TDM_KARG_U32(&nt),
                          TDM_KARG_U32(&ntasks), TDM_KARG_MEM(&docs), TDM_KARG_U32(&ldf),
                          TDM_KARG_MEM(&flags)};
-        rc = tdm_kernel_launch(d, "tdm_and_select", sa, 7, tdm_round_up(ntasks, wg), wg, 1, ev,
-                               &e, err);
+        rc = tdm_kernel_launch_on(d, q, "tdm_and_select", sa, 7, tdm_round_up(ntasks, wg), wg, 1,
+                                  ev, &e, err);
         if (rc)
             return rc;
         clReleaseEvent(*ev);
@@ -134,7 +134,7 @@ static int select_and_jobs(const tdm_resident *res, const tdm_and_sel *a, cl_mem
         tdm_karg ja[] = {TDM_KARG_MEM(&tab),  TDM_KARG_U32(&nt),    TDM_KARG_MEM(&flags),
                          TDM_KARG_MEM(&jobs[c]), TDM_KARG_U32(&cc), TDM_KARG_MEM(&terms),
                          TDM_KARG_U32(&wt)};
-        rc = tdm_kernel_launch(d, "tdm_and_jobs", ja, 7, wg, wg, 1, ev, &e, err);
+        rc = tdm_kernel_launch_on(d, q, "tdm_and_jobs", ja, 7, wg, wg, 1, ev, &e, err);
         if (rc)
             return rc;
         clReleaseEvent(*ev);
@@ -148,7 +148,7 @@ static int select_and_jobs(const tdm_resident *res, const tdm_and_sel *a, cl_mem
         tdm_karg ja[] = {TDM_KARG_MEM(&tab),  TDM_KARG_U32(&nt), TDM_KARG_MEM(&flags),
                          TDM_KARG_MEM(&none), TDM_KARG_U32(&cc), TDM_KARG_MEM(&terms),
                          TDM_KARG_U32(&wt)};
-        rc = tdm_kernel_launch(d, "tdm_and_jobs", ja, 7, wg, wg, 1, ev, &e, err);
+        rc = tdm_kernel_launch_on(d, q, "tdm_and_jobs", ja, 7, wg, wg, 1, ev, &e, err);
         if (rc)
             return rc;
         clReleaseEvent(*ev);
@@ -158,24 +158,27 @@ static int select_and_jobs(const tdm_resident *res, const tdm_and_sel *a, cl_mem
     return rc;
 }
 
-int tdm_and_sel_enqueue(const tdm_resident *res, const tdm_and_sel *a, cl_mem tab, cl_mem lead_job,
+int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_and_sel *a,
+                        cl_mem tab, cl_mem lead_job,
                         cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT], cl_mem docs,
                         cl_mem freqs, cl_mem terms, cl_mem status, cl_uint nwait,
                         const cl_event *wait, cl_event *done, uint32_t *launches,
                         uint64_t *bytes_up, tdm_err *err)
 {
     tdm_device *d = res->dev;
+    if (!q)
+        q = d->queue;
     cl_event ev = NULL, *all = malloc((nwait + 2) * sizeof *all);
     if (!all)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     memcpy(all, wait, nwait * sizeof *all);
     cl_uint n = nwait;
     /* on the compute queue, in order before the kernels that read them */
-    cl_int cr = clEnqueueWriteBuffer(d->queue, tab, CL_FALSE, 0, tdm_and_sel_tab_bytes(a), a->tab,
+    cl_int cr = clEnqueueWriteBuffer(q, tab, CL_FALSE, 0, tdm_and_sel_tab_bytes(a), a->tab,
                                      0, NULL, &all[n]);
     n += cr == CL_SUCCESS;
     if (cr == CL_SUCCESS)
-        cr = clEnqueueWriteBuffer(d->queue, lead_job, CL_FALSE, 0, sizeof a->lead_job,
+        cr = clEnqueueWriteBuffer(q, lead_job, CL_FALSE, 0, sizeof a->lead_job,
                                   &a->lead_job, 0, NULL, &all[n]);
     n += cr == CL_SUCCESS;
     int rc = cr == CL_SUCCESS ? TDM_OK
@@ -183,7 +186,7 @@ int tdm_and_sel_enqueue(const tdm_resident *res, const tdm_and_sel *a, cl_mem ta
     if (rc == TDM_OK) {
         *bytes_up += tdm_and_sel_tab_bytes(a) + sizeof a->lead_job;
         /* after the caller's events too: the term table rewritten below, the status */
-        rc = tdm_decode_jobs_enqueue(res, NULL, lead_job, 1, a->lead_codec, docs, freqs, status,
+        rc = tdm_decode_jobs_enqueue(res, q, lead_job, 1, a->lead_codec, docs, freqs, status,
                                      n, all, &ev, err);
     }
     for (cl_uint i = nwait; i < n; i++)
@@ -192,12 +195,12 @@ int tdm_and_sel_enqueue(const tdm_resident *res, const tdm_and_sel *a, cl_mem ta
     if (rc)
         return rc;
     *launches += 1;
-    rc = select_and_jobs(res, a, tab, flags, jobs, docs, terms, &ev, launches, err);
+    rc = select_and_jobs(res, q, a, tab, flags, jobs, docs, terms, &ev, launches, err);
     for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++) {
         if (!a->njobs[c])
             continue;
         cl_event e = NULL;
-        rc = tdm_decode_jobs_enqueue(res, NULL, jobs[c], a->njobs[c], c, docs, freqs, status, 1,
+        rc = tdm_decode_jobs_enqueue(res, q, jobs[c], a->njobs[c], c, docs, freqs, status, 1,
                                      &ev, &e, err);
         if (rc == TDM_OK) {
             clReleaseEvent(ev);

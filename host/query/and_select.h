@@ -56,10 +56,12 @@ size_t tdm_and_sel_job_bytes(const tdm_and_sel *a, int codec);
  * lead's decode into docs/freqs at 0, the selection, the jobs and the
  * decodes of the selected blocks, and the rewrite of words 0 and 1 of each
  * term of the search term table `terms` (TDM_SEARCH_TW words a term). Decode
- * failures go to `status` (decode_jobs.h). *done gets the last command's
+ * failures go to `status` (decode_jobs.h). On q (NULL: the compute queue), in
+ * order. *done gets the last command's
  * event; *launches grows by the kernels enqueued, *bytes_up by the bytes
  * uploaded. Non-blocking. */
-int tdm_and_sel_enqueue(const tdm_resident *res, const tdm_and_sel *a, cl_mem tab, cl_mem lead_job,
+int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_and_sel *a,
+                        cl_mem tab, cl_mem lead_job,
                         cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT], cl_mem docs,
                         cl_mem freqs, cl_mem terms, cl_mem status, cl_uint nwait,
                         const cl_event *wait, cl_event *done, uint32_t *launches,

@@ -137,6 +137,8 @@ void tdm_sprof_begin(tdm_sprof *p, int salg, uint32_t k);
 void tdm_sprof_event(tdm_sprof *p, const char *name, cl_event ev);
 /* A host phase from t_begin (tdm_sprof_now) to now. */
 void tdm_sprof_host(tdm_sprof *p, const char *name, double t_begin);
+/* A host phase from t_begin to t_end (tdm_sprof_now). */
+void tdm_sprof_host_span(tdm_sprof *p, const char *name, double t_begin, double t_end);
 /* After the run's last command completed: adds its times (ok) and releases
  * the events. */
 void tdm_sprof_end(tdm_sprof *p, int ok);

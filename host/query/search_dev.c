@@ -13,6 +13,21 @@
 #include "search_seed.h"
 #include "tandem.h"
 
+/* The queue of a search's commands: the device's queue without profiling,
+ * where an event costs nothing (H200: an enqueue 4.5 us, with an event
+ * 6.4 us; 11.7 on the profiling queue, a 1 KB write 3 us instead of 9), and
+ * no event is made unless the run is profiled, on the profiling queue. */
+static cl_command_queue run_queue(const tdm_device *d)
+{
+    return tdm_sprof_cur ? d->queue : d->lat;
+}
+
+static void ev_release(cl_event e)
+{
+    if (e)
+        clReleaseEvent(e);
+}
+
 /* Profile (search_prof.c, TANDEM_SEARCH_PROFILE=1): every launch and copy
  * of this file goes through these wrappers, which time the enqueue on the
  * host and keep the command's event for the run's table. */
@@ -21,24 +36,51 @@ static int sprof_launch(tdm_device *d, const char *name, const tdm_karg *args, c
                         cl_event *ev, tdm_err *err)
 {
     tdm_sprof *pf = tdm_sprof_cur;
-    double t = pf ? tdm_sprof_now() : 0;
     /* every command of a search is on d->queue, in order, so a wait list
        only makes the driver resolve events (the callers keep passing them:
        the order they state is the queue's) */
     (void)nwait;
     (void)wait;
-    int rc = tdm_kernel_launch(d, name, args, nargs, global, local, 0, NULL, ev, err);
-    if (pf && rc == TDM_OK && ev && *ev) {
-        tdm_sprof_host(pf, name, t);
-        tdm_sprof_event(pf, name, *ev);
+    if (!pf) { /* no event: every later command is in order on the same queue */
+        if (ev)
+            *ev = NULL;
+        return tdm_kernel_launch_on(d, d->lat, name, args, nargs, global, local, 0, NULL, NULL,
+                                    err);
     }
-    return rc;
+    /* profiled: the launch's host steps one by one */
+    double t0 = tdm_sprof_now();
+    if (ev)
+        *ev = NULL;
+    cl_kernel k;
+    int rc = tdm_kernel_borrow(d, name, &k, err);
+    if (rc)
+        return rc;
+    double t1 = tdm_sprof_now();
+    cl_int cr = CL_SUCCESS;
+    for (cl_uint i = 0; cr == CL_SUCCESS && i < nargs; i++)
+        cr = clSetKernelArg(k, i, args[i].size, args[i].p);
+    double t2 = tdm_sprof_now();
+    if (cr == CL_SUCCESS)
+        cr = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, ev);
+    double t3 = tdm_sprof_now();
+    tdm_kernel_return(d, k);
+    if (cr != CL_SUCCESS)
+        return tdm_cl_fail(err, cr, "clSetKernelArg/clEnqueueNDRangeKernel (profiled)");
+    tdm_sprof_host_span(pf, "launch: borrow", t0, t1);
+    tdm_sprof_host_span(pf, "launch: set args", t1, t2);
+    tdm_sprof_host_span(pf, "launch: clEnqueueNDRangeKernel", t2, t3);
+    tdm_sprof_host(pf, "launch: return", t3);
+    tdm_sprof_host(pf, name, t0);
+    if (ev && *ev)
+        tdm_sprof_event(pf, name, *ev);
+    return TDM_OK;
 }
 
-/* Every copy of a search goes on the compute queue, in order with its
- * kernels: no event crosses queues (on the H200 the transfer queue's
- * download started ~35 us after the merge it waited for). Blocking when ev
- * is NULL, as tdm_upload/tdm_download. */
+/* Every copy of a search goes on the search's queue (run_queue), in order
+ * with its kernels: no event crosses queues (on the H200 the transfer
+ * queue's download started ~35 us after the merge it waited for). Blocking
+ * when ev is NULL, as tdm_upload/tdm_download; else *ev gets an event only
+ * when profiled (NULL otherwise: nothing waits on it). */
 static int qcopy(int up, tdm_device *d, cl_mem m, size_t off, size_t bytes, void *host,
                  cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
 {
@@ -46,11 +88,11 @@ static int qcopy(int up, tdm_device *d, cl_mem m, size_t off, size_t bytes, void
     double t = pf ? tdm_sprof_now() : 0;
     cl_event e = NULL;
     cl_bool block = ev ? CL_FALSE : CL_TRUE;
-    const cl_event *w = nwait ? wait : NULL;
-    cl_int rc = up ? clEnqueueWriteBuffer(d->queue, m, block, off, bytes, host, nwait, w,
-                                          ev || pf ? &e : NULL)
-                   : clEnqueueReadBuffer(d->queue, m, block, off, bytes, host, nwait, w,
-                                         ev || pf ? &e : NULL);
+    (void)nwait; /* in order on one queue */
+    (void)wait;
+    cl_command_queue q = run_queue(d);
+    cl_int rc = up ? clEnqueueWriteBuffer(q, m, block, off, bytes, host, 0, NULL, pf ? &e : NULL)
+                   : clEnqueueReadBuffer(q, m, block, off, bytes, host, 0, NULL, pf ? &e : NULL);
     if (rc != CL_SUCCESS) {
         tdm_cl_fail(err, rc, up ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
         tdm_err_append(err, " (%zu bytes %s %s)", bytes, up ? "to" : "from", d->info.name);
@@ -314,7 +356,7 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
             continue;
         rc = tdm_upload(d, s->b[up[i].buf], 0, up[i].bytes, up[i].src, 0, NULL, &ev[*nev], err);
         if (rc == TDM_OK) {
-            ++*nev;
+            *nev += ev[*nev] != NULL;
             out->bytes_up += up[i].bytes;
         }
     }
@@ -324,7 +366,7 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         size_t jb = (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job);
         rc = tdm_upload(d, s->jobs[c], 0, jb, p->batch.jobs[c], 0, NULL, &ev[*nev], err);
         if (rc == TDM_OK) {
-            ++*nev;
+            *nev += ev[*nev] != NULL;
             out->bytes_up += jb;
         }
     }
@@ -356,24 +398,25 @@ static int prepare(const tdm_sdev *sd, const tdm_sprep *p, const tdm_splan *pl, 
             return rc;
         ++*launches;
     }
-    if (e0) {
+    if (p->device_bounds) {
         tdm_karg oa[] = {TDM_KARG_MEM(&s->b[B_TERMS]), TDM_KARG_MEM(&s->b[B_BMAX]),
                          TDM_KARG_U32(&nt)};
         size_t wg = sd->d->wg_size;
         rc = tdm_kernel_launch(sd->d, "tdm_search_order", oa, 3, wg, wg, 1, &e0, ev, err);
-        clReleaseEvent(e0);
+        ev_release(e0);
         if (rc == TDM_OK)
             ++*launches;
     } else { /* words 5 and 6 came from the host (tdm_sprep_host_order) */
         *ev = dec;
-        clRetainEvent(dec);
+        if (dec)
+            clRetainEvent(dec);
     }
     if (rc == TDM_OK && tdm_search_seeded(pl, salg, k)) {
         cl_event eo = *ev;
-        rc = tdm_search_seed_enqueue(sd->d, s->b[B_DOCS], s->b[B_FREQS], s->b[B_TERMS],
-                                     sd->res.doclens, s->b[B_SEED], nt, (uint32_t)p->npost, kind,
-                                     c0, c1, k, eo, ev, launches, err);
-        clReleaseEvent(eo);
+        rc = tdm_search_seed_enqueue(sd->d, run_queue(sd->d), s->b[B_DOCS], s->b[B_FREQS],
+                                     s->b[B_TERMS], sd->res.doclens, s->b[B_SEED], nt,
+                                     (uint32_t)p->npost, kind, c0, c1, k, eo, ev, launches, err);
+        ev_release(eo);
         if (rc)
             *ev = NULL;
     }
@@ -393,7 +436,7 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
     if (salg != TDM_SALG_OR && salg != TDM_SALG_AND &&
         (rc = prepare(sd, p, pl, salg, k, s, dec, &e0, launches, err)))
         return rc;
-    if (!e0) {
+    if (!e0 && dec) {
         e0 = dec;
         clRetainEvent(e0);
     }
@@ -420,7 +463,7 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
     else
         rc = tdm_kernel_launch(sd->d, "tdm_search_range", ra, sizeof ra / sizeof *ra,
                                tdm_round_up(nr, pl->local), pl->local, 1, &e0, &e1, err);
-    clReleaseEvent(e0);
+    ev_release(e0);
     if (rc)
         return rc;
     size_t wg = merge_local(sd->d);
@@ -440,7 +483,7 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
         cl_event e2 = NULL;
         rc = tdm_kernel_launch(sd->d, "tdm_search_select", sa, sizeof sa / sizeof *sa,
                                (size_t)ng * wg, wg, 1, &e1, &e2, err);
-        clReleaseEvent(e1);
+        ev_release(e1);
         e1 = e2;
         if (rc)
             return rc;
@@ -463,7 +506,7 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
     };
     rc = tdm_kernel_launch(sd->d, "tdm_search_merge", ma, sizeof ma / sizeof *ma, wg, wg, 1, &e1,
                            ev, err);
-    clReleaseEvent(e1);
+    ev_release(e1);
     if (rc == TDM_OK)
         *launches += 1;
     return rc;
@@ -490,22 +533,31 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     uint32_t ngroups = select_groups(sd->d, pl->ranges, &per);
     /* a list cache holds the query's lists (index/listcache.h); first, so
        that a query it refuses has enqueued nothing that reads p */
+    double tph = pf.on ? tdm_sprof_now() : 0;
     int rc = tdm_resident_acquire_batch(&sd->res, &p->batch, &upev[nup], &hold, &out->bytes_up,
                                         err);
     if (rc == TDM_OK && upev[nup])
         nup++;
+    tdm_sprof_host(&pf, "phase: pool take, list hold", pf.t0);
+    tph = pf.on ? tdm_sprof_now() : 0;
     if (rc == TDM_OK)
         rc = make_buffers(sd->d, p, pl, salg, cap, pow2, k, ngroups, &s, out, upev, &nup, err);
+    tdm_sprof_host(&pf, "phase: buffers and uploads", tph);
+    tph = pf.on ? tdm_sprof_now() : 0;
+    cl_command_queue q = run_queue(sd->d);
     if (rc == TDM_OK && and_selects(p, salg))
-        rc = tdm_and_sel_enqueue(&sd->res, &p->andsel, s.b[B_SELTAB], s.b[B_SELLEAD],
+        rc = tdm_and_sel_enqueue(&sd->res, q, &p->andsel, s.b[B_SELTAB], s.b[B_SELLEAD],
                                  s.b[B_SELFLAGS], s.jobs, s.b[B_DOCS], s.b[B_FREQS],
                                  s.b[B_TERMS], s.b[B_STATUS], nup, upev, &dec, &out->launches,
                                  &out->bytes_up, err);
-    else if (rc == TDM_OK)
-        rc = tdm_decode_batch_enqueue(&sd->res, NULL, &p->batch, s.jobs, s.b[B_DOCS],
-                                      s.b[B_FREQS], s.b[B_STATUS], nup, upev, &dec, err);
+    else if (rc == TDM_OK) /* its event only where profiled */
+        rc = tdm_decode_batch_enqueue(&sd->res, q, &p->batch, s.jobs, s.b[B_DOCS],
+                                      s.b[B_FREQS], s.b[B_STATUS], nup, upev,
+                                      pf.on ? &dec : NULL, err);
     for (cl_uint i = 0; i < nup; i++)
-        clReleaseEvent(upev[i]);
+        ev_release(upev[i]);
+    tdm_sprof_host(&pf, "phase: decode (or AND selection) enqueue", tph);
+    tph = pf.on ? tdm_sprof_now() : 0;
     for (int c = 0; rc == TDM_OK && !and_selects(p, salg) && c < TDM_CODEC_COUNT; c++)
         out->launches += p->batch.njobs[c] ? 1 : 0;
     if (rc == TDM_OK && salg == TDM_SALG_AND_OR) {
@@ -516,11 +568,12 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
         if (rc == TDM_OK)
             rc = launch(sd, p, ndocs, pl, TDM_SALG_OR, k, cap, pow2, k, &s, e_and, &ev,
                         &out->launches, err);
-        if (e_and)
-            clReleaseEvent(e_and);
+        ev_release(e_and);
     } else if (rc == TDM_OK) {
         rc = launch(sd, p, ndocs, pl, salg, k, cap, pow2, 0, &s, dec, &ev, &out->launches, err);
     }
+    tdm_sprof_host(&pf, "phase: bounds, seed, range, select, merge enqueue", tph);
+    tph = pf.on ? tdm_sprof_now() : 0;
     if (dec) {
         tdm_sprof_event(&pf, "decode (last kernel)", dec);
         clReleaseEvent(dec);
@@ -540,6 +593,8 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
         memcpy(out->keys, got + 2, (size_t)k * 8);
     }
     free(got);
+    tdm_sprof_host(&pf, "phase: download (waits for the device)", tph);
+    tph = pf.on ? tdm_sprof_now() : 0;
     if (rc == TDM_OK && (n[2] & TDM_CODEC_ST_CORRUPT))
         rc = tdm_err_set(err, TDM_ERR_CORRUPT, "%s: a list of the query is damaged (its payload "
                          "failed to decode on device %s)", tdm_ireader_path(sd->res.r),
@@ -554,16 +609,16 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
         out->total = n[1];
         out->bytes_down += ((size_t)k + 2) * 8;
     }
-    if (ev)
-        clReleaseEvent(ev);
+    ev_release(ev);
     if (rc) { /* commands may still read p's arrays and the held lists: wait for them */
         cl_event mk = NULL;
-        if (clEnqueueMarkerWithWaitList(sd->d->queue, 0, NULL, &mk) == CL_SUCCESS && mk) {
+        if (clEnqueueMarkerWithWaitList(run_queue(sd->d), 0, NULL, &mk) == CL_SUCCESS && mk) {
             clWaitForEvents(1, &mk);
             clReleaseEvent(mk);
         }
     }
     tdm_resident_unhold(&sd->res, hold, NULL); /* the downloads waited for the kernels */
+    tdm_sprof_host(&pf, "phase: checks, unhold", tph);
     tdm_sprof_end(&pf, rc == TDM_OK);
     tdm_sprof_cur = NULL;
     s.next = NULL;

@@ -50,8 +50,13 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
                     const tdm_score_params *sp, tdm_err *err)
 {
     memset(p, 0, sizeof *p);
+    /* profiled (search.h): the steps of a preparation, series "?" */
+    tdm_sprof pf = {.on = tdm_sprof_on(), .salg = -1};
+    double tp = pf.on ? (pf.t0 = tdm_sprof_now()) : 0;
     tdm_scorer sc;
     int rc = tdm_scorer_init(&sc, r, q, sp, err);
+    tdm_sprof_host(&pf, "prep: scorer", tp);
+    tp = pf.on ? tdm_sprof_now() : 0;
     if (rc)
         return rc;
     p->nt = (uint32_t)q->nterms;
@@ -77,6 +82,8 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
                          (unsigned long long)p->batch.npostings, npost);
     if (rc == TDM_OK)
         rc = alloc_all(p, npost, nblocks, err);
+    tdm_sprof_host(&pf, "prep: lists, decode jobs", tp);
+    tp = pf.on ? tdm_sprof_now() : 0;
     size_t pos = 0, boff = 0;
     p->min_df = UINT32_MAX;
     for (size_t t = 0; rc == TDM_OK && t < q->nterms; t++) {
@@ -95,9 +102,12 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
         p->max_df = l->df > p->max_df ? l->df : p->max_df;
         boff += l->nblocks;
     }
+    tdm_sprof_host(&pf, "prep: term table, stored bounds", tp);
+    tp = pf.on ? tdm_sprof_now() : 0;
     /* AND's block selection table: O(terms), used only by ranked AND */
     if (rc == TDM_OK && q->nterms > 1)
         rc = tdm_and_sel_build(r, q, 0, &p->andsel, err);
+    tdm_sprof_host(&pf, "prep: AND selection table", tp);
     if (rc == TDM_OK && (npost > UINT32_MAX || nblocks > UINT32_MAX))
         rc = tdm_err_set(err, TDM_ERR_LIMIT, "search: %zu postings in one query (at most %u)",
                          npost, UINT32_MAX);

@@ -111,14 +111,18 @@ void tdm_sprof_event(tdm_sprof *p, const char *name, cl_event ev)
     p->name[p->nev++] = name;
 }
 
-void tdm_sprof_host(tdm_sprof *p, const char *name, double t_begin)
+void tdm_sprof_host_span(tdm_sprof *p, const char *name, double t_begin, double t_end)
 {
     if (!p->on)
         return;
     char key[64];
-    double now = tdm_sprof_now();
     snprintf(key, sizeof key, "%s k=%u | host: %s", alg_name(p->salg), p->k, name);
-    add(key, now - t_begin, t_begin - p->t0, now - p->t0);
+    add(key, t_end - t_begin, t_begin - p->t0, t_end - p->t0);
+}
+
+void tdm_sprof_host(tdm_sprof *p, const char *name, double t_begin)
+{
+    tdm_sprof_host_span(p, name, t_begin, p->on ? tdm_sprof_now() : 0);
 }
 
 static cl_ulong info(cl_event ev, cl_profiling_info what)

@@ -13,14 +13,16 @@ size_t tdm_search_seed_bytes(uint32_t nt)
     return (size_t)(nt ? nt : 1) * TDM_SEED_BUCKETS * sizeof(uint32_t);
 }
 
-int tdm_search_seed_enqueue(tdm_device *d, cl_mem docs, cl_mem freqs, cl_mem terms,
-                            cl_mem doclens, cl_mem hist, uint32_t nt, uint32_t npost,
-                            uint32_t kind, float c0, float c1, uint32_t k, cl_event wait,
-                            cl_event *done, uint32_t *launches, tdm_err *err)
+int tdm_search_seed_enqueue(tdm_device *d, cl_command_queue q, cl_mem docs, cl_mem freqs,
+                            cl_mem terms, cl_mem doclens, cl_mem hist, uint32_t nt,
+                            uint32_t npost, uint32_t kind, float c0, float c1, uint32_t k,
+                            cl_event wait, cl_event *done, uint32_t *launches, tdm_err *err)
 {
     static const cl_uint zero = 0;
     cl_event e0 = NULL, e1 = NULL;
-    cl_int cr = clEnqueueFillBuffer(d->queue, hist, &zero, sizeof zero, 0,
+    if (!q)
+        q = d->queue;
+    cl_int cr = clEnqueueFillBuffer(q, hist, &zero, sizeof zero, 0,
                                     tdm_search_seed_bytes(nt), wait ? 1 : 0,
                                     wait ? &wait : NULL, &e0);
     if (cr != CL_SUCCESS)
@@ -34,7 +36,7 @@ int tdm_search_seed_enqueue(tdm_device *d, cl_mem docs, cl_mem freqs, cl_mem ter
     size_t wg = d->wg_size;
     int rc = TDM_OK;
     if (npost) {
-        rc = tdm_kernel_launch(d, "tdm_search_seed_hist", ha, sizeof ha / sizeof *ha,
+        rc = tdm_kernel_launch_on(d, q, "tdm_search_seed_hist", ha, sizeof ha / sizeof *ha,
                                tdm_round_up(npost, wg), wg, 1, &e0, &e1, err);
         clReleaseEvent(e0);
         if (rc)
@@ -45,7 +47,7 @@ int tdm_search_seed_enqueue(tdm_device *d, cl_mem docs, cl_mem freqs, cl_mem ter
     }
     tdm_karg sa[] = {TDM_KARG_MEM(&terms), TDM_KARG_MEM(&hist), TDM_KARG_U32(&cnt),
                      TDM_KARG_U32(&kk)};
-    rc = tdm_kernel_launch(d, "tdm_search_seed", sa, 4, wg, wg, 1, &e1, done, err);
+    rc = tdm_kernel_launch_on(d, q, "tdm_search_seed", sa, 4, wg, wg, 1, &e1, done, err);
     clReleaseEvent(e1);
     if (rc == TDM_OK)
         ++*launches;

@@ -35,9 +35,25 @@ int tdm_queue_create(tdm_device *d, cl_command_queue *out, tdm_err *err)
     return TDM_OK;
 }
 
+/* An in-order queue without profiling (tdm_device.lat). */
+static int queue_plain(tdm_device *d, cl_command_queue *out, tdm_err *err)
+{
+    cl_int rc;
+    *out = clCreateCommandQueue(d->ctx, d->id, 0, &rc);
+    if (rc != CL_SUCCESS) {
+        *out = NULL;
+        tdm_cl_fail(err, rc, "clCreateCommandQueue (no profiling)");
+        tdm_err_append(err, " on %s", d->info.name);
+        return err->code;
+    }
+    return TDM_OK;
+}
+
 int tdm_device_start(tdm_device *d, tdm_err *err)
 {
     int st = tdm_queue_create(d, &d->xfer, err);
+    if (st == TDM_OK)
+        st = queue_plain(d, &d->lat, err);
     if (st == TDM_OK)
         st = tdm_kcache_new(d, &d->kcache, err);
     if (st == TDM_OK)
@@ -55,6 +71,11 @@ void tdm_device_stop(tdm_device *d)
         clReleaseCommandQueue(d->xfer);
         d->xfer = NULL;
     }
+    if (d->lat) {
+        clFinish(d->lat);
+        clReleaseCommandQueue(d->lat);
+        d->lat = NULL;
+    }
     tdm_kcache_free(d->kcache);
     d->kcache = NULL;
     tdm_probe_free(d->probe);
@@ -66,6 +87,8 @@ void tdm_device_swap_program(tdm_device *d, cl_program prog, size_t wg_size, cl_
 {
     clFinish(d->queue);
     clFinish(d->xfer);
+    if (d->lat)
+        clFinish(d->lat);
     tdm_kcache_clear(d->kcache);
     *old = d->program;
     *old_wg = d->wg_size;
@@ -76,6 +99,13 @@ void tdm_device_swap_program(tdm_device *d, cl_program prog, size_t wg_size, cl_
 int tdm_kernel_launch(tdm_device *d, const char *name, const tdm_karg *args, cl_uint nargs,
                       size_t global, size_t local, cl_uint nwait, const cl_event *wait,
                       cl_event *ev, tdm_err *err)
+{
+    return tdm_kernel_launch_on(d, NULL, name, args, nargs, global, local, nwait, wait, ev, err);
+}
+
+int tdm_kernel_launch_on(tdm_device *d, cl_command_queue q, const char *name,
+                         const tdm_karg *args, cl_uint nargs, size_t global, size_t local,
+                         cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
 {
     if (ev)
         *ev = NULL;
@@ -90,8 +120,8 @@ int tdm_kernel_launch(tdm_device *d, const char *name, const tdm_karg *args, cl_
     if (rc != CL_SUCCESS) {
         tdm_cl_fail(err, rc, "clSetKernelArg");
         tdm_err_append(err, " (argument %u of kernel '%s' on %s)", i - 1, name, d->info.name);
-    } else if ((rc = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, nwait,
-                                            nwait ? wait : NULL, ev)) != CL_SUCCESS) {
+    } else if ((rc = clEnqueueNDRangeKernel(q ? q : d->queue, k, 1, NULL, &global, &local,
+                                            nwait, nwait ? wait : NULL, ev)) != CL_SUCCESS) {
         tdm_cl_fail(err, rc, "clEnqueueNDRangeKernel");
         tdm_err_append(err, " (kernel '%s', %zu work-items in groups of %zu, on %s)", name,
                        global, local, d->info.name);
