@@ -48,13 +48,15 @@ for a in or and and_or wand bmw maxscore; do
         [ "$n" -eq "$ndev" ] || fail "$a k $k: $n rows for $ndev devices: $(cat out.txt)"
     done
 done
+# the oracle runs once a query and mode, at the largest k (k 10 is its prefix)
 for o in oracle-or oracle-and; do
-    grep -Eq "^$o +10 host" out.txt || fail "no $o row: $(cat out.txt)"
+    grep -Eq "^$o +1000 host" out.txt || fail "no $o row: $(cat out.txt)"
+    ! grep -Eq "^$o +10 " out.txt || fail "$o ran at k 10 too: $(cat out.txt)"
 done
 head -1 b.csv | grep -q '^algorithm,k,device,device_name,queries,mean_us,p50_us,p90_us,p99_us,max_us,launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches,mode,batch,threads,queries_per_s,shared,queue_us,sched_batches,window_us$' ||
     fail "CSV header: $(head -1 b.csv)"
 rows=$(($(wc -l < b.csv) - 1))
-[ "$rows" -eq $((12 * ndev + 4)) ] || fail "CSV has $rows rows, want $((12 * ndev + 4))"
+[ "$rows" -eq $((12 * ndev + 2)) ] || fail "CSV has $rows rows, want $((12 * ndev + 2))"
 awk -F, 'NR > 1 && ($5 != 11 || $14 != 0) { bad = 1 } END { exit bad }' b.csv ||
     fail "a series without 11 queries or with mismatches: $(cat b.csv)"
 awk -F, 'NR > 1 && $3 >= 0 && ($11 < 1 || $12 <= 0 || $13 <= 0 || $6 <= 0) { bad = 1 }
@@ -62,7 +64,7 @@ awk -F, 'NR > 1 && $3 >= 0 && ($11 < 1 || $12 <= 0 || $13 <= 0 || $6 <= 0) { bad
 awk -F, 'NR > 1 && !($7 <= $8 && $8 <= $9 && $9 <= $10) { bad = 1 } END { exit bad }' b.csv ||
     fail "percentiles out of order: $(cat b.csv)"
 grep -q '^<svg' b.svg && grep -q '</svg>' b.svg || fail "not an SVG: $(head -c 200 b.svg)"
-[ "$(grep -c '<polyline' b.svg)" -eq $((12 * ndev + 4)) ] || fail "SVG series: $(grep -c '<polyline' b.svg)"
+[ "$(grep -c '<polyline' b.svg)" -eq $((12 * ndev + 2)) ] || fail "SVG series: $(grep -c '<polyline' b.svg)"
 grep -q 'top 1000' b.svg || fail "no k = 1000 panel"
 
 begin "a batch sweep and threads: every answer the oracle's, queries per second, the plot"
@@ -73,7 +75,7 @@ grep -q "every answer is the oracle's" err.txt || fail "no verdict: $(tail -3 er
 ndev=$(grep -c '^device [0-9]*:' err.txt)
 # per algorithm, k and device: single x1, single x3, batch 1, 4, 64
 rows=$(($(wc -l < t.csv) - 1))
-[ "$rows" -eq $((3 * 2 * 5 * ndev + 4)) ] || fail "CSV has $rows rows, want $((30 * ndev + 4)): $(cat t.csv)"
+[ "$rows" -eq $((3 * 2 * 5 * ndev + 2)) ] || fail "CSV has $rows rows, want $((30 * ndev + 2)): $(cat t.csv)"
 for a in or bmw and; do
     for m in "single,1,1" "single,1,3" "batch,1,1" "batch,4,1" "batch,64,1"; do
         n=$(grep -c "^$a,100,[0-9]*,.*,11,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,0,$m," t.csv)
@@ -94,7 +96,7 @@ grep -q '^<svg' t.svg && grep -q '</svg>' t.svg || fail "not an SVG: $(head -c 2
 [ "$(grep -c '<polyline' t.svg)" -eq $((2 * ndev * 3 * 2)) ] || fail "throughput lines: $(grep -c '<polyline' t.svg)"
 [ "$(grep -c 'queries in flight' t.svg)" -eq $((2 * ndev)) ] || fail "panels: $(grep -c 'queries in flight' t.svg)"
 # the CDF shows the fewest threads' single queries and the oracle only
-[ "$(grep -c '<polyline' c.svg)" -eq $((3 * 2 * ndev + 4)) ] || fail "CDF series: $(grep -c '<polyline' c.svg)"
+[ "$(grep -c '<polyline' c.svg)" -eq $((3 * 2 * ndev + 2)) ] || fail "CDF series: $(grep -c '<polyline' c.svg)"
 
 begin "a batched series with several sender threads, weighted queries"
 printf '{"id": "a", "terms": {"flow": 2.5, "plate": 1}}\n{"id": "b", "terms": {"layer": 1}}\n' > qw.jsonl
@@ -123,11 +125,67 @@ want_ok
 grep -Eq "^or +10 0 [^ ].* +1 +[0-9.]+ " out.txt || fail "want 1 query timed: $(cat out.txt)"
 grep -Eq "^oracle-or +10 host, 1 thread +11 " out.txt || fail "the oracle runs all: $(cat out.txt)"
 
+begin "non-default BM25 k1 and b: every algorithm's answers the oracle's"
+run "$T" bench queries idx --queries q.txt --algorithms all -k 3,50 --warmup 1 --k1 0.9 --b 0.4
+want_ok
+grep -q "every answer is the oracle's" err.txt || fail "$(tail -3 err.txt)"
+grep -Eq "^maxscore +50 0 " out.txt || fail "$(cat out.txt)"
+
+begin "--oracle-cache: written, then read instead of running the oracle; foreign or damaged refused"
+rm -f oc.bin
+run "$T" bench queries idx --queries q.txt --algorithms and_or -k 10,100 --warmup 0 --oracle-cache oc.bin --oracle-only
+want_ok
+grep -Eq "^oracle-or +100 host, 1 thread +11 " out.txt && grep -Eq "^oracle-and +100 host" out.txt ||
+    fail "oracle rows: $(cat out.txt)"
+! grep -Eq "^and_or " out.txt || fail "--oracle-only ran a device series: $(cat out.txt)"
+grep -q "oracle cache oc.bin: 22 answers written" err.txt || fail "$(cat err.txt)"
+cp oc.bin oc.orig
+run "$T" bench queries idx --queries q.txt --algorithms and_or -k 10,100 --warmup 0 --oracle-cache oc.bin
+want_ok
+grep -q "every answer is the oracle's" err.txt || fail "$(tail -3 err.txt)"
+grep -Eq "^oracle-or +100 host, 11 \(all\) cached +11 " out.txt || fail "not from the cache: $(cat out.txt)"
+! grep -q "^oracle (" err.txt || fail "the oracle ran again: $(cat err.txt)"
+cmp -s oc.bin oc.orig || fail "a run that computed nothing rewrote the cache"
+# a cache of the first 5 queries serves them; the rest are run and added
+run "$T" bench queries idx --queries q.txt --limit 5 --algorithms or -k 100 --warmup 0 --oracle-cache oc5.bin
+want_ok
+run "$T" bench queries idx --queries q.txt --algorithms or,and -k 100 --warmup 0 --oracle-cache oc5.bin --oracle-only
+want_ok
+grep -Eq "^oracle-or +100 host, 5 cached +11 " out.txt || fail "partial cache: $(cat out.txt)"
+grep -q "oracle cache oc5.bin: 22 answers written" err.txt || fail "$(cat err.txt)"
+# another k, another scoring, other queries, another index: refused, file untouched
+run "$T" bench queries idx --queries q.txt -k 10,1000 --oracle-cache oc.bin
+want_fail "oc.bin: answers at k = 100; this run's largest k is 1000"
+run "$T" bench queries idx --queries q.txt -k 100 --k1 2 --oracle-cache oc.bin
+want_fail "oc.bin: answers for scoring"
+sed 's/flow/heat/' q.txt > q2.txt
+run "$T" bench queries idx --queries q2.txt -k 100 --oracle-cache oc.bin
+want_fail "oc.bin: its query 1 is not this run's"
+"$T" gen collection --docs 500 --seed 9 --vocab-from q.txt --quiet -o c2.txt >/dev/null 2>&1 &&
+"$T" build --quiet --stemmer none -o idx2 c2.txt >/dev/null 2>&1 || fail "cannot build idx2"
+run "$T" bench queries idx2 --queries q.txt -k 100 --oracle-cache oc.bin
+want_fail "oc.bin: answers for another index"
+cmp -s oc.bin oc.orig || fail "a refused cache was changed"
+# damage: a flipped byte, a truncated file, not a cache at all
+cp oc.orig bad.bin
+printf '\x55' | dd of=bad.bin bs=1 seek=200 conv=notrunc 2>/dev/null
+run "$T" bench queries idx --queries q.txt -k 10,100 --oracle-cache bad.bin
+want_fail "bad.bin: offset [0-9]*: checksum mismatch"
+head -c 150 oc.orig > bad.bin
+run "$T" bench queries idx --queries q.txt -k 10,100 --oracle-cache bad.bin
+want_fail "bad.bin: offset [0-9]*: .*damaged"
+run "$T" bench queries idx --queries q.txt -k 10,100 --oracle-cache q.txt
+want_fail "q.txt"
+head -11 qa.txt | cmp -s - q.txt || fail "the query log changed"
+run "$T" bench queries idx --queries q.txt -k 10,100 --oracle-cache idx
+want_fail "--oracle-cache\|idx"
+cmp -s idx idx.orig || fail "the index changed"
+
 begin "bad values are refused, naming the option"
 for bad in "-k 0" "-k 10001" "-k 10,10" "-k 10," "-k x" "--limit 0" "--limit -3" "--warmup 1.5" \
            "--oracle-threads 0" "--budget 0" "--budget nan" "--algorithms foo" "--algorithms or,or" "--format nope" \
            "--batch 0" "--batch 65537" "--batch 8,8" "--batch 1,x" "--threads 0" "--threads 2,2" \
-           "--batch-threads 0"; do
+           "--batch-threads 0" "--k1 -1" "--k1 101" "--b 1.5" "--b x"; do
     # shellcheck disable=SC2086
     run "$T" bench queries idx --queries q.txt $bad
     want_fail "${bad%% *}"

@@ -243,6 +243,59 @@ static void random_vs_brute(void **state)
     }
 }
 
+/* The oracle's accumulators cover a window of docids at a time: on an index
+ * of several windows (documents past 2 * 32768) it is still the brute
+ * force's answer, and the top k of every k <= K is the prefix of the top K
+ * (what `tandem bench queries` relies on to run the oracle once a query, at
+ * its largest k): OR and AND, both precisions, several scorings. */
+static void windows_and_prefixes(void **state)
+{
+    (void)state;
+    static const uint32_t ks[] = {1, 2, 7, 10, 100, 999};
+    const char *dir = tdm_test_tmpdir("oracle_windows");
+    int small = tdm_test_small();
+    randcoll c;
+    randcoll_init(&c, 42, small ? 70000 : 100000, 12);
+    tdm_ireader *ir = open_index(write_index(&c, dir, "bp128"));
+    tdm_oracle *o;
+    tdm_err err = {0};
+    assert_int_equal(tdm_oracle_open(ir, &o, &err), TDM_OK);
+    tdm_rng r;
+    tdm_rng_seed(&r, 4242);
+    tdm_query q;
+    tdm_query_init(&q);
+    bterm bt[16];
+    tdm_hit *big = malloc(1000 * sizeof *big), *part = malloc(1000 * sizeof *part);
+    for (int iter = 0; iter < (small ? 4 : 10); iter++) {
+        const tdm_score_params *p = &params[iter % 6];
+        size_t nbt = random_query(&r, &c, ir, &q, bt, iter % 2);
+        for (int match = 0; match < 2; match++)
+            for (int prec = 0; prec < 2; prec++) {
+                tdm_oracle_request req = {1000, match, prec, *p};
+                check_one(&c, o, &q, bt, nbt, &req);
+                size_t nbig = 0, n = 0;
+                uint64_t mbig = 0, m = 0;
+                assert_int_equal(tdm_oracle_search(o, &q, &req, big, &nbig, &mbig, &err), TDM_OK);
+                for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+                    req.k = ks[i];
+                    assert_int_equal(tdm_oracle_search(o, &q, &req, part, &n, &m, &err), TDM_OK);
+                    assert_int_equal(m, mbig);
+                    assert_int_equal(n, nbig < ks[i] ? nbig : ks[i]);
+                    for (size_t j = 0; j < n; j++) {
+                        assert_int_equal(part[j].docid, big[j].docid);
+                        assert_true(part[j].score == big[j].score);
+                    }
+                }
+            }
+    }
+    free(big);
+    free(part);
+    tdm_query_free(&q);
+    tdm_oracle_close(o);
+    tdm_ireader_close(ir);
+    randcoll_free(&c);
+}
+
 /* Float scores are within 1e-5 relative of the double ones, for the same
  * documents (the check every device's results get against the oracle). */
 static void float_close_to_double(void **state)
@@ -351,10 +404,14 @@ static void ties_by_docid(void **state)
             assert_int_equal(h[i].docid, i);
             assert_true(h[i].score == h[0].score);
         }
+        tdm_hit h10[10];
+        memcpy(h10, h, sizeof h10);
         req.k = 150; /* more than the 100 matches */
         assert_int_equal(tdm_oracle_search(o, &q, &req, h, &n, NULL, &err), TDM_OK);
         assert_int_equal(n, 100);
         assert_int_equal(h[99].docid, 99);
+        for (uint32_t i = 0; i < 10; i++) /* a tie across the cut: k = 10 is the prefix */
+            assert_true(h[i].docid == h10[i].docid && h[i].score == h10[i].score);
     }
     /* "zz" lifts 7 and 93 above the tie, then the tie by docid; AND keeps those two */
     add_term_ok(&q, ir, "zz", 1);
@@ -695,7 +752,7 @@ int main(void)
         cmocka_unit_test(ties_by_docid),      cmocka_unit_test(requests_and_limits),
         cmocka_unit_test(text_queries),       cmocka_unit_test(score_formulas),
         cmocka_unit_test(topk_heap),          cmocka_unit_test(tokpool_threads),
-        cmocka_unit_test(block_bounds),
+        cmocka_unit_test(block_bounds),       cmocka_unit_test(windows_and_prefixes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -382,15 +382,14 @@ static int run_oracle(bl *b)
     int a = b->o.algo;
     int need_or = a != TDM_ALGO_AND;
     int need_and = a == TDM_ALGO_AND || a == TDM_ALGO_AND_OR || a == TDM_ALGO_AUTO;
-    uint32_t ks[1] = {b->o.k};
-    tdm_bq_oracle_job j = {b->r, b->q, b->nq, ks, 1, TDM_MATCH_OR,
-                           (unsigned)b->o.oracle_threads, 0};
+    tdm_bq_oracle_job j = {b->r, b->q, b->nq, b->o.k, TDM_MATCH_OR, tdm_score_params_default(),
+                           (unsigned)b->o.oracle_threads, 0, NULL, NULL, NULL};
     tdm_bq_set scratch = {0};
     double t0 = tdm_cli_now();
-    int rc = need_or ? tdm_bq_oracle_run(&j, &scratch, &b->ans_or) : 0;
+    int rc = need_or && tdm_bq_oracle_run(&j, &scratch, &b->ans_or) < 0 ? -1 : 0;
     j.match = TDM_MATCH_AND;
     if (rc == 0 && need_and)
-        rc = tdm_bq_oracle_run(&j, &scratch, &b->ans_and);
+        rc = tdm_bq_oracle_run(&j, &scratch, &b->ans_and) < 0 ? -1 : 0;
     tdm_bq_set_free(&scratch);
     if (rc == 0)
         fprintf(stderr, "oracle: top %u of %zu queries in %.1f s\n", b->o.k, b->nq,

@@ -1,8 +1,10 @@
-/* `tandem bench queries`: the oracle pass. Every query at every k through the
- * exhaustive host evaluator (query/oracle.h), each call timed, and the exact
- * float answers kept for the devices' check. With several threads each runs
- * its own oracle on every threads-th query (the latency of one call is still
- * one thread's). */
+/* `tandem bench queries`: the oracle pass. Every query once through the
+ * exhaustive host evaluator (query/oracle.h) at the largest k asked for
+ * (a smaller k's answer is the prefix: the order is total), each call
+ * timed, and the exact float answers kept for the devices' check. With
+ * several threads each runs its own oracle on every threads-th query (the
+ * latency of one call is still one thread's). Queries an --oracle-cache file
+ * holds are not run again. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,34 +25,18 @@ void tdm_bq_answers_free(tdm_bq_answers *a)
 
 typedef struct worker {
     const tdm_bq_oracle_job *job;
+    size_t first;         /* the first query to run (those before: cached) */
     unsigned id;
-    uint32_t k;
-    double *us;           /* [nq] */
-    tdm_bq_answers *keep; /* the largest k: store; else NULL */
-    const tdm_bq_answers *ref; /* a smaller k: check against the prefix */
+    tdm_bq_answers *ans;
     tdm_hit *hits;        /* [k] */
-    uint64_t bad;         /* prefix check failures */
     tdm_err err;
     int rc;
 } worker;
 
-static int compare_prefix(const tdm_bq_answers *a, size_t q, const tdm_hit *h, size_t n,
-                          uint32_t k)
-{
-    size_t want = a->n[q] < k ? a->n[q] : k;
-    if (n != want)
-        return 1;
-    for (size_t i = 0; i < n; i++)
-        if (h[i].docid != a->doc[q * a->k + i] || h[i].score != (double)a->score[q * a->k + i])
-            return 1;
-    return 0;
-}
-
 static int one(worker *w, tdm_oracle *o, size_t q, int timed)
 {
     const tdm_bq_oracle_job *j = w->job;
-    tdm_oracle_request req = {w->k, j->match, TDM_ORACLE_FLOAT,
-                              {TDM_SCORING_BM25, TDM_BM25_K1_DEFAULT, TDM_BM25_B_DEFAULT}};
+    tdm_oracle_request req = {j->k, j->match, TDM_ORACLE_FLOAT, j->sp};
     size_t n = 0;
     uint64_t matched = 0;
     double t0 = tdm_cli_now();
@@ -58,17 +44,13 @@ static int one(worker *w, tdm_oracle *o, size_t q, int timed)
     double t1 = tdm_cli_now();
     if (rc != TDM_OK || !timed)
         return rc;
-    w->us[q] = (t1 - t0) * 1e6;
-    if (w->keep) {
-        tdm_bq_answers *a = w->keep;
-        a->n[q] = (uint32_t)n;
-        a->matched[q] = matched;
-        for (size_t i = 0; i < n; i++) {
-            a->doc[q * a->k + i] = w->hits[i].docid;
-            a->score[q * a->k + i] = (float)w->hits[i].score; /* a float widened: exact */
-        }
-    } else if (compare_prefix(w->ref, q, w->hits, n, w->k)) {
-        w->bad++;
+    j->us[q] = (t1 - t0) * 1e6;
+    tdm_bq_answers *a = w->ans;
+    a->n[q] = (uint32_t)n;
+    a->matched[q] = matched;
+    for (size_t i = 0; i < n; i++) {
+        a->doc[q * a->k + i] = w->hits[i].docid;
+        a->score[q * a->k + i] = (float)w->hits[i].score; /* a float widened: exact */
     }
     return TDM_OK;
 }
@@ -79,11 +61,11 @@ static void *work(void *arg)
     const tdm_bq_oracle_job *j = w->job;
     tdm_oracle *o = NULL;
     w->rc = tdm_oracle_open(j->r, &o, &w->err);
-    /* warm-up: the first call allocates the accumulators */
-    size_t step = j->threads, done = 0;
-    for (size_t q = w->id; w->rc == TDM_OK && q < j->nq && done < j->warmup; q += step, done++)
+    /* warm-up: the first calls grow the decode buffers */
+    size_t step = j->threads, done = 0, q0 = w->first + w->id;
+    for (size_t q = q0; w->rc == TDM_OK && q < j->nq && done < j->warmup; q += step, done++)
         w->rc = one(w, o, q, 0);
-    for (size_t q = w->id; w->rc == TDM_OK && q < j->nq; q += step)
+    for (size_t q = q0; w->rc == TDM_OK && q < j->nq; q += step)
         w->rc = one(w, o, q, 1);
     tdm_oracle_close(o);
     return NULL;
@@ -99,9 +81,8 @@ static int alloc_answers(tdm_bq_answers *a, uint32_t k, size_t nq)
     return a->n && a->matched && a->doc && a->score ? 0 : -1;
 }
 
-/* All threads over the queries at one k. */
-static int run_k(const tdm_bq_oracle_job *j, uint32_t k, double *us, tdm_bq_answers *keep,
-                 const tdm_bq_answers *ref)
+/* All threads over queries [first, nq). */
+static int run_all(const tdm_bq_oracle_job *j, size_t first, tdm_bq_answers *ans)
 {
     unsigned nt = j->threads;
     worker *w = calloc(nt, sizeof *w);
@@ -109,7 +90,7 @@ static int run_k(const tdm_bq_oracle_job *j, uint32_t k, double *us, tdm_bq_answ
     int rc = w && th ? 0 : -1;
     unsigned started = 0;
     for (unsigned t = 0; rc == 0 && t < nt; t++) {
-        w[t] = (worker){j, t, k, us, keep, ref, malloc(k * sizeof(tdm_hit)), 0, {0}, 0};
+        w[t] = (worker){j, first, t, ans, malloc(j->k * sizeof(tdm_hit)), {0}, 0};
         if (!w[t].hits || pthread_create(&th[t], NULL, work, &w[t]) != 0) {
             free(w[t].hits);
             rc = -1;
@@ -123,12 +104,6 @@ static int run_k(const tdm_bq_oracle_job *j, uint32_t k, double *us, tdm_bq_answ
         pthread_join(th[t], NULL);
         if (w[t].rc != TDM_OK && rc == 0) {
             fprintf(stderr, "tandem bench queries: oracle: %s\n", tdm_err_msg(&w[t].err));
-            rc = -1;
-        }
-        if (w[t].bad && rc == 0) {
-            fprintf(stderr, "tandem bench queries: the oracle's top %u is not the prefix of "
-                            "its top %u for %llu queries\n", k, ref->k,
-                    (unsigned long long)w[t].bad);
             rc = -1;
         }
         free(w[t].hits);
@@ -153,36 +128,51 @@ static double throughput(const tdm_bq_oracle_job *j, const double *us)
     return busiest > 0 ? (double)j->nq / (busiest * 1e-6) : 0;
 }
 
-int tdm_bq_oracle_run(const tdm_bq_oracle_job *j, tdm_bq_set *set, tdm_bq_answers *ans)
+long tdm_bq_oracle_run(const tdm_bq_oracle_job *j, tdm_bq_set *set, tdm_bq_answers *ans)
 {
     memset(ans, 0, sizeof *ans);
-    if (alloc_answers(ans, j->ks[j->nk - 1], j->nq)) {
+    if (alloc_answers(ans, j->k, j->nq)) {
         tdm_bq_answers_free(ans);
         fprintf(stderr, "tandem bench queries: out of memory for the oracle's answers\n");
         return -1;
     }
     const char *name = j->match == TDM_MATCH_AND ? "oracle-and" : "oracle-or";
-    for (size_t i = j->nk; i-- > 0;) {
-        tdm_bq_series *r = tdm_bq_add(set, j->nq);
-        if (!r) {
-            fprintf(stderr, "tandem bench queries: out of memory\n");
-            return -1;
-        }
-        snprintf(r->algorithm, sizeof r->algorithm, "%s", name);
-        r->algo = -1;
-        r->color = j->match == TDM_MATCH_AND ? -2 : -1;
-        r->k = j->ks[i];
-        r->device = -1;
+    tdm_bq_series *r = tdm_bq_add(set, j->nq);
+    tdm_bq_oracle_job jj = *j;
+    if (r && !jj.us) /* the caller does not keep them: the series' array will do */
+        jj.us = r->us;
+    j = &jj;
+    if (!r) {
+        fprintf(stderr, "tandem bench queries: out of memory\n");
+        return -1;
+    }
+    long cached = j->cache ? tdm_bq_cache_get(j->cache, j->match, j->qhash, j->nq, ans, j->us)
+                           : 0;
+    if (cached < 0)
+        return -1;
+    snprintf(r->algorithm, sizeof r->algorithm, "%s", name);
+    r->algo = -1;
+    r->color = j->match == TDM_MATCH_AND ? -2 : -1;
+    r->k = j->k;
+    r->device = -1;
+    if (cached == 0)
         snprintf(r->device_name, sizeof r->device_name, "host, %u thread%s", j->threads,
                  j->threads == 1 ? "" : "s");
-        r->n = j->nq;
-        r->threads = j->threads;
-        r->cdf = 1;
-        fprintf(stderr, "oracle (%s) at k = %u ...\n", name + 7, r->k);
-        if (run_k(j, r->k, r->us, i + 1 == j->nk ? ans : NULL, ans))
+    else
+        snprintf(r->device_name, sizeof r->device_name, "host, %ld%s cached", cached,
+                 (size_t)cached == j->nq ? " (all)" : "");
+    r->n = j->nq;
+    r->threads = j->threads;
+    r->cdf = 1;
+    if ((size_t)cached < j->nq) {
+        fprintf(stderr, "oracle (%s) at k = %u on %zu queries ...\n", name + 7, r->k,
+                j->nq - (size_t)cached);
+        if (run_all(j, (size_t)cached, ans))
             return -1;
-        r->qps = throughput(j, r->us);
-        tdm_bq_stats(r);
     }
-    return 0;
+    if (r->us != j->us)
+        memcpy(r->us, j->us, j->nq * sizeof *r->us);
+    r->qps = throughput(j, r->us);
+    tdm_bq_stats(r);
+    return (long)(j->nq - (size_t)cached);
 }

@@ -163,6 +163,8 @@ static int run_series(bq *b, tdm_search *sh, const tdm_qr_query *qs, int d, cons
     o.algorithm = a;
     o.k = k;
     o.device = d;
+    o.k1 = b->o.k1;
+    o.b = b->o.b;
     char label[96];
     if (batch)
         snprintf(label, sizeof label, "%s k %u device %d batch %u", s->algorithm, k, d, batch);

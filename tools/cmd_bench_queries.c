@@ -36,7 +36,7 @@ static void usage(FILE *f)
         "  of tdm_search_batch calls of N queries (a query's latency is its batch call's).\n"
         "  Every answer is checked against the exhaustive host oracle (the same documents\n"
         "  in the same order, the same float scores bit for bit); the oracle is timed in\n"
-        "  the same run. A mismatch makes the exit status 1. BM25 (1.2, 0.75).\n"
+        "  the same run. A mismatch makes the exit status 1. BM25 (default 1.2, 0.75).\n"
         "  Queries without a term in the index are left out (and counted).\n"
         "options:\n"
         "  --queries FILE     id:text lines, id<TAB>text, TREC topics, SMART, JSON lines\n"
@@ -57,7 +57,16 @@ static void usage(FILE *f)
         "  --budget S         seconds of timed queries a series may take: a slow device\n"
         "                     stops early, on the first queries (the table's count)\n"
         "  --oracle-threads N threads running the oracle, each on its share of the\n"
-        "                     queries one at a time (default 1)\n"
+        "                     queries one at a time (default 1); the oracle runs once a\n"
+        "                     query and matching mode, at the largest k (a smaller k's\n"
+        "                     answer is its prefix), and its row shows that k\n"
+        "  --oracle-cache FILE  keep the oracle's answers (and times) in FILE: a later\n"
+        "                     run on the same index, queries, k and scoring reads them\n"
+        "                     instead of running the oracle (the row says 'cached');\n"
+        "                     a file for another index, k or scoring, or damaged, is\n"
+        "                     refused and left alone\n"
+        "  --oracle-only      run (or read) the oracle only, no device series\n"
+        "  --k1 X, --b Y      BM25 parameters (default 1.2, 0.75)\n"
         "  --csv FILE         every series as CSV\n"
         "  --plot FILE.svg    the latency distribution (CDF) of the single-query series\n"
         "                     of the fewest threads, one panel per k\n"
@@ -129,6 +138,7 @@ static int parse_ks(const char *v, opts *o)
 static int parse(int argc, char **argv, opts *o)
 {
     *o = (opts){.warmup = 100, .oracle_threads = 1, .batch_threads = 1,
+                .k1 = TDM_BM25_K1_DEFAULT, .b = TDM_BM25_B_DEFAULT,
                 .threads = {1}, .nthreads = 1, .qo = {TDM_QF_AUTO, 0, 0}};
     parse_algos("or,and,and_or,wand,bmw,maxscore", o);
     parse_ks("10,1000", o);
@@ -168,6 +178,16 @@ static int parse(int argc, char **argv, opts *o)
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--oracle-threads"))) {
             if (tdm_cli_uint(C, "--oracle-threads", v, 1, 1024, &o->oracle_threads))
                 return 1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--oracle-cache"))) {
+            o->oracle_cache = v;
+        } else if (!strcmp(argv[i], "--oracle-only")) {
+            o->oracle_only = 1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--k1"))) {
+            if (tdm_cli_real(C, "--k1", v, 0, 0, TDM_CLI_MAX_K1, &o->k1))
+                return 1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--b"))) {
+            if (tdm_cli_real(C, "--b", v, 0, 0, 1, &o->b))
+                return 1;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--batch"))) {
             if (parse_list("--batch", v, 1, BATCH_MAX, o->batches, &o->nbatches))
                 return 1;
@@ -194,9 +214,10 @@ static int parse(int argc, char **argv, opts *o)
     if (!o->index || !o->queries)
         return tdm_cli_fail(C, "need INDEX and --queries FILE ('tandem bench queries --help')");
     const char *in[2] = {o->index, o->queries};
-    const char *outs[3] = {o->csv, o->plot, o->tput_plot};
-    static const char *const names[3] = {"--csv", "--plot", "--throughput-plot"};
-    for (int a = 0; a < 3; a++) {
+    const char *outs[4] = {o->csv, o->plot, o->tput_plot, o->oracle_cache};
+    static const char *const names[4] = {"--csv", "--plot", "--throughput-plot",
+                                         "--oracle-cache"};
+    for (int a = 0; a < 4; a++) {
         if (outs[a] && tdm_cli_output(C, names[a], outs[a], 0, in, 2, NULL))
             return 1;
         for (int c = 0; c < a; c++)
@@ -319,14 +340,43 @@ static int run_oracles(bq *b)
         need_or |= a != TDM_ALGO_AND;
         need_and |= a == TDM_ALGO_AND || a == TDM_ALGO_AND_OR || a == TDM_ALGO_AUTO;
     }
-    tdm_bq_oracle_job j = {b->r, b->q, b->nq, b->o.ks, b->o.nk, TDM_MATCH_OR,
-                           (unsigned)b->o.oracle_threads, (size_t)b->o.warmup};
+    tdm_score_params sp = {TDM_SCORING_BM25, b->o.k1, b->o.b};
+    uint32_t k = b->o.ks[b->o.nk - 1]; /* the others are its prefixes */
+    size_t nq = b->nq ? b->nq : 1;
+    tdm_bq_cache *cache = NULL;
+    b->us_or = calloc(nq, sizeof *b->us_or);
+    b->us_and = calloc(nq, sizeof *b->us_and);
+    if (!b->us_or || !b->us_and)
+        return tdm_cli_fail(C, "out of memory");
+    if (b->o.oracle_cache) {
+        if (tdm_bq_cache_open(b->o.oracle_cache, b->o.index, k, &sp, &cache))
+            return 1;
+        if (!(b->qhash = malloc(nq * sizeof *b->qhash))) {
+            tdm_bq_cache_free(cache);
+            return tdm_cli_fail(C, "out of memory");
+        }
+        for (size_t q = 0; q < b->nq; q++)
+            b->qhash[q] = tdm_bq_query_hash(&b->q[q]);
+    }
+    tdm_bq_oracle_job j = {b->r, b->q, b->nq, k, TDM_MATCH_OR, sp,
+                           (unsigned)b->o.oracle_threads, (size_t)b->o.warmup, cache, b->qhash,
+                           b->us_or};
     size_t first = b->set.n;
+    long ran = 0, r = 0;
     prefault(b->r);
-    if (need_or && tdm_bq_oracle_run(&j, &b->set, &b->ans_or))
-        return 1;
+    if (need_or && (ran = tdm_bq_oracle_run(&j, &b->set, &b->ans_or)) < 0)
+        r = -1;
     j.match = TDM_MATCH_AND;
-    if (need_and && tdm_bq_oracle_run(&j, &b->set, &b->ans_and))
+    j.us = b->us_and;
+    long ran2 = 0;
+    if (r == 0 && need_and && (ran2 = tdm_bq_oracle_run(&j, &b->set, &b->ans_and)) < 0)
+        r = -1;
+    if (r == 0 && cache && ran + ran2 > 0 &&
+        tdm_bq_cache_write(cache, b->qhash, b->nq, need_or ? &b->ans_or : NULL, b->us_or,
+                           need_and ? &b->ans_and : NULL, b->us_and))
+        r = -1;
+    tdm_bq_cache_free(cache);
+    if (r)
         return 1;
     for (size_t i = first; i < b->set.n; i++)
         tdm_bq_print_row(stdout, &b->set.v[i]);
@@ -340,8 +390,8 @@ static int write_outputs(const bq *b)
         rc = 1;
     const char *base = strrchr(b->o.index, '/');
     char title[256];
-    snprintf(title, sizeof title, "tandem bench queries: %s, %zu queries, BM25",
-             base ? base + 1 : b->o.index, b->nq);
+    snprintf(title, sizeof title, "tandem bench queries: %s, %zu queries, BM25 (%g, %g)",
+             base ? base + 1 : b->o.index, b->nq, b->o.k1, b->o.b);
     if (b->o.plot && tdm_bq_write_svg(b->o.plot, &b->set, title))
         rc = 1;
     if (b->o.tput_plot && tdm_bq_write_tput_svg(b->o.tput_plot, &b->set, title))
@@ -364,7 +414,7 @@ int tdm_bench_queries(int argc, char **argv)
         tdm_bq_print_header(stdout);
         rc = run_oracles(&b);
     }
-    if (rc == 0)
+    if (rc == 0 && !b.o.oracle_only)
         rc = tdm_bq_run_devices(&b, ix);
     if (rc == 0)
         tdm_bq_print_tput(stdout, &b.set, &b.o);
@@ -375,6 +425,9 @@ int tdm_bench_queries(int argc, char **argv)
                           (unsigned long long)b.mismatches);
     else if (rc == 0)
         fprintf(stderr, "every answer is the oracle's\n");
+    free(b.qhash);
+    free(b.us_or);
+    free(b.us_and);
     tdm_bq_answers_free(&b.ans_or);
     tdm_bq_answers_free(&b.ans_and);
     tdm_bq_set_free(&b.set);

@@ -6,7 +6,8 @@
  * cmd_bench_qseries.c (the device series: timed runs through qrun.h and the
  * checks), cmd_bench_qoracle.c (the oracle's answers and its time),
  * cmd_bench_qout.c (statistics, table, CSV), cmd_bench_qplot.c (the CDF
- * plot), cmd_bench_qtput.c (throughput against batch size plot). */
+ * plot), cmd_bench_qtput.c (throughput against batch size plot),
+ * cmd_bench_qcache.c (the oracle-answer cache file, --oracle-cache). */
 #ifndef TDM_CMD_BENCH_QUERIES_H
 #define TDM_CMD_BENCH_QUERIES_H
 
@@ -16,6 +17,7 @@
 
 #include "index/reader.h"
 #include "query/query.h"
+#include "query/score.h"
 #include "query/queryfile.h"
 #include "tandem.h"
 
@@ -77,8 +79,9 @@ int tdm_bq_write_svg(const char *path, const tdm_bq_set *s, const char *title);
 int tdm_bq_write_tput_svg(const char *path, const tdm_bq_set *s, const char *title);
 
 /* The oracle's exact answers at the largest k asked for (the top k of a
- * smaller k is their prefix: the order, score then docid, is total), in the
- * float precision every device must match bit for bit, for OR and AND. */
+ * smaller k is their prefix: the order, score then docid, is total, see
+ * query/oracle.h; test_oracle checks it), in the float precision every
+ * device must match bit for bit, for OR and AND. */
 typedef struct tdm_bq_answers {
     uint32_t k;
     uint32_t *n;          /* [nq] hits */
@@ -89,23 +92,63 @@ typedef struct tdm_bq_answers {
 
 void tdm_bq_answers_free(tdm_bq_answers *a);
 
+struct tdm_bq_cache;
+
 /* What the oracle pass needs. */
 typedef struct tdm_bq_oracle_job {
     const tdm_ireader *r;
     const tdm_query *q;   /* [nq] finished, each with at least one term */
     size_t nq;
-    const uint32_t *ks;   /* [nk] ascending */
-    size_t nk;
+    uint32_t k;           /* the largest k asked for */
     int match;            /* enum tdm_match */
+    tdm_score_params sp;  /* the scoring the devices are asked for */
     unsigned threads;     /* each with its own oracle, queries interleaved */
     size_t warmup;        /* queries run untimed first, per thread */
+    struct tdm_bq_cache *cache; /* answers of earlier runs (NULL: none) */
+    const uint64_t *qhash;      /* [nq] tdm_bq_query_hash, with a cache */
+    double *us;           /* [nq] out: each query's time in query order (NULL: not kept) */
 } tdm_bq_oracle_job;
 
-/* Runs the oracle on every query at every k (the largest first), timing
- * each call: one series per k appended to `set`, and the answers at the
- * largest k in *ans (a smaller k's answers are checked to be their prefix).
- * Returns 0, or -1 after a message on stderr. */
-int tdm_bq_oracle_run(const tdm_bq_oracle_job *job, tdm_bq_set *set, tdm_bq_answers *ans);
+/* Runs the oracle once per query at k (a smaller k's answers are the
+ * prefix), timing each call: one series appended to `set`, the answers in
+ * *ans. Queries the cache holds are not run: their answers and the time
+ * the run that computed them measured come from it. Returns the number of
+ * queries run (not cached), or -1 after a message on stderr. */
+long tdm_bq_oracle_run(const tdm_bq_oracle_job *job, tdm_bq_set *set, tdm_bq_answers *ans);
+
+/* ---- the oracle-answer cache (cmd_bench_qcache.c)
+ *
+ * A file of the oracle's answers (top k, float scores, matches, the time
+ * of the call) per query and matching mode, so that a later run on the same
+ * index and queries (a second device command on a warm machine) checks its
+ * answers without running the oracle again. Keyed by the index's identity
+ * (XXH64 of its header and section table, which carry every section's
+ * checksum), k, the scoring and its parameters, and per entry the query's
+ * position and a hash of its terms and weights; the file ends with an XXH64
+ * of all of it. A file whose key differs, or that is damaged, is refused
+ * with a message naming it and what differs, and left as it is. */
+typedef struct tdm_bq_cache tdm_bq_cache;
+
+/* XXH64 of the finished query's term ids and weights. */
+uint64_t tdm_bq_query_hash(const tdm_query *q);
+/* Opens `path` for an index file, k and scoring: loaded if it exists (and
+ * is for them), else empty. Returns 0, or -1 after a message. */
+int tdm_bq_cache_open(const char *path, const char *index_path, uint32_t k,
+                      const tdm_score_params *sp, tdm_bq_cache **out);
+/* The answers the cache has for `match` of queries [0, nq) (qhash[i] the
+ * run's query i), into ans (allocated at the run's k) and us[]: returns
+ * how many leading queries it served; -1 after a message when an entry's
+ * query is not the run's. */
+long tdm_bq_cache_get(tdm_bq_cache *c, int match, const uint64_t *qhash, size_t nq,
+                      tdm_bq_answers *ans, double *us);
+/* Writes the file anew: the run's answers (either may be NULL / have no
+ * entries), plus the entries the file held beyond the run's queries or for a
+ * mode the run did not ask. Atomic (a temporary renamed over it). 0 or -1
+ * after a message. */
+int tdm_bq_cache_write(tdm_bq_cache *c, const uint64_t *qhash, size_t nq,
+                       const tdm_bq_answers *ans_or, const double *us_or,
+                       const tdm_bq_answers *ans_and, const double *us_and);
+void tdm_bq_cache_free(tdm_bq_cache *c);
 
 /* ---- the run as a whole (cmd_bench_queries.c), for the device series */
 
@@ -114,6 +157,9 @@ int tdm_bq_oracle_run(const tdm_bq_oracle_job *job, tdm_bq_set *set, tdm_bq_answ
 
 typedef struct tdm_bq_opts {
     const char *index, *queries, *devices, *csv, *plot, *tput_plot;
+    const char *oracle_cache; /* --oracle-cache FILE, or NULL */
+    int oracle_only;      /* --oracle-only: no device series */
+    double k1, b;         /* BM25 parameters (--k1, --b) */
     uint64_t limit;       /* 0: every query */
     int algos[TDM_BQ_MAX_ALGOS];
     size_t nalgos;
@@ -139,7 +185,9 @@ typedef struct tdm_bq {
     tdm_query *q;         /* [nq] for the oracle */
     tdm_search_term **terms; /* [nq] weighted queries' terms, NULL for text */
     size_t empty;         /* queries without a known term, left out */
+    uint64_t *qhash;      /* [nq] tdm_bq_query_hash, with --oracle-cache */
     tdm_bq_answers ans_or, ans_and;
+    double *us_or, *us_and; /* the oracle series' times in query order (for the cache) */
     tdm_bq_set set;
     uint64_t mismatches;
 } tdm_bq;

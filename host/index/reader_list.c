@@ -185,6 +185,8 @@ int tdm_ireader_decode(const tdm_ireader *r, uint64_t i, uint32_t *docids, uint3
     int rc = tdm_ireader_list(r, i, &l, err);
     if (rc)
         return rc;
+    if (docids && freqs) /* straight into the caller's arrays: no copy, no allocation */
+        return decode_checked(r, &l, docids, freqs, err);
     uint32_t *tmp = malloc(((size_t)l.df + 1) * 8);
     if (!tmp)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory decoding %u postings", l.df);

@@ -1,4 +1,6 @@
-/* The exhaustive evaluator (oracle.h). */
+/* The exhaustive evaluator (oracle.h): every list of the query decoded whole,
+ * then scored term at a time one window of docids after another, every
+ * posting scored. */
 #include "oracle.h"
 
 #include <stdlib.h>
@@ -8,22 +10,36 @@
 
 struct tdm_oracle {
     const tdm_ireader *r;
-    uint64_t ndocs;
-    double *acc;        /* [ndocs] sums; float sums widened in float mode */
-    uint16_t *cnt;      /* [ndocs] distinct query terms seen (<= 1024) */
-    uint32_t *touched;  /* documents with cnt > 0, in first-touch order */
+    uint32_t *docs, *freqs;  /* the query's lists back to back, term order */
+    size_t cap;              /* postings they hold room for */
+    size_t *pos, *end;       /* [nterms] each term's cursor and end in docs */
+    size_t tcap;
+    /* one window's accumulators (WIN entries each), zero between windows */
+    float *accf;             /* float mode's sums */
+    double *accd;            /* double mode's */
+    uint16_t *cnt;           /* terms seen (a query has at most 1024 terms) */
+    uint16_t *touched;       /* offsets with cnt > 0, first-touch order */
     size_t ntouched;
-    uint32_t *docs, *freqs;  /* decode buffers */
-    size_t cap;
 };
+
+#define WIN 32768u /* docids a window: its accumulators fit in a core's L2 */
 
 int tdm_oracle_open(const tdm_ireader *r, tdm_oracle **out, tdm_err *err)
 {
     *out = calloc(1, sizeof **out);
     if (!*out)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    (*out)->r = r;
-    (*out)->ndocs = tdm_ireader_info_get(r)->ndocs;
+    tdm_oracle *o = *out;
+    o->r = r;
+    o->accf = calloc(WIN, sizeof *o->accf);
+    o->accd = calloc(WIN, sizeof *o->accd);
+    o->cnt = calloc(WIN, sizeof *o->cnt);
+    o->touched = malloc(WIN * sizeof *o->touched);
+    if (!o->accf || !o->accd || !o->cnt || !o->touched) {
+        tdm_oracle_close(o);
+        *out = NULL;
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    }
     return TDM_OK;
 }
 
@@ -31,88 +47,132 @@ void tdm_oracle_close(tdm_oracle *o)
 {
     if (!o)
         return;
-    free(o->acc);
-    free(o->cnt);
-    free(o->touched);
     free(o->docs);
     free(o->freqs);
+    free(o->pos);
+    free(o->end);
+    free(o->accf);
+    free(o->accd);
+    free(o->cnt);
+    free(o->touched);
     free(o);
 }
 
-static int ensure_state(tdm_oracle *o, tdm_err *err)
+/* Room for npost postings and nt cursors, kept across calls (grown only). */
+static int ensure(tdm_oracle *o, size_t npost, size_t nt, tdm_err *err)
 {
-    if (o->acc || o->ndocs == 0)
-        return TDM_OK;
-    size_t n = (size_t)o->ndocs;
-    o->acc = calloc(n, sizeof *o->acc);
-    o->cnt = calloc(n, sizeof *o->cnt);
-    o->touched = malloc(n * sizeof *o->touched);
-    if (!o->acc || !o->cnt || !o->touched) {
-        free(o->acc);
-        free(o->cnt);
-        free(o->touched);
-        o->acc = NULL;
-        o->cnt = NULL;
-        o->touched = NULL;
-        return tdm_err_set(err, TDM_ERR_NOMEM, "oracle: out of memory for %llu documents",
-                           (unsigned long long)o->ndocs);
+    if (npost > o->cap) {
+        uint32_t *d = realloc(o->docs, npost * sizeof *d);
+        if (d)
+            o->docs = d;
+        uint32_t *f = realloc(o->freqs, npost * sizeof *f);
+        if (f)
+            o->freqs = f;
+        if (!d || !f)
+            return tdm_err_set(err, TDM_ERR_NOMEM, "oracle: out of memory for %zu postings",
+                               npost);
+        o->cap = npost;
+    }
+    if (nt > o->tcap) {
+        size_t *p = realloc(o->pos, nt * sizeof *p);
+        if (p)
+            o->pos = p;
+        size_t *e = realloc(o->end, nt * sizeof *e);
+        if (e)
+            o->end = e;
+        if (!p || !e)
+            return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+        o->tcap = nt;
     }
     return TDM_OK;
 }
 
-static int ensure_buffers(tdm_oracle *o, size_t df, tdm_err *err)
+/* Decodes every list of q into o->docs/freqs, term t's at [pos[t], end[t]). */
+static int decode_all(tdm_oracle *o, const tdm_query *q, tdm_err *err)
 {
-    if (df <= o->cap)
-        return TDM_OK;
-    uint32_t *d = realloc(o->docs, df * sizeof *d);
-    if (d)
-        o->docs = d;
-    uint32_t *f = realloc(o->freqs, df * sizeof *f);
-    if (f)
-        o->freqs = f;
-    if (!d || !f)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "oracle: out of memory for a list of %zu", df);
-    o->cap = df;
-    return TDM_OK;
+    size_t npost = 0;
+    for (size_t t = 0; t < q->nterms; t++)
+        npost += q->terms[t].df;
+    int rc = ensure(o, npost, q->nterms, err);
+    size_t off = 0;
+    for (size_t t = 0; rc == TDM_OK && t < q->nterms; t++) {
+        rc = tdm_ireader_decode(o->r, q->terms[t].id, o->docs + off, o->freqs + off, err);
+        o->pos[t] = off;
+        off += q->terms[t].df;
+        o->end[t] = off;
+    }
+    return rc;
 }
 
-/* Adds the t-th query term's postings to the accumulators. */
-static int add_term(tdm_oracle *o, const tdm_query *q, const tdm_scorer *s, size_t t,
-                    int precision, tdm_err *err)
+/* a ranks above the heap's worst (oracle.h's order): worth a push. */
+static int beats_worst(const tdm_topk *t, uint32_t d, double s)
 {
-    uint32_t df = q->terms[t].df;
-    int rc = ensure_buffers(o, df, err);
-    if (rc || (rc = tdm_ireader_decode(o->r, q->terms[t].id, o->docs, o->freqs, err)))
-        return rc;
+    if (t->n < t->k)
+        return 1;
+    const tdm_hit *w = &t->h[0];
+    return s > w->score || (s == w->score && d < w->docid);
+}
+
+/* Term at a time inside a window of WIN docids: every term's postings in
+ * [base, base + WIN), in the query's term order, into accumulators of WIN
+ * entries that stay in the cache whatever the index's size (one dense array
+ * over the index costs a cache miss a posting once it outgrows the cache). */
+static void window(tdm_oracle *o, const tdm_query *q, const tdm_scorer *s, int precision,
+                   uint32_t base, uint64_t lim)
+{
     const uint32_t *dl = tdm_ireader_doclens(o->r);
-    for (uint32_t i = 0; i < df; i++) {
-        uint32_t d = o->docs[i];
-        if (o->cnt[d]++ == 0)
-            o->touched[o->ntouched++] = d;
-        if (precision == TDM_ORACLE_FLOAT)
-            o->acc[d] = (double)((float)o->acc[d] + tdm_score_f(s, t, o->freqs[i], dl[d]));
-        else
-            o->acc[d] += tdm_score_d(s, t, o->freqs[i], dl[d]);
+    for (size_t t = 0; t < q->nterms; t++) {
+        size_t p = o->pos[t], e = o->end[t];
+        for (; p < e && o->docs[p] < lim; p++) {
+            uint32_t d = o->docs[p], w = d - base;
+            if (o->cnt[w]++ == 0)
+                o->touched[o->ntouched++] = (uint16_t)w;
+            if (precision == TDM_ORACLE_FLOAT)
+                o->accf[w] = o->accf[w] + tdm_score_f(s, t, o->freqs[p], dl[d]);
+            else
+                o->accd[w] += tdm_score_d(s, t, o->freqs[p], dl[d]);
+        }
+        o->pos[t] = p;
     }
-    return TDM_OK;
 }
 
-/* Ranks the touched documents and clears their accumulators. */
-static void collect(tdm_oracle *o, size_t need, tdm_topk *top, uint64_t *matched)
+/* Ranks the window's touched documents and clears their accumulators. */
+static uint64_t collect(tdm_oracle *o, int precision, size_t need, uint32_t base, tdm_topk *top)
 {
     uint64_t m = 0;
     for (size_t i = 0; i < o->ntouched; i++) {
-        uint32_t d = o->touched[i];
-        if (o->cnt[d] >= need) {
+        uint16_t w = o->touched[i];
+        if (o->cnt[w] >= need) {
+            double sc = precision == TDM_ORACLE_FLOAT ? (double)o->accf[w] : o->accd[w];
             m++;
-            tdm_topk_push(top, d, o->acc[d]);
+            if (beats_worst(top, base + w, sc))
+                tdm_topk_push(top, base + w, sc);
         }
-        o->acc[d] = 0;
-        o->cnt[d] = 0;
+        o->accf[w] = 0;
+        o->accd[w] = 0;
+        o->cnt[w] = 0;
     }
     o->ntouched = 0;
-    if (matched)
-        *matched = m;
+    return m;
+}
+
+/* Every window that holds a posting, in docid order; a document is kept
+ * when it holds at least `need` of the terms. Every posting is scored once. */
+static uint64_t rank_all(tdm_oracle *o, const tdm_query *q, const tdm_scorer *s, int precision,
+                         size_t need, tdm_topk *top)
+{
+    uint64_t m = 0;
+    for (;;) {
+        uint64_t first = UINT64_MAX;
+        for (size_t t = 0; t < q->nterms; t++)
+            if (o->pos[t] < o->end[t] && o->docs[o->pos[t]] < first)
+                first = o->docs[o->pos[t]];
+        if (first == UINT64_MAX)
+            return m;
+        uint32_t base = (uint32_t)(first & ~(uint64_t)(WIN - 1));
+        window(o, q, s, precision, base, (uint64_t)base + WIN);
+        m += collect(o, precision, need, base, top);
+    }
 }
 
 static int check_request(const tdm_oracle_request *req, tdm_err *err)
@@ -143,19 +203,15 @@ int tdm_oracle_search(tdm_oracle *o, const tdm_query *q, const tdm_oracle_reques
         return TDM_OK;
     }
     tdm_topk top;
-    if ((rc = ensure_state(o, err)) == TDM_OK && tdm_topk_init(&top, req->k) != TDM_OK)
+    if (tdm_topk_init(&top, req->k) != TDM_OK)
         rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    if (rc) {
-        tdm_scorer_free(&s);
-        return rc;
-    }
-    for (size_t t = 0; t < q->nterms && rc == TDM_OK; t++)
-        rc = add_term(o, q, &s, t, req->precision, err);
-    collect(o, req->match == TDM_MATCH_AND ? q->nterms : 1, &top, matched);
-    if (rc == TDM_OK)
+    else if ((rc = decode_all(o, q, err)) == TDM_OK) {
+        uint64_t m = rank_all(o, q, &s, req->precision,
+                              req->match == TDM_MATCH_AND ? q->nterms : 1, &top);
+        if (matched)
+            *matched = m;
         *n = tdm_topk_drain(&top, hits);
-    else if (matched)
-        *matched = 0;
+    }
     tdm_topk_free(&top);
     tdm_scorer_free(&s);
     return rc;

@@ -1,11 +1,16 @@
 /* The oracle: an exhaustive plain-C evaluator that every search algorithm on
  * every device is tested against.
  *
- * It decodes every list of the query (index/reader.h), scores every posting
- * (score.h), sums each document's contributions in the query's term order
- * into a dense accumulator, and keeps the exact top k with a bounded heap of
- * k entries (never a sort of every matching document). Order: score
- * descending, ties broken by the smaller docid.
+ * It decodes every list of the query whole (index/reader.h), then scores
+ * every posting (score.h) term at a time within windows of 32768 docids (the
+ * window's accumulators stay in the cache whatever the index's size), so
+ * each document's contributions are summed in the query's term order; it
+ * keeps the exact top k with a bounded heap of k entries (never a sort of
+ * every matching document). Order: score descending, ties broken by the
+ * smaller docid. The order is total (docids are distinct), so the top k of
+ * any k <= K is exactly the first k entries of the top K: a caller asking
+ * for several k may run the largest and take prefixes (test_oracle checks
+ * it).
  *
  * Matching: TDM_MATCH_OR, every document holding at least one query term;
  * TDM_MATCH_AND, documents holding every distinct term of the query (unknown
@@ -16,9 +21,10 @@
  * uses); TDM_ORACLE_FLOAT with the device-exact float formula of score.h, the
  * list kernels must match bit for bit.
  *
- * Memory: an oracle holds 14 bytes per document of the index (accumulators,
- * counts, the touched list), allocated at the first search and reused; a
- * search costs O(postings of its terms + matches * log k).
+ * Memory: an oracle holds 8 bytes per posting of the longest query it has
+ * ranked (its decoded lists, grown as needed and reused) and 512 KiB of
+ * window state; nothing per document of the index. A search costs
+ * O(postings of its terms + matching documents * log k).
  *
  * Threads: one oracle per thread; the reader may be shared.
  */
