@@ -39,7 +39,7 @@ if [ "$ndev" -lt 2 ]; then
 fi
 short=(--duration 0.6 --warmup 0.2 --senders 32)
 sweep=(--duration 1.2 --warmup 0.2 --senders 32)
-hdr='memory,memory_bytes,policy,rate,probe,arrivals,answered,failed,dropped,late,late_max_ms,throughput,mean_ms,p50_ms,p95_ms,p99_ms,p999_ms,max_ms,deadline_ms,misses,miss_pct,engine_misses,mismatches,batch_mode_pct,batched_pct,other_policy,stolen,promoted,mode_switches,cache_hit_rate,stopped,sustained,max_inflight,wall_s,lanes'
+hdr='memory,memory_bytes,policy,rate,probe,arrivals,answered,failed,dropped,late,late_max_ms,throughput,mean_ms,p50_ms,p95_ms,p99_ms,p999_ms,max_ms,deadline_ms,misses,miss_pct,engine_misses,mismatches,batch_mode_pct,batched_pct,other_policy,stolen,promoted,mode_switches,cache_hit_rate,stopped,sustained,max_inflight,senders,wall_s,lanes'
 
 begin "a sweep of two rates, every policy the lanes serve, every answer the oracle's"
 run "$T" bench load idx --queries q.txt "${sweep[@]}" --rates 15,40 --csv s.csv --plot s.svg
@@ -64,12 +64,14 @@ awk -F, 'NR > 1 && ($6 < 1 || $7 + $9 != $6 || $8 != 0 || $23 != 0 || !($14 <= $
 # lane shares adding up to 1, cpu-only on lane 0 only, gpu-only on lane 1 only
 awk -F, 'NR > 1 && ($12 < $4 * 0.3 || $12 > $4 * 3) { bad = 1 } END { exit bad }' s.csv ||
     fail "throughput: $(cut -d, -f3,4,12 s.csv)"
-awk -F, 'NR > 1 { n = split($35, l, ";"); s = 0; for (i = 1; i <= n; i++) { split(l[i], f, ":"); s += f[3];
+awk -F, 'NR > 1 { n = split($36, l, ";"); s = 0; for (i = 1; i <= n; i++) { split(l[i], f, ":"); s += f[3];
          if (f[2] < 0 || f[2] > 1.01) bad = 1 } if (n != 2 || s < 0.999 || s > 1.001) bad = 1 }
-         NR > 1 && $3 == "cpu-only" && $35 !~ /^cpu0:[0-9.]+:1.0000;gpu1:0.0000:0.0000$/ { bad = 1 }
-         NR > 1 && $3 == "gpu-only" && $35 !~ /^cpu0:0.0000:0.0000;gpu1:[0-9.]+:1.0000$/ { bad = 1 }
-         NR > 1 && $3 == "gpu-only" && $35 ~ /gpu1:0.0000/ { bad = 1 }
-         END { exit bad }' s.csv || fail "lanes: $(cut -d, -f3,4,35 s.csv)"
+         NR > 1 && $3 == "cpu-only" && $36 !~ /^cpu0:[0-9.]+:1.0000;gpu1:0.0000:0.0000$/ { bad = 1 }
+         NR > 1 && $3 == "gpu-only" && $36 !~ /^cpu0:0.0000:0.0000;gpu1:[0-9.]+:1.0000$/ { bad = 1 }
+         NR > 1 && $3 == "gpu-only" && $36 ~ /gpu1:0.0000/ { bad = 1 }
+         END { exit bad }' s.csv || fail "lanes: $(cut -d, -f3,4,36 s.csv)"
+awk -F, 'NR > 1 && ($34 < 1 || $34 > 32 || $33 > $34) { bad = 1 } END { exit bad }' s.csv ||
+    fail "the sender pool past --senders 32: $(cut -d, -f3,4,33,34 s.csv)"
 awk -F, 'NR > 1 && ($30 != -1 || $26 != 0) { bad = 1 } END { exit bad }' s.csv ||
     fail "resident index with a hit rate, or another policy answered: $(cat s.csv)"
 grep -q '^<svg' s.svg && grep -q '</svg>' s.svg || fail "not an SVG: $(head -c 200 s.svg)"

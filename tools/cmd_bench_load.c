@@ -67,8 +67,9 @@ static void usage(FILE *f)
         "                       0.25) or bytes with K, M, G (e.g. full,1/3; default\n"
         "                       full). A budget below the index puts its lists in a\n"
         "                       list cache on every device (docs/CACHE.md)\n"
-        "  --senders N          sender threads (default 256): an arrival that finds all\n"
-        "                       busy is sent late (counted; raise N)\n"
+        "  --senders N          sender threads at most (default 4096; the pool starts\n"
+        "                       at 16 and grows by one whenever all are in calls): an\n"
+        "                       arrival that finds all busy is sent late (counted)\n"
         "  --seed S             the arrivals' seed (default 1)\n"
         "  --oracle-threads N   threads computing the oracle's answers first (default 1)\n"
         "  --csv FILE           every point as CSV\n"
@@ -248,7 +249,7 @@ static int parse_opt(int argc, char **argv, int *i, opts *o, int *budget_set)
 static int parse(int argc, char **argv, opts *o)
 {
     *o = (opts){.algo = TDM_ALGO_AUTO, .k = 10, .duration = 5, .warmup = 1,
-                .deadline_ms = 500, .seed = 1, .senders = 256, .oracle_threads = 1,
+                .deadline_ms = 500, .seed = 1, .senders = 4096, .oracle_threads = 1,
                 .precision = 0.05, .qo = {TDM_QF_AUTO, 0, 0}};
     int budget_set = 0;
     for (int i = 1; i < argc; i++) {
@@ -427,8 +428,8 @@ static int point(bl *b, tdm_search *sh, int pol, int mem, double rate, int probe
     tdm_bl_print_point(stdout, b, &b->set.v[b->set.n - 1]);
     fflush(stdout);
     if (p.max_inflight >= b->o.senders && !p.stopped)
-        fprintf(stderr, "note: all %llu senders were busy at once (%llu arrivals sent late): "
-                "raise --senders\n", (unsigned long long)b->o.senders,
+        fprintf(stderr, "note: all %llu senders were in calls at once (%llu arrivals sent "
+                "late): raise --senders\n", (unsigned long long)b->o.senders,
                 (unsigned long long)p.late);
     if (out)
         *out = &b->set.v[b->set.n - 1];

@@ -81,6 +81,7 @@ typedef struct tdm_bl_point {
     int stopped;          /* 1: stopped early (hopeless backlog, or over the budget) */
     int ok;               /* sustained: not stopped, p95 within budget and deadline */
     uint64_t max_inflight;
+    unsigned senders;     /* sender threads the pool grew to */
 } tdm_bl_point;
 
 typedef struct tdm_bl_set {

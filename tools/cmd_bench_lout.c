@@ -96,13 +96,13 @@ int tdm_bl_write_csv(const char *path, const tdm_bl *b)
                "late_max_ms,throughput,mean_ms,p50_ms,p95_ms,p99_ms,p999_ms,max_ms,deadline_ms,"
                "misses,miss_pct,engine_misses,mismatches,batch_mode_pct,batched_pct,"
                "other_policy,stolen,promoted,mode_switches,cache_hit_rate,stopped,sustained,"
-               "max_inflight,wall_s,lanes\n");
+               "max_inflight,senders,wall_s,lanes\n");
     for (size_t i = 0; i < b->set.n; i++) {
         const tdm_bl_point *p = &b->set.v[i];
         const tdm_bl_mem *m = &b->o.mem[p->mem];
         fprintf(f, "%s,%llu,%s,%.6g,%d,%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,"
                    "%.4f,%.4f,%g,%llu,%.3f,%llu,%llu,%.2f,%.2f,%llu,%llu,%llu,%llu,%.4f,%d,%d,"
-                   "%llu,%.3f,", m->label, (unsigned long long)m->bytes,
+                   "%llu,%u,%.3f,", m->label, (unsigned long long)m->bytes,
                 tdm_policy_name(p->policy), p->rate, p->probe,
                 (unsigned long long)p->arrivals, (unsigned long long)p->answered,
                 (unsigned long long)p->failed, (unsigned long long)p->dropped,
@@ -113,7 +113,7 @@ int tdm_bl_write_csv(const char *path, const tdm_bl *b)
                 pctof(p->batched, p->answered), (unsigned long long)p->other_policy,
                 (unsigned long long)p->stolen, (unsigned long long)p->promoted,
                 (unsigned long long)p->switches, p->hit_rate, p->stopped, p->ok,
-                (unsigned long long)p->max_inflight, p->wall);
+                (unsigned long long)p->max_inflight, p->senders, p->wall);
         for (int l = 0; l < p->nlanes; l++) /* lane kind+index:utilization:share */
             fprintf(f, "%s%s%d:%.4f:%.4f", l ? ";" : "", p->lane_gpu[l] ? "gpu" : "cpu", l,
                     p->util[l], p->answered ? (double)p->share[l] / (double)p->answered : 0);

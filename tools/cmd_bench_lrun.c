@@ -4,8 +4,9 @@
  * log in order, cycled. A pool of sender threads takes the arrivals in
  * order: each sleeps until its arrival's time, makes the (blocking) search
  * call and records the latency from the scheduled time to the answer, so a
- * backlog shows in the latencies (an open loop). An arrival that finds
- * every sender busy is sent late and counted; one that would be sent past
+ * backlog shows in the latencies (an open loop). The pool grows by a
+ * thread whenever every sender is in a call (up to --senders); an arrival
+ * that still finds every sender busy is sent late and counted; one that would be sent past
  * the give-up lag stops the point (the rest are dropped, each a deadline
  * miss). Every answer is checked against the oracle's. */
 #include <math.h>
@@ -40,6 +41,12 @@ typedef struct prun {
     atomic_size_t next;
     atomic_int stop;
     atomic_uint_fast64_t inflight, max_inflight, over, late, mism, failed;
+    /* the pool: grows by one whenever every sender is in a call */
+    pthread_t *th;        /* [cap] */
+    unsigned cap;
+    atomic_uint started;
+    int spawn_failed;
+    pthread_attr_t attr;
     pthread_mutex_t mu;   /* the counters below and stderr reports */
     double late_max;
     uint64_t share[TDM_SCHED_MAX_LANES], batch_mode, batched, other_policy;
@@ -111,6 +118,8 @@ static void account(prun *pr, size_t i, const tdm_search_result *r)
     pthread_mutex_unlock(&pr->mu);
 }
 
+static void grow(prun *pr);
+
 /* Sends arrival i (its time has come) and records what it got. */
 static void send_one(prun *pr, size_t i)
 {
@@ -122,6 +131,8 @@ static void send_one(prun *pr, size_t i)
     for (uint64_t m = atomic_load(&pr->max_inflight);
          in > m && !atomic_compare_exchange_weak(&pr->max_inflight, &m, in);)
         ;
+    if (in >= atomic_load(&pr->started))
+        grow(pr);
     tdm_search_result *r = NULL;
     int rc = sq->text ? tdm_search_text(pr->sh, sq->text, &pr->o, &r)
                       : tdm_search_terms(pr->sh, sq->terms, sq->nterms, &pr->o, &r);
@@ -146,6 +157,23 @@ static void send_one(prun *pr, size_t i)
                 tdm_policy_name(pr->o.policy), pr->p->rate, i, id, why);
     account(pr, i, r);
     tdm_search_result_free(r);
+}
+
+static void *sender(void *arg);
+
+/* Every sender is in a call: one more, so that the next arrival finds one
+ * free (a thread that spawns is joined after it, so none is missed). */
+static void grow(prun *pr)
+{
+    pthread_mutex_lock(&pr->mu);
+    unsigned n = atomic_load(&pr->started);
+    if (n < pr->cap && !pr->spawn_failed && atomic_load(&pr->inflight) >= n) {
+        if (pthread_create(&pr->th[n], &pr->attr, sender, pr) == 0)
+            atomic_store(&pr->started, n + 1);
+        else
+            pr->spawn_failed = 1; /* the system's limit: the pool stays as it is */
+    }
+    pthread_mutex_unlock(&pr->mu);
 }
 
 static void *sender(void *arg)
@@ -286,15 +314,22 @@ static void sched_deltas(tdm_bl_point *p, const tdm_sched_stats *a, const tdm_sc
     p->eng_misses = z->deadline_misses - a->deadline_misses;
 }
 
-static int start_senders(prun *pr, pthread_t *th, unsigned want, unsigned *got)
+#define FIRST_SENDERS 16
+#define SENDER_STACK (1u << 20)
+
+static int start_senders(prun *pr)
 {
-    *got = 0;
+    unsigned want = pr->cap < FIRST_SENDERS ? pr->cap : FIRST_SENDERS;
+    pthread_attr_init(&pr->attr);
+    pthread_attr_setstacksize(&pr->attr, SENDER_STACK);
+    pthread_mutex_lock(&pr->mu);
     for (unsigned s = 0; s < want; s++) {
-        if (pthread_create(&th[s], NULL, sender, pr) != 0)
+        if (pthread_create(&pr->th[s], &pr->attr, sender, pr) != 0)
             break;
-        (*got)++;
+        atomic_store(&pr->started, s + 1);
     }
-    if (*got == want)
+    pthread_mutex_unlock(&pr->mu);
+    if (atomic_load(&pr->started) == want)
         return 0;
     atomic_store(&pr->stop, 1);
     return -1;
@@ -305,30 +340,32 @@ static int start_senders(prun *pr, pthread_t *th, unsigned want, unsigned *got)
 static int drive(prun *pr, tdm_bl_point *p, int nd)
 {
     tdm_bl *b = pr->b;
-    unsigned ns = (unsigned)b->o.senders, got = 0;
-    pthread_t *th = calloc(ns, sizeof *th);
-    if (!th)
+    pr->cap = (unsigned)b->o.senders;
+    pr->th = calloc(pr->cap, sizeof *pr->th);
+    if (!pr->th)
         return tdm_cli_fail(C, "out of memory");
     tdm_sched_stats a, z;
     tdm_sched_stats_init(&a);
     tdm_sched_stats_init(&z);
     pr->t0 = tdm_cli_now() + 0.01; /* the senders are up by then */
-    int rc = start_senders(pr, th, ns, &got);
+    int rc = start_senders(pr);
     sleep_until(pr->t0 + b->o.warmup);
     double w0 = tdm_cli_now();
     uint64_t l0, h0, l1, h1;
     int cached;
     tdm_search_stats(pr->sh, &a);
     cache_counts(pr->sh, nd, &l0, &h0, &cached);
-    for (unsigned s = 0; s < got; s++)
-        pthread_join(th[s], NULL);
+    for (unsigned s = 0; s < atomic_load(&pr->started); s++) /* spawned ones too */
+        pthread_join(pr->th[s], NULL);
     double w1 = tdm_cli_now();
     tdm_search_stats(pr->sh, &z);
     cache_counts(pr->sh, nd, &l1, &h1, &cached);
-    free(th);
+    unsigned got = atomic_load(&pr->started);
+    free(pr->th);
+    pthread_attr_destroy(&pr->attr);
     if (rc)
-        return tdm_cli_fail(C, "cannot start %u sender threads (started %u): lower --senders",
-                            ns, got);
+        return tdm_cli_fail(C, "cannot start sender threads (started %u)", got);
+    p->senders = got;
     sched_deltas(p, &a, &z, w1 - w0);
     p->hit_rate = !cached ? -1 : l1 > l0 ? (double)(h1 - h0) / (double)(l1 - l0) : 1;
     return 0;
