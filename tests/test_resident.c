@@ -13,6 +13,7 @@
 #include "index/decode_jobs.h"
 #include "index/listcache.h"
 #include "index/resident.h"
+#include "index/stager.h"
 #include "residx.h"
 #include "runtime/runtime.h"
 #include "testutil.h"
@@ -93,6 +94,25 @@ static void upload_every_device(void **state)
         assert_null(res.cache);
         check_copy(x.r, d, &res);
         tdm_resident_release(&res);
+        /* TANDEM_STAGING: 3 threads, 1 MB buffers (not under Oclgrind, whose
+         * runtime is not thread-safe); a bad value is refused */
+        setenv("TANDEM_STAGING", "3,1", 1);
+        if (!getenv("TANDEM_TEST_OCLGRIND")) {
+            assert_int_equal(tdm_resident_upload_opts(x.r, d, &o, &res, &err), TDM_OK);
+            assert_non_null(res.ready);
+            assert_int_equal(clWaitForEvents(1, &res.ready), CL_SUCCESS);
+            tdm_stager_stats ss;
+            tdm_stager_stats_get(res.stager, &ss);
+            assert_true(ss.workers >= 1 && ss.workers <= 3);
+            assert_true(ss.chunk <= (1u << 20));
+            check_copy(x.r, d, &res);
+            tdm_resident_release(&res);
+        }
+        setenv("TANDEM_STAGING", "0", 1);
+        assert_int_equal(tdm_resident_upload_opts(x.r, d, &o, &res, &err), TDM_ERR_INVALID_ARG);
+        assert_non_null(strstr(tdm_err_msg(&err), "TANDEM_STAGING"));
+        assert_null(res.arena);
+        unsetenv("TANDEM_STAGING");
     }
     tdm_resident_release(NULL);
     residx_free(&x);

@@ -230,6 +230,14 @@ static int timed_upload(const tdm_ireader *r, tdm_device *d, int staging, tdm_re
                s > 0 ? res->bytes / s / 1e9 : 0,
                staged ? "through pinned staging" : "pageable, from the mapping",
                res->cache ? "; a list cache: the index exceeds the device memory" : "");
+    if (st == TDM_OK && res->stager) {
+        tdm_stager_stats ss;
+        tdm_stager_stats_get(res->stager, &ss);
+        printf("#   staging: %u threads, %llu MB buffers: buffers made in %.1f ms (slowest "
+               "thread), memcpy %.1f ms, waits for a buffer %.1f ms (summed over threads)\n",
+               ss.workers, (unsigned long long)(ss.chunk >> 20), ss.setup_s * 1e3,
+               ss.copy_s * 1e3, ss.wait_s * 1e3);
+    }
     return st;
 }
 

@@ -3,6 +3,8 @@
 #include "resident.h"
 
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "format.h"
 #include "listcache.h"
@@ -129,11 +131,25 @@ static int make_section(const tdm_ireader *r, tdm_resident *res, unsigned s,
     return TDM_OK;
 }
 
+/* Asks the kernel to read the sections' pages ahead of the copies (a
+ * hint: a failure, e.g. on memory that is no file's mapping, changes
+ * nothing). */
+static void read_ahead(const tdm_stage_copy *cp, size_t n)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t mask = pg > 0 ? (uintptr_t)pg - 1 : 4095;
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t a = (uintptr_t)cp[i].src & ~mask, e = (uintptr_t)cp[i].src + cp[i].bytes;
+        (void)madvise((void *)a, (size_t)(e - a), MADV_WILLNEED);
+    }
+}
+
 /* The copies, staged or straight from the mapping; res->ready becomes the
  * event of the last (the transfer queue is in order). */
 static int copy_sections(tdm_resident *res, const tdm_stage_copy *cp, size_t n, int staged,
                          tdm_err *err)
 {
+    read_ahead(cp, n);
     if (staged && n) {
         cl_event ev = NULL;
         int st = tdm_stager_start(res->dev, cp, n, &ev, &res->stager, err);

@@ -5,11 +5,14 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHUNK ((uint64_t)8 << 20) /* bytes a staging buffer holds */
 #define WORKERS 4u                 /* threads (and 2 buffers each) at most */
+#define WORKERS_MAX 16u            /* TANDEM_STAGING's limit */
 #define SLOTS 2u
 
 typedef struct worker {
@@ -27,13 +30,21 @@ struct tdm_stager {
     size_t n;
     uint64_t chunk, nchunks;
     unsigned nworkers;
-    worker w[WORKERS];
+    worker w[WORKERS_MAX];
     cl_event ready;         /* the user event (the stager's own reference) */
     atomic_uint live;       /* workers not yet done */
     atomic_int failed;
-    pthread_mutex_t mu;     /* guards err */
+    pthread_mutex_t mu;     /* guards err and stats */
     tdm_err err;
+    tdm_stager_stats stats;
 };
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 int tdm_stager_wanted(const tdm_device *d)
 {
@@ -86,6 +97,7 @@ static void *run(void *arg)
     void *host[SLOTS] = {NULL};
     cl_event ev[SLOTS] = {NULL};
     cl_int rc = CL_SUCCESS;
+    double t0 = now(), setup = 0, copy = 0, wait = 0;
     for (unsigned k = 0; rc == CL_SUCCESS && k < SLOTS; k++) {
         buf[k] = clCreateBuffer(s->d->ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY,
                                 (size_t)s->chunk, NULL, &rc);
@@ -95,12 +107,14 @@ static void *run(void *arg)
     }
     if (rc != CL_SUCCESS)
         fail(s, rc, "a staging buffer");
+    setup = now() - t0;
     unsigned slot = 0;
     for (uint64_t k = w->id; rc == CL_SUCCESS && !atomic_load(&s->failed) && k < s->nchunks;
          k += s->nworkers, slot = (slot + 1) % SLOTS) {
         size_t c;
         uint64_t off, bytes;
         chunk_at(s, k, &c, &off, &bytes);
+        double t1 = now();
         if (ev[slot]) { /* the buffer's last copy has read it */
             rc = clWaitForEvents(1, &ev[slot]);
             clReleaseEvent(ev[slot]);
@@ -110,7 +124,10 @@ static void *run(void *arg)
                 break;
             }
         }
+        double t2 = now();
+        wait += t2 - t1;
         memcpy(host[slot], (const char *)s->copies[c].src + off, (size_t)bytes);
+        copy += now() - t2;
         rc = clEnqueueWriteBuffer(s->q, s->copies[c].dst, CL_FALSE, (size_t)off,
                                   (size_t)bytes, host[slot], 0, NULL, &ev[slot]);
         if (rc == CL_SUCCESS)
@@ -134,9 +151,33 @@ static void *run(void *arg)
         if (buf[k])
             clReleaseMemObject(buf[k]);
     }
+    pthread_mutex_lock(&s->mu);
+    s->stats.setup_s = setup > s->stats.setup_s ? setup : s->stats.setup_s;
+    s->stats.copy_s += copy;
+    s->stats.wait_s += wait;
+    pthread_mutex_unlock(&s->mu);
     if (atomic_fetch_sub(&s->live, 1) == 1) /* the last worker out */
         clSetUserEventStatus(s->ready, atomic_load(&s->failed) ? -1 : CL_COMPLETE);
     return NULL;
+}
+
+/* TANDEM_STAGING=THREADS[,CHUNK_MB] (measurements): else WORKERS, CHUNK. */
+static int staging_env(unsigned *workers, uint64_t *chunk, tdm_err *err)
+{
+    const char *v = getenv("TANDEM_STAGING");
+    *workers = WORKERS;
+    *chunk = CHUNK;
+    if (!v || !*v)
+        return TDM_OK;
+    unsigned t = 0, mb = 8;
+    int n = sscanf(v, "%u,%u", &t, &mb);
+    if (n < 1 || t < 1 || t > WORKERS_MAX || mb < 1 || mb > 256)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "TANDEM_STAGING=%s: expected THREADS (1 to %u) or THREADS,CHUNK_MB "
+                           "(1 to 256)", v, WORKERS_MAX);
+    *workers = t;
+    *chunk = (uint64_t)mb << 20;
+    return TDM_OK;
 }
 
 int tdm_stager_start(tdm_device *d, const tdm_stage_copy *copies, size_t n, cl_event *ready,
@@ -144,6 +185,10 @@ int tdm_stager_start(tdm_device *d, const tdm_stage_copy *copies, size_t n, cl_e
 {
     *ready = NULL;
     *out = NULL;
+    unsigned want = 0;
+    uint64_t want_chunk = 0;
+    if (staging_env(&want, &want_chunk, err) != TDM_OK)
+        return err->code;
     struct tdm_stager *s = calloc(1, sizeof *s);
     if (!s || !(s->copies = malloc((n ? n : 1) * sizeof *copies))) {
         free(s);
@@ -155,10 +200,12 @@ int tdm_stager_start(tdm_device *d, const tdm_stage_copy *copies, size_t n, cl_e
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += copies[i].bytes;
-    s->chunk = total < CHUNK ? (total ? total : 4) : CHUNK;
+    s->chunk = total < want_chunk ? (total ? total : 4) : want_chunk;
     for (size_t i = 0; i < n; i++)
         s->nchunks += (copies[i].bytes + s->chunk - 1) / s->chunk;
-    s->nworkers = s->nchunks < WORKERS ? (unsigned)(s->nchunks ? s->nchunks : 1) : WORKERS;
+    s->nworkers = s->nchunks < want ? (unsigned)(s->nchunks ? s->nchunks : 1) : want;
+    s->stats.workers = s->nworkers;
+    s->stats.chunk = s->chunk;
     pthread_mutex_init(&s->mu, NULL);
     atomic_init(&s->failed, 0);
     atomic_init(&s->live, s->nworkers);
@@ -187,6 +234,16 @@ int tdm_stager_start(tdm_device *d, const tdm_stage_copy *copies, size_t n, cl_e
     *ready = s->ready;
     *out = s;
     return TDM_OK;
+}
+
+void tdm_stager_stats_get(tdm_stager *s, tdm_stager_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    *out = s->stats;
+    pthread_mutex_unlock(&s->mu);
 }
 
 int tdm_stager_finish(tdm_stager *s, tdm_err *err)

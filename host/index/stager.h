@@ -7,6 +7,9 @@
  * a queue of the stager's own (the device's transfer queue may hold
  * commands that wait for the upload).
  *
+ * TANDEM_STAGING=THREADS[,CHUNK_MB] overrides the 4 threads and 8 MB
+ * buffers (for measurements; a bad value fails the upload, naming it).
+ *
  * Threads: a stager belongs to the thread that started it; its workers
  * only enqueue on the stager's queue. */
 #ifndef TDM_INDEX_STAGER_H
@@ -36,6 +39,20 @@ int tdm_stager_wanted(const tdm_device *d);
  * caller releases it. *out is finished with tdm_stager_finish. */
 int tdm_stager_start(tdm_device *d, const tdm_stage_copy *copies, size_t n, cl_event *ready,
                      tdm_stager **out, tdm_err *err);
+
+/* Where the time of a staged upload went (tdm_stager_stats_get, once the
+ * ready event has completed): for measurements. */
+typedef struct tdm_stager_stats {
+    double setup_s;     /* the slowest worker's staging buffers made and mapped */
+    double copy_s;      /* memcpy into the staging buffers, summed over workers */
+    double wait_s;      /* waits for a staging buffer's last copy, summed */
+    unsigned workers;
+    uint64_t chunk;     /* bytes a staging buffer holds */
+} tdm_stager_stats;
+
+/* Copies the stats so far (all of them once `ready` has completed). Any
+ * thread; s NULL gives zeros. */
+void tdm_stager_stats_get(tdm_stager *s, tdm_stager_stats *out);
 
 /* Waits for the workers and frees the staging buffers: TDM_OK, or the
  * first failure (in err). Accepts NULL. */
