@@ -13,6 +13,9 @@
 # default 1), BATCH (a batch sweep, e.g. 1,8,64,512,4096: a series of
 # tdm_search_batch calls per size, and the throughput plot), BATCH_THREADS
 # (threads sending batches, 1). Output names carry DOCS, the devices and TAG.
+# ORACLE_CACHE=FILE keeps the oracle's answers in FILE (--oracle-cache: a later
+# run on the same index, queries and k reads them instead of running the
+# oracle); ORACLE_ONLY=1 runs (or reads) the oracle only, no device series.
 # BUILD_ONLY=1 stops after the index (the 10M collection takes ~140 s on 16
 # cores: one device command for it, the benchmark in the next on the same
 # warm machine, WORKDIR inside an ignored directory such as build/).
@@ -36,6 +39,8 @@ base=$O/queries-$n-$tag
 opts=(--queries "$Q" --limit "$nq" --oracle-threads "${ORACLE_THREADS:-16}" --devices "$dev"
       --budget "$budget" --warmup "${WARMUP:-100}" --csv "$base.csv" --plot "$base.svg")
 [ -z "${ALGORITHMS:-}" ] || opts+=(--algorithms "$ALGORITHMS")
+[ -z "${ORACLE_CACHE:-}" ] || opts+=(--oracle-cache "$ORACLE_CACHE")
+[ "${ORACLE_ONLY:-0}" = 0 ] || opts+=(--oracle-only)
 [ -z "${K:-}" ] || opts+=(-k "$K")
 [ -z "${THREADS:-}" ] || opts+=(--threads "$THREADS")
 [ -z "${BATCH:-}" ] || opts+=(--batch "$BATCH" --batch-threads "${BATCH_THREADS:-1}"
