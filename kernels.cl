@@ -48,6 +48,7 @@
 #include "cl/search_seed.cl"
 #include "cl/search_select.cl"
 #include "cl/search_batch.cl"
+#include "cl/search_batch_and.cl"
 
 /* ---- ranked AND step by step, movable between devices (Griffin) */
 #include "cl/and_step.cl"

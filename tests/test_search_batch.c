@@ -8,12 +8,20 @@
  * weight), empty queries and queries of only unknown terms, which must get
  * their own status and message without failing the others; and the request
  * errors that fail the whole batch. Batched queries must have shared their
- * launches (result.batch > 1) where two or more could. */
+ * launches (result.batch > 1) where two or more could.
+ *
+ * Ranked AND's batch kernels (cl/search_batch_and.cl) against their plain-C
+ * reference (tdm_sband_ref): every codec, lists ending at block boundaries,
+ * one-block lists, one-term queries, repeated terms, a query whose
+ * shortest list is cut to nothing, three scorings; the kernels' block
+ * selection and every lead element's match and score bits, and each
+ * query's top k against the reference's matches ranked on the host. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "index/writer.h"
+#include "query/search_batch_and.h"
 #include "randcoll.h"
 #include "testutil.h"
 
@@ -259,12 +267,183 @@ static void batch_errors(void **state)
     randcoll_free(&c);
 }
 
+
+/* ---- ranked AND's batch kernels against tdm_sband_ref */
+
+static uint32_t bits_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static void same_trace(const tdm_sband_trace *dv, const tdm_sband_trace *rf, const char *what)
+{
+    assert_int_equal(dv->nelem, rf->nelem);
+    for (size_t e = 0; e < rf->nelem; e++) {
+        if (dv->hn[e] != rf->hn[e] || dv->hd[e] != rf->hd[e] ||
+            (rf->hn[e] && bits_of(dv->hs[e]) != bits_of(rf->hs[e])))
+            fail_msg("%s: lead element %zu: device doc %u hit %u score %.9g, reference doc %u "
+                     "hit %u score %.9g", what, e, dv->hd[e], dv->hn[e], dv->hs[e], rf->hd[e],
+                     rf->hn[e], rf->hs[e]);
+    }
+    for (int c = 0; c < TDM_CODEC_COUNT; c++) {
+        assert_int_equal(dv->njobs[c], rf->njobs[c]);
+        for (uint32_t j = 0; j < rf->njobs[c]; j++) {
+            const tdm_decode_job *a = &dv->jobs[c][j], *b = &rf->jobs[c][j];
+            if (memcmp(a, b, sizeof *a))
+                fail_msg("%s: codec %d job %u: device {%u %u %u %u}, reference {%u %u %u %u}",
+                         what, c, j, a->list, a->block_begin, a->block_end, a->out, b->list,
+                         b->block_begin, b->block_end, b->out);
+        }
+    }
+}
+
+static int key_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Each query's keys against the reference's matches, best k. */
+static void same_tops(tdm_sbq **qs, uint32_t n, uint32_t k, const tdm_sband_trace *rf,
+                      const char *what)
+{
+    size_t e = 0;
+    uint64_t *keys = malloc((rf->nelem + 1) * 8);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len = 0, m = 0;
+        if (qs[i]->p.nt) {
+            uint32_t lead = 0;
+            for (uint32_t t = 1; t < qs[i]->p.nt; t++)
+                if (qs[i]->p.terms[t * TDM_SEARCH_TW + 1] <
+                    qs[i]->p.terms[lead * TDM_SEARCH_TW + 1])
+                    lead = t;
+            len = qs[i]->p.terms[lead * TDM_SEARCH_TW + 1];
+        }
+        for (uint32_t j = 0; j < len; j++, e++)
+            if (rf->hn[e])
+                keys[m++] = (uint64_t)bits_of(rf->hs[e]) << 32 | (0xffffffffu - rf->hd[e]);
+        qsort(keys, m, 8, key_desc);
+        uint32_t want = m < k ? m : k;
+        if (qs[i]->so.n != want)
+            fail_msg("%s: query %u: %u results, reference %u", what, i, qs[i]->so.n, want);
+        for (uint32_t j = 0; j < want; j++)
+            if (qs[i]->so.keys[j] != keys[j])
+                fail_msg("%s: query %u rank %u: key %llx, reference %llx", what, i, j,
+                         (unsigned long long)qs[i]->so.keys[j], (unsigned long long)keys[j]);
+        assert_int_equal(qs[i]->batch, n);
+    }
+    assert_int_equal(e, rf->nelem);
+    free(keys);
+}
+
+#define AND_N 40
+
+static void and_batch_once(tdm_search *s, int dev, const randcoll *c, tdm_rng *r, uint32_t k,
+                           int scoring, int cut, const char *what)
+{
+    tdm_sbq items[AND_N], *qs[AND_N];
+    tdm_search_term st[AND_N][6];
+    memset(items, 0, sizeof items);
+    tdm_score_params sp = {scoring == 2 ? TDM_SCORING_IMPACT : TDM_SCORING_BM25,
+                           scoring == 1 ? 0.9 : 1.2, scoring == 1 ? 0.4 : 0.75};
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < AND_N; i++) {
+        uint32_t nt = i % 4 == 0 ? 1 : tdm_rng_range(r, 2, 6);
+        for (uint32_t t = 0; t < nt; t++) {
+            uint32_t pick = t && tdm_rng_range(r, 0, 7) == 0 ? 0 : 1; /* repeats */
+            st[i][t].term = pick ? c->terms[tdm_rng_range(r, 0, (uint32_t)c->nlists - 1)]
+                                 : st[i][0].term;
+            st[i][t].id = 0;
+            st[i][t].weight = tdm_rng_range(r, 0, 2) ? 1.0 : tdm_rng_range(r, 1, 500) / 64.0;
+        }
+        tdm_sbq *it = &items[n];
+        tdm_search_query rq = {NULL, st[i], nt};
+        tdm_query_init(&it->q);
+        if (tdm_search_query_build(s, &rq, &it->q, &it->err) != TDM_OK)
+            fail_msg("%s: query build: %s", what, tdm_err_msg(&it->err));
+        if (tdm_sprep_build(&it->p, s->r, &it->q, &sp, &it->err) != TDM_OK)
+            fail_msg("%s: prep: %s", what, tdm_err_msg(&it->err));
+        it->so.keys = calloc(k, 8);
+        it->k = k;
+        it->salg = TDM_SALG_AND;
+        qs[n++] = it;
+    }
+    if (cut) { /* query 1's shortest list cut to nothing */
+        tdm_sprep *p = &qs[1]->p;
+        uint32_t lead = 0;
+        for (uint32_t t = 1; t < p->nt; t++)
+            if (p->terms[t * TDM_SEARCH_TW + 1] < p->terms[lead * TDM_SEARCH_TW + 1])
+                lead = t;
+        p->terms[lead * TDM_SEARCH_TW + 1] = 0;
+    }
+    tdm_sband_trace dv, rf;
+    tdm_err err = {0};
+    if (tdm_search_dev_batch_and(&s->dev[dev], qs, n, k, &dv, &err) != TDM_OK)
+        fail_msg("%s: device: %s", what, tdm_err_msg(&err));
+    if (tdm_sband_ref(s->r, qs, n, &rf, &err) != TDM_OK)
+        fail_msg("%s: reference: %s", what, tdm_err_msg(&err));
+    same_trace(&dv, &rf, what);
+    same_tops(qs, n, k, &rf, what);
+    if (cut)
+        assert_int_equal(qs[1]->so.n, 0);
+    tdm_sband_trace_free(&dv);
+    tdm_sband_trace_free(&rf);
+    for (uint32_t i = 0; i < n; i++) {
+        tdm_sprep_free(&qs[i]->p);
+        tdm_query_free(&qs[i]->q);
+        free(qs[i]->so.keys);
+        tdm_err_clear(&qs[i]->err);
+    }
+}
+
+static void and_kernels_match_reference(void **state)
+{
+    fixture *f = *state;
+    int small = tdm_test_small();
+    /* 1024 documents: lists of every document end on a block boundary for
+       every codec (blocks of 128 and 512); 100: one-block lists only; 1 */
+    static const uint32_t sizes[] = {1024, 100, 1};
+    const char *dir = tdm_test_tmpdir("search_batch_and");
+    for (size_t ci = 0; ci < NCODECS; ci++) {
+        for (size_t si = 0; si < 3; si++) {
+            if (small && si != ci % 3)
+                continue;
+            randcoll c;
+            randcoll_init(&c, 7 + ci * 3 + si, small && sizes[si] > 200 ? 1024 : sizes[si], 30);
+            tdm_index *ix;
+            if (tdm_index_open(write_index(&c, dir, codecs[ci]), &ix) != TDM_OK)
+                fail_msg("open: %s", tdm_last_error());
+            tdm_search *s;
+            if (tdm_search_open(f->eng, ix, &s) != TDM_OK)
+                fail_msg("search open: %s", tdm_last_error());
+            tdm_rng r;
+            tdm_rng_seed(&r, 100 + ci * 3 + si);
+            for (int d = 0; d < s->ndev; d++)
+                for (int sc = 0; sc < 3; sc++) {
+                    char what[160];
+                    uint32_t k = sc == 0 ? 10 : sc == 1 ? 1 : 128;
+                    snprintf(what, sizeof what, "AND kernels: %s ndocs %u dev %d scoring %d k %u",
+                             codecs[ci], sizes[si], d, sc, k);
+                    and_batch_once(s, d, &c, &r, k, sc, sc == 0, what);
+                }
+            tdm_search_close(s);
+            tdm_index_close(ix);
+            randcoll_free(&c);
+        }
+    }
+}
+
 int main(void)
 {
     (void)assert_same_index; /* randcoll.h's, for other tests */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(batch_errors),
         cmocka_unit_test(batches_match_lone_queries),
+        cmocka_unit_test(and_kernels_match_reference),
     };
+    if (getenv("TDM_TEST_FILTER")) /* e.g. and_kernels* */
+        cmocka_set_test_filter(getenv("TDM_TEST_FILTER"));
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,13 +15,17 @@
  * compute unit, a CPU's 4 per core), at least one each, so a big batch runs
  * about one work-item per query and a small one several per query; at large k fewer (ranges of at least 8k documents)
  * so the merge of each query reads few heap entries. A query's results do
- * not depend on its ranges (each range keeps its exact top min(k, length)). */
+ * not depend on its ranges (each range keeps its exact top min(k, length)).
+ *
+ * Ranked AND does not come here: it takes Wu's mapping, a work-item per
+ * element of each query's shortest list (search_batch_and.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec/layout.h"
 #include "index/listcache.h"
 #include "search.h"
+#include "search_batch_and.h"
 
 #define TDM_SBQ_W 8u /* cl/search_batch.cl */
 #define GPU_RANGES_PER_CU 256u
@@ -334,6 +338,8 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
 int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
                          int salg, uint32_t k, tdm_err *err)
 {
+    if (salg == TDM_SALG_AND) /* Wu's mapping: a work-item per lead element */
+        return tdm_search_dev_batch_and(sd, qs, n, k, NULL, err);
     host_side h;
     dev_side ds;
     memset(&ds, 0, sizeof ds);
