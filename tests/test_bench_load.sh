@@ -55,7 +55,7 @@ want_ok
 grep -q "every answer is the oracle's" err.txt || fail "no verdict: $(tail -3 err.txt)"
 grep -q "12 queries of q.txt: 11 ranked, 1 without a term" err.txt || fail "$(head -2 err.txt)"
 grep -q "lane 0: CPU lane" err.txt && grep -q "lane 1: GPU lane" err.txt || fail "lanes: $(cat err.txt)"
-head -1 out.txt | grep -Eq '^memory +policy +rate +sent +q/s +mean ms +p50 +p95 +p99 +p99.9 +miss% +late +drop +bmode% +batch% +hit% +verdict +lanes: util/share$' ||
+head -1 out.txt | grep -Eq '^memory +policy +rate +arrived +q/s +mean ms +p50 +p95 +p99 +p99.9 +miss% +late +drop +bmode% +batch% +hit% +verdict +lanes: util/share$' ||
     fail "table header: $(head -1 out.txt)"
 for p in cpu-only gpu-only best hybrid; do
     for r in 15 40; do

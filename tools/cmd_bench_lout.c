@@ -20,8 +20,8 @@ static const char *verdict(const tdm_bl_point *p)
 
 void tdm_bl_print_header(FILE *f)
 {
-    fprintf(f, "%-7s %-8s %9s %7s %9s %8s %8s %8s %8s %8s %6s %5s %5s %6s %6s %5s %-7s %s\n",
-            "memory", "policy", "rate", "sent", "q/s", "mean ms", "p50", "p95", "p99", "p99.9",
+    fprintf(f, "%-7s %-8s %9s %8s %9s %8s %8s %8s %8s %8s %6s %5s %5s %6s %6s %5s %-7s %s\n",
+            "memory", "policy", "rate", "arrived", "q/s", "mean ms", "p50", "p95", "p99", "p99.9",
             "miss%", "late", "drop", "bmode%", "batch%", "hit%", "verdict",
             "lanes: util/share");
 }
@@ -29,12 +29,12 @@ void tdm_bl_print_header(FILE *f)
 void tdm_bl_print_point(FILE *f, const tdm_bl *b, const tdm_bl_point *p)
 {
     char rate[24], hit[16];
-    snprintf(rate, sizeof rate, "%s%.4g", p->probe ? "*" : "", p->rate);
+    snprintf(rate, sizeof rate, "%s%.6g", p->probe ? "*" : "", p->rate);
     if (p->hit_rate < 0)
         snprintf(hit, sizeof hit, "-");
     else
         snprintf(hit, sizeof hit, "%.1f", p->hit_rate * 100);
-    fprintf(f, "%-7.7s %-8s %9s %7llu %9.1f %8.2f %8.2f %8.2f %8.2f %8.2f %6.2f %5llu %5llu "
+    fprintf(f, "%-7.7s %-8s %9s %8llu %9.1f %8.2f %8.2f %8.2f %8.2f %8.2f %6.2f %5llu %5llu "
                "%6.1f %6.1f %5s %-7s", b->o.mem[p->mem].label, tdm_policy_name(p->policy),
             rate, (unsigned long long)p->arrivals, p->tput, p->mean, p->p50, p->p95, p->p99,
             p->p999, pctof(p->misses, p->arrivals), (unsigned long long)p->late,

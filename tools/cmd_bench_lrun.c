@@ -41,6 +41,7 @@ typedef struct prun {
     atomic_size_t next;
     atomic_int stop;
     atomic_uint_fast64_t inflight, max_inflight, over, late, mism, failed;
+    atomic_uint_fast64_t answers; /* every answer so far, warm-up included */
     /* the pool: grows by one whenever every sender is in a call */
     pthread_t *th;        /* [cap] */
     unsigned cap;
@@ -138,6 +139,7 @@ static void send_one(prun *pr, size_t i)
                       : tdm_search_terms(pr->sh, sq->terms, sq->nterms, &pr->o, &r);
     double done = tdm_cli_now();
     atomic_fetch_sub(&pr->inflight, 1);
+    atomic_fetch_add(&pr->answers, 1);
     const char *id = b->qf->q[b->pos[q]].id;
     if (rc != TDM_OK) {
         if (atomic_fetch_add(&pr->failed, 1) < MAX_REPORTED)
@@ -176,6 +178,23 @@ static void grow(prun *pr)
     pthread_mutex_unlock(&pr->mu);
 }
 
+/* More queries in flight than the answers' pace clears within twice the
+ * horizon (the probe's limit, else the give-up lag): by Little's law their
+ * mean latency is past it, and going on would only lengthen the drain (an
+ * overloaded point would otherwise end with thousands of calls queued, the
+ * drain taking their number over the pace). Judged from GRACE_S on, so that
+ * the drain after a stop stays within about twice the horizon. */
+#define GRACE_S 0.25
+static int backlogged(prun *pr)
+{
+    double horizon = pr->limit > 0 ? pr->limit : pr->give_up;
+    double el = tdm_cli_now() - pr->t0;
+    if (el <= GRACE_S)
+        return 0; /* too early to know the pace */
+    double pace = (double)atomic_load(&pr->answers) / el;
+    return (double)atomic_load(&pr->inflight) > 2 * pace * horizon + 32;
+}
+
 static void *sender(void *arg)
 {
     prun *pr = arg;
@@ -186,7 +205,7 @@ static void *sender(void *arg)
         double when = pr->t0 + pr->t[i];
         sleep_until(when);
         double lag = tdm_cli_now() - when;
-        if (lag > pr->give_up) { /* the backlog is hopeless: stop, drop the rest */
+        if (lag > pr->give_up || backlogged(pr)) { /* hopeless: stop, drop the rest */
             atomic_store(&pr->stop, 1);
             break;
         }
