@@ -68,7 +68,7 @@ void tdm_bl_print_max(FILE *f, const tdm_bl *b)
             char xcpu[16] = "-", xfull[16] = "-";
             if (cpu >= 0 && b->max_rate[m][cpu] > 0 && (int)pi != cpu)
                 snprintf(xcpu, sizeof xcpu, "%.2f", r / b->max_rate[m][cpu]);
-            if (m > 0 && b->max_rate[0][pi] > 0)
+            if (m > 0 && !b->o.mem[0].bytes && b->max_rate[0][pi] > 0) /* against resident */
                 snprintf(xfull, sizeof xfull, "%.2f", r / b->max_rate[0][pi]);
             fprintf(f, "%-7.7s %-8s ", b->o.mem[m].label, tdm_policy_name(b->o.policies[pi]));
             if (at < 0) {
