@@ -566,7 +566,8 @@ typedef struct tdm_search_result {
                               the result */
     uint32_t batch;        /* how many queries shared this query's launches
                               (1 for a lone query) */
-    /* The scheduler's account (docs/SCHED.md); tdm_search_batch leaves them 0. */
+    /* The scheduler's account (docs/SCHED.md); a query of tdm_search_batch
+       gets policy, load_mode, queue_seconds and handovers of its part. */
     int policy;            /* enum tdm_policy that placed the query (never DEFAULT) */
     int load_mode;         /* enum tdm_load_mode of the lane when it ran the query */
     double queue_seconds;  /* from arrival until a lane started it */
@@ -612,7 +613,12 @@ typedef struct tdm_search_query {
 } tdm_search_query;
 
 /* Ranks n queries with one set of options in as few launches as the batch
- * needs (results exactly those of tdm_search_text/terms one by one).
+ * needs (results exactly those of tdm_search_text/terms one by one). The
+ * batch is placed on the lanes by the policy (opts->policy, else the
+ * engine's): whole on one lane (best, a pinned device), or split by the
+ * cost models' predicted finish over the lanes the policy allows (hybrid,
+ * cpu-only, gpu-only), each lane's part one batch there; direct: the
+ * planner's device in the caller's thread (docs/SCHED.md).
  * results[i] receives query i's result (free each with tdm_search_result_free).
  * A query that fails alone (too many terms, ...) gets a result with no hits,
  * status != TDM_OK and error set; it does not fail the others. Returns TDM_OK

@@ -54,7 +54,7 @@ static void usage(void)
            "  --batch N        queries a search call carries (tdm_search_batch), 1..%d;\n"
            "                   0: one tdm_search_text call a query (default %d)\n"
            "  --threads T      threads sending calls at once, 1..%d (default 1)\n"
-           "  (--policy places single calls on devices: it needs --batch 0)\n"
+           "  (--policy places calls on devices; a batch call may be split over them)\n"
            "  (k defaults to 1000 here)\n%s"
            "The run is the same bytes for any --batch and --threads. A query that fails\n"
            "is named on stderr and left out of the run; the others are written, and the\n"
@@ -112,9 +112,6 @@ static int parse(int argc, char **argv, ropts *o)
     }
     if (!o->s.index || !o->qpath || !o->out)
         return tdm_cli_fail(C, "need INDEX, --queries FILE and -o RUN ('tandem run --help')");
-    if (o->s.o.policy != TDM_POLICY_DEFAULT && o->batch > 0) /* batches skip the lanes */
-        return tdm_cli_fail(C, "--policy places single calls: add --batch 0 (batch calls "
-                               "run on --device, else the planner's device)");
     if (!*o->tag || strpbrk(o->tag, " \t\n"))
         return tdm_cli_fail(C, "--tag '%s': must be non-empty, without white space", o->tag);
     if (strpbrk(o->prefix, " \t\n"))

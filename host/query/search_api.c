@@ -447,34 +447,7 @@ int tdm_search_terms_plain(tdm_search *s, const tdm_search_term *terms, size_t n
     return search(s, &rq, opts, out);
 }
 
-TDM_API int tdm_search_batch(tdm_search *s, const tdm_search_query *queries, size_t n,
-                             const tdm_search_options *opts, tdm_search_result **results)
-{
-    tdm_api_enter();
-    if (!results && n)
-        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_batch: results is NULL");
-    for (size_t i = 0; i < n; i++)
-        results[i] = NULL;
-    if (!s || (!queries && n))
-        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_batch: %s is NULL",
-                            !s ? "search handle" : "queries");
-    tdm_err e = {0};
-    tdm_search_options o;
-    int rc = check_options(opts, &o, &e);
-    if (rc)
-        return tdm_api_fail_err(&e, rc);
-    if (n == 0)
-        return TDM_OK;
-    /* one set of options for all: the internal entry takes one per query */
-    tdm_search_options *each = malloc(n * sizeof *each);
-    if (!each)
-        return tdm_api_fail(TDM_ERR_NOMEM, "tdm_search_batch: out of memory for %zu queries", n);
-    for (size_t i = 0; i < n; i++)
-        each[i] = o;
-    rc = tdm_search_run_batch(s, queries, each, n, results, &e);
-    free(each);
-    return tdm_api_result(rc, &e);
-}
+/* tdm_search_batch goes through the lanes: host/sched/sched_api.c. */
 
 TDM_API void tdm_search_result_free(tdm_search_result *r)
 {

@@ -41,15 +41,15 @@ void tdm_sched_update_mode(struct tdm_sched *sc)
 static void complete(struct tdm_sched *sc, sjob *j)
 {
     j->done = 1;
-    sc->st.in_flight--;
+    sc->st.in_flight -= tdm_sjob_nq(j);
     if (j->as)
         sc->st.carried_bytes += j->as->carried;
     if (tdm_sched_now() > j->deadline)
-        sc->st.deadline_misses++;
+        sc->st.deadline_misses += tdm_sjob_nq(j);
     if (j->rc == TDM_OK)
-        sc->st.answered++;
+        sc->st.answered += tdm_sjob_nq(j);
     else
-        sc->st.failed++;
+        sc->st.failed += tdm_sjob_nq(j);
     tdm_sched_update_mode(sc);
     pthread_cond_signal(&j->cv);
 }
@@ -177,14 +177,47 @@ static void run_failed(slane *l, sjob **jobs, int n, int rc, const tdm_err *e, d
         hand_over(sc, l, jobs[i], rc, msg, now);
 }
 
-/* After a run that answered (lock held): results[i] is jobs[i]'s. */
+/* A batch part's results (lock held): handed over whole when this device
+ * cannot run one of them (as its queries one by one would be), else kept. */
+static void part_answered(slane *l, sjob *j, tdm_search_result **results, double now)
+{
+    struct tdm_sched *sc = l->sc;
+    int unsupported = -1;
+    for (uint32_t x = 0; x < j->nq && sc->nl > 1; x++)
+        if (results[x]->status == TDM_ERR_UNSUPPORTED)
+            unsupported = (int)x;
+    if (unsupported >= 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s",
+                 results[unsupported]->error ? results[unsupported]->error : "unsupported");
+        for (uint32_t x = 0; x < j->nq; x++)
+            tdm_search_result_free(results[x]);
+        hand_over(sc, l, j, TDM_ERR_UNSUPPORTED, msg, now);
+        return;
+    }
+    for (uint32_t x = 0; x < j->nq; x++)
+        j->bres[x] = results[x];
+    j->rc = TDM_OK;
+    l->st.queries += j->nq;
+    complete(sc, j);
+}
+
+/* After a run that answered (lock held): jobs[i]'s results follow those of
+ * jobs[0 .. i) in results[] (nq each). */
 static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **results, double dt,
                          double now)
 {
     struct tdm_sched *sc = l->sc;
+    size_t total = 0;
     for (int i = 0; i < n; i++) {
         sjob *j = jobs[i];
-        tdm_search_result *r = results[i];
+        tdm_search_result **rp = results + total;
+        total += tdm_sjob_nq(j);
+        if (j->bq) {
+            part_answered(l, j, rp, now);
+            continue;
+        }
+        tdm_search_result *r = rp[0];
         if (r->status == TDM_ERR_UNSUPPORTED && sc->nl > 1) { /* this device cannot: another may */
             char msg[256];
             snprintf(msg, sizeof msg, "%s", r->error ? r->error : "unsupported");
@@ -197,7 +230,7 @@ static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **resul
         l->st.queries++;
         /* a step-by-step query is observed only when it ran whole here */
         int whole = !j->as || (j->migrations == 0 && j->handovers == 0);
-        if (n == 1 && whole && r->status == TDM_OK && r->device >= 0 &&
+        if (n == 1 && tdm_sjob_nq(j) == 1 && whole && r->status == TDM_OK && r->device >= 0 &&
             tdm_lane_warm(l, r->algorithm)) {
             double rel = fabs(j->pred[l->index] - dt) / (dt > 1e-9 ? dt : 1e-9);
             l->err_sum += rel;
@@ -206,10 +239,10 @@ static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **resul
         }
         complete(sc, j);
     }
-    if (n > 1) {
+    if (total > 1) {
         l->st.batches++;
         sc->st.batches++;
-        sc->st.batched += (uint64_t)n;
+        sc->st.batched += (uint64_t)total;
     }
 }
 
@@ -239,20 +272,25 @@ static int work_waiting(const struct tdm_sched *sc)
 void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
 {
     struct tdm_sched *sc = l->sc;
-    tdm_search_query qs[n];
-    tdm_search_options os[n];
-    tdm_search_result *results[n];
+    size_t nqt = 0; /* queries in the run: a batch part carries many */
+    for (int i = 0; i < n; i++)
+        nqt += tdm_sjob_nq(jobs[i]);
+    tdm_search_query *qs = malloc(nqt * sizeof *qs);
+    tdm_search_options *os = malloc(nqt * sizeof *os);
+    tdm_search_result **results = calloc(nqt, sizeof *results);
     double t0 = tdm_sched_now();
     pthread_mutex_lock(&sc->mu);
     int fault = fault_now(l);
     double pred = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0, p = 0; qs && os && results && i < n; i++) {
         if (!jobs[i]->as || jobs[i]->started == 0) /* a moved query started before */
             jobs[i]->started = t0;
-        jobs[i]->mode = n > 1 ? TDM_LOAD_BATCH : sc->mode;
-        qs[i] = jobs[i]->q;
-        os[i] = jobs[i]->o;
-        os[i].device = l->index;
+        jobs[i]->mode = nqt > 1 ? TDM_LOAD_BATCH : sc->mode;
+        for (uint32_t x = 0; x < tdm_sjob_nq(jobs[i]); x++, p++) {
+            qs[p] = jobs[i]->bq ? jobs[i]->bq[x] : jobs[i]->q;
+            os[p] = jobs[i]->o;
+            os[p].device = l->index;
+        }
         pred += jobs[i]->pred[l->index];
     }
     l->run_end[k] = t0 + pred;
@@ -262,7 +300,9 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
 
     tdm_err e = {0};
     int rc, moved = -1;
-    if (fault == TDM_FAULT_BUILD)
+    if (!qs || !os || !results)
+        rc = tdm_err_set(&e, TDM_ERR_NOMEM, "out of memory for a run of %zu queries", nqt);
+    else if (fault == TDM_FAULT_BUILD)
         rc = tdm_err_set(&e, TDM_ERR_BUILD, "kernel build failed (injected by TANDEM_FAULT_INJECT)");
     else if (fault == TDM_FAULT_OOM)
         rc = tdm_err_set(&e, TDM_ERR_DEVICE_MEMORY,
@@ -270,9 +310,9 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
     else if (n == 1 && jobs[0]->as) /* ranked AND step by step (migrate.c) */
         rc = tdm_migrate_run(l, jobs[0], &moved, &results[0], &e);
     else
-        rc = tdm_search_run_batch(sc->s, qs, os, (size_t)n, results, &e);
+        rc = tdm_search_run_batch(sc->s, qs, os, nqt, results, &e);
     if (rc == TDM_OK && fault == TDM_FAULT_LOST) { /* the device went away with the answers */
-        for (int i = 0; i < n; i++)
+        for (size_t i = 0; i < nqt; i++)
             tdm_search_result_free(results[i]);
         moved = -1; /* nor does a moved query's intermediate count */
         rc = tdm_err_set(&e, TDM_ERR_OPENCL,
@@ -295,6 +335,9 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
         pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&sc->mu);
     tdm_err_clear(&e);
+    free(qs);
+    free(os);
+    free(results);
 }
 
 /* The real-clock time `seconds` from now (condition variables time out on

@@ -72,6 +72,13 @@ int tdm_migrate_prepare(struct tdm_sched *sc, sjob *j, tdm_query *q, tdm_err *er
         return TDM_OK;
     if (!tdm_astep_applies(q, j->o.algorithm) || j->pin >= 0 || sc->nl < 2)
         return TDM_OK;
+    if (mig == TDM_MIGRATE_AUTO) { /* Griffin's case: a GPU lane and a CPU lane */
+        int kinds = 0;
+        for (int i = 0; i < sc->nl; i++)
+            kinds |= sc->lanes[i].alive ? 1 << sc->lanes[i].gpu : 0;
+        if (kinds != 3)
+            return TDM_OK; /* lanes of one kind: the AND kernel, whole */
+    }
     tdm_astep *a = calloc(1, sizeof *a);
     if (!a)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");

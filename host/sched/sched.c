@@ -212,33 +212,41 @@ static int finish(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm_er
     return TDM_OK;
 }
 
-/* A query that needs no lane: the direct policy, or one with no terms. */
-static int run_direct(struct tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *o,
-                      int policy, tdm_search_result **out, tdm_err *err)
+/* Queries that need no lane: the direct policy, or one with no terms. A
+ * single one (n = 1) fails with its own error; a batch's keep theirs in
+ * their results. */
+int tdm_sched_run_direct(struct tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *o,
+                         int policy, size_t n, tdm_search_result **out, tdm_err *err)
 {
     pthread_mutex_lock(&sc->mu);
-    sc->st.submitted++;
-    sc->st.direct++;
+    sc->st.submitted += n;
+    sc->st.direct += n;
     pthread_mutex_unlock(&sc->mu);
-    tdm_search_result *r = NULL;
-    int rc = tdm_search_run_batch(sc->s, q, o, 1, &r, err);
-    if (rc == TDM_OK && r->status) {
-        rc = tdm_err_set(err, r->status, "%s", r->error ? r->error : "search failed");
-        tdm_search_result_free(r);
-    } else if (rc == TDM_OK) {
-        r->policy = policy;
-        *out = r;
+    tdm_search_options *each = n > 1 ? malloc(n * sizeof *each) : (tdm_search_options *)o;
+    int rc = each ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for %zu queries", n);
+    for (size_t i = 0; rc == TDM_OK && n > 1 && i < n; i++)
+        each[i] = *o;
+    if (rc == TDM_OK)
+        rc = tdm_search_run_batch(sc->s, q, each, n, out, err);
+    if (n > 1)
+        free(each);
+    if (rc == TDM_OK && n == 1 && out[0]->status) {
+        rc = tdm_err_set(err, out[0]->status, "%s", out[0]->error ? out[0]->error : "search failed");
+        tdm_search_result_free(out[0]);
+        out[0] = NULL;
     }
+    for (size_t i = 0; rc == TDM_OK && i < n; i++)
+        out[i]->policy = policy;
     pthread_mutex_lock(&sc->mu);
     if (rc)
-        sc->st.failed++;
+        sc->st.failed += n;
     else
-        sc->st.answered++;
+        sc->st.answered += n;
     pthread_mutex_unlock(&sc->mu);
     return rc;
 }
 
-static int expected_alg(const tdm_search_options *o, const tdm_query *q)
+int tdm_sched_expected_alg(const tdm_search_options *o, const tdm_query *q)
 {
     if (o->algorithm != TDM_ALGO_AUTO)
         return o->algorithm;
@@ -249,8 +257,8 @@ static int submit(struct tdm_sched *sc, sjob *j)
 {
     double now = j->arrive;
     pthread_mutex_lock(&sc->mu);
-    sc->st.submitted++;
-    sc->st.in_flight++;
+    sc->st.submitted += j->nq;
+    sc->st.in_flight += j->nq;
     sc->st.stepped += j->as != NULL;
     tdm_sched_update_mode(sc);
     tdm_place_predict(sc, j);
@@ -290,14 +298,14 @@ int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_
         return rc;
     j.policy = j.o.policy ? j.o.policy : sc->policy;
     if (j.policy == TDM_POLICY_DIRECT)
-        return run_direct(sc, q, &j.o, j.policy, out, err);
+        return tdm_sched_run_direct(sc, q, &j.o, j.policy, 1, out, err);
     tdm_query tq;
     tdm_query_init(&tq);
     rc = tdm_search_query_build(sc->s, q, &tq, err);
     if (rc || tq.nterms == 0 || sc->s->ndocs == 0) {
         tdm_query_free(&tq);
         if (rc == TDM_OK) /* nothing for a device to do */
-            return run_direct(sc, q, &j.o, j.policy, out, err);
+            return tdm_sched_run_direct(sc, q, &j.o, j.policy, 1, out, err);
         pthread_mutex_lock(&sc->mu);
         sc->st.submitted++;
         sc->st.failed++;
@@ -305,7 +313,7 @@ int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_
         return rc;
     }
     tdm_qfeat_from(&tq, j.o.k, &j.f);
-    j.alg = expected_alg(&j.o, &tq);
+    j.alg = tdm_sched_expected_alg(&j.o, &tq);
     j.pin = j.o.device;
     rc = tdm_migrate_prepare(sc, &j, &tq, err);
     tdm_query_free(&tq);
@@ -319,6 +327,7 @@ int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_
     j.q = *q;
     j.deadline = j.arrive + (j.o.deadline_ms > 0 ? j.o.deadline_ms * 1e-3 : sc->deadline);
     j.where = -2;
+    j.nq = 1;
     pthread_cond_init(&j.cv, NULL);
     submit(sc, &j);
     pthread_cond_destroy(&j.cv);

@@ -29,6 +29,13 @@ void tdm_sched_close(tdm_sched *sc);
 int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
                      tdm_search_result **out, tdm_err *err);
 
+/* Ranks a batch (tdm_search_batch) with the checked options o: placed on
+ * the lanes by policy, split by predicted finish under hybrid; results[i]
+ * as tdm_search_batch fills them. */
+int tdm_sched_batch_search(tdm_sched *sc, const tdm_search_query *queries, size_t n,
+                           const tdm_search_options *o, tdm_search_result **results,
+                           tdm_err *err);
+
 /* A snapshot of the counters into st (as far as st->struct_size goes). */
 void tdm_sched_stats_get(tdm_sched *sc, tdm_sched_stats *st);
 

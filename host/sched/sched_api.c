@@ -72,6 +72,28 @@ TDM_API int tdm_search_terms(tdm_search *s, const tdm_search_term *terms, size_t
     return search(s, &q, opts, out);
 }
 
+TDM_API int tdm_search_batch(tdm_search *s, const tdm_search_query *queries, size_t n,
+                             const tdm_search_options *opts, tdm_search_result **results)
+{
+    tdm_api_enter();
+    if (!results && n)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_batch: results is NULL");
+    for (size_t i = 0; i < n; i++)
+        results[i] = NULL;
+    if (!s || (!queries && n))
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_batch: %s is NULL",
+                            !s ? "search handle" : "queries");
+    tdm_err e = {0};
+    tdm_search_options o;
+    int rc = tdm_search_options_check(opts, &o, &e);
+    if (rc == TDM_OK && (o.policy < TDM_POLICY_DEFAULT || o.policy > TDM_POLICY_DIRECT))
+        rc = tdm_err_set(&e, TDM_ERR_INVALID_ARG, "search options: policy = %d is unknown",
+                         o.policy);
+    if (rc == TDM_OK)
+        rc = tdm_sched_batch_search(s->sched, queries, n, &o, results, &e);
+    return tdm_api_result(rc, &e);
+}
+
 TDM_API void tdm_sched_stats_init(tdm_sched_stats *st)
 {
     if (!st)

@@ -49,7 +49,16 @@ typedef struct sjob {
     int mig;                /* enum tdm_migrate: AUTO or FORCE */
     int first_dev;          /* lane of its first step, -1 before it */
     uint32_t migrations;
+    /* a part of a tdm_search_batch call (batch.c): bq[0 .. nq) with the
+     * options o, their results to bres[]; NULL for a single query (q, res) */
+    const tdm_search_query *bq;
+    tdm_search_result **bres;
+    uint32_t nq;            /* queries the job carries: 1, or a part's */
 } sjob;
+
+/* Queries job j carries (a job made elsewhere than the search calls, as
+ * the placement tests' made-up ones, carries one). */
+static inline uint32_t tdm_sjob_nq(const sjob *j) { return j->nq ? j->nq : 1; }
 
 typedef struct squeue {
     sjob *head, *tail;
@@ -170,6 +179,16 @@ int tdm_migrate_run(slane *l, sjob *j, int *moved, tdm_search_result **res, tdm_
  * queues j at the front of lane `to`'s queue (placed again when that lane
  * died meanwhile); -1 when no lane can take it. */
 int tdm_migrate_move(struct tdm_sched *sc, sjob *j, int from, int to, double now);
+
+/* ---- batch.c: tdm_sched_batch_search (sched.h): the whole batch to one
+ * lane (best, a pin) or split by predicted finish over the lanes the policy
+ * allows (hybrid, cpu-only, gpu-only), each lane's part one job run there
+ * as one batch. */
+/* What the planner will run for q under o (the model's slot). */
+int tdm_sched_expected_alg(const tdm_search_options *o, const tdm_query *q);
+/* A query needing no lane, counted (direct policy, no terms). */
+int tdm_sched_run_direct(struct tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *o,
+                         int policy, size_t n, tdm_search_result **out, tdm_err *err);
 
 /* ---- calib.c */
 /* Runs n sample queries on every lane (before the workers start) and feeds

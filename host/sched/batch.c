@@ -1,0 +1,268 @@
+/* tdm_search_batch through the lanes (sched_priv.h, docs/SCHED.md): the
+ * batch is placed like single queries are, by policy and the lanes' cost
+ * models. best, or a pin, sends it whole to one lane; hybrid, cpu-only and
+ * gpu-only split it over the lanes they allow, each query to the lane that
+ * would finish it first given what that lane has already (its backlog and
+ * the part of the batch it took); each lane's part runs there as one call
+ * of the batch entry, so GPU lanes take theirs as a batch. A part is one
+ * job: handed over whole when its lane fails. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_priv.h"
+
+/* Whether the batch's policy (or pin) allows lane l; strict as tdm_place. */
+static int allows(const struct tdm_sched *sc, int policy, int pin, const slane *l, int strict)
+{
+    (void)sc;
+    if (!l->alive)
+        return 0;
+    if (!strict)
+        return 1;
+    if (pin >= 0)
+        return l->index == pin;
+    if (policy == TDM_POLICY_CPU_ONLY)
+        return !l->gpu;
+    if (policy == TDM_POLICY_GPU_ONLY)
+        return l->gpu;
+    return 1;
+}
+
+static int kind_exists(const struct tdm_sched *sc, int policy, int pin)
+{
+    for (int i = 0; i < sc->nl; i++) {
+        const slane *l = &sc->lanes[i];
+        if (pin >= 0 ? l->index == pin
+            : policy == TDM_POLICY_CPU_ONLY ? !l->gpu
+            : policy == TDM_POLICY_GPU_ONLY ? l->gpu : 1)
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct bquery {
+    tdm_qfeat f;
+    int alg;
+} bquery;
+
+/* Each query's lane into lane[] (lock held): -1 when no lane may run them. */
+static void split(struct tdm_sched *sc, const bquery *bq, size_t n, int policy, int pin,
+                  int *lane)
+{
+    int strict = 1;
+    int ok[TDM_SCHED_MAX_LANES], any = 0;
+    for (int pass = 0; pass < 2 && !any; pass++) {
+        for (int i = 0; i < sc->nl; i++)
+            any |= ok[i] = allows(sc, policy, pin, &sc->lanes[i], strict);
+        if (!any && !kind_exists(sc, policy, pin))
+            break; /* the engine lacks the policy's kind: no fallback */
+        strict = 0; /* the policy's lanes have all failed: any live lane */
+    }
+    if (!any) {
+        for (size_t q = 0; q < n; q++)
+            lane[q] = -1;
+        return;
+    }
+    double now = tdm_sched_now(), end[TDM_SCHED_MAX_LANES];
+    for (int i = 0; i < sc->nl; i++)
+        end[i] = ok[i] ? tdm_place_backlog(sc, &sc->lanes[i], now) : 0;
+    if (policy == TDM_POLICY_BEST || pin >= 0) { /* whole, to the fastest by prediction */
+        int best = -1;
+        double bt = 0;
+        for (int i = 0; i < sc->nl; i++) {
+            if (!ok[i])
+                continue;
+            double t = 0;
+            for (size_t q = 0; q < n; q++)
+                t += tdm_model_predict(&sc->lanes[i].model, bq[q].alg, &bq[q].f);
+            if (best < 0 || t < bt) {
+                bt = t;
+                best = i;
+            }
+        }
+        for (size_t q = 0; q < n; q++)
+            lane[q] = best;
+        return;
+    }
+    for (size_t q = 0; q < n; q++) { /* earliest predicted finish, query by query */
+        int best = -1;
+        double bt = 0, bp = 0;
+        for (int i = 0; i < sc->nl; i++) {
+            if (!ok[i])
+                continue;
+            double p = tdm_model_predict(&sc->lanes[i].model, bq[q].alg, &bq[q].f);
+            if (best < 0 || end[i] + p < bt) {
+                bt = end[i] + p;
+                bp = p;
+                best = i;
+            }
+        }
+        lane[q] = best;
+        end[best] += bp / (sc->lanes[best].slots > 0 ? sc->lanes[best].slots : 1);
+    }
+}
+
+/* The features of every query (tokenized as the batch entry will again). */
+static int features(struct tdm_sched *sc, const tdm_search_query *queries, size_t n,
+                    const tdm_search_options *o, bquery *bq)
+{
+    tdm_query tq;
+    tdm_query_init(&tq);
+    for (size_t q = 0; q < n; q++) {
+        tdm_err e = {0};
+        tdm_query_reset(&tq);
+        /* a query that fails to build fails alone in the batch entry: it
+           costs nothing here */
+        if (tdm_search_query_build(sc->s, &queries[q], &tq, &e) != TDM_OK)
+            tdm_query_reset(&tq);
+        tdm_err_clear(&e);
+        tdm_qfeat_from(&tq, o->k, &bq[q].f);
+        bq[q].alg = tdm_sched_expected_alg(o, &tq);
+    }
+    tdm_query_free(&tq);
+    return TDM_OK;
+}
+
+typedef struct part {
+    sjob j;
+    tdm_search_query *qs;
+    tdm_search_result **rs;
+    size_t *idx;
+} part;
+
+static void part_free(part *p)
+{
+    free(p->qs);
+    free(p->rs);
+    free(p->idx);
+}
+
+/* Builds lane l's part: the queries split there, their predictions. */
+static int make_part(struct tdm_sched *sc, part *p, int l, const int *lane, const bquery *bq,
+                     const tdm_search_query *queries, size_t n, const tdm_search_options *o,
+                     int policy, double arrive, tdm_err *err)
+{
+    size_t m = 0;
+    for (size_t q = 0; q < n; q++)
+        m += lane[q] == l;
+    memset(p, 0, sizeof *p);
+    if (!m)
+        return TDM_OK;
+    p->qs = malloc(m * sizeof *p->qs);
+    p->rs = calloc(m, sizeof *p->rs);
+    p->idx = malloc(m * sizeof *p->idx);
+    if (!p->qs || !p->rs || !p->idx)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory");
+    sjob *j = &p->j;
+    j->o = *o;
+    j->policy = policy;
+    j->pin = l; /* split here: never stolen; a failing lane hands it on */
+    j->arrive = arrive;
+    j->deadline = arrive + (o->deadline_ms > 0 ? o->deadline_ms * 1e-3 : sc->deadline);
+    j->where = -2;
+    j->first_dev = -1;
+    for (size_t q = 0, x = 0; q < n; q++) {
+        if (lane[q] != l)
+            continue;
+        p->qs[x] = queries[q];
+        p->idx[x++] = q;
+        j->f.los += bq[q].f.los; /* the part fills a batch lane's cap alone */
+        j->alg = bq[q].alg;
+        for (int i = 0; i < sc->nl; i++)
+            j->pred[i] += tdm_model_predict(&sc->lanes[i].model, bq[q].alg, &bq[q].f);
+    }
+    j->bq = p->qs;
+    j->bres = p->rs;
+    j->nq = (uint32_t)m;
+    pthread_cond_init(&j->cv, NULL);
+    return TDM_OK;
+}
+
+int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries, size_t n,
+                           const tdm_search_options *o, tdm_search_result **results,
+                           tdm_err *err)
+{
+    for (size_t i = 0; i < n; i++)
+        results[i] = NULL;
+    if (n == 0)
+        return TDM_OK;
+    int policy = o->policy ? o->policy : sc->policy;
+    if (policy == TDM_POLICY_DIRECT || sc->s->ndocs == 0 || n > UINT32_MAX)
+        return tdm_sched_run_direct(sc, queries, o, policy, n, results, err);
+    if (o->device >= sc->nl)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "device = %d: the engine has devices 0 .. %d",
+                           o->device, sc->nl - 1);
+    double arrive = tdm_sched_now();
+    bquery *bq = calloc(n, sizeof *bq);
+    int *lane = malloc(n * sizeof *lane);
+    part *parts = calloc((size_t)sc->nl, sizeof *parts);
+    int rc = bq && lane && parts ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    if (rc == TDM_OK)
+        rc = features(sc, queries, n, o, bq);
+    if (rc == TDM_OK) {
+        pthread_mutex_lock(&sc->mu);
+        split(sc, bq, n, policy, o->device, lane);
+        pthread_mutex_unlock(&sc->mu);
+        if (lane[0] < 0)
+            rc = tdm_err_set(err, TDM_ERR_NO_DEVICE,
+                             "search batch: policy %s: no lane can run it (the engine has no "
+                             "lane of its kind, or every lane has failed)", tdm_policy_name(policy));
+    }
+    for (int l = 0; rc == TDM_OK && l < sc->nl; l++)
+        rc = make_part(sc, &parts[l], l, lane, bq, queries, n, o, policy, arrive, err);
+    if (rc == TDM_OK) {
+        pthread_mutex_lock(&sc->mu);
+        for (int l = 0; l < sc->nl; l++) {
+            sjob *j = &parts[l].j;
+            if (!j->nq)
+                continue;
+            sc->st.submitted += j->nq;
+            sc->st.in_flight += j->nq;
+            tdm_sched_update_mode(sc);
+            if (tdm_place(sc, j, arrive, 0) == -2) {
+                j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE,
+                                    "search batch: no lane can run it (every lane has failed)");
+                j->done = 1;
+                sc->st.in_flight -= j->nq;
+                sc->st.failed += j->nq;
+            }
+        }
+        for (int l = 0; l < sc->nl; l++)
+            while (parts[l].j.nq && !parts[l].j.done)
+                pthread_cond_wait(&parts[l].j.cv, &sc->mu);
+        pthread_mutex_unlock(&sc->mu);
+        for (int l = 0; rc == TDM_OK && l < sc->nl; l++)
+            if (parts[l].j.nq && parts[l].j.rc)
+                rc = tdm_err_copy(err, &parts[l].j.err);
+        double now = tdm_sched_now();
+        for (int l = 0; l < sc->nl; l++) {
+            sjob *j = &parts[l].j;
+            for (uint32_t x = 0; x < j->nq; x++) {
+                tdm_search_result *r = parts[l].rs[x];
+                if (!r)
+                    continue;
+                if (rc) {
+                    tdm_search_result_free(r);
+                    continue;
+                }
+                r->policy = policy;
+                r->load_mode = j->mode;
+                r->queue_seconds = j->started - arrive;
+                r->handovers = j->handovers;
+                r->seconds = now - arrive;
+                results[parts[l].idx[x]] = r;
+            }
+        }
+    }
+    if (parts)
+        for (int l = 0; l < sc->nl; l++) {
+            if (parts[l].j.nq)
+                pthread_cond_destroy(&parts[l].j.cv);
+            tdm_err_clear(&parts[l].j.err);
+            part_free(&parts[l]);
+        }
+    free(parts);
+    free(bq);
+    free(lane);
+    return rc;
+}
