@@ -28,8 +28,9 @@
 # the 10M collection when WORKDIR already holds its index (BUILD_ONLY=1 stops
 # after the index: ~230 s for 10M, in a command of its own). TIME_LIMIT
 # (default 560 s, from the script's start) bounds the whole: when the build
-# took a share, DURATION and the precision shrink, and each run is given only
-# what is left (a run cut short leaves its table so far in OUTDIR).
+# took a share, DURATION and the precision shrink, and each run is given a
+# share of what is left (--time-limit: no point starts past it, the tables say
+# which rate searches were cut; a timeout 1-2 minutes later is the backstop).
 # On the GPU machine the query log does not travel with the tree: copy it into
 # an ignored directory and carry that. Example device command (repository root):
 #   source .device-debs/setup.sh && ln -sf /lib/x86_64-linux-gnu/libz.so.1 \
@@ -51,6 +52,8 @@ fi
 "$T" stats "$W/c$n.idx" | head -6
 [ "${BUILD_ONLY:-0}" = 0 ] || exit 0
 left() { echo $(( limit - ($(date +%s) - start) )); }
+# a share of what is left, at least 30 s (timeout refuses a negative time)
+share() { local t=$(( $(left) * $1 / $2 )); [ "$t" -ge 30 ] || t=30; echo "$t"; }
 if [ "$(left)" -lt 420 ] && [ -z "${DURATION:-}" ]; then
   dur=1; prec=0.1 # the build took its share: shorter points, a coarser search
   echo "$(left) s left after the build: DURATION 1, PRECISION 0.1"
@@ -64,11 +67,11 @@ rc=0
 # 1. the highest sustained rates, resident and under the list-cache budget
 cpol=${CACHE_POLICIES:-hybrid,gpu-only}
 t1=$(date +%s)
-timeout "$(( $(left) * 2 / 3 ))" "$T" bench load "$W/c$n.idx" "${common[@]}" --find-max \
+timeout "$(( $(share 2 3) + 120 ))" "$T" bench load "$W/c$n.idx" "${common[@]}" --find-max --time-limit "$(share 2 3)" \
   --budget-p95-ms "${BUDGET_MS:-500}" --start-rate "${START_RATE:-50}" --precision "$prec" \
   --policies "$cpol" --device-memory "full,${CACHE_FRACTION:-1/3}" \
   --csv "$base-cache.csv" --plot "$base-cache.svg" > "$base-cache.txt" 2> "$base-cache.err" || rc=1
-timeout "$(( $(left) * 3 / 5 ))" "$T" bench load "$W/c$n.idx" "${common[@]}" --find-max \
+timeout "$(( $(share 3 5) + 120 ))" "$T" bench load "$W/c$n.idx" "${common[@]}" --find-max --time-limit "$(share 3 5)" \
   --budget-p95-ms "${BUDGET_MS:-500}" --start-rate "${START_RATE:-50}" --precision "$prec" \
   --policies "${POLICIES:-cpu-only,best}" \
   --csv "$base-max.csv" --plot "$base-max.svg" > "$base-max.txt" 2> "$base-max.err" || rc=1
@@ -86,7 +89,7 @@ gpuc=$(awk '/^highest sustained/ { on = 1 } on && $1 != "full" && $2 == "gpu-onl
 rates=${RATES:-$(printf '%s\n' "$cpu" "$hyb" | awk '$1 > 0 { printf "%.4g\n%.4g\n", $1 / 2, $1 }' | sort -gu | paste -sd,)}
 if [ -n "$rates" ] && [ "$(left)" -gt 30 ]; then
   t2=$(date +%s)
-  timeout "$(left)" "$T" bench load "$W/c$n.idx" "${common[@]}" --rates "$rates" \
+  timeout "$(( $(share 1 1) + 60 ))" "$T" bench load "$W/c$n.idx" "${common[@]}" --rates "$rates" --time-limit "$(share 1 1)" \
     --csv "$base-sweep.csv" --plot "$base-sweep.svg" > "$base-sweep.txt" 2> "$base-sweep.err" || rc=1
   echo "sweep at $rates q/s: $(( $(date +%s) - t2 )) s"
   tail -2 "$base-sweep.err"

@@ -108,6 +108,14 @@ for p in hybrid cpu-only; do
 done
 grep -q '^<svg' f.svg || fail "no plot"
 
+begin "--time-limit: no point starts after it, the searches say they were cut"
+run "$T" bench load idx --queries q.txt "${short[@]}" --policies hybrid,best --find-max --time-limit 0.001 --csv t.csv
+want_ok
+grep -q -- "--time-limit 0.001 s reached: no further point" err.txt || fail "$(cat err.txt)"
+grep -Eq '^full +hybrid +cut by --time-limit: no sustained rate found yet$' out.txt &&
+    grep -Eq '^full +best +cut by --time-limit: no sustained rate found yet$' out.txt || fail "$(cat out.txt)"
+[ "$(wc -l < t.csv)" -le 1 ] || fail "points ran past the limit: $(cat t.csv)"
+
 begin "the list-cache setting beside the resident one"
 # (the fixture's small sections take half of it: 1/3 would not fit; 700K leaves a
 # cache of a fifth of its lists)
@@ -148,7 +156,8 @@ for bad in "--rates 0" "--rates x" "--rates 10,10" "--rates 10," "--rates -5" "-
            "--policies hybrid,hybrid" "--policies default" "--device-memory 2/1" "--device-memory 0" \
            "--device-memory full,full" "--device-memory 12Q" "--senders 0" "--senders 5000" \
            "--precision 0" "--precision 2" "--start-rate 0" "-k 0" "-k 10001" "--algorithm foo" \
-           "--limit 0" "--oracle-threads 0" "--seed x" "--format nope"; do
+           "--limit 0" "--oracle-threads 0" "--seed x" "--format nope" "--time-limit 0" \
+           "--time-limit -1"; do
     # shellcheck disable=SC2086
     run "$T" bench load idx --queries q.txt --rates 10 $bad
     want_fail "${bad%% *}"

@@ -71,6 +71,8 @@ static void usage(FILE *f)
         "                       at 16 and grows by one whenever all are in calls): an\n"
         "                       arrival that finds all busy is sent late (counted)\n"
         "  --seed S             the arrivals' seed (default 1)\n"
+        "  --time-limit S       start no point after S seconds from the start: the tables\n"
+        "                       and files hold what ran (a cut rate search says so)\n"
         "  --oracle-threads N   threads computing the oracle's answers first (default 1)\n"
         "  --csv FILE           every point as CSV\n"
         "  --plot FILE.svg      p50, p95 and p99 latency against offered rate, a line per\n"
@@ -225,6 +227,8 @@ static int parse_opt(int argc, char **argv, int *i, opts *o, int *budget_set)
         return tdm_cli_real(C, "--start-rate", v, 0, 1, RATE_MAX, &o->start_rate) ? 1 : 0;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--precision"))) {
         return tdm_cli_real(C, "--precision", v, 0.001, 0, 1, &o->precision) ? 1 : 0;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--time-limit"))) {
+        return tdm_cli_real(C, "--time-limit", v, 0, 1, 1e6, &o->time_limit) ? 1 : 0;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--senders"))) {
         return tdm_cli_uint(C, "--senders", v, 1, SENDERS_MAX, &o->senders) ? 1 : 0;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--seed"))) {
@@ -421,6 +425,12 @@ static int point(bl *b, tdm_search *sh, int pol, int mem, double rate, int probe
                  const tdm_bl_point **out)
 {
     tdm_bl_point p;
+    if (b->cut || (b->o.time_limit > 0 && tdm_cli_now() - b->t_start > b->o.time_limit)) {
+        if (!b->cut)
+            fprintf(stderr, "--time-limit %g s reached: no further point\n", b->o.time_limit);
+        b->cut = 1;
+        return 2;
+    }
     double limit = probe ? (b->o.budget_p95_ms < b->o.deadline_ms ? b->o.budget_p95_ms
                                                                   : b->o.deadline_ms) : 0;
     fprintf(stderr, "%s, memory %s, %g q/s%s ...\n", tdm_policy_name(pol), b->o.mem[mem].label,
@@ -446,9 +456,10 @@ static int find_max(bl *b, tdm_search *sh, int pi, int mem)
     double lo = 0, hi = 0, r = b->o.start_rate, floor_rate = MIN_ARRIVALS / b->o.duration;
     const tdm_bl_point *p;
     long lo_at = -1;
+    int rc = 0;
     for (;;) {
-        if (point(b, sh, pol, mem, r, 1, &p))
-            return 1;
+        if ((rc = point(b, sh, pol, mem, r, 1, &p)))
+            break;
         if (p->ok) {
             lo = r, lo_at = (long)b->set.n - 1;
             if (hi || r * 2 > RATE_MAX)
@@ -461,21 +472,25 @@ static int find_max(bl *b, tdm_search *sh, int pi, int mem)
             r /= 2;
         }
     }
-    while (lo && hi && hi / lo - 1 > b->o.precision) {
+    while (rc == 0 && lo && hi && hi / lo - 1 > b->o.precision) {
         r = sqrt(lo * hi); /* the middle on a log scale */
-        if (point(b, sh, pol, mem, r, 1, &p))
-            return 1;
+        if ((rc = point(b, sh, pol, mem, r, 1, &p)))
+            break;
         if (p->ok)
             lo = r, lo_at = (long)b->set.n - 1;
         else
             hi = r;
     }
+    if (rc == 1)
+        return 1;
     b->max_rate[mem][pi] = lo;
     b->max_at[mem][pi] = lo_at;
-    fprintf(stderr, "%s, memory %s: %s %.4g q/s (p95 budget %g ms, deadline %g ms)\n",
-            tdm_policy_name(pol), b->o.mem[mem].label,
-            lo ? "sustains" : "sustains no rate down to", lo ? lo : hi, b->o.budget_p95_ms,
-            b->o.deadline_ms);
+    b->searched[mem][pi] = rc == 2 ? 2 : 1;
+    if (rc == 0)
+        fprintf(stderr, "%s, memory %s: %s %.4g q/s (p95 budget %g ms, deadline %g ms)\n",
+                tdm_policy_name(pol), b->o.mem[mem].label,
+                lo ? "sustains" : "sustains no rate down to", lo ? lo : hi,
+                b->o.budget_p95_ms, b->o.deadline_ms);
     return 0;
 }
 
@@ -560,6 +575,8 @@ static int run_memory(bl *b, tdm_index *ix, int mem)
     for (size_t pi = 0; rc == 0 && pi < b->o.npol; pi++) {
         for (size_t ri = 0; rc == 0 && ri < b->o.nrates; ri++)
             rc = point(b, sh, b->o.policies[pi], mem, b->o.rates[ri], 0, NULL);
+        if (rc == 2) /* --time-limit: the rate searches not run are marked cut */
+            rc = 0;
         if (rc == 0 && b->o.find_max)
             rc = find_max(b, sh, (int)pi, mem);
     }
@@ -610,11 +627,12 @@ int tdm_bench_load(int argc, char **argv)
         rc = load_queries(&b);
     if (rc == 0)
         rc = run_oracle(&b);
-    for (size_t m = 0; rc == 0 && m < b.o.nmem; m++)
+    b.t_start = tdm_cli_now();
+    for (size_t m = 0; rc == 0 && !b.cut && m < b.o.nmem; m++)
         rc = run_memory(&b, ix, (int)m);
     if (rc == 0 && b.o.find_max)
         tdm_bl_print_max(stdout, &b);
-    if (b.set.n && write_outputs(&b))
+    if ((rc == 0 || b.set.n) && write_outputs(&b)) /* what ran, even when a point failed */
         rc = 1;
     if (rc == 0 && (b.mismatches || b.failures))
         rc = tdm_cli_fail(C, "%llu answers differ from the oracle's, %llu queries failed",

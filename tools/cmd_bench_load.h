@@ -48,6 +48,7 @@ typedef struct tdm_bl_opts {
     double budget_p95_ms; /* --find-max: the p95 a sustained rate keeps */
     double start_rate;    /* the rate search's first probe */
     double precision;     /* the rate search stops when hi / lo - 1 <= this */
+    double time_limit;    /* seconds from the start after which no point starts; 0 none */
     tdm_bl_mem mem[TDM_BL_MAX_MEM];
     size_t nmem;
     tdm_qf_options qo;
@@ -106,10 +107,13 @@ typedef struct tdm_bl {
     uint64_t corrupt;     /* TANDEM_BENCH_LOAD_CORRUPT: arrival to spoil (1-based), 0 none */
     tdm_bl_set set;
     uint64_t mismatches, failures;
+    double t_start;       /* tdm_cli_now() at the start, for --time-limit */
+    int cut;              /* --time-limit reached: no further point ran */
     /* --find-max: the highest sustained rate per memory setting and policy
      * (index into o.policies), 0 when none was; the point that showed it (-1) */
     double max_rate[TDM_BL_MAX_MEM][TDM_BL_MAX_POL];
     long max_at[TDM_BL_MAX_MEM][TDM_BL_MAX_POL];
+    int searched[TDM_BL_MAX_MEM][TDM_BL_MAX_POL]; /* 0 not run, 1 done, 2 cut by --time-limit */
 } tdm_bl;
 
 /* Runs one point of policy `pol` at `rate` on search handle sh (memory

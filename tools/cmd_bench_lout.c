@@ -73,13 +73,22 @@ void tdm_bl_print_max(FILE *f, const tdm_bl *b)
             fprintf(f, "%-7.7s %-8s ", b->o.mem[m].label, tdm_policy_name(b->o.policies[pi]));
             if (at < 0) {
                 fprintf(f, "%10s %8s %8s %8s %8s %6s %11s %9s\n", "none", "-", "-", "-", "-",
-                        "-", "-", xfull);
+                        "-", "-", "-");
                 continue;
             }
             const tdm_bl_point *p = &b->set.v[at];
             fprintf(f, "%10.6g %8.2f %8.2f %8.2f %8.2f %6.2f %11s %9s\n", r, p->p50, p->p95,
                     p->p99, p->p999, pctof(p->misses, p->arrivals), xcpu, xfull);
         }
+    for (size_t m = 0; b->cut && m < b->o.nmem; m++)
+        for (size_t pi = 0; pi < b->o.npol; pi++)
+            if (b->searched[m][pi] != 1)
+                fprintf(f, "%-7.7s %-8s cut by --time-limit: %s\n", b->o.mem[m].label,
+                        tdm_policy_name(b->o.policies[pi]),
+                        b->max_at[m][pi] >= 0 ? "the rate above is sustained, a higher one "
+                                                "may be"
+                                              : "no sustained rate found yet");
+
 }
 
 int tdm_bl_write_csv(const char *path, const tdm_bl *b)
