@@ -7,9 +7,10 @@
    blocks before it within its tile of TDM_WG_SIZE * TDM_JOBS_PER_ITEM jobs,
    tdm_jobs_scan (only for more than one tile) the blocks before each tile,
    then the codec's kernel walks the blocks of all jobs as one flat range
-   (TDM_JOBS_KERNEL), each block slot finding its job in a window of the
-   table, and decodes each block with the codec's own work-group block
-   decoder. A job that is bad (list out of
+   (TDM_JOBS_KERNEL), each block slot finding its job and the job's list in
+   a window of the table held in local memory, its block-table entries a
+   round ahead, and decodes each block with the codec's own work-group block
+   decoder (GPU-BP: docids and frequencies in one pass). A job that is bad (list out of
    range, another codec, a block range past the list, an output past its
    buffer) decodes nothing and sets TDM_CODEC_ST_BADJOB; a block table entry
    or payload found inconsistent sets TDM_CODEC_ST_CORRUPT, and no read
@@ -237,6 +238,10 @@ void tdm_jobs_window(uint jb, uint total, __local uint *win, __local uint4 *wjob
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+#ifndef TDM_JOBS_HINT
+#define TDM_JOBS_HINT 1 /* 0: every block's job by a search of the window (A/B runs) */
+#endif
+
 /* One block of a launch between its two steps: found (tdm_jobs_fetch,
    a round ahead, its block-table loads in flight) and resolved
    (tdm_jobs_finish). */
@@ -263,7 +268,7 @@ typedef struct tdm_jblock {
    job past it, which a run of empty jobs can make, from the table), the
    output place, and the loads of its block-table entries, whose values
    tdm_jobs_finish reads. */
-tdm_jpend tdm_jobs_fetch(uint f, int valid, uint jb, __local const uint *win,
+tdm_jpend tdm_jobs_fetch(uint f, int valid, uint jb, uint *hint, __local const uint *win,
                          __local const uint4 *wjob, __local const uint4 *wli,
                          __local const uint4 *wle, const uint block, const uint P,
                          TDM_JOBS_ARGS)
@@ -271,14 +276,21 @@ tdm_jpend tdm_jobs_fetch(uint f, int valid, uint jb, __local const uint *win,
     tdm_jpend p = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
     if (!valid)
         return p;
-    uint lo = 0u, hi = TDM_JOBS_WIN;
-    while (hi - lo > 1u) {
-        uint mid = (lo + hi) / 2u;
-        if (win[mid] <= f)
-            lo = mid;
-        else
-            hi = mid;
+    /* The slot's last job (*hint, whose blocks start at or before f) is
+       most often this one too: one local load, a search only past it. */
+    uint lo = TDM_JOBS_HINT ? *hint : 0u;
+    if (lo + 1u < TDM_JOBS_WIN && win[lo + 1u] <= f) {
+        uint hi = TDM_JOBS_WIN;
+        lo++;
+        while (hi - lo > 1u) {
+            uint mid = (lo + hi) / 2u;
+            if (win[mid] <= f)
+                lo = mid;
+            else
+                hi = mid;
+        }
     }
+    *hint = lo;
     uint4 job, li, le;
     uint before;
     if (lo + 1u < TDM_JOBS_WIN || jb + lo + 1u >= ntab) {
@@ -427,9 +439,10 @@ void tdm_jobs_store(__global uint *out, uint ok, uint pos, uint t, const uint tp
         jb = lo + 1u < TDM_JOBS_WIN ? jb + lo : tdm_jobs_find(f, ntab, jpre, tsum, ntiles); \
         tdm_jobs_window(jb, total, win, wjob, wli, wle, block, (P), TDM_JOBS_PASS); \
         wlast = win[TDM_JOBS_WIN - 1u];                                            \
+        hint = 0u;                                                                 \
     }                                                                              \
-    nxt = tdm_jobs_fetch(f0 + (R) + slot, (R) + slot < njobs, jb, win, wjob, wli, wle, \
-                         block, (P), TDM_JOBS_PASS);
+    nxt = tdm_jobs_fetch(f0 + (R) + slot, (R) + slot < njobs, jb, &hint, win, wjob, wli, \
+                         wle, block, (P), TDM_JOBS_PASS);
 
 #define TDM_JOBS_KERNEL(NAME, BLOCK, TPB, P, LOCALS, BODY)                          \
     __kernel __attribute__((reqd_work_group_size(TDM_WG_SIZE, 1, 1)))              \
@@ -445,7 +458,7 @@ void tdm_jobs_store(__global uint *out, uint ok, uint pos, uint t, const uint tp
                     ((ulong)get_num_groups(0) * slots);                            \
         ulong g0 = get_group_id(0) * per * slots;                                  \
         uint njobs = (uint)min((ulong)total - min((ulong)total, g0), per * slots); \
-        uint f0 = (uint)min(g0, (ulong)total), jb = 0u, wlast = 0u;                \
+        uint f0 = (uint)min(g0, (ulong)total), jb = 0u, wlast = 0u, hint = 0u;     \
         tdm_jpend nxt;                                                             \
         (void)slot;                                                                \
         if (njobs) { /* the same for the whole group */                           \

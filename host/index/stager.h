@@ -7,7 +7,7 @@
  * a queue of the stager's own (the device's transfer queue may hold
  * commands that wait for the upload).
  *
- * TANDEM_STAGING=THREADS[,CHUNK_MB] overrides the 4 threads and 8 MB
+ * TANDEM_STAGING=THREADS[,CHUNK_MB] overrides the 4 threads and 1 MB
  * buffers (for measurements; a bad value fails the upload, naming it).
  *
  * Threads: a stager belongs to the thread that started it; its workers
