@@ -104,3 +104,42 @@ __kernel void tdm_search_merge_batch(__global const float *hs, __global const ui
                   out + (size_t)get_group_id(0) * (pow2 + 2u), status[0], hist, shared, &m,
                   &total);
 }
+
+/* Device-computed bounds for a batch (requests whose k1, b are not the
+   index's): after tdm_search_bounds over every block of the batch (term
+   word 3 numbers the batch's blocks), a work-item per query sets its
+   terms' bounds (word 5) and MaxScore order (word 6, term indices within
+   the query) exactly as tdm_search_order does for one query. */
+__kernel void tdm_search_order_batch(__global uint *terms, __global const float *bmax,
+                                     __global const uint *qtab, uint nq)
+{
+    uint q = get_global_id(0);
+    if (q >= nq)
+        return;
+    __global const uint *w = qtab + q * TDM_SBQ_W;
+    __global uint *qt = terms + w[0] * TDM_SEARCH_TW;
+    uint nt = w[1];
+    for (uint t = 0; t < nt; t++) {
+        __global uint *x = qt + t * TDM_SEARCH_TW;
+        uint nb = (x[1] + x[2] - 1u) / x[2];
+        float m = 0.0f;
+        for (uint b = 0; b < nb; b++)
+            m = fmax(m, bmax[x[3] + b]);
+        x[5] = as_uint(m);
+    }
+    for (uint i = 0; i < nt; i++)
+        qt[i * TDM_SEARCH_TW + 6u] = i;
+    for (uint i = 1; i < nt; i++) {
+        uint t = qt[i * TDM_SEARCH_TW + 6u];
+        float u = as_float(qt[t * TDM_SEARCH_TW + 5u]);
+        uint j = i;
+        while (j > 0u) {
+            uint p = qt[(j - 1u) * TDM_SEARCH_TW + 6u];
+            if (as_float(qt[p * TDM_SEARCH_TW + 5u]) <= u)
+                break;
+            qt[j * TDM_SEARCH_TW + 6u] = p;
+            j--;
+        }
+        qt[j * TDM_SEARCH_TW + 6u] = t;
+    }
+}

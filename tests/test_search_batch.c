@@ -8,7 +8,8 @@
  * weight), empty queries and queries of only unknown terms, which must get
  * their own status and message without failing the others; and the request
  * errors that fail the whole batch. Batched queries must have shared their
- * launches (result.batch > 1) where two or more could.
+ * launches (result.batch > 1) where two or more could, AND-then-OR, ranked
+ * AND at k = 1,000 and pruning at other k1, b among them.
  *
  * Ranked AND's batch kernels (cl/search_batch_and.cl) against their plain-C
  * reference (tdm_sband_ref): every codec, lists ending at block boundaries,
@@ -135,6 +136,10 @@ static void compare(tdm_search *s, const tdm_search_query *q, const tdm_search_o
     tdm_search_result_free(one);
 }
 
+/* Queries that shared launches in the cases that once ran alone inside a
+ * batch: AND-then-OR, ranked AND at k above 128, pruning at other k1, b. */
+enum { SH_ALL, SH_AND_OR, SH_AND_BIGK, SH_BOUNDS, SH_COUNT };
+
 static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const char *codec,
                            const size_t *sizes, size_t nsizes, int small, uint64_t *shared)
 {
@@ -188,7 +193,13 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const
                              sc, n, i, qs[i].nterms);
                     assert_non_null(res[i]);
                     compare(s, &qs[i], &o, res[i], what);
-                    *shared += res[i]->batch > 1;
+                    int sh = res[i]->batch > 1;
+                    shared[SH_ALL] += sh;
+                    shared[SH_AND_OR] += sh && o.algorithm == TDM_ALGO_AND_OR;
+                    shared[SH_AND_BIGK] += sh && o.algorithm == TDM_ALGO_AND && o.k > 128;
+                    shared[SH_BOUNDS] += sh && sc == 1 && (o.algorithm == TDM_ALGO_WAND ||
+                                                           o.algorithm == TDM_ALGO_BMW ||
+                                                           o.algorithm == TDM_ALGO_MAXSCORE);
                     tdm_search_result_free(res[i]);
                 }
             }
@@ -207,17 +218,25 @@ static void batches_match_lone_queries(void **state)
     int small = tdm_test_small();
     static const size_t sizes[] = {1, 2, 7, 33, 200};
     static const size_t small_sizes[] = {1, 3, 6};
-    uint64_t shared = 0;
+    uint64_t shared[SH_COUNT] = {0};
     /* small (Oclgrind): three indexes, one k per algorithm */
     for (uint64_t seed = 1; seed <= (small ? 3 : NCODECS); seed++) {
         uint32_t ndocs = seed == 1 ? 1 : (uint32_t)(small ? 40 * seed : 3000 * seed * seed / 2);
         if (small)
-            run_collection(f->eng, seed, ndocs, codecs[seed - 1], small_sizes, 3, 1, &shared);
+            run_collection(f->eng, seed, ndocs, codecs[seed - 1], small_sizes, 3, 1, shared);
         else
-            run_collection(f->eng, seed, ndocs, codecs[seed - 1], sizes, 5, 0, &shared);
+            run_collection(f->eng, seed, ndocs, codecs[seed - 1], sizes, 5, 0, shared);
     }
-    if (shared == 0)
+    if (shared[SH_ALL] == 0)
         fail_msg("no query of any batch shared its launches");
+    print_message("shared launches: %llu queries, AND-then-OR %llu, AND k > 128 %llu, pruning "
+                  "at other k1, b %llu\n", (unsigned long long)shared[SH_ALL],
+                  (unsigned long long)shared[SH_AND_OR], (unsigned long long)shared[SH_AND_BIGK],
+                  (unsigned long long)shared[SH_BOUNDS]);
+    if (!small && (!shared[SH_AND_OR] || !shared[SH_AND_BIGK] || !shared[SH_BOUNDS]))
+        fail_msg("shared launches: AND-then-OR %llu, AND k > 128 %llu, pruning at other k1, b "
+                 "%llu (each must be > 0)", (unsigned long long)shared[SH_AND_OR],
+                 (unsigned long long)shared[SH_AND_BIGK], (unsigned long long)shared[SH_BOUNDS]);
 }
 
 static void batch_errors(void **state)

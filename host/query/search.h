@@ -208,9 +208,10 @@ int tdm_search_run_batch(tdm_search *s, const tdm_search_query *queries,
 void tdm_sprep_host_order(const tdm_sprep *p);
 
 /* One device batch (search_batch_dev.c): the n >= 1 queries qs[i] (prepared,
- * planned for device sd, none with device_bounds for a pruning algorithm,
- * none AND-then-OR) run algorithm salg (TDM_SALG_*) with k in one set of
- * launches: their plans' ranges are resized for the batch (variant ITEM),
+ * planned for device sd, all with the same device_bounds, kind, c0 and c1;
+ * salg not AND-then-OR) run algorithm salg (TDM_SALG_*) with k in one set of
+ * launches (ranked AND: search_batch_and.h, Wu's mapping; the others: their
+ * plans' ranges are resized for the batch, variant ITEM),
  * and each qs[i]->so gets its keys, counts, the batch's launches and bytes,
  * qs[i]->batch = n. Any failure is the whole batch's (TDM_ERR_CORRUPT when a
  * list failed to decode: the caller reruns the queries alone to find whose).

@@ -2,8 +2,13 @@
  * the runnable queries of a call grouped by what their launches must share
  * (device, algorithm, k, scoring and its constants), each group of two or
  * more run as device batches (search_batch_dev.c), the others alone through
- * the single-query path (tdm_search_dev_run), which is also what AND-then-OR,
- * pruning with device-computed bounds and k above BATCH_MAX_K take. */
+ * the single-query path (tdm_search_dev_run), which is also what OR, WAND,
+ * BMW and MaxScore with k above BATCH_MAX_K take. Ranked AND batches at any
+ * k (Wu's mapping: k sizes only the merge); AND-then-OR runs its AND pass
+ * as an AND batch and then, for the queries that found fewer than k
+ * documents, an OR pass (batched within BATCH_MAX_K), which is what the
+ * single path returns for them; pruning with device-computed bounds
+ * batches with the bounds computed for the whole batch on the device. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,9 +32,10 @@ static int fatal(int rc)
            rc == TDM_ERR_NO_DEVICE || rc == TDM_ERR_BUILD || rc == TDM_ERR_INTERNAL;
 }
 
-static int run_alone(const struct tdm_search *s, tdm_sbq *it, tdm_err *err)
+/* Query `it` alone through the single path with algorithm salg. */
+static int run_alone(const struct tdm_search *s, tdm_sbq *it, int salg, tdm_err *err)
 {
-    int rc = tdm_search_dev_run(&s->dev[it->pl.dev], &it->p, s->ndocs, &it->pl, it->salg, it->k,
+    int rc = tdm_search_dev_run(&s->dev[it->pl.dev], &it->p, s->ndocs, &it->pl, salg, it->k,
                                 &it->so, &it->err);
     it->batch = 1;
     if (rc && fatal(rc))
@@ -40,20 +46,23 @@ static int run_alone(const struct tdm_search *s, tdm_sbq *it, tdm_err *err)
 
 static int batchable(const tdm_sbq *it)
 {
-    if (it->salg == TDM_SALG_AND_OR || it->k > BATCH_MAX_K)
-        return 0;
-    return !it->p.device_bounds || it->salg == TDM_SALG_OR || it->salg == TDM_SALG_AND;
+    return it->salg == TDM_SALG_AND || it->salg == TDM_SALG_AND_OR || it->k <= BATCH_MAX_K;
 }
 
 static int same_launches(const tdm_sbq *a, const tdm_sbq *b)
 {
     return a->pl.dev == b->pl.dev && a->salg == b->salg && a->k == b->k &&
-           a->p.kind == b->p.kind && memcmp(&a->p.c0, &b->p.c0, sizeof a->p.c0) == 0 &&
+           a->p.kind == b->p.kind && a->p.device_bounds == b->p.device_bounds &&
+           memcmp(&a->p.c0, &b->p.c0, sizeof a->p.c0) == 0 &&
            memcmp(&a->p.c1, &b->p.c1, sizeof a->p.c1) == 0;
 }
 
-/* Runs group g[0..n) in device batches of bounded size. */
-static int run_group(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err *err)
+/* Runs group g[0..n) in device batches of bounded size with algorithm
+ * `salg`; a batch of one runs alone with `salg_alone`, and the queries of a
+ * batch that failed on a damaged list rerun alone with their own algorithm
+ * (each alone says whose list it is). */
+static int run_group(const struct tdm_search *s, tdm_sbq **g, size_t n, int salg, int salg_alone,
+                     tdm_err *err)
 {
     size_t i = 0;
     while (i < n) {
@@ -63,7 +72,7 @@ static int run_group(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err 
                (j == i || post + g[j]->p.npost <= BATCH_MAX_POSTINGS))
             post += g[j++]->p.npost;
         if (j - i == 1) {
-            int rc = run_alone(s, g[i], err);
+            int rc = run_alone(s, g[i], salg_alone, err);
             if (rc)
                 return rc;
             i = j;
@@ -71,7 +80,7 @@ static int run_group(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err 
         }
         tdm_err e = {0};
         int rc = tdm_search_dev_batch(&s->dev[g[i]->pl.dev], s->ndocs, g + i, (uint32_t)(j - i),
-                                      g[i]->salg, g[i]->k, &e);
+                                      salg, g[i]->k, &e);
         /* a list cache too small for the batch's lists together: each alone */
         int cache_full = rc == TDM_ERR_DEVICE_MEMORY && s->dev[g[i]->pl.dev].res.cache;
         if (rc && fatal(rc) && !cache_full) {
@@ -80,15 +89,48 @@ static int run_group(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err 
             return rc;
         }
         tdm_err_clear(&e);
-        /* a damaged list: each query alone says whose */
         for (size_t q = i; rc && q < j; q++) {
-            int r2 = run_alone(s, g[q], err);
+            int r2 = run_alone(s, g[q], g[q]->salg, err);
             if (r2)
                 return r2;
         }
         i = j;
     }
     return TDM_OK;
+}
+
+/* AND-then-OR over group g[0..n): the AND pass as AND batches; then the
+ * queries whose AND pass ran in a batch and found fewer than k documents
+ * (the single path's test: its candidates count) take the OR pass, whose
+ * result is theirs; their counters add both passes. */
+static int run_and_or(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err *err)
+{
+    int rc = run_group(s, g, n, TDM_SALG_AND, TDM_SALG_AND_OR, err);
+    size_t m = 0;
+    for (size_t i = 0; rc == TDM_OK && i < n; i++)
+        if (g[i]->batch > 1 && g[i]->rc == TDM_OK && g[i]->so.total < g[i]->k)
+            g[m++] = g[i]; /* g's own order is no longer needed */
+    if (rc || !m)
+        return rc;
+    tdm_sout *and_pass = malloc(m * sizeof *and_pass);
+    if (!and_pass)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < m; i++) {
+        and_pass[i] = g[i]->so;
+        g[i]->so.launches = 0;
+        g[i]->so.bytes_up = g[i]->so.bytes_down = 0;
+    }
+    if (g[0]->k <= BATCH_MAX_K)
+        rc = run_group(s, g, m, TDM_SALG_OR, TDM_SALG_OR, err);
+    for (size_t i = 0; rc == TDM_OK && g[0]->k > BATCH_MAX_K && i < m; i++)
+        rc = run_alone(s, g[i], TDM_SALG_OR, err);
+    for (size_t i = 0; i < m; i++) {
+        g[i]->so.launches += and_pass[i].launches;
+        g[i]->so.bytes_up += and_pass[i].bytes_up;
+        g[i]->so.bytes_down += and_pass[i].bytes_down;
+    }
+    free(and_pass);
+    return rc;
 }
 
 int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n, tdm_err *err)
@@ -101,7 +143,7 @@ int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n,
         if (done[i] || !it->run || it->rc)
             continue;
         if (!batchable(it)) {
-            rc = run_alone(s, it, err);
+            rc = run_alone(s, it, it->salg, err);
             continue;
         }
         size_t m = 0;
@@ -111,7 +153,8 @@ int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n,
                 g[m++] = &items[j];
                 done[j] = 1;
             }
-        rc = run_group(s, g, m, err);
+        rc = it->salg == TDM_SALG_AND_OR ? run_and_or(s, g, m, err)
+                                         : run_group(s, g, m, it->salg, it->salg, err);
     }
     free(g);
     free(done);

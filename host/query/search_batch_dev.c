@@ -17,6 +17,10 @@
  * so the merge of each query reads few heap entries. A query's results do
  * not depend on its ranges (each range keeps its exact top min(k, length)).
  *
+ * Pruning with device-computed bounds (k1, b not the index's): the bounds
+ * kernel over every block of the batch and a per-query order kernel before
+ * the range kernel (device_bounds_enqueue).
+ *
  * Ranked AND does not come here: it takes Wu's mapping, a work-item per
  * element of each query's shortest list (search_batch_and.h). */
 #include <stdlib.h>
@@ -143,7 +147,7 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
             w[t * TDM_SEARCH_TW + 0] += (uint32_t)pb;
             w[t * TDM_SEARCH_TW + 3] += (uint32_t)bb;
         }
-        if (p->nbmax)
+        if (p->nbmax && !p->device_bounds) /* else computed on the device */
             memcpy(h->bmax + bb, p->bmax, p->nbmax * 4);
         for (int c = 0; c < TDM_CODEC_COUNT; c++) {
             for (uint32_t j = 0; j < p->batch.njobs[c]; j++) {
@@ -202,7 +206,7 @@ static int upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64
 /* Buffers and uploads (non-blocking, on the compute queue: h outlives the
  * batch's last command, the blocking download). */
 static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p2,
-                       dev_side *ds, uint64_t *up, tdm_err *err)
+                       int device_bounds, dev_side *ds, uint64_t *up, tdm_err *err)
 {
     static const cl_uint zero = 0;
     size_t bytes[D_COUNT] = {
@@ -222,7 +226,7 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
                                    NULL, &ds->jobs[c], err);
     if (rc == TDM_OK)
         rc = upload(d, ds->b[D_TERMS], bytes[D_TERMS], h->terms, up, err);
-    if (rc == TDM_OK)
+    if (rc == TDM_OK && !device_bounds)
         rc = upload(d, ds->b[D_BMAX], bytes[D_BMAX], h->bmax, up, err);
     if (rc == TDM_OK)
         rc = upload(d, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, up, err);
@@ -256,10 +260,52 @@ static void drain(tdm_device *d)
     }
 }
 
+/* Device-computed bounds (requests whose k1, b are not the index's): every
+ * block's bound of the batch (tdm_search_bounds, its term table's word 3
+ * numbering the batch's blocks), then each query's term bounds and MaxScore
+ * order (tdm_search_order_batch), as the single path computes them. */
+static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_t n,
+                                 uint32_t kind, float c0, float c1, dev_side *ds,
+                                 uint32_t *launches, tdm_sprof *pf, tdm_err *err)
+{
+    tdm_device *d = sd->d;
+    cl_event ev = NULL, *evp = pf->on ? &ev : NULL;
+    cl_uint nt = (cl_uint)h->nterms, nb = (cl_uint)h->nbmax, kd = kind, nq = n;
+    size_t wg = d->wg_size;
+    int rc = TDM_OK;
+    if (nb) {
+        tdm_karg ba[] = {
+            TDM_KARG_MEM(&ds->b[D_DOCS]),  TDM_KARG_MEM(&ds->b[D_FREQS]), TDM_KARG_MEM(&ds->b[D_TERMS]),
+            TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_MEM(&ds->b[D_BMAX]), TDM_KARG_U32(&nt),
+            TDM_KARG_U32(&nb),             TDM_KARG_U32(&kd),             {sizeof c0, &c0},
+            {sizeof c1, &c1},
+        };
+        rc = tdm_kernel_launch(d, "tdm_search_bounds", ba, sizeof ba / sizeof *ba,
+                               tdm_round_up(nb, wg), wg, 0, NULL, evp, err);
+        if (ev) {
+            tdm_sprof_event(pf, "tdm_search_bounds (batch)", ev);
+            clReleaseEvent(ev);
+            ev = NULL;
+        }
+        ++*launches;
+    }
+    tdm_karg oa[] = {TDM_KARG_MEM(&ds->b[D_TERMS]), TDM_KARG_MEM(&ds->b[D_BMAX]),
+                     TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&nq)};
+    if (rc == TDM_OK)
+        rc = tdm_kernel_launch(d, "tdm_search_order_batch", oa, 4, tdm_round_up(n, wg), wg, 0,
+                               NULL, evp, err);
+    if (ev) {
+        tdm_sprof_event(pf, "tdm_search_order_batch", ev);
+        clReleaseEvent(ev);
+    }
+    ++*launches;
+    return rc;
+}
+
 /* Decode, range and merge launches, then the blocking copy of h->out. */
 static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, uint32_t n,
-                      int salg, uint32_t kind, float c0, float c1, uint32_t k, uint32_t p2,
-                      dev_side *ds, uint32_t *launches, tdm_sprof *pf, tdm_err *err)
+                      int salg, uint32_t kind, float c0, float c1, int device_bounds, uint32_t k,
+                      uint32_t p2, dev_side *ds, uint32_t *launches, tdm_sprof *pf, tdm_err *err)
 {
     cl_event ev = NULL, *evp = pf->on ? &ev : NULL;
     double t = tdm_sprof_now();
@@ -288,6 +334,8 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     }
     cl_uint nq = n, nr = (cl_uint)h->nranges, nd = ndocs, alg = (cl_uint)salg, kd = kind,
             kk = k, pp = p2;
+    if (rc == TDM_OK && device_bounds && salg != TDM_SALG_OR && salg != TDM_SALG_AND)
+        rc = device_bounds_enqueue(sd, h, n, kind, c0, c1, ds, launches, pf, err);
     tdm_karg ra[] = {
         TDM_KARG_MEM(&ds->b[D_DOCS]), TDM_KARG_MEM(&ds->b[D_FREQS]), TDM_KARG_MEM(&ds->b[D_TERMS]),
         TDM_KARG_MEM(&ds->b[D_BMAX]), TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_MEM(&ds->b[D_CUR]),
@@ -353,11 +401,11 @@ int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs,
     tdm_sprof_host(&pf, "batch: host tables", t);
     t = tdm_sprof_now();
     if (rc == TDM_OK)
-        rc = make_device(sd->d, &h, n, p2, &ds, &up, err);
+        rc = make_device(sd->d, &h, n, p2, p0->device_bounds, &ds, &up, err);
     tdm_sprof_host(&pf, "batch: buffers and uploads", t);
     if (rc == TDM_OK)
-        rc = run_device(sd, ndocs, &h, n, salg, (uint32_t)p0->kind, p0->c0, p0->c1, k, p2, &ds,
-                        &launches, &pf, err);
+        rc = run_device(sd, ndocs, &h, n, salg, (uint32_t)p0->kind, p0->c0, p0->c1,
+                        p0->device_bounds, k, p2, &ds, &launches, &pf, err);
     tdm_sprof_end(&pf, rc == TDM_OK);
     if (rc)
         drain(sd->d);
