@@ -78,12 +78,11 @@ timeout "$(( $(share 3 5) + 120 ))" "$T" bench load "$W/c$n.idx" "${common[@]}" 
 echo "rate search: $(( $(date +%s) - t1 )) s"
 grep -hv '^MISMATCH\|q/s (rate search) \.\.\.$\|^oracle (\|^lane \|^every answer' "$base-cache.err" "$base-max.err" | tail -12
 
-# the sustained rates (0 when none was found)
-maxof() { awk -v p="$2" '/^highest sustained/ { on = 1 } on && $1 == "full" && $2 == p { print ($3 == "none" ? 0 : $3) }' "$1"; }
-cpu=$(maxof "$base-max.txt" cpu-only); best=$(maxof "$base-max.txt" best)
-hyb=$(maxof "$base-cache.txt" hybrid); gpu=$(maxof "$base-cache.txt" gpu-only)
-hybc=$(awk '/^highest sustained/ { on = 1 } on && $1 != "full" && $2 == "hybrid" { print ($3 == "none" ? 0 : $3) }' "$base-cache.txt")
-gpuc=$(awk '/^highest sustained/ { on = 1 } on && $1 != "full" && $2 == "gpu-only" { print ($3 == "none" ? 0 : $3) }' "$base-cache.txt")
+# the sustained rates (0 when none was found; a cut search gives the rate it reached)
+maxof() { awk -v p="$2" -v m="$3" '/^highest sustained/ { on = 1 } on && (m == "full" ? $1 == "full" : $1 != "full") && $2 == p && ($3 == "none" || $3 + 0 > 0) { print ($3 == "none" ? 0 : $3); exit }' "$1"; }
+cpu=$(maxof "$base-max.txt" cpu-only full); best=$(maxof "$base-max.txt" best full)
+hyb=$(maxof "$base-cache.txt" hybrid full); gpu=$(maxof "$base-cache.txt" gpu-only full)
+hybc=$(maxof "$base-cache.txt" hybrid cached); gpuc=$(maxof "$base-cache.txt" gpu-only cached)
 
 # 2. every policy at the same rates: half and all of cpu-only's and hybrid's
 rates=${RATES:-$(printf '%s\n' "$cpu" "$hyb" | awk '$1 > 0 { printf "%.4g\n%.4g\n", $1 / 2, $1 }' | sort -gu | paste -sd,)}
