@@ -72,6 +72,7 @@ typedef struct plan {
     const char *kernel;
     uint64_t blocks_hint; /* blocks in the launch if known, else 0 */
     cl_event *first;      /* if not NULL: gets the first kernel's event */
+    tdm_decode_scratch *scr; /* if not NULL: jpre and tsum come from it */
 } plan;
 
 static int check_plan(plan *p, tdm_err *err)
@@ -187,6 +188,32 @@ static int wait_list(const tdm_resident *res, cl_uint nwait, const cl_event *wai
     return TDM_OK;
 }
 
+void tdm_decode_scratch_free(tdm_decode_scratch *s)
+{
+    if (s->jpre)
+        clReleaseMemObject(s->jpre);
+    if (s->tsum)
+        clReleaseMemObject(s->tsum);
+    memset(s, 0, sizeof *s);
+}
+
+/* *m holds at least `bytes` (a new buffer, with room, if not: the old one is
+ * released, OpenCL keeping it for the commands still using it). */
+static int scratch_fit(tdm_device *d, cl_mem *m, size_t *cap, size_t bytes, tdm_err *err)
+{
+    if (*m && *cap >= bytes)
+        return TDM_OK;
+    if (*m)
+        clReleaseMemObject(*m);
+    *m = NULL;
+    *cap = 0;
+    size_t want = bytes < 256 ? 256 : bytes + bytes / 2;
+    int st = tdm_buffer_create(d, CL_MEM_READ_WRITE, want, NULL, m, err);
+    if (st == TDM_OK)
+        *cap = want;
+    return st;
+}
+
 static int enqueue(plan *p, cl_uint nwait, const cl_event *wait, cl_event *done, tdm_err *err)
 {
     if (done)
@@ -210,10 +237,19 @@ static int enqueue(plan *p, cl_uint nwait, const cl_event *wait, cl_event *done,
             tdm_cl_fail(err, rc, "clEnqueueMarkerWithWaitList");
         return rc == CL_SUCCESS ? TDM_OK : err->code;
     }
-    st = tdm_buffer_create(d, CL_MEM_READ_WRITE, (size_t)p->njobs * 4, NULL, &p->jpre, err);
-    if (st == TDM_OK)
-        st = tdm_buffer_create(d, CL_MEM_READ_WRITE, ((size_t)p->ntiles + 1) * 4, NULL, &p->tsum,
-                               err);
+    if (p->scr) {
+        st = scratch_fit(d, &p->scr->jpre, &p->scr->jpre_bytes, (size_t)p->njobs * 4, err);
+        if (st == TDM_OK)
+            st = scratch_fit(d, &p->scr->tsum, &p->scr->tsum_bytes,
+                             ((size_t)p->ntiles + 1) * 4, err);
+        p->jpre = p->scr->jpre;
+        p->tsum = p->scr->tsum;
+    } else {
+        st = tdm_buffer_create(d, CL_MEM_READ_WRITE, (size_t)p->njobs * 4, NULL, &p->jpre, err);
+        if (st == TDM_OK)
+            st = tdm_buffer_create(d, CL_MEM_READ_WRITE, ((size_t)p->ntiles + 1) * 4, NULL,
+                                   &p->tsum, err);
+    }
     if (st == TDM_OK)
         st = run_plan(p, n, all, done, err);
     if (st != TDM_OK)
@@ -221,9 +257,9 @@ static int enqueue(plan *p, cl_uint nwait, const cl_event *wait, cl_event *done,
                        tdm_codec_by_id((int)p->codec) ? tdm_codec_by_id((int)p->codec)->name
                                                       : "?");
     /* Released now, freed by OpenCL once the kernels that use them are done. */
-    if (p->jpre)
+    if (p->jpre && !p->scr)
         clReleaseMemObject(p->jpre);
-    if (p->tsum)
+    if (p->tsum && !p->scr)
         clReleaseMemObject(p->tsum);
     free(all);
     return st;
@@ -234,8 +270,17 @@ int tdm_decode_jobs_enqueue(const tdm_resident *res, cl_command_queue q, cl_mem 
                             cl_mem status, cl_uint nwait, const cl_event *wait, cl_event *done,
                             tdm_err *err)
 {
+    return tdm_decode_jobs_enqueue_in(res, q, jobs, njobs, codec, out_docs, out_freqs, status,
+                                      NULL, nwait, wait, done, err);
+}
+
+int tdm_decode_jobs_enqueue_in(const tdm_resident *res, cl_command_queue q, cl_mem jobs,
+                               uint32_t njobs, int codec, cl_mem out_docs, cl_mem out_freqs,
+                               cl_mem status, tdm_decode_scratch *s, cl_uint nwait,
+                               const cl_event *wait, cl_event *done, tdm_err *err)
+{
     plan p = {.res = res, .q = q, .jobs = jobs, .docs = out_docs, .freqs = out_freqs,
-              .status = status, .njobs = njobs, .codec = (uint32_t)codec};
+              .status = status, .njobs = njobs, .codec = (uint32_t)codec, .scr = s};
     return enqueue(&p, nwait, wait, done, err);
 }
 
@@ -383,11 +428,35 @@ int tdm_decode_batch_enqueue(const tdm_resident *res, cl_command_queue q,
                                           wait, done, NULL, err);
 }
 
+static int batch_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_decode_batch *b,
+                         cl_mem const bufs[TDM_CODEC_COUNT], cl_mem out_docs, cl_mem out_freqs,
+                         cl_mem status, tdm_decode_scratch *scr, cl_uint nwait,
+                         const cl_event *wait, cl_event *done, cl_event *first, tdm_err *err);
+
+int tdm_decode_batch_enqueue_in(const tdm_resident *res, cl_command_queue q,
+                                const tdm_decode_batch *b, cl_mem const bufs[TDM_CODEC_COUNT],
+                                cl_mem out_docs, cl_mem out_freqs, cl_mem status,
+                                tdm_decode_scratch *s, cl_uint nwait, const cl_event *wait,
+                                cl_event *done, tdm_err *err)
+{
+    return batch_enqueue(res, q, b, bufs, out_docs, out_freqs, status, s, nwait, wait, done,
+                         NULL, err);
+}
+
 int tdm_decode_batch_enqueue_timed(const tdm_resident *res, cl_command_queue q,
                                    const tdm_decode_batch *b, cl_mem const bufs[TDM_CODEC_COUNT],
                                    cl_mem out_docs, cl_mem out_freqs, cl_mem status,
                                    cl_uint nwait, const cl_event *wait, cl_event *done,
                                    cl_event *first, tdm_err *err)
+{
+    return batch_enqueue(res, q, b, bufs, out_docs, out_freqs, status, NULL, nwait, wait, done,
+                         first, err);
+}
+
+static int batch_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_decode_batch *b,
+                         cl_mem const bufs[TDM_CODEC_COUNT], cl_mem out_docs, cl_mem out_freqs,
+                         cl_mem status, tdm_decode_scratch *scr, cl_uint nwait,
+                         const cl_event *wait, cl_event *done, cl_event *first, tdm_err *err)
 {
     cl_event evs[TDM_CODEC_COUNT];
     cl_uint nev = 0;
@@ -401,7 +470,8 @@ int tdm_decode_batch_enqueue_timed(const tdm_resident *res, cl_command_queue q,
             continue;
         plan p = {.res = res, .q = q, .jobs = bufs[c], .docs = out_docs, .freqs = out_freqs,
                   .status = status, .njobs = b->njobs[c], .codec = (uint32_t)c,
-                  .blocks_hint = codec_blocks(b, c), .first = first && !*first ? first : NULL};
+                  .blocks_hint = codec_blocks(b, c), .first = first && !*first ? first : NULL,
+                  .scr = scr};
         if (p.blocks_hint == 0)
             p.blocks_hint = 1; /* known to be empty: one group */
         st = enqueue(&p, nwait, wait, &evs[nev], err);

@@ -61,6 +61,22 @@ int tdm_decode_jobs_enqueue(const tdm_resident *res, cl_command_queue q, cl_mem 
                             cl_mem status, cl_uint nwait, const cl_event *wait, cl_event *done,
                             tdm_err *err);
 
+/* A caller's scratch for its launches' job prefix sums, kept between
+ * launches that run in order (one queue, one thread at a time): with it a
+ * launch makes no buffer of its own (on the H200 a buffer made and released
+ * costs ~8 us of host time). Zeroed = empty; grown as needed. */
+typedef struct tdm_decode_scratch {
+    cl_mem jpre, tsum;
+    size_t jpre_bytes, tsum_bytes;
+} tdm_decode_scratch;
+void tdm_decode_scratch_free(tdm_decode_scratch *s);
+
+/* tdm_decode_jobs_enqueue with the scratch s (NULL: buffers of its own). */
+int tdm_decode_jobs_enqueue_in(const tdm_resident *res, cl_command_queue q, cl_mem jobs,
+                               uint32_t njobs, int codec, cl_mem out_docs, cl_mem out_freqs,
+                               cl_mem status, tdm_decode_scratch *s, cl_uint nwait,
+                               const cl_event *wait, cl_event *done, tdm_err *err);
+
 /* Reads a launch's status word after the wait list (blocking): TDM_OK,
  * TDM_ERR_CORRUPT if a kernel found the index damaged, TDM_ERR_INVALID_ARG
  * if a job was bad. */
@@ -122,5 +138,11 @@ int tdm_decode_batch_enqueue_timed(const tdm_resident *res, cl_command_queue q,
                                    cl_mem out_docs, cl_mem out_freqs, cl_mem status,
                                    cl_uint nwait, const cl_event *wait, cl_event *done,
                                    cl_event *first, tdm_err *err);
+/* tdm_decode_batch_enqueue with the scratch s (NULL: buffers of its own). */
+int tdm_decode_batch_enqueue_in(const tdm_resident *res, cl_command_queue q,
+                                const tdm_decode_batch *b, cl_mem const bufs[TDM_CODEC_COUNT],
+                                cl_mem out_docs, cl_mem out_freqs, cl_mem status,
+                                tdm_decode_scratch *s, cl_uint nwait, const cl_event *wait,
+                                cl_event *done, tdm_err *err);
 
 #endif
