@@ -115,8 +115,9 @@ static void check_device(tdm_device *d, const tdm_resident *res, const tdm_and_s
         fail_msg("upload: %s", tdm_err_msg(&err));
     uint32_t launches = 0;
     uint64_t up = 0;
-    if (tdm_and_sel_enqueue(res, NULL, a, tab, lj, flags, jobs, docs, freqs, terms, status, 2,
-                            ev, &done, &launches, &up, &err))
+    tdm_decode_scratch sc = {0}; /* the decodes' scratch kept, as a search keeps it */
+    if (tdm_and_sel_enqueue(res, NULL, &sc, a, 0, tab, lj, flags, jobs, docs, freqs, terms,
+                            status, 2, ev, &done, &launches, &up, &err))
         fail_msg("%s: enqueue: %s", what, tdm_err_msg(&err));
     clReleaseEvent(ev[0]);
     clReleaseEvent(ev[1]);
@@ -131,6 +132,7 @@ static void check_device(tdm_device *d, const tdm_resident *res, const tdm_and_s
     clReleaseEvent(e1);
     clReleaseEvent(e2);
     clReleaseEvent(done);
+    tdm_decode_scratch_free(&sc); /* the commands that used it are done */
     if (st)
         fail_msg("%s: decode status %u", what, st);
     for (uint32_t t = 0; t < a->nt; t++)

@@ -49,6 +49,12 @@ static void fill_modes(tdm_and_sel *a, uint32_t ratio)
 int tdm_and_sel_build(const tdm_ireader *r, const tdm_query *q, uint32_t ratio, tdm_and_sel *a,
                       tdm_err *err)
 {
+    return tdm_and_sel_build_lists(r, q, NULL, ratio, a, err);
+}
+
+int tdm_and_sel_build_lists(const tdm_ireader *r, const tdm_query *q, const tdm_ilist *lists,
+                            uint32_t ratio, tdm_and_sel *a, tdm_err *err)
+{
     memset(a, 0, sizeof *a);
     a->nt = (uint32_t)q->nterms;
     if (!a->nt)
@@ -60,7 +66,11 @@ int tdm_and_sel_build(const tdm_ireader *r, const tdm_query *q, uint32_t ratio, 
     const uint8_t *codecs = tdm_ireader_section(r, TDM_SEC_CODECS, &sz);
     for (uint32_t t = 0; t < a->nt; t++) {
         tdm_ilist l;
-        int rc = tdm_ireader_list(r, q->terms[t].id, &l, err);
+        int rc = TDM_OK;
+        if (lists)
+            l = lists[t];
+        else
+            rc = tdm_ireader_list(r, q->terms[t].id, &l, err);
         if (rc) {
             tdm_and_sel_free(a);
             return rc;
@@ -158,8 +168,8 @@ static int select_and_jobs(const tdm_resident *res, cl_command_queue q, const td
     return rc;
 }
 
-int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_and_sel *a,
-                        cl_mem tab, cl_mem lead_job,
+int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, tdm_decode_scratch *scr,
+                        const tdm_and_sel *a, int uploaded, cl_mem tab, cl_mem lead_job,
                         cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT], cl_mem docs,
                         cl_mem freqs, cl_mem terms, cl_mem status, cl_uint nwait,
                         const cl_event *wait, cl_event *done, uint32_t *launches,
@@ -173,21 +183,24 @@ int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_a
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     memcpy(all, wait, nwait * sizeof *all);
     cl_uint n = nwait;
-    /* on the compute queue, in order before the kernels that read them */
-    cl_int cr = clEnqueueWriteBuffer(q, tab, CL_FALSE, 0, tdm_and_sel_tab_bytes(a), a->tab,
-                                     0, NULL, &all[n]);
-    n += cr == CL_SUCCESS;
-    if (cr == CL_SUCCESS)
-        cr = clEnqueueWriteBuffer(q, lead_job, CL_FALSE, 0, sizeof a->lead_job,
-                                  &a->lead_job, 0, NULL, &all[n]);
-    n += cr == CL_SUCCESS;
+    /* on q, in order before the kernels that read them */
+    cl_int cr = CL_SUCCESS;
+    if (!uploaded) {
+        cr = clEnqueueWriteBuffer(q, tab, CL_FALSE, 0, tdm_and_sel_tab_bytes(a), a->tab, 0, NULL,
+                                  &all[n]);
+        n += cr == CL_SUCCESS;
+        if (cr == CL_SUCCESS)
+            cr = clEnqueueWriteBuffer(q, lead_job, CL_FALSE, 0, sizeof a->lead_job,
+                                      &a->lead_job, 0, NULL, &all[n]);
+        n += cr == CL_SUCCESS;
+    }
     int rc = cr == CL_SUCCESS ? TDM_OK
                               : tdm_cl_fail(err, cr, "clEnqueueWriteBuffer (AND selection)");
     if (rc == TDM_OK) {
-        *bytes_up += tdm_and_sel_tab_bytes(a) + sizeof a->lead_job;
+        *bytes_up += uploaded ? 0 : tdm_and_sel_tab_bytes(a) + sizeof a->lead_job;
         /* after the caller's events too: the term table rewritten below, the status */
-        rc = tdm_decode_jobs_enqueue(res, q, lead_job, 1, a->lead_codec, docs, freqs, status,
-                                     n, all, &ev, err);
+        rc = tdm_decode_jobs_enqueue_in(res, q, lead_job, 1, a->lead_codec, docs, freqs, status,
+                                        scr, n, all, &ev, err);
     }
     for (cl_uint i = nwait; i < n; i++)
         clReleaseEvent(all[i]);
@@ -200,8 +213,8 @@ int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_a
         if (!a->njobs[c])
             continue;
         cl_event e = NULL;
-        rc = tdm_decode_jobs_enqueue(res, q, jobs[c], a->njobs[c], c, docs, freqs, status, 1,
-                                     &ev, &e, err);
+        rc = tdm_decode_jobs_enqueue_in(res, q, jobs[c], a->njobs[c], c, docs, freqs, status,
+                                        scr, 1, &ev, &e, err);
         if (rc == TDM_OK) {
             clReleaseEvent(ev);
             ev = e;

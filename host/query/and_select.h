@@ -43,6 +43,10 @@ typedef struct tdm_and_sel {
  * naming a list the reader refuses. An empty query gives nt = 0. */
 int tdm_and_sel_build(const tdm_ireader *r, const tdm_query *q, uint32_t ratio, tdm_and_sel *a,
                       tdm_err *err);
+/* The same from the lists the caller already holds (lists[t]: q's term t,
+ * from tdm_ireader_list): O(terms), nothing looked up again. */
+int tdm_and_sel_build_lists(const tdm_ireader *r, const tdm_query *q, const tdm_ilist *lists,
+                            uint32_t ratio, tdm_and_sel *a, tdm_err *err);
 void tdm_and_sel_free(tdm_and_sel *a);
 
 /* Device buffers of at least these sizes in bytes: the table, the flags,
@@ -51,18 +55,19 @@ size_t tdm_and_sel_tab_bytes(const tdm_and_sel *a);
 size_t tdm_and_sel_flag_bytes(const tdm_and_sel *a);
 size_t tdm_and_sel_job_bytes(const tdm_and_sel *a, int codec);
 
-/* Enqueues on res's device, after the wait list: the uploads of the table
- * and the lead's job (a's arrays must stay unchanged until *done), the
- * lead's decode into docs/freqs at 0, the selection, the jobs and the
- * decodes of the selected blocks, and the rewrite of words 0 and 1 of each
- * term of the search term table `terms` (TDM_SEARCH_TW words a term). Decode
- * failures go to `status` (decode_jobs.h). On q (NULL: the compute queue), in
- * order. *done gets the last command's
- * event; *launches grows by the kernels enqueued, *bytes_up by the bytes
- * uploaded. Non-blocking. */
-int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_and_sel *a,
-                        cl_mem tab, cl_mem lead_job,
-                        cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT], cl_mem docs,
+/* Enqueues on q (NULL: the compute queue of res's device), in order, after
+ * the wait list (its decodes with the scratch scr, which may be NULL): the
+ * uploads of the table and the lead's job unless
+ * `uploaded` (the caller wrote them to tab and lead_job; else a's arrays
+ * must stay unchanged until *done), the lead's decode into docs/freqs at 0,
+ * the selection, the jobs and the decodes of the selected blocks, and the
+ * rewrite of words 0 and 1 of each term of the search term table `terms`
+ * (TDM_SEARCH_TW words a term). Decode failures go to `status`
+ * (decode_jobs.h). *done gets the last command's event; *launches grows by
+ * the kernels enqueued, *bytes_up by the bytes uploaded. Non-blocking. */
+int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, tdm_decode_scratch *scr,
+                        const tdm_and_sel *a, int uploaded, cl_mem tab, cl_mem lead_job, cl_mem flags,
+                        cl_mem const jobs[TDM_CODEC_COUNT], cl_mem docs,
                         cl_mem freqs, cl_mem terms, cl_mem status, cl_uint nwait,
                         const cl_event *wait, cl_event *done, uint32_t *launches,
                         uint64_t *bytes_up, tdm_err *err);

@@ -38,6 +38,7 @@ enum { TDM_SALG_OR = 0, TDM_SALG_AND = 1, TDM_SALG_WAND = 2, TDM_SALG_BMW = 3,
                               when AND found k */ };
 
 struct tdm_sscratch;
+struct tdm_bcache;
 
 /* One device of the handle and the index resident on it. */
 typedef struct tdm_sdev {
@@ -64,6 +65,7 @@ struct tdm_search {
     tdm_sdev *dev;
     int ndev;
     struct tdm_sched *sched; /* the lanes (host/sched), owned by them; query never uses it */
+    struct tdm_bcache *bcache; /* recomputed block bounds per (k1, b, term) (bounds.h) */
 };
 
 /* A query prepared for the kernels, on the host. */
@@ -80,6 +82,8 @@ typedef struct tdm_sprep {
     float c0, c1;
     uint32_t min_df, max_df;
     tdm_and_sel andsel; /* AND's block selection (and_select.h), for 2+ terms */
+    int term_bounds;    /* word 5 of each term holds its bound already (the
+                           largest of its stored block bounds) */
 } tdm_sprep;
 
 /* Plans the decoding of q's lists and fills the term table (words 0-4) and, when the
@@ -88,6 +92,12 @@ typedef struct tdm_sprep {
  * the postings (exact maxima). */
 int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
                     const tdm_score_params *sp, tdm_err *err);
+/* The same; where the stored bounds do not apply and bc is not NULL, the
+ * bounds come from the handle's cache of exact recomputed ones (bounds.h:
+ * computed on the host at a term's first use with these parameters) and
+ * device_bounds stays 0. */
+int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
+                           const tdm_score_params *sp, struct tdm_bcache *bc, tdm_err *err);
 void tdm_sprep_free(tdm_sprep *p);
 
 /* The planner's choices for one request. */

@@ -10,6 +10,7 @@
 #include "codec/layout.h"
 #include "index/listcache.h"
 #include "search.h"
+#include "search_pack.h"
 #include "search_seed.h"
 #include "tandem.h"
 
@@ -175,12 +176,28 @@ static uint32_t select_groups(const tdm_device *d, uint32_t nr, uint32_t *per)
     return (nr + *per - 1) / *per;
 }
 
+/* The regions of a call's packed upload (search_pack.h), in layout order:
+ * the block bounds, the largest, last (a write ends after the last region
+ * it fills). */
+enum { R_STATUS, R_TERMS, R_SELTAB, R_SELLEAD, R_JOBS, R_BMAX = R_JOBS + TDM_CODEC_COUNT,
+       R_COUNT };
+_Static_assert(R_COUNT <= TDM_SPACK_MAX, "upload regions");
+
+/* Buffers of the packed upload: b[] and jobs[] entries that are its sub-buffers. */
+static int packed(int i)
+{
+    return i == B_STATUS || i == B_TERMS || i == B_SELTAB || i == B_SELLEAD || i == B_BMAX;
+}
+
 /* One call's device buffers; kept in the device's pool between calls. */
 typedef struct tdm_sscratch {
     cl_mem b[B_COUNT];
     size_t cap[B_COUNT];
-    cl_mem jobs[TDM_CODEC_COUNT];
-    size_t jcap[TDM_CODEC_COUNT];
+    cl_mem jobs[TDM_CODEC_COUNT]; /* sub-buffers of pk: the decode jobs uploaded */
+    cl_mem ajobs[TDM_CODEC_COUNT]; /* AND's jobs, made on the device */
+    size_t ajcap[TDM_CODEC_COUNT];
+    tdm_spack pk;
+    tdm_decode_scratch dsc; /* the decode launches' prefix sums */
     struct tdm_sscratch *next;
 } scratch;
 
@@ -189,11 +206,13 @@ static void scratch_free(scratch *s)
     if (!s)
         return;
     for (int i = 0; i < B_COUNT; i++)
-        if (s->b[i])
+        if (s->b[i] && !packed(i))
             clReleaseMemObject(s->b[i]);
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
-        if (s->jobs[c])
-            clReleaseMemObject(s->jobs[c]);
+        if (s->ajobs[c])
+            clReleaseMemObject(s->ajobs[c]);
+    tdm_spack_free(&s->pk);
+    tdm_decode_scratch_free(&s->dsc);
     free(s);
 }
 
@@ -275,7 +294,7 @@ static float u2f(uint32_t u)
 void tdm_sprep_host_order(const tdm_sprep *p)
 {
     uint32_t *terms = p->terms; /* the call's own table, before its upload */
-    for (uint32_t t = 0; t < p->nt; t++) {
+    for (uint32_t t = 0; !p->term_bounds && t < p->nt; t++) {
         uint32_t *w = terms + t * TDM_SEARCH_TW;
         uint32_t nb = (w[1] + w[2] - 1u) / w[2];
         float m = 0.0f;
@@ -300,20 +319,18 @@ void tdm_sprep_host_order(const tdm_sprep *p)
     }
 }
 
-/* Sizes the scratch for this call and enqueues the uploads (term table,
- * stored bounds, a zero status, decode jobs) on the transfer queue; the
- * events of the uploads go to ev[*nev]. */
+/* Sizes the scratch for this call and enqueues its one upload (status
+ * word, term table, AND selection or decode jobs, stored bounds: the packed
+ * regions) on the call's queue. */
 static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, int salg,
                         uint32_t cap, uint32_t pow2, uint32_t k, uint32_t ngroups, scratch *s,
-                        tdm_sout *out, cl_event *ev, cl_uint *nev, tdm_err *err)
+                        tdm_sout *out, tdm_err *err)
 {
     size_t nt = p->nt, nr = pl->ranges, heap = nr * (size_t)cap;
-    static const cl_uint zero = 0;
+    int sel = and_selects(p, salg);
     size_t bytes[B_COUNT] = {
         [B_DOCS] = p->npost * 4,
         [B_FREQS] = p->npost * 4,
-        [B_TERMS] = nt * TDM_SEARCH_TW * 4,
-        [B_BMAX] = p->nbmax * 4,
         [B_CUR] = nt * nr * 4,
         [B_ORD] = pl->variant == TDM_VARIANT_GROUP ? 4 : nt * nr * 4,
         [B_HS] = heap * 4,
@@ -321,55 +338,70 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         [B_HN] = nr * 4,
         [B_OUT] = ((size_t)pow2 + 2) * 8, /* a header of counts and status, then the keys */
         [B_OUTN] = 12,
-        [B_STATUS] = 4,
         [B_SS] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups, k)) * k * 4 : 4,
         [B_SD] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups, k)) * k * 4 : 4,
         [B_SN] = (size_t)(ngroups + select_groups2(ngroups, k)) * 4,
         [B_SEED] = tdm_search_seeded(pl, salg, k) ? tdm_search_seed_bytes(p->nt) : 4,
-        [B_SELTAB] = and_selects(p, salg) ? tdm_and_sel_tab_bytes(&p->andsel) : 4,
-        [B_SELLEAD] = sizeof(tdm_decode_job),
-        [B_SELFLAGS] = and_selects(p, salg) ? tdm_and_sel_flag_bytes(&p->andsel) : 4,
+        [B_SELFLAGS] = sel ? tdm_and_sel_flag_bytes(&p->andsel) : 4,
     };
     int rc = TDM_OK;
     for (int i = 0; rc == TDM_OK && i < B_COUNT; i++)
-        rc = ensure(d, &s->b[i], &s->cap[i], bytes[i], err);
-    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++) {
-        size_t jb = (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job);
-        if (and_selects(p, salg) && tdm_and_sel_job_bytes(&p->andsel, c) > jb)
-            jb = tdm_and_sel_job_bytes(&p->andsel, c);
-        if (jb)
-            rc = ensure(d, &s->jobs[c], &s->jcap[c], jb, err);
-    }
-    if (!p->device_bounds)
-        tdm_sprep_host_order(p);
-    struct {
-        int buf;
-        const void *src;
-        size_t bytes;
-    } up[] = {
-        {B_TERMS, p->terms, bytes[B_TERMS]},
-        {B_BMAX, p->device_bounds ? NULL : p->bmax, bytes[B_BMAX]},
-        {B_STATUS, &zero, 4},
+        if (!packed(i))
+            rc = ensure(d, &s->b[i], &s->cap[i], bytes[i], err);
+    /* the packed regions: what this call needs of each, and what it writes */
+    size_t need[R_COUNT] = {
+        [R_STATUS] = 4,
+        [R_TERMS] = nt * TDM_SEARCH_TW * 4,
+        [R_SELTAB] = sel ? tdm_and_sel_tab_bytes(&p->andsel) : 0,
+        [R_SELLEAD] = sel ? sizeof(tdm_decode_job) : 0,
+        [R_BMAX] = p->nbmax ? p->nbmax * 4 : 4,
     };
-    for (size_t i = 0; rc == TDM_OK && i < sizeof up / sizeof *up; i++) {
-        if (!up[i].src || !up[i].bytes)
-            continue;
-        rc = tdm_upload(d, s->b[up[i].buf], 0, up[i].bytes, up[i].src, 0, NULL, &ev[*nev], err);
-        if (rc == TDM_OK) {
-            *nev += ev[*nev] != NULL;
-            out->bytes_up += up[i].bytes;
-        }
+    for (int c = 0; c < TDM_CODEC_COUNT; c++) {
+        if (!sel)
+            need[R_JOBS + c] = (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job);
+        else if (tdm_and_sel_job_bytes(&p->andsel, c) && rc == TDM_OK)
+            rc = ensure(d, &s->ajobs[c], &s->ajcap[c], tdm_and_sel_job_bytes(&p->andsel, c), err);
     }
-    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++) {
-        if (!p->batch.njobs[c])
-            continue;
-        size_t jb = (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job);
-        rc = tdm_upload(d, s->jobs[c], 0, jb, p->batch.jobs[c], 0, NULL, &ev[*nev], err);
-        if (rc == TDM_OK) {
-            *nev += ev[*nev] != NULL;
-            out->bytes_up += jb;
-        }
+    if (rc == TDM_OK)
+        rc = tdm_spack_ensure(d, &s->pk, need, R_COUNT, err);
+    if (rc)
+        return rc;
+    s->b[B_STATUS] = s->pk.sub[R_STATUS];
+    s->b[B_TERMS] = s->pk.sub[R_TERMS];
+    s->b[B_SELTAB] = s->pk.sub[R_SELTAB];
+    s->b[B_SELLEAD] = s->pk.sub[R_SELLEAD];
+    s->b[B_BMAX] = s->pk.sub[R_BMAX];
+    for (int c = 0; c < TDM_CODEC_COUNT; c++)
+        s->jobs[c] = need[R_JOBS + c] ? s->pk.sub[R_JOBS + c] : NULL;
+    /* exhaustive OR and AND read no bound (nor words 5 and 6) */
+    int bounds = salg != TDM_SALG_OR && salg != TDM_SALG_AND && salg != TDM_SALG_AND_OR;
+    if (bounds && !p->device_bounds)
+        tdm_sprep_host_order(p);
+    size_t end = 0; /* the write's end: after the last region filled */
+    tdm_spack *pk = &s->pk;
+#define FILL(r, src, n)                                                                           \
+    do {                                                                                          \
+        memcpy(tdm_spack_host(pk, r), src, n);                                                    \
+        end = pk->off[r] + (n);                                                                   \
+    } while (0)
+    static const cl_uint zero = 0;
+    FILL(R_STATUS, &zero, 4);
+    FILL(R_TERMS, p->terms, need[R_TERMS]);
+    if (sel) {
+        FILL(R_SELTAB, p->andsel.tab, need[R_SELTAB]);
+        FILL(R_SELLEAD, &p->andsel.lead_job, sizeof p->andsel.lead_job);
     }
+    for (int c = 0; !sel && c < TDM_CODEC_COUNT; c++)
+        if (p->batch.njobs[c])
+            FILL(R_JOBS + c, p->batch.jobs[c], (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job));
+    if (bounds && !p->device_bounds && p->nbmax)
+        FILL(R_BMAX, p->bmax, p->nbmax * 4);
+#undef FILL
+    cl_event e = NULL;
+    rc = tdm_upload(d, pk->parent, 0, end, pk->host, 0, NULL, &e, err);
+    if (rc == TDM_OK)
+        out->bytes_up += end;
+    ev_release(e); /* in order before the kernels; the profile has its own reference */
     return rc;
 }
 
@@ -524,7 +556,7 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     if (!sp)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     scratch s = *sp; /* a copy: the pool entry is updated at the end */
-    cl_event ev = NULL, dec = NULL, upev[4 + TDM_CODEC_COUNT];
+    cl_event ev = NULL, dec = NULL, upev[1];
     tdm_listcache_hold *hold = NULL;
     cl_uint nup = 0;
     /* the uploads are not waited for here: p's arrays outlive the call,
@@ -541,19 +573,20 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     tdm_sprof_host(&pf, "phase: pool take, list hold", pf.t0);
     tph = pf.on ? tdm_sprof_now() : 0;
     if (rc == TDM_OK)
-        rc = make_buffers(sd->d, p, pl, salg, cap, pow2, k, ngroups, &s, out, upev, &nup, err);
+        rc = make_buffers(sd->d, p, pl, salg, cap, pow2, k, ngroups, &s, out, err);
     tdm_sprof_host(&pf, "phase: buffers and uploads", tph);
     tph = pf.on ? tdm_sprof_now() : 0;
     cl_command_queue q = run_queue(sd->d);
     if (rc == TDM_OK && and_selects(p, salg))
-        rc = tdm_and_sel_enqueue(&sd->res, q, &p->andsel, s.b[B_SELTAB], s.b[B_SELLEAD],
-                                 s.b[B_SELFLAGS], s.jobs, s.b[B_DOCS], s.b[B_FREQS],
+        rc = tdm_and_sel_enqueue(&sd->res, q, &s.dsc, &p->andsel, 1, s.b[B_SELTAB],
+                                 s.b[B_SELLEAD],
+                                 s.b[B_SELFLAGS], s.ajobs, s.b[B_DOCS], s.b[B_FREQS],
                                  s.b[B_TERMS], s.b[B_STATUS], nup, upev, &dec, &out->launches,
                                  &out->bytes_up, err);
     else if (rc == TDM_OK) /* its event only where profiled */
-        rc = tdm_decode_batch_enqueue(&sd->res, q, &p->batch, s.jobs, s.b[B_DOCS],
-                                      s.b[B_FREQS], s.b[B_STATUS], nup, upev,
-                                      pf.on ? &dec : NULL, err);
+        rc = tdm_decode_batch_enqueue_in(&sd->res, q, &p->batch, s.jobs, s.b[B_DOCS],
+                                         s.b[B_FREQS], s.b[B_STATUS], &s.dsc, nup, upev,
+                                         pf.on ? &dec : NULL, err);
     for (cl_uint i = 0; i < nup; i++)
         ev_release(upev[i]);
     tdm_sprof_host(&pf, "phase: decode (or AND selection) enqueue", tph);

@@ -28,11 +28,16 @@ static uint32_t f2u(float f)
 /* The bounds of term t's blocks from the index's stored BM25 bounds
  * (bounds.h: valid when the request's k1, b are the index's), into p->bmax
  * from entry `boff`: O(blocks), nothing decoded. */
-static void stored_bounds(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
-                          const tdm_scorer *sc, size_t t, const tdm_ilist *l, size_t boff)
+static float stored_bounds(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
+                           const tdm_scorer *sc, size_t t, const tdm_ilist *l, size_t boff)
 {
-    for (uint32_t b = 0; b < l->nblocks; b++)
-        p->bmax[boff + b] = tdm_score_stored_bound(r, q, sc, t, tdm_ilist_block_max(l, b));
+    float m = 0.0f; /* the term's bound, as tdm_sprep_host_order takes it */
+    for (uint32_t b = 0; b < l->nblocks; b++) {
+        float v = tdm_score_stored_bound(r, q, sc, t, tdm_ilist_block_max(l, b));
+        p->bmax[boff + b] = v;
+        m = v > m ? v : m;
+    }
+    return m;
 }
 
 static int alloc_all(tdm_sprep *p, size_t npost, size_t nblocks, tdm_err *err)
@@ -49,6 +54,12 @@ static int alloc_all(tdm_sprep *p, size_t npost, size_t nblocks, tdm_err *err)
 int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
                     const tdm_score_params *sp, tdm_err *err)
 {
+    return tdm_sprep_build_cached(p, r, q, sp, NULL, err);
+}
+
+int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
+                           const tdm_score_params *sp, tdm_bcache *bc, tdm_err *err)
+{
     memset(p, 0, sizeof *p);
     /* profiled (search.h): the steps of a preparation, series "?" */
     tdm_sprof pf = {.on = tdm_sprof_on(), .salg = -1};
@@ -64,6 +75,10 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
     p->c0 = sc.c0;
     p->c1 = sc.c1;
     p->device_bounds = q->nterms && tdm_score_stored_bound(r, q, &sc, 0, 1.0f) < 0;
+    int cached = p->device_bounds && bc; /* the handle's cache of exact recomputed bounds */
+    if (cached)
+        p->device_bounds = 0;
+    p->term_bounds = !p->device_bounds && !cached; /* word 5 set with the stored bounds */
     tdm_ilist *lists = calloc(q->nterms ? q->nterms : 1, sizeof *lists);
     tdm_decode_req *req = calloc(q->nterms ? q->nterms : 1, sizeof *req);
     size_t npost = 0, nblocks = 0;
@@ -89,9 +104,11 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
     for (size_t t = 0; rc == TDM_OK && t < q->nterms; t++) {
         const tdm_ilist *l = &lists[t];
         pos = p->batch.out[t];
-        if (!p->device_bounds)
-            stored_bounds(p, r, q, &sc, t, l, boff);
         uint32_t *w = p->terms + t * TDM_SEARCH_TW;
+        if (cached)
+            rc = tdm_bcache_bounds(bc, r, q, &sc, t, p->bmax + boff, err);
+        else if (!p->device_bounds)
+            w[5] = f2u(stored_bounds(p, r, q, &sc, t, l, boff));
         w[0] = (uint32_t)pos;
         w[1] = l->df;
         w[2] = l->docs.block_size;
@@ -106,7 +123,7 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
     tp = pf.on ? tdm_sprof_now() : 0;
     /* AND's block selection table: O(terms), used only by ranked AND */
     if (rc == TDM_OK && q->nterms > 1)
-        rc = tdm_and_sel_build(r, q, 0, &p->andsel, err);
+        rc = tdm_and_sel_build_lists(r, q, lists, 0, &p->andsel, err);
     tdm_sprof_host(&pf, "prep: AND selection table", tp);
     if (rc == TDM_OK && (npost > UINT32_MAX || nblocks > UINT32_MAX))
         rc = tdm_err_set(err, TDM_ERR_LIMIT, "search: %zu postings in one query (at most %u)",
