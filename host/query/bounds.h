@@ -12,7 +12,8 @@
  *   - recomputed (tdm_score_block_bounds): the largest float score in each
  *     block for the request's parameters, from the postings: exact, valid
  *     for any k1, b, any weight, and impact scoring. O(postings of the list):
- *     a planner computes them once per (term, parameters) and caches them.
+ *     a search handle computes them once per (term, parameters) and keeps
+ *     them in its tdm_bcache (below).
  *   - from the index's stored BM25 bounds (tdm_score_stored_bound), only
  *     when the request's k1 and b are those the index stored its bounds for:
  *     the stored bound B is >= the double BM25 of every posting of the block
@@ -40,5 +41,38 @@ int tdm_score_block_bounds(const tdm_ireader *r, const tdm_query *q, const tdm_s
  * (impact scoring, or k1, b other than the index's). */
 float tdm_score_stored_bound(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *s,
                              size_t t, float stored);
+
+/* ---- a cache of recomputed bounds (bounds_cache.c), one per search handle
+ *
+ * For requests whose k1, b are not those the index stored its bounds for
+ * (and for impact scoring), the bounds of a term's blocks are the exact
+ * maxima tdm_score_block_bounds computes, which depend only on the scoring
+ * (kind, k1, b), the term, and the term's float weight qw[t] (score.h):
+ * that is the key. A hit copies the same floats a recomputation would give,
+ * bit for bit, so pruning with them stays exact. A miss computes them on the
+ * host (O(postings of the list), outside the lock) and keeps them; the
+ * least recently used entries go when the cache would pass its byte budget
+ * (an entry larger than the budget is used once and not kept).
+ *
+ * Threads: every call takes the cache's mutex for a lookup and an insert
+ * only; any number of threads may call tdm_bcache_bounds at once.
+ * tdm_bcache_close frees everything (no call may be running). */
+typedef struct tdm_bcache tdm_bcache;
+
+typedef struct tdm_bcache_stats {
+    uint64_t hits, misses, evictions;
+    size_t entries, bytes, max_bytes;
+} tdm_bcache_stats;
+
+#define TDM_BCACHE_DEFAULT_BYTES ((size_t)64 << 20)
+
+int tdm_bcache_open(size_t max_bytes, tdm_bcache **out, tdm_err *err);
+void tdm_bcache_close(tdm_bcache *c);
+/* bounds[b] for each block b of q's t-th term scored by s (s built for q on
+ * r, the same values as tdm_score_block_bounds): from the cache, or computed
+ * and kept. */
+int tdm_bcache_bounds(tdm_bcache *c, const tdm_ireader *r, const tdm_query *q,
+                      const tdm_scorer *s, size_t t, float *bounds, tdm_err *err);
+void tdm_bcache_stats_get(tdm_bcache *c, tdm_bcache_stats *st);
 
 #endif

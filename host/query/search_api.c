@@ -11,6 +11,7 @@
 
 #include "index/index_priv.h"
 #include "query/oracle.h"
+#include "bounds.h"
 #include "search.h"
 #include "tandem.h"
 
@@ -100,7 +101,20 @@ void tdm_search_close_plain(tdm_search *s)
     free(s->dev);
     tdm_tokpool_free(s->tok);
     free(s->tok_error);
+    tdm_bcache_close(s->bcache);
     free(s);
+}
+
+/* The bounds cache's budget: TANDEM_BOUNDS_CACHE_MB, else 64 MiB. 0: no
+ * cache, the device recomputes the bounds on every call (tests compare). */
+static size_t bcache_bytes(void)
+{
+    const char *v = getenv("TANDEM_BOUNDS_CACHE_MB");
+    char *end;
+    unsigned long long mb = v && *v ? strtoull(v, &end, 10) : 0;
+    if (!v || !*v || *end || mb > ((size_t)-1 >> 20))
+        return TDM_BCACHE_DEFAULT_BYTES;
+    return (size_t)mb << 20;
 }
 
 int tdm_search_open_plain(tdm_engine *engine, const tdm_index *index, tdm_search **out)
@@ -133,6 +147,9 @@ int tdm_search_open_plain(tdm_engine *engine, const tdm_index *index, tdm_search
             memcpy(s->tok_error, tdm_err_msg(&e), len);
         tdm_err_clear(&e);
     }
+    size_t cache_bytes = bcache_bytes();
+    if (rc == TDM_OK && cache_bytes)
+        rc = tdm_bcache_open(cache_bytes, &s->bcache, &e);
     if (rc == TDM_OK)
         rc = open_devices(s, &e);
     if (rc) {
@@ -247,7 +264,7 @@ static void prepare_one(tdm_search *s, const tdm_search_query *rq, const tdm_sea
         tdm_score_params sp = {o->scoring == TDM_SCORE_IMPACT ? TDM_SCORING_IMPACT
                                                              : TDM_SCORING_BM25,
                                o->k1, o->b};
-        rc = tdm_sprep_build(&it->p, s->r, &it->q, &sp, &it->err);
+        rc = tdm_sprep_build_cached(&it->p, s->r, &it->q, &sp, s->bcache, &it->err);
         it->prepped = rc == TDM_OK;
     }
     if (rc == TDM_OK && it->q.nterms && s->ndocs)
