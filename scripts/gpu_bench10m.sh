@@ -16,7 +16,7 @@
 #                               ~3 minutes); the oracle's answers and times
 #                               read from the cache.
 #   scripts/gpu_bench10m.sh c   PoCL on the host's 16 cores: the first NQ_POCL
-#                               queries (default 300), same series and cache.
+#                               queries (default 500), same series and cache.
 #
 # Run from the repository root with .device-debs and .effdata carried (the query
 # log is .effdata/queries/terabyte05-efficiency.txt). Outputs under $OUT: the
@@ -24,15 +24,26 @@
 # and a compact table printed at the end of each part. Exit status: that of
 # `tandem bench queries` (1 if any answer differs from the oracle's).
 #
-# PoCL query count (part c): measured on the 2-core development VM with PoCL
-# (2 compute units) on the 1M collection, and the 16-core figures of
-# BENCHMARKS.md (1M, 2026-11-24), scaled by the postings a query reads (10M
-# lists are 10.35x the 1M ones: 1,985M against 192M postings): at 10M the 12
-# series take about 0.65 s a query together on 16 cores (AND ~29 ms, MaxScore
-# ~25-45 ms, WAND/BMW/OR ~60-95 ms). 300 queries is ~200 s of timed queries
-# plus warm-up and the engine's start (the index's upload to PoCL); BUDGET_POCL
-# (default 25 s a series) caps each series whatever the speed, so part c stays
-# under ~6 minutes. Set NQ_POCL to change it.
+# PoCL query count (part c), by extrapolation: on the 2-core development VM
+# (PoCL, 2 compute units, AMD EPYC, loaded), 1M collection, first 100 queries,
+# the 12 series together take 359 ms a query (means, us: or 36,227 / 36,332,
+# and 17,357 / 13,775, and_or 23,641 / 43,801, wand 31,170 / 34,597, bmw 29,142 /
+# 32,088, maxscore 26,696 / 34,343 at k 10 / 1000). The 7 series BENCHMARKS.md
+# has for PoCL on the GPU machine's 16 cores (1M, 2026-11-24) sum to 36.5 ms
+# against 207 ms here: 5.7x, so the 12 series there take ~63 ms a query at 1M,
+# and at 10M, whose lists are 10.35x longer (1,985M against 192M postings),
+# ~650 ms a query. So: NQ_POCL=500 (default) is ~330 s of timed queries plus
+# ~40 s of warm-up, engine start (the index's copy into PoCL's buffers), cache
+# read and index prefault: part c ~6 min. The most that fits one 10-minute
+# command is ~750 queries (NQ_POCL=750 BUDGET_POCL=45: ~9 min); the default
+# is smaller to leave device time for the rest. BUDGET_POCL (default 30 s a
+# series) cuts a series that is slower than this estimate (the table gives the
+# count each series ran), so part c stays under 12 x 30 s + overhead whatever
+# the speed.
+# Parts a and b, estimated the same way: a = build (~1 min) + gen and index
+# (230 s, BENCHMARKS.md) + the oracle (10,000 queries x OR and AND at ~85 ms a
+# call at 10M on 16 threads: ~110 s) = ~7 min; b = 12 series x 10,000 queries
+# x ~1.3 ms (H200, 10M, BENCHMARKS.md) = ~3.5 min (BUDGET 30 s a series caps it).
 #
 # Environment: B (build dir, default /tmp/b: reused if the lead built it already),
 # W (work dir for the index and the cache, default /tmp/w), BUDGET (seconds a
@@ -107,7 +118,7 @@ b)
     ;;
 c)
     [ -s "$W/c$N.idx" ] || { echo "no $W/c$N.idx: run part a first on this warm machine"; exit 2; }
-    NQ=${NQ_POCL:-300} BUDGET=${BUDGET_POCL:-25} WARMUP=${WARMUP:-10} DEVICES=cpu ALGORITHMS=$ALGOS \
+    NQ=${NQ_POCL:-500} BUDGET=${BUDGET_POCL:-30} WARMUP=${WARMUP:-10} DEVICES=cpu ALGORITHMS=$ALGOS \
         K=10,1000 ORACLE_CACHE=$CACHE ORACLE_THREADS=16 timeout 590 \
         bash scripts/bench_queries.sh "$T" "$Q" "$W" "$OUT" $N > "$OUT/part-c.log" 2>&1
     rc=$?
