@@ -111,6 +111,7 @@ static void upload_every_device(void **state)
         setenv("TANDEM_STAGING", "0", 1);
         assert_int_equal(tdm_resident_upload_opts(x.r, d, &o, &res, &err), TDM_ERR_INVALID_ARG);
         assert_non_null(strstr(tdm_err_msg(&err), "TANDEM_STAGING"));
+        tdm_err_clear(&err);
         assert_null(res.arena);
         unsetenv("TANDEM_STAGING");
     }

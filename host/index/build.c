@@ -143,12 +143,6 @@ static int flush_run(builder *b)
     return rc ? rc : rc2;
 }
 
-static int to_merged_run(void *user, const char *term, size_t len, const uint32_t *docids,
-                         const uint32_t *freqs, size_t n, tdm_err *err)
-{
-    return tdm_run_add(user, term, len, docids, freqs, n, err);
-}
-
 /* Merges runs[0..k) into the new run `path`; the inputs are removed (and
  * set to NULL) once it is complete. Any thread. */
 static int merge_group(char **runs, size_t k, const char *path, tdm_err *err)
@@ -157,7 +151,7 @@ static int merge_group(char **runs, size_t k, const char *path, tdm_err *err)
     int rc = tdm_run_create(path, &rw, err);
     if (rc)
         return rc;
-    rc = tdm_runs_merge((const char *const *)runs, k, to_merged_run, rw, err);
+    rc = tdm_runs_merge_to_run((const char *const *)runs, k, rw, err);
     int rc2 = tdm_run_close(rw, err);
     if (rc || rc2)
         return rc ? rc : rc2;
@@ -203,11 +197,13 @@ static int name_groups(builder *b, char **next, size_t groups)
 /* Merges consecutive groups of fan-in runs (docid order stays run order)
  * until at most fan-in are left for the final merge. Groups are merged on
  * up to `threads` threads, fewer where their read buffers (fan-in x 256 KB,
- * runs.c) and merged-list buffers (up to 8 bytes a document) would pass
- * half the budget. */
+ * runs.c) and the output's 1 MB would pass half the budget: a group's
+ * lists are copied as they are read (tdm_runs_merge_to_run), not held, so
+ * no merger needs memory for the longest list (which capped them at 2 on
+ * the 10M-document collection, 8 bytes a document each). */
 static int merge_passes(builder *b)
 {
-    size_t per = ((size_t)b->fanin << 18) + 8 * (size_t)b->doc, par = b->budget / 2 / per;
+    size_t per = ((size_t)b->fanin << 18) + (1u << 20), par = b->budget / 2 / per;
     par = par < 1 ? 1 : par > b->threads ? b->threads : par;
     while (b->nruns > b->fanin) {
         size_t groups = (b->nruns + b->fanin - 1) / b->fanin;

@@ -175,12 +175,9 @@ static int merge_loop(run *runs, size_t k, tdm_merge_fn fn, void *user, tdm_err 
     return rc;
 }
 
-int tdm_runs_merge(const char *const *paths, size_t nruns, tdm_merge_fn fn, void *user,
-                   tdm_err *err)
+/* Opens runs[0..nruns) at their first term. */
+static int open_runs(run *runs, const char *const *paths, size_t nruns, tdm_err *err)
 {
-    run *runs = calloc(nruns ? nruns : 1, sizeof *runs);
-    if (!runs)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     int rc = TDM_OK;
     for (size_t i = 0; rc == TDM_OK && i < nruns; i++) {
         runs[i].path = paths[i];
@@ -191,11 +188,80 @@ int tdm_runs_merge(const char *const *paths, size_t nruns, tdm_merge_fn fn, void
             rc = run_next(&runs[i], err);
         }
     }
-    if (rc == TDM_OK)
-        rc = merge_loop(runs, nruns, fn, user, err);
+    return rc;
+}
+
+static void close_runs(run *runs, size_t nruns)
+{
     for (size_t i = 0; i < nruns; i++)
         if (runs[i].f)
             fclose(runs[i].f);
     free(runs);
+}
+
+int tdm_runs_merge(const char *const *paths, size_t nruns, tdm_merge_fn fn, void *user,
+                   tdm_err *err)
+{
+    run *runs = calloc(nruns ? nruns : 1, sizeof *runs);
+    if (!runs)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    int rc = open_runs(runs, paths, nruns, err);
+    if (rc == TDM_OK)
+        rc = merge_loop(runs, nruns, fn, user, err);
+    close_runs(runs, nruns);
+    return rc;
+}
+
+/* Copies r's postings of its current term to w, docids continuing from
+ * *last (the list so far): the bytes tdm_run_add writes for them. */
+static int copy_postings(run *r, tdm_runwriter *w, uint64_t *last, int first, tdm_err *err)
+{
+    uint64_t doc = 0, gap, tf;
+    for (uint64_t i = 0; i < r->n; i++) {
+        if (get_varint(r->f, &gap) || get_varint(r->f, &tf))
+            return run_bad(r, err);
+        doc += gap;
+        put_varint(w->f, first && i == 0 ? doc : doc - *last);
+        put_varint(w->f, tf);
+        *last = doc;
+        first = 0;
+    }
+    return run_next(r, err);
+}
+
+int tdm_runs_merge_to_run(const char *const *paths, size_t nruns, tdm_runwriter *w,
+                          tdm_err *err)
+{
+    run *runs = calloc(nruns ? nruns : 1, sizeof *runs);
+    if (!runs)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    int rc = open_runs(runs, paths, nruns, err);
+    while (rc == TDM_OK) {
+        run *min = NULL;
+        for (size_t i = 0; i < nruns; i++)
+            if (runs[i].len && (!min || cmp_term(&runs[i], min) < 0))
+                min = &runs[i];
+        if (!min)
+            break;
+        char term[TDM_IDX_TERM_MAX];
+        size_t len = min->len;
+        uint64_t n = 0, last = 0;
+        memcpy(term, min->term, len);
+        for (size_t i = 0; i < nruns; i++)
+            if (runs[i].len == len && memcmp(runs[i].term, term, len) == 0)
+                n += runs[i].n;
+        put_varint(w->f, len);
+        fwrite(term, 1, len, w->f);
+        put_varint(w->f, n);
+        int first = 1;
+        for (size_t i = 0; rc == TDM_OK && i < nruns; i++)
+            if (runs[i].len == len && memcmp(runs[i].term, term, len) == 0) {
+                rc = copy_postings(&runs[i], w, &last, first, err);
+                first = 0;
+            }
+        if (rc == TDM_OK && ferror(w->f))
+            rc = tdm_err_set(err, TDM_ERR_IO, "%s: write: %s", w->path, strerror(errno));
+    }
+    close_runs(runs, nruns);
     return rc;
 }

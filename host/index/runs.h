@@ -28,4 +28,10 @@ typedef int (*tdm_merge_fn)(void *user, const char *term, size_t len, const uint
 int tdm_runs_merge(const char *const *paths, size_t nruns, tdm_merge_fn fn, void *user,
                    tdm_err *err);
 
+/* Merges the runs into w, a term's postings copied as they are read (the
+ * bytes tdm_run_add would write for the merged list, without holding it:
+ * memory is the runs' read buffers, whatever the lists' lengths). */
+int tdm_runs_merge_to_run(const char *const *paths, size_t nruns, tdm_runwriter *w,
+                          tdm_err *err);
+
 #endif
