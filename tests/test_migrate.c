@@ -298,10 +298,11 @@ static int teardown(void **state)
     return 0;
 }
 
-static tdm_engine *engine2(const char *faults, int migrate, int policy)
+static tdm_engine *engine_kinds(const char *kinds, const char *faults, int migrate, int policy)
 {
     tdm_engine_options o;
     tdm_engine_options_init(&o);
+    o.lane_kinds = kinds;
     o.fault_inject = faults ? faults : "";
     o.calibrate = 0;
     o.cache_mode = TDM_CACHE_OFF;
@@ -316,6 +317,11 @@ static tdm_engine *engine2(const char *faults, int migrate, int policy)
         return NULL;
     }
     return e;
+}
+
+static tdm_engine *engine2(const char *faults, int migrate, int policy)
+{
+    return engine_kinds(NULL, faults, migrate, policy);
 }
 
 /* A random AND query of 2 .. 5 distinct terms, the frequent ones often. */
@@ -392,6 +398,7 @@ static void forced_migration(void **state)
     tdm_rng_seed(&r, 77);
     tdm_search_term st[8];
     uint64_t moves = 0, steps = 0;
+    double t_forced = 0, t_whole = 0;
     int queries = tdm_test_small() ? 20 : 120;
     for (int qi = 0; qi < queries; qi++) {
         size_t n = and_terms(&r, &f->c, st);
@@ -406,6 +413,8 @@ static void forced_migration(void **state)
         if (tdm_search_terms(s, st, n, &o, &whole) != TDM_OK)
             fail_msg("query %d whole: %s", qi, tdm_last_error());
         assert_int_equal(whole->steps, 0);
+        t_forced += res->seconds;
+        t_whole += whole->seconds;
         assert_int_equal(res->n, whole->n);
         for (size_t i = 0; i < res->n; i++) {
             assert_int_equal(res->hits[i].docid, whole->hits[i].docid);
@@ -434,9 +443,63 @@ static void forced_migration(void **state)
     assert_true(ss.stepped >= (uint64_t)queries / 2);
     assert_int_equal(ss.in_flight, 0);
     assert_int_equal(ss.failed, 0);
-    print_message("forced: %d queries, %llu steps, %llu moves, %llu bytes carried\n", queries,
+    print_message("forced: %d queries, %llu steps, %llu moves, %llu bytes carried; mean "
+                  "%.0f us a query (the AND kernel whole: %.0f us)\n", queries,
                   (unsigned long long)steps, (unsigned long long)moves,
-                  (unsigned long long)ss.carried_bytes);
+                  (unsigned long long)ss.carried_bytes, t_forced / queries * 1e6,
+                  t_whole / queries * 1e6);
+    tdm_oracle_close(or);
+    tdm_search_close(s);
+    tdm_engine_close(e);
+}
+
+/* Griffin's case: a GPU lane and a CPU lane (TANDEM_LANE_KINDS on PoCL),
+ * hybrid, migration by the model: every ranked AND runs step by step and
+ * gives the oracle's answer; whatever moves the models chose are counted. */
+static void auto_hybrid(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = engine_kinds("gpu,cpu", NULL, TDM_MIGRATE_DEFAULT, TDM_POLICY_DEFAULT);
+    if (!e)
+        skip();
+    tdm_search *s;
+    if (tdm_search_open(e, f->ix, &s) != TDM_OK)
+        fail_msg("search open: %s", tdm_last_error());
+    tdm_oracle *or;
+    tdm_err err = {0};
+    assert_int_equal(tdm_oracle_open(f->ir, &or, &err), TDM_OK);
+    tdm_rng r;
+    tdm_rng_seed(&r, 91);
+    tdm_search_term st[8];
+    int queries = tdm_test_small() ? 20 : 150, stepped = 0;
+    uint64_t moves = 0, first_gpu = 0, last_cpu = 0;
+    for (int qi = 0; qi < queries; qi++) {
+        size_t n = and_terms(&r, &f->c, st);
+        tdm_search_options o;
+        and_options(&o, qi, TDM_MIGRATE_DEFAULT);
+        tdm_search_result *res;
+        if (tdm_search_terms(s, st, n, &o, &res) != TDM_OK)
+            fail_msg("query %d: %s", qi, tdm_last_error());
+        same_as_oracle(f, or, st, n, &o, res);
+        assert_int_equal(res->policy, TDM_POLICY_HYBRID);
+        if (res->terms >= 2)
+            assert_true(res->steps >= 1);
+        stepped += res->steps > 0;
+        moves += res->migrations;
+        first_gpu += res->steps && res->first_device == 0;
+        last_cpu += res->steps && res->device == 1;
+        tdm_search_result_free(res);
+    }
+    tdm_sched_stats ss;
+    tdm_sched_stats_init(&ss);
+    assert_int_equal(tdm_search_stats(s, &ss), TDM_OK);
+    assert_int_equal(ss.stepped, (uint64_t)stepped);
+    assert_int_equal(ss.migrations, moves);
+    assert_true(stepped > 0);
+    print_message("auto (lanes gpu,cpu): %d of %d queries stepped, %llu moves, first step on "
+                  "the GPU lane %llu, last on the CPU lane %llu\n", stepped, queries,
+                  (unsigned long long)moves, (unsigned long long)first_gpu,
+                  (unsigned long long)last_cpu);
     tdm_oracle_close(or);
     tdm_search_close(s);
     tdm_engine_close(e);
@@ -569,6 +632,7 @@ int main(void)
         cmocka_unit_test(choose_made_up),
         cmocka_unit_test(choose_by_model),
         cmocka_unit_test_setup_teardown(forced_migration, setup, teardown),
+        cmocka_unit_test_setup_teardown(auto_hybrid, setup, teardown),
         cmocka_unit_test_setup_teardown(threads_forced, setup, teardown),
         cmocka_unit_test_setup_teardown(faults_mid_query, setup, teardown),
     };
