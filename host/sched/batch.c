@@ -8,6 +8,7 @@
  * job: handed over whole when its lane fails. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sched_priv.h"
 
@@ -45,24 +46,25 @@ typedef struct bquery {
     int alg;
 } bquery;
 
-/* Each query's lane into lane[] (lock held): -1 when no lane may run them. */
-static void split(struct tdm_sched *sc, const bquery *bq, size_t n, int policy, int pin,
-                  int *lane)
+/* The lanes the batch may go to into ok[] (lock held); returns how many. */
+static int lanes_ok(const struct tdm_sched *sc, int policy, int pin, int *ok)
 {
-    int strict = 1;
-    int ok[TDM_SCHED_MAX_LANES], any = 0;
+    int strict = 1, any = 0;
     for (int pass = 0; pass < 2 && !any; pass++) {
         for (int i = 0; i < sc->nl; i++)
-            any |= ok[i] = allows(sc, policy, pin, &sc->lanes[i], strict);
+            any += ok[i] = allows(sc, policy, pin, &sc->lanes[i], strict);
         if (!any && !kind_exists(sc, policy, pin))
             break; /* the engine lacks the policy's kind: no fallback */
         strict = 0; /* the policy's lanes have all failed: any live lane */
     }
-    if (!any) {
-        for (size_t q = 0; q < n; q++)
-            lane[q] = -1;
-        return;
-    }
+    return any;
+}
+
+/* Each query's lane into lane[] (lock held) among the lanes ok[] (more
+ * than one). */
+static void split(struct tdm_sched *sc, const bquery *bq, size_t n, int policy, int pin,
+                  const int *ok, int *lane)
+{
     double now = tdm_sched_now(), end[TDM_SCHED_MAX_LANES];
     for (int i = 0; i < sc->nl; i++)
         end[i] = ok[i] ? tdm_place_backlog(sc, &sc->lanes[i], now) : 0;
@@ -102,25 +104,61 @@ static void split(struct tdm_sched *sc, const bquery *bq, size_t n, int policy, 
     }
 }
 
-/* The features of every query (tokenized as the batch entry will again). */
-static int features(struct tdm_sched *sc, const tdm_search_query *queries, size_t n,
-                    const tdm_search_options *o, bquery *bq)
+/* The features of queries (tokenized as the batch entry will again), taken
+ * a query at a time by several threads for a big batch (the host would
+ * bound a batch's throughput otherwise). */
+#define FEAT_PER_THREAD 64u
+#define FEAT_THREADS_MAX 16
+
+typedef struct feat_work {
+    struct tdm_sched *sc;
+    const tdm_search_query *queries;
+    const tdm_search_options *o;
+    bquery *bq;
+    size_t n, next; /* next: taken atomically */
+} feat_work;
+
+static void *feat_some(void *arg)
 {
+    feat_work *w = arg;
     tdm_query tq;
     tdm_query_init(&tq);
-    for (size_t q = 0; q < n; q++) {
+    for (;;) {
+        size_t q = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+        if (q >= w->n)
+            break;
         tdm_err e = {0};
         tdm_query_reset(&tq);
         /* a query that fails to build fails alone in the batch entry: it
            costs nothing here */
-        if (tdm_search_query_build(sc->s, &queries[q], &tq, &e) != TDM_OK)
+        if (tdm_search_query_build(w->sc->s, &w->queries[q], &tq, &e) != TDM_OK)
             tdm_query_reset(&tq);
         tdm_err_clear(&e);
-        tdm_qfeat_from(&tq, o->k, &bq[q].f);
-        bq[q].alg = tdm_sched_expected_alg(o, &tq);
+        tdm_qfeat_from(&tq, w->o->k, &w->bq[q].f);
+        w->bq[q].alg = tdm_sched_expected_alg(w->o, &tq);
     }
     tdm_query_free(&tq);
-    return TDM_OK;
+    return NULL;
+}
+
+static void features(struct tdm_sched *sc, const tdm_search_query *queries, size_t n,
+                     const tdm_search_options *o, bquery *bq)
+{
+    feat_work w = {sc, queries, o, bq, n, 0};
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = n / FEAT_PER_THREAD;
+    if (cpus > 0 && nt > (size_t)cpus)
+        nt = (size_t)cpus;
+    if (nt > FEAT_THREADS_MAX)
+        nt = FEAT_THREADS_MAX;
+    pthread_t th[FEAT_THREADS_MAX];
+    size_t started = 0;
+    for (size_t t = 1; t < nt; t++)
+        if (pthread_create(&th[started], NULL, feat_some, &w) == 0)
+            started++;
+    feat_some(&w);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
 }
 
 typedef struct part {
@@ -197,16 +235,26 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
     int *lane = malloc(n * sizeof *lane);
     part *parts = calloc((size_t)sc->nl, sizeof *parts);
     int rc = bq && lane && parts ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    if (rc == TDM_OK)
-        rc = features(sc, queries, n, o, bq);
+    int ok[TDM_SCHED_MAX_LANES], nok = 0, only = -1;
     if (rc == TDM_OK) {
         pthread_mutex_lock(&sc->mu);
-        split(sc, bq, n, policy, o->device, lane);
+        nok = lanes_ok(sc, policy, o->device, ok);
         pthread_mutex_unlock(&sc->mu);
-        if (lane[0] < 0)
+        for (int i = 0; i < sc->nl && nok == 1; i++)
+            only = ok[i] ? i : only;
+        if (!nok)
             rc = tdm_err_set(err, TDM_ERR_NO_DEVICE,
                              "search batch: policy %s: no lane can run it (the engine has no "
                              "lane of its kind, or every lane has failed)", tdm_policy_name(policy));
+    }
+    if (rc == TDM_OK && nok > 1) { /* lanes to choose from: the models decide */
+        features(sc, queries, n, o, bq);
+        pthread_mutex_lock(&sc->mu);
+        split(sc, bq, n, policy, o->device, ok, lane);
+        pthread_mutex_unlock(&sc->mu);
+    } else if (rc == TDM_OK) { /* one lane: nothing to predict */
+        for (size_t q = 0; q < n; q++)
+            lane[q] = only;
     }
     for (int l = 0; rc == TDM_OK && l < sc->nl; l++)
         rc = make_part(sc, &parts[l], l, lane, bq, queries, n, o, policy, arrive, err);
