@@ -13,7 +13,7 @@
 
 int tdm_astep_applies(const tdm_query *q, int algorithm)
 {
-    return algorithm == TDM_ALGO_AND && q->nterms >= 2;
+    return (algorithm == TDM_ALGO_AND || algorithm == TDM_ALGO_AND_OR) && q->nterms >= 2;
 }
 
 static void mid_free(tdm_astep_mid *m)

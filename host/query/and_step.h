@@ -61,7 +61,7 @@ static inline uint32_t tdm_astep_rest_df(const tdm_astep *a, uint32_t i)
 }
 
 /* Whether the query (finished, with its request) can run step by step:
- * ranked AND of at least 2 terms on an index with documents. */
+ * ranked AND (or AND-then-OR's AND stage) of at least 2 terms. */
 int tdm_astep_applies(const tdm_query *q, int algorithm);
 
 /* a for the finished query *q (taken over: *q is left empty) with the

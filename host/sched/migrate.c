@@ -131,10 +131,43 @@ static int decide(void *user, const tdm_astep *a, uint32_t done, uint32_t n, int
     return to;
 }
 
+/* AND-then-OR after its AND stage ran step by step into *res: the AND's
+ * top k when it matched k documents, else the OR's, run whole on lane l
+ * (as the device path's gated OR pass does). */
+static int and_then_or(slane *l, sjob *j, tdm_search_result **res, tdm_err *err)
+{
+    tdm_search_result *r = *res;
+    tdm_astep *a = j->as;
+    uint32_t steps = r->steps;
+    if (r->n < j->o.k) {
+        tdm_search_options o = j->o;
+        o.algorithm = TDM_ALGO_OR;
+        o.device = l->index;
+        tdm_search_result *orr = NULL;
+        int rc = tdm_search_run_batch(l->sc->s, &j->q, &o, 1, &orr, err);
+        if (rc)
+            return rc; /* *res stays the caller's to free */
+        tdm_search_result_free(r);
+        *res = r = orr;
+        a->launches += r->launches;
+        a->bytes_up += r->bytes_up;
+        a->bytes_down += r->bytes_down;
+    }
+    r->algorithm = TDM_ALGO_AND_OR;
+    r->steps = steps;
+    return TDM_OK;
+}
+
 int tdm_migrate_run(slane *l, sjob *j, int *moved, tdm_search_result **res, tdm_err *err)
 {
     decide_ctx c = {l, j};
-    return tdm_astep_run(l->sc->s, j->as, l->index, decide, &c, moved, res, err);
+    int rc = tdm_astep_run(l->sc->s, j->as, l->index, decide, &c, moved, res, err);
+    if (rc == TDM_OK && *moved < 0 && j->o.algorithm == TDM_ALGO_AND_OR &&
+        (rc = and_then_or(l, j, res, err))) {
+        tdm_search_result_free(*res);
+        *res = NULL;
+    }
+    return rc;
 }
 
 int tdm_migrate_move(struct tdm_sched *sc, sjob *j, int from, int to, double now)
