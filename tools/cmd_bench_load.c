@@ -84,6 +84,12 @@ static void usage(FILE *f)
         "than the budget.\n"
         "Test switch: TANDEM_BENCH_LOAD_CORRUPT=N spoils the answer to arrival N of each\n"
         "point (its top score one ulp up) before the check, to see the check fail.\n"
+        "Table (a line per point; '*' marks rate-search probes): arrived (measured\n"
+        "arrivals), q/s (answers a second), latencies in ms, miss%% (answered past the\n"
+        "deadline, or dropped), late (sent over 1 ms after their time), drop, bmode%%\n"
+        "(run in batch load mode), batch%% (launches shared with other queries), hit%%\n"
+        "(list cache), verdict (ok: sustained; over: p95 past the budget or deadline;\n"
+        "stopped), and per lane (G: GPU, C: CPU) its utilization / share of answers.\n"
         "Progress goes to stderr, the table to stdout.\n");
 }
 
