@@ -125,6 +125,10 @@ typedef struct tdm_bl {
 int tdm_bl_run_point(tdm_bl *b, tdm_search *sh, int pol, int mem, double rate, int probe,
                      double limit_ms, tdm_bl_point *p);
 
+/* 0 if r is the oracle's answer to query q (of b->sq) at b->o.k; else the
+ * first difference in why[cap]. */
+int tdm_bl_check(const tdm_bl *b, const tdm_search_result *r, size_t q, char *why, size_t cap);
+
 /* Output (cmd_bench_lout.c). */
 void tdm_bl_print_header(FILE *f);
 void tdm_bl_print_point(FILE *f, const tdm_bl *b, const tdm_bl_point *p);

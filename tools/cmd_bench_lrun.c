@@ -80,7 +80,7 @@ static const tdm_bq_answers *expected(const tdm_bl *b, int ran, size_t q, uint32
 }
 
 /* 0 if r is the oracle's answer to query q; else the first difference in why. */
-static int check(const tdm_bl *b, const tdm_search_result *r, size_t q, char *why, size_t cap)
+int tdm_bl_check(const tdm_bl *b, const tdm_search_result *r, size_t q, char *why, size_t cap)
 {
     uint32_t k = b->o.k;
     const tdm_bq_answers *a = expected(b, r->algorithm, q, k);
@@ -154,7 +154,7 @@ static void send_one(prun *pr, size_t i)
     if (b->corrupt && i + 1 == b->corrupt && r->n) /* test switch: a wrong answer */
         r->hits[0].score = nextafterf(r->hits[0].score, INFINITY);
     char why[160];
-    if (check(b, r, q, why, sizeof why) && atomic_fetch_add(&pr->mism, 1) < MAX_REPORTED)
+    if (tdm_bl_check(b, r, q, why, sizeof why) && atomic_fetch_add(&pr->mism, 1) < MAX_REPORTED)
         fprintf(stderr, "MISMATCH %s rate %g arrival %zu query '%s': %s\n",
                 tdm_policy_name(pr->o.policy), pr->p->rate, i, id, why);
     account(pr, i, r);
