@@ -454,6 +454,18 @@ static int point(bl *b, tdm_search *sh, int pol, int mem, double rate, int probe
     return 0;
 }
 
+/* A probe of the rate search: a point, run a second time when it failed
+ * without stopping (its p95 just over the limit): one noisy point (a
+ * hiccup of the host) would otherwise end the doubling early. The second
+ * decides. */
+static int probe(bl *b, tdm_search *sh, int pol, int mem, double r, const tdm_bl_point **p)
+{
+    int rc = point(b, sh, pol, mem, r, 1, p);
+    if (rc == 0 && !(*p)->ok && !(*p)->stopped)
+        rc = point(b, sh, pol, mem, r, 1, p);
+    return rc;
+}
+
 /* Doubling from the start rate while sustained (halving while not), then
  * bisection between the last sustained and the first unsustained rate. */
 static int find_max(bl *b, tdm_search *sh, int pi, int mem)
@@ -464,7 +476,7 @@ static int find_max(bl *b, tdm_search *sh, int pi, int mem)
     long lo_at = -1;
     int rc = 0;
     for (;;) {
-        if ((rc = point(b, sh, pol, mem, r, 1, &p)))
+        if ((rc = probe(b, sh, pol, mem, r, &p)))
             break;
         if (p->ok) {
             lo = r, lo_at = (long)b->set.n - 1;
@@ -480,7 +492,7 @@ static int find_max(bl *b, tdm_search *sh, int pi, int mem)
     }
     while (rc == 0 && lo && hi && hi / lo - 1 > b->o.precision) {
         r = sqrt(lo * hi); /* the middle on a log scale */
-        if ((rc = point(b, sh, pol, mem, r, 1, &p)))
+        if ((rc = probe(b, sh, pol, mem, r, &p)))
             break;
         if (p->ok)
             lo = r, lo_at = (long)b->set.n - 1;
