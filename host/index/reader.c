@@ -368,6 +368,7 @@ void tdm_ireader_close(tdm_ireader *r)
     else if (r->owned)
         free((void *)r->base);
     free(r->stopwords);
+    free(r->list_ok);
     free(r->path);
     free(r);
 }

@@ -52,15 +52,36 @@ static void set_encoded(tdm_encoded *e, int codec, int delta, const tdm_idx_list
     e->borrowed = 1;
 }
 
-/* The block-table entries of a list of nb > 1 blocks (FORMAT.md). */
+/* The per-term map of lists already checked (reader_priv.h), made at the
+ * first call; NULL when out of memory (every call checks then). A search
+ * looks its lists up on every query: the O(blocks) checks below cost the
+ * H200's host ~10 us a query of long lists. */
+static unsigned char *checked_map(const tdm_ireader *r)
+{
+    tdm_ireader *w = (tdm_ireader *)r; /* the cache only: the file is not changed */
+    unsigned char *m = __atomic_load_n(&w->list_ok, __ATOMIC_ACQUIRE);
+    if (m)
+        return m;
+    unsigned char *fresh = calloc(r->info.nterms ? r->info.nterms : 1, 1), *none = NULL;
+    if (!fresh)
+        return NULL;
+    if (__atomic_compare_exchange_n(&w->list_ok, &none, fresh, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return fresh;
+    free(fresh); /* another thread's came first */
+    return none;
+}
+
+/* The block-table entries of a list of nb > 1 blocks (FORMAT.md); the
+ * O(blocks) checks unless `known` (passed before). */
 static int map_blocks(const tdm_ireader *r, uint64_t i, tdm_ilist *out, uint64_t payload,
-                      tdm_err *err)
+                      int known, tdm_err *err)
 {
     uint32_t k = out->first_entry, nb = out->nblocks;
     const uint32_t *last = r->blk_last + k;
     if (last[0] != 0)
         return list_fail(r, i, TDM_SEC_BLOCK_LAST, 4ull * k, "first base is not 0", err);
-    for (uint32_t j = 1; j <= nb; j++)
+    for (uint32_t j = 1; !known && j <= nb; j++)
         if ((j > 1 && last[j] <= last[j - 1]) || last[j] >= r->info.ndocs)
             return list_fail(r, i, TDM_SEC_BLOCK_LAST, 4ull * (k + j),
                              "block last docids not increasing or out of range", err);
@@ -112,6 +133,8 @@ int tdm_ireader_list(const tdm_ireader *r, uint64_t i, tdm_ilist *out, tdm_err *
     const tdm_codec_ops *ops = tdm_codec_by_id(r->codecs[i]);
     uint32_t np = tdm_idx_codec_nparams(ops->id), bs = ops->block_size;
     uint32_t nb = (uint32_t)(((uint64_t)l->df + bs - 1) / bs);
+    unsigned char *ok = checked_map(r);
+    int known = ok && __atomic_load_n(&ok[i], __ATOMIC_RELAXED);
     set_term(r, i, out);
     set_encoded(&out->docs, ops->id, 1, l, bs, nb);
     set_encoded(&out->freqs, ops->id, 0, l, bs, nb);
@@ -124,7 +147,7 @@ int tdm_ireader_list(const tdm_ireader *r, uint64_t i, tdm_ilist *out, tdm_err *
         map_one_block(l, out, payload);
     } else {
         out->first_entry = l->ext;
-        int rc = map_blocks(r, i, out, payload, err);
+        int rc = map_blocks(r, i, out, payload, known, err);
         if (rc)
             return rc;
     }
@@ -132,11 +155,14 @@ int tdm_ireader_list(const tdm_ireader *r, uint64_t i, tdm_ilist *out, tdm_err *
     out->freqs.words = (uint32_t *)(at + 2 * np + out->docs.nwords);
     out->freqs.bases = out->docs.bases;
     tdm_err e2 = {0};
-    if (tdm_encoded_validate(&out->docs, &e2) || tdm_encoded_validate(&out->freqs, &e2)) {
+    if (!known &&
+        (tdm_encoded_validate(&out->docs, &e2) || tdm_encoded_validate(&out->freqs, &e2))) {
         int rc = list_fail(r, i, TDM_SEC_ARENA, 4ull * l->words, tdm_err_msg(&e2), err);
         tdm_err_clear(&e2);
         return rc;
     }
+    if (ok && !known)
+        __atomic_store_n(&ok[i], 1, __ATOMIC_RELAXED);
     return TDM_OK;
 }
 

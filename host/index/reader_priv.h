@@ -28,6 +28,8 @@ struct tdm_ireader {
     const uint64_t *nameoffs;
     const char *names;
     const char **stopwords;     /* [nstopwords], into the mapping */
+    unsigned char *list_ok;     /* [nterms] 1 once tdm_ireader_list checked the list (made
+                                   at first use, atomically; a cache, not the file) */
 };
 
 /* File offset of byte `at` of section id. */
