@@ -90,8 +90,10 @@ __kernel void tdm_search_seed_hist(__global const uint *docs, __global const uin
 }
 
 /* One work-group: each term's edge from its histogram, the largest into
-   word 7 of term 0 (atomic max: the host uploaded 0 there). */
-__kernel void tdm_search_seed(__global uint *terms, __global const uint *hist, uint nt, uint k)
+   word 7 of term 0 (atomic max: the host uploaded 0 there); then the group
+   zeroes the histogram's nt terms, so that the next query's histogram finds
+   it zeroed without a fill command of its own. */
+__kernel void tdm_search_seed(__global uint *terms, __global uint *hist, uint nt, uint k)
 {
     uint lid = get_local_id(0), ls = get_local_size(0);
     for (uint t = lid; t < nt; t += ls) {
@@ -104,4 +106,7 @@ __kernel void tdm_search_seed(__global uint *terms, __global const uint *hist, u
             }
         }
     }
+    barrier(CLK_GLOBAL_MEM_FENCE); /* every read of hist is done */
+    for (uint i = lid; i < nt * TDM_SEED_BUCKETS; i += ls)
+        hist[i] = 0u;
 }

@@ -135,6 +135,9 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
 #define TDM_SPROF_EVENTS 48
 typedef struct tdm_sprof {
     int on, salg, nev;
+    int events;         /* 1: commands on the profiling queue with events (device
+                           times); 0 (TANDEM_SEARCH_PROFILE=host): host phases
+                           only, on the unprofiled path a search really takes */
     uint32_t k;
     double t0;
     cl_event ev[TDM_SPROF_EVENTS];

@@ -20,7 +20,7 @@
  * no event is made unless the run is profiled, on the profiling queue. */
 static cl_command_queue run_queue(const tdm_device *d)
 {
-    return tdm_sprof_cur ? d->queue : d->lat;
+    return tdm_sprof_cur && tdm_sprof_cur->events ? d->queue : d->lat;
 }
 
 static void ev_release(cl_event e)
@@ -62,7 +62,8 @@ static int sprof_launch(tdm_device *d, const char *name, const tdm_karg *args, c
         cr = clSetKernelArg(k, i, args[i].size, args[i].p);
     double t2 = tdm_sprof_now();
     if (cr == CL_SUCCESS)
-        cr = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, ev);
+        cr = clEnqueueNDRangeKernel(run_queue(d), k, 1, NULL, &global, &local, 0, NULL,
+                                    pf->events ? ev : NULL);
     double t3 = tdm_sprof_now();
     tdm_kernel_return(d, k);
     if (cr != CL_SUCCESS)
@@ -92,8 +93,9 @@ static int qcopy(int up, tdm_device *d, cl_mem m, size_t off, size_t bytes, void
     (void)nwait; /* in order on one queue */
     (void)wait;
     cl_command_queue q = run_queue(d);
-    cl_int rc = up ? clEnqueueWriteBuffer(q, m, block, off, bytes, host, 0, NULL, pf ? &e : NULL)
-                   : clEnqueueReadBuffer(q, m, block, off, bytes, host, 0, NULL, pf ? &e : NULL);
+    cl_event *pe = pf && pf->events ? &e : NULL;
+    cl_int rc = up ? clEnqueueWriteBuffer(q, m, block, off, bytes, host, 0, NULL, pe)
+                   : clEnqueueReadBuffer(q, m, block, off, bytes, host, 0, NULL, pe);
     if (rc != CL_SUCCESS) {
         tdm_cl_fail(err, rc, up ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
         tdm_err_append(err, " (%zu bytes %s %s)", bytes, up ? "to" : "from", d->info.name);
@@ -345,9 +347,19 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         [B_SELFLAGS] = sel ? tdm_and_sel_flag_bytes(&p->andsel) : 4,
     };
     int rc = TDM_OK;
+    /* a new buffer has a new size (its handle may be the old one's value) */
+    size_t seed_was = s->cap[B_SEED];
     for (int i = 0; rc == TDM_OK && i < B_COUNT; i++)
         if (!packed(i))
             rc = ensure(d, &s->b[i], &s->cap[i], bytes[i], err);
+    if (rc == TDM_OK && s->cap[B_SEED] != seed_was) {
+        /* zeroed once when made: every seed leaves the part it used zeroed */
+        static const cl_uint zero = 0;
+        cl_int cr = clEnqueueFillBuffer(run_queue(d), s->b[B_SEED], &zero, 4, 0,
+                                        s->cap[B_SEED] / 4 * 4, 0, NULL, NULL);
+        if (cr != CL_SUCCESS)
+            rc = tdm_cl_fail(err, cr, "clEnqueueFillBuffer (search seed histogram)");
+    }
     /* the packed regions: what this call needs of each, and what it writes */
     size_t need[R_COUNT] = {
         [R_STATUS] = 4,
@@ -445,8 +457,9 @@ static int prepare(const tdm_sdev *sd, const tdm_sprep *p, const tdm_splan *pl, 
     }
     if (rc == TDM_OK && tdm_search_seeded(pl, salg, k)) {
         cl_event eo = *ev;
+        /* the kept histogram is zero (make_buffers, and each seed after it) */
         rc = tdm_search_seed_enqueue(sd->d, run_queue(sd->d), s->b[B_DOCS], s->b[B_FREQS],
-                                     s->b[B_TERMS], sd->res.doclens, s->b[B_SEED], nt,
+                                     s->b[B_TERMS], sd->res.doclens, s->b[B_SEED], 1, nt,
                                      (uint32_t)p->npost, kind, c0, c1, k, eo, ev, launches, err);
         ev_release(eo);
         if (rc)
@@ -586,7 +599,7 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     else if (rc == TDM_OK) /* its event only where profiled */
         rc = tdm_decode_batch_enqueue_in(&sd->res, q, &p->batch, s.jobs, s.b[B_DOCS],
                                          s.b[B_FREQS], s.b[B_STATUS], &s.dsc, nup, upev,
-                                         pf.on ? &dec : NULL, err);
+                                         pf.events ? &dec : NULL, err);
     for (cl_uint i = 0; i < nup; i++)
         ev_release(upev[i]);
     tdm_sprof_host(&pf, "phase: decode (or AND selection) enqueue", tph);

@@ -23,7 +23,7 @@ typedef struct row {
 static row rows[ROWS];
 static int nrows;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int state = -1; /* -1 unknown, 0 off, 1 on */
+static int state = -1; /* -1 unknown, 0 off, 1 on, 2 host phases only */
 _Thread_local tdm_sprof *tdm_sprof_cur;
 
 static const char *alg_name(int salg)
@@ -55,7 +55,7 @@ int tdm_sprof_on(void)
     if (s >= 0)
         return s;
     const char *e = getenv("TANDEM_SEARCH_PROFILE");
-    s = e && *e && strcmp(e, "0") != 0;
+    s = e && *e && strcmp(e, "0") != 0 ? (strcmp(e, "host") == 0 ? 2 : 1) : 0;
     pthread_mutex_lock(&lock);
     if (state < 0) {
         if (s)
@@ -63,7 +63,7 @@ int tdm_sprof_on(void)
         __atomic_store_n(&state, s, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
-    return s;
+    return s != 0;
 }
 
 double tdm_sprof_now(void)
@@ -96,6 +96,7 @@ void tdm_sprof_begin(tdm_sprof *p, int salg, uint32_t k)
 {
     memset(p, 0, sizeof *p);
     p->on = tdm_sprof_on();
+    p->events = p->on && __atomic_load_n(&state, __ATOMIC_ACQUIRE) == 1;
     p->salg = salg;
     p->k = k;
     if (p->on)
@@ -104,7 +105,7 @@ void tdm_sprof_begin(tdm_sprof *p, int salg, uint32_t k)
 
 void tdm_sprof_event(tdm_sprof *p, const char *name, cl_event ev)
 {
-    if (!p->on || !ev || p->nev >= TDM_SPROF_EVENTS)
+    if (!p->on || !p->events || !ev || p->nev >= TDM_SPROF_EVENTS)
         return;
     clRetainEvent(ev);
     p->ev[p->nev] = ev;

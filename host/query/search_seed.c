@@ -14,17 +14,21 @@ size_t tdm_search_seed_bytes(uint32_t nt)
 }
 
 int tdm_search_seed_enqueue(tdm_device *d, cl_command_queue q, cl_mem docs, cl_mem freqs,
-                            cl_mem terms, cl_mem doclens, cl_mem hist, uint32_t nt,
-                            uint32_t npost, uint32_t kind, float c0, float c1, uint32_t k,
-                            cl_event wait, cl_event *done, uint32_t *launches, tdm_err *err)
+                            cl_mem terms, cl_mem doclens, cl_mem hist, int hist_zero,
+                            uint32_t nt, uint32_t npost, uint32_t kind, float c0, float c1,
+                            uint32_t k, cl_event wait, cl_event *done, uint32_t *launches,
+                            tdm_err *err)
 {
     static const cl_uint zero = 0;
     cl_event e0 = NULL, e1 = NULL;
     if (!q)
         q = d->queue;
-    cl_int cr = clEnqueueFillBuffer(q, hist, &zero, sizeof zero, 0,
-                                    tdm_search_seed_bytes(nt), wait ? 1 : 0,
-                                    wait ? &wait : NULL, &e0);
+    cl_int cr = CL_SUCCESS;
+    if (!hist_zero)
+        cr = clEnqueueFillBuffer(q, hist, &zero, sizeof zero, 0, tdm_search_seed_bytes(nt),
+                                 wait ? 1 : 0, wait ? &wait : NULL, &e0);
+    else if (wait)
+        clRetainEvent(e0 = wait);
     if (cr != CL_SUCCESS)
         return tdm_cl_fail(err, cr, "clEnqueueFillBuffer (search seed histogram)");
     cl_uint cnt = nt, np = npost, kd = kind, kk = k;
@@ -37,8 +41,9 @@ int tdm_search_seed_enqueue(tdm_device *d, cl_command_queue q, cl_mem docs, cl_m
     int rc = TDM_OK;
     if (npost) {
         rc = tdm_kernel_launch_on(d, q, "tdm_search_seed_hist", ha, sizeof ha / sizeof *ha,
-                               tdm_round_up(npost, wg), wg, 1, &e0, &e1, err);
-        clReleaseEvent(e0);
+                                  tdm_round_up(npost, wg), wg, e0 ? 1 : 0, &e0, &e1, err);
+        if (e0)
+            clReleaseEvent(e0);
         if (rc)
             return rc;
         ++*launches;
@@ -47,8 +52,9 @@ int tdm_search_seed_enqueue(tdm_device *d, cl_command_queue q, cl_mem docs, cl_m
     }
     tdm_karg sa[] = {TDM_KARG_MEM(&terms), TDM_KARG_MEM(&hist), TDM_KARG_U32(&cnt),
                      TDM_KARG_U32(&kk)};
-    rc = tdm_kernel_launch_on(d, q, "tdm_search_seed", sa, 4, wg, wg, 1, &e1, done, err);
-    clReleaseEvent(e1);
+    rc = tdm_kernel_launch_on(d, q, "tdm_search_seed", sa, 4, wg, wg, e1 ? 1 : 0, &e1, done, err);
+    if (e1)
+        clReleaseEvent(e1);
     if (rc == TDM_OK)
         ++*launches;
     return rc;

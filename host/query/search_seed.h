@@ -27,16 +27,20 @@ int tdm_search_seeded(const struct tdm_splan *pl, int salg, uint32_t k);
 /* Bytes of the histogram buffer the seed of a query of nt terms needs. */
 size_t tdm_search_seed_bytes(uint32_t nt);
 
-/* Enqueues on q (NULL: d's compute queue), after `wait`: the zeroing of hist, the
- * histogram over the npost decoded postings (docs, freqs; term table
- * `terms` with words 5 set by tdm_search_order) and the selection that
- * raises word 7 of term 0 to the seed (the term table must hold 0 there
- * before). *done gets the last command's event; *launches grows by the
- * kernels enqueued (2). Non-blocking. */
+/* Enqueues on q (NULL: d's compute queue), after `wait` (may be NULL): the
+ * zeroing of hist's first nt terms unless hist_zero (the caller knows them
+ * zero: a seed leaves the histogram it read zeroed, so a buffer kept
+ * between queries needs a fill only when made), the histogram over the
+ * npost decoded postings (docs, freqs; term table `terms` with words 5 set
+ * by tdm_search_order) and the selection that raises word 7 of term 0 to
+ * the seed (the term table must hold 0 there before). *done gets the last
+ * command's event; *launches grows by the kernels enqueued (2).
+ * Non-blocking. */
 int tdm_search_seed_enqueue(tdm_device *d, cl_command_queue q, cl_mem docs, cl_mem freqs,
-                            cl_mem terms, cl_mem doclens, cl_mem hist, uint32_t nt,
-                            uint32_t npost, uint32_t kind, float c0, float c1, uint32_t k,
-                            cl_event wait, cl_event *done, uint32_t *launches, tdm_err *err);
+                            cl_mem terms, cl_mem doclens, cl_mem hist, int hist_zero,
+                            uint32_t nt, uint32_t npost, uint32_t kind, float c0, float c1,
+                            uint32_t k, cl_event wait, cl_event *done, uint32_t *launches,
+                            tdm_err *err);
 
 /* The plain-C reference: the seed's float bits for a term table of nt terms
  * (TDM_SEARCH_TW words each, words 0, 1, 4, 5 set) over the decoded
