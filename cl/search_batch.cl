@@ -143,3 +143,42 @@ __kernel void tdm_search_order_batch(__global uint *terms, __global const float 
         qt[j * TDM_SEARCH_TW + 6u] = t;
     }
 }
+
+/* The stored BM25 bounds of every block of a batch (bounds.h's
+   tdm_score_stored_bound of tdm_ilist_block_max, operation for operation:
+   the quantized bound max_score * (q + 1) * 2^-8 in float, one-block lists
+   max_score, times the term's weight and TDM_SCORE_BOUND_SLACK in double,
+   rounded to float), so that the host uploads 16 bytes a term instead of 4
+   a block. sb: TDM_SB_W words a term (first block-table entry, max_score
+   bits, weight as a double's low and high words). Launched only on devices
+   with cl_khr_fp64 (BM25 needs it). */
+#define TDM_SB_W 4u
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+__kernel void tdm_search_stored_bounds_batch(__global const uint *terms, __global const uint *sb,
+                                             __global const uchar *block_max,
+                                             __global float *bmax, uint nt, uint nblocks)
+{
+    uint g = get_global_id(0);
+    if (g >= nblocks)
+        return;
+    uint lo = 0, hi = nt; /* the last term whose first block is <= g */
+    while (hi - lo > 1u) {
+        uint mid = (lo + hi) / 2u;
+        if (terms[mid * TDM_SEARCH_TW + 3u] <= g)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    __global const uint *w = terms + lo * TDM_SEARCH_TW, *x = sb + lo * TDM_SB_W;
+    uint b = g - w[3], nb = (w[1] + w[2] - 1u) / w[2];
+    float ms = as_float(x[1]);
+    float stored = nb > 1u ? ms * (float)((uint)block_max[x[0] + b] + 1u) * 0x1p-8f : ms;
+#ifdef cl_khr_fp64
+    double wt = as_double(((ulong)x[3] << 32) | (ulong)x[2]);
+    bmax[g] = (float)((double)stored * wt * (1.0 + 1.0 / 131072.0));
+#else
+    bmax[g] = stored; /* never launched: the host uploads bounds instead */
+#endif
+}

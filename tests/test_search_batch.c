@@ -16,13 +16,18 @@
  * one-block lists, one-term queries, repeated terms, a query whose
  * shortest list is cut to nothing, three scorings; the kernels' block
  * selection and every lead element's match and score bits, and each
- * query's top k against the reference's matches ranked on the host. */
+ * query's top k against the reference's matches ranked on the host. And
+ * the block bounds the range batches make on the device (stored bounds at
+ * the index's k1, b; from the postings at others and for impact scores),
+ * each query's term bounds and MaxScore order, against the host's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "index/writer.h"
+#include "index/format.h"
 #include "query/search_batch_and.h"
+#include "query/search_batch_dev.h"
 #include "randcoll.h"
 #include "testutil.h"
 
@@ -359,26 +364,27 @@ static void same_tops(tdm_sbq **qs, uint32_t n, uint32_t k, const tdm_sband_trac
 
 #define AND_N 40
 
-static void and_batch_once(tdm_search *s, int dev, const randcoll *c, tdm_rng *r, uint32_t k,
-                           int scoring, int cut, const char *what)
+/* n random queries (a quarter of one term, repeats, random weights)
+ * prepared for algorithm salg at k with the scoring's parameters (0: the
+ * index's BM25, 1: BM25 at k1 0.9, b 0.4, 2: impact). */
+static void prep_items(tdm_search *s, const randcoll *c, tdm_rng *r, int scoring, int salg,
+                       uint32_t k, tdm_sbq *items, tdm_sbq **qs, uint32_t n, const char *what)
 {
-    tdm_sbq items[AND_N], *qs[AND_N];
-    tdm_search_term st[AND_N][6];
-    memset(items, 0, sizeof items);
+    tdm_search_term st[6];
+    memset(items, 0, n * sizeof *items);
     tdm_score_params sp = {scoring == 2 ? TDM_SCORING_IMPACT : TDM_SCORING_BM25,
                            scoring == 1 ? 0.9 : 1.2, scoring == 1 ? 0.4 : 0.75};
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < AND_N; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         uint32_t nt = i % 4 == 0 ? 1 : tdm_rng_range(r, 2, 6);
         for (uint32_t t = 0; t < nt; t++) {
             uint32_t pick = t && tdm_rng_range(r, 0, 7) == 0 ? 0 : 1; /* repeats */
-            st[i][t].term = pick ? c->terms[tdm_rng_range(r, 0, (uint32_t)c->nlists - 1)]
-                                 : st[i][0].term;
-            st[i][t].id = 0;
-            st[i][t].weight = tdm_rng_range(r, 0, 2) ? 1.0 : tdm_rng_range(r, 1, 500) / 64.0;
+            st[t].term = pick ? c->terms[tdm_rng_range(r, 0, (uint32_t)c->nlists - 1)]
+                              : st[0].term;
+            st[t].id = 0;
+            st[t].weight = tdm_rng_range(r, 0, 2) ? 1.0 : tdm_rng_range(r, 1, 500) / 64.0;
         }
-        tdm_sbq *it = &items[n];
-        tdm_search_query rq = {NULL, st[i], nt};
+        tdm_sbq *it = &items[i];
+        tdm_search_query rq = {NULL, st, nt};
         tdm_query_init(&it->q);
         if (tdm_search_query_build(s, &rq, &it->q, &it->err) != TDM_OK)
             fail_msg("%s: query build: %s", what, tdm_err_msg(&it->err));
@@ -386,9 +392,28 @@ static void and_batch_once(tdm_search *s, int dev, const randcoll *c, tdm_rng *r
             fail_msg("%s: prep: %s", what, tdm_err_msg(&it->err));
         it->so.keys = calloc(k, 8);
         it->k = k;
-        it->salg = TDM_SALG_AND;
-        qs[n++] = it;
+        it->salg = salg;
+        it->pl.variant = TDM_VARIANT_ITEM;
+        qs[i] = it;
     }
+}
+
+static void free_items(tdm_sbq *items, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        tdm_sprep_free(&items[i].p);
+        tdm_query_free(&items[i].q);
+        free(items[i].so.keys);
+        tdm_err_clear(&items[i].err);
+    }
+}
+
+static void and_batch_once(tdm_search *s, int dev, const randcoll *c, tdm_rng *r, uint32_t k,
+                           int scoring, int cut, const char *what)
+{
+    tdm_sbq items[AND_N], *qs[AND_N];
+    uint32_t n = AND_N;
+    prep_items(s, c, r, scoring, TDM_SALG_AND, k, items, qs, n, what);
     if (cut) { /* query 1's shortest list cut to nothing */
         tdm_sprep *p = &qs[1]->p;
         uint32_t lead = 0;
@@ -409,12 +434,79 @@ static void and_batch_once(tdm_search *s, int dev, const randcoll *c, tdm_rng *r
         assert_int_equal(qs[1]->so.n, 0);
     tdm_sband_trace_free(&dv);
     tdm_sband_trace_free(&rf);
-    for (uint32_t i = 0; i < n; i++) {
-        tdm_sprep_free(&qs[i]->p);
-        tdm_query_free(&qs[i]->q);
-        free(qs[i]->so.keys);
-        tdm_err_clear(&qs[i]->err);
+    free_items(items, n);
+}
+
+/* ---- block bounds of range batches made on the device */
+
+/* Query p's block bounds recomputed from its postings on the host (the
+ * range kernel's float formula, the largest of each block) into p->bmax. */
+static void postings_bounds(const tdm_ireader *r, const tdm_sbq *it)
+{
+    const tdm_sprep *p = &it->p;
+    uint64_t sz;
+    const uint32_t *doclens = tdm_ireader_section(r, TDM_SEC_DOCLENS, &sz);
+    tdm_err err = {0};
+    for (uint32_t t = 0; t < p->nt; t++) {
+        const uint32_t *w = p->terms + t * TDM_SEARCH_TW;
+        uint32_t df = w[1], bs = w[2], nb = (df + bs - 1) / bs;
+        uint32_t *d = malloc((df + 1) * 4), *f = malloc((df + 1) * 4);
+        if (tdm_ireader_decode(r, (uint32_t)it->q.terms[t].id, d, f, &err) != TDM_OK)
+            fail_msg("decode: %s", tdm_err_msg(&err));
+        float qw;
+        memcpy(&qw, &w[4], 4);
+        for (uint32_t b = 0; b < nb; b++) {
+            float m = 0.0f;
+            for (uint32_t i = b * bs; i < df && i < (b + 1) * bs; i++) {
+                float tf = (float)f[i], sc;
+                if (p->kind == TDM_SCORING_IMPACT)
+                    sc = qw * tf;
+                else
+                    sc = (qw * tf) / (tf + (p->c0 + p->c1 * (float)doclens[d[i]]));
+                m = sc > m ? sc : m;
+            }
+            p->bmax[w[3] + b] = m;
+        }
+        free(d);
+        free(f);
     }
+}
+
+static void bounds_batch_once(tdm_search *s, int dev, const randcoll *c, tdm_rng *r, int salg,
+                              int scoring, const char *what)
+{
+    tdm_sbq items[AND_N], *qs[AND_N];
+    uint32_t n = AND_N, *terms;
+    float *bmax;
+    size_t nt, nb;
+    prep_items(s, c, r, scoring, salg, 10, items, qs, n, what);
+    tdm_err err = {0};
+    if (tdm_search_dev_batch_tables(&s->dev[dev], s->ndocs, qs, n, salg, 10, &terms, &bmax, &nt,
+                                    &nb, &err) != TDM_OK)
+        fail_msg("%s: device: %s", what, tdm_err_msg(&err));
+    size_t tb = 0, bb = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        tdm_sprep *p = &qs[i]->p;
+        if (p->device_bounds)
+            postings_bounds(s->r, qs[i]);
+        tdm_sprep_host_order(p); /* the reference of words 5 and 6 */
+        for (size_t j = 0; j < p->nbmax; j++)
+            if (bits_of(bmax[bb + j]) != bits_of(p->bmax[j]))
+                fail_msg("%s: query %u block %zu: device bound %.9g, reference %.9g (%s)", what,
+                         i, j, bmax[bb + j], p->bmax[j], p->device_bounds ? "postings" : "stored");
+        for (uint32_t t = 0; t < p->nt; t++)
+            for (uint32_t w = 5; w <= 6; w++)
+                if (terms[(tb + t) * TDM_SEARCH_TW + w] != p->terms[t * TDM_SEARCH_TW + w])
+                    fail_msg("%s: query %u term %u word %u: device %u, reference %u", what, i, t,
+                             w, terms[(tb + t) * TDM_SEARCH_TW + w], p->terms[t * TDM_SEARCH_TW + w]);
+        tb += p->nt;
+        bb += p->nbmax;
+    }
+    assert_int_equal(tb, nt);
+    assert_int_equal(bb, nb);
+    free(terms);
+    free(bmax);
+    free_items(items, n);
 }
 
 static void and_kernels_match_reference(void **state)
@@ -446,6 +538,10 @@ static void and_kernels_match_reference(void **state)
                     snprintf(what, sizeof what, "AND kernels: %s ndocs %u dev %d scoring %d k %u",
                              codecs[ci], sizes[si], d, sc, k);
                     and_batch_once(s, d, &c, &r, k, sc, sc == 0, what);
+                    static const int pr[] = {TDM_SALG_WAND, TDM_SALG_BMW, TDM_SALG_MAXSCORE};
+                    snprintf(what, sizeof what, "batch bounds: %s ndocs %u dev %d scoring %d",
+                             codecs[ci], sizes[si], d, sc);
+                    bounds_batch_once(s, d, &c, &r, pr[(sc + si) % 3], sc, what);
                 }
             tdm_search_close(s);
             tdm_index_close(ix);

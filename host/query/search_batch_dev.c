@@ -1,12 +1,21 @@
 /* One device batch (search.h, tdm_search_dev_batch): many queries of one
  * algorithm, k and scoring in one set of launches (cl/search_batch.cl).
  *
- * Host: each query's term table, block bounds and decode jobs are appended
+ * Host: each query's term table and decode jobs (one a list) are appended
  * to the batch's (term word 0 and the jobs' outputs shifted by the postings
  * before it, word 3 by the block bounds before it), with a query table of
- * where its ranges, heaps and cursors begin. Device, on the compute queue in
- * order: the uploads, one decode launch per codec for every list of the
- * batch, tdm_search_range_batch (a work-item per (query, docid range),
+ * where its ranges, heaps and cursors begin. Block bounds are not uploaded
+ * where the device can make them (4 bytes a block: ~112 KB a query on the
+ * 10M collection): WAND, BMW and MaxScore compute them from the resident
+ * stored bounds when every query's are the stored ones (stored_apply; a row
+ * of 16 bytes a term goes up), or from the postings when the request's k1,
+ * b are not the index's and no bounds cache gave them, then each query's
+ * term bounds and MaxScore order (device_bounds_enqueue). Bounds from the
+ * handle's cache (bounds.h), and those of a device without fp64, are
+ * uploaded; TANDEM_BATCH_BOUNDS=host uploads them always (to time it).
+ * Device, on the compute queue in order: the uploads, one decode launch per
+ * codec for every list of the batch, the bounds, tdm_search_range_batch (a
+ * work-item per (query, docid range),
  * Huang 2017's unit of work), tdm_search_merge_batch (a work-group per
  * query), and one copy back of every query's header and keys.
  *
@@ -16,13 +25,11 @@
  * about one work-item per query and a small one several per query; at large k fewer (ranges of at least 8k documents)
  * so the merge of each query reads few heap entries. A query's results do
  * not depend on its ranges (each range keeps its exact top min(k, length)).
- *
- * Pruning with device-computed bounds (k1, b not the index's): the bounds
- * kernel over every block of the batch and a per-query order kernel before
- * the range kernel (device_bounds_enqueue).
+ * TANDEM_BATCH_RANGES_PER_CU overrides the ranges a compute unit (timing).
  *
  * Ranked AND does not come here: it takes Wu's mapping, a work-item per
- * element of each query's shortest list (search_batch_and.h). */
+ * element of each query's shortest list (search_batch_and.h), unless
+ * TANDEM_BATCH_AND=range asks for the range kernel (to time the two). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +37,7 @@
 #include "index/listcache.h"
 #include "search.h"
 #include "search_batch_and.h"
+#include "search_batch_dev.h"
 
 #define TDM_SBQ_W 8u /* cl/search_batch.cl */
 #define GPU_RANGES_PER_CU 256u
@@ -38,11 +46,18 @@
 #define MERGE_LOCAL_GPU 1024u
 
 enum { D_DOCS, D_FREQS, D_TERMS, D_BMAX, D_CUR, D_ORD, D_HS, D_HD, D_HN, D_QTAB, D_OUT,
-       D_STATUS, D_COUNT };
+       D_STATUS, D_SB, D_COUNT };
+
+/* Where a batch's block bounds come from: none read (OR), the host's upload
+ * (a device without fp64), the stored bounds made on the device, or
+ * recomputed from the postings on the device (k1, b not the index's). */
+enum { BOUNDS_NONE, BOUNDS_HOST, BOUNDS_STORED, BOUNDS_POSTINGS };
+#define TDM_SB_W 4u /* cl/search_batch.cl, tdm_search_stored_bounds_batch */
 
 typedef struct host_side {
-    uint32_t *terms, *qtab;
+    uint32_t *terms, *qtab, *sb;
     float *bmax;
+    int bmode;
     tdm_decode_job *jobs[TDM_CODEC_COUNT];
     uint32_t njobs[TDM_CODEC_COUNT];
     uint64_t *out;
@@ -53,6 +68,7 @@ static void host_free(host_side *h)
 {
     free(h->terms);
     free(h->qtab);
+    free(h->sb);
     free(h->bmax);
     free(h->out);
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
@@ -67,6 +83,18 @@ static uint32_t pow2_at_least(uint32_t k)
     return p;
 }
 
+/* Ranges a compute unit: TANDEM_BATCH_RANGES_PER_CU (1 to 65536, to time
+ * others) or the default of the device's kind. */
+static uint32_t ranges_per_cu(int gpu)
+{
+    const char *v = getenv("TANDEM_BATCH_RANGES_PER_CU");
+    char *end = NULL;
+    unsigned long r = v ? strtoul(v, &end, 10) : 0;
+    if (v && end != v && !*end && r >= 1 && r <= 65536)
+        return (uint32_t)r;
+    return gpu ? GPU_RANGES_PER_CU : CPU_RANGES_PER_CU;
+}
+
 /* Ranges of one query of a batch on device d: its share of the device's
  * ranges in proportion to its postings (so that a long query's work-items
  * are not the ones everybody waits for), at least one. */
@@ -75,7 +103,7 @@ static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint6
 {
     int gpu = d->info.type == TDM_DEVICE_GPU;
     uint32_t cus = d->info.compute_units ? d->info.compute_units : 1;
-    uint64_t total = (uint64_t)cus * (gpu ? GPU_RANGES_PER_CU : CPU_RANGES_PER_CU);
+    uint64_t total = (uint64_t)cus * ranges_per_cu(gpu);
     uint64_t r = allpost ? (uint64_t)((double)total * (double)post / (double)allpost) : total / n;
     uint64_t most = ndocs / (gpu ? GPU_MIN_RLEN : 1u);
     uint64_t klim = ndocs / (8ull * k);
@@ -94,10 +122,33 @@ static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint6
 }
 
 /* The batch's host tables from its queries' preparations. */
+/* Query it's rows of the stored-bounds table (TDM_SB_W words a term: the
+ * list's first block-table entry, its max_score bits, the term's weight as
+ * a double's low and high words). */
+static int stored_rows(const tdm_ireader *r, const tdm_sbq *it, uint32_t *sb, tdm_err *err)
+{
+    for (uint32_t t = 0; t < it->p.nt; t++) {
+        tdm_ilist l;
+        int rc = tdm_ireader_list(r, it->q.terms[t].id, &l, err);
+        if (rc)
+            return rc;
+        double wt = it->q.terms[t].weight;
+        uint64_t wb;
+        memcpy(&wb, &wt, 8);
+        uint32_t *x = sb + (size_t)t * TDM_SB_W;
+        x[0] = l.nblocks > 1 ? l.first_entry : 0;
+        memcpy(&x[1], &l.max_score, 4);
+        x[2] = (uint32_t)wb;
+        x[3] = (uint32_t)(wb >> 32);
+    }
+    return TDM_OK;
+}
+
 static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
-                      uint32_t k, host_side *h, tdm_err *err)
+                      uint32_t k, int bmode, host_side *h, tdm_err *err)
 {
     memset(h, 0, sizeof *h);
+    h->bmode = bmode;
     size_t nheap = 0, ncur = 0, nr = 0;
     uint64_t npost = 0, allpost = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -128,7 +179,8 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
     h->bmax = malloc((h->nbmax ? h->nbmax : 1) * 4);
     h->qtab = malloc((size_t)n * TDM_SBQ_W * 4);
     h->out = malloc((size_t)n * (p2 + 2) * 8);
-    int ok = h->terms && h->bmax && h->qtab && h->out;
+    h->sb = malloc((h->nterms ? h->nterms : 1) * TDM_SB_W * 4);
+    int ok = h->terms && h->bmax && h->qtab && h->out && h->sb;
     for (int c = 0; ok && c < TDM_CODEC_COUNT; c++)
         if (h->njobs[c] && !(h->jobs[c] = malloc((size_t)h->njobs[c] * sizeof(tdm_decode_job))))
             ok = 0;
@@ -139,15 +191,19 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
     for (uint32_t i = 0; i < n; i++) {
         const tdm_sprep *p = &qs[i]->p;
         const tdm_splan *pl = &qs[i]->pl;
-        if (!p->device_bounds)
+        if (bmode == BOUNDS_HOST)
             tdm_sprep_host_order(p);
+        int rc = bmode == BOUNDS_STORED ? stored_rows(sd->res.r, qs[i], h->sb + tb * TDM_SB_W, err)
+                                        : TDM_OK;
+        if (rc)
+            return rc;
         uint32_t *w = h->terms + tb * TDM_SEARCH_TW;
         memcpy(w, p->terms, (size_t)p->nt * TDM_SEARCH_TW * 4);
         for (uint32_t t = 0; t < p->nt; t++) {
             w[t * TDM_SEARCH_TW + 0] += (uint32_t)pb;
             w[t * TDM_SEARCH_TW + 3] += (uint32_t)bb;
         }
-        if (p->nbmax && !p->device_bounds) /* else computed on the device */
+        if (p->nbmax && bmode == BOUNDS_HOST) /* else made on the device, or not read */
             memcpy(h->bmax + bb, p->bmax, p->nbmax * 4);
         for (int c = 0; c < TDM_CODEC_COUNT; c++) {
             for (uint32_t j = 0; j < p->batch.njobs[c]; j++) {
@@ -206,7 +262,7 @@ static int upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64
 /* Buffers and uploads (non-blocking, on the compute queue: h outlives the
  * batch's last command, the blocking download). */
 static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p2,
-                       int device_bounds, dev_side *ds, uint64_t *up, tdm_err *err)
+                       dev_side *ds, uint64_t *up, tdm_err *err)
 {
     static const cl_uint zero = 0;
     size_t bytes[D_COUNT] = {
@@ -216,6 +272,7 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
         [D_HS] = h->nheap * 4,    [D_HD] = h->nheap * 4, [D_HN] = h->nranges * 4,
         [D_QTAB] = (size_t)n * TDM_SBQ_W * 4,
         [D_OUT] = (size_t)n * (p2 + 2) * 8,     [D_STATUS] = 4,
+        [D_SB] = h->bmode == BOUNDS_STORED ? h->nterms * TDM_SB_W * 4 : 0,
     };
     int rc = TDM_OK;
     for (int i = 0; rc == TDM_OK && i < D_COUNT; i++)
@@ -226,8 +283,10 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
                                    NULL, &ds->jobs[c], err);
     if (rc == TDM_OK)
         rc = upload(d, ds->b[D_TERMS], bytes[D_TERMS], h->terms, up, err);
-    if (rc == TDM_OK && !device_bounds)
+    if (rc == TDM_OK && h->bmode == BOUNDS_HOST)
         rc = upload(d, ds->b[D_BMAX], bytes[D_BMAX], h->bmax, up, err);
+    if (rc == TDM_OK && h->bmode == BOUNDS_STORED)
+        rc = upload(d, ds->b[D_SB], bytes[D_SB], h->sb, up, err);
     if (rc == TDM_OK)
         rc = upload(d, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, up, err);
     if (rc == TDM_OK)
@@ -260,10 +319,12 @@ static void drain(tdm_device *d)
     }
 }
 
-/* Device-computed bounds (requests whose k1, b are not the index's): every
- * block's bound of the batch (tdm_search_bounds, its term table's word 3
- * numbering the batch's blocks), then each query's term bounds and MaxScore
- * order (tdm_search_order_batch), as the single path computes them. */
+/* Block bounds made on the device: every block's bound of the batch (its
+ * term table's word 3 numbering the batch's blocks) from the stored bounds
+ * (tdm_search_stored_bounds_batch: tdm_score_stored_bound's arithmetic) or,
+ * for requests whose k1, b are not the index's, from the postings
+ * (tdm_search_bounds); then each query's term bounds and MaxScore order
+ * (tdm_search_order_batch), as the single path computes them. */
 static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_t n,
                                  uint32_t kind, float c0, float c1, dev_side *ds,
                                  uint32_t *launches, tdm_sprof *pf, tdm_err *err)
@@ -273,7 +334,19 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_
     cl_uint nt = (cl_uint)h->nterms, nb = (cl_uint)h->nbmax, kd = kind, nq = n;
     size_t wg = d->wg_size;
     int rc = TDM_OK;
-    if (nb) {
+    if (nb && h->bmode == BOUNDS_STORED) {
+        tdm_karg sa[] = {TDM_KARG_MEM(&ds->b[D_TERMS]), TDM_KARG_MEM(&ds->b[D_SB]),
+                         TDM_KARG_MEM(&sd->res.block_max), TDM_KARG_MEM(&ds->b[D_BMAX]),
+                         TDM_KARG_U32(&nt), TDM_KARG_U32(&nb)};
+        rc = tdm_kernel_launch(d, "tdm_search_stored_bounds_batch", sa, sizeof sa / sizeof *sa,
+                               tdm_round_up(nb, wg), wg, 0, NULL, evp, err);
+        if (ev) {
+            tdm_sprof_event(pf, "tdm_search_stored_bounds_batch", ev);
+            clReleaseEvent(ev);
+            ev = NULL;
+        }
+        ++*launches;
+    } else if (nb) {
         tdm_karg ba[] = {
             TDM_KARG_MEM(&ds->b[D_DOCS]),  TDM_KARG_MEM(&ds->b[D_FREQS]), TDM_KARG_MEM(&ds->b[D_TERMS]),
             TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_MEM(&ds->b[D_BMAX]), TDM_KARG_U32(&nt),
@@ -304,8 +377,8 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_
 
 /* Decode, range and merge launches, then the blocking copy of h->out. */
 static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, uint32_t n,
-                      int salg, uint32_t kind, float c0, float c1, int device_bounds, uint32_t k,
-                      uint32_t p2, dev_side *ds, uint32_t *launches, tdm_sprof *pf, tdm_err *err)
+                      int salg, uint32_t kind, float c0, float c1, uint32_t k, uint32_t p2,
+                      dev_side *ds, uint32_t *launches, tdm_sprof *pf, tdm_err *err)
 {
     cl_event ev = NULL, *evp = pf->on ? &ev : NULL;
     double t = tdm_sprof_now();
@@ -334,7 +407,7 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     }
     cl_uint nq = n, nr = (cl_uint)h->nranges, nd = ndocs, alg = (cl_uint)salg, kd = kind,
             kk = k, pp = p2;
-    if (rc == TDM_OK && device_bounds && salg != TDM_SALG_OR && salg != TDM_SALG_AND)
+    if (rc == TDM_OK && (h->bmode == BOUNDS_STORED || h->bmode == BOUNDS_POSTINGS))
         rc = device_bounds_enqueue(sd, h, n, kind, c0, c1, ds, launches, pf, err);
     tdm_karg ra[] = {
         TDM_KARG_MEM(&ds->b[D_DOCS]), TDM_KARG_MEM(&ds->b[D_FREQS]), TDM_KARG_MEM(&ds->b[D_TERMS]),
@@ -383,10 +456,72 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     return rc;
 }
 
-int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
-                         int salg, uint32_t k, tdm_err *err)
+/* The term table and block bounds back (blocking), for the tests. */
+static int read_back(tdm_device *d, const host_side *h, dev_side *ds, uint32_t **terms,
+                     float **bmax, tdm_err *err)
 {
-    if (salg == TDM_SALG_AND) /* Wu's mapping: a work-item per lead element */
+    size_t tb = h->nterms * TDM_SEARCH_TW * 4, bb = h->nbmax * 4;
+    *terms = malloc(tb ? tb : 4);
+    *bmax = malloc(bb ? bb : 4);
+    if (!*terms || !*bmax)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    cl_int e = tb ? clEnqueueReadBuffer(d->queue, ds->b[D_TERMS], CL_TRUE, 0, tb, *terms, 0, NULL,
+                                        NULL)
+                  : CL_SUCCESS;
+    if (e == CL_SUCCESS && bb)
+        e = clEnqueueReadBuffer(d->queue, ds->b[D_BMAX], CL_TRUE, 0, bb, *bmax, 0, NULL, NULL);
+    return e == CL_SUCCESS ? TDM_OK : tdm_cl_fail(err, e, "search batch: reading tables back");
+}
+
+/* Ranked AND batches by Wu's mapping (the default) or, with
+ * TANDEM_BATCH_AND=range, by the range kernel like the other algorithms. */
+static int and_wu(void)
+{
+    const char *v = getenv("TANDEM_BATCH_AND");
+    return !v || strcmp(v, "range") != 0;
+}
+
+static int bounds_mode(const tdm_sdev *sd, const tdm_sprep *p0, int salg)
+{
+    if (salg != TDM_SALG_WAND && salg != TDM_SALG_BMW && salg != TDM_SALG_MAXSCORE)
+        return BOUNDS_NONE;
+    if (p0->device_bounds)
+        return BOUNDS_POSTINGS;
+    const char *v = getenv("TANDEM_BATCH_BOUNDS"); /* "host": to time the upload */
+    return sd->fp64 && !(v && !strcmp(v, "host")) ? BOUNDS_STORED : BOUNDS_HOST;
+}
+
+/* Whether query it's bounds may be the index's stored ones: BM25 whose
+ * float constants (c0, c1 and every term's qw, all that the float score
+ * reads) are those of the index's k1, b. Its bounds may also be a cache's
+ * exact recomputed ones (bounds.h) at other k1, b: those the host uploads. */
+static int stored_apply(const tdm_ireader *r, const tdm_sbq *it)
+{
+    const tdm_sprep *p = &it->p;
+    if (p->kind != TDM_SCORING_BM25 || p->device_bounds)
+        return 0;
+    const tdm_ireader_info *info = tdm_ireader_info_get(r);
+    tdm_score_params sp = {TDM_SCORING_BM25, info->k1, info->b};
+    tdm_scorer sc;
+    tdm_err e = {0};
+    if (tdm_scorer_init(&sc, r, &it->q, &sp, &e) != TDM_OK) {
+        tdm_err_clear(&e);
+        return 0;
+    }
+    int ok = sc.nterms == p->nt && memcmp(&sc.c0, &p->c0, 4) == 0 &&
+             memcmp(&sc.c1, &p->c1, 4) == 0;
+    for (uint32_t t = 0; ok && t < p->nt; t++)
+        ok = memcmp(&sc.qw[t], &p->terms[(size_t)t * TDM_SEARCH_TW + 4], 4) == 0;
+    tdm_scorer_free(&sc);
+    return ok;
+}
+
+/* With terms/bmax not NULL: the batch's term table and block bounds as the
+ * device left them (malloc'ed), for the tests. */
+static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
+                     int salg, uint32_t k, uint32_t **terms, float **bmax, tdm_err *err)
+{
+    if (salg == TDM_SALG_AND && and_wu()) /* Wu's mapping: a work-item per lead element */
         return tdm_search_dev_batch_and(sd, qs, n, k, NULL, err);
     host_side h;
     dev_side ds;
@@ -397,15 +532,21 @@ int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs,
     tdm_sprof pf; /* TANDEM_SEARCH_PROFILE: rows "batch: ..." */
     tdm_sprof_begin(&pf, salg, k);
     double t = tdm_sprof_now();
-    int rc = build_host(sd, ndocs, qs, n, k, &h, err);
+    int bmode = bounds_mode(sd, p0, salg);
+    for (uint32_t i = 0; bmode == BOUNDS_STORED && i < n; i++)
+        if (!stored_apply(sd->res.r, qs[i]))
+            bmode = BOUNDS_HOST;
+    int rc = build_host(sd, ndocs, qs, n, k, bmode, &h, err);
     tdm_sprof_host(&pf, "batch: host tables", t);
     t = tdm_sprof_now();
     if (rc == TDM_OK)
-        rc = make_device(sd->d, &h, n, p2, p0->device_bounds, &ds, &up, err);
+        rc = make_device(sd->d, &h, n, p2, &ds, &up, err);
     tdm_sprof_host(&pf, "batch: buffers and uploads", t);
     if (rc == TDM_OK)
-        rc = run_device(sd, ndocs, &h, n, salg, (uint32_t)p0->kind, p0->c0, p0->c1,
-                        p0->device_bounds, k, p2, &ds, &launches, &pf, err);
+        rc = run_device(sd, ndocs, &h, n, salg, (uint32_t)p0->kind, p0->c0, p0->c1, k, p2,
+                        &ds, &launches, &pf, err);
+    if (rc == TDM_OK && terms)
+        rc = read_back(sd->d, &h, &ds, terms, bmax, err);
     tdm_sprof_end(&pf, rc == TDM_OK);
     if (rc)
         drain(sd->d);
@@ -429,5 +570,32 @@ int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs,
     }
     dev_free(&ds);
     host_free(&h);
+    return rc;
+}
+
+int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
+                         int salg, uint32_t k, tdm_err *err)
+{
+    return batch_run(sd, ndocs, qs, n, salg, k, NULL, NULL, err);
+}
+
+int tdm_search_dev_batch_tables(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs,
+                                uint32_t n, int salg, uint32_t k, uint32_t **terms, float **bmax,
+                                size_t *nterms, size_t *nbmax, tdm_err *err)
+{
+    *terms = NULL;
+    *bmax = NULL;
+    *nterms = *nbmax = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        *nterms += qs[i]->p.nt;
+        *nbmax += qs[i]->p.nbmax;
+    }
+    int rc = batch_run(sd, ndocs, qs, n, salg, k, terms, bmax, err);
+    if (rc) {
+        free(*terms);
+        free(*bmax);
+        *terms = NULL;
+        *bmax = NULL;
+    }
     return rc;
 }

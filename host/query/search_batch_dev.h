@@ -1,0 +1,20 @@
+/* The range-kernel batch's tables as the device left them, for the tests
+ * (search_batch_dev.c; the batch itself is search.h's tdm_search_dev_batch). */
+#ifndef TDM_QUERY_SEARCH_BATCH_DEV_H
+#define TDM_QUERY_SEARCH_BATCH_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "search.h"
+
+/* tdm_search_dev_batch (salg not AND: AND takes search_batch_and.h), then
+ * *terms gets the batch's term table (*nterms terms of TDM_SEARCH_TW words,
+ * queries in order: words 5 and 6 each term's bound and MaxScore order as
+ * the range kernel read them) and *bmax the batch's block bounds (*nbmax,
+ * queries then terms in order), both malloc'ed (NULL after a failure). */
+int tdm_search_dev_batch_tables(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs,
+                                uint32_t n, int salg, uint32_t k, uint32_t **terms, float **bmax,
+                                size_t *nterms, size_t *nbmax, tdm_err *err);
+
+#endif
