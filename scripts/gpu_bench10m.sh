@@ -108,7 +108,7 @@ a)
 b)
     [ -s "$W/c$N.idx" ] || { echo "no $W/c$N.idx: run part a first on this warm machine"; exit 2; }
     NQ=$NQ BUDGET=${BUDGET:-30} WARMUP=${WARMUP:-50} DEVICES=$GPU ALGORITHMS=$ALGOS K=10,1000 \
-        ORACLE_CACHE=$CACHE ORACLE_THREADS=16 timeout 590 \
+        ORACLE_CACHE=$CACHE ORACLE_THREADS=16 timeout $(( 585 - ($(date +%s) - t0) )) \
         bash scripts/bench_queries.sh "$T" "$Q" "$W" "$OUT" $N > "$OUT/part-b.log" 2>&1
     rc=$?
     tail -4 "$OUT/part-b.log"
@@ -119,7 +119,7 @@ b)
 c)
     [ -s "$W/c$N.idx" ] || { echo "no $W/c$N.idx: run part a first on this warm machine"; exit 2; }
     NQ=${NQ_POCL:-500} BUDGET=${BUDGET_POCL:-30} WARMUP=${WARMUP:-10} DEVICES=cpu ALGORITHMS=$ALGOS \
-        K=10,1000 ORACLE_CACHE=$CACHE ORACLE_THREADS=16 timeout 590 \
+        K=10,1000 ORACLE_CACHE=$CACHE ORACLE_THREADS=16 timeout $(( 585 - ($(date +%s) - t0) )) \
         bash scripts/bench_queries.sh "$T" "$Q" "$W" "$OUT" $N > "$OUT/part-c.log" 2>&1
     rc=$?
     tail -4 "$OUT/part-c.log"
