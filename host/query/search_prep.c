@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "index/format.h"
 #include "search.h"
 #include "tandem.h"
 
@@ -32,6 +33,22 @@ static float stored_bounds(tdm_sprep *p, const tdm_ireader *r, const tdm_query *
                            const tdm_scorer *sc, size_t t, const tdm_ilist *l, size_t boff)
 {
     float m = 0.0f; /* the term's bound, as tdm_sprep_host_order takes it */
+    if (l->block_maxq && l->nblocks > 256) {
+        /* a block's stored bound is one of 256 quantized values: each
+           computed once (the same function of the same inputs, so the same
+           bits), then looked up a block (the H200's host spent ~14 us a
+           query here, computing every block's) */
+        float tab[256];
+        for (unsigned v = 0; v < 256; v++)
+            tab[v] = tdm_score_stored_bound(r, q, sc, t,
+                                            tdm_idx_block_bound(l->max_score, (uint8_t)v));
+        for (uint32_t b = 0; b < l->nblocks; b++) {
+            float v = tab[l->block_maxq[b]];
+            p->bmax[boff + b] = v;
+            m = v > m ? v : m;
+        }
+        return m;
+    }
     for (uint32_t b = 0; b < l->nblocks; b++) {
         float v = tdm_score_stored_bound(r, q, sc, t, tdm_ilist_block_max(l, b));
         p->bmax[boff + b] = v;
