@@ -125,11 +125,12 @@ want_ok
 grep -Eq "^or +10 0 [^ ].* +1 +[0-9.]+ " out.txt || fail "want 1 query timed: $(cat out.txt)"
 grep -Eq "^oracle-or +10 host, 1 thread +11 " out.txt || fail "the oracle runs all: $(cat out.txt)"
 
-begin "non-default BM25 k1 and b: every algorithm's answers the oracle's"
-run "$T" bench queries idx --queries q.txt --algorithms all -k 3,50 --warmup 1 --k1 0.9 --b 0.4
+begin "non-default BM25 k1 and b, single and batched: every algorithm's answers the oracle's"
+run "$T" bench queries idx --queries q.txt --algorithms all -k 3,50 --warmup 1 --k1 0.9 --b 0.4 --batch 4
 want_ok
 grep -q "every answer is the oracle's" err.txt || fail "$(tail -3 err.txt)"
-grep -Eq "^maxscore +50 0 " out.txt || fail "$(cat out.txt)"
+grep -Eq "^maxscore +50 0 .* single x1 " out.txt && grep -Eq "^bmw +3 0 .* batch 4 " out.txt ||
+    fail "$(cat out.txt)"
 
 begin "--oracle-cache: written, then read instead of running the oracle; foreign or damaged refused"
 rm -f oc.bin
