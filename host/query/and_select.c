@@ -110,7 +110,8 @@ size_t tdm_and_sel_job_bytes(const tdm_and_sel *a, int codec)
 /* The selection and each codec's jobs kernel, after *ev (replaced). */
 static int select_and_jobs(const tdm_resident *res, cl_command_queue q, const tdm_and_sel *a,
                            cl_mem tab, cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT],
-                           cl_mem docs, cl_mem terms, cl_event *ev, uint32_t *launches, tdm_err *err)
+                           cl_mem docs, cl_mem terms, cl_event *ev, uint32_t *launches,
+                           tdm_err *err)
 {
     tdm_device *d = res->dev;
     size_t wg = d->wg_size;

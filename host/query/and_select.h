@@ -66,8 +66,8 @@ size_t tdm_and_sel_job_bytes(const tdm_and_sel *a, int codec);
  * (decode_jobs.h). *done gets the last command's event; *launches grows by
  * the kernels enqueued, *bytes_up by the bytes uploaded. Non-blocking. */
 int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, tdm_decode_scratch *scr,
-                        const tdm_and_sel *a, int uploaded, cl_mem tab, cl_mem lead_job, cl_mem flags,
-                        cl_mem const jobs[TDM_CODEC_COUNT], cl_mem docs,
+                        const tdm_and_sel *a, int uploaded, cl_mem tab, cl_mem lead_job,
+                        cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT], cl_mem docs,
                         cl_mem freqs, cl_mem terms, cl_mem status, cl_uint nwait,
                         const cl_event *wait, cl_event *done, uint32_t *launches,
                         uint64_t *bytes_up, tdm_err *err);
