@@ -41,9 +41,11 @@
 # count each series ran), so part c stays under 12 x 30 s + overhead whatever
 # the speed.
 # Parts a and b, estimated the same way: a = build (~1 min) + gen and index
-# (230 s, BENCHMARKS.md) + the oracle (10,000 queries x OR and AND at ~85 ms a
-# call at 10M on 16 threads: ~110 s) = ~7 min; b = 12 series x 10,000 queries
-# x ~1.3 ms (H200, 10M, BENCHMARKS.md) = ~3.5 min (BUDGET 30 s a series caps it).
+# (230 s, BENCHMARKS.md) + the oracle (10,000 queries x OR and AND, one call
+# each at top 1000; ~25 ns a posting on the VM, 1M and 10M-document indexes,
+# so ~95 ms a call at 10M's ~3.8M postings a query, on 16 threads: ~120 s)
+# = ~7 min; b = 12 series x 10,000 queries x ~1.3 ms (H200, 10M,
+# BENCHMARKS.md) = ~3.5 min (BUDGET 30 s a series caps it).
 #
 # Environment: B (build dir, default /tmp/b: reused if the lead built it already),
 # W (work dir for the index and the cache, default /tmp/w), BUDGET (seconds a
