@@ -4,6 +4,7 @@
  * carrying only the candidates and their score columns. */
 #include <stdlib.h>
 
+#include "query/and_select.h"
 #include "query/and_step.h"
 #include "sched_priv.h"
 
@@ -65,6 +66,22 @@ static int lane_ok(const sjob *j, const slane *l)
     return 1;
 }
 
+/* Griffin: the rest of an AND moves to the CPU once the candidates are few
+ * against the lists left, which needs lists of very different lengths; with
+ * the longest under TDM_SEL_RATIO times the shortest, the AND kernel (block
+ * selection, one launch chain) beats any sequence of steps, so auto runs it
+ * whole. */
+static int lengths_differ(const tdm_query *q)
+{
+    uint64_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < q->nterms; i++) {
+        uint64_t df = q->terms[i].df;
+        lo = df < lo ? df : lo;
+        hi = df > hi ? df : hi;
+    }
+    return hi >= (lo ? lo : 1) * (uint64_t)TDM_SEL_RATIO;
+}
+
 int tdm_migrate_prepare(struct tdm_sched *sc, sjob *j, tdm_query *q, tdm_err *err)
 {
     int mig = j->o.migrate ? j->o.migrate : sc->migrate;
@@ -78,6 +95,8 @@ int tdm_migrate_prepare(struct tdm_sched *sc, sjob *j, tdm_query *q, tdm_err *er
             kinds |= sc->lanes[i].alive ? 1 << sc->lanes[i].gpu : 0;
         if (kinds != 3)
             return TDM_OK; /* lanes of one kind: the AND kernel, whole */
+        if (!lengths_differ(q))
+            return TDM_OK; /* no step can move profitably: the AND kernel, whole */
     }
     tdm_astep *a = calloc(1, sizeof *a);
     if (!a)
