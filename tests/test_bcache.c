@@ -357,6 +357,10 @@ static void *search_thread(void *arg)
 static void search_threads(void **state)
 {
     fixture *f = *state;
+    if (getenv("TANDEM_TEST_OCLGRIND")) {
+        skip(); /* Oclgrind simulates one kernel at a time */
+        return;
+    }
     tdm_engine *eng = tdm_test_engine();
     tdm_search *s;
     assert_int_equal(tdm_search_open_plain(eng, f->ix, &s), TDM_OK);
