@@ -13,13 +13,18 @@
    every other term the one block that can hold the docid (a binary search
    of the block table), searches that block's decoded postings, and sums
    the terms' scores in term order, exactly as tdm_sr_full does, so the
-   bits are the single-query path's. Each work-item is a "range" of one
-   heap entry (hn = 1 for a match, 0 otherwise) that tdm_search_merge_batch
-   reads as it reads range heaps of capacity 1.
+   bits are the single-query path's. A match is appended to its query's
+   candidates (an atomic count in the query table's word 3, so the merge
+   reads the matches only, not every lead element: on the H200 the merge of
+   every element took 2.8 of 4.3 ms of a batch of 2,048 queries), each a
+   "range" of one heap entry (hn = 1) that tdm_search_merge_batch reads as
+   it reads range heaps of capacity 1. The order of the candidates varies
+   from run to run; the merge's top k does not (keys are distinct).
 
    Query table: search_batch.cl's layout (TDM_SBQ_W words) with
      0 first term, 1 terms, 2 first lead element of the batch,
-     3 lead length, 4 the lead's term index, 5 heap capacity (1),
+     3 matches (0 from the host, counted by tdm_sband_score), 4 the lead's
+     term index, 5 heap capacity (1),
      6 first heap entry (= word 2), 7 unused.
    Term table: search_range.cl's words 0 to 4; for AND word 5 is the list's
    first block-table entry and word 6 its number of blocks (AND reads
@@ -97,19 +102,19 @@ uint tdm_sba_find_doc(__global const uint *docs, __global const uint *terms,
     return p < e && docs[p] == d ? p : TDM_SEARCH_NODOC;
 }
 
-/* One work-item per lead element of the batch (nelem in all): its docid's
-   score in hs/hd[g] and hn[g] = 1 when every term of its query holds it,
-   else hn[g] = 0. */
+/* One work-item per lead element of the batch (nelem in all): when every
+   term of its query holds its docid, the docid and its score go to the
+   query's next candidate slot (from word 6, counted in word 3). */
 __kernel void tdm_sband_score(__global const uint *docs, __global const uint *freqs,
                               __global const uint *terms, __global const uint *doclens,
-                              __global const uint *block_last, __global const uint *qtab,
+                              __global const uint *block_last, __global uint *qtab,
                               uint nq, uint nelem, uint kind, float c0, float c1,
                               __global float *hs, __global uint *hd, __global uint *hn)
 {
     uint g = get_global_id(0);
     if (g >= nelem)
         return;
-    __global const uint *w = qtab + tdm_sb_query(qtab, nq, g) * TDM_SBQ_W;
+    __global uint *w = qtab + tdm_sb_query(qtab, nq, g) * TDM_SBQ_W;
     __global const uint *qt = terms + w[0] * TDM_SEARCH_TW;
     uint nt = w[1], lead = w[4];
     uint lp = qt[lead * TDM_SEARCH_TW] + (g - w[2]);
@@ -132,7 +137,10 @@ __kernel void tdm_sband_score(__global const uint *docs, __global const uint *fr
         }
         acc = acc + tdm_sr_score(&s, t, p);
     }
-    hs[g] = hit ? acc : 0.0f;
-    hd[g] = d;
-    hn[g] = hit;
+    if (!hit)
+        return;
+    uint at = w[6] + atomic_inc(&w[3]);
+    hs[at] = acc;
+    hd[at] = d;
+    hn[at] = 1u;
 }

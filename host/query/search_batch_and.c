@@ -200,7 +200,7 @@ static void fill(tdm_sbq *const *qs, uint32_t n, host_side *h)
         q[0] = (uint32_t)tb;
         q[1] = p->nt;
         q[2] = (uint32_t)eb;
-        q[3] = ldf;
+        q[3] = 0; /* matches, counted on the device */
         q[4] = lead;
         q[5] = 1;
         q[6] = (uint32_t)eb;
@@ -396,6 +396,7 @@ void tdm_sband_trace_free(tdm_sband_trace *t)
     free(t->hs);
     free(t->hd);
     free(t->hn);
+    free(t->count);
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
         free(t->jobs[c]);
     memset(t, 0, sizeof *t);
@@ -411,12 +412,21 @@ static int read_buf(tdm_device *d, cl_mem m, size_t bytes, void **dst, tdm_err *
     return e == CL_SUCCESS ? TDM_OK : tdm_cl_fail(err, e, "search batch (AND): trace read");
 }
 
-static int get_trace(tdm_device *d, const host_side *h, dev_side *ds, tdm_sband_trace *t,
-                     tdm_err *err)
+static int get_trace(tdm_device *d, const host_side *h, uint32_t n, dev_side *ds,
+                     tdm_sband_trace *t, tdm_err *err)
 {
     memset(t, 0, sizeof *t);
     t->nelem = h->nelem;
-    int rc = read_buf(d, ds->b[D_HS], h->nelem * 4, (void **)&t->hs, err);
+    t->nq = n;
+    uint32_t *qt = NULL;
+    int rc = read_buf(d, ds->b[D_QTAB], (size_t)n * SBQ_W * 4, (void **)&qt, err);
+    if (rc == TDM_OK && !(t->count = malloc((size_t)n * 4)))
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; rc == TDM_OK && i < n; i++)
+        t->count[i] = qt[(size_t)i * SBQ_W + 3];
+    free(qt);
+    if (rc == TDM_OK)
+        rc = read_buf(d, ds->b[D_HS], h->nelem * 4, (void **)&t->hs, err);
     if (rc == TDM_OK)
         rc = read_buf(d, ds->b[D_HD], h->nelem * 4, (void **)&t->hd, err);
     if (rc == TDM_OK)
@@ -497,7 +507,7 @@ int tdm_search_dev_batch_and(const tdm_sdev *sd, tdm_sbq *const *qs, uint32_t n,
         rc = enqueue_rest(sd, &h, n, &qs[0]->p, k, p2, &ds, &launches, &pf, err);
     tdm_sprof_host(&pf, "AND batch: enqueue and wait", t);
     if (rc == TDM_OK && trace)
-        rc = get_trace(sd->d, &h, &ds, trace, err);
+        rc = get_trace(sd->d, &h, n, &ds, trace, err);
     tdm_sprof_end(&pf, rc == TDM_OK);
     if (rc)
         drain(sd->d); /* before the lists' hold and the host tables go */
@@ -648,13 +658,19 @@ int tdm_sband_ref(const tdm_ireader *r, tdm_sbq *const *qs, uint32_t n, tdm_sban
         if (h.nblk[c] && !(out->jobs[c] = malloc((size_t)h.nblk[c] * sizeof(tdm_decode_job))))
             rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     }
+    out->nq = n;
+    if (rc == TDM_OK && !(out->count = calloc(n ? n : 1, 4)))
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     uint32_t nj[TDM_CODEC_COUNT] = {0};
     size_t tb = 0, e0 = 0, pb = 0;
     for (uint32_t i = 0; rc == TDM_OK && i < n; i++) {
         const tinfo *ti = h.ti + tb;
         if (qs[i]->p.nt) {
             rc = ref_query(r, qs[i], ti, e0, (uint32_t)pb, nj, out, err);
-            e0 += ti[lead_of(ti, qs[i]->p.nt)].df;
+            uint32_t len = ti[lead_of(ti, qs[i]->p.nt)].df;
+            for (uint32_t e = 0; rc == TDM_OK && e < len; e++)
+                out->count[i] += out->hn[e0 + e];
+            e0 += len;
         }
         tb += qs[i]->p.nt;
         pb += qs[i]->p.npost;

@@ -16,12 +16,16 @@
 
 #include "search.h"
 
-/* What the kernels wrote, for the tests: per lead element of the batch
- * (queries in order) the docid, score and whether it matched; per codec
- * the decode jobs the selection made (the non-lead lists of that codec,
- * queries then terms in order, a job per block). */
+/* What the kernels wrote, for the tests: per query its matches (count[i])
+ * and, from its first lead element on (the lead elements of the queries
+ * before it), their docids (hd), scores (hs) and hn = 1: on the device in
+ * any order, in the reference for every lead element in order (hn = 0 for
+ * one that does not match); per codec the decode jobs the selection made
+ * (the non-lead lists of that codec, queries then terms in order, a job per
+ * block). */
 typedef struct tdm_sband_trace {
     size_t nelem;
+    uint32_t nq, *count;
     float *hs;
     uint32_t *hd, *hn;
     tdm_decode_job *jobs[TDM_CODEC_COUNT];
