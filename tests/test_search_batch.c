@@ -226,12 +226,19 @@ static void batches_match_lone_queries(void **state)
     uint64_t shared[SH_COUNT] = {0};
     /* small (Oclgrind): three indexes, one k per algorithm */
     for (uint64_t seed = 1; seed <= (small ? 3 : NCODECS); seed++) {
+        /* both variants of the batch path (search_batch_dev.c): Wu's AND and
+         * device-made bounds on odd seeds, the range AND and uploaded bounds
+         * on even ones */
+        setenv("TANDEM_BATCH_AND", seed % 2 ? "wu" : "range", 1);
+        setenv("TANDEM_BATCH_BOUNDS", seed % 2 ? "device" : "host", 1);
         uint32_t ndocs = seed == 1 ? 1 : (uint32_t)(small ? 40 * seed : 3000 * seed * seed / 2);
         if (small)
             run_collection(f->eng, seed, ndocs, codecs[seed - 1], small_sizes, 3, 1, shared);
         else
             run_collection(f->eng, seed, ndocs, codecs[seed - 1], sizes, 5, 0, shared);
     }
+    unsetenv("TANDEM_BATCH_AND");
+    unsetenv("TANDEM_BATCH_BOUNDS");
     if (shared[SH_ALL] == 0)
         fail_msg("no query of any batch shared its launches");
     print_message("shared launches: %llu queries, AND-then-OR %llu, AND k > 128 %llu, pruning "

@@ -12,7 +12,7 @@
  * b are not the index's and no bounds cache gave them, then each query's
  * term bounds and MaxScore order (device_bounds_enqueue). Bounds from the
  * handle's cache (bounds.h), and those of a device without fp64, are
- * uploaded; TANDEM_BATCH_BOUNDS=host uploads them always (to time it).
+ * uploaded; so are all of them unless TANDEM_BATCH_BOUNDS=device (bounds_mode).
  * Device, on the compute queue in order: the uploads, one decode launch per
  * codec for every list of the batch, the bounds, tdm_search_range_batch (a
  * work-item per (query, docid range),
@@ -27,9 +27,9 @@
  * not depend on its ranges (each range keeps its exact top min(k, length)).
  * TANDEM_BATCH_RANGES_PER_CU overrides the ranges a compute unit (timing).
  *
- * Ranked AND does not come here: it takes Wu's mapping, a work-item per
- * element of each query's shortest list (search_batch_and.h), unless
- * TANDEM_BATCH_AND=range asks for the range kernel (to time the two). */
+ * Ranked AND comes here at k <= 128; above, or with TANDEM_BATCH_AND=wu, it
+ * takes Wu's mapping, a work-item per element of each query's shortest list
+ * (search_batch_and.h; and_wu). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -476,12 +476,16 @@ static int read_back(tdm_device *d, const host_side *h, dev_side *ds, uint32_t *
     return e == CL_SUCCESS ? TDM_OK : tdm_cl_fail(err, e, "search batch: reading tables back");
 }
 
-/* Ranked AND batches by Wu's mapping (the default) or, with
- * TANDEM_BATCH_AND=range, by the range kernel like the other algorithms. */
-static int and_wu(void)
+/* Ranked AND batches by the range kernel like the other algorithms, or by
+ * Wu's mapping above k = 128 (the range batch's heaps stop there) or with
+ * TANDEM_BATCH_AND=wu. On the H200, 2,000 terabyte05 queries, batches of
+ * 512, k = 10: Wu's mapping 27,321 q/s against 24,737 on the 1M collection
+ * but 995 against 4,557 on the 10M one, where its per-query merge of every
+ * matching lead element takes 12.6 of a batch's 15.7 ms. */
+static int and_wu(uint32_t k)
 {
     const char *v = getenv("TANDEM_BATCH_AND");
-    return !v || strcmp(v, "range") != 0;
+    return k > 128 || (v && strcmp(v, "wu") == 0);
 }
 
 static int bounds_mode(const tdm_sdev *sd, const tdm_sprep *p0, int salg)
@@ -490,8 +494,11 @@ static int bounds_mode(const tdm_sdev *sd, const tdm_sprep *p0, int salg)
         return BOUNDS_NONE;
     if (p0->device_bounds)
         return BOUNDS_POSTINGS;
-    const char *v = getenv("TANDEM_BATCH_BOUNDS"); /* "host": to time the upload */
-    return sd->fp64 && !(v && !strcmp(v, "host")) ? BOUNDS_STORED : BOUNDS_HOST;
+    /* Uploaded unless TANDEM_BATCH_BOUNDS=device: on the H200 (10M collection,
+     * batches of 512 MaxScore queries) the per-query order kernel took 6.3 of
+     * 13 ms, and batches ran at 1,194 q/s against 2,059 with the upload. */
+    const char *v = getenv("TANDEM_BATCH_BOUNDS");
+    return sd->fp64 && v && !strcmp(v, "device") ? BOUNDS_STORED : BOUNDS_HOST;
 }
 
 /* Whether query it's bounds may be the index's stored ones: BM25 whose
@@ -524,7 +531,7 @@ static int stored_apply(const tdm_ireader *r, const tdm_sbq *it)
 static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
                      int salg, uint32_t k, uint32_t **terms, float **bmax, tdm_err *err)
 {
-    if (salg == TDM_SALG_AND && and_wu()) /* Wu's mapping: a work-item per lead element */
+    if (salg == TDM_SALG_AND && and_wu(k)) /* Wu's mapping: a work-item per lead element */
         return tdm_search_dev_batch_and(sd, qs, n, k, NULL, err);
     host_side h;
     dev_side ds;
