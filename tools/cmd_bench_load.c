@@ -300,38 +300,14 @@ static int add_query(bl *b, tdm_tokpool *tp, size_t i, tdm_err *err)
 {
     const tdm_qf_query *fq = &b->qf->q[i];
     tdm_query *q = &b->q[b->nq];
-    tdm_query_init(q);
-    int rc = TDM_OK;
-    if (fq->text) {
-        tdm_tokenizer *t = tdm_tokpool_get(tp, err);
-        rc = t ? tdm_query_add_text(q, b->r, t, fq->text, strlen(fq->text), 1.0, err)
-               : (err->code ? err->code : TDM_ERR_NOMEM);
-        if (t)
-            tdm_tokpool_put(tp, t);
-    } else {
-        for (size_t j = 0; rc == TDM_OK && j < fq->nterms; j++)
-            rc = tdm_query_add_term(q, b->r, fq->terms[j].term, strlen(fq->terms[j].term),
-                                    fq->terms[j].weight, err);
-    }
-    if (rc != TDM_OK) {
-        tdm_query_free(q);
+    tdm_search_term *st;
+    int rc = tdm_bq_query_make(fq, b->r, tp, q, &st, err);
+    if (rc != TDM_OK)
         return rc;
-    }
-    tdm_query_finish(q);
     if (q->nterms == 0) { /* nothing to rank: no lane runs it */
         tdm_query_free(q);
         b->empty++;
         return TDM_OK;
-    }
-    tdm_search_term *st = NULL;
-    if (!fq->text) {
-        st = calloc(fq->nterms, sizeof *st);
-        if (!st) {
-            tdm_query_free(q);
-            return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-        }
-        for (size_t j = 0; j < fq->nterms; j++)
-            st[j] = (tdm_search_term){fq->terms[j].term, 0, fq->terms[j].weight};
     }
     b->terms[b->nq] = st;
     b->sq[b->nq] = (tdm_search_query){fq->text, st, fq->text ? 0 : fq->nterms};

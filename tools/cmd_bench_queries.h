@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "index/reader.h"
+#include "index/tokpool.h"
 #include "query/query.h"
 #include "query/score.h"
 #include "query/queryfile.h"
@@ -115,6 +116,15 @@ typedef struct tdm_bq_oracle_job {
  * the run that computed them measured come from it. Returns the number of
  * queries run (not cached), or -1 after a message on stderr. */
 long tdm_bq_oracle_run(const tdm_bq_oracle_job *job, tdm_bq_set *set, tdm_bq_answers *ans);
+
+/* Query i of a query file as bench queries and bench load read it: *q made
+ * and finished from fq's text (through a tokenizer of tp) or terms, and, for
+ * a file of terms with at least one known, *st the request's term array
+ * (malloc'ed, its strings fq's; NULL otherwise). A query of no known term
+ * comes back with q->nterms == 0 (the caller frees q). On an error q is
+ * freed and *st NULL. */
+int tdm_bq_query_make(const tdm_qf_query *fq, const tdm_ireader *r, tdm_tokpool *tp,
+                      tdm_query *q, tdm_search_term **st, tdm_err *err);
 
 /* ---- the oracle-answer cache (cmd_bench_qcache.c)
  *
