@@ -42,6 +42,19 @@ static void usage(FILE *f)
           "                     the GPU supports them)\n"
           "  TANDEM_CODEC_GROUPS_PER_CU  work-groups per compute unit of the grid-stride\n"
           "                     codec kernels, 1 to 65536 (32; for tuning)\n"
+          "  TANDEM_DEVICE_MEMORY  device memory an index may take on each device, bytes\n"
+          "                     or a number with K, M or G (the device's; docs/CACHE.md)\n"
+          "scheduling of searches (docs/SCHED.md):\n"
+          "  TANDEM_POLICY      cpu-only, gpu-only, best, hybrid or direct (hybrid)\n"
+          "  TANDEM_MIGRATE     Griffin's intra-query migration of ranked AND: auto, force\n"
+          "                     or off (auto: under hybrid, with a GPU and a CPU lane)\n"
+          "  TANDEM_DEADLINE_MS deadline that promotes a waiting query (500)\n"
+          "  TANDEM_LOAD_THRESHOLD  queries in flight from which GPU lanes take batches (4)\n"
+          "  TANDEM_BATCH_WINDOW_US  how long a batch lane waits for more queries (200)\n"
+          "  TANDEM_LANE_SLOTS  runs at once on a lane, 1 to 8 (2)\n"
+          "  TANDEM_CALIBRATE   queries a lane runs at start-up to fit its cost model (16)\n"
+          "  TANDEM_LANE_KINDS  cpu or gpu per device, comma separated (for tests)\n"
+          "  TANDEM_FAULT_INJECT  faults lane:build|oom|lost[@n], comma separated (tests)\n"
           "\n'tandem <command> --help' describes a command.\n",
           f);
 }
