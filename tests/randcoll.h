@@ -161,6 +161,24 @@ static tdm_ireader *open_index(const char *path)
     return r;
 }
 
+/* The collection written with codec (NULL: the default) to dir/name and
+ * opened through the public API; fails the test on an error. */
+static inline tdm_index *randcoll_index(randcoll *c, const char *dir, const char *name,
+                                        const char *codec)
+{
+    tdm_coll_source src;
+    randcoll_source(c, &src);
+    tdm_iwriter_options o = {.codec = codec};
+    tdm_err err = {0};
+    char *path = path_in(dir, name);
+    if (tdm_collection_write(&src, path, &o, &err) != TDM_OK)
+        fail_msg("write %s: %s", path, tdm_err_msg(&err));
+    tdm_index *ix = NULL;
+    if (tdm_index_open(path, &ix) != TDM_OK)
+        fail_msg("open %s: %s", path, tdm_last_error());
+    return ix;
+}
+
 /* The two indexes hold the same collection (tdm_collection_compare). */
 static void assert_same_index(const char *a, const char *b)
 {

@@ -40,13 +40,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     randcoll_init(&f->c, 5, tdm_test_small() ? 3000 : 20000, 24);
-    tdm_coll_source src;
-    randcoll_source(&f->c, &src);
-    tdm_iwriter_options o = {.codec = "bp128"};
-    tdm_err err = {0};
-    char *path = path_in(tdm_test_tmpdir("bcache"), "r.tdm");
-    if (tdm_collection_write(&src, path, &o, &err) != TDM_OK || tdm_index_open(path, &f->ix) != TDM_OK)
-        fail_msg("index: %s %s", tdm_err_msg(&err), tdm_last_error());
+    f->ix = randcoll_index(&f->c, tdm_test_tmpdir("bcache"), "r.tdm", "bp128");
     f->ir = tdm_index_ireader(f->ix);
     *state = f;
     return 0;

@@ -30,15 +30,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     randcoll_init(&f->c, 21, tdm_test_small() ? 300 : 4000, 40);
-    tdm_coll_source src;
-    randcoll_source(&f->c, &src);
-    tdm_iwriter_options o = {.codec = NULL};
-    tdm_err err = {0};
-    char *path = path_in(tdm_test_tmpdir("sched"), "s.tdm");
-    if (tdm_collection_write(&src, path, &o, &err) != TDM_OK)
-        fail_msg("write %s: %s", path, tdm_err_msg(&err));
-    if (tdm_index_open(path, &f->ix) != TDM_OK)
-        fail_msg("open: %s", tdm_last_error());
+    f->ix = randcoll_index(&f->c, tdm_test_tmpdir("sched"), "s.tdm", NULL);
     *state = f;
     return 0;
 }
