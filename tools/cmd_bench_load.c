@@ -11,7 +11,6 @@
 #include "cmd_bench_load.h"
 #include "index/index_priv.h"
 #include "index/resident.h"
-#include "index/tokpool.h"
 #include "query/oracle.h"
 #include "query/queryfile.h"
 #include "tandem.h"
@@ -294,76 +293,6 @@ static int parse(int argc, char **argv, opts *o)
     return 0;
 }
 
-/* ---- the queries (as bench queries reads them) */
-
-static int add_query(bl *b, tdm_tokpool *tp, size_t i, tdm_err *err)
-{
-    const tdm_qf_query *fq = &b->qf->q[i];
-    tdm_query *q = &b->q[b->nq];
-    tdm_search_term *st;
-    int rc = tdm_bq_query_make(fq, b->r, tp, q, &st, err);
-    if (rc != TDM_OK)
-        return rc;
-    if (q->nterms == 0) { /* nothing to rank: no lane runs it */
-        tdm_query_free(q);
-        b->empty++;
-        return TDM_OK;
-    }
-    b->terms[b->nq] = st;
-    b->sq[b->nq] = (tdm_search_query){fq->text, st, fq->text ? 0 : fq->nterms};
-    b->pos[b->nq++] = i;
-    return TDM_OK;
-}
-
-static int load_queries(bl *b)
-{
-    tdm_err err = {0};
-    if (tdm_qfile_read(b->o.queries, &b->o.qo, &b->qf, &err) != TDM_OK) {
-        tdm_cli_fail(C, "%s", tdm_err_msg(&err));
-        tdm_err_clear(&err);
-        return 1;
-    }
-    size_t n = b->qf->n;
-    if (b->o.limit && b->o.limit < n)
-        n = (size_t)b->o.limit;
-    b->pos = calloc(n ? n : 1, sizeof *b->pos);
-    b->q = calloc(n ? n : 1, sizeof *b->q);
-    b->terms = calloc(n ? n : 1, sizeof *b->terms);
-    b->sq = calloc(n ? n : 1, sizeof *b->sq);
-    if (!b->pos || !b->q || !b->terms || !b->sq)
-        return tdm_cli_fail(C, "out of memory");
-    tdm_tokpool *tp = NULL;
-    int rc = tdm_tokpool_open(b->r, &tp, &err);
-    if (rc != TDM_OK)
-        tdm_cli_fail(C, "%s: %s", b->o.index, tdm_err_msg(&err));
-    for (size_t i = 0; rc == TDM_OK && i < n; i++)
-        if ((rc = add_query(b, tp, i, &err)) != TDM_OK)
-            tdm_cli_fail(C, "%s: query '%s' (line %llu): %s", b->o.queries, b->qf->q[i].id,
-                         (unsigned long long)b->qf->q[i].line, tdm_err_msg(&err));
-    tdm_tokpool_free(tp);
-    tdm_err_clear(&err);
-    if (rc != TDM_OK)
-        return 1;
-    fprintf(stderr, "%zu queries of %s: %zu ranked, %zu without a term in the index left out\n",
-            n, b->o.queries, b->nq, b->empty);
-    if (!b->nq)
-        return tdm_cli_fail(C, "%s: no query has a term in the index", b->o.queries);
-    return 0;
-}
-
-static void free_queries(bl *b)
-{
-    for (size_t i = 0; b->q && i < b->nq; i++) {
-        tdm_query_free(&b->q[i]);
-        free(b->terms[i]);
-    }
-    free(b->q);
-    free(b->terms);
-    free(b->sq);
-    free(b->pos);
-    tdm_qfile_free(b->qf);
-}
-
 /* The oracle's top k of every distinct query, on --oracle-threads threads,
  * before anything is timed (bench queries' oracle pass; its timing unused). */
 static int run_oracle(bl *b)
@@ -371,7 +300,7 @@ static int run_oracle(bl *b)
     int a = b->o.algo;
     int need_or = a != TDM_ALGO_AND;
     int need_and = a == TDM_ALGO_AND || a == TDM_ALGO_AND_OR || a == TDM_ALGO_AUTO;
-    tdm_bq_oracle_job j = {b->r, b->q, b->nq, b->o.k, TDM_MATCH_OR, tdm_score_params_default(),
+    tdm_bq_oracle_job j = {b->r, b->qs.q, b->qs.nq, b->o.k, TDM_MATCH_OR, tdm_score_params_default(),
                            (unsigned)b->o.oracle_threads, 0, NULL, NULL, NULL};
     tdm_bq_set scratch = {0};
     double t0 = tdm_cli_now();
@@ -381,7 +310,7 @@ static int run_oracle(bl *b)
         rc = tdm_bq_oracle_run(&j, &scratch, &b->ans_and) < 0 ? -1 : 0;
     tdm_bq_set_free(&scratch);
     if (rc == 0)
-        fprintf(stderr, "oracle: top %u of %zu queries in %.1f s\n", b->o.k, b->nq,
+        fprintf(stderr, "oracle: top %u of %zu queries in %.1f s\n", b->o.k, b->qs.nq,
                 tdm_cli_now() - t0);
     return rc ? 1 : 0;
 }
@@ -527,7 +456,7 @@ static int resolve_policies(bl *b, tdm_search *sh)
 #define WARM_QUERIES 16
 static void warm_engine(bl *b, tdm_search *sh)
 {
-    size_t n = b->nq < WARM_QUERIES ? b->nq : WARM_QUERIES;
+    size_t n = b->qs.nq < WARM_QUERIES ? b->qs.nq : WARM_QUERIES;
     tdm_search_result *res[WARM_QUERIES];
     char why[160];
     for (int d = 0; d < b->ndev; d++) {
@@ -536,9 +465,9 @@ static void warm_engine(bl *b, tdm_search *sh)
         o.algorithm = b->o.algo;
         o.k = b->o.k;
         o.device = d;
-        int rc = tdm_search_batch(sh, b->sq, n, &o, res);
+        int rc = tdm_search_batch(sh, b->qs.sq, n, &o, res);
         for (size_t i = 0; i < n * 2; i++) {
-            const tdm_search_query *q = &b->sq[i % n];
+            const tdm_search_query *q = &b->qs.sq[i % n];
             tdm_search_result *r = NULL;
             if (i < n) /* the batch's results, then single calls */
                 r = rc == TDM_OK ? res[i] : NULL;
@@ -548,12 +477,12 @@ static void warm_engine(bl *b, tdm_search *sh)
             if (!r || r->status != TDM_OK) {
                 b->failures++;
                 fprintf(stderr, "FAILED warm-up device %d query '%s': %s\n", d,
-                        b->qf->q[b->pos[i % n]].id,
+                        b->qs.qf->q[b->qs.pos[i % n]].id,
                         r && r->error ? r->error : tdm_last_error());
             } else if (tdm_bl_check(b, r, i % n, why, sizeof why)) {
                 b->mismatches++;
                 fprintf(stderr, "MISMATCH warm-up device %d %s query '%s': %s\n", d,
-                        i < n ? "batch" : "single", b->qf->q[b->pos[i % n]].id, why);
+                        i < n ? "batch" : "single", b->qs.qf->q[b->qs.pos[i % n]].id, why);
             }
             tdm_search_result_free(r);
         }
@@ -629,7 +558,7 @@ static int write_outputs(const bl *b)
     const char *base = strrchr(b->o.index, '/');
     char title[256];
     snprintf(title, sizeof title, "tandem bench load: %s, %zu queries, %s k %u, deadline %g ms",
-             base ? base + 1 : b->o.index, b->nq, tdm_algorithm_name(b->o.algo), b->o.k,
+             base ? base + 1 : b->o.index, b->qs.nq, tdm_algorithm_name(b->o.algo), b->o.k,
              b->o.deadline_ms);
     if (b->o.plot && tdm_bl_write_svg(b->o.plot, b, title))
         rc = 1;
@@ -660,7 +589,9 @@ int tdm_bench_load(int argc, char **argv)
     b.r = tdm_index_ireader(ix);
     rc = setup(&b);
     if (rc == 0)
-        rc = load_queries(&b);
+        rc = tdm_bq_queries_load(&b.qs, C, b.o.queries, &b.o.qo, b.o.limit, b.r, b.o.index);
+    if (rc == 0 && !b.qs.nq)
+        rc = tdm_cli_fail(C, "%s: no query has a term in the index", b.o.queries);
     if (rc == 0)
         rc = run_oracle(&b);
     b.t_start = tdm_cli_now();
@@ -678,7 +609,7 @@ int tdm_bench_load(int argc, char **argv)
     tdm_bq_answers_free(&b.ans_or);
     tdm_bq_answers_free(&b.ans_and);
     free(b.set.v);
-    free_queries(&b);
+    tdm_bq_queries_free(&b.qs);
     tdm_index_close(ix);
     return rc;
 }

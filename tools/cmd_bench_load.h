@@ -93,14 +93,8 @@ typedef struct tdm_bl_set {
 /* The whole run. */
 typedef struct tdm_bl {
     tdm_bl_opts o;
-    tdm_qfile *qf;
     const tdm_ireader *r;
-    size_t nq;            /* usable queries */
-    size_t *pos;          /* [nq] position in qf */
-    tdm_query *q;         /* [nq] for the oracle */
-    tdm_search_term **terms; /* [nq] weighted queries' terms, NULL for text */
-    tdm_search_query *sq; /* [nq] as the search calls take them */
-    size_t empty;
+    tdm_bq_queries qs;
     tdm_bq_answers ans_or, ans_and;
     int ndev;             /* the engine's devices (of the handle running now) */
     uint64_t index_bytes; /* the index's device bytes (tdm_resident_bytes_needed) */
@@ -125,7 +119,7 @@ typedef struct tdm_bl {
 int tdm_bl_run_point(tdm_bl *b, tdm_search *sh, int pol, int mem, double rate, int probe,
                      double limit_ms, tdm_bl_point *p);
 
-/* 0 if r is the oracle's answer to query q (of b->sq) at b->o.k; else the
+/* 0 if r is the oracle's answer to query q (of b->qs.sq) at b->o.k; else the
  * first difference in why[cap]. */
 int tdm_bl_check(const tdm_bl *b, const tdm_search_result *r, size_t q, char *why, size_t cap);
 

@@ -125,8 +125,8 @@ static void grow(prun *pr);
 static void send_one(prun *pr, size_t i)
 {
     tdm_bl *b = pr->b;
-    size_t q = i % b->nq;
-    const tdm_search_query *sq = &b->sq[q];
+    size_t q = i % b->qs.nq;
+    const tdm_search_query *sq = &b->qs.sq[q];
     double when = pr->t0 + pr->t[i];
     uint64_t in = atomic_fetch_add(&pr->inflight, 1) + 1;
     for (uint64_t m = atomic_load(&pr->max_inflight);
@@ -140,7 +140,7 @@ static void send_one(prun *pr, size_t i)
     double done = tdm_cli_now();
     atomic_fetch_sub(&pr->inflight, 1);
     atomic_fetch_add(&pr->answers, 1);
-    const char *id = b->qf->q[b->pos[q]].id;
+    const char *id = b->qs.qf->q[b->qs.pos[q]].id;
     if (rc != TDM_OK) {
         if (atomic_fetch_add(&pr->failed, 1) < MAX_REPORTED)
             fprintf(stderr, "FAILED %s rate %g arrival %zu query '%s': %s\n",

@@ -78,7 +78,7 @@ static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
     sctx *c = ctx;
     const bq *b = c->b;
     tdm_bq_series *s = c->s;
-    const char *id = b->qf->q[b->pos[i]].id;
+    const char *id = b->qs.qf->q[b->qs.pos[i]].id;
     if (!a->r) {
         snprintf(c->failed, sizeof c->failed, "query '%s': %s", id,
                  a->error ? a->error : "failed");
@@ -145,7 +145,7 @@ static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
 static int run_series(bq *b, tdm_search *sh, const tdm_qr_query *qs, int d, const char *dname,
                       size_t ai, uint32_t k, uint32_t batch, unsigned threads)
 {
-    tdm_bq_series *s = tdm_bq_add(&b->set, b->nq);
+    tdm_bq_series *s = tdm_bq_add(&b->set, b->qs.nq);
     if (!s)
         return tdm_cli_fail(C, "out of memory");
     int a = b->o.algos[ai];
@@ -175,8 +175,8 @@ static int run_series(bq *b, tdm_search *sh, const tdm_qr_query *qs, int d, cons
      * first batch of a size allocates its buffers), unless told none */
     size_t warm = (size_t)b->o.warmup, full = (size_t)batch * s->threads;
     warm = warm && full > warm ? full : warm;
-    warm = warm < b->nq ? warm : b->nq;
-    if ((warm && pass(b, sh, qs, warm, &o, s, 0, label)) || pass(b, sh, qs, b->nq, &o, s, 1, label))
+    warm = warm < b->qs.nq ? warm : b->qs.nq;
+    if ((warm && pass(b, sh, qs, warm, &o, s, 0, label)) || pass(b, sh, qs, b->qs.nq, &o, s, 1, label))
         return 1;
     if (s->n) {
         s->launches /= (double)s->n;
@@ -208,10 +208,10 @@ static int run_device(bq *b, tdm_search *sh, const tdm_qr_query *qs, int d, cons
 /* The usable queries as qrun.h takes them. */
 static tdm_qr_query *make_queries(const bq *b)
 {
-    tdm_qr_query *qs = calloc(b->nq ? b->nq : 1, sizeof *qs);
-    for (size_t q = 0; qs && q < b->nq; q++) {
-        const tdm_qf_query *fq = &b->qf->q[b->pos[q]];
-        qs[q] = (tdm_qr_query){fq->text, b->terms[q], fq->text ? 0 : fq->nterms};
+    tdm_qr_query *qs = calloc(b->qs.nq ? b->qs.nq : 1, sizeof *qs);
+    for (size_t q = 0; qs && q < b->qs.nq; q++) {
+        const tdm_qf_query *fq = &b->qs.qf->q[b->qs.pos[q]];
+        qs[q] = (tdm_qr_query){fq->text, b->qs.terms[q], fq->text ? 0 : fq->nterms};
     }
     return qs;
 }

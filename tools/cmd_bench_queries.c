@@ -230,7 +230,11 @@ static int parse(int argc, char **argv, opts *o)
 
 /* ---- the queries */
 
-int tdm_bq_query_make(const tdm_qf_query *fq, const tdm_ireader *r, tdm_tokpool *tp,
+/* *q made and finished from fq's text (through a tokenizer of tp) or terms,
+ * and, for a file of terms with at least one known, *st the request's term
+ * array (malloc'ed, its strings fq's; NULL otherwise). A query of no known
+ * term comes back with q->nterms == 0. On an error q is freed, *st NULL. */
+static int query_make(const tdm_qf_query *fq, const tdm_ireader *r, tdm_tokpool *tp,
                       tdm_query *q, tdm_search_term **st, tdm_err *err)
 {
     tdm_query_init(q);
@@ -261,66 +265,73 @@ int tdm_bq_query_make(const tdm_qf_query *fq, const tdm_ireader *r, tdm_tokpool 
     return rc;
 }
 
-static int add_query(bq *b, tdm_tokpool *tp, size_t i, tdm_err *err)
+static int add_query(tdm_bq_queries *s, const tdm_ireader *r, tdm_tokpool *tp, size_t i,
+                     tdm_err *err)
 {
-    tdm_query *q = &b->q[b->nq];
+    const tdm_qf_query *fq = &s->qf->q[i];
+    tdm_query *q = &s->q[s->nq];
     tdm_search_term *st;
-    int rc = tdm_bq_query_make(&b->qf->q[i], b->r, tp, q, &st, err);
+    int rc = query_make(fq, r, tp, q, &st, err);
     if (rc != TDM_OK)
         return rc;
-    if (q->nterms == 0) { /* nothing to rank: no device runs, nothing to time */
+    if (q->nterms == 0) { /* nothing to rank: no device runs it, nothing to time */
         tdm_query_free(q);
-        b->empty++;
+        s->empty++;
         return TDM_OK;
     }
-    b->terms[b->nq] = st;
-    b->pos[b->nq++] = i;
+    s->terms[s->nq] = st;
+    s->sq[s->nq] = (tdm_search_query){fq->text, st, fq->text ? 0 : fq->nterms};
+    s->pos[s->nq++] = i;
     return TDM_OK;
 }
 
-static int load_queries(bq *b)
+int tdm_bq_queries_load(tdm_bq_queries *s, const char *cmd, const char *path,
+                        const tdm_qf_options *qo, uint64_t limit, const tdm_ireader *r,
+                        const char *index)
 {
     tdm_err err = {0};
-    if (tdm_qfile_read(b->o.queries, &b->o.qo, &b->qf, &err) != TDM_OK) {
-        tdm_cli_fail(C, "%s", tdm_err_msg(&err));
+    if (tdm_qfile_read(path, qo, &s->qf, &err) != TDM_OK) {
+        tdm_cli_fail(cmd, "%s", tdm_err_msg(&err));
         tdm_err_clear(&err);
         return 1;
     }
-    size_t n = b->qf->n;
-    if (b->o.limit && b->o.limit < n)
-        n = (size_t)b->o.limit;
-    b->pos = calloc(n ? n : 1, sizeof *b->pos);
-    b->q = calloc(n ? n : 1, sizeof *b->q);
-    b->terms = calloc(n ? n : 1, sizeof *b->terms);
-    if (!b->pos || !b->q || !b->terms)
-        return tdm_cli_fail(C, "out of memory");
+    size_t n = s->qf->n;
+    if (limit && limit < n)
+        n = (size_t)limit;
+    s->pos = calloc(n ? n : 1, sizeof *s->pos);
+    s->q = calloc(n ? n : 1, sizeof *s->q);
+    s->terms = calloc(n ? n : 1, sizeof *s->terms);
+    s->sq = calloc(n ? n : 1, sizeof *s->sq);
+    if (!s->pos || !s->q || !s->terms || !s->sq)
+        return tdm_cli_fail(cmd, "out of memory");
     tdm_tokpool *tp = NULL;
-    int rc = tdm_tokpool_open(b->r, &tp, &err);
+    int rc = tdm_tokpool_open(r, &tp, &err);
     if (rc != TDM_OK)
-        tdm_cli_fail(C, "%s: %s", b->o.index, tdm_err_msg(&err));
+        tdm_cli_fail(cmd, "%s: %s", index, tdm_err_msg(&err));
     for (size_t i = 0; rc == TDM_OK && i < n; i++)
-        if ((rc = add_query(b, tp, i, &err)) != TDM_OK)
-            tdm_cli_fail(C, "%s: query '%s' (line %llu): %s", b->o.queries, b->qf->q[i].id,
-                         (unsigned long long)b->qf->q[i].line, tdm_err_msg(&err));
+        if ((rc = add_query(s, r, tp, i, &err)) != TDM_OK)
+            tdm_cli_fail(cmd, "%s: query '%s' (line %llu): %s", path, s->qf->q[i].id,
+                         (unsigned long long)s->qf->q[i].line, tdm_err_msg(&err));
     tdm_tokpool_free(tp);
     tdm_err_clear(&err);
     if (rc != TDM_OK)
         return 1;
     fprintf(stderr, "%zu queries of %s: %zu ranked, %zu without a term in the index left out\n",
-            n, b->o.queries, b->nq, b->empty);
+            n, path, s->nq, s->empty);
     return 0;
 }
 
-static void free_queries(bq *b)
+void tdm_bq_queries_free(tdm_bq_queries *s)
 {
-    for (size_t i = 0; b->q && i < b->nq; i++) {
-        tdm_query_free(&b->q[i]);
-        free(b->terms[i]);
+    for (size_t i = 0; s->q && i < s->nq; i++) {
+        tdm_query_free(&s->q[i]);
+        free(s->terms[i]);
     }
-    free(b->q);
-    free(b->terms);
-    free(b->pos);
-    tdm_qfile_free(b->qf);
+    free(s->q);
+    free(s->terms);
+    free(s->sq);
+    free(s->pos);
+    tdm_qfile_free(s->qf);
 }
 
 /* ---- the oracle */
@@ -349,7 +360,7 @@ static int run_oracles(bq *b)
     }
     tdm_score_params sp = {TDM_SCORING_BM25, b->o.k1, b->o.b};
     uint32_t k = b->o.ks[b->o.nk - 1]; /* the others are its prefixes */
-    size_t nq = b->nq ? b->nq : 1;
+    size_t nq = b->qs.nq ? b->qs.nq : 1;
     tdm_bq_cache *cache = NULL;
     b->us_or = calloc(nq, sizeof *b->us_or);
     b->us_and = calloc(nq, sizeof *b->us_and);
@@ -362,10 +373,10 @@ static int run_oracles(bq *b)
             tdm_bq_cache_free(cache);
             return tdm_cli_fail(C, "out of memory");
         }
-        for (size_t q = 0; q < b->nq; q++)
-            b->qhash[q] = tdm_bq_query_hash(&b->q[q]);
+        for (size_t q = 0; q < b->qs.nq; q++)
+            b->qhash[q] = tdm_bq_query_hash(&b->qs.q[q]);
     }
-    tdm_bq_oracle_job j = {b->r, b->q, b->nq, k, TDM_MATCH_OR, sp,
+    tdm_bq_oracle_job j = {b->r, b->qs.q, b->qs.nq, k, TDM_MATCH_OR, sp,
                            (unsigned)b->o.oracle_threads, (size_t)b->o.warmup, cache, b->qhash,
                            b->us_or};
     size_t first = b->set.n;
@@ -379,7 +390,7 @@ static int run_oracles(bq *b)
     if (r == 0 && need_and && (ran2 = tdm_bq_oracle_run(&j, &b->set, &b->ans_and)) < 0)
         r = -1;
     if (r == 0 && cache && ran + ran2 > 0 &&
-        tdm_bq_cache_write(cache, b->qhash, b->nq, need_or ? &b->ans_or : NULL, b->us_or,
+        tdm_bq_cache_write(cache, b->qhash, b->qs.nq, need_or ? &b->ans_or : NULL, b->us_or,
                            need_and ? &b->ans_and : NULL, b->us_and))
         r = -1;
     tdm_bq_cache_free(cache);
@@ -398,7 +409,7 @@ static int write_outputs(const bq *b)
     const char *base = strrchr(b->o.index, '/');
     char title[256];
     snprintf(title, sizeof title, "tandem bench queries: %s, %zu queries, BM25 (%g, %g)",
-             base ? base + 1 : b->o.index, b->nq, b->o.k1, b->o.b);
+             base ? base + 1 : b->o.index, b->qs.nq, b->o.k1, b->o.b);
     if (b->o.plot && tdm_bq_write_svg(b->o.plot, &b->set, title))
         rc = 1;
     if (b->o.tput_plot && tdm_bq_write_tput_svg(b->o.tput_plot, &b->set, title))
@@ -416,7 +427,7 @@ int tdm_bench_queries(int argc, char **argv)
     if (tdm_index_open(b.o.index, &ix) != TDM_OK)
         return tdm_cli_fail(C, "%s", tdm_last_error());
     b.r = tdm_index_ireader(ix);
-    rc = load_queries(&b);
+    rc = tdm_bq_queries_load(&b.qs, C, b.o.queries, &b.o.qo, b.o.limit, b.r, b.o.index);
     if (rc == 0) {
         tdm_bq_print_header(stdout);
         rc = run_oracles(&b);
@@ -438,7 +449,7 @@ int tdm_bench_queries(int argc, char **argv)
     tdm_bq_answers_free(&b.ans_or);
     tdm_bq_answers_free(&b.ans_and);
     tdm_bq_set_free(&b.set);
-    free_queries(&b);
+    tdm_bq_queries_free(&b.qs);
     tdm_index_close(ix);
     return rc;
 }

@@ -16,7 +16,6 @@
 #include <stdio.h>
 
 #include "index/reader.h"
-#include "index/tokpool.h"
 #include "query/query.h"
 #include "query/score.h"
 #include "query/queryfile.h"
@@ -117,14 +116,6 @@ typedef struct tdm_bq_oracle_job {
  * queries run (not cached), or -1 after a message on stderr. */
 long tdm_bq_oracle_run(const tdm_bq_oracle_job *job, tdm_bq_set *set, tdm_bq_answers *ans);
 
-/* Query i of a query file as bench queries and bench load read it: *q made
- * and finished from fq's text (through a tokenizer of tp) or terms, and, for
- * a file of terms with at least one known, *st the request's term array
- * (malloc'ed, its strings fq's; NULL otherwise). A query of no known term
- * comes back with q->nterms == 0 (the caller frees q). On an error q is
- * freed and *st NULL. */
-int tdm_bq_query_make(const tdm_qf_query *fq, const tdm_ireader *r, tdm_tokpool *tp,
-                      tdm_query *q, tdm_search_term **st, tdm_err *err);
 
 /* ---- the oracle-answer cache (cmd_bench_qcache.c)
  *
@@ -185,16 +176,31 @@ typedef struct tdm_bq_opts {
     tdm_qf_options qo;
 } tdm_bq_opts;
 
-/* The queries that have at least one term in the index, ready for both sides. */
-typedef struct tdm_bq {
-    tdm_bq_opts o;
+/* The queries of a file that have at least one term in the index, as bench
+ * queries and bench load read them. */
+typedef struct tdm_bq_queries {
     tdm_qfile *qf;
-    const tdm_ireader *r;
     size_t nq;            /* usable queries */
     size_t *pos;          /* [nq] position in qf */
     tdm_query *q;         /* [nq] for the oracle */
     tdm_search_term **terms; /* [nq] weighted queries' terms, NULL for text */
+    tdm_search_query *sq; /* [nq] as the search calls take them */
     size_t empty;         /* queries without a known term, left out */
+} tdm_bq_queries;
+
+/* Reads the first `limit` (0: all) queries of `path` into *s (zeroed before)
+ * through r's tokenizer and lexicon, and says on stderr how many are usable.
+ * 0, or 1 after a message naming cmd, the file and the query. */
+int tdm_bq_queries_load(tdm_bq_queries *s, const char *cmd, const char *path,
+                        const tdm_qf_options *qo, uint64_t limit, const tdm_ireader *r,
+                        const char *index);
+void tdm_bq_queries_free(tdm_bq_queries *s);
+
+/* The queries that have at least one term in the index, ready for both sides. */
+typedef struct tdm_bq {
+    tdm_bq_opts o;
+    const tdm_ireader *r;
+    tdm_bq_queries qs;
     uint64_t *qhash;      /* [nq] tdm_bq_query_hash, with --oracle-cache */
     tdm_bq_answers ans_or, ans_and;
     double *us_or, *us_and; /* the oracle series' times in query order (for the cache) */
