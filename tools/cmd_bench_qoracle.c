@@ -14,6 +14,36 @@
 #include "query/oracle.h"
 #include "tandem.h"
 
+int tdm_bq_answers_check(const tdm_bq_answers *and_ans, const tdm_bq_answers *or_ans,
+                         const tdm_search_result *r, size_t q, uint32_t k, char *why, size_t cap)
+{
+    const tdm_bq_answers *a = or_ans;
+    if (r->algorithm == TDM_ALGO_AND)
+        a = and_ans;
+    else if (r->algorithm == TDM_ALGO_AND_OR && and_ans->matched && and_ans->matched[q] >= k)
+        a = and_ans;
+    if (!a->n) {
+        snprintf(why, cap, "%s ran, for which the oracle was not asked",
+                 tdm_algorithm_name(r->algorithm));
+        return 1;
+    }
+    size_t want = a->n[q] < k ? a->n[q] : k;
+    if (r->n != want) {
+        snprintf(why, cap, "%zu hits, the oracle has %zu", r->n, want);
+        return 1;
+    }
+    for (size_t i = 0; i < want; i++) {
+        uint32_t d = a->doc[q * a->k + i];
+        float s = a->score[q * a->k + i];
+        if (r->hits[i].docid != d || r->hits[i].score != s) {
+            snprintf(why, cap, "rank %zu: doc %u score %.9g, the oracle's doc %u score %.9g",
+                     i + 1, r->hits[i].docid, r->hits[i].score, d, s);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void tdm_bq_answers_free(tdm_bq_answers *a)
 {
     free(a->n);

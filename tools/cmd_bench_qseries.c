@@ -19,17 +19,8 @@ static const char C[] = "bench queries";
 typedef tdm_bq bq;
 
 /* The oracle's answer for what ran. */
-static const tdm_bq_answers *expected(const bq *b, int ran, size_t q, uint32_t k)
-{
-    if (ran == TDM_ALGO_AND)
-        return &b->ans_and;
-    if (ran == TDM_ALGO_AND_OR)
-        return b->ans_and.matched[q] >= k ? &b->ans_and : &b->ans_or;
-    return &b->ans_or;
-}
-
-/* 0 if r is the oracle's answer for query q at k; else describes the first
- * difference into why[]. */
+/* 0 if r is the oracle's answer for query q at k, from the device asked;
+ * else describes the first difference into why[]. */
 static int check(const bq *b, const tdm_search_result *r, size_t q, uint32_t k, int device,
                  char *why, size_t cap)
 {
@@ -37,27 +28,7 @@ static int check(const bq *b, const tdm_search_result *r, size_t q, uint32_t k, 
         snprintf(why, cap, "answered by device %d", r->device);
         return 1;
     }
-    const tdm_bq_answers *a = expected(b, r->algorithm, q, k);
-    if (!a->n) {
-        snprintf(why, cap, "%s ran, for which the oracle was not asked",
-                 tdm_algorithm_name(r->algorithm));
-        return 1;
-    }
-    size_t want = a->n[q] < k ? a->n[q] : k;
-    if (r->n != want) {
-        snprintf(why, cap, "%zu hits, the oracle has %zu", r->n, want);
-        return 1;
-    }
-    for (size_t i = 0; i < want; i++) {
-        uint32_t d = a->doc[q * a->k + i];
-        float s = a->score[q * a->k + i];
-        if (r->hits[i].docid != d || r->hits[i].score != s) {
-            snprintf(why, cap, "rank %zu: doc %u score %.9g, the oracle's doc %u score %.9g",
-                     i + 1, r->hits[i].docid, r->hits[i].score, d, s);
-            return 1;
-        }
-    }
-    return 0;
+    return tdm_bq_answers_check(&b->ans_and, &b->ans_or, r, q, k, why, cap);
 }
 
 /* What one series' sink needs. */

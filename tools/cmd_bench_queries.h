@@ -92,6 +92,12 @@ typedef struct tdm_bq_answers {
 
 void tdm_bq_answers_free(tdm_bq_answers *a);
 
+/* 0 if r is the oracle's answer to query q at k, taken from and_ans (ranked
+ * AND, and AND-then-OR where the AND matched k) or or_ans (the others); else 1 with
+ * the first difference described into why[cap]. */
+int tdm_bq_answers_check(const tdm_bq_answers *and_ans, const tdm_bq_answers *or_ans,
+                         const tdm_search_result *r, size_t q, uint32_t k, char *why, size_t cap);
+
 struct tdm_bq_cache;
 
 /* What the oracle pass needs. */
