@@ -232,6 +232,27 @@ void tdm_sprep_host_order(const tdm_sprep *p);
 int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
                          int salg, uint32_t k, tdm_err *err);
 
+/* The smallest power of two >= k (heap and key capacities). */
+static inline uint32_t tdm_pow2_at_least(uint32_t k)
+{
+    uint32_t p = 1;
+    while (p < k)
+        p <<= 1;
+    return p;
+}
+
+/* Work-items of a select or merge group on d (search_dev.c): wide on a GPU,
+ * where each pass of the radix select loops over the candidates. */
+size_t tdm_search_merge_local(const tdm_device *d);
+
+/* A batch's upload of bytes of src to m on d's compute queue, non-blocking
+ * (src must outlive the batch), added to *up; none when bytes is 0. */
+int tdm_search_batch_upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64_t *up,
+                            tdm_err *err);
+/* After a failed batch: waits for what was enqueued on d's compute queue (it
+ * reads the host tables and held lists) before they go. */
+void tdm_search_batch_drain(tdm_device *d);
+
 /* Runs the items with run set (search_batch.c): groups them by device and
  * launch-compatible plan and runs each group as one device batch. A query's
  * own failure (a damaged list) goes to its rc; the return value is an error

@@ -18,7 +18,6 @@
 
 #define SBQ_W 8u /* cl/search_batch.cl */
 #define SBA_W 8u /* cl/search_batch_and.cl */
-#define MERGE_LOCAL_GPU 1024u
 
 /* What the tables need of one term of a query. */
 typedef struct tinfo {
@@ -80,14 +79,6 @@ static void host_free(host_side *h)
         free(h->lead[c]);
         free(h->all[c]);
     }
-}
-
-static uint32_t pow2_at_least(uint32_t k)
-{
-    uint32_t p = 1;
-    while (p < k)
-        p <<= 1;
-    return p;
 }
 
 /* Pass 1: term facts, sizes and counts. */
@@ -233,18 +224,6 @@ static void dev_free(dev_side *ds)
     }
 }
 
-static int upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64_t *up,
-                  tdm_err *err)
-{
-    if (!bytes)
-        return TDM_OK;
-    cl_int rc = clEnqueueWriteBuffer(d->queue, m, CL_FALSE, 0, bytes, src, 0, NULL, NULL);
-    if (rc != CL_SUCCESS)
-        return tdm_cl_fail(err, rc, "search batch (AND): clEnqueueWriteBuffer");
-    *up += bytes;
-    return TDM_OK;
-}
-
 /* Buffers and the uploads (non-blocking, on the compute queue: h outlives
  * the batch's last command, the blocking download). */
 static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p2, dev_side *ds,
@@ -269,36 +248,18 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
                                    NULL, &ds->jobs[c], err);
     }
     if (rc == TDM_OK)
-        rc = upload(d, ds->b[D_TERMS], bytes[D_TERMS], h->terms, up, err);
+        rc = tdm_search_batch_upload(d, ds->b[D_TERMS], bytes[D_TERMS], h->terms, up, err);
     if (rc == TDM_OK)
-        rc = upload(d, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, up, err);
+        rc = tdm_search_batch_upload(d, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, up, err);
     if (rc == TDM_OK)
-        rc = upload(d, ds->b[D_SELT], bytes[D_SELT], h->selt, up, err);
+        rc = tdm_search_batch_upload(d, ds->b[D_SELT], bytes[D_SELT], h->selt, up, err);
     if (rc == TDM_OK)
-        rc = upload(d, ds->b[D_STATUS], 4, &zero, up, err);
+        rc = tdm_search_batch_upload(d, ds->b[D_STATUS], 4, &zero, up, err);
     for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++)
         if (h->nlead[c])
-            rc = upload(d, ds->lead[c], h->nlead[c] * sizeof(tdm_decode_job), h->lead[c], up, err);
+            rc = tdm_search_batch_upload(d, ds->lead[c], h->nlead[c] * sizeof(tdm_decode_job),
+                                         h->lead[c], up, err);
     return rc;
-}
-
-static size_t merge_local(const tdm_device *d)
-{
-    if (d->info.type != TDM_DEVICE_GPU)
-        return d->wg_size;
-    size_t l = MERGE_LOCAL_GPU;
-    while (l > d->info.max_work_group_size && l > d->wg_size)
-        l >>= 1;
-    return l < d->wg_size ? d->wg_size : l;
-}
-
-static void drain(tdm_device *d)
-{
-    cl_event e = NULL;
-    if (clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &e) == CL_SUCCESS && e) {
-        clWaitForEvents(1, &e);
-        clReleaseEvent(e);
-    }
 }
 
 /* Keeps a profiled launch's event (TANDEM_SEARCH_PROFILE). */
@@ -376,7 +337,7 @@ static int enqueue_rest(const tdm_sdev *sd, const host_side *h, uint32_t n, cons
         TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&kk),          TDM_KARG_U32(&pp),
         TDM_KARG_MEM(&ds->b[D_OUT]),  TDM_KARG_MEM(&ds->b[D_STATUS]),
     };
-    size_t ml = merge_local(d);
+    size_t ml = tdm_search_merge_local(d);
     if (rc == TDM_OK)
         rc = tdm_kernel_launch(d, "tdm_search_merge_batch", ma, sizeof ma / sizeof *ma,
                                (size_t)n * ml, ml, 0, NULL, evp, err);
@@ -472,7 +433,7 @@ int tdm_search_dev_batch_and(const tdm_sdev *sd, tdm_sbq *const *qs, uint32_t n,
     dev_side ds;
     memset(&h, 0, sizeof h);
     memset(&ds, 0, sizeof ds);
-    uint32_t p2 = pow2_at_least(k), launches = 0;
+    uint32_t p2 = tdm_pow2_at_least(k), launches = 0;
     uint64_t up = 0;
     tdm_sprof pf; /* TANDEM_SEARCH_PROFILE: rows "AND batch: ..." */
     tdm_sprof_begin(&pf, TDM_SALG_AND, k);
@@ -510,7 +471,7 @@ int tdm_search_dev_batch_and(const tdm_sdev *sd, tdm_sbq *const *qs, uint32_t n,
         rc = get_trace(sd->d, &h, n, &ds, trace, err);
     tdm_sprof_end(&pf, rc == TDM_OK);
     if (rc)
-        drain(sd->d); /* before the lists' hold and the host tables go */
+        tdm_search_batch_drain(sd->d); /* before the lists' hold and the host tables go */
     tdm_resident_unhold(&sd->res, hold, NULL);
     if (rc == TDM_OK)
         rc = results(qs, n, k, p2, &h, launches, up, err);

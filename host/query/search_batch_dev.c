@@ -46,7 +46,6 @@
 #define GPU_RANGES_PER_CU 1024u
 #define CPU_RANGES_PER_CU 4u
 #define GPU_MIN_RLEN 64u
-#define MERGE_LOCAL_GPU 1024u
 
 enum { D_DOCS, D_FREQS, D_TERMS, D_BMAX, D_CUR, D_ORD, D_HS, D_HD, D_HN, D_QTAB, D_OUT,
        D_STATUS, D_SB, D_COUNT };
@@ -76,14 +75,6 @@ static void host_free(host_side *h)
     free(h->out);
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
         free(h->jobs[c]);
-}
-
-static uint32_t pow2_at_least(uint32_t k)
-{
-    uint32_t p = 1;
-    while (p < k)
-        p <<= 1;
-    return p;
 }
 
 /* Ranges a compute unit: TANDEM_BATCH_RANGES_PER_CU (1 to 65536, to time
@@ -177,7 +168,7 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
     h->nheap = nheap;
     h->ncur = ncur;
     h->nranges = nr;
-    uint32_t p2 = pow2_at_least(k);
+    uint32_t p2 = tdm_pow2_at_least(k);
     h->terms = malloc((h->nterms ? h->nterms : 1) * TDM_SEARCH_TW * 4);
     h->bmax = malloc((h->nbmax ? h->nbmax : 1) * 4);
     h->qtab = malloc((size_t)n * TDM_SBQ_W * 4);
@@ -250,8 +241,8 @@ static void dev_free(dev_side *ds)
             clReleaseMemObject(ds->jobs[c]);
 }
 
-static int upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64_t *up,
-                  tdm_err *err)
+int tdm_search_batch_upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64_t *up,
+                            tdm_err *err)
 {
     if (!bytes)
         return TDM_OK;
@@ -285,41 +276,20 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
             rc = tdm_buffer_create(d, CL_MEM_READ_ONLY, (size_t)h->njobs[c] * sizeof(tdm_decode_job),
                                    NULL, &ds->jobs[c], err);
     if (rc == TDM_OK)
-        rc = upload(d, ds->b[D_TERMS], bytes[D_TERMS], h->terms, up, err);
+        rc = tdm_search_batch_upload(d, ds->b[D_TERMS], bytes[D_TERMS], h->terms, up, err);
     if (rc == TDM_OK && h->bmode == BOUNDS_HOST)
-        rc = upload(d, ds->b[D_BMAX], bytes[D_BMAX], h->bmax, up, err);
+        rc = tdm_search_batch_upload(d, ds->b[D_BMAX], bytes[D_BMAX], h->bmax, up, err);
     if (rc == TDM_OK && h->bmode == BOUNDS_STORED)
-        rc = upload(d, ds->b[D_SB], bytes[D_SB], h->sb, up, err);
+        rc = tdm_search_batch_upload(d, ds->b[D_SB], bytes[D_SB], h->sb, up, err);
     if (rc == TDM_OK)
-        rc = upload(d, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, up, err);
+        rc = tdm_search_batch_upload(d, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, up, err);
     if (rc == TDM_OK)
-        rc = upload(d, ds->b[D_STATUS], 4, &zero, up, err);
+        rc = tdm_search_batch_upload(d, ds->b[D_STATUS], 4, &zero, up, err);
     for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++)
         if (h->njobs[c])
-            rc = upload(d, ds->jobs[c], (size_t)h->njobs[c] * sizeof(tdm_decode_job), h->jobs[c],
-                        up, err);
+            rc = tdm_search_batch_upload(d, ds->jobs[c], (size_t)h->njobs[c] * sizeof(tdm_decode_job),
+                                         h->jobs[c], up, err);
     return rc;
-}
-
-static size_t merge_local(const tdm_device *d)
-{
-    if (d->info.type != TDM_DEVICE_GPU)
-        return d->wg_size;
-    size_t l = MERGE_LOCAL_GPU;
-    while (l > d->info.max_work_group_size && l > d->wg_size)
-        l >>= 1;
-    return l < d->wg_size ? d->wg_size : l;
-}
-
-/* After a failure: wait for what was enqueued (it reads h and the held
- * lists) before they go. */
-static void drain(tdm_device *d)
-{
-    cl_event e = NULL;
-    if (clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &e) == CL_SUCCESS && e) {
-        clWaitForEvents(1, &e);
-        clReleaseEvent(e);
-    }
 }
 
 /* Block bounds made on the device: every block's bound of the batch (its
@@ -434,7 +404,7 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
         TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&kk),          TDM_KARG_U32(&pp),
         TDM_KARG_MEM(&ds->b[D_OUT]), TDM_KARG_MEM(&ds->b[D_STATUS]),
     };
-    size_t ml = merge_local(d);
+    size_t ml = tdm_search_merge_local(d);
     if (rc == TDM_OK)
         rc = tdm_kernel_launch(d, "tdm_search_merge_batch", ma, sizeof ma / sizeof *ma,
                                (size_t)n * ml, ml, 0, NULL, evp, err);
@@ -454,7 +424,7 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     }
     tdm_sprof_host(pf, "batch: download (blocking)", t);
     if (rc)
-        drain(d); /* before the lists' hold goes */
+        tdm_search_batch_drain(d); /* before the lists' hold goes */
     tdm_resident_unhold(&sd->res, hold, NULL);
     return rc;
 }
@@ -536,7 +506,7 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
     host_side h;
     dev_side ds;
     memset(&ds, 0, sizeof ds);
-    uint32_t p2 = pow2_at_least(k), launches = 0;
+    uint32_t p2 = tdm_pow2_at_least(k), launches = 0;
     uint64_t up = 0;
     const tdm_sprep *p0 = &qs[0]->p;
     tdm_sprof pf; /* TANDEM_SEARCH_PROFILE: rows "batch: ..." */
@@ -559,7 +529,7 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
         rc = read_back(sd->d, &h, &ds, terms, bmax, err);
     tdm_sprof_end(&pf, rc == TDM_OK);
     if (rc)
-        drain(sd->d);
+        tdm_search_batch_drain(sd->d);
     for (uint32_t i = 0; rc == TDM_OK && i < n; i++) {
         const uint64_t *o = h.out + (size_t)i * (p2 + 2);
         tdm_sout *so = &qs[i]->so;
@@ -608,4 +578,13 @@ int tdm_search_dev_batch_tables(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *con
         *bmax = NULL;
     }
     return rc;
+}
+
+void tdm_search_batch_drain(tdm_device *d)
+{
+    cl_event e = NULL;
+    if (clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &e) == CL_SUCCESS && e) {
+        clWaitForEvents(1, &e);
+        clReleaseEvent(e);
+    }
 }

@@ -137,7 +137,7 @@ static int and_selects(const tdm_sprep *p, int salg)
  * k = 1,000 the H200 spent 3.2 ms in a merge of 64 work-items). */
 #define MERGE_LOCAL_GPU 1024u
 
-static size_t merge_local(const tdm_device *d)
+size_t tdm_search_merge_local(const tdm_device *d)
 {
     if (d->info.type != TDM_DEVICE_GPU)
         return d->wg_size;
@@ -282,14 +282,6 @@ static int ensure(tdm_device *d, cl_mem *m, size_t *cap, size_t bytes, tdm_err *
     if (rc == TDM_OK)
         *cap = want;
     return rc;
-}
-
-static uint32_t pow2_at_least(uint32_t k)
-{
-    uint32_t p = 1;
-    while (p < k)
-        p <<= 1;
-    return p;
 }
 
 static float u2f(uint32_t u)
@@ -522,7 +514,7 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
     ev_release(e0);
     if (rc)
         return rc;
-    size_t wg = merge_local(sd->d);
+    size_t wg = tdm_search_merge_local(sd->d);
     *launches += 1;
     uint32_t per;
     cl_uint ng = select_groups(sd->d, nr, cp, &per), mr = nr, mcap = cp, moff = 0;
@@ -572,7 +564,7 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
                        const tdm_splan *pl, int salg, uint32_t k, tdm_sout *out, tdm_err *err)
 {
     uint32_t cap = k < pl->rlen ? k : pl->rlen;
-    uint32_t pow2 = pow2_at_least(k);
+    uint32_t pow2 = tdm_pow2_at_least(k);
     tdm_sprof pf;
     tdm_sprof_begin(&pf, salg, k);
     tdm_sprof_cur = pf.on ? &pf : NULL;
