@@ -18,3 +18,27 @@ want_fail() {
     grep -q -- "$1" err.txt || fail "stderr lacks '$1': $(head -c 400 err.txt)"
 }
 want_ok() { [ "$rc" -eq 0 ] || fail "exit $rc: $(head -c 600 err.txt)"; }
+
+# The benchmark tests' fixture: q.txt, a query log in PISA's id:text form,
+# and idx, an index of a collection drawing its vocabulary from it (so the
+# queries hit long and short lists alike), with idx.orig a copy. Exits the
+# test when the index cannot be built.
+bench_fixture() {
+    cat > q.txt <<'EOF'
+1:boundary layer flow
+2:heat transfer in a flat plate
+3:flow
+4:supersonic flow over a cone
+5:laminar boundary layer heat
+6:plate
+7:pressure distribution on a wing
+8:wing flow pressure heat plate cone
+9:transfer
+10:turbulent mixing layer
+11:shock wave boundary layer interaction
+EOF
+    "$T" gen collection --docs 3000 --seed 7 --vocab-from q.txt --quiet -o c.txt >/dev/null 2>&1 &&
+        "$T" build --quiet --stemmer none -o idx c.txt >/dev/null 2>&1 ||
+        { echo "cannot build a fixture index"; exit 1; }
+    cp idx idx.orig
+}

@@ -22,24 +22,8 @@ run() {
 }
 export POCL_DEVICES="pthread pthread" TANDEM_LANE_KINDS=cpu,gpu TANDEM_DEVICES=pocl
 
-cat > q.txt <<'EOF'
-1:boundary layer flow
-2:heat transfer in a flat plate
-3:flow
-4:supersonic flow over a cone
-5:laminar boundary layer heat
-6:plate
-7:pressure distribution on a wing
-8:wing flow pressure heat plate cone
-9:transfer
-10:turbulent mixing layer
-11:shock wave boundary layer interaction
-EOF
-"$T" gen collection --docs 3000 --seed 7 --vocab-from q.txt --quiet -o c.txt >/dev/null 2>&1 &&
-"$T" build --quiet --stemmer none -o idx c.txt >/dev/null 2>&1 ||
-    { echo "cannot build a fixture index"; exit 1; }
+bench_fixture
 echo '12:zzznotinthelog' >> q.txt # no term of it in the index
-cp idx idx.orig
 ndev=$("$T" devices 2>/dev/null | grep -c "Portable Computing Language")
 if [ "$ndev" -lt 2 ]; then
     echo "test_bench_load: skipped: PoCL did not give two devices"

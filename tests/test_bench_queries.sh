@@ -12,25 +12,7 @@ T=$1
 CLI_TIMEOUT=600
 . "$(dirname "$0")/cli_lib.sh"
 
-# A query log in PISA's id:text form; the collection draws its vocabulary
-# from it, so the queries hit long and short lists alike.
-cat > q.txt <<'EOF'
-1:boundary layer flow
-2:heat transfer in a flat plate
-3:flow
-4:supersonic flow over a cone
-5:laminar boundary layer heat
-6:plate
-7:pressure distribution on a wing
-8:wing flow pressure heat plate cone
-9:transfer
-10:turbulent mixing layer
-11:shock wave boundary layer interaction
-EOF
-"$T" gen collection --docs 3000 --seed 7 --vocab-from q.txt --quiet -o c.txt >/dev/null 2>&1 &&
-"$T" build --quiet --stemmer none -o idx c.txt >/dev/null 2>&1 ||
-    { echo "cannot build a fixture index"; exit 1; }
-cp idx idx.orig
+bench_fixture
 cp q.txt qa.txt
 echo '12:zzznotinthelog' >> qa.txt # no term of it in the index
 
