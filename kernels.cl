@@ -38,6 +38,9 @@
 #include "cl/codec_pfor.cl"
 #include "cl/codec_rice.cl"
 
+/* ---- serial block decoders: one block by one work-item, every codec */
+#include "cl/codec_serial.cl"
+
 /* ---- batched decode of a resident index: many lists to a launch */
 #include "cl/decode_jobs.cl"
 
