@@ -102,19 +102,27 @@ uint tdm_sr_doc(const tdm_srange *s, uint t)
     return d < s->rend ? d : TDM_SEARCH_NODOC;
 }
 
-/* score.h's float formula for the posting at position p of term t. */
-float tdm_sr_score(const tdm_srange *s, uint t, uint p)
+/* score.h's float formula: weight factor qw, frequency tf, document d
+   (its length read only for BM25). */
+float tdm_sr_formula(uint kind, float c0, float c1, float qw, uint tf,
+                     __global const uint *doclens, uint d)
 {
     TDM_SR_COUNT(scored, 1);
-    float qw = as_float(tdm_sr_term(s, t, 4));
-    float f = (float)s->freqs[p];
-    if (s->kind == 1u)
+    float f = (float)tf;
+    if (kind == 1u)
         return tdm_fmul(qw, f);
-    float dl = (float)s->doclens[s->docs[p]];
-    float k = tdm_fadd(s->c0, tdm_fmul(s->c1, dl));
+    float dl = (float)doclens[d];
+    float k = tdm_fadd(c0, tdm_fmul(c1, dl));
     float num = tdm_fmul(qw, f);
     float den = tdm_fadd(f, k);
     return TDM_SEARCH_DIV(num, den);
+}
+
+/* The score of the posting at position p of term t. */
+float tdm_sr_score(const tdm_srange *s, uint t, uint p)
+{
+    return tdm_sr_formula(s->kind, s->c0, s->c1, as_float(tdm_sr_term(s, t, 4)), s->freqs[p],
+                          s->doclens, s->docs[p]);
 }
 
 /* First position in [lo, e) whose docid is >= target (e if none). */
@@ -150,158 +158,20 @@ void tdm_sr_seek(tdm_srange *s, uint t, uint target)
 
 void tdm_sr_next(tdm_srange *s, uint t) { s->cur[t * s->nr + s->r] += 1u; }
 
-/* The threshold a document must beat: the heap's worst once it is full,
-   or the float below the shared G when that is larger. */
-float tdm_sr_theta(const tdm_srange *s)
+/* The score of the posting under term t's cursor. */
+float tdm_sr_at(const tdm_srange *s, uint t)
 {
-    float own = s->n < s->cap ? -1.0f : s->hs[s->r * s->cap];
-    return fmax(own, s->gth);
+    return tdm_sr_score(s, t, s->cur[t * s->nr + s->r]);
 }
 
 /* The float just below the shared threshold's bits g (-1 for g = 0). */
 float tdm_sr_below(uint g) { return g ? as_float(g - 1u) : -1.0f; }
-
-/* After an insertion: a heap of k documents raises G to its worst. */
-void tdm_sr_publish(tdm_srange *s)
-{
-    if (!s->pub || s->n < s->cap)
-        return;
-    uint w = as_uint(s->hs[s->r * s->cap]);
-    uint g = atomic_max(s->shared, w);
-    s->gth = tdm_sr_below(max(g, w));
-}
 
 /* Heap order: a ranks below b (lower score, or equal and larger docid). */
 int tdm_sr_worse(float as, uint ad, float bs, uint bd)
 {
     return as < bs || (as == bs && ad > bd);
 }
-
-/* Offers document d with score sc to the range's heap (worst at the root).
-   Documents come in ascending docid, so sc must beat the worst strictly. */
-void tdm_sr_push(tdm_srange *s, uint d, float sc)
-{
-    __global float *hs = s->hs + s->r * s->cap;
-    __global uint *hd = s->hd + s->r * s->cap;
-    uint i;
-    if (!(sc > s->gth))
-        return; /* below the shared G: not in the query's top k */
-    TDM_SR_COUNT(pushed, 1);
-    if (s->n < s->cap) {
-        i = s->n++;
-        while (i > 0u) {
-            uint p = (i - 1u) / 2u;
-            if (!tdm_sr_worse(sc, d, hs[p], hd[p]))
-                break;
-            hs[i] = hs[p];
-            hd[i] = hd[p];
-            i = p;
-        }
-        hs[i] = sc;
-        hd[i] = d;
-        tdm_sr_publish(s);
-        return;
-    }
-    if (!(sc > hs[0]))
-        return;
-    i = 0u;
-    for (;;) {
-        uint l = 2u * i + 1u, m = i;
-        float ms = sc;
-        uint md = d;
-        if (l < s->n && tdm_sr_worse(hs[l], hd[l], ms, md)) {
-            m = l;
-            ms = hs[l];
-            md = hd[l];
-        }
-        if (l + 1u < s->n && tdm_sr_worse(hs[l + 1u], hd[l + 1u], ms, md))
-            m = l + 1u;
-        if (m == i)
-            break;
-        hs[i] = hs[m];
-        hd[i] = hd[m];
-        i = m;
-    }
-    hs[i] = sc;
-    hd[i] = d;
-    tdm_sr_publish(s);
-}
-
-/* Document d's score: the terms whose cursor is on d, in term order; those
-   cursors then move past d when `advance`. */
-float tdm_sr_full(tdm_srange *s, uint d, int advance)
-{
-    TDM_SR_COUNT(docs, 1);
-    float acc = 0.0f;
-    for (uint t = 0; t < s->nt; t++)
-        if (tdm_sr_doc(s, t) == d) {
-            acc = acc + tdm_sr_score(s, t, s->cur[t * s->nr + s->r]);
-            if (advance)
-                tdm_sr_next(s, t);
-        }
-    return acc;
-}
-
-void tdm_sr_or(tdm_srange *s)
-{
-    for (;;) {
-        uint d = TDM_SEARCH_NODOC;
-        for (uint t = 0; t < s->nt; t++)
-            d = min(d, tdm_sr_doc(s, t));
-        if (d == TDM_SEARCH_NODOC)
-            return;
-        tdm_sr_push(s, d, tdm_sr_full(s, d, 1));
-    }
-}
-
-void tdm_sr_and(tdm_srange *s)
-{
-    uint lead = 0;
-    for (uint t = 1; t < s->nt; t++)
-        if (tdm_sr_term(s, t, 1) < tdm_sr_term(s, lead, 1))
-            lead = t;
-    uint d = tdm_sr_doc(s, lead);
-    while (d != TDM_SEARCH_NODOC) {
-        uint miss = 0u;
-        for (uint t = 0; t < s->nt && !miss; t++) {
-            if (t == lead)
-                continue;
-            tdm_sr_seek(s, t, d);
-            uint dt = tdm_sr_doc(s, t);
-            if (dt != d)
-                miss = dt;
-        }
-        if (miss == TDM_SEARCH_NODOC)
-            return;
-        if (miss) {
-            tdm_sr_seek(s, lead, miss);
-        } else {
-            tdm_sr_push(s, d, tdm_sr_full(s, d, 0));
-            tdm_sr_next(s, lead);
-        }
-        d = tdm_sr_doc(s, lead);
-    }
-}
-
-/* WAND's order: term indices sorted by the docid under their cursor
-   (insertion sort: it is nearly sorted after each step). */
-void tdm_sr_sort(tdm_srange *s)
-{
-    for (uint i = 1; i < s->nt; i++) {
-        uint t = s->ord[i * s->nr + s->r], dt = tdm_sr_doc(s, t);
-        uint j = i;
-        while (j > 0u) {
-            uint u = s->ord[(j - 1u) * s->nr + s->r];
-            if (tdm_sr_doc(s, u) <= dt)
-                break;
-            s->ord[j * s->nr + s->r] = u;
-            j--;
-        }
-        s->ord[j * s->nr + s->r] = t;
-    }
-}
-
-uint tdm_sr_ord(const tdm_srange *s, uint i) { return s->ord[i * s->nr + s->r]; }
 
 /* Block-Max: the bound of term t's block holding docid d (0 when its list
    ends before d), and in *last that block's last docid. */
@@ -322,119 +192,11 @@ float tdm_sr_block(const tdm_srange *s, uint t, uint d, uint *last)
     return 0.0f;
 }
 
-void tdm_sr_wand(tdm_srange *s, int bmw)
-{
-    for (uint i = 0; i < s->nt; i++)
-        s->ord[i * s->nr + s->r] = i;
-    for (;;) {
-        tdm_sr_sort(s);
-        float th = tdm_sr_theta(s), acc = 0.0f;
-        uint piv = s->nt;
-        for (uint i = 0; i < s->nt; i++) {
-            uint t = tdm_sr_ord(s, i);
-            if (tdm_sr_doc(s, t) == TDM_SEARCH_NODOC)
-                break;
-            acc = acc + as_float(tdm_sr_term(s, t, 5));
-            if (acc * TDM_SEARCH_SLACK > th) {
-                piv = i;
-                break;
-            }
-        }
-        if (piv == s->nt)
-            return;
-        uint pd = tdm_sr_doc(s, tdm_sr_ord(s, piv));
-        while (piv + 1u < s->nt && tdm_sr_doc(s, tdm_sr_ord(s, piv + 1u)) == pd)
-            piv++;
-        if (bmw) {
-            /* the bound of the blocks that hold pd; documents in [pd, nxt)
-               hold no other term and lie in those same blocks */
-            uint nxt = piv + 1u < s->nt ? tdm_sr_doc(s, tdm_sr_ord(s, piv + 1u)) : TDM_SEARCH_NODOC;
-            float bsum = 0.0f;
-            for (uint i = 0; i <= piv; i++) {
-                uint last;
-                bsum = bsum + tdm_sr_block(s, tdm_sr_ord(s, i), pd, &last);
-                if (last != TDM_SEARCH_NODOC)
-                    nxt = min(nxt, last + 1u);
-            }
-            if (bsum * TDM_SEARCH_SLACK <= th) {
-                TDM_SR_COUNT(skips, 1);
-                for (uint i = 0; i <= piv; i++)
-                    tdm_sr_seek(s, tdm_sr_ord(s, i), nxt);
-                continue;
-            }
-        }
-        if (tdm_sr_doc(s, tdm_sr_ord(s, 0)) == pd) {
-            tdm_sr_push(s, pd, tdm_sr_full(s, pd, 1));
-        } else {
-            for (uint i = 0; i < piv; i++)
-                tdm_sr_seek(s, tdm_sr_ord(s, i), pd);
-        }
-    }
-}
-
-/* MaxScore: terms by ascending bound (term word 6); the shortest prefix
-   whose bounds cannot beat the threshold together is non-essential: a
-   document is only found through the essential terms, and the non-essential
-   ones are looked up only while the bound still beats the threshold.
-   ord holds the prefix sums of the bounds in that order (float bits). */
-uint tdm_sr_split(tdm_srange *s, float th)
-{
-    float acc = 0.0f;
-    uint ne = 0;
-    for (uint i = 0; i < s->nt; i++) {
-        acc = acc + as_float(tdm_sr_term(s, tdm_sr_term(s, i, 6), 5));
-        s->ord[i * s->nr + s->r] = as_uint(acc);
-        if (acc * TDM_SEARCH_SLACK <= th)
-            ne = i + 1u;
-    }
-    return ne;
-}
-
-void tdm_sr_maxscore(tdm_srange *s)
-{
-    float th = tdm_sr_theta(s);
-    uint ne = tdm_sr_split(s, th);
-    for (;;) {
-        if (ne == s->nt)
-            return;
-        uint d = TDM_SEARCH_NODOC;
-        for (uint i = ne; i < s->nt; i++)
-            d = min(d, tdm_sr_doc(s, tdm_sr_term(s, i, 6)));
-        if (d == TDM_SEARCH_NODOC)
-            return;
-        float part = 0.0f;
-        for (uint i = ne; i < s->nt; i++) {
-            uint t = tdm_sr_term(s, i, 6);
-            if (tdm_sr_doc(s, t) == d)
-                part = part + tdm_sr_score(s, t, s->cur[t * s->nr + s->r]);
-        }
-        int keep = 1;
-        for (uint i = ne; i-- > 0u;) {
-            float bound = part + as_float(s->ord[i * s->nr + s->r]);
-            if (bound * TDM_SEARCH_SLACK <= th) {
-                TDM_SR_COUNT(skips, 1);
-                keep = 0;
-                break;
-            }
-            uint t = tdm_sr_term(s, i, 6);
-            tdm_sr_seek(s, t, d);
-            if (tdm_sr_doc(s, t) == d)
-                part = part + tdm_sr_score(s, t, s->cur[t * s->nr + s->r]);
-        }
-        if (keep)
-            tdm_sr_push(s, d, tdm_sr_full(s, d, 0));
-        for (uint i = ne; i < s->nt; i++) {
-            uint t = tdm_sr_term(s, i, 6);
-            if (tdm_sr_doc(s, t) == d)
-                tdm_sr_next(s, t);
-        }
-        float nth = tdm_sr_theta(s);
-        if (nth != th) {
-            th = nth;
-            ne = tdm_sr_split(s, th);
-        }
-    }
-}
+/* The algorithms, on these cursors (tdm_sr_or, _and, _wand, _maxscore,
+   _push, _theta, ...). */
+#define TDM_SA_S tdm_srange
+#define TDM_SA(name) tdm_sr_##name
+#include "cl/search_algo.cl"
 
 /* One work-item per docid range [r * rlen, min((r + 1) * rlen, ndocs)).
    hn[r] gets the number of entries of the range's heap. The pruning

@@ -1,0 +1,281 @@
+/* The document-at-a-time algorithms of a range (OR, AND, WAND, Block-Max
+   WAND, MaxScore), its heap and the shared threshold G, written once for
+   both range kernels: included by cl/search_range.cl (cursors over decoded
+   postings, names tdm_sr_*) and cl/search_zrange.cl (cursors over the
+   compressed index, names tdm_zr_*). The includer defines
+     TDM_SA_S        its state type, with the fields these read: terms, ord,
+                     hs, hd, shared, nt, nr, r, cap, n, pub, gth
+     TDM_SA(name)    the name of this copy's function `name`
+   and, before the include, its cursor accessors:
+     TDM_SA(term)(s, t, w)   word w of term t's table entry
+     TDM_SA(doc)(s, t)       docid under term t's cursor (NODOC past its list
+                             or the range)
+     TDM_SA(seek)(s, t, d)   moves the cursor to its first posting >= d
+     TDM_SA(next)(s, t)      moves it one posting on
+     TDM_SA(at)(s, t)        score.h's float score of the posting under it
+     TDM_SA(block)(s, t, d, &last)  the bound of the block from the
+                             cursor's on that holds docid d, its last docid
+   Both copies run the same float operations in the same order, so they give
+   the same bits (search_range.cl's header says why that is exact). The
+   file is included once per copy; the macros are undefined at its end. */
+
+/* The threshold a document must beat: the heap's worst once it is full,
+   or the float below the shared G when that is larger. */
+float TDM_SA(theta)(const TDM_SA_S *s)
+{
+    float own = s->n < s->cap ? -1.0f : s->hs[s->r * s->cap];
+    return fmax(own, s->gth);
+}
+
+/* After an insertion: a heap of k documents raises G to its worst. */
+void TDM_SA(publish)(TDM_SA_S *s)
+{
+    if (!s->pub || s->n < s->cap)
+        return;
+    uint w = as_uint(s->hs[s->r * s->cap]);
+    uint g = atomic_max(s->shared, w);
+    s->gth = tdm_sr_below(max(g, w));
+}
+
+/* Offers document d with score sc to the range's heap (worst at the root).
+   Documents come in ascending docid, so sc must beat the worst strictly. */
+void TDM_SA(push)(TDM_SA_S *s, uint d, float sc)
+{
+    __global float *hs = s->hs + s->r * s->cap;
+    __global uint *hd = s->hd + s->r * s->cap;
+    uint i;
+    if (!(sc > s->gth))
+        return; /* below the shared G: not in the query's top k */
+    TDM_SR_COUNT(pushed, 1);
+    if (s->n < s->cap) {
+        i = s->n++;
+        while (i > 0u) {
+            uint p = (i - 1u) / 2u;
+            if (!tdm_sr_worse(sc, d, hs[p], hd[p]))
+                break;
+            hs[i] = hs[p];
+            hd[i] = hd[p];
+            i = p;
+        }
+        hs[i] = sc;
+        hd[i] = d;
+        TDM_SA(publish)(s);
+        return;
+    }
+    if (!(sc > hs[0]))
+        return;
+    i = 0u;
+    for (;;) {
+        uint l = 2u * i + 1u, m = i;
+        float ms = sc;
+        uint md = d;
+        if (l < s->n && tdm_sr_worse(hs[l], hd[l], ms, md)) {
+            m = l;
+            ms = hs[l];
+            md = hd[l];
+        }
+        if (l + 1u < s->n && tdm_sr_worse(hs[l + 1u], hd[l + 1u], ms, md))
+            m = l + 1u;
+        if (m == i)
+            break;
+        hs[i] = hs[m];
+        hd[i] = hd[m];
+        i = m;
+    }
+    hs[i] = sc;
+    hd[i] = d;
+    TDM_SA(publish)(s);
+}
+
+/* Document d's score: the terms whose cursor is on d, in term order; those
+   cursors then move past d when `advance`. */
+float TDM_SA(full)(TDM_SA_S *s, uint d, int advance)
+{
+    TDM_SR_COUNT(docs, 1);
+    float acc = 0.0f;
+    for (uint t = 0; t < s->nt; t++)
+        if (TDM_SA(doc)(s, t) == d) {
+            acc = acc + TDM_SA(at)(s, t);
+            if (advance)
+                TDM_SA(next)(s, t);
+        }
+    return acc;
+}
+
+void TDM_SA(or)(TDM_SA_S *s)
+{
+    for (;;) {
+        uint d = TDM_SEARCH_NODOC;
+        for (uint t = 0; t < s->nt; t++)
+            d = min(d, TDM_SA(doc)(s, t));
+        if (d == TDM_SEARCH_NODOC)
+            return;
+        TDM_SA(push)(s, d, TDM_SA(full)(s, d, 1));
+    }
+}
+
+void TDM_SA(and)(TDM_SA_S *s)
+{
+    uint lead = 0;
+    for (uint t = 1; t < s->nt; t++)
+        if (TDM_SA(term)(s, t, 1) < TDM_SA(term)(s, lead, 1))
+            lead = t;
+    uint d = TDM_SA(doc)(s, lead);
+    while (d != TDM_SEARCH_NODOC) {
+        uint miss = 0u;
+        for (uint t = 0; t < s->nt && !miss; t++) {
+            if (t == lead)
+                continue;
+            TDM_SA(seek)(s, t, d);
+            uint dt = TDM_SA(doc)(s, t);
+            if (dt != d)
+                miss = dt;
+        }
+        if (miss == TDM_SEARCH_NODOC)
+            return;
+        if (miss) {
+            TDM_SA(seek)(s, lead, miss);
+        } else {
+            TDM_SA(push)(s, d, TDM_SA(full)(s, d, 0));
+            TDM_SA(next)(s, lead);
+        }
+        d = TDM_SA(doc)(s, lead);
+    }
+}
+
+/* WAND's order: term indices sorted by the docid under their cursor
+   (insertion sort: it is nearly sorted after each step). */
+void TDM_SA(sort)(TDM_SA_S *s)
+{
+    for (uint i = 1; i < s->nt; i++) {
+        uint t = s->ord[i * s->nr + s->r], dt = TDM_SA(doc)(s, t);
+        uint j = i;
+        while (j > 0u) {
+            uint u = s->ord[(j - 1u) * s->nr + s->r];
+            if (TDM_SA(doc)(s, u) <= dt)
+                break;
+            s->ord[j * s->nr + s->r] = u;
+            j--;
+        }
+        s->ord[j * s->nr + s->r] = t;
+    }
+}
+
+uint TDM_SA(ord)(const TDM_SA_S *s, uint i) { return s->ord[i * s->nr + s->r]; }
+
+void TDM_SA(wand)(TDM_SA_S *s, int bmw)
+{
+    for (uint i = 0; i < s->nt; i++)
+        s->ord[i * s->nr + s->r] = i;
+    for (;;) {
+        TDM_SA(sort)(s);
+        float th = TDM_SA(theta)(s), acc = 0.0f;
+        uint piv = s->nt;
+        for (uint i = 0; i < s->nt; i++) {
+            uint t = TDM_SA(ord)(s, i);
+            if (TDM_SA(doc)(s, t) == TDM_SEARCH_NODOC)
+                break;
+            acc = acc + as_float(TDM_SA(term)(s, t, 5));
+            if (acc * TDM_SEARCH_SLACK > th) {
+                piv = i;
+                break;
+            }
+        }
+        if (piv == s->nt)
+            return;
+        uint pd = TDM_SA(doc)(s, TDM_SA(ord)(s, piv));
+        while (piv + 1u < s->nt && TDM_SA(doc)(s, TDM_SA(ord)(s, piv + 1u)) == pd)
+            piv++;
+        if (bmw) {
+            /* the bound of the blocks that hold pd; documents in [pd, nxt)
+               hold no other term and lie in those same blocks */
+            uint nxt = piv + 1u < s->nt ? TDM_SA(doc)(s, TDM_SA(ord)(s, piv + 1u)) : TDM_SEARCH_NODOC;
+            float bsum = 0.0f;
+            for (uint i = 0; i <= piv; i++) {
+                uint last;
+                bsum = bsum + TDM_SA(block)(s, TDM_SA(ord)(s, i), pd, &last);
+                if (last != TDM_SEARCH_NODOC)
+                    nxt = min(nxt, last + 1u);
+            }
+            if (bsum * TDM_SEARCH_SLACK <= th) {
+                TDM_SR_COUNT(skips, 1);
+                for (uint i = 0; i <= piv; i++)
+                    TDM_SA(seek)(s, TDM_SA(ord)(s, i), nxt);
+                continue;
+            }
+        }
+        if (TDM_SA(doc)(s, TDM_SA(ord)(s, 0)) == pd) {
+            TDM_SA(push)(s, pd, TDM_SA(full)(s, pd, 1));
+        } else {
+            for (uint i = 0; i < piv; i++)
+                TDM_SA(seek)(s, TDM_SA(ord)(s, i), pd);
+        }
+    }
+}
+
+/* MaxScore: terms by ascending bound (term word 6); the shortest prefix
+   whose bounds cannot beat the threshold together is non-essential: a
+   document is only found through the essential terms, and the non-essential
+   ones are looked up only while the bound still beats the threshold.
+   ord holds the prefix sums of the bounds in that order (float bits). */
+uint TDM_SA(split)(TDM_SA_S *s, float th)
+{
+    float acc = 0.0f;
+    uint ne = 0;
+    for (uint i = 0; i < s->nt; i++) {
+        acc = acc + as_float(TDM_SA(term)(s, TDM_SA(term)(s, i, 6), 5));
+        s->ord[i * s->nr + s->r] = as_uint(acc);
+        if (acc * TDM_SEARCH_SLACK <= th)
+            ne = i + 1u;
+    }
+    return ne;
+}
+
+void TDM_SA(maxscore)(TDM_SA_S *s)
+{
+    float th = TDM_SA(theta)(s);
+    uint ne = TDM_SA(split)(s, th);
+    for (;;) {
+        if (ne == s->nt)
+            return;
+        uint d = TDM_SEARCH_NODOC;
+        for (uint i = ne; i < s->nt; i++)
+            d = min(d, TDM_SA(doc)(s, TDM_SA(term)(s, i, 6)));
+        if (d == TDM_SEARCH_NODOC)
+            return;
+        float part = 0.0f;
+        for (uint i = ne; i < s->nt; i++) {
+            uint t = TDM_SA(term)(s, i, 6);
+            if (TDM_SA(doc)(s, t) == d)
+                part = part + TDM_SA(at)(s, t);
+        }
+        int keep = 1;
+        for (uint i = ne; i-- > 0u;) {
+            float bound = part + as_float(s->ord[i * s->nr + s->r]);
+            if (bound * TDM_SEARCH_SLACK <= th) {
+                TDM_SR_COUNT(skips, 1);
+                keep = 0;
+                break;
+            }
+            uint t = TDM_SA(term)(s, i, 6);
+            TDM_SA(seek)(s, t, d);
+            if (TDM_SA(doc)(s, t) == d)
+                part = part + TDM_SA(at)(s, t);
+        }
+        if (keep)
+            TDM_SA(push)(s, d, TDM_SA(full)(s, d, 0));
+        for (uint i = ne; i < s->nt; i++) {
+            uint t = TDM_SA(term)(s, i, 6);
+            if (TDM_SA(doc)(s, t) == d)
+                TDM_SA(next)(s, t);
+        }
+        float nth = TDM_SA(theta)(s);
+        if (nth != th) {
+            th = nth;
+            ne = TDM_SA(split)(s, th);
+        }
+    }
+}
+
+#undef TDM_SA_S
+#undef TDM_SA
