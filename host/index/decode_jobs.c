@@ -37,8 +37,8 @@ static int launch(tdm_device *d, cl_command_queue q, const char *name, const tdm
     if (rc != CL_SUCCESS) {
         tdm_cl_fail(err, rc, "clSetKernelArg");
         tdm_err_append(err, " (argument %u of kernel '%s' on %s)", i - 1, name, d->info.name);
-    } else if ((rc = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, nwait,
-                                            nwait ? wait : NULL, ev)) != CL_SUCCESS) {
+    } else if ((rc = tdm_kernel_enqueue(d, q, k, name, global, local, nwait, wait, ev)) !=
+               CL_SUCCESS) {
         tdm_cl_fail(err, rc, "clEnqueueNDRangeKernel");
         tdm_err_append(err, " (kernel '%s', %zu work-items, on %s)", name, global, d->info.name);
     }

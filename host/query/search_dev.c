@@ -62,8 +62,8 @@ static int sprof_launch(tdm_device *d, const char *name, const tdm_karg *args, c
         cr = clSetKernelArg(k, i, args[i].size, args[i].p);
     double t2 = tdm_sprof_now();
     if (cr == CL_SUCCESS)
-        cr = clEnqueueNDRangeKernel(run_queue(d), k, 1, NULL, &global, &local, 0, NULL,
-                                    pf->events ? ev : NULL);
+        cr = tdm_kernel_enqueue(d, run_queue(d), k, name, global, local, 0, NULL,
+                                pf->events ? ev : NULL);
     double t3 = tdm_sprof_now();
     tdm_kernel_return(d, k);
     if (cr != CL_SUCCESS)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kcache.h"
+#include "launch_guard.h"
 #include "probe.h"
 #include "runtime.h"
 
@@ -120,14 +121,38 @@ int tdm_kernel_launch_on(tdm_device *d, cl_command_queue q, const char *name,
     if (rc != CL_SUCCESS) {
         tdm_cl_fail(err, rc, "clSetKernelArg");
         tdm_err_append(err, " (argument %u of kernel '%s' on %s)", i - 1, name, d->info.name);
-    } else if ((rc = clEnqueueNDRangeKernel(q ? q : d->queue, k, 1, NULL, &global, &local,
-                                            nwait, nwait ? wait : NULL, ev)) != CL_SUCCESS) {
+    } else if ((rc = tdm_kernel_enqueue(d, q ? q : d->queue, k, name, global, local, nwait,
+                                        wait, ev)) != CL_SUCCESS) {
         tdm_cl_fail(err, rc, "clEnqueueNDRangeKernel");
         tdm_err_append(err, " (kernel '%s', %zu work-items in groups of %zu, on %s)", name,
                        global, local, d->info.name);
     }
     tdm_kernel_return(d, k);
     return rc == CL_SUCCESS ? TDM_OK : err->code;
+}
+
+cl_int tdm_kernel_enqueue(tdm_device *d, cl_command_queue q, cl_kernel k, const char *name,
+                          size_t global, size_t local, cl_uint nwait, const cl_event *wait,
+                          cl_event *ev)
+{
+    const cl_event *w = nwait ? wait : NULL;
+    if (!d->launch_guard)
+        return clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, nwait, w, ev);
+    int slot = tdm_launch_guard_enter(q, name, local);
+    cl_event e = NULL;
+    cl_int rc = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, nwait, w, &e);
+    if (rc != CL_SUCCESS) {
+        tdm_launch_guard_left(slot);
+        if (ev)
+            *ev = NULL;
+        return rc;
+    }
+    tdm_launch_guard_armed(slot, e);
+    if (ev)
+        *ev = e;
+    else
+        clReleaseEvent(e); /* the command keeps it until it completes (and calls back) */
+    return CL_SUCCESS;
 }
 
 /* Waits for ev (when the caller wants no event back) and releases it. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/strutil.h"
+#include "launch_guard.h"
 #include "runtime.h"
 
 struct tdm_engine {
@@ -88,6 +89,7 @@ static int device_init(tdm_device *d, const tdm_found_device *f, const tdm_setti
     if (st != TDM_OK)
         return st;
     d->info.preferred_wg_multiple = probe_wg_multiple(d);
+    d->launch_guard = tdm_launch_guard_needed(&d->info, s);
     return TDM_OK;
 }
 

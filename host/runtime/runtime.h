@@ -73,6 +73,7 @@ typedef struct tdm_device {
     size_t wg_size;         /* work-group size the kernels were built for (TDM_WG_SIZE) */
     int nv_shuffle;         /* the kernels were built with NVIDIA warp shuffles */
     int from_cache;         /* program came from the binary cache */
+    int launch_guard;       /* launches go through the PoCL work-around (launch_guard.c) */
     struct tdm_kcache *kcache; /* kernels of `program`, reused (kcache.c) */
     struct tdm_probe *probe;   /* measured characteristics (probe.c) */
 } tdm_device;
@@ -166,6 +167,14 @@ int tdm_kernel_borrow(tdm_device *d, const char *name, cl_kernel *out, tdm_err *
 void tdm_kernel_return(tdm_device *d, cl_kernel k);
 /* Kernels the pool holds (lent or not) for `name`, for tests. */
 size_t tdm_kcache_count(tdm_device *d, const char *name);
+
+/* clEnqueueNDRangeKernel of borrowed kernel k (named `name`) on q, 1-D,
+ * through the launch guard on a device that needs it (launch_guard.c: a PoCL
+ * bug makes two queues' launches of one kernel abort). Every kernel launch
+ * goes through here. Returns the OpenCL status. Thread-safe. */
+cl_int tdm_kernel_enqueue(tdm_device *d, cl_command_queue q, cl_kernel k, const char *name,
+                          size_t global, size_t local, cl_uint nwait, const cl_event *wait,
+                          cl_event *ev);
 
 /* One kernel argument: its size and a pointer to its value (clSetKernelArg). */
 typedef struct tdm_karg {

@@ -273,6 +273,21 @@ static int resolve_device_memory(const tdm_engine_options *o, tdm_settings *s, t
     return TDM_OK;
 }
 
+/* TANDEM_LAUNCH_GUARD: auto (the default: PoCL's CPU devices) or off. */
+static int resolve_launch_guard(tdm_settings *s, tdm_err *err)
+{
+    const char *v = env("TANDEM_LAUNCH_GUARD");
+    s->launch_guard = 1;
+    if (!v || strcasecmp(v, "auto") == 0 || strcasecmp(v, "on") == 0)
+        return TDM_OK;
+    if (strcasecmp(v, "off") == 0) {
+        s->launch_guard = 0;
+        return TDM_OK;
+    }
+    return tdm_err_set(err, TDM_ERR_INVALID_ARG, "TANDEM_LAUNCH_GUARD=%s: expected auto or off",
+                       v);
+}
+
 int tdm_settings_resolve(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -289,6 +304,8 @@ int tdm_settings_resolve(const tdm_engine_options *o, tdm_settings *s, tdm_err *
         rc = resolve_sched(o, s, err);
     if (rc == TDM_OK)
         rc = resolve_device_memory(o, s, err);
+    if (rc == TDM_OK)
+        rc = resolve_launch_guard(s, err);
     if (rc != TDM_OK)
         tdm_settings_free(s);
     return rc;

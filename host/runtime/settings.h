@@ -29,6 +29,8 @@
  *   lane_slots            lane_slots                    TANDEM_LANE_SLOTS
  *   migrate               migrate                       TANDEM_MIGRATE (auto, force, off)
  *   device_memory         device_memory                 TANDEM_DEVICE_MEMORY
+ *   launch_guard          (none)                        TANDEM_LAUNCH_GUARD (auto, off:
+ *                                                       the PoCL work-around, launch_guard.c)
  *
  * An invalid value (option or environment) is TDM_ERR_INVALID_ARG with a
  * message naming the option or the variable.
@@ -65,6 +67,7 @@ typedef struct tdm_settings {
     int migrate;              /* enum tdm_migrate, never DEFAULT (TANDEM_MIGRATE) */
     uint64_t device_memory;   /* bytes an index may take on a device, 0: no budget
                                  (index/resident.h) */
+    int launch_guard;         /* 1: PoCL CPU devices launch through the guard (auto); 0: off */
 } tdm_settings;
 
 /* Built-in defaults, also what tdm_engine_options_init documents. */
