@@ -46,6 +46,7 @@
 
 /* ---- block selection, intersection, scoring, top-k, DAAT */
 #include "cl/search_range.cl"
+#include "cl/search_zrange.cl"
 #include "cl/search_group.cl"
 #include "cl/search_merge.cl"
 #include "cl/search_seed.cl"

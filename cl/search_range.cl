@@ -139,6 +139,19 @@ uint tdm_sr_lower(__global const uint *docs, uint lo, uint e, uint target)
     return lo;
 }
 
+/* First position in (p, e] whose value is >= target (e if none), given
+   a[p] < target: galloping from p, then a binary search. */
+uint tdm_sr_gallop(__global const uint *a, uint p, uint e, uint target)
+{
+    uint step = 1u;
+    while (step < e - p && a[p + step] < target) {
+        p += step;
+        step <<= 1;
+    }
+    uint hi = step < e - p ? p + step : e;
+    return tdm_sr_lower(a, p + 1u, hi, target);
+}
+
 /* Moves term t's cursor to its first posting >= target (galloping). */
 void tdm_sr_seek(tdm_srange *s, uint t, uint target)
 {
@@ -147,13 +160,7 @@ void tdm_sr_seek(tdm_srange *s, uint t, uint target)
     uint e = tdm_sr_term(s, t, 0) + tdm_sr_term(s, t, 1);
     if (p >= e || s->docs[p] >= target)
         return;
-    uint step = 1u;
-    while (step < e - p && s->docs[p + step] < target) {
-        p += step;
-        step <<= 1;
-    }
-    uint hi = step < e - p ? p + step : e;
-    s->cur[i] = tdm_sr_lower(s->docs, p + 1u, hi, target);
+    s->cur[i] = tdm_sr_gallop(s->docs, p, e, target);
 }
 
 void tdm_sr_next(tdm_srange *s, uint t) { s->cur[t * s->nr + s->r] += 1u; }

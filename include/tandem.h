@@ -494,12 +494,16 @@ enum tdm_scoring {
 /* How a device splits a query's work (the same results either way). */
 enum tdm_search_variant {
     TDM_VARIANT_AUTO = 0,  /* the planner's choice: GROUP for exhaustive OR and
-                              AND on a GPU, ITEM otherwise */
+                              AND on a GPU, COMPRESSED on a CPU, else ITEM */
     TDM_VARIANT_ITEM = 1,  /* a work-item per docid range, document at a time
                               (every algorithm; all cores of a CPU on one query) */
-    TDM_VARIANT_GROUP = 2  /* a work-group per docid range with dense score
+    TDM_VARIANT_GROUP = 2, /* a work-group per docid range with dense score
                               accumulators in local memory (OR, AND; the pruning
                               algorithms run as ITEM) */
+    TDM_VARIANT_COMPRESSED = 3 /* ITEM whose cursors read the compressed index,
+                              decoding only the blocks they enter (no decode
+                              launch): the planner's choice on a CPU; runs as
+                              ITEM where it cannot apply (docs/SEARCH.md) */
 };
 
 #define TDM_SEARCH_K_MAX 10000
@@ -554,7 +558,7 @@ typedef struct tdm_search_result {
     int algorithm;         /* what ran (never TDM_ALGO_AUTO; TDM_ALGO_AND_OR
                               when AND was followed by OR) */
     uint32_t ranges;       /* docid ranges the work was split into */
-    int variant;           /* TDM_VARIANT_ITEM or TDM_VARIANT_GROUP */
+    int variant;           /* TDM_VARIANT_ITEM, _GROUP or _COMPRESSED */
     double seconds;        /* wall time of the call */
     uint32_t terms;        /* distinct known terms of the query */
     uint32_t unknown;      /* terms given that the index does not hold */

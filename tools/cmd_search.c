@@ -49,6 +49,17 @@ int tdm_cli_search_opt(const char *cmd, int argc, char **argv, int *i, tdm_cli_s
             tdm_cli_fail(cmd, "--policy: %s", tdm_last_error());
             return -1;
         }
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--variant"))) {
+        static const char *const names[] = {"auto", "item", "group", "compressed"};
+        int found = -1;
+        for (int n = 0; n < 4; n++)
+            if (!strcmp(v, names[n]))
+                found = n;
+        if (found < 0) {
+            tdm_cli_fail(cmd, "--variant '%s': expected auto, item, group or compressed", v);
+            return -1;
+        }
+        s->o.variant = found; /* the order of enum tdm_search_variant */
     } else if ((v = tdm_cli_opt(argc, argv, i, "--ranges"))) {
         if (tdm_cli_uint(cmd, "--ranges", v, 1, UINT32_MAX, &u))
             return -1;
@@ -66,6 +77,7 @@ const char tdm_cli_search_help[] =
     "  --scoring S      bm25 (default) or impact (stored frequencies are impacts)\n"
     "  --k1 X --b X     BM25 parameters (1.2, 0.75); any values stay exact\n"
     "  --ranges N       docid ranges a device splits the work into (planner's choice)\n"
+    "  --variant V      auto (default), item, group or compressed (docs/SEARCH.md)\n"
     "  --policy P       which device answers: hybrid, best, cpu-only, gpu-only, direct\n"
     "                   (default: TANDEM_POLICY, else hybrid; docs/SCHED.md)\n"
     "The devices are TANDEM_DEVICES's ('tandem --help').\n";
@@ -131,7 +143,10 @@ static void print_json(tdm_engine *e, const char *text, const tdm_search_result 
            "\"queue_seconds\": %.6f, \"predicted_seconds\": %.6f, \"handovers\": %u, "
            "\"hits\": [",
            tdm_algorithm_name(r->algorithm), r->seconds, r->terms, r->unknown, r->ranges,
-           r->variant == TDM_VARIANT_GROUP ? "group" : "item", r->launches,
+           r->variant == TDM_VARIANT_GROUP        ? "group"
+           : r->variant == TDM_VARIANT_COMPRESSED ? "compressed"
+                                                  : "item",
+           r->launches,
            (unsigned long long)r->bytes_up, (unsigned long long)r->bytes_down, r->batch,
            policy_name(r->policy), r->load_mode == TDM_LOAD_BATCH ? "batch" : "single",
            r->queue_seconds, r->predicted_seconds, r->handovers);

@@ -84,6 +84,8 @@ typedef struct tdm_sprep {
     tdm_and_sel andsel; /* AND's block selection (and_select.h), for 2+ terms */
     int term_bounds;    /* word 5 of each term holds its bound already (the
                            largest of its stored block bounds) */
+    uint32_t *ids;      /* [nt] each term's list (the compressed variant's word 0) */
+    uint32_t max_block; /* the largest block size among the lists (its cursor buffers) */
 } tdm_sprep;
 
 /* Plans the decoding of q's lists and fills the term table (words 0-4) and, when the
@@ -104,9 +106,17 @@ void tdm_sprep_free(tdm_sprep *p);
 typedef struct tdm_splan {
     int dev;            /* index into tdm_search.dev */
     int alg;            /* public enum tdm_algorithm, never AUTO */
-    int variant;        /* TDM_VARIANT_ITEM or TDM_VARIANT_GROUP (OR/AND only) */
+    int variant;        /* TDM_VARIANT_ITEM, GROUP (OR/AND only) or COMPRESSED
+                           (cl/search_zrange.cl: ITEM on the compressed index) */
     uint32_t ranges, rlen, local;
 } tdm_splan;
+
+/* Whether the compressed variant can run p with algorithm salg
+ * (TDM_SALG_*) over nranges ranges: bounds from the host where it prunes,
+ * cursor buffers within TDM_ZR_MAX_WORDS. */
+#define TDM_ZR_CW 8u /* cursor words (cl/search_zrange.cl) */
+#define TDM_ZR_MAX_WORDS (1u << 24)
+int tdm_search_zrange_fits(const tdm_sprep *p, int salg, uint32_t nranges);
 
 /* Picks the device (opts->device or the planner's), the algorithm (AUTO by
  * the query's features) and the ranges. TDM_ERR_INVALID_ARG for a device

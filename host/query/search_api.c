@@ -185,7 +185,7 @@ static int check_options(const tdm_search_options *in, tdm_search_options *o, td
     if (o->scoring != TDM_SCORE_BM25 && o->scoring != TDM_SCORE_IMPACT)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG,
                            "search options: scoring = %d is neither BM25 nor impact", o->scoring);
-    if (o->variant < TDM_VARIANT_AUTO || o->variant > TDM_VARIANT_GROUP)
+    if (o->variant < TDM_VARIANT_AUTO || o->variant > TDM_VARIANT_COMPRESSED)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: variant = %d is unknown",
                            o->variant);
     if (o->device < -1)

@@ -119,10 +119,16 @@ static int qcopy(int up, tdm_device *d, cl_mem m, size_t off, size_t bytes, void
 enum { B_DOCS, B_FREQS, B_TERMS, B_BMAX, B_CUR, B_ORD, B_HS, B_HD, B_HN, B_OUT, B_OUTN, B_STATUS,
        B_SS, B_SD, B_SN, B_SEED, B_SELTAB, B_SELLEAD, B_SELFLAGS, B_COUNT };
 
-/* AND's block selection (query/and_select.h) replaces the whole decode. */
-static int and_selects(const tdm_sprep *p, int salg)
+/* The compressed variant (cl/search_zrange.cl): no decode, no selection. */
+static int zrange(const tdm_splan *pl)
 {
-    return salg == TDM_SALG_AND && p->andsel.nt > 1;
+    return pl->variant == TDM_VARIANT_COMPRESSED;
+}
+
+/* AND's block selection (query/and_select.h) replaces the whole decode. */
+static int and_selects(const tdm_sprep *p, const tdm_splan *pl, int salg)
+{
+    return salg == TDM_SALG_AND && p->andsel.nt > 1 && !zrange(pl);
 }
 
 /* The merge in stages (cl/search_merge.cl) above this many ranges a
@@ -332,11 +338,13 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
                         tdm_sout *out, tdm_err *err)
 {
     size_t nt = p->nt, nr = pl->ranges, heap = nr * (size_t)cap;
-    int sel = and_selects(p, salg);
+    int sel = and_selects(p, pl, salg), zr = zrange(pl);
+    /* the compressed variant: each cursor's block buffers and words */
+    size_t post = zr ? nt * nr * p->max_block : p->npost;
     size_t bytes[B_COUNT] = {
-        [B_DOCS] = p->npost * 4,
-        [B_FREQS] = p->npost * 4,
-        [B_CUR] = nt * nr * 4,
+        [B_DOCS] = post * 4,
+        [B_FREQS] = post * 4,
+        [B_CUR] = nt * nr * (zr ? TDM_ZR_CW : 1) * 4,
         [B_ORD] = pl->variant == TDM_VARIANT_GROUP ? 4 : nt * nr * 4,
         [B_HS] = heap * 4,
         [B_HD] = heap * 4,
@@ -372,6 +380,8 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
         [R_BMAX] = p->nbmax ? p->nbmax * 4 : 4,
     };
     for (int c = 0; c < TDM_CODEC_COUNT; c++) {
+        if (zr)
+            continue; /* no decode */
         if (!sel)
             need[R_JOBS + c] = (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job);
         else if (tdm_and_sel_job_bytes(&p->andsel, c) && rc == TDM_OK)
@@ -402,11 +412,16 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
     static const cl_uint zero = 0;
     FILL(R_STATUS, &zero, 4);
     FILL(R_TERMS, p->terms, need[R_TERMS]);
+    if (zr) { /* word 0: the term's list, not a position in decoded postings */
+        uint32_t *w = (uint32_t *)tdm_spack_host(pk, R_TERMS);
+        for (size_t t = 0; t < nt; t++)
+            w[t * TDM_SEARCH_TW] = p->ids[t];
+    }
     if (sel) {
         FILL(R_SELTAB, p->andsel.tab, need[R_SELTAB]);
         FILL(R_SELLEAD, &p->andsel.lead_job, sizeof p->andsel.lead_job);
     }
-    for (int c = 0; !sel && c < TDM_CODEC_COUNT; c++)
+    for (int c = 0; !sel && !zr && c < TDM_CODEC_COUNT; c++)
         if (p->batch.njobs[c])
             FILL(R_JOBS + c, p->batch.jobs[c], (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job));
     if (bounds && !p->device_bounds && p->nbmax)
@@ -504,8 +519,22 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
         ra[0],  ra[1],  ra[2],  ra[4],  ra[5],  ra[7],  ra[8],  ra[9],  ra[10], ra[11],
         ra[12], ra[13], ra[14], ra[15], ra[16], ra[17], ra[18], ra[19], ra[20],
     };
+    cl_uint bw = p->max_block, nl = sd->res.nlists, aw = sd->res.arena_words, sp = sd->res.spans;
+    const tdm_resident *rs = &sd->res;
+    tdm_karg za[] = {
+        TDM_KARG_MEM(&rs->arena),       TDM_KARG_MEM(&rs->lists),      TDM_KARG_MEM(&rs->codecs),
+        TDM_KARG_MEM(&rs->block_last),  TDM_KARG_MEM(&rs->block_docs),
+        TDM_KARG_MEM(&rs->block_freqs), TDM_KARG_U32(&nl),             TDM_KARG_U32(&aw),
+        TDM_KARG_U32(&sp),              ra[0],                         ra[1],
+        TDM_KARG_U32(&bw),              ra[2],  ra[3],  ra[4],  ra[5],  ra[6],  ra[7],  ra[8],
+        ra[9],  ra[10], ra[11], ra[12], ra[13], ra[14], ra[15], ra[16], ra[17], ra[18], ra[19],
+        ra[20],                         TDM_KARG_MEM(&s->b[B_STATUS]),
+    };
     cl_event e1 = NULL;
-    if (pl->variant == TDM_VARIANT_GROUP)
+    if (zrange(pl))
+        rc = tdm_kernel_launch(sd->d, "tdm_search_zrange", za, sizeof za / sizeof *za,
+                               tdm_round_up(nr, pl->local), pl->local, 1, &e0, &e1, err);
+    else if (pl->variant == TDM_VARIANT_GROUP)
         rc = tdm_kernel_launch(sd->d, "tdm_search_group", ga, sizeof ga / sizeof *ga,
                                (size_t)nr * pl->local, pl->local, 1, &e0, &e1, err);
     else
@@ -560,6 +589,30 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
     return rc;
 }
 
+/* The compressed variant reads the index itself, whose upload (res.ready)
+ * and the list cache's (wait) are on the transfer queue: a marker on q
+ * waits for those not complete yet (none once the index is in: no command). */
+static int after_index(const tdm_sdev *sd, cl_command_queue q, cl_uint nwait,
+                       const cl_event *wait, tdm_err *err)
+{
+    cl_event all[2];
+    cl_uint n = 0;
+    for (cl_uint i = 0; i <= nwait && i < 2; i++) {
+        cl_event e = i < nwait ? wait[i] : sd->res.ready;
+        cl_int st = CL_COMPLETE;
+        if (e && clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) !=
+                     CL_SUCCESS)
+            st = CL_QUEUED; /* unknown: wait for it */
+        if (e && st != CL_COMPLETE)
+            all[n++] = e;
+    }
+    if (!n)
+        return TDM_OK;
+    cl_int cr = clEnqueueMarkerWithWaitList(q, n, all, NULL);
+    return cr == CL_SUCCESS ? TDM_OK
+                            : tdm_cl_fail(err, cr, "clEnqueueMarkerWithWaitList (index upload)");
+}
+
 int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
                        const tdm_splan *pl, int salg, uint32_t k, tdm_sout *out, tdm_err *err)
 {
@@ -593,7 +646,9 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     tdm_sprof_host(&pf, "phase: buffers and uploads", tph);
     tph = pf.on ? tdm_sprof_now() : 0;
     cl_command_queue q = run_queue(sd->d);
-    if (rc == TDM_OK && and_selects(p, salg))
+    if (rc == TDM_OK && zrange(pl)) /* the cursors decode what they enter */
+        rc = after_index(sd, q, nup, upev, err);
+    else if (rc == TDM_OK && and_selects(p, pl, salg))
         rc = tdm_and_sel_enqueue(&sd->res, q, &s.dsc, &p->andsel, 1, s.b[B_SELTAB],
                                  s.b[B_SELLEAD],
                                  s.b[B_SELFLAGS], s.ajobs, s.b[B_DOCS], s.b[B_FREQS],
@@ -607,7 +662,8 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
         ev_release(upev[i]);
     tdm_sprof_host(&pf, "phase: decode (or AND selection) enqueue", tph);
     tph = pf.on ? tdm_sprof_now() : 0;
-    for (int c = 0; rc == TDM_OK && !and_selects(p, salg) && c < TDM_CODEC_COUNT; c++)
+    for (int c = 0; rc == TDM_OK && !and_selects(p, pl, salg) && !zrange(pl) &&
+                    c < TDM_CODEC_COUNT; c++)
         out->launches += p->batch.njobs[c] ? 1 : 0;
     if (rc == TDM_OK && salg == TDM_SALG_AND_OR) {
         /* AND, then OR, which the device skips when AND found k */

@@ -14,6 +14,7 @@
  * Algorithm `auto`: one term -> OR (nothing to prune across terms); else
  * MaxScore, the fastest exact disjunction in PISA at k = 10 and 1000 (the
  * issue's table), and no worse here: it only looks non-essential lists up. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "search.h"
@@ -116,6 +117,39 @@ static void size_groups(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
     pl->local = (uint32_t)sd->d->wg_size;
 }
 
+int tdm_search_zrange_fits(const tdm_sprep *p, int salg, uint32_t nranges)
+{
+    int bounds = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
+    uint64_t words = (uint64_t)p->nt * nranges * (TDM_ZR_CW + 2u * (uint64_t)p->max_block);
+    return !(bounds && p->device_bounds) && p->max_block && words <= TDM_ZR_MAX_WORDS;
+}
+
+/* TANDEM_SEARCH_VARIANT=item|group|compressed: what AUTO means, for A/B runs
+ * of a whole benchmark (a request's own variant wins); -1 unset. */
+static int env_variant(void)
+{
+    static int v = -2;
+    int got = __atomic_load_n(&v, __ATOMIC_RELAXED);
+    if (got != -2)
+        return got;
+    const char *e = getenv("TANDEM_SEARCH_VARIANT");
+    got = !e || !*e                   ? -1
+          : !strcmp(e, "item")       ? TDM_VARIANT_ITEM
+          : !strcmp(e, "group")      ? TDM_VARIANT_GROUP
+          : !strcmp(e, "compressed") ? TDM_VARIANT_COMPRESSED
+                                     : -1;
+    __atomic_store_n(&v, got, __ATOMIC_RELAXED);
+    return got;
+}
+
+/* The algorithms whose AUTO variant on a CPU is COMPRESSED (measured,
+ * docs/SEARCH.md). */
+static int zrange_auto(int alg)
+{
+    (void)alg;
+    return 1;
+}
+
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
                     int variant, uint32_t ranges, uint32_t k, tdm_splan *out, tdm_err *err)
 {
@@ -130,13 +164,28 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
         out->alg = p->nt <= 1 ? TDM_ALGO_OR : TDM_ALGO_MAXSCORE;
     int exhaustive = out->alg == TDM_ALGO_OR || out->alg == TDM_ALGO_AND ||
                      out->alg == TDM_ALGO_AND_OR;
+    if (variant == TDM_VARIANT_AUTO && env_variant() >= 0)
+        variant = env_variant();
     if (variant == TDM_VARIANT_AUTO)
-        variant = is_gpu(&s->dev[i]) && exhaustive ? TDM_VARIANT_GROUP : TDM_VARIANT_ITEM;
-    out->variant = exhaustive ? variant : TDM_VARIANT_ITEM;
+        variant = is_gpu(&s->dev[i]) ? (exhaustive ? TDM_VARIANT_GROUP : TDM_VARIANT_ITEM)
+                  : zrange_auto(out->alg) ? TDM_VARIANT_COMPRESSED
+                                          : TDM_VARIANT_ITEM;
+    out->variant = exhaustive || variant == TDM_VARIANT_COMPRESSED ? variant : TDM_VARIANT_ITEM;
     if (out->variant == TDM_VARIANT_GROUP)
         size_groups(&s->dev[i], s->ndocs, p->nt, ranges, out);
     else
         size_ranges(&s->dev[i], s->ndocs, p->nt, ranges, out);
+    if (out->variant == TDM_VARIANT_COMPRESSED) {
+        /* AND-then-OR's passes are an AND and an OR: both need what OR needs */
+        int salg = out->alg == TDM_ALGO_OR         ? TDM_SALG_OR
+                   : out->alg == TDM_ALGO_AND      ? TDM_SALG_AND
+                   : out->alg == TDM_ALGO_AND_OR   ? TDM_SALG_OR
+                   : out->alg == TDM_ALGO_WAND     ? TDM_SALG_WAND
+                   : out->alg == TDM_ALGO_BMW      ? TDM_SALG_BMW
+                                                   : TDM_SALG_MAXSCORE;
+        if (!tdm_search_zrange_fits(p, salg, out->ranges))
+            out->variant = TDM_VARIANT_ITEM; /* same ranges: ITEM's sizing */
+    }
     return TDM_OK;
 }
 
@@ -155,5 +204,6 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
 int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k)
 {
     int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
-    return prunes && (pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)SEED_RLEN_PER_K * k);
+    /* the seed scores decoded postings: the compressed variant has none */
+    return prunes && pl->variant != TDM_VARIANT_COMPRESSED && (pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)SEED_RLEN_PER_K * k);
 }

@@ -13,6 +13,7 @@
 void tdm_sprep_free(tdm_sprep *p)
 {
     free(p->terms);
+    free(p->ids);
     tdm_decode_batch_free(&p->batch);
     free(p->bmax);
     tdm_and_sel_free(&p->andsel);
@@ -60,8 +61,9 @@ static float stored_bounds(tdm_sprep *p, const tdm_ireader *r, const tdm_query *
 static int alloc_all(tdm_sprep *p, size_t npost, size_t nblocks, tdm_err *err)
 {
     p->terms = calloc((size_t)p->nt * TDM_SEARCH_TW, sizeof *p->terms);
+    p->ids = calloc(p->nt ? p->nt : 1, sizeof *p->ids);
     p->bmax = malloc((nblocks ? nblocks : 1) * sizeof *p->bmax);
-    if (!p->terms || !p->bmax)
+    if (!p->terms || !p->ids || !p->bmax)
         return tdm_err_set(err, TDM_ERR_NOMEM, "search: out of memory for %zu postings", npost);
     p->npost = npost;
     p->nbmax = nblocks;
@@ -131,6 +133,8 @@ int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *
         w[2] = l->docs.block_size;
         w[3] = (uint32_t)boff;
         w[4] = f2u(sc.qw[t]);
+        p->ids[t] = (uint32_t)q->terms[t].id;
+        p->max_block = l->docs.block_size > p->max_block ? l->docs.block_size : p->max_block;
         /* words 5 and 6 (bound, MaxScore order): tdm_search_order, on the device */
         p->min_df = l->df < p->min_df ? l->df : p->min_df;
         p->max_df = l->df > p->max_df ? l->df : p->max_df;
