@@ -683,3 +683,50 @@ TDM_JOBS_KERNEL(tdm_jobs_pfor, TDM_PFOR_BLOCK, PFOR_TPB, 1u,
         barrier(CLK_LOCAL_MEM_FENCE);))
 TDM_JOBS_NPFD(tdm_jobs_newpfd128, 128u)
 TDM_JOBS_NPFD(tdm_jobs_newpfd64, 64u)
+
+/* ---- The serial variant (CPU devices, host/index/decode_jobs.c picks it):
+   work-item g of G decodes the launch's blocks [g * per, (g + 1) * per),
+   per = ceil(total / G), each block whole and alone (cl/codec_serial.cl),
+   its docids and frequencies straight to the outputs: no barrier, no local
+   memory, which a CPU driver runs as plain loops (PoCL turns a work-group's
+   barriers into loops over its work-items). The jobs are counted and
+   summed by the same kernels as above, so a table made on the device works
+   alike; the first block's job is found by the same search, the next ones
+   by walking the table. Bad jobs and damaged data are flagged as the
+   work-group kernels flag them. */
+__kernel void tdm_jobs_serial(TDM_JOBS_ARGS, uint codec)
+{
+    uint total = tsum[ntiles];
+    ulong n = get_global_size(0), per = ((ulong)total + n - 1u) / n;
+    ulong f0 = get_global_id(0) * per, f1 = min(f0 + per, (ulong)total);
+    if (f0 >= f1)
+        return;
+    uint j = tdm_jobs_find((uint)f0, ntab, jpre, tsum, ntiles), st = 0u;
+    uint before = tdm_jobs_before(j, jpre, tsum);
+    uint next = j + 1u < ntab ? tdm_jobs_before(j + 1u, jpre, tsum) : total;
+    uint4 job = jobs[j];
+    for (uint f = (uint)f0; f < (uint)f1; f++) {
+        while (f >= next && j + 1u < ntab) { /* the next job with blocks */
+            j++;
+            before = next;
+            next = j + 1u < ntab ? tdm_jobs_before(j + 1u, jpre, tsum) : total;
+            job = jobs[j];
+        }
+        uint b = job.y + (f - before);
+        tdm_zs_blk k;
+        if (f >= next || b >= job.z || job.x >= nlists || codecs[job.x] != codec) {
+            st |= TDM_CODEC_ST_BADJOB; /* the table changed under the launch */
+            continue;
+        }
+        if (!tdm_zs_locate(arena, lists, codecs, block_last, block_docs, block_freqs, nlists,
+                           arena_words, spans, job.x, b, &k, &st))
+            continue;
+        uint pos = job.w + (b - job.y) * k.block;
+        if (outs & 1u)
+            tdm_zs_decode(arena, &k, 1u, out_docs + pos, &st);
+        if (outs & 2u)
+            tdm_zs_decode(arena, &k, 0u, out_freqs + pos, &st);
+    }
+    if (st)
+        atomic_or(status, st);
+}

@@ -218,7 +218,8 @@ static void empty_and_many(void **state)
     residx_free(&x);
 }
 
-/* Bad jobs decode nothing and say so; the good ones beside them are right. */
+/* Bad jobs decode nothing and say so; the good ones beside them are right.
+ * An unknown TANDEM_DECODE_VARIANT is refused, naming the variable. */
 static void bad_jobs(void **state)
 {
     (void)state;
@@ -269,6 +270,14 @@ static void bad_jobs(void **state)
                          TDM_ERR_INVALID_ARG);
         assert_int_equal(tdm_decode_jobs_enqueue(&res, NULL, small, 1, 77, small, NULL, st, 0,
                                                  NULL, NULL, &err), TDM_ERR_INVALID_ARG);
+        char *was = strdup(getenv("TANDEM_DECODE_VARIANT") ? getenv("TANDEM_DECODE_VARIANT") : "");
+        setenv("TANDEM_DECODE_VARIANT", "warp", 1);
+        assert_int_equal(tdm_decode_jobs_enqueue(&res, NULL, small, 1, TDM_CODEC_BP128, small,
+                                                 NULL, st, 0, NULL, NULL, &err),
+                         TDM_ERR_INVALID_ARG);
+        assert_non_null(strstr(tdm_err_msg(&err), "TANDEM_DECODE_VARIANT=warp"));
+        setenv("TANDEM_DECODE_VARIANT", was, 1);
+        free(was);
         clReleaseMemObject(small);
         clReleaseMemObject(st);
         tdm_resident_release(&res);
@@ -373,5 +382,14 @@ int main(void)
         cmocka_unit_test(bad_jobs),
         cmocka_unit_test(corrupt),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    /* Both kernels of the batched decode on every device: the work-group
+     * kernels (the GPUs' default) and the serial one (the CPUs'). */
+    int failed = 0;
+    const char *variants[] = {"group", "serial"};
+    for (int v = 0; v < 2; v++) {
+        setenv("TANDEM_DECODE_VARIANT", variants[v], 1);
+        print_message("decode variant %s\n", variants[v]);
+        failed += cmocka_run_group_tests(tests, setup, teardown);
+    }
+    return failed;
 }

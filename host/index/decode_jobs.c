@@ -20,10 +20,25 @@ const char *tdm_decode_jobs_kernel(int codec)
     return codec >= 0 && codec < TDM_CODEC_COUNT ? names[codec] : NULL;
 }
 
-/* Borrows `name`, sets its arguments and enqueues it on q. */
-static int launch(tdm_device *d, cl_command_queue q, const char *name, const tdm_karg *args,
-                  cl_uint nargs, size_t groups, cl_uint nwait, const cl_event *wait,
-                  cl_event *ev, tdm_err *err)
+int tdm_decode_jobs_variant(const tdm_device *d, tdm_err *err)
+{
+    const char *v = getenv("TANDEM_DECODE_VARIANT");
+    if (!v || !*v)
+        return d->info.type == TDM_DEVICE_CPU ? TDM_DECODE_SERIAL : TDM_DECODE_GROUP;
+    if (!strcmp(v, "group"))
+        return TDM_DECODE_GROUP;
+    if (!strcmp(v, "serial"))
+        return TDM_DECODE_SERIAL;
+    tdm_err_set(err, TDM_ERR_INVALID_ARG, "TANDEM_DECODE_VARIANT=%s: expected group or serial",
+                v);
+    return -1;
+}
+
+/* Borrows `name`, sets its arguments and enqueues it on q: `groups`
+ * work-groups of the device's size, or of `local` work-items if not 0. */
+static int launch_local(tdm_device *d, cl_command_queue q, const char *name,
+                        const tdm_karg *args, cl_uint nargs, size_t groups, size_t local,
+                        cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
 {
     cl_kernel k;
     int st = tdm_kernel_borrow(d, name, &k, err);
@@ -33,17 +48,27 @@ static int launch(tdm_device *d, cl_command_queue q, const char *name, const tdm
     cl_uint i = 0;
     for (; rc == CL_SUCCESS && i < nargs; i++)
         rc = clSetKernelArg(k, i, args[i].size, args[i].p);
-    size_t local = d->wg_size, global = groups * local;
+    if (!local)
+        local = d->wg_size;
+    size_t global = groups * local;
     if (rc != CL_SUCCESS) {
         tdm_cl_fail(err, rc, "clSetKernelArg");
         tdm_err_append(err, " (argument %u of kernel '%s' on %s)", i - 1, name, d->info.name);
     } else if ((rc = tdm_kernel_enqueue(d, q, k, name, global, local, nwait, wait, ev)) !=
                CL_SUCCESS) {
         tdm_cl_fail(err, rc, "clEnqueueNDRangeKernel");
-        tdm_err_append(err, " (kernel '%s', %zu work-items, on %s)", name, global, d->info.name);
+        tdm_err_append(err, " (kernel '%s', %zu work-items in groups of %zu, on %s)", name, global,
+                       local, d->info.name);
     }
     tdm_kernel_return(d, k);
     return rc == CL_SUCCESS ? TDM_OK : err->code;
+}
+
+static int launch(tdm_device *d, cl_command_queue q, const char *name, const tdm_karg *args,
+                  cl_uint nargs, size_t groups, cl_uint nwait, const cl_event *wait,
+                  cl_event *ev, tdm_err *err)
+{
+    return launch_local(d, q, name, args, nargs, groups, 0, nwait, wait, ev, err);
 }
 
 /* Values (uint32) a buffer holds, capped at 2^32 - 1; 0 for NULL. */
@@ -70,6 +95,7 @@ typedef struct plan {
     cl_mem jobs, docs, freqs, status, jpre, tsum;
     uint32_t njobs, ntiles, codec, block, outs, docs_cap, freqs_cap;
     const char *kernel;
+    int serial;           /* the serial variant (tdm_jobs_serial) */
     uint64_t blocks_hint; /* blocks in the launch if known, else 0 */
     cl_event *first;      /* if not NULL: gets the first kernel's event */
     tdm_decode_scratch *scr; /* if not NULL: jpre and tsum come from it */
@@ -87,6 +113,9 @@ static int check_plan(plan *p, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "batched decode: no codec %d",
                            (int)p->codec);
     p->block = ops->block_size;
+    if ((p->serial = tdm_decode_jobs_variant(res->dev, err)) < 0)
+        return err->code;
+    p->serial = p->serial == TDM_DECODE_SERIAL;
     uint64_t njv, sv, dv, fv;
     int st = buffer_values(res->dev, p->jobs, &njv, err);
     if (st == TDM_OK)
@@ -127,6 +156,19 @@ static size_t decode_groups(const plan *p)
     return cap ? cap : 1;
 }
 
+/* Work-items of the serial kernel, each its own group (a CPU driver runs a
+ * group on one thread): a few a compute unit, so that one with slow blocks
+ * does not hold the launch up; at most one a block when the launch is
+ * known to be small. */
+static size_t serial_items(const plan *p)
+{
+    tdm_device *d = p->res->dev;
+    size_t cap = (size_t)(d->info.compute_units ? d->info.compute_units : 1) * 8;
+    if (p->blocks_hint && p->blocks_hint < cap)
+        cap = (size_t)p->blocks_hint;
+    return cap ? cap : 1;
+}
+
 /* The three kernels, chained by events after the wait list `w` (n). */
 static int run_plan(plan *p, cl_uint n, const cl_event *w, cl_event *done, tdm_err *err)
 {
@@ -156,16 +198,19 @@ static int run_plan(plan *p, cl_uint n, const cl_event *w, cl_event *done, tdm_e
         TDM_KARG_MEM(&p->jobs),
         TDM_KARG_U32(&p->njobs),      TDM_KARG_MEM(&p->jpre),        TDM_KARG_MEM(&p->tsum),
         TDM_KARG_U32(&ntiles),        TDM_KARG_MEM(&docs),           TDM_KARG_MEM(&freqs),
-        TDM_KARG_U32(&p->outs),       TDM_KARG_MEM(&p->status),
+        TDM_KARG_U32(&p->outs),       TDM_KARG_MEM(&p->status),        TDM_KARG_U32(&p->codec),
     };
     cl_event prev = e2 ? e2 : e1;
     if (st == TDM_OK && p->first && e1) {
         clRetainEvent(e1);
         *p->first = e1;
     }
-    if (st == TDM_OK)
-        st = launch(d, p->q, p->kernel, dargs, sizeof dargs / sizeof *dargs, decode_groups(p), 1,
-                    &prev, done, err);
+    cl_uint nd = sizeof dargs / sizeof *dargs;
+    if (st == TDM_OK && p->serial)
+        st = launch_local(d, p->q, "tdm_jobs_serial", dargs, nd, serial_items(p), 1, 1, &prev,
+                          done, err);
+    else if (st == TDM_OK) /* the work-group kernels take no codec argument */
+        st = launch(d, p->q, p->kernel, dargs, nd - 1, decode_groups(p), 1, &prev, done, err);
     if (e1)
         clReleaseEvent(e1);
     if (e2)

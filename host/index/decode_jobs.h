@@ -39,6 +39,18 @@
 #include "codec/codec.h"
 #include "resident.h"
 
+/* The decode kernel a device runs (TDM_DECODE_*): the work-group kernels
+ * (GPU-shaped: a block by several work-items, local memory, barriers) on
+ * GPUs and accelerators; on CPU devices tdm_jobs_serial, where a work-item
+ * decodes a run of whole blocks alone (cl/codec_serial.cl), which a CPU
+ * driver runs as plain loops. The environment variable
+ * TANDEM_DECODE_VARIANT=group|serial overrides the choice on every device
+ * (A/B runs, tests); it is read at each launch. Both give the same outputs
+ * and status bits. Returns -1 (err set) for another value of the
+ * variable. */
+enum tdm_decode_variant { TDM_DECODE_GROUP = 0, TDM_DECODE_SERIAL = 1 };
+int tdm_decode_jobs_variant(const tdm_device *d, tdm_err *err);
+
 /* One job, as the device reads it (a uint4). */
 typedef struct tdm_decode_job {
     uint32_t list, block_begin, block_end, out;
