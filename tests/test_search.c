@@ -19,6 +19,7 @@
 #include "index/writer.h"
 #include "query/oracle.h"
 #include "randcoll.h"
+#include "residx.h"
 #include "testutil.h"
 
 static const char *codecs[] = {"bp128", "bp256", "vbyte128", "vbyte1024", "pef",
@@ -125,6 +126,9 @@ static size_t oracle_run(tdm_oracle *or, const tdm_ireader *ir, const tdm_search
     return got;
 }
 
+/* When not 0, the variant every search of check_search must report. */
+static int expect_variant;
+
 /* Searches and compares with the oracle; returns the hits found. */
 static size_t check_search(tdm_search *s, tdm_oracle *or, const tdm_ireader *ir,
                            const tdm_search_term *st, size_t n, const tdm_search_options *o,
@@ -164,6 +168,8 @@ static size_t check_search(tdm_search *s, tdm_oracle *or, const tdm_ireader *ir,
             fail_msg("%s: float %.9g vs double %.17g", what, wf[i].score, want);
     }
     assert_true(res->algorithm != TDM_ALGO_AUTO);
+    if (expect_variant && res->variant != expect_variant)
+        fail_msg("%s: variant %d ran, not %d", what, res->variant, expect_variant);
     free(wf);
     free(wd);
     tdm_search_result_free(res);
@@ -233,7 +239,7 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, uint6
                 o.device = d;
                 o.algorithm = algos[a];
                 o.ranges = qi % 3 == 2 ? tdm_rng_range(&r, 1, qi % 6 == 5 ? 3000 : 40) : 0;
-                o.variant = (int)((qi + a) % 3); /* auto, item, group */
+                o.variant = (int)((qi + a) % 4); /* auto, item, group, compressed */
                 char what[256];
                 snprintf(what, sizeof what, "%s ndocs %u seed %llu query %d (%zu terms) k %u "
                          "%s dev %d ranges %u variant %d scoring %d k1 %g b %g", codec, ndocs,
@@ -306,7 +312,7 @@ static void request_errors(void **state)
     tdm_search_result_free(res);
 
     tdm_search_options_init(&o);
-    o.variant = 3;
+    o.variant = TDM_VARIANT_COMPRESSED + 1;
     assert_int_equal(tdm_search_terms(s, &t, 1, &o, &res), TDM_ERR_INVALID_ARG);
     assert_non_null(strstr(tdm_last_error(), "variant"));
     tdm_search_options_init(&o);
@@ -552,6 +558,191 @@ static void many_threads(void **state)
     randcoll_free(&c);
 }
 
+
+/* ---- the compressed variant (cl/search_zrange.cl) at its edges */
+
+/* Every codec with a device decoder, cycling per list (residx.h). */
+static size_t dev_codecs(const char **names)
+{
+    size_t count, k = 0;
+    const tdm_codec_ops *const *all = tdm_codec_all(&count);
+    for (size_t c = 0; c < count; c++)
+        if (all[c]->dev)
+            names[k++] = all[c]->name;
+    return k;
+}
+
+/* Queries over lists of every awkward length for their codec's blocks (one
+ * posting, a block less one, one block, one more, two blocks, every
+ * document), codecs mixed in one index: every algorithm at k = 1, 10, 1000
+ * and more than the matches, the compressed variant against the oracle bit
+ * for bit and reporting itself; repeated and unknown terms. */
+static void compressed_edges(void **state)
+{
+    fixture *f = *state;
+    const char *names[TDM_CODEC_COUNT];
+    size_t nc = dev_codecs(names);
+    int small = tdm_test_small();
+    residx x;
+    uint32_t ndocs = small ? 700 : 3000;
+    residx_make(&x, "search-zr", names, nc, 10 * nc, ndocs, 5);
+    tdm_index *ix;
+    if (tdm_index_open(x.path, &ix) != TDM_OK)
+        fail_msg("open: %s", tdm_last_error());
+    const tdm_ireader *ir = tdm_index_ireader(ix);
+    tdm_search *s;
+    assert_int_equal(tdm_search_open(f->eng, ix, &s), TDM_OK);
+    tdm_oracle *or;
+    tdm_err err = {0};
+    assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
+    static const uint32_t ks[] = {1, 10, 1000};
+    char terms[8][32];
+    tdm_search_term st[8];
+    tdm_rng r;
+    tdm_rng_seed(&r, 77);
+    int queries = small ? 6 : 40;
+    expect_variant = TDM_VARIANT_COMPRESSED;
+    for (int qi = 0; qi < queries; qi++) {
+        size_t n = tdm_rng_range(&r, 1, qi < 10 ? 2 : 6);
+        for (size_t i = 0; i < n; i++) {
+            /* the first queries: one edge list alone, or with its neighbour */
+            uint64_t l = qi < 10 ? (uint64_t)(qi * nc + i) % x.nlists
+                                 : tdm_rng_range(&r, 0, (uint32_t)x.nlists - 1);
+            snprintf(terms[i], sizeof terms[i], "t%06llu", (unsigned long long)l);
+            st[i] = (tdm_search_term){terms[i], 0, 1.0};
+            if (i > 0 && tdm_rng_range(&r, 0, 4) == 0)
+                st[i] = st[i - 1]; /* repeated */
+        }
+        if (qi % 7 == 6 && n < 8)
+            st[n++] = (tdm_search_term){"no-such-term", 0, 1.0};
+        for (int d = 0; d < tdm_engine_device_count(f->eng); d++)
+            for (size_t a = 1; a < NALGOS; a++)
+                for (size_t ki = 0; ki <= 3; ki++) {
+                    tdm_search_options o;
+                    tdm_search_options_init(&o);
+                    o.device = d;
+                    o.algorithm = algos[a];
+                    o.k = ki < 3 ? ks[ki] : ndocs + 5;
+                    o.variant = TDM_VARIANT_COMPRESSED;
+                    o.ranges = qi % 3 == 2 ? tdm_rng_range(&r, 1, 50) : 0;
+                    if (qi % 4 == 3) { /* other BM25 parameters: cached exact bounds */
+                        o.k1 = 0.9;
+                        o.b = 0.3;
+                    }
+                    char what[160];
+                    snprintf(what, sizeof what, "compressed query %d (%zu terms) %s k %u dev %d "
+                             "ranges %u", qi, n, tdm_algorithm_name(o.algorithm), o.k, d,
+                             o.ranges);
+                    check_search(s, or, ir, st, n, &o, what);
+                }
+    }
+    expect_variant = 0;
+    tdm_oracle_close(or);
+    tdm_search_close(s);
+    tdm_index_close(ix);
+    residx_free(&x);
+}
+
+/* A copy of file `path` at `out` with the u32 at index `at` of section
+ * `sec` replaced by v (the arena and block table are not checksummed at
+ * open, FORMAT.md). */
+static void patch_copy(const char *path, const char *out, unsigned sec, uint64_t at, uint32_t v)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)size);
+    assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    uint64_t off;
+    memcpy(&off, buf + 160 + 32 * sec + 8, 8);
+    memcpy(buf + off + 4 * at, &v, 4);
+    f = fopen(out, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    free(buf);
+}
+
+/* A damaged block of a list gives TDM_ERR_CORRUPT whenever a cursor enters
+ * it (OR at k = every document enters every block), and otherwise the
+ * undamaged index's answer: never a wrong one. Every codec. */
+static void compressed_corrupt(void **state)
+{
+    fixture *f = *state;
+    const char *names[TDM_CODEC_COUNT];
+    size_t nc = dev_codecs(names);
+    for (size_t c = 0; c < nc; c++) {
+        const tdm_codec_ops *ops = tdm_codec_by_name(names[c]);
+        residx x;
+        uint32_t ndocs = ops->block_size * 3;
+        residx_make(&x, "search-zr-bad", names + c, 1, 5, ndocs, 9);
+        /* list 4 has 2b postings: two blocks, block-table entries 0..2 */
+        tdm_ilist l;
+        tdm_err err = {0};
+        assert_int_equal(tdm_ireader_list(x.r, 4, &l, &err), TDM_OK);
+        assert_true(l.nblocks == 2);
+        /* block 1's first docid payload word, which only a decoder sees */
+        uint64_t sz;
+        const uint32_t *bd = tdm_ireader_section(x.r, TDM_SEC_BLOCK_DOCS, &sz);
+        const uint32_t *arena = tdm_ireader_section(x.r, TDM_SEC_ARENA, &sz);
+        uint64_t w1 = l.arena_word + (ops->id == TDM_CODEC_PFOR ? 2 : 0) + bd[l.first_entry + 1];
+        struct { unsigned sec; uint64_t at; uint32_t v; } dmg[] = {
+            {TDM_SEC_BLOCK_DOCS, l.first_entry + 1, 0x7FFFFFFFu},
+            {TDM_SEC_BLOCK_FREQS, l.first_entry + 2, 0x7FFFFFFFu},
+            {TDM_SEC_BLOCK_DOCS, l.first_entry + 2, 1u},
+            {TDM_SEC_ARENA, w1, arena[w1] ^ 0x5A5A5A5Au},
+        };
+        tdm_index *good;
+        assert_int_equal(tdm_index_open(x.path, &good), TDM_OK);
+        tdm_oracle *or;
+        assert_int_equal(tdm_oracle_open(tdm_index_ireader(good), &or, &err), TDM_OK);
+        char bad[600];
+        snprintf(bad, sizeof bad, "%s.bad", x.path);
+        tdm_search_term st[2] = {{"t000004", 0, 1.0}, {"t000003", 0, 1.0}};
+        for (size_t k = 0; k < sizeof dmg / sizeof *dmg; k++) {
+            patch_copy(x.path, bad, dmg[k].sec, dmg[k].at, dmg[k].v);
+            tdm_index *ix;
+            assert_int_equal(tdm_index_open(bad, &ix), TDM_OK);
+            tdm_search *s;
+            assert_int_equal(tdm_search_open(f->eng, ix, &s), TDM_OK);
+            for (int d = 0; d < tdm_engine_device_count(f->eng); d++)
+                for (size_t a = 1; a < NALGOS; a++) {
+                    tdm_search_options o;
+                    tdm_search_options_init(&o);
+                    o.device = d;
+                    o.algorithm = algos[a];
+                    o.variant = TDM_VARIANT_COMPRESSED;
+                    o.k = a == 1 ? ndocs : 3;
+                    tdm_search_result *res = NULL;
+                    int rc = tdm_search_terms(s, st, 2, &o, &res);
+                    char what[160];
+                    snprintf(what, sizeof what, "%s damage %zu %s dev %d", names[c], k,
+                             tdm_algorithm_name(o.algorithm), d);
+                    if (rc == TDM_OK) { /* no cursor entered the block: the good answer */
+                        if (a == 1)
+                            fail_msg("%s: OR over every block was not refused", what);
+                        tdm_search_result_free(res);
+                        tdm_search *gs;
+                        assert_int_equal(tdm_search_open(f->eng, good, &gs), TDM_OK);
+                        check_search(gs, or, tdm_index_ireader(good), st, 2, &o, what);
+                        tdm_search_close(gs);
+                    } else if (rc != TDM_ERR_CORRUPT) { /* the host's check, or a cursor's */
+                        fail_msg("%s: %d %s", what, rc, tdm_last_error());
+                    }
+                }
+            tdm_search_close(s);
+            tdm_index_close(ix);
+        }
+        remove(bad);
+        tdm_oracle_close(or);
+        tdm_index_close(good);
+        residx_free(&x);
+    }
+}
+
 int main(void)
 {
     (void)assert_same_index; /* randcoll.h's, for the round-trip tests */
@@ -559,6 +750,7 @@ int main(void)
         cmocka_unit_test(request_errors),       cmocka_unit_test(text_queries),
         cmocka_unit_test(unknown_stemmer),      cmocka_unit_test(random_small_indexes),
         cmocka_unit_test(many_threads),         cmocka_unit_test(random_large_indexes),
+        cmocka_unit_test(compressed_edges),     cmocka_unit_test(compressed_corrupt),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
