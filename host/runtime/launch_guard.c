@@ -129,6 +129,12 @@ static void CL_CALLBACK on_complete(cl_event e, cl_int status, void *user)
 
 void tdm_launch_guard_armed(int i, cl_event e)
 {
+    cl_int status = CL_QUEUED;
+    if (clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) ==
+            CL_SUCCESS && status <= CL_COMPLETE) {
+        tdm_launch_guard_left(i); /* done already: not every driver calls back then */
+        return;
+    }
     if (clSetEventCallback(e, CL_COMPLETE, on_complete, (void *)(intptr_t)i) != CL_SUCCESS) {
         clWaitForEvents(1, &e);
         tdm_launch_guard_left(i);
