@@ -277,6 +277,12 @@ int tdm_bench_index_batched(const tdm_bench_ctx *c, const char *path)
             tdm_err_clear(&err);
             continue;
         }
+        int v = tdm_decode_jobs_variant(res.dev, &err);
+        printf("# batched decode on %s: the %s kernel%s\n", res.dev->info.name,
+               v == TDM_DECODE_SERIAL ? "serial" : v == TDM_DECODE_GROUP ? "work-group" : "?",
+               getenv("TANDEM_DECODE_VARIANT") && *getenv("TANDEM_DECODE_VARIANT")
+                   ? " (TANDEM_DECODE_VARIANT)" : "");
+        tdm_err_clear(&err);
         for (int k = 0; k < 2; k++)
             time_part(c, r, &res, d, &parts[k]);
         tdm_resident_release(&res);
