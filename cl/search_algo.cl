@@ -3,8 +3,9 @@
    both range kernels: included by cl/search_range.cl (cursors over decoded
    postings, names tdm_sr_*) and cl/search_zrange.cl (cursors over the
    compressed index, names tdm_zr_*). The includer defines
-     TDM_SA_S        its state type, with the fields these read: terms, ord,
-                     hs, hd, shared, nt, nr, r, cap, n, pub, gth
+     TDM_SA_S        its state type, with the fields these use: terms, ord,
+                     hs, hd, shared, nt, nr, r, rend, cap, n, kind, c0, c1,
+                     pub, gth
      TDM_SA(name)    the name of this copy's function `name`
    and, before the include, its cursor accessors:
      TDM_SA(term)(s, t, w)   word w of term t's table entry
@@ -275,6 +276,50 @@ void TDM_SA(maxscore)(TDM_SA_S *s)
             ne = TDM_SA(split)(s, th);
         }
     }
+}
+
+/* The fields every range sets alike: range r of nr (rlen documents of
+   ndocs) of a query of nt terms (table `terms`, whose term 0 word 7 is the
+   shared threshold), its heap of cap entries at hs, hd, algorithm alg,
+   scoring kind, c0, c1. The caller sets its cursors' fields; returns the
+   range's first docid. */
+uint TDM_SA(begin)(TDM_SA_S *s, __global uint *terms, __global float *hs, __global uint *hd,
+                   uint nt, uint nr, uint r, uint rlen, uint ndocs, uint cap, uint alg,
+                   uint kind, float c0, float c1)
+{
+    s->terms = terms;
+    s->hs = hs;
+    s->hd = hd;
+    s->nt = nt;
+    s->nr = nr;
+    s->r = r;
+    uint rbeg = r * rlen;
+    s->rend = ndocs - rbeg > rlen ? rbeg + rlen : ndocs;
+    s->cap = cap;
+    s->n = 0u;
+    s->kind = kind;
+    s->c0 = c0;
+    s->c1 = c1;
+    uint share = alg == TDM_ALG_WAND || alg == TDM_ALG_BMW || alg == TDM_ALG_MAXSCORE;
+    s->shared = terms + 7u;
+    s->pub = share && cap < rlen;
+    s->gth = share ? tdm_sr_below(atomic_max(s->shared, 0u)) : -1.0f;
+    return rbeg;
+}
+
+/* Runs algorithm alg (TDM_ALG_*) over the range. */
+void TDM_SA(run)(TDM_SA_S *s, uint alg)
+{
+    if (alg == TDM_ALG_AND)
+        TDM_SA(and)(s);
+    else if (alg == TDM_ALG_WAND)
+        TDM_SA(wand)(s, 0);
+    else if (alg == TDM_ALG_BMW)
+        TDM_SA(wand)(s, 1);
+    else if (alg == TDM_ALG_MAXSCORE)
+        TDM_SA(maxscore)(s);
+    else
+        TDM_SA(or)(s);
 }
 
 #undef TDM_SA_S

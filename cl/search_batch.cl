@@ -51,41 +51,17 @@ __kernel void tdm_search_range_batch(__global const uint *docs, __global const u
     tdm_srange s;
     s.docs = docs;
     s.freqs = freqs;
-    s.terms = qterms;
     s.bmax = bmax;
     s.doclens = doclens;
     s.cur = cur + w[7];
     s.ord = ord + w[7];
-    s.hs = hs + w[6];
-    s.hd = hd + w[6];
-    s.nt = nt;
-    s.nr = nr;
-    s.r = r;
-    uint rbeg = r * rlen;
-    s.rend = ndocs - rbeg > rlen ? rbeg + rlen : ndocs;
-    s.cap = cap;
-    s.n = 0u;
-    s.kind = kind;
-    s.c0 = c0;
-    s.c1 = c1;
-    uint share = alg == TDM_ALG_WAND || alg == TDM_ALG_BMW || alg == TDM_ALG_MAXSCORE;
-    s.shared = qterms + 7u;
-    s.pub = share && cap < rlen;
-    s.gth = share ? tdm_sr_below(atomic_max(s.shared, 0u)) : -1.0f;
+    uint rbeg = tdm_sr_begin(&s, qterms, hs + w[6], hd + w[6], nt, nr, r, rlen, ndocs, cap, alg,
+                             kind, c0, c1);
     for (uint t = 0; t < nt; t++) {
         uint seg = tdm_sr_term(&s, t, 0);
         s.cur[t * nr + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, 1), rbeg);
     }
-    if (alg == TDM_ALG_AND)
-        tdm_sr_and(&s);
-    else if (alg == TDM_ALG_WAND)
-        tdm_sr_wand(&s, 0);
-    else if (alg == TDM_ALG_BMW)
-        tdm_sr_wand(&s, 1);
-    else if (alg == TDM_ALG_MAXSCORE)
-        tdm_sr_maxscore(&s);
-    else
-        tdm_sr_or(&s);
+    tdm_sr_run(&s, alg);
     hn[g] = s.n;
 }
 

@@ -295,40 +295,16 @@ __kernel void tdm_search_zrange(TDM_ZS_IDX, __global uint *zdocs, __global uint 
     s.docs = zdocs;
     s.freqs = zfreqs;
     s.bw = bw;
-    s.terms = terms;
     s.bmax = bmax;
     s.doclens = doclens;
     s.cur = cur;
     s.ord = ord;
-    s.hs = hs;
-    s.hd = hd;
-    s.nt = nt;
-    s.nr = nranges;
-    s.r = r;
-    uint rbeg = r * rlen;
-    s.rend = ndocs - rbeg > rlen ? rbeg + rlen : ndocs;
-    s.cap = cap;
-    s.n = 0u;
-    s.kind = kind;
-    s.c0 = c0;
-    s.c1 = c1;
     s.st = 0u;
-    uint share = alg == TDM_ALG_WAND || alg == TDM_ALG_BMW || alg == TDM_ALG_MAXSCORE;
-    s.shared = terms + 7u;
-    s.pub = share && cap < rlen;
-    s.gth = share ? tdm_sr_below(atomic_max(s.shared, 0u)) : -1.0f;
+    uint rbeg = tdm_zr_begin(&s, terms, hs, hd, nt, nranges, r, rlen, ndocs, cap, alg, kind, c0,
+                             c1);
     for (uint t = 0; t < nt; t++)
         tdm_zr_init(&s, t, rbeg);
-    if (alg == TDM_ALG_AND)
-        tdm_zr_and(&s);
-    else if (alg == TDM_ALG_WAND)
-        tdm_zr_wand(&s, 0);
-    else if (alg == TDM_ALG_BMW)
-        tdm_zr_wand(&s, 1);
-    else if (alg == TDM_ALG_MAXSCORE)
-        tdm_zr_maxscore(&s);
-    else
-        tdm_zr_or(&s);
+    tdm_zr_run(&s, alg);
     hn[r] = s.n;
     if (s.st)
         atomic_or(status, s.st);
