@@ -175,7 +175,7 @@ static void part_free(part *p)
     free(p->idx);
 }
 
-/* Builds lane l's part: the queries split there, their predictions. */
+/* Builds lane l's part: the queries split there, their predictions. Under sc->mu. */
 static int make_part(struct tdm_sched *sc, part *p, int l, const int *lane, const bquery *bq,
                      const tdm_search_query *queries, size_t n, const tdm_search_options *o,
                      int policy, double arrive, tdm_err *err)
@@ -256,8 +256,12 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
         for (size_t q = 0; q < n; q++)
             lane[q] = only;
     }
-    for (int l = 0; rc == TDM_OK && l < sc->nl; l++)
-        rc = make_part(sc, &parts[l], l, lane, bq, queries, n, o, policy, arrive, err);
+    if (rc == TDM_OK) { /* the models are the lanes' too: read them under the lock */
+        pthread_mutex_lock(&sc->mu);
+        for (int l = 0; rc == TDM_OK && l < sc->nl; l++)
+            rc = make_part(sc, &parts[l], l, lane, bq, queries, n, o, policy, arrive, err);
+        pthread_mutex_unlock(&sc->mu);
+    }
     if (rc == TDM_OK) {
         pthread_mutex_lock(&sc->mu);
         for (int l = 0; l < sc->nl; l++) {
