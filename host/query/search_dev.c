@@ -3,7 +3,9 @@
  * per codec of its lists, index/decode_jobs.h), the bounds kernels where
  * the algorithm prunes, the range (or group) kernel and the merge kernel,
  * then the k keys and the counts copied back: a number of commands that
- * grows with nothing but the codecs present. */
+ * grows with nothing but the codecs present. The compressed variant
+ * (TDM_VARIANT_COMPRESSED) has no decode: its kernel reads the resident
+ * index, so a query is the upload, tdm_search_zrange, the merge, the copy. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -9,7 +9,10 @@
  * kernel: a work-group per range with dense accumulators in local memory
  * (Ding 2009), for exhaustive OR and AND, the planner's choice on a GPU
  * (coalesced reads of each list, no per-document cursor juggling); a few
- * groups per compute unit.
+ * groups per compute unit. COMPRESSED, ITEM on the compressed index
+ * (cl/search_zrange.cl: cursors decode only the blocks they enter, no
+ * decode launch): the CPU default but for OR (zrange_auto), ITEM where it
+ * cannot apply (tdm_search_zrange_fits).
  *
  * Algorithm `auto`: one term -> OR (nothing to prune across terms); else
  * MaxScore, the fastest exact disjunction in PISA at k = 10 and 1000 (the
@@ -65,6 +68,16 @@ static int pick_device(const struct tdm_search *s, int bm25, int device, tdm_err
     return best;
 }
 
+/* Ranges a CPU compute unit gets: CPU_RANGES_PER_CU, or
+ * TANDEM_CPU_RANGES_PER_CU (1 to 1,024; for timing runs). */
+static uint32_t cpu_ranges_per_cu(void)
+{
+    const char *v = getenv("TANDEM_CPU_RANGES_PER_CU");
+    char *end = NULL;
+    unsigned long r = v ? strtoul(v, &end, 10) : 0;
+    return v && end != v && !*end && r >= 1 && r <= 1024 ? (uint32_t)r : CPU_RANGES_PER_CU;
+}
+
 static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t want,
                         tdm_splan *pl)
 {
@@ -76,7 +89,7 @@ static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
         minlen = GPU_MIN_RLEN;
     } else {
         pl->local = 1;
-        r = cus * CPU_RANGES_PER_CU;
+        r = cus * cpu_ranges_per_cu();
         minlen = CPU_MIN_RLEN;
     }
     if (want) {
@@ -142,12 +155,17 @@ static int env_variant(void)
     return got;
 }
 
-/* The algorithms whose AUTO variant on a CPU is COMPRESSED (measured,
- * docs/SEARCH.md). */
+/* The algorithms whose AUTO variant on a CPU is COMPRESSED (docs/SEARCH.md:
+ * PoCL, 2 cores, 1M documents, 300 queries, k = 10, three alternating runs,
+ * mean us ITEM / COMPRESSED: MaxScore 4,342 / 2,808, 3,109 / 1,674, 4,689 /
+ * 3,391; WAND 6,543 / 5,770, 5,774 / 6,171, 7,170 / 5,470). Not OR, which
+ * reads every block anyway: the same means (18,022 / 16,232, 12,268 /
+ * 14,198, 16,106 / 16,906) but ITEM's p50 lower in all three (5,058 /
+ * 5,606, 2,886 / 4,105, 4,355 / 5,437): its decode launch spreads the
+ * decoding over the cores whatever the ranges' balance. */
 static int zrange_auto(int alg)
 {
-    (void)alg;
-    return 1;
+    return alg != TDM_ALGO_OR;
 }
 
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
