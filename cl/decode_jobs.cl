@@ -684,14 +684,62 @@ TDM_JOBS_KERNEL(tdm_jobs_pfor, TDM_PFOR_BLOCK, PFOR_TPB, 1u,
 TDM_JOBS_NPFD(tdm_jobs_newpfd128, 128u)
 TDM_JOBS_NPFD(tdm_jobs_newpfd64, 64u)
 
-/* ---- The serial variant (CPU devices, host/index/decode_jobs.c picks it):
+/* ---- The serial variant (CPU devices, host/index/decode_jobs.c picks it).
+
+   tdm_jobs_count and tdm_jobs_scan as plain loops, with the same results:
+   work-item g counts tile g (TDM_JOBS_TILE jobs), one work-item sums the
+   tiles. Launched in groups of one. */
+__kernel void tdm_jobs_count_serial(__global const uint4 *jobs, uint ntab,
+                                    __global const uint4 *lists, __global const uchar *codecs,
+                                    uint nlists, uint codec, uint block, uint outs,
+                                    uint docs_cap, uint freqs_cap, __global uint *jpre,
+                                    __global uint *tsum, __global uint *status)
+{
+    uint g = get_global_id(0), j0 = g * TDM_JOBS_TILE;
+    if (j0 >= ntab)
+        return;
+    uint j1 = min(ntab, j0 + TDM_JOBS_TILE);
+    ulong sum = 0;
+    for (uint j = j0; j < j1; j++) {
+        jpre[j] = (uint)sum;
+        sum += tdm_jobs_count_one(jobs[j], lists, codecs, nlists, codec, block, outs, docs_cap,
+                                  freqs_cap, status);
+    }
+    if (sum > 0xFFFFFFFFul) { /* refused as bad jobs: the tile decodes nothing */
+        atomic_or(status, TDM_CODEC_ST_BADJOB);
+        for (uint j = j0; j < j1; j++)
+            jpre[j] = 0u;
+        sum = 0;
+    }
+    tsum[g + 1u] = (uint)sum;
+    if (g == 0u)
+        tsum[0] = 0u;
+}
+
+__kernel void tdm_jobs_scan_serial(__global uint *tsum, uint ntiles, __global uint *status)
+{
+    if (get_global_id(0) != 0u)
+        return;
+    ulong carry = 0;
+    for (uint i = 1; i <= ntiles; i++) {
+        carry += tsum[i];
+        if (carry > 0xFFFFFFFFul) {
+            atomic_or(status, TDM_CODEC_ST_BADJOB);
+            tsum[ntiles] = 0u;
+            return;
+        }
+        tsum[i] = (uint)carry;
+    }
+}
+
+/* The decode:
    work-item g of G decodes the launch's blocks [g * per, (g + 1) * per),
    per = ceil(total / G), each block whole and alone (cl/codec_serial.cl),
    its docids and frequencies straight to the outputs: no barrier, no local
    memory, which a CPU driver runs as plain loops (PoCL turns a work-group's
    barriers into loops over its work-items). The jobs are counted and
-   summed by the same kernels as above, so a table made on the device works
-   alike; the first block's job is found by the same search, the next ones
+   summed as above, so a table made on the device works alike; the first
+   block's job is found by the same search, the next ones
    by walking the table. Bad jobs and damaged data are flagged as the
    work-group kernels flag them. */
 __kernel void tdm_jobs_serial(TDM_JOBS_ARGS, uint codec)

@@ -183,12 +183,14 @@ static int run_plan(plan *p, cl_uint n, const cl_event *w, cl_event *done, tdm_e
         TDM_KARG_MEM(&p->status),
     };
     cl_event e1 = NULL, e2 = NULL;
-    int st = launch(d, p->q, "tdm_jobs_count", cargs, sizeof cargs / sizeof *cargs, ntiles, n,
-                    w, &e1, err);
+    size_t local = p->serial ? 1 : 0; /* 0: the device's work-group size */
+    int st = launch_local(d, p->q, p->serial ? "tdm_jobs_count_serial" : "tdm_jobs_count", cargs,
+                          sizeof cargs / sizeof *cargs, ntiles, local, n, w, &e1, err);
     if (st == TDM_OK && ntiles > 1) {
         tdm_karg sargs[] = {TDM_KARG_MEM(&p->tsum), TDM_KARG_U32(&ntiles),
                             TDM_KARG_MEM(&p->status)};
-        st = launch(d, p->q, "tdm_jobs_scan", sargs, 3, 1, 1, &e1, &e2, err);
+        st = launch_local(d, p->q, p->serial ? "tdm_jobs_scan_serial" : "tdm_jobs_scan", sargs, 3,
+                          1, local, 1, &e1, &e2, err);
     }
     cl_mem docs = p->docs ? p->docs : p->status, freqs = p->freqs ? p->freqs : p->status;
     tdm_karg dargs[] = {
