@@ -44,6 +44,8 @@ static void usage(FILE *f)
           "                     codec kernels, 1 to 65536 (32; for tuning)\n"
           "  TANDEM_DEVICE_MEMORY  device memory an index may take on each device, bytes\n"
           "                     or a number with K, M or G (the device's; docs/CACHE.md)\n"
+          "  TANDEM_LAUNCH_GUARD  off: no work-around for PoCL's kernel cache bug on PoCL\n"
+          "                     CPU devices (auto; environment only; docs/SCHED.md)\n"
           "scheduling of searches (docs/SCHED.md):\n"
           "  TANDEM_POLICY      cpu-only, gpu-only, best, hybrid or direct (hybrid)\n"
           "  TANDEM_MIGRATE     Griffin's intra-query migration of ranked AND: auto, force\n"
