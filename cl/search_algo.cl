@@ -190,7 +190,8 @@ void TDM_SA(wand)(TDM_SA_S *s, int bmw)
         if (bmw) {
             /* the bound of the blocks that hold pd; documents in [pd, nxt)
                hold no other term and lie in those same blocks */
-            uint nxt = piv + 1u < s->nt ? TDM_SA(doc)(s, TDM_SA(ord)(s, piv + 1u)) : TDM_SEARCH_NODOC;
+            uint nxt = piv + 1u < s->nt ? TDM_SA(doc)(s, TDM_SA(ord)(s, piv + 1u))
+                                        : TDM_SEARCH_NODOC;
             float bsum = 0.0f;
             for (uint i = 0; i <= piv; i++) {
                 uint last;

@@ -223,5 +223,6 @@ int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k)
 {
     int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
     /* the seed scores decoded postings: the compressed variant has none */
-    return prunes && pl->variant != TDM_VARIANT_COMPRESSED && (pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)SEED_RLEN_PER_K * k);
+    return prunes && pl->variant != TDM_VARIANT_COMPRESSED &&
+           (pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)SEED_RLEN_PER_K * k);
 }
