@@ -158,3 +158,41 @@ __kernel void tdm_search_stored_bounds_batch(__global const uint *terms, __globa
     bmax[g] = stored; /* never launched: the host uploads bounds instead */
 #endif
 }
+
+/* The compressed variant's batch (cl/search_zrange.cl, CPU devices): what
+   tdm_search_range_batch does, with cursors that read the resident index;
+   term word 0 is the list id, each (query, range)'s cursors start at qtab
+   word 7: cur at 8 words a cursor (TDM_ZR_CW), zdocs and zfreqs at bw a
+   cursor. status: the batch's (TDM_CODEC_ST_*), which the merge reports. */
+__kernel void tdm_search_zrange_batch(TDM_ZS_IDX, __global uint *zdocs, __global uint *zfreqs,
+                                      uint bw, __global uint *terms, __global const float *bmax,
+                                      __global const uint *doclens, __global uint *cur,
+                                      __global uint *ord, __global float *hs, __global uint *hd,
+                                      __global uint *hn, __global const uint *qtab, uint nq,
+                                      uint nranges, uint ndocs, uint alg, uint kind, float c0,
+                                      float c1, __global uint *status)
+{
+    uint g = get_global_id(0);
+    if (g >= nranges)
+        return;
+    __global const uint *w = qtab + tdm_sb_query(qtab, nq, g) * TDM_SBQ_W;
+    uint r = g - w[2], nr = w[3], rlen = w[4], cap = w[5], nt = w[1];
+    tdm_zrange s;
+    tdm_zr_index(&s, arena, lists, codecs, block_last, block_docs, block_freqs, nlists,
+                 arena_words, spans);
+    s.docs = zdocs + w[7] * bw;
+    s.freqs = zfreqs + w[7] * bw;
+    s.bw = bw;
+    s.bmax = bmax;
+    s.doclens = doclens;
+    s.cur = cur + w[7] * TDM_ZR_CW;
+    s.ord = ord + w[7];
+    uint rbeg = tdm_zr_begin(&s, terms + w[0] * TDM_SEARCH_TW, hs + w[6], hd + w[6], nt, nr, r,
+                             rlen, ndocs, cap, alg, kind, c0, c1);
+    for (uint t = 0; t < nt; t++)
+        tdm_zr_init(&s, t, rbeg);
+    tdm_zr_run(&s, alg);
+    hn[g] = s.n;
+    if (s.st)
+        atomic_or(status, s.st);
+}

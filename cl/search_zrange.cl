@@ -261,6 +261,21 @@ float tdm_zr_block(const tdm_zrange *s, uint t, uint d, uint *last)
     return 0.0f;
 }
 
+/* The resident index's sections (TDM_ZS_IDX) into s, its status cleared. */
+void tdm_zr_index(tdm_zrange *s, TDM_ZS_IDX)
+{
+    s->arena = arena;
+    s->lists = lists;
+    s->codecs = codecs;
+    s->block_last = block_last;
+    s->block_docs = block_docs;
+    s->block_freqs = block_freqs;
+    s->nlists = nlists;
+    s->arena_words = arena_words;
+    s->spans = spans;
+    s->st = 0u;
+}
+
 /* The algorithms, on these cursors (tdm_zr_or, _and, _wand, _maxscore). */
 #define TDM_SA_S tdm_zrange
 #define TDM_SA(name) tdm_zr_##name
@@ -283,15 +298,8 @@ __kernel void tdm_search_zrange(TDM_ZS_IDX, __global uint *zdocs, __global uint 
     if (r >= nranges || (gate_min && gate[1] >= gate_min))
         return;
     tdm_zrange s;
-    s.arena = arena;
-    s.lists = lists;
-    s.codecs = codecs;
-    s.block_last = block_last;
-    s.block_docs = block_docs;
-    s.block_freqs = block_freqs;
-    s.nlists = nlists;
-    s.arena_words = arena_words;
-    s.spans = spans;
+    tdm_zr_index(&s, arena, lists, codecs, block_last, block_docs, block_freqs, nlists,
+                 arena_words, spans);
     s.docs = zdocs;
     s.freqs = zfreqs;
     s.bw = bw;
@@ -299,7 +307,6 @@ __kernel void tdm_search_zrange(TDM_ZS_IDX, __global uint *zdocs, __global uint 
     s.doclens = doclens;
     s.cur = cur;
     s.ord = ord;
-    s.st = 0u;
     uint rbeg = tdm_zr_begin(&s, terms, hs, hd, nt, nranges, r, rlen, ndocs, cap, alg, kind, c0,
                              c1);
     for (uint t = 0; t < nt; t++)

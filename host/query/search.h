@@ -118,6 +118,13 @@ typedef struct tdm_splan {
 #define TDM_ZR_MAX_WORDS (1u << 24)
 int tdm_search_zrange_fits(const tdm_sprep *p, int salg, uint32_t nranges);
 
+/* For a kernel that reads the resident index itself (the compressed
+ * variant): a marker on q (in order) that waits for the index's upload and
+ * the nwait <= 1 events of `wait` (a list cache's), those not complete yet
+ * (nothing enqueued when all are). */
+int tdm_search_after_index(const tdm_sdev *sd, cl_command_queue q, cl_uint nwait,
+                           const cl_event *wait, tdm_err *err);
+
 /* Picks the device (opts->device or the planner's), the algorithm (AUTO by
  * the query's features) and the ranges. TDM_ERR_INVALID_ARG for a device
  * index out of range, TDM_ERR_UNSUPPORTED for BM25 on a device without

@@ -64,6 +64,8 @@ typedef struct host_side {
     uint32_t njobs[TDM_CODEC_COUNT];
     uint64_t *out;
     size_t nterms, nbmax, npost, ncur, nheap, nranges;
+    int zr;             /* the compressed variant: cursors read the index, no decode */
+    uint32_t bw;        /* its cursors' buffer width: the largest block size */
 } host_side;
 
 static void host_free(host_side *h)
@@ -145,8 +147,14 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
     h->bmode = bmode;
     size_t nheap = 0, ncur = 0, nr = 0;
     uint64_t npost = 0, allpost = 0;
-    for (uint32_t i = 0; i < n; i++)
+    /* compressed when the planner chose it for every query (a CPU device)
+       and no bounds come from decoded postings */
+    int zr = bmode != BOUNDS_POSTINGS;
+    for (uint32_t i = 0; i < n; i++) {
         allpost += qs[i]->p.npost;
+        zr = zr && qs[i]->pl.variant == TDM_VARIANT_COMPRESSED && qs[i]->p.max_block;
+        h->bw = qs[i]->p.max_block > h->bw ? qs[i]->p.max_block : h->bw;
+    }
     for (uint32_t i = 0; i < n; i++) {
         tdm_sbq *it = qs[i];
         size_query(sd->d, ndocs, it->p.npost, allpost, n, it->p.nt, k, &it->pl);
@@ -164,6 +172,9 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
         h->nterms > UINT32_MAX / TDM_SEARCH_TW)
         return tdm_err_set(err, TDM_ERR_LIMIT, "search batch: %u queries hold %llu postings "
                            "(at most %u a batch)", n, (unsigned long long)npost, UINT32_MAX);
+    h->zr = zr && (uint64_t)ncur * (TDM_ZR_CW + 2ull * h->bw) <= TDM_ZR_MAX_WORDS;
+    for (uint32_t i = 0; h->zr && i < n; i++)
+        qs[i]->pl.variant = TDM_VARIANT_COMPRESSED;
     h->npost = (size_t)npost;
     h->nheap = nheap;
     h->ncur = ncur;
@@ -194,7 +205,8 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
         uint32_t *w = h->terms + tb * TDM_SEARCH_TW;
         memcpy(w, p->terms, (size_t)p->nt * TDM_SEARCH_TW * 4);
         for (uint32_t t = 0; t < p->nt; t++) {
-            w[t * TDM_SEARCH_TW + 0] += (uint32_t)pb;
+            /* word 0: the first posting in the decoded batch, or the list */
+            w[t * TDM_SEARCH_TW + 0] = h->zr ? p->ids[t] : w[t * TDM_SEARCH_TW + 0] + (uint32_t)pb;
             w[t * TDM_SEARCH_TW + 3] += (uint32_t)bb;
         }
         if (p->nbmax && bmode == BOUNDS_HOST) /* else made on the device, or not read */
@@ -259,10 +271,12 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
                        dev_side *ds, uint64_t *up, tdm_err *err)
 {
     static const cl_uint zero = 0;
+    size_t post = h->zr ? h->ncur * h->bw : h->npost; /* the cursors' buffers, or postings */
     size_t bytes[D_COUNT] = {
-        [D_DOCS] = h->npost * 4,  [D_FREQS] = h->npost * 4,
+        [D_DOCS] = post * 4,      [D_FREQS] = post * 4,
         [D_TERMS] = h->nterms * TDM_SEARCH_TW * 4,
-        [D_BMAX] = h->nbmax * 4,  [D_CUR] = h->ncur * 4, [D_ORD] = h->ncur * 4,
+        [D_BMAX] = h->nbmax * 4,  [D_CUR] = h->ncur * (h->zr ? TDM_ZR_CW : 1) * 4,
+        [D_ORD] = h->ncur * 4,
         [D_HS] = h->nheap * 4,    [D_HD] = h->nheap * 4, [D_HN] = h->nranges * 4,
         [D_QTAB] = (size_t)n * TDM_SBQ_W * 4,
         [D_OUT] = (size_t)n * (p2 + 2) * 8,     [D_STATUS] = 4,
@@ -271,7 +285,7 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
     int rc = TDM_OK;
     for (int i = 0; rc == TDM_OK && i < D_COUNT; i++)
         rc = tdm_buffer_create(d, CL_MEM_READ_WRITE, bytes[i] ? bytes[i] : 4, NULL, &ds->b[i], err);
-    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++)
+    for (int c = 0; rc == TDM_OK && !h->zr && c < TDM_CODEC_COUNT; c++)
         if (h->njobs[c])
             rc = tdm_buffer_create(d, CL_MEM_READ_ONLY, (size_t)h->njobs[c] * sizeof(tdm_decode_job),
                                    NULL, &ds->jobs[c], err);
@@ -285,7 +299,7 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
         rc = tdm_search_batch_upload(d, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, up, err);
     if (rc == TDM_OK)
         rc = tdm_search_batch_upload(d, ds->b[D_STATUS], 4, &zero, up, err);
-    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++)
+    for (int c = 0; rc == TDM_OK && !h->zr && c < TDM_CODEC_COUNT; c++)
         if (h->njobs[c])
             rc = tdm_search_batch_upload(d, ds->jobs[c], (size_t)h->njobs[c] * sizeof(tdm_decode_job),
                                          h->jobs[c], up, err);
@@ -361,13 +375,15 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     for (int c = 0; c < TDM_CODEC_COUNT; c++) {
         db.jobs[c] = h->jobs[c];
         db.njobs[c] = h->njobs[c];
-        *launches += h->njobs[c] ? 1 : 0;
+        *launches += h->njobs[c] && !h->zr ? 1 : 0;
     }
     db.npostings = h->npost;
     cl_event lev = NULL; /* a list cache holds the batch's lists (index/listcache.h) */
     tdm_listcache_hold *hold = NULL;
     int rc = tdm_resident_acquire_batch(&sd->res, &db, &lev, &hold, NULL, err);
-    if (rc == TDM_OK)
+    if (rc == TDM_OK && h->zr) /* the cursors decode what they enter */
+        rc = tdm_search_after_index(sd, d->queue, lev ? 1 : 0, &lev, err);
+    else if (rc == TDM_OK)
         rc = tdm_decode_batch_enqueue(&sd->res, NULL, &db, ds->jobs, ds->b[D_DOCS],
                                       ds->b[D_FREQS], ds->b[D_STATUS], lev ? 1 : 0,
                                       lev ? &lev : NULL, evp, err);
@@ -390,12 +406,26 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
         TDM_KARG_U32(&nr),            TDM_KARG_U32(&nd),            TDM_KARG_U32(&alg),
         TDM_KARG_U32(&kd),            {sizeof c0, &c0},             {sizeof c1, &c1},
     };
+    cl_uint bw = h->bw, nl = sd->res.nlists, aw = sd->res.arena_words, sp = sd->res.spans;
+    const tdm_resident *rs = &sd->res;
+    tdm_karg za[] = {
+        TDM_KARG_MEM(&rs->arena),       TDM_KARG_MEM(&rs->lists),  TDM_KARG_MEM(&rs->codecs),
+        TDM_KARG_MEM(&rs->block_last),  TDM_KARG_MEM(&rs->block_docs),
+        TDM_KARG_MEM(&rs->block_freqs), TDM_KARG_U32(&nl),         TDM_KARG_U32(&aw),
+        TDM_KARG_U32(&sp),              ra[0],  ra[1],  TDM_KARG_U32(&bw),  ra[2],  ra[3],
+        ra[4],  ra[5],  ra[6],  ra[7],  ra[8],  ra[9],  ra[10], ra[11], ra[12], ra[13], ra[14],
+        ra[15], ra[16], ra[17],         TDM_KARG_MEM(&ds->b[D_STATUS]),
+    };
+    const char *kn = h->zr ? "tdm_search_zrange_batch" : "tdm_search_range_batch";
     size_t local = d->info.type == TDM_DEVICE_GPU ? 64u : 1u;
-    if (rc == TDM_OK)
-        rc = tdm_kernel_launch(d, "tdm_search_range_batch", ra, sizeof ra / sizeof *ra,
-                               tdm_round_up(nr, local), local, 0, NULL, evp, err);
+    if (rc == TDM_OK && h->zr)
+        rc = tdm_kernel_launch(d, kn, za, sizeof za / sizeof *za, tdm_round_up(nr, local), local,
+                               0, NULL, evp, err);
+    else if (rc == TDM_OK)
+        rc = tdm_kernel_launch(d, kn, ra, sizeof ra / sizeof *ra, tdm_round_up(nr, local), local,
+                               0, NULL, evp, err);
     if (ev) {
-        tdm_sprof_event(pf, "tdm_search_range_batch", ev);
+        tdm_sprof_event(pf, kn, ev);
         clReleaseEvent(ev);
         ev = NULL;
     }

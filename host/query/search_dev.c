@@ -594,8 +594,8 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
 /* The compressed variant reads the index itself, whose upload (res.ready)
  * and the list cache's (wait) are on the transfer queue: a marker on q
  * waits for those not complete yet (none once the index is in: no command). */
-static int after_index(const tdm_sdev *sd, cl_command_queue q, cl_uint nwait,
-                       const cl_event *wait, tdm_err *err)
+int tdm_search_after_index(const tdm_sdev *sd, cl_command_queue q, cl_uint nwait,
+                           const cl_event *wait, tdm_err *err)
 {
     cl_event all[2];
     cl_uint n = 0;
@@ -649,7 +649,7 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     tph = pf.on ? tdm_sprof_now() : 0;
     cl_command_queue q = run_queue(sd->d);
     if (rc == TDM_OK && zrange(pl)) /* the cursors decode what they enter */
-        rc = after_index(sd, q, nup, upev, err);
+        rc = tdm_search_after_index(sd, q, nup, upev, err);
     else if (rc == TDM_OK && and_selects(p, pl, salg))
         rc = tdm_and_sel_enqueue(&sd->res, q, &s.dsc, &p->andsel, 1, s.b[B_SELTAB],
                                  s.b[B_SELLEAD],
