@@ -57,6 +57,20 @@ static void usage(FILE *f)
           "  TANDEM_CALIBRATE   queries a lane runs at start-up to fit its cost model (16)\n"
           "  TANDEM_LANE_KINDS  cpu or gpu per device, comma separated (for tests)\n"
           "  TANDEM_FAULT_INJECT  faults lane:build|oom|lost[@n], comma separated (tests)\n"
+          "tuning and A/B measurement (environment only, read when used; docs/SEARCH.md):\n"
+          "  TANDEM_SEARCH_VARIANT  item, group or compressed: the variant of every search\n"
+          "                     that asks for auto (the planner's choice per device)\n"
+          "  TANDEM_DECODE_VARIANT  group or serial: the batched decode kernels (serial on\n"
+          "                     CPU devices, group on GPUs)\n"
+          "  TANDEM_CPU_RANGES_PER_CU  docid ranges a CPU compute unit gets, 1 to 1024\n"
+          "  TANDEM_BATCH_RANGES_PER_CU  the same for batches, 1 to 65536 (GPU 1024, CPU 4)\n"
+          "  TANDEM_BATCH_AND   wu: ranked AND batches by Wu's mapping at every k (above\n"
+          "                     k = 128 only)\n"
+          "  TANDEM_BATCH_BOUNDS  device: batches make their block bounds on the device\n"
+          "  TANDEM_BOUNDS_CACHE_MB  a search handle's cache of bounds for other k1/b (64)\n"
+          "  TANDEM_STAGING     T,MB: pinned upload staging threads and chunk size\n"
+          "  TANDEM_SEARCH_PROFILE  1: per-kernel and host-phase times at exit (host:\n"
+          "                     host phases only)\n"
           "\n'tandem <command> --help' describes a command.\n",
           f);
 }
