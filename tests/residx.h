@@ -122,4 +122,29 @@ static inline const tdm_codec_ops *residx_codec(const residx *x, uint64_t i)
     return tdm_codec_by_id(c[i]);
 }
 
+/* A copy of the index file with the u32 at index `at` of section `sec`
+ * replaced, opened from memory (the arena and block table are not
+ * checksummed at open, FORMAT.md): the damaged-index cases. */
+static inline tdm_ireader *residx_patched(const residx *x, unsigned sec, uint64_t at,
+                                          uint32_t value)
+{
+    FILE *f = fopen(x->path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)size);
+    assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    uint64_t off;
+    memcpy(&off, buf + 160 + 32 * sec + 8, 8);
+    memcpy(buf + off + 4 * at, &value, 4);
+    tdm_ireader *r = NULL;
+    tdm_err err = {0};
+    if (tdm_ireader_open_mem(buf, (size_t)size, "patched", &r, &err) != TDM_OK)
+        fail_msg("patched index: %s", tdm_err_msg(&err));
+    free(buf);
+    return r;
+}
+
 #endif

@@ -229,29 +229,6 @@ static void bad_requests(void **state)
     residx_free(&x);
 }
 
-/* A copy of the index file with the u32 at index `at` of section `sec`
- * replaced (the arena and block table are not checksummed at open). */
-static tdm_ireader *patched(const residx *x, unsigned sec, uint64_t at, uint32_t value)
-{
-    FILE *f = fopen(x->path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc((size_t)size);
-    assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
-    fclose(f);
-    uint64_t off;
-    memcpy(&off, buf + 160 + 32 * sec + 8, 8);
-    memcpy(buf + off + 4 * at, &value, 4);
-    tdm_ireader *r = NULL;
-    tdm_err err = {0};
-    if (tdm_ireader_open_mem(buf, (size_t)size, "patched", &r, &err) != TDM_OK)
-        fail_msg("patched index: %s", tdm_err_msg(&err));
-    free(buf);
-    return r;
-}
-
 /* Damaged block tables (every codec) and damaged block headers (the codecs
  * that have one) flag the block corrupt and decode nothing; the other
  * blocks of the launch are right. */
@@ -281,7 +258,7 @@ static void corrupt(void **state)
         };
         size_t ndmg = header ? 4 : 3;
         for (size_t k = 0; k < ndmg; k++) {
-            tdm_ireader *r = patched(&x, dmg[k].sec, dmg[k].at, dmg[k].v);
+            tdm_ireader *r = residx_patched(&x, dmg[k].sec, dmg[k].at, dmg[k].v);
             zreq req[] = {{4, 0, 1, 0}, {4, 1, 1, 0}, {4, 0, 0, 0}, {4, 1, 0, 0}, {3, 0, 1, 0}};
             for (int dv = 0; dv < tdm_engine_device_count(E); dv++) {
                 tdm_device *d = tdm_engine_device(E, dv);
