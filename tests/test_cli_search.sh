@@ -31,6 +31,10 @@ grep -q '"variant": "\(item\|group\|compressed\)", "launches": [1-9]' out.txt ||
 grep -Eq '"batch": [1-9][0-9]*, "policy": "[a-z-]+", "load_mode": "(single|batch)", "queue_seconds": [0-9.]+, "predicted_seconds": [0-9.]+, "handovers": 0, ' out.txt ||
     fail "no scheduler fields: $(cat out.txt)"
 
+begin "search: TANDEM_SEARCH_VARIANT naming no variant is refused, naming it"
+TANDEM_SEARCH_VARIANT=bogus run "$T" search idx "flow air"
+want_fail "TANDEM_SEARCH_VARIANT='bogus': want item, group or compressed"
+
 begin "search --policy: each policy answers the same; a bad one is refused"
 run "$T" search idx "flow air" --policy direct
 want_ok

@@ -138,7 +138,8 @@ int tdm_search_zrange_fits(const tdm_sprep *p, int salg, uint32_t nranges)
 }
 
 /* TANDEM_SEARCH_VARIANT=item|group|compressed: what AUTO means, for A/B runs
- * of a whole benchmark (a request's own variant wins); -1 unset. */
+ * of a whole benchmark (a request's own variant wins); -1 unset, -3 a value
+ * that names no variant (the plan fails, naming it). */
 static int env_variant(void)
 {
     static int v = -2;
@@ -150,7 +151,7 @@ static int env_variant(void)
           : !strcmp(e, "item")       ? TDM_VARIANT_ITEM
           : !strcmp(e, "group")      ? TDM_VARIANT_GROUP
           : !strcmp(e, "compressed") ? TDM_VARIANT_COMPRESSED
-                                     : -1;
+                                     : -3;
     __atomic_store_n(&v, got, __ATOMIC_RELAXED);
     return got;
 }
@@ -182,6 +183,10 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
         out->alg = p->nt <= 1 ? TDM_ALGO_OR : TDM_ALGO_MAXSCORE;
     int exhaustive = out->alg == TDM_ALGO_OR || out->alg == TDM_ALGO_AND ||
                      out->alg == TDM_ALGO_AND_OR;
+    if (variant == TDM_VARIANT_AUTO && env_variant() == -3)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "TANDEM_SEARCH_VARIANT='%s': want item, group or compressed",
+                           getenv("TANDEM_SEARCH_VARIANT"));
     if (variant == TDM_VARIANT_AUTO && env_variant() >= 0)
         variant = env_variant();
     if (variant == TDM_VARIANT_AUTO)
