@@ -16,6 +16,7 @@
      TDM_SA(at)(s, t)        score.h's float score of the posting under it
      TDM_SA(block)(s, t, d, &last)  the bound of the block from the
                              cursor's on that holds docid d, its last docid
+     TDM_SA(oi)(s, i)        where word i of the range's `ord` scratch is
    Both copies run the same float operations in the same order, so they give
    the same bits (search_range.cl's header says why that is exact). The
    file is included once per copy; the macros are undefined at its end. */
@@ -149,25 +150,25 @@ void TDM_SA(and)(TDM_SA_S *s)
 void TDM_SA(sort)(TDM_SA_S *s)
 {
     for (uint i = 1; i < s->nt; i++) {
-        uint t = s->ord[i * s->nr + s->r], dt = TDM_SA(doc)(s, t);
+        uint t = s->ord[TDM_SA(oi)(s, i)], dt = TDM_SA(doc)(s, t);
         uint j = i;
         while (j > 0u) {
-            uint u = s->ord[(j - 1u) * s->nr + s->r];
+            uint u = s->ord[TDM_SA(oi)(s, j - 1u)];
             if (TDM_SA(doc)(s, u) <= dt)
                 break;
-            s->ord[j * s->nr + s->r] = u;
+            s->ord[TDM_SA(oi)(s, j)] = u;
             j--;
         }
-        s->ord[j * s->nr + s->r] = t;
+        s->ord[TDM_SA(oi)(s, j)] = t;
     }
 }
 
-uint TDM_SA(ord)(const TDM_SA_S *s, uint i) { return s->ord[i * s->nr + s->r]; }
+uint TDM_SA(ord)(const TDM_SA_S *s, uint i) { return s->ord[TDM_SA(oi)(s, i)]; }
 
 void TDM_SA(wand)(TDM_SA_S *s, int bmw)
 {
     for (uint i = 0; i < s->nt; i++)
-        s->ord[i * s->nr + s->r] = i;
+        s->ord[TDM_SA(oi)(s, i)] = i;
     for (;;) {
         TDM_SA(sort)(s);
         float th = TDM_SA(theta)(s), acc = 0.0f;
@@ -226,7 +227,7 @@ uint TDM_SA(split)(TDM_SA_S *s, float th)
     uint ne = 0;
     for (uint i = 0; i < s->nt; i++) {
         acc = acc + as_float(TDM_SA(term)(s, TDM_SA(term)(s, i, 6), 5));
-        s->ord[i * s->nr + s->r] = as_uint(acc);
+        s->ord[TDM_SA(oi)(s, i)] = as_uint(acc);
         if (acc * TDM_SEARCH_SLACK <= th)
             ne = i + 1u;
     }
@@ -253,7 +254,7 @@ void TDM_SA(maxscore)(TDM_SA_S *s)
         }
         int keep = 1;
         for (uint i = ne; i-- > 0u;) {
-            float bound = part + as_float(s->ord[i * s->nr + s->r]);
+            float bound = part + as_float(s->ord[TDM_SA(oi)(s, i)]);
             if (bound * TDM_SEARCH_SLACK <= th) {
                 TDM_SR_COUNT(skips, 1);
                 keep = 0;

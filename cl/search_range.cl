@@ -199,6 +199,10 @@ float tdm_sr_block(const tdm_srange *s, uint t, uint d, uint *last)
     return 0.0f;
 }
 
+/* Word i of the range's ord scratch: term-major, [i * nranges + r], so a
+   GPU's neighbouring work-items read neighbouring words. */
+uint tdm_sr_oi(const tdm_srange *s, uint i) { return i * s->nr + s->r; }
+
 /* The algorithms, on these cursors (tdm_sr_or, _and, _wand, _maxscore,
    _push, _theta, ...). */
 #define TDM_SA_S tdm_srange

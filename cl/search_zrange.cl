@@ -18,7 +18,7 @@
    and AND needs no block selection: the shortest list leads, the others
    seek.
 
-   Cursor of term t in range r (i = t * nranges + r): cur[i * TDM_ZR_CW + w]
+   Cursor of term t in range r (i = r * nt + t): cur[i * TDM_ZR_CW + w]
      0 block: the block the cursor is in (nb once past the list's end)
      1 position in that block
      2 postings of the block decoded in docs[i * bw ..] (0: none)
@@ -66,15 +66,21 @@ typedef struct tdm_zrange {
 
 uint tdm_zr_term(const tdm_zrange *s, uint t, uint w) { return s->terms[t * TDM_SEARCH_TW + w]; }
 
+/* A range's cursors, buffers and ord words are contiguous ([r * nt + t],
+   range-major): each range runs on one CPU core, and the term-major layout
+   of the ITEM kernel (made for a GPU's coalescing) put the words that
+   neighbouring ranges write on every step into shared cache lines. */
 __global uint *tdm_zr_cur(const tdm_zrange *s, uint t)
 {
-    return s->cur + (t * s->nr + s->r) * TDM_ZR_CW;
+    return s->cur + (s->r * s->nt + t) * TDM_ZR_CW;
 }
 
 __global uint *tdm_zr_buf(__global uint *b, const tdm_zrange *s, uint t)
 {
-    return b + (t * s->nr + s->r) * s->bw;
+    return b + (s->r * s->nt + t) * s->bw;
 }
+
+uint tdm_zr_oi(const tdm_zrange *s, uint i) { return s->r * s->nt + i; }
 
 uint tdm_zr_doc(const tdm_zrange *s, uint t) { return tdm_zr_cur(s, t)[4]; }
 
