@@ -11,8 +11,8 @@
  * (coalesced reads of each list, no per-document cursor juggling); a few
  * groups per compute unit. COMPRESSED, ITEM on the compressed index
  * (cl/search_zrange.cl: cursors decode only the blocks they enter, no
- * decode launch): the CPU default but for OR (zrange_auto), ITEM where it
- * cannot apply (tdm_search_zrange_fits).
+ * decode launch): the CPU default, ITEM where it cannot apply
+ * (tdm_search_zrange_fits).
  *
  * Algorithm `auto`: one term -> OR (nothing to prune across terms); else
  * MaxScore, the fastest exact disjunction in PISA at k = 10 and 1000 (the
@@ -156,19 +156,6 @@ static int env_variant(void)
     return got;
 }
 
-/* The algorithms whose AUTO variant on a CPU is COMPRESSED (docs/SEARCH.md:
- * PoCL, 2 cores, 1M documents, 300 queries, k = 10, three alternating runs,
- * mean us ITEM / COMPRESSED: MaxScore 4,342 / 2,808, 3,109 / 1,674, 4,689 /
- * 3,391; WAND 6,543 / 5,770, 5,774 / 6,171, 7,170 / 5,470). Not OR, which
- * reads every block anyway: the same means (18,022 / 16,232, 12,268 /
- * 14,198, 16,106 / 16,906) but ITEM's p50 lower in all three (5,058 /
- * 5,606, 2,886 / 4,105, 4,355 / 5,437): its decode launch spreads the
- * decoding over the cores whatever the ranges' balance. */
-static int zrange_auto(int alg)
-{
-    return alg != TDM_ALGO_OR;
-}
-
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
                     int variant, uint32_t ranges, uint32_t k, tdm_splan *out, tdm_err *err)
 {
@@ -189,10 +176,14 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
                            getenv("TANDEM_SEARCH_VARIANT"));
     if (variant == TDM_VARIANT_AUTO && env_variant() >= 0)
         variant = env_variant();
+    /* On a CPU COMPRESSED for every algorithm: PoCL, 2 cores, 1M documents,
+     * 300 queries, mean us ITEM / COMPRESSED, two alternating runs: OR k10
+     * 16,908, 14,070 / 6,622, 6,729; AND-then-OR k10 8,426, 8,426 / 3,555,
+     * 3,754; AND 4,592 / 929 and MaxScore 5,716 / 1,282 (f38a427, before
+     * the serial decode; docs/SEARCH.md). */
     if (variant == TDM_VARIANT_AUTO)
         variant = is_gpu(&s->dev[i]) ? (exhaustive ? TDM_VARIANT_GROUP : TDM_VARIANT_ITEM)
-                  : zrange_auto(out->alg) ? TDM_VARIANT_COMPRESSED
-                                          : TDM_VARIANT_ITEM;
+                                     : TDM_VARIANT_COMPRESSED;
     out->variant = exhaustive || variant == TDM_VARIANT_COMPRESSED ? variant : TDM_VARIANT_ITEM;
     if (out->variant == TDM_VARIANT_GROUP)
         size_groups(&s->dev[i], s->ndocs, p->nt, ranges, out);
