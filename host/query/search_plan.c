@@ -78,6 +78,18 @@ static uint32_t cpu_ranges_per_cu(void)
     return v && end != v && !*end && r >= 1 && r <= 1024 ? (uint32_t)r : CPU_RANGES_PER_CU;
 }
 
+/* Groups of GPU_LOCAL ranges a GPU compute unit gets for COMPRESSED, or
+ * TANDEM_GPU_ZGROUPS_PER_CU (1 to 64; for timing runs). Its cursors keep a
+ * decoded block per term a range in global memory, so fewer, longer ranges
+ * than ITEM's (which shares decoded lists). */
+static uint32_t gpu_zgroups_per_cu(void)
+{
+    const char *v = getenv("TANDEM_GPU_ZGROUPS_PER_CU");
+    char *end = NULL;
+    unsigned long r = v ? strtoul(v, &end, 10) : 0;
+    return v && end != v && !*end && r >= 1 && r <= 64 ? (uint32_t)r : 1u;
+}
+
 static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t want,
                         tdm_splan *pl)
 {
@@ -85,7 +97,8 @@ static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
     uint32_t r, minlen;
     if (is_gpu(sd)) {
         pl->local = GPU_LOCAL;
-        r = cus * GPU_LOCAL * 4u;
+        r = cus * GPU_LOCAL *
+            (pl->variant == TDM_VARIANT_COMPRESSED ? gpu_zgroups_per_cu() : 4u);
         minlen = GPU_MIN_RLEN;
     } else {
         pl->local = 1;
@@ -197,8 +210,10 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
                    : out->alg == TDM_ALGO_WAND     ? TDM_SALG_WAND
                    : out->alg == TDM_ALGO_BMW      ? TDM_SALG_BMW
                                                    : TDM_SALG_MAXSCORE;
-        if (!tdm_search_zrange_fits(p, salg, out->ranges))
-            out->variant = TDM_VARIANT_ITEM; /* same ranges: ITEM's sizing */
+        if (!tdm_search_zrange_fits(p, salg, out->ranges)) {
+            out->variant = TDM_VARIANT_ITEM;
+            size_ranges(&s->dev[i], s->ndocs, p->nt, ranges, out);
+        }
     }
     return TDM_OK;
 }
