@@ -75,4 +75,15 @@ int tdm_bcache_bounds(tdm_bcache *c, const tdm_ireader *r, const tdm_query *q,
                       const tdm_scorer *s, size_t t, float *bounds, tdm_err *err);
 void tdm_bcache_stats_get(tdm_bcache *c, tdm_bcache_stats *st);
 
+/* The same cache also keeps one float per (scoring kind, the formula's c0
+ * and c1 for BM25, term, qw, k): a term's k-th best float score, the
+ * compressed variant's host seed (search_seed.h), under the same budget,
+ * lock and use order (an entry of one value). _get returns 1 and sets *v on
+ * a hit, 0 on a miss; _put keeps v (a racing insert of the same key keeps
+ * the first). Thread-safe as above. */
+int tdm_bcache_kth_get(tdm_bcache *c, int kind, float c0, float c1, uint64_t term, float qw,
+                       uint32_t k, float *v);
+void tdm_bcache_kth_put(tdm_bcache *c, int kind, float c0, float c1, uint64_t term, float qw,
+                        uint32_t k, float v);
+
 #endif

@@ -1,4 +1,5 @@
-/* The search handle's cache of recomputed block bounds (bounds.h). */
+/* The search handle's cache of recomputed block bounds and of the
+ * compressed variant's per-term seed values (bounds.h). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@ typedef struct bentry {
     double k1, b;
     uint64_t term;
     uint32_t qw;                  /* the term's float weight qw[t], as bits */
+    uint32_t k;                   /* 0: block bounds; else a k-th score (bounds[0]),
+                                     k1 and b then the formula's c0 and c1 */
     uint32_t nblocks;
     float bounds[];
 } bentry;
@@ -65,20 +68,22 @@ static uint32_t f2u(float f)
     return u;
 }
 
-static size_t hash(int kind, double k1, double b, uint64_t term, uint32_t qw)
+static size_t hash(int kind, double k1, double b, uint64_t term, uint32_t qw, uint32_t k)
 {
     uint64_t x[3];
     memcpy(&x[0], &k1, 8);
     memcpy(&x[1], &b, 8);
-    x[2] = term * 0x9E3779B97F4A7C15ull ^ qw ^ (uint64_t)kind << 40;
+    x[2] = term * 0x9E3779B97F4A7C15ull ^ qw ^ (uint64_t)kind << 40 ^ (uint64_t)k << 42;
     uint64_t h = x[2] ^ x[0] * 0xBF58476D1CE4E5B9ull ^ x[1] * 0x94D049BB133111EBull;
     h ^= h >> 31;
     return (size_t)(h % NBUCKETS);
 }
 
-static int same(const bentry *e, int kind, double k1, double b, uint64_t term, uint32_t qw)
+static int same(const bentry *e, int kind, double k1, double b, uint64_t term, uint32_t qw,
+                uint32_t k)
 {
-    return e->kind == kind && e->k1 == k1 && e->b == b && e->term == term && e->qw == qw;
+    return e->kind == kind && e->k1 == k1 && e->b == b && e->term == term && e->qw == qw &&
+           e->k == k;
 }
 
 static void unlink_use(tdm_bcache *c, bentry *e)
@@ -107,10 +112,10 @@ static void push_front(tdm_bcache *c, bentry *e)
 
 /* Under the lock: the entry for the key, moved to the front; NULL if none. */
 static bentry *find(tdm_bcache *c, size_t h, int kind, double k1, double b, uint64_t term,
-                    uint32_t qw)
+                    uint32_t qw, uint32_t k)
 {
     for (bentry *e = c->bucket[h]; e; e = e->hnext)
-        if (same(e, kind, k1, b, term, qw)) {
+        if (same(e, kind, k1, b, term, qw, k)) {
             unlink_use(c, e);
             push_front(c, e);
             return e;
@@ -122,7 +127,7 @@ static bentry *find(tdm_bcache *c, size_t h, int kind, double k1, double b, uint
 static void evict_one(tdm_bcache *c)
 {
     bentry *e = c->tail;
-    size_t h = hash(e->kind, e->k1, e->b, e->term, e->qw);
+    size_t h = hash(e->kind, e->k1, e->b, e->term, e->qw, e->k);
     bentry **p = &c->bucket[h];
     while (*p != e)
         p = &(*p)->hnext;
@@ -140,7 +145,7 @@ static void evict_one(tdm_bcache *c)
 static void insert(tdm_bcache *c, size_t h, bentry *e)
 {
     size_t need = entry_bytes(e->nblocks);
-    if (need > c->max_bytes || find(c, h, e->kind, e->k1, e->b, e->term, e->qw)) {
+    if (need > c->max_bytes || find(c, h, e->kind, e->k1, e->b, e->term, e->qw, e->k)) {
         free(e);
         return;
     }
@@ -164,9 +169,9 @@ int tdm_bcache_bounds(tdm_bcache *c, const tdm_ireader *r, const tdm_query *q,
     double k1 = kind == TDM_SCORING_IMPACT ? 0 : s->k1, b = kind == TDM_SCORING_IMPACT ? 0 : s->b;
     uint64_t term = q->terms[t].id;
     uint32_t qw = f2u(s->qw[t]);
-    size_t h = hash(kind, k1, b, term, qw);
+    size_t h = hash(kind, k1, b, term, qw, 0);
     pthread_mutex_lock(&c->mu);
-    bentry *e = find(c, h, kind, k1, b, term, qw);
+    bentry *e = find(c, h, kind, k1, b, term, qw, 0);
     if (e && e->nblocks == l.nblocks) {
         memcpy(bounds, e->bounds, (size_t)l.nblocks * sizeof *bounds);
         c->hits++;
@@ -195,6 +200,48 @@ int tdm_bcache_bounds(tdm_bcache *c, const tdm_ireader *r, const tdm_query *q,
     insert(c, h, e);
     pthread_mutex_unlock(&c->mu);
     return TDM_OK;
+}
+
+/* A k-th score entry's key: (kind, c0, c1) for BM25, (kind) for impact. */
+static void kth_key(int kind, float *c0, float *c1)
+{
+    if (kind == TDM_SCORING_IMPACT)
+        *c0 = *c1 = 0;
+}
+
+int tdm_bcache_kth_get(tdm_bcache *c, int kind, float c0, float c1, uint64_t term, float qw,
+                       uint32_t k, float *v)
+{
+    kth_key(kind, &c0, &c1);
+    size_t h = hash(kind, c0, c1, term, f2u(qw), k);
+    pthread_mutex_lock(&c->mu);
+    bentry *e = find(c, h, kind, c0, c1, term, f2u(qw), k);
+    if (e) /* not counted in hits and misses: those are the bounds' */
+        *v = e->bounds[0];
+    pthread_mutex_unlock(&c->mu);
+    return e != NULL;
+}
+
+void tdm_bcache_kth_put(tdm_bcache *c, int kind, float c0, float c1, uint64_t term, float qw,
+                        uint32_t k, float v)
+{
+    kth_key(kind, &c0, &c1);
+    bentry *e = malloc(entry_bytes(1));
+    if (!e) /* only the cache goes without it */
+        return;
+    memset(e, 0, sizeof *e);
+    e->kind = kind;
+    e->k1 = c0;
+    e->b = c1;
+    e->term = term;
+    e->qw = f2u(qw);
+    e->k = k;
+    e->nblocks = 1;
+    e->bounds[0] = v;
+    size_t h = hash(kind, c0, c1, term, e->qw, k);
+    pthread_mutex_lock(&c->mu);
+    insert(c, h, e);
+    pthread_mutex_unlock(&c->mu);
 }
 
 void tdm_bcache_stats_get(tdm_bcache *c, tdm_bcache_stats *st)

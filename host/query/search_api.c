@@ -13,6 +13,7 @@
 #include "query/oracle.h"
 #include "bounds.h"
 #include "search.h"
+#include "search_seed.h"
 #include "tandem.h"
 
 _Static_assert((int)TDM_SCORE_BM25 == (int)TDM_SCORING_BM25 &&
@@ -281,6 +282,9 @@ static void prepare_one(tdm_search *s, const tdm_search_query *rq, const tdm_sea
         it->run = 1;
         if (!(it->so.keys = malloc((size_t)o->k * sizeof *it->so.keys)))
             rc = tdm_err_set(&it->err, TDM_ERR_NOMEM, "out of memory");
+        else /* the compressed variant's seed of the shared threshold, from the host */
+            rc = tdm_search_hseed_plan(&it->p, s->r, s->bcache, &it->pl, it->salg, it->k,
+                                       &it->err);
     }
     it->rc = rc;
 }

@@ -12,12 +12,15 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "index/reader.h"
 #include "runtime/runtime.h"
 
 /* Must match cl/search_seed.cl. */
 #define TDM_SEED_BUCKETS 1024u
 
 struct tdm_splan;
+struct tdm_sprep;
+struct tdm_bcache;
 
 /* Whether a run of algorithm salg (TDM_SALG_*) with plan pl and k gets the
  * seed (search_plan.c): the pruning algorithms, on a GPU's plan (groups of
@@ -52,5 +55,32 @@ int tdm_search_seed_enqueue(tdm_device *d, cl_command_queue q, cl_mem docs, cl_m
 int tdm_search_seed_ref(const uint32_t *terms, uint32_t nt, const uint32_t *docs,
                         const uint32_t *freqs, const uint32_t *doclens, uint32_t kind, float c0,
                         float c1, uint32_t k, uint32_t *seed);
+
+/* ---- the compressed variant's seed, on the host (search_hseed.c)
+ *
+ * The compressed variant decodes nothing before its range kernel, so its
+ * seed comes from the host: for each term with at least k postings, the
+ * k-th best of its postings' float scores (score.h's formula with p's
+ * constants and the term's qw, word 4), found by decoding its blocks on the
+ * host in descending order of their bounds (p->bmax) until the k-th score
+ * reached is >= the next block's bound, or HSEED_EXTRA_BLOCKS + 2 (k / block
+ * size + 1) blocks were decoded (then the k-th best of those: lower, still
+ * valid); the largest of those over the terms. Its float bits in *seed (0:
+ * none: no term has k postings, or a list is damaged). bc (may be NULL)
+ * keeps each term's value (bounds.h, tdm_bcache_kth_*), so a term seen
+ * again costs a lookup. TDM_OK or TDM_ERR_NOMEM. Thread-safe (bc is). */
+int tdm_search_hseed(const struct tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
+                     uint32_t k, uint32_t *seed, tdm_err *err);
+
+/* Whether a run of algorithm salg with plan pl and k gets the host seed:
+ * the pruning algorithms on the compressed variant, when k >= 100
+ * (TANDEM_ZR_SEED=0 never, =1 always, for A/B runs). */
+int tdm_search_hseeded(const struct tdm_splan *pl, int salg, uint32_t k);
+
+/* Where tdm_search_hseeded says so: the host seed into p's term table (word
+ * 7 of term 0, the shared threshold G the range kernels start from, where
+ * the device seed puts it), raised to it. */
+int tdm_search_hseed_plan(struct tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
+                          const struct tdm_splan *pl, int salg, uint32_t k, tdm_err *err);
 
 #endif

@@ -1,0 +1,290 @@
+/* The compressed variant's seed of the shared threshold, made on the host
+ * (search_seed.h, tdm_search_hseed): the compressed variant decodes no list
+ * before its range kernel, so the device seed (cl/search_seed.cl, which
+ * scores every decoded posting) cannot run; instead the host decodes the few
+ * best blocks of each list.
+ *
+ * Why it is exact: a document's float score, summed from 0 in term order
+ * over non-negative terms, is >= each of its terms' scores (float addition
+ * is monotone), and a list's postings are distinct documents, so if k
+ * postings of term t score >= x then k documents of the query score >= x:
+ * x is a valid G (the range kernels compare it strictly, so documents that
+ * score exactly G still reach the heaps). x is found by visiting the list's
+ * blocks by descending block bound (the bounds the query prunes with, >=
+ * every float score of their block), keeping the k best scores in a heap:
+ * once the heap holds k scores and its least is >= the next block's bound,
+ * no unvisited posting scores above it, so it is the list's k-th best score.
+ * Stopped earlier (the cap below), the heap's least is the k-th best of the
+ * postings visited: lower, still valid. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+#include "codec/codec.h"
+#include "search.h"
+#include "search_seed.h"
+#include "tandem.h"
+
+/* Blocks decoded for one term at most: twice the blocks that hold k
+ * postings, plus HSEED_EXTRA_BLOCKS. The stop needs the k-th score to reach
+ * the next block's bound; with the stored bounds (quantized to 256 levels a
+ * list, with slack) many blocks' bounds lie above a list's k-th score, and
+ * at k = 10 the k best postings sit in up to 10 blocks. Past the cap the
+ * value is a lower bound of the k-th score, which costs pruning, never
+ * exactness. So a term costs at most about (2 k + 16 x 128) postings
+ * decoded and scored on the host, once per (term, weight, scoring, k): the
+ * handle's cache keeps the value. */
+#define HSEED_EXTRA_BLOCKS 16u
+
+static float u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* The k best scores: a min-heap of n <= k floats, the least at h[0]. */
+static void best_push(float *h, uint32_t *n, uint32_t k, float v)
+{
+    uint32_t i;
+    if (*n < k) {
+        for (i = (*n)++; i > 0 && h[(i - 1) / 2] > v; i = (i - 1) / 2)
+            h[i] = h[(i - 1) / 2];
+        h[i] = v;
+        return;
+    }
+    if (!(v > h[0]))
+        return;
+    for (i = 0;;) {
+        uint32_t l = 2 * i + 1, m = i;
+        float mv = v;
+        if (l < k && h[l] < mv)
+            mv = h[m = l];
+        if (l + 1 < k && h[l + 1] < mv)
+            m = l + 1;
+        if (m == i)
+            break;
+        h[i] = h[m];
+        i = m;
+    }
+    h[i] = v;
+}
+
+/* Blocks by descending bound (ties: the lower block first): a max-heap of
+ * block numbers. */
+static int blk_above(const float *bd, uint32_t a, uint32_t b)
+{
+    return bd[a] > bd[b] || (bd[a] == bd[b] && a < b);
+}
+
+static void blk_down(uint32_t *h, uint32_t n, const float *bd, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, m = i;
+        if (l < n && blk_above(bd, h[l], h[m]))
+            m = l;
+        if (l + 1 < n && blk_above(bd, h[l + 1], h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        uint32_t t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Scratch of one seed computation. */
+typedef struct hs_work {
+    float *best;      /* [k] */
+    uint32_t *blk;    /* [largest block count] */
+    uint32_t *d, *f;  /* [largest block size] */
+} hs_work;
+
+/* Block b of list l decoded and scored into the heap; 0 when its postings
+ * are not what the block table says (the range kernel would flag the
+ * list as damaged; no seed then). */
+static int score_block(const tdm_ireader *r, const tdm_ilist *l, uint32_t b,
+                       const tdm_scorer *sc, hs_work *w, uint32_t *n, uint32_t k)
+{
+    const tdm_codec_ops *ops = tdm_codec_by_id(l->docs.codec);
+    tdm_err e = {0};
+    uint32_t len = tdm_encoded_block_len(&l->docs, b);
+    if (!ops || len == 0 || ops->decode_block(&l->docs, b, w->d, &e) ||
+        ops->decode_block(&l->freqs, b, w->f, &e)) {
+        tdm_err_clear(&e);
+        return 0;
+    }
+    uint64_t ndocs = tdm_ireader_info_get(r)->ndocs;
+    const uint32_t *dl = tdm_ireader_doclens(r);
+    if ((b > 0 && w->d[0] <= l->docs.bases[b]) ||
+        (l->block_last && w->d[len - 1] != l->block_last[b]))
+        return 0;
+    for (uint32_t i = 0; i < len; i++) {
+        if (w->d[i] >= ndocs || (i && w->d[i] <= w->d[i - 1]) || w->f[i] == UINT32_MAX)
+            return 0;
+        float s = tdm_score_f(sc, 0, w->f[i] + 1, dl[w->d[i]]);
+        if (!(s >= 0)) /* NaN: no order to trust */
+            return 0;
+        best_push(w->best, n, k, s);
+    }
+    return 1;
+}
+
+/* The k-th best float score of list `id` (bounds[nb] its blocks' bounds,
+ * sc its scorer for term 0), or 0 with none (fewer than k postings, a
+ * damaged block). */
+static int term_kth(const tdm_ireader *r, uint64_t id, const float *bounds,
+                    const tdm_scorer *sc, uint32_t k, hs_work *w, float *out)
+{
+    tdm_ilist l;
+    tdm_err e = {0};
+    if (tdm_ireader_list(r, id, &l, &e)) {
+        tdm_err_clear(&e);
+        return 0;
+    }
+    uint32_t nb = l.nblocks, bs = l.docs.block_size;
+    if (l.df < k || nb == 0 || bs == 0)
+        return 0;
+    for (uint32_t b = 0; b < nb; b++)
+        w->blk[b] = b;
+    for (uint32_t i = nb / 2; i-- > 0;)
+        blk_down(w->blk, nb, bounds, i);
+    uint32_t m = nb, n = 0, used = 0;
+    uint32_t cap = 2 * (k / bs + 1) + HSEED_EXTRA_BLOCKS;
+    while (m > 0 && used < cap) {
+        uint32_t b = w->blk[0];
+        if (n == k && w->best[0] >= bounds[b])
+            break;
+        w->blk[0] = w->blk[--m];
+        blk_down(w->blk, m, bounds, 0);
+        if (!score_block(r, &l, b, sc, w, &n, k))
+            return 0;
+        used++;
+    }
+    if (n < k)
+        return 0;
+    *out = w->best[0];
+    return 1;
+}
+
+int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
+                     uint32_t k, uint32_t *seed, tdm_err *err)
+{
+    *seed = 0;
+    if (k == 0 || p->nt == 0)
+        return TDM_OK;
+    /* each term's bound (the largest of its block bounds) */
+    float *tb = malloc((size_t)p->nt * sizeof *tb);
+    uint32_t *order = malloc((size_t)p->nt * sizeof *order);
+    uint32_t maxnb = 0, maxbs = 0;
+    if (!tb || !order) {
+        free(tb);
+        free(order);
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search seed: out of memory");
+    }
+    float g = 0; /* the best value so far */
+    int any = 0;
+    for (uint32_t t = 0; t < p->nt; t++) {
+        const uint32_t *w = p->terms + (size_t)t * TDM_SEARCH_TW;
+        uint32_t nb = w[2] ? (w[1] + w[2] - 1) / w[2] : 0;
+        float m = 0, v;
+        for (uint32_t b = 0; b < nb; b++)
+            m = p->bmax[w[3] + b] > m ? p->bmax[w[3] + b] : m;
+        tb[t] = m;
+        order[t] = t;
+        maxnb = nb > maxnb ? nb : maxnb;
+        maxbs = w[2] > maxbs ? w[2] : maxbs;
+        if (w[1] >= k && bc &&
+            tdm_bcache_kth_get(bc, p->kind, p->c0, p->c1, p->ids[t], u2f(w[4]), k, &v)) {
+            tb[t] = -1; /* known: not computed again */
+            if (v >= 0 && (!any || v > g)) {
+                g = v;
+                any = 1;
+            }
+        }
+    }
+    /* the others by descending bound: a term whose bound is <= the best
+       value so far cannot raise it (its k-th score is below its bound) */
+    for (uint32_t i = 1; i < p->nt; i++) {
+        uint32_t t = order[i], j = i;
+        for (; j > 0 && tb[order[j - 1]] < tb[t]; j--)
+            order[j] = order[j - 1];
+        order[j] = t;
+    }
+    hs_work wk = {malloc((size_t)k * sizeof(float)), malloc((maxnb ? maxnb : 1) * 4ull),
+                  malloc((maxbs ? maxbs : 1) * 4ull), malloc((maxbs ? maxbs : 1) * 4ull)};
+    int rc = wk.best && wk.blk && wk.d && wk.f
+                 ? TDM_OK
+                 : tdm_err_set(err, TDM_ERR_NOMEM, "search seed: out of memory for k = %u", k);
+    for (uint32_t i = 0; rc == TDM_OK && i < p->nt; i++) {
+        uint32_t t = order[i];
+        const uint32_t *w = p->terms + (size_t)t * TDM_SEARCH_TW;
+        if (tb[t] < 0 || w[1] < k || (any && tb[t] <= g))
+            continue;
+        float qw = u2f(w[4]), v;
+        tdm_scorer sc = {.kind = p->kind, .c0 = p->c0, .c1 = p->c1, .nterms = 1, .qw = &qw};
+        if (!term_kth(r, p->ids[t], p->bmax + w[3], &sc, k, &wk, &v))
+            continue;
+        if (bc)
+            tdm_bcache_kth_put(bc, p->kind, p->c0, p->c1, p->ids[t], qw, k, v);
+        if (!any || v > g) {
+            g = v;
+            any = 1;
+        }
+    }
+    free(wk.best);
+    free(wk.blk);
+    free(wk.d);
+    free(wk.f);
+    free(tb);
+    free(order);
+    if (rc == TDM_OK && any && g > 0)
+        *seed = f2u(g);
+    return rc;
+}
+
+/* TANDEM_ZR_SEED: 0 never, 1 always (for A/B runs), unset the rule below. */
+static int env_zr_seed(void)
+{
+    static int v = -2;
+    int got = __atomic_load_n(&v, __ATOMIC_RELAXED);
+    if (got != -2)
+        return got;
+    const char *e = getenv("TANDEM_ZR_SEED");
+    got = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : -1;
+    __atomic_store_n(&v, got, __ATOMIC_RELAXED);
+    return got;
+}
+
+/* The rule (measured: docs/SEARCH.md): ranges that must fill their own
+ * heap of k before they prune, i.e. k large against a range's length. */
+#define HSEED_MIN_K 100u
+
+int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k)
+{
+    int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
+    if (!prunes || pl->variant != TDM_VARIANT_COMPRESSED)
+        return 0;
+    int env = env_zr_seed();
+    return env >= 0 ? env : k >= HSEED_MIN_K;
+}
+
+int tdm_search_hseed_plan(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
+                          const tdm_splan *pl, int salg, uint32_t k, tdm_err *err)
+{
+    if (!tdm_search_hseeded(pl, salg, k) || p->nt == 0)
+        return TDM_OK;
+    uint32_t g;
+    int rc = tdm_search_hseed(p, r, bc, k, &g, err);
+    if (rc == TDM_OK && g > p->terms[7]) /* scores >= 0: float bits order as integers */
+        p->terms[7] = g;
+    return rc;
+}
