@@ -129,10 +129,13 @@ ulong tdm_merge_kth(__global const float *hs, __global const uint *hd, __global 
    cost a merge ~20 us on the H200 at k = 10. Keys are distinct, so the top
    k is the same set and order either way. */
 #define TDM_SMALLK 16u
-#if TDM_LOCAL_MEM >= 40960
+/* (Oclgrind, 32 KB, counts a kernel's local arrays twice) */
+#if TDM_LOCAL_MEM >= 98304
 #define TDM_SMALLK_ITEMS 256u
-#else
+#elif TDM_LOCAL_MEM >= 40960
 #define TDM_SMALLK_ITEMS 128u
+#else
+#define TDM_SMALLK_ITEMS 64u
 #endif
 
 /* The top min(k, entries) keys of heaps r0 .. r1 (cap entries each, hn[r]

@@ -182,15 +182,20 @@ static int run_plan(plan *p, cl_uint n, const cl_event *w, cl_event *done, tdm_e
         TDM_KARG_U32(&p->freqs_cap), TDM_KARG_MEM(&p->jpre),     TDM_KARG_MEM(&p->tsum),
         TDM_KARG_MEM(&p->status),
     };
-    cl_event e1 = NULL, e2 = NULL;
+    /* Every queue of a device is in order: the count waits for the caller's
+       events, the scan and the decode follow it with no event between them
+       (an event costs the host ~2 us an enqueue on the H200); only the
+       caller's `done` and the profiled first kernel get one. */
+    cl_event e1 = NULL;
     size_t local = p->serial ? 1 : 0; /* 0: the device's work-group size */
     int st = launch_local(d, p->q, p->serial ? "tdm_jobs_count_serial" : "tdm_jobs_count", cargs,
-                          sizeof cargs / sizeof *cargs, ntiles, local, n, w, &e1, err);
+                          sizeof cargs / sizeof *cargs, ntiles, local, n, w,
+                          p->first ? &e1 : NULL, err);
     if (st == TDM_OK && ntiles > 1) {
         tdm_karg sargs[] = {TDM_KARG_MEM(&p->tsum), TDM_KARG_U32(&ntiles),
                             TDM_KARG_MEM(&p->status)};
         st = launch_local(d, p->q, p->serial ? "tdm_jobs_scan_serial" : "tdm_jobs_scan", sargs, 3,
-                          1, local, 1, &e1, &e2, err);
+                          1, local, 0, NULL, NULL, err);
     }
     cl_mem docs = p->docs ? p->docs : p->status, freqs = p->freqs ? p->freqs : p->status;
     tdm_karg dargs[] = {
@@ -202,21 +207,16 @@ static int run_plan(plan *p, cl_uint n, const cl_event *w, cl_event *done, tdm_e
         TDM_KARG_U32(&ntiles),        TDM_KARG_MEM(&docs),           TDM_KARG_MEM(&freqs),
         TDM_KARG_U32(&p->outs),       TDM_KARG_MEM(&p->status),        TDM_KARG_U32(&p->codec),
     };
-    cl_event prev = e2 ? e2 : e1;
-    if (st == TDM_OK && p->first && e1) {
-        clRetainEvent(e1);
-        *p->first = e1;
-    }
+    if (st == TDM_OK && p->first && e1)
+        *p->first = e1; /* the caller's reference */
+    else if (e1)
+        clReleaseEvent(e1);
     cl_uint nd = sizeof dargs / sizeof *dargs;
     if (st == TDM_OK && p->serial)
-        st = launch_local(d, p->q, "tdm_jobs_serial", dargs, nd, serial_items(p), 1, 1, &prev,
+        st = launch_local(d, p->q, "tdm_jobs_serial", dargs, nd, serial_items(p), 1, 0, NULL,
                           done, err);
     else if (st == TDM_OK) /* the work-group kernels take no codec argument */
-        st = launch(d, p->q, p->kernel, dargs, nd - 1, decode_groups(p), 1, &prev, done, err);
-    if (e1)
-        clReleaseEvent(e1);
-    if (e2)
-        clReleaseEvent(e2);
+        st = launch(d, p->q, p->kernel, dargs, nd - 1, decode_groups(p), 0, NULL, done, err);
     return st;
 }
 
@@ -505,9 +505,11 @@ static int batch_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_
                          cl_mem status, tdm_decode_scratch *scr, cl_uint nwait,
                          const cl_event *wait, cl_event *done, cl_event *first, tdm_err *err)
 {
-    cl_event evs[TDM_CODEC_COUNT];
-    cl_uint nev = 0;
-    int st = TDM_OK;
+    /* In order on one queue: the last codec's decode (or, with no job, a
+       marker after the wait list) completes after everything before it, so
+       it is `done`; the codecs before it make no event. */
+    cl_event last = NULL;
+    int st = TDM_OK, ncodecs = 0;
     if (done)
         *done = NULL;
     if (first)
@@ -521,20 +523,24 @@ static int batch_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_
                   .scr = scr};
         if (p.blocks_hint == 0)
             p.blocks_hint = 1; /* known to be empty: one group */
-        st = enqueue(&p, nwait, wait, &evs[nev], err);
-        if (st == TDM_OK)
-            nev++;
+        if (last)
+            clReleaseEvent(last);
+        last = NULL;
+        /* the caller's wait list before the first codec's kernels only */
+        st = ncodecs ? enqueue(&p, 0, NULL, done ? &last : NULL, err)
+                     : enqueue(&p, nwait, wait, done ? &last : NULL, err);
+        ncodecs++;
     }
-    if (st == TDM_OK && done && nev == 1) {
-        *done = evs[0]; /* one launch: its own last kernel (profiled) */
-        nev = 0;
+    if (st == TDM_OK && done && ncodecs) {
+        *done = last;
+        last = NULL;
     } else if (st == TDM_OK && done) {
-        cl_int rc = clEnqueueMarkerWithWaitList(q ? q : res->dev->queue, nev ? nev : nwait,
-                                                nev ? evs : nwait ? wait : NULL, done);
+        cl_int rc = clEnqueueMarkerWithWaitList(q ? q : res->dev->queue, nwait,
+                                                nwait ? wait : NULL, done);
         if (rc != CL_SUCCESS)
             st = tdm_cl_fail(err, rc, "clEnqueueMarkerWithWaitList");
     }
-    for (cl_uint i = 0; i < nev; i++)
-        clReleaseEvent(evs[i]);
+    if (last)
+        clReleaseEvent(last);
     return st;
 }

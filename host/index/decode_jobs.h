@@ -143,7 +143,7 @@ int tdm_decode_batch_enqueue(const tdm_resident *res, cl_command_queue q,
                              const cl_event *wait, cl_event *done, tdm_err *err);
 /* The same, *first (if not NULL) getting the event of the launch's first
  * kernel too (NULL for an empty batch), for timing; the caller releases it.
- * With one codec present *done is that launch's last kernel (profiled:
+ * *done is the last codec's last kernel (every queue is in order; profiled:
  * START of *first to END of *done is the launch's device time). */
 int tdm_decode_batch_enqueue_timed(const tdm_resident *res, cl_command_queue q,
                                    const tdm_decode_batch *b, cl_mem const bufs[TDM_CODEC_COUNT],

@@ -107,64 +107,48 @@ size_t tdm_and_sel_job_bytes(const tdm_and_sel *a, int codec)
     return (size_t)a->njobs[codec] * sizeof(tdm_decode_job);
 }
 
-/* The selection and each codec's jobs kernel, after *ev (replaced). */
+/* The selection and each codec's jobs kernel, in order on q after what is
+ * already there (every queue of a device is in order: no event between
+ * them, each costing the host ~2 us an enqueue on the H200). */
 static int select_and_jobs(const tdm_resident *res, cl_command_queue q, const tdm_and_sel *a,
                            cl_mem tab, cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT],
-                           cl_mem docs, cl_mem terms, cl_event *ev, uint32_t *launches,
-                           tdm_err *err)
+                           cl_mem docs, cl_mem terms, uint32_t *launches, tdm_err *err)
 {
     tdm_device *d = res->dev;
     size_t wg = d->wg_size;
     static const cl_uint zero = 0;
-    cl_event e = NULL;
-    cl_int cr = clEnqueueFillBuffer(q, flags, &zero, 4, 0, tdm_and_sel_flag_bytes(a), 1,
-                                    ev, &e);
+    cl_int cr = clEnqueueFillBuffer(q, flags, &zero, 4, 0, tdm_and_sel_flag_bytes(a), 0, NULL,
+                                    NULL);
     if (cr != CL_SUCCESS)
         return tdm_cl_fail(err, cr, "clEnqueueFillBuffer (AND selection flags)");
-    clReleaseEvent(*ev);
-    *ev = e;
     cl_uint nt = a->nt, ntasks = a->ntasks, ldf = a->tab[a->lead * TDM_SEL_TW + W_DF];
     int rc = TDM_OK;
     if (ntasks) {
         tdm_karg sa[] = {TDM_KARG_MEM(&res->block_last), TDM_KARG_MEM(&tab), TDM_KARG_U32(&nt),
                          TDM_KARG_U32(&ntasks), TDM_KARG_MEM(&docs), TDM_KARG_U32(&ldf),
                          TDM_KARG_MEM(&flags)};
-        rc = tdm_kernel_launch_on(d, q, "tdm_and_select", sa, 7, tdm_round_up(ntasks, wg), wg, 1,
-                                  ev, &e, err);
+        rc = tdm_kernel_launch_on(d, q, "tdm_and_select", sa, 7, tdm_round_up(ntasks, wg), wg, 0,
+                                  NULL, NULL, err);
         if (rc)
             return rc;
-        clReleaseEvent(*ev);
-        *ev = e;
         ++*launches;
     }
     int first = 1;
-    for (int c = 0; c < TDM_CODEC_COUNT; c++) {
-        if (!a->njobs[c])
+    /* c == TDM_CODEC_COUNT: only the lead (or one-block lists of no codec),
+       whose term table is still to be written */
+    for (int c = 0; c <= TDM_CODEC_COUNT; c++) {
+        if (c < TDM_CODEC_COUNT ? !a->njobs[c] : !first)
             continue;
         cl_uint cc = (cl_uint)c, wt = (cl_uint)first;
+        cl_mem jb = c < TDM_CODEC_COUNT ? jobs[c] : flags;
         tdm_karg ja[] = {TDM_KARG_MEM(&tab),  TDM_KARG_U32(&nt),    TDM_KARG_MEM(&flags),
-                         TDM_KARG_MEM(&jobs[c]), TDM_KARG_U32(&cc), TDM_KARG_MEM(&terms),
+                         TDM_KARG_MEM(&jb),   TDM_KARG_U32(&cc),    TDM_KARG_MEM(&terms),
                          TDM_KARG_U32(&wt)};
-        rc = tdm_kernel_launch_on(d, q, "tdm_and_jobs", ja, 7, wg, wg, 1, ev, &e, err);
+        rc = tdm_kernel_launch_on(d, q, "tdm_and_jobs", ja, 7, wg, wg, 0, NULL, NULL, err);
         if (rc)
             return rc;
-        clReleaseEvent(*ev);
-        *ev = e;
         ++*launches;
         first = 0;
-    }
-    if (first) { /* only the lead (or one-block lists of no codec): terms still */
-        cl_uint cc = TDM_CODEC_COUNT, wt = 1;
-        cl_mem none = flags;
-        tdm_karg ja[] = {TDM_KARG_MEM(&tab),  TDM_KARG_U32(&nt), TDM_KARG_MEM(&flags),
-                         TDM_KARG_MEM(&none), TDM_KARG_U32(&cc), TDM_KARG_MEM(&terms),
-                         TDM_KARG_U32(&wt)};
-        rc = tdm_kernel_launch_on(d, q, "tdm_and_jobs", ja, 7, wg, wg, 1, ev, &e, err);
-        if (rc)
-            return rc;
-        clReleaseEvent(*ev);
-        *ev = e;
-        ++*launches;
     }
     return rc;
 }
@@ -179,21 +163,16 @@ int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, tdm_decode_
     tdm_device *d = res->dev;
     if (!q)
         q = d->queue;
-    cl_event ev = NULL, *all = malloc((nwait + 2) * sizeof *all);
-    if (!all)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    memcpy(all, wait, nwait * sizeof *all);
-    cl_uint n = nwait;
+    if (done)
+        *done = NULL;
     /* on q, in order before the kernels that read them */
     cl_int cr = CL_SUCCESS;
     if (!uploaded) {
         cr = clEnqueueWriteBuffer(q, tab, CL_FALSE, 0, tdm_and_sel_tab_bytes(a), a->tab, 0, NULL,
-                                  &all[n]);
-        n += cr == CL_SUCCESS;
+                                  NULL);
         if (cr == CL_SUCCESS)
             cr = clEnqueueWriteBuffer(q, lead_job, CL_FALSE, 0, sizeof a->lead_job,
-                                      &a->lead_job, 0, NULL, &all[n]);
-        n += cr == CL_SUCCESS;
+                                      &a->lead_job, 0, NULL, NULL);
     }
     int rc = cr == CL_SUCCESS ? TDM_OK
                               : tdm_cl_fail(err, cr, "clEnqueueWriteBuffer (AND selection)");
@@ -201,33 +180,33 @@ int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, tdm_decode_
         *bytes_up += uploaded ? 0 : tdm_and_sel_tab_bytes(a) + sizeof a->lead_job;
         /* after the caller's events too: the term table rewritten below, the status */
         rc = tdm_decode_jobs_enqueue_in(res, q, lead_job, 1, a->lead_codec, docs, freqs, status,
-                                        scr, n, all, &ev, err);
+                                        scr, nwait, wait, NULL, err);
     }
-    for (cl_uint i = nwait; i < n; i++)
-        clReleaseEvent(all[i]);
-    free(all);
     if (rc)
         return rc;
     *launches += 1;
-    rc = select_and_jobs(res, q, a, tab, flags, jobs, docs, terms, &ev, launches, err);
-    for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++) {
+    rc = select_and_jobs(res, q, a, tab, flags, jobs, docs, terms, launches, err);
+    int last = -1;
+    for (int c = 0; c < TDM_CODEC_COUNT; c++)
+        last = a->njobs[c] ? c : last;
+    for (int c = 0; rc == TDM_OK && c <= last; c++) {
         if (!a->njobs[c])
             continue;
-        cl_event e = NULL;
         rc = tdm_decode_jobs_enqueue_in(res, q, jobs[c], a->njobs[c], c, docs, freqs, status,
-                                        scr, 1, &ev, &e, err);
-        if (rc == TDM_OK) {
-            clReleaseEvent(ev);
-            ev = e;
+                                        scr, 0, NULL, c == last ? done : NULL, err);
+        if (rc == TDM_OK)
             *launches += 1;
-        }
     }
-    if (rc) {
-        clReleaseEvent(ev);
-        return rc;
+    if (rc == TDM_OK && done && !*done) { /* no decode after the selection */
+        cr = clEnqueueMarkerWithWaitList(q, 0, NULL, done);
+        if (cr != CL_SUCCESS)
+            rc = tdm_cl_fail(err, cr, "clEnqueueMarkerWithWaitList (AND selection)");
     }
-    *done = ev;
-    return TDM_OK;
+    if (rc && done && *done) {
+        clReleaseEvent(*done);
+        *done = NULL;
+    }
+    return rc;
 }
 
 /* ---- the reference */

@@ -63,8 +63,10 @@ size_t tdm_and_sel_job_bytes(const tdm_and_sel *a, int codec);
  * the selection, the jobs and the decodes of the selected blocks, and the
  * rewrite of words 0 and 1 of each term of the search term table `terms`
  * (TDM_SEARCH_TW words a term). Decode failures go to `status`
- * (decode_jobs.h). *done gets the last command's event; *launches grows by
- * the kernels enqueued, *bytes_up by the bytes uploaded. Non-blocking. */
+ * (decode_jobs.h). *done (NULL: none made; not NULL unless `uploaded`) gets
+ * an event that completes after the last command; the commands go on q in
+ * order, no event between them. *launches grows by the kernels enqueued,
+ * *bytes_up by the bytes uploaded. Non-blocking. */
 int tdm_and_sel_enqueue(const tdm_resident *res, cl_command_queue q, tdm_decode_scratch *scr,
                         const tdm_and_sel *a, int uploaded, cl_mem tab, cl_mem lead_job,
                         cl_mem flags, cl_mem const jobs[TDM_CODEC_COUNT], cl_mem docs,

@@ -654,7 +654,8 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
         rc = tdm_and_sel_enqueue(&sd->res, q, &s.dsc, &p->andsel, 1, s.b[B_SELTAB],
                                  s.b[B_SELLEAD],
                                  s.b[B_SELFLAGS], s.ajobs, s.b[B_DOCS], s.b[B_FREQS],
-                                 s.b[B_TERMS], s.b[B_STATUS], nup, upev, &dec, &out->launches,
+                                 s.b[B_TERMS], s.b[B_STATUS], nup, upev,
+                                 pf.events ? &dec : NULL, &out->launches,
                                  &out->bytes_up, err);
     else if (rc == TDM_OK) /* its event only where profiled */
         rc = tdm_decode_batch_enqueue_in(&sd->res, q, &p->batch, s.jobs, s.b[B_DOCS],
