@@ -282,9 +282,14 @@ int tdm_search_hseed_plan(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache 
 {
     if (!tdm_search_hseeded(pl, salg, k) || p->nt == 0)
         return TDM_OK;
+    /* profiled (search.h, TANDEM_SEARCH_PROFILE): "host: host seed" */
+    tdm_sprof pf = {.on = tdm_sprof_on(), .salg = salg, .k = k};
+    if (pf.on)
+        pf.t0 = tdm_sprof_now();
     uint32_t g;
     int rc = tdm_search_hseed(p, r, bc, k, &g, err);
     if (rc == TDM_OK && g > p->terms[7]) /* scores >= 0: float bits order as integers */
         p->terms[7] = g;
+    tdm_sprof_host(&pf, "host seed", pf.t0);
     return rc;
 }
