@@ -9,22 +9,27 @@
    buffers of host/index/resident.h, then nlists, arena_words and spans):
 
      uint tdm_zs_block(TDM_ZS_IDX, uint list, uint j, uint want_docs,
-                       __global uint *out, uint *status);
+                       __global uint *out, uint os, uint *status);
          Block j of list `list`: its docids (absolute: the block's base and
          gaps applied) when want_docs, else its frequencies (tf, not tf - 1),
-         into out[0 .. n); returns n (B, or fewer for a list's last block).
+         into out[i * os] for i in [0, n) (os = 1: contiguous; a larger
+         stride interleaves the blocks of neighbouring work-items, so that a
+         GPU's lanes store to consecutive words: cl/search_zrange.cl);
+         returns n (B, or fewer for a list's last block).
          A list or block out of range (j >= the list's blocks; in CACHED mode
          a list not in the cache, df 0) ORs TDM_CODEC_ST_BADJOB into
          *status and returns 0; a damaged block table or payload ORs
          TDM_CODEC_ST_CORRUPT and returns 0. Never reads outside the list's
          words of the arena (its span in CACHED mode) nor writes past
-         out[B). *status is private: the caller ORs it into a launch's word.
+         out[(B - 1) * os]. *status is private: the caller ORs it into a
+         launch's word.
 
      uint tdm_zs_block_size(uint codec);   B of a codec's blocks (0: none)
 
      int  tdm_zs_locate(TDM_ZS_IDX, uint list, uint j, tdm_zs_blk *k, uint *status);
      uint tdm_zs_decode(__global const uint *arena, const tdm_zs_blk *k,
-                        uint want_docs, __global uint *out, uint *status);
+                        uint want_docs, __global uint *out, uint os,
+                        uint *status);
          The two halves of tdm_zs_block: find the block (payload words,
          base, codec parameters, checked against the list's span; 1 if
          found), then decode it. A caller that wants both docids and
@@ -149,23 +154,23 @@ int tdm_zs_locate(TDM_ZS_IDX, uint list, uint j, tdm_zs_blk *k, uint *status)
 
 /* ---- the last step every codec but BP and PEF shares: gaps onto the base
    (docids), or tf - 1 to tf */
-void tdm_zs_finish(__global uint *out, uint len, uint docs, uint base)
+void tdm_zs_finish(__global uint *out, uint os, uint len, uint docs, uint base)
 {
     if (docs) {
         uint acc = base;
         for (uint i = 0; i < len; i++) {
-            acc += out[i];
-            out[i] = acc;
+            acc += out[i * os];
+            out[i * os] = acc;
         }
     } else {
         for (uint i = 0; i < len; i++)
-            out[i] += 1u;
+            out[i * os] += 1u;
     }
 }
 
 /* ---- RAW: a word a value */
 uint tdm_zs_raw(__global const uint *p, uint nw, uint len, uint docs, uint base,
-                __global uint *out, uint *status)
+                __global uint *out, uint os, uint *status)
 {
     if (nw != len) {
         *status |= TDM_CODEC_ST_CORRUPT;
@@ -175,7 +180,7 @@ uint tdm_zs_raw(__global const uint *p, uint nw, uint len, uint docs, uint base,
     for (uint i = 0; i < len; i++) {
         uint x = p[i];
         acc += x;
-        out[i] = docs ? acc : x + 1u;
+        out[i * os] = docs ? acc : x + 1u;
     }
     return len;
 }
@@ -185,8 +190,8 @@ uint tdm_zs_raw(__global const uint *p, uint nw, uint len, uint docs, uint base,
    unroll), the gaps summed as they come. A group's words are loaded into
    private memory first: the output is global memory too, so a store
    between two reads of the payload would make the compiler read it again.
-   DOCS (a literal) picks docids (the sum onto ACC) or tf. */
-#define TDM_ZS_BP32(P, O, W, ACC, DOCS)                                            \
+   DOCS (a literal) picks docids (the sum onto ACC) or tf; OS: O's stride. */
+#define TDM_ZS_BP32(P, O, OS, W, ACC, DOCS)                                        \
     {                                                                              \
         uint w_[(W) + 1u];                                                         \
         TDM_UNROLL                                                                 \
@@ -207,7 +212,7 @@ uint tdm_zs_raw(__global const uint *p, uint nw, uint len, uint docs, uint base,
                     x_ &= (1u << ((W) & 31u)) - 1u;                                \
             }                                                                      \
             ACC += x_;                                                             \
-            (O)[k_] = (DOCS) ? ACC : x_ + 1u;                                      \
+            (O)[k_ * (OS)] = (DOCS) ? ACC : x_ + 1u;                               \
         }                                                                          \
     }
 
@@ -219,14 +224,14 @@ uint tdm_zs_raw(__global const uint *p, uint nw, uint len, uint docs, uint base,
     case W:                                                                        \
         for (uint g = 0; g < ng; g++) {                                            \
             if (docs)                                                              \
-                TDM_ZS_BP32(p + g * (W), out + 32u * g, W##u, acc, 1)              \
+                TDM_ZS_BP32(p + g * (W), out + 32u * g * os, os, W##u, acc, 1)     \
             else                                                                   \
-                TDM_ZS_BP32(p + g * (W), out + 32u * g, W##u, acc, 0)              \
+                TDM_ZS_BP32(p + g * (W), out + 32u * g * os, os, W##u, acc, 0)     \
         }                                                                          \
         break;
 
 uint tdm_zs_bp(__global const uint *p, uint nw, uint len, const uint block, uint docs,
-               uint base, __global uint *out, uint *status)
+               uint base, __global uint *out, uint os, uint *status)
 {
     uint w = tdm_bp_width(nw, len, block);
     if (nw > len || ((len * w + 31u) >> 5) != nw) { /* no width gives nw words */
@@ -253,14 +258,14 @@ uint tdm_zs_bp(__global const uint *p, uint nw, uint len, const uint block, uint
         uint x;
         TDM_ZS_TAKE(r, t, nw - ng * w, w, mask, x)
         acc += x;
-        out[i] = docs ? acc : x + 1u;
+        out[i * os] = docs ? acc : x + 1u;
     }
     return len;
 }
 
 /* ---- GPU-VByte: the selectors must imply the block's words exactly */
 uint tdm_zs_vbyte(__global const uint *p, uint nw, uint len, uint docs, uint base,
-                  __global uint *out, uint *status)
+                  __global uint *out, uint os, uint *status)
 {
     uint sb = (len + 3u) >> 2, bytes = sb;
     if (sb > 4u * nw) {
@@ -284,7 +289,7 @@ uint tdm_zs_vbyte(__global const uint *p, uint nw, uint len, uint docs, uint bas
         uint x = (uint)(two >> sh) & (l >= 4u ? 0xFFFFFFFFu : (1u << (8u * l)) - 1u);
         k += l;
         acc += x;
-        out[i] = docs ? acc : x + 1u;
+        out[i * os] = docs ? acc : x + 1u;
     }
     return len;
 }
@@ -293,7 +298,7 @@ uint tdm_zs_vbyte(__global const uint *p, uint nw, uint len, uint docs, uint bas
    packed one; docids are base + x, frequencies x[k] - x[k - 1] (EF holds
    their running sums) or the packed values. */
 uint tdm_zs_pef(__global const uint *p, uint nw, uint len, uint docs, uint base,
-                __global uint *out, uint *status)
+                __global uint *out, uint os, uint *status)
 {
     uint hdr = nw ? p[0] : 0xFFFFFFFFu, l = hdr & 0xFFu, kind = hdr >> 8;
     uint nlow = (len * min(l, 32u) + 31u) >> 5;
@@ -310,7 +315,7 @@ uint tdm_zs_pef(__global const uint *p, uint nw, uint len, uint docs, uint base,
         for (uint i = 0; i < len; i++) {
             uint x;
             TDM_ZS_TAKE(r, p + 1, nlow, l, mask, x)
-            out[i] = docs ? base + x : x + 1u;
+            out[i * os] = docs ? base + x : x + 1u;
         }
         return len;
     }
@@ -323,7 +328,7 @@ uint tdm_zs_pef(__global const uint *p, uint nw, uint len, uint docs, uint base,
             uint lo;
             TDM_ZS_TAKE(r, p + 1, nlow, l, mask, lo)
             uint x = ((32u * i + tdm_ctz(word) - k) << l) | lo;
-            out[k] = docs ? base + x : x - prev + 1u;
+            out[k * os] = docs ? base + x : x - prev + 1u;
             prev = x;
         }
     }
@@ -337,7 +342,7 @@ uint tdm_zs_pef(__global const uint *p, uint nw, uint len, uint docs, uint base,
 /* ---- Rice: remainders of k bits, quotients as the distances between the
    ones of the unary part */
 uint tdm_zs_rice(__global const uint *p, uint nw, uint len, uint docs, uint base,
-                 __global uint *out, uint *status)
+                 __global uint *out, uint os, uint *status)
 {
     uint k = nw ? p[0] : 0xFFFFFFFFu;
     uint nbin = (len * min(k, 31u) + 31u) >> 5;
@@ -359,7 +364,7 @@ uint tdm_zs_rice(__global const uint *p, uint nw, uint len, uint docs, uint base
             uint x = ((at - prev - 1u) << k) + rem;
             prev = at;
             acc += x;
-            out[i] = docs ? acc : x + 1u;
+            out[i * os] = docs ? acc : x + 1u;
         }
     }
     if (total != len) {
@@ -374,7 +379,7 @@ uint tdm_zs_rice(__global const uint *p, uint nw, uint len, uint docs, uint base
    position the running sum of the position gaps, each array's plain
    inner exceptions taken in index order (pfor_pair). */
 uint tdm_zs_pfor(__global const uint *p, uint nw, uint len, uint bw, uint docs, uint base,
-                 __global uint *out, uint *status)
+                 __global uint *out, uint os, uint *status)
 {
     uint hdr = nw ? p[0] : 0u;
     uint e = hdr & 0x3FFu, wo = (hdr >> 10) & 0x3Fu, wh = (hdr >> 16) & 0x3Fu;
@@ -393,7 +398,7 @@ uint tdm_zs_pfor(__global const uint *p, uint nw, uint len, uint bw, uint docs, 
     uint mb = bw >= 32u ? 0xFFFFFFFFu : (1u << bw) - 1u;
     TDM_ZS_RD(rs);
     for (uint i = 0; i < len; i++)
-        TDM_ZS_TAKE(rs, p + 1, nslots, bw, mb, out[i])
+        TDM_ZS_TAKE(rs, p + 1, nslots, bw, mb, out[i * os])
     __global const uint *q = p + 2u + nslots, *po = q + no + nh, *ph = po + 2u * xo;
     uint mo = wo >= 32u ? 0xFFFFFFFFu : (1u << wo) - 1u;
     uint mh = wh >= 32u ? 0xFFFFFFFFu : (1u << wh) - 1u;
@@ -413,19 +418,19 @@ uint tdm_zs_pfor(__global const uint *p, uint nw, uint len, uint bw, uint docs, 
             bad = 1;
             break;
         }
-        out[at - 1ul] |= (hi + 1u) << bw;
+        out[((uint)at - 1u) * os] |= (hi + 1u) << bw;
     }
     if (bad || co != xo || ch != xh) {
         *status |= TDM_CODEC_ST_CORRUPT;
         return 0u;
     }
-    tdm_zs_finish(out, len, docs, base);
+    tdm_zs_finish(out, os, len, docs, base);
     return len;
 }
 
 /* ---- NewPFD: a width a block, exception positions as bytes */
 uint tdm_zs_npfd(__global const uint *p, uint nw, uint len, uint docs, uint base,
-                 __global uint *out, uint *status)
+                 __global uint *out, uint os, uint *status)
 {
     uint hdr = nw ? p[0] : 0xFFFFFFFFu;
     uint bw = hdr & 0x3Fu, e = (hdr >> 6) & 0xFFu, hw = (hdr >> 14) & 0x3Fu;
@@ -439,7 +444,7 @@ uint tdm_zs_npfd(__global const uint *p, uint nw, uint len, uint docs, uint base
     uint mask = bw >= 32u ? 0xFFFFFFFFu : (1u << bw) - 1u;
     TDM_ZS_RD(rs);
     for (uint i = 0; i < len; i++)
-        TDM_ZS_TAKE(rs, p + 1, nslots, bw, mask, out[i])
+        TDM_ZS_TAKE(rs, p + 1, nslots, bw, mask, out[i * os])
     __global const uint *bytes = p + 1u + nslots, *highs = bytes + npos;
     uint mh = hw >= 32u ? 0xFFFFFFFFu : (1u << hw) - 1u;
     TDM_ZS_RD(rh);
@@ -451,14 +456,14 @@ uint tdm_zs_npfd(__global const uint *p, uint nw, uint len, uint docs, uint base
             *status |= TDM_CODEC_ST_CORRUPT;
             return 0u;
         }
-        out[at] |= hi << bw;
+        out[at * os] |= hi << bw;
     }
-    tdm_zs_finish(out, len, docs, base);
+    tdm_zs_finish(out, os, len, docs, base);
     return len;
 }
 
 uint tdm_zs_decode(__global const uint *arena, const tdm_zs_blk *k, uint want_docs,
-                   __global uint *out, uint *status)
+                   __global uint *out, uint os, uint *status)
 {
     if (!k->len)
         return 0u;
@@ -466,17 +471,17 @@ uint tdm_zs_decode(__global const uint *arena, const tdm_zs_blk *k, uint want_do
     __global const uint *p = arena + (docs ? k->dstart : k->fstart);
     uint nw = docs ? k->dnw : k->fnw, len = k->len;
     switch (k->codec) {
-    case 0u: return tdm_zs_raw(p, nw, len, docs, base, out, status);
-    case 1u: return tdm_zs_bp(p, nw, len, 128u, docs, base, out, status);
-    case 2u: return tdm_zs_bp(p, nw, len, 256u, docs, base, out, status);
+    case 0u: return tdm_zs_raw(p, nw, len, docs, base, out, os, status);
+    case 1u: return tdm_zs_bp(p, nw, len, 128u, docs, base, out, os, status);
+    case 2u: return tdm_zs_bp(p, nw, len, 256u, docs, base, out, os, status);
     case 3u:
-    case 4u: return tdm_zs_vbyte(p, nw, len, docs, base, out, status);
-    case 5u: return tdm_zs_pef(p, nw, len, docs, base, out, status);
+    case 4u: return tdm_zs_vbyte(p, nw, len, docs, base, out, os, status);
+    case 5u: return tdm_zs_pef(p, nw, len, docs, base, out, os, status);
     case 6u:
-        return tdm_zs_pfor(p, nw, len, docs ? k->dpar : k->fpar, docs, base, out, status);
+        return tdm_zs_pfor(p, nw, len, docs ? k->dpar : k->fpar, docs, base, out, os, status);
     case 7u:
-    case 9u: return tdm_zs_npfd(p, nw, len, docs, base, out, status);
-    case 8u: return tdm_zs_rice(p, nw, len, docs, base, out, status);
+    case 9u: return tdm_zs_npfd(p, nw, len, docs, base, out, os, status);
+    case 8u: return tdm_zs_rice(p, nw, len, docs, base, out, os, status);
     default:
         *status |= TDM_CODEC_ST_BADJOB;
         return 0u;
@@ -484,12 +489,12 @@ uint tdm_zs_decode(__global const uint *arena, const tdm_zs_blk *k, uint want_do
 }
 
 uint tdm_zs_block(TDM_ZS_IDX, uint list, uint j, uint want_docs, __global uint *out,
-                  uint *status)
+                  uint os, uint *status)
 {
     tdm_zs_blk k;
     if (!tdm_zs_locate(TDM_ZS_IDX_PASS, list, j, &k, status))
         return 0u;
-    return tdm_zs_decode(arena, &k, want_docs, out, status);
+    return tdm_zs_decode(arena, &k, want_docs, out, os, status);
 }
 
 /* Test kernel (tests/test_codec_serial.c): request r = {list, block, want,
@@ -504,6 +509,6 @@ __kernel void tdm_zs_test(TDM_ZS_IDX, __global const uint4 *reqs, uint nreq,
         return;
     uint4 q = reqs[r];
     uint st = 0u;
-    counts[r] = tdm_zs_block(TDM_ZS_IDX_PASS, q.x, q.y, q.z, out_vals + q.w, &st);
+    counts[r] = tdm_zs_block(TDM_ZS_IDX_PASS, q.x, q.y, q.z, out_vals + q.w, 1u, &st);
     stats[r] = st;
 }

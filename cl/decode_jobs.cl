@@ -771,9 +771,9 @@ __kernel void tdm_jobs_serial(TDM_JOBS_ARGS, uint codec)
             continue;
         uint pos = job.w + (b - job.y) * k.block;
         if (outs & 1u)
-            tdm_zs_decode(arena, &k, 1u, out_docs + pos, &st);
+            tdm_zs_decode(arena, &k, 1u, out_docs + pos, 1u, &st);
         if (outs & 2u)
-            tdm_zs_decode(arena, &k, 0u, out_freqs + pos, &st);
+            tdm_zs_decode(arena, &k, 0u, out_freqs + pos, 1u, &st);
     }
     if (st)
         atomic_or(status, st);

@@ -165,32 +165,34 @@ __kernel void tdm_search_stored_bounds_batch(__global const uint *terms, __globa
    tdm_search_range_batch does, with cursors that read the resident index;
    term word 0 is the list id, each (query, range)'s cursors start at qtab
    word 7: cur at 8 words a cursor (TDM_ZR_CW), zdocs and zfreqs at bw a
-   cursor. status: the batch's (TDM_CODEC_ST_*), which the merge reports. */
-__kernel void tdm_search_zrange_batch(TDM_ZS_IDX, __global uint *zdocs, __global uint *zfreqs,
-                                      uint bw, __global uint *terms, __global const float *bmax,
-                                      __global const uint *doclens, __global uint *cur,
-                                      __global uint *ord, __global float *hs, __global uint *hd,
-                                      __global uint *hn, __global const uint *qtab, uint nq,
-                                      uint nranges, uint ndocs, uint alg, uint kind, float c0,
-                                      float c1, __global uint *status)
+   cursor, laid out within the query as `layout` says (cl/search_zrange.cl:
+   R its ranges). status: the batch's (TDM_CODEC_ST_*), which the merge
+   reports; status[1] is tdm_search_zrange_queue's counter. */
+#define TDM_ZB_ARGS                                                                          \
+    TDM_ZS_IDX, __global uint *zdocs, __global uint *zfreqs, uint bw, __global uint *terms, \
+        __global const float *bmax, __global const uint *doclens, __global uint *cur,       \
+        __global uint *ord, __global float *hs, __global uint *hd, __global uint *hn,       \
+        __global const uint *qtab, uint nq, uint nranges, uint ndocs, uint alg, uint kind,  \
+        float c0, float c1, __global uint *status, uint layout
+#define TDM_ZB_PASS                                                                          \
+    TDM_ZS_IDX_PASS, zdocs, zfreqs, bw, terms, bmax, doclens, cur, ord, hs, hd, hn, qtab, nq, \
+        nranges, ndocs, alg, kind, c0, c1, status, layout
+
+/* Global range g of the batch (< nranges). */
+void tdm_zb_range(TDM_ZB_ARGS, uint g)
 {
-    uint g = get_global_id(0);
-    if (g >= nranges)
-        return;
     __global const uint *w = qtab + tdm_sb_query(qtab, nq, g) * TDM_SBQ_W;
     uint r = g - w[2], nr = w[3], rlen = w[4], cap = w[5], nt = w[1];
     tdm_zrange s;
     tdm_zr_index(&s, arena, lists, codecs, block_last, block_docs, block_freqs, nlists,
                  arena_words, spans);
-    s.docs = zdocs + w[7] * bw;
-    s.freqs = zfreqs + w[7] * bw;
     s.bw = bw;
     s.bmax = bmax;
     s.doclens = doclens;
-    s.cur = cur + w[7] * TDM_ZR_CW;
-    s.ord = ord + w[7];
     uint rbeg = tdm_zr_begin(&s, terms + w[0] * TDM_SEARCH_TW, hs + w[6], hd + w[6], nt, nr, r,
                              rlen, ndocs, cap, alg, kind, c0, c1);
+    tdm_zr_scratch(&s, cur + w[7] * TDM_ZR_CW, zdocs + w[7] * bw, zfreqs + w[7] * bw,
+                   ord + w[7], layout);
     for (uint t = 0; t < nt; t++)
         tdm_zr_init(&s, t, rbeg);
     tdm_zr_run(&s, alg);
@@ -198,3 +200,33 @@ __kernel void tdm_search_zrange_batch(TDM_ZS_IDX, __global uint *zdocs, __global
     if (s.st)
         atomic_or(status, s.st);
 }
+
+/* A work-item per range of the batch. */
+__kernel void tdm_search_zrange_batch(TDM_ZB_ARGS)
+{
+    uint g = get_global_id(0);
+    if (g < nranges)
+        tdm_zb_range(TDM_ZB_PASS, g);
+}
+
+/* CPU devices: a few work-items (one a core) take the batch's ranges in the
+   host's order, units[0 .. nranges) (longest first), from the counter
+   status[1], each running whole ranges (PISA's thread a query) until none
+   is left: the cores stay busy to the end whatever the ranges' lengths, and
+   the last ranges taken are the short ones. A launch of a work-item per
+   range left the balance to PoCL 3.1, whose threads take consecutive
+   work-groups in chunks of ceil(left / threads), up to 32 x threads: a batch
+   of 64 queries on 2 cores ran as two halves of 32, one a core. Which
+   work-item runs a range does not change its heap. */
+__kernel void tdm_search_zrange_queue(TDM_ZB_ARGS, __global const uint *units)
+{
+    for (;;) {
+        uint i = atomic_inc(status + 1);
+        if (i >= nranges)
+            return;
+        tdm_zb_range(TDM_ZB_PASS, units[i]);
+    }
+}
+
+#undef TDM_ZB_ARGS
+#undef TDM_ZB_PASS

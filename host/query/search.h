@@ -109,12 +109,25 @@ typedef struct tdm_splan {
     int variant;        /* TDM_VARIANT_ITEM, GROUP (OR/AND only) or COMPRESSED
                            (cl/search_zrange.cl: ITEM on the compressed index) */
     uint32_t ranges, rlen, local;
+    uint32_t zlayout;   /* COMPRESSED: its scratch's layout, TDM_ZR_RANGE or
+                           TDM_ZR_INTERLEAVED (the planner's: range-major on a
+                           CPU, interleaved on a GPU; TANDEM_ZR_LAYOUT) */
 } tdm_splan;
 
 /* Whether the compressed variant can run p with algorithm salg
  * (TDM_SALG_*) over nranges ranges: bounds from the host where it prunes,
  * cursor buffers within TDM_ZR_MAX_WORDS. */
 #define TDM_ZR_CW 8u /* cursor words (cl/search_zrange.cl) */
+/* The compressed variant's scratch layouts (cl/search_zrange.cl): word w of
+ * term t of range r, W words a term, R ranges, at (r * nt + t) * W + w
+ * (RANGE: a range's words contiguous, for CPU cores) or (t * W + w) * R + r
+ * (INTERLEAVED: a GPU warp's lanes on consecutive words). */
+#define TDM_ZR_RANGE 0u
+#define TDM_ZR_INTERLEAVED 1u
+/* Tests: every later plan gets `layout` (TDM_ZR_*), or the planner's own
+ * choice again for -1. Process-wide; thread-safe, but meant to be set while
+ * no search runs. */
+void tdm_search_zr_layout_force(int layout);
 #define TDM_ZR_MAX_WORDS (1u << 24)
 int tdm_search_zrange_fits(const tdm_sprep *p, int salg, uint32_t nranges);
 

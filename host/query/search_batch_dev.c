@@ -66,6 +66,8 @@ typedef struct host_side {
     size_t nterms, nbmax, npost, ncur, nheap, nranges;
     int zr;             /* the compressed variant: cursors read the index, no decode */
     uint32_t bw;        /* its cursors' buffer width: the largest block size */
+    uint32_t zlayout;   /* its scratch layout (TDM_ZR_*: the planner's, the same for
+                           every query of a device) */
 } host_side;
 
 static void host_free(host_side *h)
@@ -155,6 +157,7 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
         zr = zr && qs[i]->pl.variant == TDM_VARIANT_COMPRESSED && qs[i]->p.max_block;
         h->bw = qs[i]->p.max_block > h->bw ? qs[i]->p.max_block : h->bw;
     }
+    h->zlayout = n ? qs[0]->pl.zlayout : TDM_ZR_RANGE;
     for (uint32_t i = 0; i < n; i++) {
         tdm_sbq *it = qs[i];
         size_query(sd->d, ndocs, it->p.npost, allpost, n, it->p.nt, k, &it->pl);
@@ -407,6 +410,7 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
         TDM_KARG_U32(&kd),            {sizeof c0, &c0},             {sizeof c1, &c1},
     };
     cl_uint bw = h->bw, nl = sd->res.nlists, aw = sd->res.arena_words, sp = sd->res.spans;
+    cl_uint zl = h->zlayout;
     const tdm_resident *rs = &sd->res;
     tdm_karg za[] = {
         TDM_KARG_MEM(&rs->arena),       TDM_KARG_MEM(&rs->lists),  TDM_KARG_MEM(&rs->codecs),
@@ -414,7 +418,7 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
         TDM_KARG_MEM(&rs->block_freqs), TDM_KARG_U32(&nl),         TDM_KARG_U32(&aw),
         TDM_KARG_U32(&sp),              ra[0],  ra[1],  TDM_KARG_U32(&bw),  ra[2],  ra[3],
         ra[4],  ra[5],  ra[6],  ra[7],  ra[8],  ra[9],  ra[10], ra[11], ra[12], ra[13], ra[14],
-        ra[15], ra[16], ra[17],         TDM_KARG_MEM(&ds->b[D_STATUS]),
+        ra[15], ra[16], ra[17],         TDM_KARG_MEM(&ds->b[D_STATUS]), TDM_KARG_U32(&zl),
     };
     const char *kn = h->zr ? "tdm_search_zrange_batch" : "tdm_search_range_batch";
     size_t local = d->info.type == TDM_DEVICE_GPU ? 64u : 1u;

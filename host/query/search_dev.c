@@ -522,6 +522,7 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
         ra[12], ra[13], ra[14], ra[15], ra[16], ra[17], ra[18], ra[19], ra[20],
     };
     cl_uint bw = p->max_block, nl = sd->res.nlists, aw = sd->res.arena_words, sp = sd->res.spans;
+    cl_uint zl = pl->zlayout;
     const tdm_resident *rs = &sd->res;
     tdm_karg za[] = {
         TDM_KARG_MEM(&rs->arena),       TDM_KARG_MEM(&rs->lists),      TDM_KARG_MEM(&rs->codecs),
@@ -530,7 +531,7 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
         TDM_KARG_U32(&sp),              ra[0],                         ra[1],
         TDM_KARG_U32(&bw),              ra[2],  ra[3],  ra[4],  ra[5],  ra[6],  ra[7],  ra[8],
         ra[9],  ra[10], ra[11], ra[12], ra[13], ra[14], ra[15], ra[16], ra[17], ra[18], ra[19],
-        ra[20],                         TDM_KARG_MEM(&s->b[B_STATUS]),
+        ra[20],                         TDM_KARG_MEM(&s->b[B_STATUS]), TDM_KARG_U32(&zl),
     };
     cl_event e1 = NULL;
     if (zrange(pl))

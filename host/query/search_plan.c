@@ -169,6 +169,50 @@ static int env_variant(void)
     return got;
 }
 
+/* TANDEM_ZR_LAYOUT=range|interleaved: the compressed variant's scratch
+ * layout on every device, for A/B runs; -1 unset, -3 a value that names no
+ * layout (the plan fails, naming it). */
+static int env_zr_layout(void)
+{
+    static int v = -2;
+    int got = __atomic_load_n(&v, __ATOMIC_RELAXED);
+    if (got != -2)
+        return got;
+    const char *e = getenv("TANDEM_ZR_LAYOUT");
+    got = !e || !*e                    ? -1
+          : !strcmp(e, "range")       ? (int)TDM_ZR_RANGE
+          : !strcmp(e, "interleaved") ? (int)TDM_ZR_INTERLEAVED
+                                      : -3;
+    __atomic_store_n(&v, got, __ATOMIC_RELAXED);
+    return got;
+}
+
+static int zr_forced = -1;
+
+void tdm_search_zr_layout_force(int layout)
+{
+    __atomic_store_n(&zr_forced, layout, __ATOMIC_RELAXED);
+}
+
+/* The compressed variant's scratch layout on device sd: range-major on a
+ * CPU, where each range runs on one core and must not share cache lines
+ * with its neighbours' (d3186ea); interleaved on a GPU, whose warps run 32
+ * ranges in lockstep: each of their cursor, buffer and ord accesses is then
+ * one coalesced transaction instead of 32. */
+static int zr_layout(const tdm_sdev *sd, tdm_splan *pl, tdm_err *err)
+{
+    int f = __atomic_load_n(&zr_forced, __ATOMIC_RELAXED), e = env_zr_layout();
+    if (e == -3)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "TANDEM_ZR_LAYOUT='%s': want range or interleaved",
+                           getenv("TANDEM_ZR_LAYOUT"));
+    pl->zlayout = f >= 0    ? (uint32_t)f
+                  : e >= 0  ? (uint32_t)e
+                  : is_gpu(sd) ? TDM_ZR_INTERLEAVED
+                               : TDM_ZR_RANGE;
+    return TDM_OK;
+}
+
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
                     int variant, uint32_t ranges, uint32_t k, tdm_splan *out, tdm_err *err)
 {
@@ -215,7 +259,7 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
             size_ranges(&s->dev[i], s->ndocs, p->nt, ranges, out);
         }
     }
-    return TDM_OK;
+    return zr_layout(&s->dev[i], out, err);
 }
 
 /* Which runs get the seed (search_seed.h). Its cost is one score per
