@@ -18,6 +18,7 @@
 #include "index/index_priv.h"
 #include "index/writer.h"
 #include "query/oracle.h"
+#include "query/search.h"
 #include "randcoll.h"
 #include "residx.h"
 #include "testutil.h"
@@ -240,12 +241,17 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, uint6
                 o.algorithm = algos[a];
                 o.ranges = qi % 3 == 2 ? tdm_rng_range(&r, 1, qi % 6 == 5 ? 3000 : 40) : 0;
                 o.variant = (int)((qi + a) % 4); /* auto, item, group, compressed */
+                /* the compressed variant's scratch in both layouts on every device */
+                int zl = (int)((qi / 4 + a + d) % 2);
+                tdm_search_zr_layout_force(zl);
                 char what[256];
                 snprintf(what, sizeof what, "%s ndocs %u seed %llu query %d (%zu terms) k %u "
-                         "%s dev %d ranges %u variant %d scoring %d k1 %g b %g", codec, ndocs,
-                         (unsigned long long)seed, qi, n, o.k, tdm_algorithm_name(o.algorithm), d,
-                         o.ranges, o.variant, o.scoring, o.k1, o.b);
+                         "%s dev %d ranges %u variant %d layout %d scoring %d k1 %g b %g", codec,
+                         ndocs, (unsigned long long)seed, qi, n, o.k,
+                         tdm_algorithm_name(o.algorithm), d, o.ranges, o.variant, zl, o.scoring,
+                         o.k1, o.b);
                 check_search(s, or, ir, st, n, &o, what);
+                tdm_search_zr_layout_force(-1);
             }
     }
     tdm_oracle_close(or);
@@ -576,7 +582,8 @@ static size_t dev_codecs(const char **names)
  * posting, a block less one, one block, one more, two blocks, every
  * document), codecs mixed in one index: every algorithm at k = 1, 10, 1000
  * and more than the matches, the compressed variant against the oracle bit
- * for bit and reporting itself; repeated and unknown terms. */
+ * for bit and reporting itself, its scratch in both layouts (range-major
+ * and interleaved, whatever the device); repeated and unknown terms. */
 static void compressed_edges(void **state)
 {
     fixture *f = *state;
@@ -629,11 +636,15 @@ static void compressed_edges(void **state)
                         o.k1 = 0.9;
                         o.b = 0.3;
                     }
-                    char what[160];
-                    snprintf(what, sizeof what, "compressed query %d (%zu terms) %s k %u dev %d "
-                             "ranges %u", qi, n, tdm_algorithm_name(o.algorithm), o.k, d,
-                             o.ranges);
-                    check_search(s, or, ir, st, n, &o, what);
+                    for (int zl = 0; zl <= 1; zl++) {
+                        tdm_search_zr_layout_force(zl);
+                        char what[160];
+                        snprintf(what, sizeof what, "compressed query %d (%zu terms) %s k %u "
+                                 "dev %d ranges %u layout %d", qi, n,
+                                 tdm_algorithm_name(o.algorithm), o.k, d, o.ranges, zl);
+                        check_search(s, or, ir, st, n, &o, what);
+                    }
+                    tdm_search_zr_layout_force(-1);
                 }
     }
     expect_variant = 0;
@@ -712,11 +723,13 @@ static void compressed_corrupt(void **state)
                     o.algorithm = algos[a];
                     o.variant = TDM_VARIANT_COMPRESSED;
                     o.k = a == 1 ? ndocs : 3;
+                    int zl = (int)((a + k + (size_t)d) % 2); /* both layouts */
+                    tdm_search_zr_layout_force(zl);
                     tdm_search_result *res = NULL;
                     int rc = tdm_search_terms(s, st, 2, &o, &res);
                     char what[160];
-                    snprintf(what, sizeof what, "%s damage %zu %s dev %d", names[c], k,
-                             tdm_algorithm_name(o.algorithm), d);
+                    snprintf(what, sizeof what, "%s damage %zu %s dev %d layout %d", names[c], k,
+                             tdm_algorithm_name(o.algorithm), d, zl);
                     if (rc == TDM_OK) { /* no cursor entered the block: the good answer */
                         if (a == 1)
                             fail_msg("%s: OR over every block was not refused", what);
@@ -728,6 +741,7 @@ static void compressed_corrupt(void **state)
                     } else if (rc != TDM_ERR_CORRUPT) { /* the host's check, or a cursor's */
                         fail_msg("%s: %d %s", what, rc, tdm_last_error());
                     }
+                    tdm_search_zr_layout_force(-1);
                 }
             tdm_search_close(s);
             tdm_index_close(ix);

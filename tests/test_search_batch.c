@@ -27,6 +27,7 @@
 #include "index/writer.h"
 #include "index/format.h"
 #include "query/search_batch_and.h"
+#include "query/search.h"
 #include "query/search_batch_dev.h"
 #include "randcoll.h"
 #include "testutil.h"
@@ -183,6 +184,9 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const
                 o.k = ks[ki];
                 /* the compressed variant's batch kernel on any device, half the time */
                 o.variant = (a + ki) % 2 ? TDM_VARIANT_COMPRESSED : TDM_VARIANT_AUTO;
+                /* its scratch in both layouts (cl/search_zrange.cl) on every device */
+                int zl = (int)((seed + ki + (size_t)d + a / 2) % 2);
+                tdm_search_zr_layout_force(zl);
                 uint32_t sc = tdm_rng_range(&r, 0, 3);
                 if (sc == 1) {
                     o.k1 = 0.9;
@@ -190,14 +194,16 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const
                 } else if (sc == 2) {
                     o.scoring = TDM_SCORE_IMPACT;
                 }
-                if (tdm_search_batch(s, qs, n, &o, res) != TDM_OK)
+                int brc = tdm_search_batch(s, qs, n, &o, res);
+                tdm_search_zr_layout_force(-1);
+                if (brc != TDM_OK)
                     fail_msg("batch of %zu: %s", n, tdm_last_error());
                 for (size_t i = 0; i < n; i++) {
                     char what[200];
                     snprintf(what, sizeof what, "%s ndocs %u seed %llu dev %d %s k %u scoring "
-                             "%u batch %zu query %zu (%zu terms)", codec, ndocs,
+                             "%u layout %d batch %zu query %zu (%zu terms)", codec, ndocs,
                              (unsigned long long)seed, d, tdm_algorithm_name(o.algorithm), o.k,
-                             sc, n, i, qs[i].nterms);
+                             sc, zl, n, i, qs[i].nterms);
                     assert_non_null(res[i]);
                     compare(s, &qs[i], &o, res[i], what);
                     int sh = res[i]->batch > 1;
