@@ -127,7 +127,10 @@ ulong tdm_merge_kth(__global const float *hs, __global const uint *hd, __global 
    tree of pairwise merges of those sorted lists in local memory (log2 of the
    work-items rounds). The radix select's passes and their scans' barriers
    cost a merge ~20 us on the H200 at k = 10. Keys are distinct, so the top
-   k is the same set and order either way. */
+   k is the same set and order either way. Every work-item scans (a few keys
+   each in a group of 1,024), then folds its list into one of
+   TDM_SMALLK_ITEMS slots (with 128 slots the H200's OR and AND merges of
+   ~10,000 keys at k = 10 took 16 us longer than the radix select). */
 #define TDM_SMALLK 16u
 /* (Oclgrind, 32 KB, counts a kernel's local arrays twice) */
 #if TDM_LOCAL_MEM >= 98304
@@ -145,34 +148,45 @@ uint tdm_merge_small(__global const float *hs, __global const uint *hd, __global
                      uint r0, uint r1, uint cap, uint k, __local ulong *tk, __local uint *tn)
 {
     uint lid = get_local_id(0), ls = get_local_size(0);
-    uint a = ls < TDM_SMALLK_ITEMS ? ls : TDM_SMALLK_ITEMS;
-    ulong best[TDM_SMALLK];
-    if (lid < a) {
-        uint n = 0;
-        for (uint i = r0 * cap + lid; i < r1 * cap; i += a) {
-            if (i % cap >= hn[i / cap])
-                continue;
-            ulong key = tdm_merge_key(hs, hd, i);
-            if (n == k && key <= best[k - 1u])
-                continue;
-            uint j = n < k ? n++ : k - 1u;
-            for (; j > 0u && best[j - 1u] < key; j--)
-                best[j] = best[j - 1u];
-            best[j] = key;
-        }
-        for (uint j = 0; j < n; j++)
-            tk[lid * TDM_SMALLK + j] = best[j];
-        tn[lid] = n;
+    /* at most a quarter of the group: every device folds (and is tested so) */
+    uint a = ls / 4u < TDM_SMALLK_ITEMS ? (ls >= 4u ? ls / 4u : 1u) : TDM_SMALLK_ITEMS;
+    ulong best[TDM_SMALLK], mix[TDM_SMALLK];
+    uint n = 0;
+    /* every work-item scans its share (wide groups: short loops) */
+    for (uint i = r0 * cap + lid; i < r1 * cap; i += ls) {
+        if (i % cap >= hn[i / cap])
+            continue;
+        ulong key = tdm_merge_key(hs, hd, i);
+        if (n == k && key <= best[k - 1u])
+            continue;
+        uint j = n < k ? n++ : k - 1u;
+        for (; j > 0u && best[j - 1u] < key; j--)
+            best[j] = best[j - 1u];
+        best[j] = key;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    /* folded into a slots of local memory, a work-items at a time */
+    for (uint base = 0; base < ls; base += a) {
+        if (lid >= base && lid < base + a) {
+            uint slot = lid - base, m = 0;
+            __local ulong *y = tk + slot * TDM_SMALLK;
+            uint ny = base ? tn[slot] : 0u, ix = 0, iy = 0;
+            for (; m < k && (ix < n || iy < ny); m++)
+                mix[m] = iy >= ny || (ix < n && best[ix] > y[iy]) ? best[ix++] : y[iy++];
+            for (uint j = 0; j < m; j++)
+                y[j] = mix[j];
+            tn[slot] = m;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    /* then a tree of pairwise merges */
     for (uint s = 1u; s < a; s <<= 1) {
         if (lid < a && (lid & (2u * s - 1u)) == 0u && lid + s < a) {
             __local const ulong *x = tk + lid * TDM_SMALLK, *y = tk + (lid + s) * TDM_SMALLK;
             uint nx = tn[lid], ny = tn[lid + s], ix = 0, iy = 0, m = 0;
             for (; m < k && (ix < nx || iy < ny); m++)
-                best[m] = iy >= ny || (ix < nx && x[ix] > y[iy]) ? x[ix++] : y[iy++];
+                mix[m] = iy >= ny || (ix < nx && x[ix] > y[iy]) ? x[ix++] : y[iy++];
             for (uint j = 0; j < m; j++)
-                tk[lid * TDM_SMALLK + j] = best[j];
+                tk[lid * TDM_SMALLK + j] = mix[j];
             tn[lid] = m;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
