@@ -202,9 +202,9 @@ static void collection_deterministic(void **state)
     o.ndocs = 2;
     a = generate(&o, &n1);
     assert_memory_equal(a, "{\"id\": \"doc0\", \"contents\": \"", 28);
-    char *nl = strchr(a, '\n');
-    assert_non_null(nl);
-    assert_memory_equal(nl - 2, "\"}", 2);
+    size_t nl = strcspn(a, "\n"); /* an index: GCC 12 saw a pointer into a as dangling */
+    assert_true(a[nl] == '\n' && nl >= 2);
+    assert_memory_equal(a + nl - 2, "\"}", 2);
     free(a);
     tdm_err err = {0};
     o.ndocs = 0;
