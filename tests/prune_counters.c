@@ -7,7 +7,8 @@
  * the float oracle. Device-independent: the lead's way to see what a change
  * of the pruning does before timing it on a GPU. With ALG and, also the
  * postings and blocks AND's block selection decodes (query/and_select.h,
- * its reference, Griffin's ratio: env PRUNE_RATIO, default 128). */
+ * its reference, Griffin's ratio: env PRUNE_RATIO, default 128). SEED: 0
+ * none, 1 the device seed pass, 2 the compressed variant's host seed. */
 
 #include <stdio.h>
 #include <stdlib.h>

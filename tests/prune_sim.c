@@ -109,7 +109,13 @@ static int prepare(const tdm_ireader *r, const tdm_query *q, const tdm_sprep *p,
         memcpy(b->bmax, p->bmax, p->nbmax * 4);
     }
     tdm_search_order(b->terms, b->bmax, p->nt);
-    if (o->seed) {
+    if (o->seed == 2) { /* the compressed variant's host seed (search_hseed.c) */
+        uint32_t g;
+        int rc = tdm_search_hseed(p, r, NULL, o->k, &g, err);
+        if (rc)
+            return rc;
+        b->terms[7] = g;
+    } else if (o->seed) {
         uint32_t g;
         if (tdm_search_seed_ref(b->terms, p->nt, b->docs, b->freqs, dl, (uint32_t)p->kind, p->c0,
                                 p->c1, o->k, &g))

@@ -31,7 +31,8 @@ typedef struct prune_counts {
 typedef struct prune_opts {
     int salg;         /* TDM_SALG_* (OR, AND, WAND, BMW, MAXSCORE) */
     uint32_t k, ranges;
-    int seed;         /* run the seed pass */
+    int seed;         /* 1: run the seed pass; 2: the compressed variant's host
+                         seed instead (tdm_search_hseed, no cache) */
     int share;        /* let ranges see others' publications (0: as before) */
     uint32_t wave;    /* ranges that run at once (>= 1) */
 } prune_opts;

@@ -299,9 +299,9 @@ static void sim_vs_oracle(void **state)
                                                : tdm_rng_range(&r, 1, ndocs);
             uint32_t nw = 0, ng = 0;
             oracle_keys(or, &q, o.k, &sp, want, &nw);
-            for (int mode = 0; mode < 4; mode++) {
-                o.seed = mode & 1;
-                o.share = (mode >> 1) & 1;
+            for (int mode = 0; mode < 6; mode++) { /* seed none, device, host; shared */
+                o.seed = mode % 3;
+                o.share = mode / 3;
                 o.wave = tdm_rng_range(&r, 1, 8);
                 prune_counts pc = {0};
                 if (prune_sim(ir, &q, &sp, &o, got, &ng, &pc, &err) != TDM_OK)
