@@ -276,8 +276,17 @@ static int env_zr_seed(void)
     return got;
 }
 
-/* The rule (measured: docs/SEARCH.md): ranges that must fill their own
- * heap of k before they prune, i.e. k large against a range's length. */
+/* The rule: k >= HSEED_MIN_K, where each range must fill its own heap of k
+ * before it prunes, and any k on a GPU's plan (groups of ranges of a few
+ * documents that never fill a heap; the device seed's rule). PoCL, 2 cores,
+ * 1M collection, 300 terabyte05 queries, medians of 4 alternating runs on a
+ * loaded VM, mean us without / with: 8 ranges (the plan) k1000 MaxScore
+ * 14,893 / 11,126, BMW 17,812 / 14,025, WAND 19,065 / 15,798; 64 ranges (as
+ * on 16 cores) k1000 MaxScore 15,796 / 8,699, BMW 16,726 / 9,224, WAND 16,028
+ * / 9,120; at k = 10 no gain measured (8 ranges MaxScore 3,178 / 3,541, BMW
+ * 6,533 / 6,444, WAND 8,008 / 6,983; 64 ranges 2,476 / 2,668, 4,791 / 5,166,
+ * 5,298 / 5,269), though the range kernel scores 5-44 % fewer postings:
+ * the host's 25-40 us a query (uncached) eat it. */
 #define HSEED_MIN_K 100u
 
 int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k)
@@ -286,7 +295,7 @@ int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k)
     if (!prunes || pl->variant != TDM_VARIANT_COMPRESSED)
         return 0;
     int env = env_zr_seed();
-    return env >= 0 ? env : k >= HSEED_MIN_K;
+    return env >= 0 ? env : k >= HSEED_MIN_K || pl->local > 1;
 }
 
 int tdm_search_hseed_plan(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
