@@ -191,7 +191,7 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
                      uint32_t k, uint32_t *seed, tdm_err *err)
 {
     *seed = 0;
-    if (k == 0 || p->nt == 0)
+    if (k == 0 || p->nt == 0 || p->device_bounds) /* no host bounds to order blocks by */
         return TDM_OK;
     /* each term's bound (the largest of its block bounds) */
     float *tb = malloc((size_t)p->nt * sizeof *tb);
@@ -206,7 +206,7 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
     int any = 0;
     for (uint32_t t = 0; t < p->nt; t++) {
         const uint32_t *w = p->terms + (size_t)t * TDM_SEARCH_TW;
-        uint32_t nb = w[2] ? (w[1] + w[2] - 1) / w[2] : 0;
+        uint32_t nb = w[2] ? (uint32_t)(((uint64_t)w[1] + w[2] - 1) / w[2]) : 0;
         float m = 0, v;
         for (uint32_t b = 0; b < nb; b++)
             m = p->bmax[w[3] + b] > m ? p->bmax[w[3] + b] : m;

@@ -66,7 +66,8 @@ int tdm_search_seed_ref(const uint32_t *terms, uint32_t nt, const uint32_t *docs
  * reached is >= the next block's bound, or HSEED_EXTRA_BLOCKS + 2 (k / block
  * size + 1) blocks were decoded (then the k-th best of those: lower, still
  * valid); the largest of those over the terms. Its float bits in *seed (0:
- * none: no term has k postings, or a list is damaged). bc (may be NULL)
+ * none: no term has k postings, a list is damaged, or p's block bounds are
+ * made on the device, p->device_bounds). bc (may be NULL)
  * keeps each term's value (bounds.h, tdm_bcache_kth_*), so a term seen
  * again costs a lookup. TDM_OK or TDM_ERR_NOMEM. Thread-safe (bc is). */
 int tdm_search_hseed(const struct tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
