@@ -277,8 +277,14 @@ static int env_zr_seed(void)
 }
 
 /* The rule: k >= HSEED_MIN_K, where each range must fill its own heap of k
- * before it prunes, and any k on a GPU's plan (groups of ranges of a few
- * documents that never fill a heap; the device seed's rule). PoCL, 2 cores,
+ * before it prunes; any k on a GPU's plan (groups of ranges of a few
+ * documents that never fill a heap; the device seed's rule) and on plans of
+ * HSEED_MIN_RANGES ranges or more (a CPU of 8 compute units or more: the
+ * first of its ranges, all running at once, see no published threshold).
+ * The last by the counters model only (prune_counters, 1M, 300 queries,
+ * MaxScore k10, 64 ranges, postings scored without / with: run 16 at a time
+ * 68,762 / 53,399, 2 at a time 58,480 / 52,214): to be timed on 16 cores
+ * (TANDEM_ZR_SEED=0/1). PoCL, 2 cores,
  * 1M collection, 300 terabyte05 queries, medians of 4 alternating runs on a
  * loaded VM, mean us without / with: 8 ranges (the plan) k1000 MaxScore
  * 14,893 / 11,126, BMW 17,812 / 14,025, WAND 19,065 / 15,798; 64 ranges (as
@@ -288,6 +294,7 @@ static int env_zr_seed(void)
  * 5,298 / 5,269), though the range kernel scores 5-44 % fewer postings:
  * the host's 25-40 us a query (uncached) eat it. */
 #define HSEED_MIN_K 100u
+#define HSEED_MIN_RANGES 32u
 
 int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k)
 {
@@ -295,7 +302,7 @@ int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k)
     if (!prunes || pl->variant != TDM_VARIANT_COMPRESSED)
         return 0;
     int env = env_zr_seed();
-    return env >= 0 ? env : k >= HSEED_MIN_K || pl->local > 1;
+    return env >= 0 ? env : k >= HSEED_MIN_K || pl->local > 1 || pl->ranges >= HSEED_MIN_RANGES;
 }
 
 int tdm_search_hseed_plan(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,

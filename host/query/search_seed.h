@@ -74,9 +74,9 @@ int tdm_search_hseed(const struct tdm_sprep *p, const tdm_ireader *r, struct tdm
                      uint32_t k, uint32_t *seed, tdm_err *err);
 
 /* Whether a run of algorithm salg with plan pl and k gets the host seed:
- * the pruning algorithms on the compressed variant, when k >= 100 or on a
- * GPU's plan (groups of ranges) (TANDEM_ZR_SEED=0 never, =1 always, for
- * A/B runs). */
+ * the pruning algorithms on the compressed variant, when k >= 100, on a
+ * GPU's plan (groups of ranges) or on a plan of 32 ranges or more
+ * (TANDEM_ZR_SEED=0 never, =1 always, for A/B runs). */
 int tdm_search_hseeded(const struct tdm_splan *pl, int salg, uint32_t k);
 
 /* Where tdm_search_hseeded says so: the host seed into p's term table (word
