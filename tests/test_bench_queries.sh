@@ -35,7 +35,7 @@ for o in oracle-or oracle-and; do
     grep -Eq "^$o +1000 host" out.txt || fail "no $o row: $(cat out.txt)"
     ! grep -Eq "^$o +10 " out.txt || fail "$o ran at k 10 too: $(cat out.txt)"
 done
-head -1 b.csv | grep -q '^algorithm,k,device,device_name,queries,mean_us,p50_us,p90_us,p99_us,max_us,launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches,mode,batch,threads,queries_per_s,shared,queue_us,sched_batches,window_us$' ||
+head -1 b.csv | grep -q '^algorithm,k,device,device_name,queries,mean_us,p50_us,p90_us,p99_us,max_us,launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches,mode,batch,threads,queries_per_s,shared,queue_us,sched_batches,window_us,cpu_us$' ||
     fail "CSV header: $(head -1 b.csv)"
 rows=$(($(wc -l < b.csv) - 1))
 [ "$rows" -eq $((12 * ndev + 2)) ] || fail "CSV has $rows rows, want $((12 * ndev + 2))"

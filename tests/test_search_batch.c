@@ -9,7 +9,12 @@
  * their own status and message without failing the others; and the request
  * errors that fail the whole batch. Batched queries must have shared their
  * launches (result.batch > 1) where two or more could, AND-then-OR, ranked
- * AND at k = 1,000 and pruning at other k1, b among them.
+ * AND at k = 1,000 and pruning at other k1, b among them. The compressed
+ * batch runs both its kernels on every device (TANDEM_BATCH_QUEUE on and
+ * off: the CPU queue of ranges longest first, a work-item a range), with
+ * one range a query, many, and both in one batch (TANDEM_BATCH_RANGES_PER_CU
+ * 1, 4 and 64); the queue's batches must have held queries of one range
+ * and of several (under TANDEM_TEST_SMALL: some queries).
  *
  * Ranked AND's batch kernels (cl/search_batch_and.cl) against their plain-C
  * reference (tdm_sband_ref): every codec, lists ending at block boundaries,
@@ -144,7 +149,7 @@ static void compare(tdm_search *s, const tdm_search_query *q, const tdm_search_o
 
 /* Queries that shared launches in the cases that once ran alone inside a
  * batch: AND-then-OR, ranked AND at k above 128, pruning at other k1, b. */
-enum { SH_ALL, SH_AND_OR, SH_AND_BIGK, SH_BOUNDS, SH_COUNT };
+enum { SH_ALL, SH_AND_OR, SH_AND_BIGK, SH_BOUNDS, SH_Q_ONE, SH_Q_MANY, SH_COUNT };
 
 static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const char *codec,
                            const size_t *sizes, size_t nsizes, int small, uint64_t *shared)
@@ -171,6 +176,8 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const
     for (size_t i = 0; i < HUGE_TERMS; i++)
         huge[i] = (tdm_search_term){c.terms[i % c.nlists], 0, 1.0};
     int ndev = tdm_engine_device_count(eng);
+    const char *qv = getenv("TANDEM_BATCH_QUEUE");
+    int queue = qv && !strcmp(qv, "on");
     for (int d = 0; d < ndev; d++)
         for (size_t a = 0; a < NALGOS; a++)
             for (size_t ki = small ? (a + seed) % 3 : 0; ki < 3; ki += small ? 3 : 1) {
@@ -213,6 +220,9 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const
                     shared[SH_BOUNDS] += sh && sc == 1 && (o.algorithm == TDM_ALGO_WAND ||
                                                            o.algorithm == TDM_ALGO_BMW ||
                                                            o.algorithm == TDM_ALGO_MAXSCORE);
+                    int zq = sh && queue && res[i]->variant == TDM_VARIANT_COMPRESSED;
+                    shared[SH_Q_ONE] += zq && res[i]->ranges == 1;
+                    shared[SH_Q_MANY] += zq && res[i]->ranges > 1;
                     tdm_search_result_free(res[i]);
                 }
             }
@@ -239,6 +249,12 @@ static void batches_match_lone_queries(void **state)
          * on even ones */
         setenv("TANDEM_BATCH_AND", seed % 2 ? "wu" : "range", 1);
         setenv("TANDEM_BATCH_BOUNDS", seed % 2 ? "device" : "host", 1);
+        /* the compressed batch's kernels: the queue on seeds 1, 3, 4, 6 (2 and
+         * 3 under Oclgrind), with 4 ranges a compute unit, 1 (a range a query
+         * in the big batches) and 64 (many a query) */
+        static const char *rpc[] = {"4", "1", "64"};
+        setenv("TANDEM_BATCH_QUEUE", seed % 3 == (small ? 1u : 2u) ? "off" : "on", 1);
+        setenv("TANDEM_BATCH_RANGES_PER_CU", rpc[seed % 3], 1);
         uint32_t ndocs = seed == 1 ? 1 : (uint32_t)(small ? 40 * seed : 3000 * seed * seed / 2);
         if (small)
             run_collection(f->eng, seed, ndocs, codecs[seed - 1], small_sizes, 3, 1, shared);
@@ -247,12 +263,19 @@ static void batches_match_lone_queries(void **state)
     }
     unsetenv("TANDEM_BATCH_AND");
     unsetenv("TANDEM_BATCH_BOUNDS");
+    unsetenv("TANDEM_BATCH_QUEUE");
+    unsetenv("TANDEM_BATCH_RANGES_PER_CU");
     if (shared[SH_ALL] == 0)
         fail_msg("no query of any batch shared its launches");
     print_message("shared launches: %llu queries, AND-then-OR %llu, AND k > 128 %llu, pruning "
-                  "at other k1, b %llu\n", (unsigned long long)shared[SH_ALL],
-                  (unsigned long long)shared[SH_AND_OR], (unsigned long long)shared[SH_AND_BIGK],
-                  (unsigned long long)shared[SH_BOUNDS]);
+                  "at other k1, b %llu; the queue: %llu queries of one range, %llu of more\n",
+                  (unsigned long long)shared[SH_ALL], (unsigned long long)shared[SH_AND_OR],
+                  (unsigned long long)shared[SH_AND_BIGK], (unsigned long long)shared[SH_BOUNDS],
+                  (unsigned long long)shared[SH_Q_ONE], (unsigned long long)shared[SH_Q_MANY]);
+    /* small (Oclgrind): few queries, the queue's ranges as they come */
+    if (small ? !shared[SH_Q_ONE] && !shared[SH_Q_MANY] : !shared[SH_Q_ONE] || !shared[SH_Q_MANY])
+        fail_msg("the queue's batches: %llu queries of one range, %llu of more (each must be > 0)",
+                 (unsigned long long)shared[SH_Q_ONE], (unsigned long long)shared[SH_Q_MANY]);
     if (!small && (!shared[SH_AND_OR] || !shared[SH_AND_BIGK] || !shared[SH_BOUNDS]))
         fail_msg("shared launches: AND-then-OR %llu, AND k > 128 %llu, pruning at other k1, b "
                  "%llu (each must be > 0)", (unsigned long long)shared[SH_AND_OR],

@@ -6,7 +6,7 @@
  * query's launches served, on average), queue_us (mean wait in the
  * scheduler's queues before a lane started the query), sched_batches (runs of
  * several queries the scheduler's lanes made), window_us (their wait in the
- * batching window, per query)). */
+ * batching window, per query), cpu_us (the process's CPU time per query)). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +71,10 @@ void tdm_bq_stats(tdm_bq_series *r)
 
 void tdm_bq_print_header(FILE *f)
 {
-    fprintf(f, "%-11s %5s %-28s %7s %10s %10s %10s %10s %10s %8s %9s %9s %6s %9s %-11s %6s\n",
-            "algorithm", "k", "device", "queries", "mean us", "p50 us", "p90 us", "p99 us",
-            "max us", "launch/q", "up B/q", "down B/q", "wrong", "q/s", "calls", "shared");
+    fprintf(f, "%-11s %5s %-28s %7s %10s %10s %10s %10s %10s %8s %9s %9s %6s %9s %-11s %6s "
+               "%9s\n", "algorithm", "k", "device", "queries", "mean us", "p50 us", "p90 us",
+            "p99 us", "max us", "launch/q", "up B/q", "down B/q", "wrong", "q/s", "calls",
+            "shared", "cpu us/q");
 }
 
 /* "single x4" (4 threads sending single queries), "batch 64" or "batch 64x2". */
@@ -96,9 +97,10 @@ void tdm_bq_print_row(FILE *f, const tdm_bq_series *r)
         snprintf(dev, sizeof dev, "%d %.30s", r->device, r->device_name);
     mode_text(mode, sizeof mode, r);
     fprintf(f, "%-11s %5u %-28.28s %7zu %10.1f %10.1f %10.1f %10.1f %10.1f %8.2f %9.0f %9.0f "
-               "%6llu %9.0f %-11s %6.1f\n", r->algorithm, r->k, dev, r->n, r->mean, r->p50,
+               "%6llu %9.0f %-11s %6.1f %9.1f\n", r->algorithm, r->k, dev, r->n, r->mean, r->p50,
             r->p90, r->p99, r->max, r->launches, r->bytes_up, r->bytes_down,
-            (unsigned long long)r->mismatches, r->qps, mode, r->device < 0 ? 1.0 : r->shared);
+            (unsigned long long)r->mismatches, r->qps, mode, r->device < 0 ? 1.0 : r->shared,
+            r->cpu_us);
     fflush(f);
 }
 
@@ -167,7 +169,7 @@ int tdm_bq_write_csv(const char *path, const tdm_bq_set *s)
     }
     fprintf(out.f, "algorithm,k,device,device_name,queries,mean_us,p50_us,p90_us,p99_us,max_us,"
                    "launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches,"
-                   "mode,batch,threads,queries_per_s,shared,queue_us,sched_batches,window_us\n");
+                   "mode,batch,threads,queries_per_s,shared,queue_us,sched_batches,window_us,cpu_us\n");
     for (size_t i = 0; i < s->n; i++) {
         const tdm_bq_series *r = &s->v[i];
         char name[64];
@@ -176,12 +178,12 @@ int tdm_bq_write_csv(const char *path, const tdm_bq_set *s)
             if (*p == ',' || *p == '"')
                 *p = ' ';
         fprintf(out.f, "%s,%u,%d,%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%llu,%s,%u,%u,"
-                       "%.1f,%.2f,%.1f,%llu,%.1f\n",
+                       "%.1f,%.2f,%.1f,%llu,%.1f,%.1f\n",
                 r->algorithm, r->k, r->device, name, r->n, r->mean, r->p50, r->p90, r->p99,
                 r->max, r->launches, r->bytes_up, r->bytes_down,
                 (unsigned long long)r->mismatches, r->batch ? "batch" : "single",
                 r->batch ? r->batch : 1, r->threads, r->qps, r->device < 0 ? 1.0 : r->shared,
-                r->queue_us, (unsigned long long)r->sched_batches, r->window_us);
+                r->queue_us, (unsigned long long)r->sched_batches, r->window_us, r->cpu_us);
     }
     int rc = tdm_outfile_commit(&out, &err); /* renamed over path only when complete */
     if (rc != TDM_OK)

@@ -5,6 +5,7 @@
  * each query's call and the queries per second of the series recorded. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "cmd_bench_queries.h"
@@ -77,6 +78,15 @@ static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
     return s && b->o.budget > 0 && tdm_cli_now() - c->start > b->o.budget;
 }
 
+/* The process's CPU time so far (every thread), in seconds. */
+static double cpu_now(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t))
+        return 0;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 /* Sends queries [0, n) as series s asks (the warm-up when timed is 0);
  * 0, or 1 after a message. */
 static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
@@ -90,8 +100,10 @@ static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
     tdm_sched_stats_init(&st1);
     int have = tdm_search_stats(sh, &st0) == TDM_OK;
     c.start = tdm_cli_now();
+    double cpu0 = cpu_now();
     size_t done = 0;
     int rc = tdm_qr_run(&j, C, &done);
+    double cpu = cpu_now() - cpu0;
     tdm_progress_end(&c.bar, done);
     have = have && tdm_search_stats(sh, &st1) == TDM_OK;
     if (rc)
@@ -103,6 +115,7 @@ static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
         s->qps = c.last > c.start ? (double)c.timed / (c.last - c.start) : 0;
         s->shared = c.timed ? c.shared / (double)c.timed : 0;
         s->queue_us = c.timed ? c.queue * 1e6 / (double)c.timed : 0;
+        s->cpu_us = c.timed ? cpu * 1e6 / (double)c.timed : 0;
         if (have) { /* what the scheduler did for this series (the runs it stopped early too) */
             s->sched_batches = st1.batches - st0.batches;
             s->window_us = done ? (st1.window_wait - st0.window_wait) * 1e6 / (double)done : 0;

@@ -50,6 +50,10 @@ typedef struct tdm_bq_series {
                              (tdm_sched_stats.batches; 0 for batch calls,
                              which bypass it) */
     double window_us;     /* lanes' wait in the batching window per query */
+    double cpu_us;        /* the process's CPU time (all its threads, the device's
+                             PoCL threads among them) per query timed: the work a
+                             query costs, which other load on the machine changes
+                             less than the wall clock */
     int cdf;              /* drawn in the latency CDF plot */
 } tdm_bq_series;
 

@@ -13,9 +13,11 @@
 #include <string.h>
 
 #include "search.h"
+#include "search_batch_dev.h"
 
 /* Postings and queries of one device batch at most (device memory: eight
- * bytes a decoded posting). */
+ * bytes a decoded posting; a compressed batch decodes none, its cursors'
+ * words are bounded instead: TDM_ZR_MAX_WORDS, batch_ends). */
 #define BATCH_MAX_POSTINGS (1ull << 26)
 #define BATCH_MAX_QUERIES 8192u
 /* Above this k queries run alone: on the H200 (1M documents, terabyte05)
@@ -57,6 +59,32 @@ static int same_launches(const tdm_sbq *a, const tdm_sbq *b)
            memcmp(&a->p.c1, &b->p.c1, sizeof a->p.c1) == 0;
 }
 
+/* Where the device batch of group g[0..n) that starts at i ends: at most
+ * BATCH_MAX_QUERIES queries, and BATCH_MAX_POSTINGS decoded postings, or,
+ * when zr (every query compressed: tdm_search_batch_zr), their cursors of a
+ * range each within TDM_ZR_MAX_WORDS (on the 1M collection 512 terabyte05
+ * queries hold ~200M postings: cut by postings, batches of 512 were three
+ * of ~170). */
+static size_t batch_end(tdm_sbq **g, size_t n, size_t i, int zr)
+{
+    size_t j = i;
+    uint64_t post = 0, terms = 0;
+    uint32_t bw = 0;
+    while (j < n && j - i < BATCH_MAX_QUERIES) {
+        const tdm_sprep *p = &g[j]->p;
+        uint32_t b = p->max_block > bw ? p->max_block : bw;
+        int fits = zr ? (terms + p->nt) * (TDM_ZR_CW + 2ull * b) <= TDM_ZR_MAX_WORDS
+                      : post + p->npost <= BATCH_MAX_POSTINGS;
+        if (j > i && !fits)
+            break;
+        post += p->npost;
+        terms += p->nt;
+        bw = b;
+        j++;
+    }
+    return j;
+}
+
 /* Runs group g[0..n) in device batches of bounded size with algorithm
  * `salg`; a batch of one runs alone with `salg_alone`, and the queries of a
  * batch that failed on a damaged list rerun alone with their own algorithm
@@ -64,13 +92,12 @@ static int same_launches(const tdm_sbq *a, const tdm_sbq *b)
 static int run_group(const struct tdm_search *s, tdm_sbq **g, size_t n, int salg, int salg_alone,
                      tdm_err *err)
 {
+    int zr = 1;
+    for (size_t q = 0; q < n; q++)
+        zr = zr && tdm_search_batch_zr(g[q], salg, g[q]->k);
     size_t i = 0;
     while (i < n) {
-        size_t j = i;
-        uint64_t post = 0;
-        while (j < n && j - i < BATCH_MAX_QUERIES &&
-               (j == i || post + g[j]->p.npost <= BATCH_MAX_POSTINGS))
-            post += g[j++]->p.npost;
+        size_t j = batch_end(g, n, i, zr);
         if (j - i == 1) {
             int rc = run_alone(s, g[i], salg_alone, err);
             if (rc)

@@ -27,6 +27,14 @@
  * not depend on its ranges (each range keeps its exact top min(k, length)).
  * TANDEM_BATCH_RANGES_PER_CU overrides the ranges a compute unit (timing).
  *
+ * Compressed batches on CPU devices (TANDEM_BATCH_QUEUE): the queue,
+ * tdm_search_zrange_queue, whose few work-items (QUEUE_ITEMS_PER_CU a compute
+ * unit) take the batch's ranges from a counter, longest first (order_units),
+ * each running whole ranges as a PISA thread runs whole queries; a query gets
+ * enough ranges that none is over 1 / (ranges a compute unit x compute units)
+ * of the batch's estimated work (query_cost), so a big batch is about a range
+ * a query and only its long queries are cut (size_query, SIZE_QUEUE).
+ *
  * Ranked AND comes here at k <= 128; above, or with TANDEM_BATCH_AND=wu, it
  * takes Wu's mapping, a work-item per element of each query's shortest list
  * (search_batch_and.h; and_wu). */
@@ -46,9 +54,15 @@
 #define GPU_RANGES_PER_CU 1024u
 #define CPU_RANGES_PER_CU 4u
 #define GPU_MIN_RLEN 64u
+/* The queue's work-items a compute unit. One a PoCL thread would do, but
+ * PoCL 3.1 hands a thread up to 1 + left / threads work-groups at a time
+ * (they run one after the other): of 2 work-items on 2 cores, one thread
+ * took both, and the first ran every range alone. With 8 a core every
+ * thread gets some; the extra work-items find the queue empty and end. */
+#define QUEUE_ITEMS_PER_CU 8u
 
 enum { D_DOCS, D_FREQS, D_TERMS, D_BMAX, D_CUR, D_ORD, D_HS, D_HD, D_HN, D_QTAB, D_OUT,
-       D_STATUS, D_SB, D_COUNT };
+       D_STATUS, D_SB, D_UNITS, D_COUNT };
 
 /* Where a batch's block bounds come from: none read (OR), the host's upload
  * (a device without fp64), the stored bounds made on the device, or
@@ -68,6 +82,9 @@ typedef struct host_side {
     uint32_t bw;        /* its cursors' buffer width: the largest block size */
     uint32_t zlayout;   /* its scratch layout (TDM_ZR_*: the planner's, the same for
                            every query of a device) */
+    int queue;          /* compressed, tdm_search_zrange_queue: a work-item a compute
+                           unit takes the ranges in the order of units */
+    uint32_t *units;    /* [nranges] global range ids, longest first (queue) */
 } host_side;
 
 static void host_free(host_side *h)
@@ -77,6 +94,7 @@ static void host_free(host_side *h)
     free(h->sb);
     free(h->bmax);
     free(h->out);
+    free(h->units);
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
         free(h->jobs[c]);
 }
@@ -93,16 +111,50 @@ static uint32_t ranges_per_cu(int gpu)
     return gpu ? GPU_RANGES_PER_CU : CPU_RANGES_PER_CU;
 }
 
+/* The compressed batch's queue (tdm_search_zrange_queue: a work-item a
+ * compute unit takes whole ranges, longest first) on device d: on every
+ * device but GPUs, whose warps want a work-item per range;
+ * TANDEM_BATCH_QUEUE=on or off on every device (A/B runs, and the tests,
+ * which run both kernels on every device); any other value is the default.
+ * Read at each batch. */
+static int queue_wanted(const tdm_device *d)
+{
+    const char *v = getenv("TANDEM_BATCH_QUEUE");
+    if (v && !strcmp(v, "on"))
+        return 1;
+    if (v && !strcmp(v, "off"))
+        return 0;
+    return d->info.type != TDM_DEVICE_GPU;
+}
+
+/* A query's work, estimated for the queue's ranges and order: ranked AND
+ * walks its shortest list and seeks the others (terms x the shortest), the
+ * others read every list (pruning skips parts). Only an estimate: the
+ * results do not depend on it. */
+static uint64_t query_cost(const tdm_sprep *p, int salg)
+{
+    return 1 + (salg == TDM_SALG_AND ? (uint64_t)p->min_df * p->nt : (uint64_t)p->npost);
+}
+
 /* Ranges of one query of a batch on device d: its share of the device's
- * ranges in proportion to its postings (so that a long query's work-items
- * are not the ones everybody waits for), at least one. */
+ * ranges in proportion to its work `post` of the batch's `allpost` (so that
+ * a long query's work-items are not the ones everybody waits for), at least
+ * one. For the queue, enough that none is more than 1 / (ranges a compute
+ * unit x compute units) of the batch's work (rounded up): a batch of many
+ * queries runs one range a query, as PISA runs one thread a query, and
+ * only its long queries are cut. */
+enum { SIZE_SHARE, SIZE_QUEUE, SIZE_ONE }; /* size_query's modes: SIZE_ONE a range */
+
 static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint64_t allpost,
-                       uint32_t n, uint32_t nt, uint32_t k, tdm_splan *pl)
+                       uint32_t n, uint32_t nt, uint32_t k, int mode, tdm_splan *pl)
 {
     int gpu = d->info.type == TDM_DEVICE_GPU;
     uint32_t cus = d->info.compute_units ? d->info.compute_units : 1;
     uint64_t total = (uint64_t)cus * ranges_per_cu(gpu);
-    uint64_t r = allpost ? (uint64_t)((double)total * (double)post / (double)allpost) : total / n;
+    double share = allpost ? (double)total * (double)post / (double)allpost : (double)total / n;
+    uint64_t r = mode == SIZE_ONE ? 1 : (uint64_t)share;
+    if (mode == SIZE_QUEUE && (double)r < share)
+        r++;
     uint64_t most = ndocs / (gpu ? GPU_MIN_RLEN : 1u);
     uint64_t klim = ndocs / (8ull * k);
     if (r > most)
@@ -117,6 +169,43 @@ static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint6
     pl->ranges = (uint32_t)(((uint64_t)ndocs + pl->rlen - 1) / pl->rlen);
     pl->variant = TDM_VARIANT_ITEM;
     pl->local = gpu ? 64u : 1u;
+}
+
+typedef struct unit_key {
+    uint64_t cost;
+    uint32_t g;
+} unit_key;
+
+static int unit_cmp(const void *a, const void *b)
+{
+    const unit_key *x = a, *y = b;
+    if (x->cost != y->cost)
+        return x->cost < y->cost ? 1 : -1;
+    return x->g < y->g ? -1 : x->g > y->g;
+}
+
+/* The queue's order, h->units: the batch's ranges by their estimated work
+ * (their query's over its ranges), longest first (LPT: the cores finish
+ * within about the shortest ranges' time of each other). */
+static int order_units(tdm_sbq *const *qs, uint32_t n, int salg, host_side *h, tdm_err *err)
+{
+    unit_key *u = malloc((h->nranges ? h->nranges : 1) * sizeof *u);
+    h->units = malloc((h->nranges ? h->nranges : 1) * 4);
+    if (!u || !h->units) {
+        free(u);
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory for %u queries", n);
+    }
+    uint32_t g = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t c = query_cost(&qs[i]->p, salg) / qs[i]->pl.ranges;
+        for (uint32_t r = 0; r < qs[i]->pl.ranges; r++, g++)
+            u[g] = (unit_key){c, g};
+    }
+    qsort(u, g, sizeof *u, unit_cmp);
+    for (uint32_t i = 0; i < g; i++)
+        h->units[i] = u[i].g;
+    free(u);
+    return TDM_OK;
 }
 
 /* The batch's host tables from its queries' preparations. */
@@ -142,46 +231,65 @@ static int stored_rows(const tdm_ireader *r, const tdm_sbq *it, uint32_t *sb, td
     return TDM_OK;
 }
 
+/* Every query's ranges (size_query in `mode`) and the batch's counts in h
+ * (terms, bounds, postings, cursors, heap entries, ranges, decode jobs). */
+static void size_all(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
+                     int salg, uint32_t k, int mode, host_side *h)
+{
+    uint64_t allpost = 0;
+    for (uint32_t i = 0; i < n; i++)
+        allpost += mode == SIZE_QUEUE ? query_cost(&qs[i]->p, salg) : qs[i]->p.npost;
+    h->nterms = h->nbmax = h->npost = h->ncur = h->nheap = h->nranges = 0;
+    memset(h->njobs, 0, sizeof h->njobs);
+    for (uint32_t i = 0; i < n; i++) {
+        tdm_sbq *it = qs[i];
+        size_query(sd->d, ndocs, mode == SIZE_QUEUE ? query_cost(&it->p, salg) : it->p.npost,
+                   allpost, n, it->p.nt, k, mode, &it->pl);
+        uint32_t cap = k < it->pl.rlen ? k : it->pl.rlen;
+        h->nterms += it->p.nt;
+        h->nbmax += it->p.nbmax;
+        h->npost += it->p.npost;
+        h->nheap += (size_t)it->pl.ranges * cap;
+        h->ncur += (size_t)it->pl.ranges * it->p.nt;
+        h->nranges += it->pl.ranges;
+        for (int c = 0; c < TDM_CODEC_COUNT; c++)
+            h->njobs[c] += it->p.batch.njobs[c];
+    }
+}
+
+/* Whether the batch's compressed cursors fit TDM_ZR_MAX_WORDS. */
+static int zr_fits(const host_side *h)
+{
+    return (uint64_t)h->ncur * (TDM_ZR_CW + 2ull * h->bw) <= TDM_ZR_MAX_WORDS;
+}
+
 static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
-                      uint32_t k, int bmode, host_side *h, tdm_err *err)
+                      int salg, uint32_t k, int bmode, host_side *h, tdm_err *err)
 {
     memset(h, 0, sizeof *h);
     h->bmode = bmode;
-    size_t nheap = 0, ncur = 0, nr = 0;
-    uint64_t npost = 0, allpost = 0;
     /* compressed when the planner chose it for every query (a CPU device)
        and no bounds come from decoded postings */
     int zr = bmode != BOUNDS_POSTINGS;
     for (uint32_t i = 0; i < n; i++) {
-        allpost += qs[i]->p.npost;
         zr = zr && qs[i]->pl.variant == TDM_VARIANT_COMPRESSED && qs[i]->p.max_block;
         h->bw = qs[i]->p.max_block > h->bw ? qs[i]->p.max_block : h->bw;
     }
+    int queue = zr && queue_wanted(sd->d);
     h->zlayout = n ? qs[0]->pl.zlayout : TDM_ZR_RANGE;
-    for (uint32_t i = 0; i < n; i++) {
-        tdm_sbq *it = qs[i];
-        size_query(sd->d, ndocs, it->p.npost, allpost, n, it->p.nt, k, &it->pl);
-        uint32_t cap = k < it->pl.rlen ? k : it->pl.rlen;
-        h->nterms += it->p.nt;
-        h->nbmax += it->p.nbmax;
-        npost += it->p.npost;
-        nheap += (size_t)it->pl.ranges * cap;
-        ncur += (size_t)it->pl.ranges * it->p.nt;
-        nr += it->pl.ranges;
-        for (int c = 0; c < TDM_CODEC_COUNT; c++)
-            h->njobs[c] += it->p.batch.njobs[c];
-    }
-    if (npost > UINT32_MAX || h->nbmax > UINT32_MAX || nheap > UINT32_MAX || ncur > UINT32_MAX ||
-        h->nterms > UINT32_MAX / TDM_SEARCH_TW)
+    size_all(sd, ndocs, qs, n, salg, k, queue ? SIZE_QUEUE : SIZE_SHARE, h);
+    /* the queue's extra ranges over the cursor budget: a range each (the
+       batch's cut, search_batch.c, keeps that within it) */
+    if (queue && !zr_fits(h))
+        size_all(sd, ndocs, qs, n, salg, k, SIZE_ONE, h);
+    if (h->npost > UINT32_MAX || h->nbmax > UINT32_MAX || h->nheap > UINT32_MAX ||
+        h->ncur > UINT32_MAX || h->nterms > UINT32_MAX / TDM_SEARCH_TW)
         return tdm_err_set(err, TDM_ERR_LIMIT, "search batch: %u queries hold %llu postings "
-                           "(at most %u a batch)", n, (unsigned long long)npost, UINT32_MAX);
-    h->zr = zr && (uint64_t)ncur * (TDM_ZR_CW + 2ull * h->bw) <= TDM_ZR_MAX_WORDS;
+                           "(at most %u a batch)", n, (unsigned long long)h->npost, UINT32_MAX);
+    h->zr = zr && zr_fits(h);
     for (uint32_t i = 0; h->zr && i < n; i++)
         qs[i]->pl.variant = TDM_VARIANT_COMPRESSED;
-    h->npost = (size_t)npost;
-    h->nheap = nheap;
-    h->ncur = ncur;
-    h->nranges = nr;
+    h->queue = h->zr && queue;
     uint32_t p2 = tdm_pow2_at_least(k);
     h->terms = malloc((h->nterms ? h->nterms : 1) * TDM_SEARCH_TW * 4);
     h->bmax = malloc((h->nbmax ? h->nbmax : 1) * 4);
@@ -194,7 +302,7 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
             ok = 0;
     if (!ok)
         return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory for %u queries", n);
-    size_t tb = 0, bb = 0, pb = 0, hb = 0, cb = 0, rb = 0;
+    size_t tb = 0, bb = 0, pb = 0, hb = 0, cb = 0, rb = 0; /* positions so far */
     uint32_t jb[TDM_CODEC_COUNT] = {0};
     for (uint32_t i = 0; i < n; i++) {
         const tdm_sprep *p = &qs[i]->p;
@@ -238,7 +346,7 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
         cb += (size_t)pl->ranges * p->nt;
         rb += pl->ranges;
     }
-    return TDM_OK;
+    return h->queue ? order_units(qs, n, salg, h, err) : TDM_OK;
 }
 
 typedef struct dev_side {
@@ -273,7 +381,7 @@ int tdm_search_batch_upload(tdm_device *d, cl_mem m, size_t bytes, const void *s
 static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p2,
                        dev_side *ds, uint64_t *up, tdm_err *err)
 {
-    static const cl_uint zero = 0;
+    static const cl_uint zero[2] = {0, 0}; /* status, the queue's counter */
     size_t post = h->zr ? h->ncur * h->bw : h->npost; /* the cursors' buffers, or postings */
     size_t bytes[D_COUNT] = {
         [D_DOCS] = post * 4,      [D_FREQS] = post * 4,
@@ -282,8 +390,9 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
         [D_ORD] = h->ncur * 4,
         [D_HS] = h->nheap * 4,    [D_HD] = h->nheap * 4, [D_HN] = h->nranges * 4,
         [D_QTAB] = (size_t)n * TDM_SBQ_W * 4,
-        [D_OUT] = (size_t)n * (p2 + 2) * 8,     [D_STATUS] = 4,
+        [D_OUT] = (size_t)n * (p2 + 2) * 8,     [D_STATUS] = sizeof zero,
         [D_SB] = h->bmode == BOUNDS_STORED ? h->nterms * TDM_SB_W * 4 : 0,
+        [D_UNITS] = h->queue ? h->nranges * 4 : 0,
     };
     int rc = TDM_OK;
     for (int i = 0; rc == TDM_OK && i < D_COUNT; i++)
@@ -301,7 +410,9 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
     if (rc == TDM_OK)
         rc = tdm_search_batch_upload(d, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, up, err);
     if (rc == TDM_OK)
-        rc = tdm_search_batch_upload(d, ds->b[D_STATUS], 4, &zero, up, err);
+        rc = tdm_search_batch_upload(d, ds->b[D_STATUS], sizeof zero, zero, up, err);
+    if (rc == TDM_OK && h->queue)
+        rc = tdm_search_batch_upload(d, ds->b[D_UNITS], bytes[D_UNITS], h->units, up, err);
     for (int c = 0; rc == TDM_OK && !h->zr && c < TDM_CODEC_COUNT; c++)
         if (h->njobs[c])
             rc = tdm_search_batch_upload(d, ds->jobs[c], (size_t)h->njobs[c] * sizeof(tdm_decode_job),
@@ -419,12 +530,21 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
         TDM_KARG_U32(&sp),              ra[0],  ra[1],  TDM_KARG_U32(&bw),  ra[2],  ra[3],
         ra[4],  ra[5],  ra[6],  ra[7],  ra[8],  ra[9],  ra[10], ra[11], ra[12], ra[13], ra[14],
         ra[15], ra[16], ra[17],         TDM_KARG_MEM(&ds->b[D_STATUS]), TDM_KARG_U32(&zl),
+        TDM_KARG_MEM(&ds->b[D_UNITS]), /* the queue's only */
     };
-    const char *kn = h->zr ? "tdm_search_zrange_batch" : "tdm_search_range_batch";
+    size_t nza = sizeof za / sizeof *za - (h->queue ? 0 : 1);
+    const char *kn = h->queue ? "tdm_search_zrange_queue"
+                     : h->zr  ? "tdm_search_zrange_batch"
+                              : "tdm_search_range_batch";
     size_t local = d->info.type == TDM_DEVICE_GPU ? 64u : 1u;
+    size_t items = h->queue ? QUEUE_ITEMS_PER_CU * (d->info.compute_units ? d->info.compute_units
+                                                                             : 1)
+                            : nr;
+    if (h->queue)
+        local = 1;
     if (rc == TDM_OK && h->zr)
-        rc = tdm_kernel_launch(d, kn, za, sizeof za / sizeof *za, tdm_round_up(nr, local), local,
-                               0, NULL, evp, err);
+        rc = tdm_kernel_launch(d, kn, za, nza, tdm_round_up(items, local), local, 0, NULL, evp,
+                               err);
     else if (rc == TDM_OK)
         rc = tdm_kernel_launch(d, kn, ra, sizeof ra / sizeof *ra, tdm_round_up(nr, local), local,
                                0, NULL, evp, err);
@@ -550,7 +670,7 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
     for (uint32_t i = 0; bmode == BOUNDS_STORED && i < n; i++)
         if (!stored_apply(sd->res.r, qs[i]))
             bmode = BOUNDS_HOST;
-    int rc = build_host(sd, ndocs, qs, n, k, bmode, &h, err);
+    int rc = build_host(sd, ndocs, qs, n, salg, k, bmode, &h, err);
     tdm_sprof_host(&pf, "batch: host tables", t);
     t = tdm_sprof_now();
     if (rc == TDM_OK)
@@ -585,6 +705,13 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
     dev_free(&ds);
     host_free(&h);
     return rc;
+}
+
+int tdm_search_batch_zr(const tdm_sbq *it, int salg, uint32_t k)
+{
+    int pruning = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
+    return !(salg == TDM_SALG_AND && and_wu(k)) && !(pruning && it->p.device_bounds) &&
+           it->pl.variant == TDM_VARIANT_COMPRESSED && it->p.max_block;
 }
 
 int tdm_search_dev_batch(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,

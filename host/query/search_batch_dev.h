@@ -1,5 +1,6 @@
-/* The range-kernel batch's tables as the device left them, for the tests
- * (search_batch_dev.c; the batch itself is search.h's tdm_search_dev_batch). */
+/* The range-kernel batch's tables as the device left them, for the tests,
+ * and what cuts a group into batches (search_batch_dev.c; the batch itself
+ * is search.h's tdm_search_dev_batch). */
 #ifndef TDM_QUERY_SEARCH_BATCH_DEV_H
 #define TDM_QUERY_SEARCH_BATCH_DEV_H
 
@@ -16,5 +17,13 @@
 int tdm_search_dev_batch_tables(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs,
                                 uint32_t n, int salg, uint32_t k, uint32_t **terms, float **bmax,
                                 size_t *nterms, size_t *nbmax, tdm_err *err);
+
+/* Whether a device batch of algorithm salg at k runs query it by the
+ * compressed cursors (tdm_search_zrange_batch or _queue: no decoded
+ * postings) when every query of the batch has it; its cursors, terms x
+ * ranges x (TDM_ZR_CW + 2 x the batch's largest block) words, must then fit
+ * TDM_ZR_MAX_WORDS, and a batch of a range each always does when its terms
+ * x (TDM_ZR_CW + 2 x block) fit. */
+int tdm_search_batch_zr(const tdm_sbq *it, int salg, uint32_t k);
 
 #endif
