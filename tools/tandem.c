@@ -67,6 +67,8 @@ static void usage(FILE *f)
           "  TANDEM_BATCH_AND   wu: ranked AND batches by Wu's mapping at every k (above\n"
           "                     k = 128 only)\n"
           "  TANDEM_BATCH_BOUNDS  device: batches make their block bounds on the device\n"
+          "  TANDEM_BATCH_QUEUE  on or off: compressed batches as a queue of ranges taken\n"
+          "                     longest first by a few work-items (default: CPU devices)\n"
           "  TANDEM_BOUNDS_CACHE_MB  a search handle's cache of bounds for other k1/b (64)\n"
           "  TANDEM_STAGING     T,MB: pinned upload staging threads and chunk size\n"
           "  TANDEM_SEARCH_PROFILE  1: per-kernel and host-phase times at exit (host:\n"
