@@ -1,11 +1,11 @@
 /* The document-at-a-time algorithms of a range (OR, AND, WAND, Block-Max
    WAND, MaxScore), its heap and the shared threshold G, written once for
    both range kernels: included by cl/search_range.cl (cursors over decoded
-   postings, names tdm_sr_*) and cl/search_zrange.cl (cursors over the
-   compressed index, names tdm_zr_*). The includer defines
+   postings, names tdm_sr_*) and cl/search_zcur.cl (cursors over the
+   compressed index, names tdm_zr_* and tdm_zr1_*). The includer defines
      TDM_SA_S        its state type, with the fields these use: terms, ord,
                      hs, hd, shared, nt, nr, r, rend, cap, n, kind, c0, c1,
-                     pub, gth
+                     pub, gth, hw
      TDM_SA(name)    the name of this copy's function `name`
    and, before the include, its cursor accessors:
      TDM_SA(term)(s, t, w)   word w of term t's table entry
@@ -22,10 +22,12 @@
    file is included once per copy; the macros are undefined at its end. */
 
 /* The threshold a document must beat: the heap's worst once it is full,
-   or the float below the shared G when that is larger. */
+   or the float below the shared G when that is larger. The worst is kept
+   in s->hw (read once a push, not at every step: on a GPU the lanes' heaps
+   lie apart, a load each of them). */
 float TDM_SA(theta)(const TDM_SA_S *s)
 {
-    float own = s->n < s->cap ? -1.0f : s->hs[s->r * s->cap];
+    float own = s->n < s->cap ? -1.0f : s->hw;
     return fmax(own, s->gth);
 }
 
@@ -34,7 +36,7 @@ void TDM_SA(publish)(TDM_SA_S *s)
 {
     if (!s->pub || s->n < s->cap)
         return;
-    uint w = as_uint(s->hs[s->r * s->cap]);
+    uint w = as_uint(s->hw);
     uint g = atomic_max(s->shared, w);
     s->gth = tdm_sr_below(max(g, w));
 }
@@ -61,10 +63,12 @@ void TDM_SA(push)(TDM_SA_S *s, uint d, float sc)
         }
         hs[i] = sc;
         hd[i] = d;
+        if (s->n == s->cap)
+            s->hw = hs[0];
         TDM_SA(publish)(s);
         return;
     }
-    if (!(sc > hs[0]))
+    if (!(sc > s->hw))
         return;
     i = 0u;
     for (;;) {
@@ -86,6 +90,7 @@ void TDM_SA(push)(TDM_SA_S *s, uint d, float sc)
     }
     hs[i] = sc;
     hd[i] = d;
+    s->hw = hs[0];
     TDM_SA(publish)(s);
 }
 
@@ -299,6 +304,7 @@ uint TDM_SA(begin)(TDM_SA_S *s, __global uint *terms, __global float *hs, __glob
     s->rend = ndocs - rbeg > rlen ? rbeg + rlen : ndocs;
     s->cap = cap;
     s->n = 0u;
+    s->hw = -1.0f;
     s->kind = kind;
     s->c0 = c0;
     s->c1 = c1;

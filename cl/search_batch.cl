@@ -193,9 +193,7 @@ void tdm_zb_range(TDM_ZB_ARGS, uint g)
                              rlen, ndocs, cap, alg, kind, c0, c1);
     tdm_zr_scratch(&s, cur + w[7] * TDM_ZR_CW, zdocs + w[7] * bw, zfreqs + w[7] * bw,
                    ord + w[7], layout);
-    for (uint t = 0; t < nt; t++)
-        tdm_zr_init(&s, t, rbeg);
-    tdm_zr_run(&s, alg);
+    tdm_zr_search(&s, rbeg, alg);
     hn[g] = s.n;
     if (s.st)
         atomic_or(status, s.st);

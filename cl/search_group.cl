@@ -47,6 +47,7 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
     s.shared = 0;
     s.pub = 0u;
     s.gth = -1.0f; /* exhaustive: no shared threshold (search_range.cl) */
+    s.hw = -1.0f;  /* set by a push that fills the heap (search_algo.cl) */
     uint rbeg = r * rlen;
     uint rend = ndocs - rbeg > rlen ? rbeg + rlen : ndocs;
     for (uint t = lid; t < nt; t += ls) {

@@ -87,6 +87,7 @@ typedef struct tdm_srange {
     uint pub;              /* a full heap holds k documents: publish its worst */
     float c0, c1;
     float gth;             /* the float just below G (-1: no G) */
+    float hw;              /* the heap's worst score once it is full (search_algo.cl) */
 } tdm_srange;
 
 uint tdm_sr_term(const tdm_srange *s, uint t, uint w) { return s->terms[t * TDM_SEARCH_TW + w]; }
