@@ -75,7 +75,10 @@ static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
         }
     }
     tdm_progress_update(&c->bar, i + 1);
-    return s && b->o.budget > 0 && tdm_cli_now() - c->start > b->o.budget;
+    /* the budget ends a series at a call's last answer: a batch call's
+       answers all count (calls take consecutive chunks of `batch` queries) */
+    int call_end = !s || !s->batch || (i + 1) % s->batch == 0;
+    return s && call_end && b->o.budget > 0 && tdm_cli_now() - c->start > b->o.budget;
 }
 
 /* The process's CPU time so far (every thread), in seconds. */
