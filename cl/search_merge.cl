@@ -121,25 +121,37 @@ ulong tdm_merge_kth(__global const float *hs, __global const uint *hd, __global 
     return prefix;
 }
 
-/* Small k (<= TDM_SMALLK, the top 10 of a web search): one pass over the
-   candidates instead of the radix select's eight, each of up to
-   TDM_SMALLK_ITEMS work-items keeping its best k in private memory, then a
-   tree of pairwise merges of those sorted lists in local memory (log2 of the
-   work-items rounds). The radix select's passes and their scans' barriers
-   cost a merge ~20 us on the H200 at k = 10. Keys are distinct, so the top
-   k is the same set and order either way. Every work-item scans (a few keys
-   each in a group of 1,024), then folds its list into one of
-   TDM_SMALLK_ITEMS slots (with 128 slots the H200's OR and AND merges of
-   ~10,000 keys at k = 10 took 16 us longer than the radix select). */
+/* Small k (<= TDM_SMALLK, the top 10 of a web search) over few candidates
+   (at most TDM_SMALLK_PER x the work-items that scan): one pass over them
+   instead of the radix select's eight, each of up to TDM_SMALLK_ITEMS
+   work-items keeping its best k in a local list, then a tree of pairwise
+   merges of those sorted lists (log2 of the work-items rounds, two areas in
+   turn). The radix select's passes and their scans' barriers cost a merge
+   ~20 us on the H200 at k = 10; with more candidates a work-item's serial
+   scan costs more than that (the direct merges of OR and AND, ~10,000 keys
+   at k = 10, were 16 us slower), so those keep the radix select. The lists
+   live in local memory: private arrays indexed in these loops made NVIDIA's
+   compiler take minutes over the program. Keys are distinct, so the top k
+   is the same set and order either way. Kernels of their own (the host picks,
+   tdm_search_small_fits): with both paths in one kernel behind a branch,
+   PoCL 3.1 miscompiled the radix select's. */
 #define TDM_SMALLK 16u
+#define TDM_SMALLK_PER 32u
 /* (Oclgrind, 32 KB, counts a kernel's local arrays twice) */
 #if TDM_LOCAL_MEM >= 98304
 #define TDM_SMALLK_ITEMS 256u
 #elif TDM_LOCAL_MEM >= 40960
 #define TDM_SMALLK_ITEMS 128u
 #else
-#define TDM_SMALLK_ITEMS 64u
+#define TDM_SMALLK_ITEMS 32u
 #endif
+/* the local arrays of a kernel that calls tdm_merge_small */
+#define TDM_SMALLK_LOCALS                                                        \
+    __local ulong tk[2u * TDM_SMALLK_ITEMS * TDM_SMALLK];                       \
+    __local uint tn[2u * TDM_SMALLK_ITEMS]
+
+/* Work-items that scan in a group of ls. */
+uint tdm_merge_small_items(uint ls) { return ls < TDM_SMALLK_ITEMS ? ls : TDM_SMALLK_ITEMS; }
 
 /* The top min(k, entries) keys of heaps r0 .. r1 (cap entries each, hn[r]
    used), sorted descending, into tk[0 ..); returns how many. Every
@@ -147,51 +159,42 @@ ulong tdm_merge_kth(__global const float *hs, __global const uint *hd, __global 
 uint tdm_merge_small(__global const float *hs, __global const uint *hd, __global const uint *hn,
                      uint r0, uint r1, uint cap, uint k, __local ulong *tk, __local uint *tn)
 {
-    uint lid = get_local_id(0), ls = get_local_size(0);
-    /* at most a quarter of the group: every device folds (and is tested so) */
-    uint a = ls / 4u < TDM_SMALLK_ITEMS ? (ls >= 4u ? ls / 4u : 1u) : TDM_SMALLK_ITEMS;
-    ulong best[TDM_SMALLK], mix[TDM_SMALLK];
-    uint n = 0;
-    /* every work-item scans its share (wide groups: short loops) */
-    for (uint i = r0 * cap + lid; i < r1 * cap; i += ls) {
-        if (i % cap >= hn[i / cap])
-            continue;
-        ulong key = tdm_merge_key(hs, hd, i);
-        if (n == k && key <= best[k - 1u])
-            continue;
-        uint j = n < k ? n++ : k - 1u;
-        for (; j > 0u && best[j - 1u] < key; j--)
-            best[j] = best[j - 1u];
-        best[j] = key;
-    }
-    /* folded into a slots of local memory, a work-items at a time */
-    for (uint base = 0; base < ls; base += a) {
-        if (lid >= base && lid < base + a) {
-            uint slot = lid - base, m = 0;
-            __local ulong *y = tk + slot * TDM_SMALLK;
-            uint ny = base ? tn[slot] : 0u, ix = 0, iy = 0;
-            for (; m < k && (ix < n || iy < ny); m++)
-                mix[m] = iy >= ny || (ix < n && best[ix] > y[iy]) ? best[ix++] : y[iy++];
-            for (uint j = 0; j < m; j++)
-                y[j] = mix[j];
-            tn[slot] = m;
+    uint lid = get_local_id(0), a = tdm_merge_small_items(get_local_size(0));
+    if (lid < a) {
+        __local ulong *mine = tk + lid * TDM_SMALLK;
+        uint n = 0;
+        for (uint i = r0 * cap + lid; i < r1 * cap; i += a) {
+            if (i % cap >= hn[i / cap])
+                continue;
+            ulong key = tdm_merge_key(hs, hd, i);
+            if (n == k && key <= mine[k - 1u])
+                continue;
+            uint j = n < k ? n++ : k - 1u;
+            for (; j > 0u && mine[j - 1u] < key; j--)
+                mine[j] = mine[j - 1u];
+            mine[j] = key;
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        tn[lid] = n;
     }
-    /* then a tree of pairwise merges */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint src = 0; /* the area holding the lists: tk + src * a * TDM_SMALLK */
     for (uint s = 1u; s < a; s <<= 1) {
-        if (lid < a && (lid & (2u * s - 1u)) == 0u && lid + s < a) {
-            __local const ulong *x = tk + lid * TDM_SMALLK, *y = tk + (lid + s) * TDM_SMALLK;
-            uint nx = tn[lid], ny = tn[lid + s], ix = 0, iy = 0, m = 0;
+        if (lid < a && (lid & (2u * s - 1u)) == 0u) {
+            __local const ulong *x = tk + (src * a + lid) * TDM_SMALLK, *y = x + s * TDM_SMALLK;
+            __local ulong *o = tk + ((src ^ 1u) * a + lid) * TDM_SMALLK;
+            uint nx = tn[src * a + lid], ny = lid + s < a ? tn[src * a + lid + s] : 0u;
+            uint ix = 0, iy = 0, m = 0;
             for (; m < k && (ix < nx || iy < ny); m++)
-                mix[m] = iy >= ny || (ix < nx && x[ix] > y[iy]) ? x[ix++] : y[iy++];
-            for (uint j = 0; j < m; j++)
-                tk[lid * TDM_SMALLK + j] = mix[j];
-            tn[lid] = m;
+                o[m] = iy >= ny || (ix < nx && x[ix] > y[iy]) ? x[ix++] : y[iy++];
+            tn[(src ^ 1u) * a + lid] = m;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+        src ^= 1u;
     }
-    uint m = tn[0];
+    uint m = tn[src * a];
+    if (src) /* the result to the front */
+        for (uint j = lid; j < m; j += get_local_size(0))
+            tk[j] = tk[a * TDM_SMALLK + j];
     barrier(CLK_LOCAL_MEM_FENCE);
     return m;
 }
@@ -225,8 +228,6 @@ __kernel void tdm_search_select(__global const float *hs, __global const uint *h
 {
     __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
-    __local ulong tk[TDM_SMALLK_ITEMS * TDM_SMALLK];
-    __local uint tn[TDM_SMALLK_ITEMS];
     uint g = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
     hs += (size_t)in_off * cap;
     hd += (size_t)in_off * cap;
@@ -236,17 +237,6 @@ __kernel void tdm_search_select(__global const float *hs, __global const uint *h
     on += out_off;
     uint r0 = g * per;
     uint r1 = nranges - r0 > per ? r0 + per : nranges;
-    if (k <= TDM_SMALLK) { /* the same for the whole group */
-        uint m = tdm_merge_small(hs, hd, hn, r0, r1, cap, k, tk, tn);
-        for (uint j = lid; j < m; j += ls) {
-            ulong key = tk[j];
-            os[g * k + j] = as_float((uint)(key >> 32));
-            od[g * k + j] = 0xffffffffu - (uint)key;
-        }
-        if (lid == 0u)
-            on[g] = m;
-        return;
-    }
     uint total;
     ulong kth = tdm_merge_kth(hs, hd, hn, r0, r1, cap, k, hist, shared, &total);
     if (lid == 0u)
@@ -271,25 +261,11 @@ __kernel void tdm_search_select(__global const float *hs, __global const uint *h
    Every work-item of the group calls it. */
 void tdm_merge_top(__global const float *hs, __global const uint *hd, __global const uint *hn,
                    uint nranges, uint cap, uint k, uint pow2, __global ulong *out, uint status,
-                   __local uint *hist, __local uint *shared, __local ulong *tk, __local uint *tn,
-                   uint *m_out, uint *total_out)
+                   __local uint *hist, __local uint *shared, uint *m_out, uint *total_out)
 {
     uint lid = get_local_id(0), ls = get_local_size(0);
     __global ulong *keys = out + 2; /* after the header (counts, status) */
     uint total;
-    if (k <= TDM_SMALLK) { /* the same for the whole group */
-        uint m = tdm_merge_small(hs, hd, hn, 0, nranges, cap, k, tk, tn);
-        total = tdm_merge_total(hn, 0, nranges, shared);
-        for (uint i = lid; i < pow2; i += ls)
-            keys[i] = i < m ? tk[i] : 0ul;
-        if (lid == 0u) {
-            out[0] = (ulong)m | ((ulong)total << 32);
-            out[1] = status;
-        }
-        *m_out = m;
-        *total_out = total;
-        return;
-    }
     ulong prefix = tdm_merge_kth(hs, hd, hn, 0, nranges, cap, k, hist, shared, &total);
     uint ncand = nranges * cap;
     if (lid == 0u)
@@ -341,12 +317,59 @@ __kernel void tdm_search_merge(__global const float *hs, __global const uint *hd
 {
     __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
-    __local ulong tk[TDM_SMALLK_ITEMS * TDM_SMALLK];
-    __local uint tn[TDM_SMALLK_ITEMS];
     uint m, total, st = status[0];
     tdm_merge_top(hs + (size_t)in_off * cap, hd + (size_t)in_off * cap, hn + in_off, nranges,
-                  cap, k, pow2, out, st, hist, shared, tk, tn, &m, &total);
+                  cap, k, pow2, out, st, hist, shared, &m, &total);
     if (get_local_id(0) == 0u) {
+        out_n[0] = m;
+        out_n[1] = total;
+        out_n[2] = st;
+    }
+}
+
+/* tdm_search_select for k <= TDM_SMALLK and at most TDM_SMALLK_PER x
+   tdm_merge_small_items(group size) keys a group (same arguments). */
+__kernel void tdm_search_select_small(__global const float *hs, __global const uint *hd,
+                                      __global const uint *hn, uint in_off, uint nranges,
+                                      uint cap, uint k, uint per, __global float *os,
+                                      __global uint *od, __global uint *on, uint out_off)
+{
+    TDM_SMALLK_LOCALS;
+    uint g = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
+    uint r0 = g * per;
+    uint r1 = nranges - r0 > per ? r0 + per : nranges;
+    uint m = tdm_merge_small(hs + (size_t)in_off * cap, hd + (size_t)in_off * cap, hn + in_off,
+                             r0, r1, cap, k, tk, tn);
+    os += (size_t)(out_off + g) * k;
+    od += (size_t)(out_off + g) * k;
+    for (uint j = lid; j < m; j += ls) {
+        ulong key = tk[j];
+        os[j] = as_float((uint)(key >> 32));
+        od[j] = 0xffffffffu - (uint)key;
+    }
+    if (lid == 0u)
+        on[out_off + g] = m;
+}
+
+/* tdm_search_merge for k <= TDM_SMALLK and at most TDM_SMALLK_PER x
+   tdm_merge_small_items(group size) keys (same arguments). */
+__kernel void tdm_search_merge_small(__global const float *hs, __global const uint *hd,
+                                     __global const uint *hn, uint in_off, uint nranges,
+                                     uint cap, uint k, uint pow2, __global ulong *out,
+                                     __global uint *out_n, __global const uint *status)
+{
+    TDM_SMALLK_LOCALS;
+    __local uint shared[4];
+    uint lid = get_local_id(0), ls = get_local_size(0), st = status[0];
+    hn += in_off;
+    uint m = tdm_merge_small(hs + (size_t)in_off * cap, hd + (size_t)in_off * cap, hn, 0,
+                             nranges, cap, k, tk, tn);
+    uint total = tdm_merge_total(hn, 0, nranges, shared);
+    for (uint i = lid; i < pow2; i += ls)
+        out[2 + i] = i < m ? tk[i] : 0ul;
+    if (lid == 0u) {
+        out[0] = (ulong)m | ((ulong)total << 32);
+        out[1] = st;
         out_n[0] = m;
         out_n[1] = total;
         out_n[2] = st;

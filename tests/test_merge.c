@@ -1,8 +1,8 @@
 /* The top-k kernels of every search (cl/search_merge.cl): tdm_search_merge
- * and one tdm_search_select stage against a plain-C reference (sort every
- * candidate's key, keep the best k), on every device, at small k (the
- * private-list path, k <= 16) and large k (the radix select), with ties in
- * score, empty and full heaps, and more or fewer candidates than k. */
+ * and one tdm_search_select stage, and their small-k kernels where they
+ * apply (k <= 16, few keys), against a plain-C reference (sort every
+ * candidate's key, keep the best k), on every device, with ties in score,
+ * empty and full heaps, and more or fewer candidates than k. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +108,8 @@ static void download(tdm_device *d, cl_mem m, size_t bytes, void *dst)
 }
 
 /* tdm_search_merge: the query's top k, sorted, and the header. */
-static void check_merge(tdm_device *d, const mcase *c, cl_mem hs, cl_mem hd, cl_mem hn)
+static void check_merge(tdm_device *d, const char *kn, const mcase *c, cl_mem hs, cl_mem hd,
+                        cl_mem hn)
 {
     uint32_t status = 0x5a, zero = 0, nr = c->nranges, cap = c->cap, k = c->k, p2 = c->pow2;
     cl_mem out = buffer(d, NULL, ((size_t)p2 + 2) * 8), outn = buffer(d, NULL, 16);
@@ -117,18 +118,18 @@ static void check_merge(tdm_device *d, const mcase *c, cl_mem hs, cl_mem hd, cl_
                     TDM_KARG_U32(&zero), TDM_KARG_U32(&nr), TDM_KARG_U32(&cap),
                     TDM_KARG_U32(&k),   TDM_KARG_U32(&p2),  TDM_KARG_MEM(&out),
                     TDM_KARG_MEM(&outn), TDM_KARG_MEM(&st)};
-    launch(d, "tdm_search_merge", a, sizeof a / sizeof *a, 1);
+    launch(d, kn, a, sizeof a / sizeof *a, 1);
     uint64_t *got = malloc(((size_t)p2 + 2) * 8), *want;
     assert_non_null(got);
     download(d, out, ((size_t)p2 + 2) * 8, got);
     uint32_t total = ref_keys(c, 0, nr, &want), m = total < k ? total : k;
     if ((uint32_t)got[0] != m || (uint32_t)(got[0] >> 32) != total || got[1] != status)
-        fail_msg("merge on %s (ranges %u cap %u k %u): header %u/%u/%u, want %u/%u/%u",
+        fail_msg("%s on %s (ranges %u cap %u k %u): header %u/%u/%u, want %u/%u/%u", kn,
                  d->info.name, nr, cap, k, (uint32_t)got[0], (uint32_t)(got[0] >> 32),
                  (uint32_t)got[1], m, total, status);
     for (uint32_t i = 0; i < p2; i++)
         if (got[2 + i] != (i < m ? want[i] : 0))
-            fail_msg("merge on %s (ranges %u cap %u k %u): key %u is %016llx, want %016llx",
+            fail_msg("%s on %s (ranges %u cap %u k %u): key %u is %016llx, want %016llx", kn,
                      d->info.name, nr, cap, k, i, (unsigned long long)got[2 + i],
                      (unsigned long long)(i < m ? want[i] : 0));
     free(got);
@@ -139,8 +140,8 @@ static void check_merge(tdm_device *d, const mcase *c, cl_mem hs, cl_mem hd, cl_
 }
 
 /* One tdm_search_select stage: each group's slice's top k, as a set. */
-static void check_select(tdm_device *d, const mcase *c, cl_mem hs, cl_mem hd, cl_mem hn,
-                         uint32_t per)
+static void check_select(tdm_device *d, const char *kn, const mcase *c, cl_mem hs, cl_mem hd,
+                         cl_mem hn, uint32_t per)
 {
     uint32_t zero = 0, nr = c->nranges, cap = c->cap, k = c->k;
     uint32_t ng = (nr + per - 1) / per;
@@ -150,7 +151,7 @@ static void check_select(tdm_device *d, const mcase *c, cl_mem hs, cl_mem hd, cl
                     TDM_KARG_U32(&zero), TDM_KARG_U32(&nr), TDM_KARG_U32(&cap),
                     TDM_KARG_U32(&k),   TDM_KARG_U32(&per), TDM_KARG_MEM(&os),
                     TDM_KARG_MEM(&od),  TDM_KARG_MEM(&on),  TDM_KARG_U32(&zero)};
-    launch(d, "tdm_search_select", a, sizeof a / sizeof *a, ng);
+    launch(d, kn, a, sizeof a / sizeof *a, ng);
     float *gs = malloc((size_t)ng * k * 4);
     uint32_t *gd = malloc((size_t)ng * k * 4), *gn = malloc((size_t)ng * 4);
     uint64_t *keys = malloc((size_t)k * 8);
@@ -163,15 +164,15 @@ static void check_select(tdm_device *d, const mcase *c, cl_mem hs, cl_mem hd, cl
         uint64_t *want;
         uint32_t total = ref_keys(c, g * per, r1, &want), m = total < k ? total : k;
         if (gn[g] != m)
-            fail_msg("select on %s (ranges %u cap %u k %u per %u): group %u wrote %u, want %u",
-                     d->info.name, nr, cap, k, per, g, gn[g], m);
+            fail_msg("%s on %s (ranges %u cap %u k %u per %u): group %u wrote %u, want %u",
+                     kn, d->info.name, nr, cap, k, per, g, gn[g], m);
         for (uint32_t i = 0; i < m; i++)
             keys[i] = key_of(gs[(size_t)g * k + i], gd[(size_t)g * k + i]);
         qsort(keys, m, 8, desc_key);
         for (uint32_t i = 0; i < m; i++)
             if (keys[i] != want[i])
-                fail_msg("select on %s (ranges %u cap %u k %u per %u): group %u key %u is "
-                         "%016llx, want %016llx", d->info.name, nr, cap, k, per, g, i,
+                fail_msg("%s on %s (ranges %u cap %u k %u per %u): group %u key %u is "
+                         "%016llx, want %016llx", kn, d->info.name, nr, cap, k, per, g, i,
                          (unsigned long long)keys[i], (unsigned long long)want[i]);
         free(want);
     }
@@ -190,7 +191,7 @@ static void merge_vs_ref(void **state)
     static const uint32_t ks[] = {1, 2, 3, 10, 16, 17, 64, 1000};
     tdm_rng r;
     tdm_rng_seed(&r, 2718);
-    int rounds = tdm_test_small() ? 1 : 4;
+    int rounds = tdm_test_small() ? 2 : 6, smalls = 0;
     for (int round = 0; round < rounds; round++)
         for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
             mcase c;
@@ -200,14 +201,26 @@ static void merge_vs_ref(void **state)
                 tdm_device *d = tdm_engine_device(eng, dv);
                 cl_mem hs = buffer(d, c.hs, n * 4), hd = buffer(d, c.hd, n * 4);
                 cl_mem hn = buffer(d, c.hn, (size_t)c.nranges * 4);
-                check_merge(d, &c, hs, hd, hn);
-                check_select(d, &c, hs, hd, hn, 1 + (uint32_t)(tdm_rng_next(&r) % 200));
+                size_t wg = tdm_search_merge_local(d);
+                uint32_t per = 1 + (uint32_t)(tdm_rng_next(&r) % 200);
+                check_merge(d, "tdm_search_merge", &c, hs, hd, hn);
+                check_select(d, "tdm_search_select", &c, hs, hd, hn, per);
+                /* the small-k kernels where the search would take them */
+                if (tdm_search_small_fits(d, wg, c.k, (uint64_t)c.nranges * c.cap)) {
+                    check_merge(d, "tdm_search_merge_small", &c, hs, hd, hn);
+                    smalls++;
+                }
+                if (tdm_search_small_fits(d, wg, c.k, (uint64_t)per * c.cap)) {
+                    check_select(d, "tdm_search_select_small", &c, hs, hd, hn, per);
+                    smalls++;
+                }
                 clReleaseMemObject(hs);
                 clReleaseMemObject(hd);
                 clReleaseMemObject(hn);
             }
             mcase_free(&c);
         }
+    assert_true(smalls > 0); /* the small kernels ran */
 }
 
 static int setup(void **state)

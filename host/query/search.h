@@ -274,6 +274,10 @@ static inline uint32_t tdm_pow2_at_least(uint32_t k)
 /* Work-items of a select or merge group on d (search_dev.c): wide on a GPU,
  * where each pass of the radix select loops over the candidates. */
 size_t tdm_search_merge_local(const tdm_device *d);
+/* Whether the small-k kernels tdm_search_select_small and
+ * tdm_search_merge_small (k <= 16, few keys) take n keys (a group's) at k on
+ * d in groups of wg; else tdm_search_select and tdm_search_merge. */
+int tdm_search_small_fits(const tdm_device *d, size_t wg, uint32_t k, uint64_t n);
 
 /* A batch's upload of bytes of src to m on d's compute queue, non-blocking
  * (src must outlive the batch), added to *up; none when bytes is 0. */
