@@ -60,6 +60,8 @@ static void usage(FILE *f)
           "tuning and A/B measurement (environment only, read when used; docs/SEARCH.md):\n"
           "  TANDEM_SEARCH_VARIANT  item, group or compressed: the variant of every search\n"
           "                     that asks for auto (the planner's choice per device)\n"
+          "  TANDEM_ZR_LAYOUT   range or interleaved: the compressed variant's scratch\n"
+          "                     (range-major on CPU devices, interleaved on GPUs)\n"
           "  TANDEM_DECODE_VARIANT  group or serial: the batched decode kernels (serial on\n"
           "                     CPU devices, group on GPUs)\n"
           "  TANDEM_CPU_RANGES_PER_CU  docid ranges a CPU compute unit gets, 1 to 1024\n"
