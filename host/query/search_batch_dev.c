@@ -85,6 +85,9 @@ typedef struct host_side {
     int queue;          /* compressed, tdm_search_zrange_queue: a work-item a compute
                            unit takes the ranges in the order of units */
     uint32_t *units;    /* [nranges] global range ids, longest first (queue) */
+    float *hs;          /* the queue's heaps as the device left them: [nheap] */
+    uint32_t *hd;       /* [nheap] */
+    uint32_t *hn;       /* [nranges + 1]: entries a range, then the status word */
 } host_side;
 
 static void host_free(host_side *h)
@@ -95,6 +98,9 @@ static void host_free(host_side *h)
     free(h->bmax);
     free(h->out);
     free(h->units);
+    free(h->hs);
+    free(h->hd);
+    free(h->hn);
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
         free(h->jobs[c]);
 }
@@ -297,6 +303,12 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
     h->out = malloc((size_t)n * (p2 + 2) * 8);
     h->sb = malloc((h->nterms ? h->nterms : 1) * TDM_SB_W * 4);
     int ok = h->terms && h->bmax && h->qtab && h->out && h->sb;
+    if (ok && h->queue) {
+        h->hs = malloc((h->nheap ? h->nheap : 1) * 4);
+        h->hd = malloc((h->nheap ? h->nheap : 1) * 4);
+        h->hn = malloc((h->nranges + 1) * 4);
+        ok = h->hs && h->hd && h->hn;
+    }
     for (int c = 0; ok && c < TDM_CODEC_COUNT; c++)
         if (h->njobs[c] && !(h->jobs[c] = malloc((size_t)h->njobs[c] * sizeof(tdm_decode_job))))
             ok = 0;
@@ -476,7 +488,78 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_
     return rc;
 }
 
-/* Decode, range and merge launches, then the blocking copy of h->out. */
+/* The queue's heaps, their counts and the status word back (in order on
+ * the compute queue: the last read blocks). */
+static int read_heaps(tdm_device *d, const host_side *h, dev_side *ds, tdm_err *err)
+{
+    struct {
+        cl_mem m;
+        size_t bytes;
+        void *to;
+    } r[] = {{ds->b[D_HS], h->nheap * 4, h->hs},
+             {ds->b[D_HD], h->nheap * 4, h->hd},
+             {ds->b[D_HN], h->nranges * 4, h->hn},
+             {ds->b[D_STATUS], 4, h->hn + h->nranges}};
+    for (int i = 0; i < 4; i++) {
+        cl_int e = r[i].bytes ? clEnqueueReadBuffer(d->queue, r[i].m, i == 3 ? CL_TRUE : CL_FALSE,
+                                                    0, r[i].bytes, r[i].to, 0, NULL, NULL)
+                              : CL_SUCCESS;
+        if (e != CL_SUCCESS)
+            return tdm_cl_fail(err, e, "search batch: clEnqueueReadBuffer");
+    }
+    return TDM_OK;
+}
+
+static int key_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* What tdm_search_merge_batch writes to h->out, made on the host from the
+ * queue's heaps: each query's keys (score bits, then ~docid: distinct, so
+ * one order) from its ranges' heaps, sorted, the best k after the header
+ * (keys written | candidates << 32, status). A query of one range sorts at
+ * most k entries; a launch and a work-group a query are saved, whose
+ * barriers cost PoCL more than the sort. */
+static int host_merge(const host_side *h, uint32_t n, uint32_t k, uint32_t p2, tdm_err *err)
+{
+    size_t most = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t *q = h->qtab + (size_t)i * TDM_SBQ_W;
+        most = (size_t)q[3] * q[5] > most ? (size_t)q[3] * q[5] : most;
+    }
+    uint64_t *keys = malloc(most * 8);
+    if (!keys)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory for %u queries", n);
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t *q = h->qtab + (size_t)i * TDM_SBQ_W;
+        uint32_t r0 = q[2], nr = q[3], cap = q[5];
+        size_t m = 0;
+        uint64_t total = 0;
+        for (uint32_t r = 0; r < nr; r++) {
+            uint32_t c = h->hn[r0 + r] < cap ? h->hn[r0 + r] : cap;
+            size_t at = q[6] + (size_t)r * cap;
+            total += c;
+            for (uint32_t j = 0; j < c; j++) {
+                uint32_t sb;
+                memcpy(&sb, &h->hs[at + j], 4);
+                keys[m++] = (uint64_t)sb << 32 | (0xffffffffu - h->hd[at + j]);
+            }
+        }
+        qsort(keys, m, 8, key_desc);
+        m = m < k ? m : k;
+        uint64_t *o = h->out + (size_t)i * (p2 + 2);
+        o[0] = (uint64_t)m | total << 32;
+        o[1] = h->hn[h->nranges];
+        memcpy(o + 2, keys, m * 8);
+    }
+    free(keys);
+    return TDM_OK;
+}
+
+/* Decode, range and merge launches, then the blocking copy of h->out (the
+ * queue: of the heaps, which host_merge then reads). */
 static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, uint32_t n,
                       int salg, uint32_t kind, float c0, float c1, uint32_t k, uint32_t p2,
                       dev_side *ds, uint32_t *launches, tdm_sprof *pf, tdm_err *err)
@@ -559,7 +642,7 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
         TDM_KARG_MEM(&ds->b[D_OUT]), TDM_KARG_MEM(&ds->b[D_STATUS]),
     };
     size_t ml = tdm_search_merge_local(d);
-    if (rc == TDM_OK)
+    if (rc == TDM_OK && !h->queue) /* the queue's heaps are merged on the host */
         rc = tdm_kernel_launch(d, "tdm_search_merge_batch", ma, sizeof ma / sizeof *ma,
                                (size_t)n * ml, ml, 0, NULL, evp, err);
     if (ev) {
@@ -567,10 +650,12 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
         clReleaseEvent(ev);
         ev = NULL;
     }
-    *launches += 2;
+    *launches += h->queue ? 1 : 2;
     tdm_sprof_host(pf, "batch: enqueue decode, range, merge", t);
     t = tdm_sprof_now();
-    if (rc == TDM_OK) {
+    if (rc == TDM_OK && h->queue) {
+        rc = read_heaps(d, h, ds, err);
+    } else if (rc == TDM_OK) {
         cl_int e = clEnqueueReadBuffer(d->queue, ds->b[D_OUT], CL_TRUE, 0,
                                        (size_t)n * (p2 + 2) * 8, h->out, 0, NULL, NULL);
         if (e != CL_SUCCESS)
@@ -679,6 +764,11 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
     if (rc == TDM_OK)
         rc = run_device(sd, ndocs, &h, n, salg, (uint32_t)p0->kind, p0->c0, p0->c1, k, p2,
                         &ds, &launches, &pf, err);
+    if (rc == TDM_OK && h.queue) {
+        t = tdm_sprof_now();
+        rc = host_merge(&h, n, k, p2, err);
+        tdm_sprof_host(&pf, "batch: host merge (queue)", t);
+    }
     if (rc == TDM_OK && terms)
         rc = read_back(sd->d, &h, &ds, terms, bmax, err);
     tdm_sprof_end(&pf, rc == TDM_OK);
@@ -699,7 +789,8 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
         so->total = (uint32_t)(o[0] >> 32);
         so->launches = launches;
         so->bytes_up = up;
-        so->bytes_down = (uint64_t)n * (p2 + 2) * 8;
+        so->bytes_down = h.queue ? (uint64_t)h.nheap * 8 + (h.nranges + 1) * 4
+                                 : (uint64_t)n * (p2 + 2) * 8;
         qs[i]->batch = n;
     }
     dev_free(&ds);
