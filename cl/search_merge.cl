@@ -130,8 +130,8 @@ ulong tdm_merge_kth(__global const float *hs, __global const uint *hd, __global 
    ~20 us on the H200 at k = 10; with more candidates a work-item's serial
    scan costs more than that (the direct merges of OR and AND, ~10,000 keys
    at k = 10, were 16 us slower), so those keep the radix select. The lists
-   live in local memory: private arrays indexed in these loops made NVIDIA's
-   compiler take minutes over the program. Keys are distinct, so the top k
+   live in local memory, not in private arrays indexed at run time (which
+   GPUs spill to off-chip memory anyway). Keys are distinct, so the top k
    is the same set and order either way. Kernels of their own (the host picks,
    tdm_search_small_fits): with both paths in one kernel behind a branch,
    PoCL 3.1 miscompiled the radix select's. */
