@@ -81,9 +81,7 @@ static cl_mem buffer(tdm_device *d, const void *src, size_t bytes)
 {
     cl_mem m = NULL;
     tdm_err err = {0};
-    if (bytes < 8)
-        bytes = 8;
-    if (tdm_buffer_create(d, CL_MEM_READ_WRITE, bytes, NULL, &m, &err) != TDM_OK ||
+    if (tdm_buffer_create(d, CL_MEM_READ_WRITE, bytes < 8 ? 8 : bytes, NULL, &m, &err) != TDM_OK ||
         (src && tdm_upload(d, m, 0, bytes, src, 0, NULL, NULL, &err) != TDM_OK))
         fail_msg("buffer: %s", tdm_err_msg(&err));
     return m;
