@@ -78,6 +78,22 @@ void tdm_merge_digit(__local uint *hist, uint want, __local uint *shared)
     }
 }
 
+/* The entries heaps r0 .. r1 hold (the sum of hn), for every work-item. */
+uint tdm_merge_total(__global const uint *hn, uint r0, uint r1, __local uint *shared)
+{
+    uint lid = get_local_id(0), ls = get_local_size(0), t = 0;
+    if (lid == 0u)
+        shared[0] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint r = r0 + lid; r < r1; r += ls)
+        t += hn[r];
+    atomic_add(&shared[0], t);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint total = shared[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return total;
+}
+
 /* Over the heaps r0 .. r1 (cap entries each, hn[r] used): the k-th largest
    key, or 0 when they hold at most k entries; *total gets how many they
    hold. Every work-item of the group calls it and gets the same values. */
@@ -86,15 +102,7 @@ ulong tdm_merge_kth(__global const float *hs, __global const uint *hd, __global 
                     __local uint *shared, uint *total)
 {
     uint lid = get_local_id(0), ls = get_local_size(0);
-    uint t = 0;
-    if (lid == 0u)
-        shared[0] = 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint r = r0 + lid; r < r1; r += ls)
-        t += hn[r];
-    atomic_add(&shared[0], t);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    *total = shared[0];
+    *total = tdm_merge_total(hn, r0, r1, shared);
     ulong prefix = 0, mask = 0;
     if (*total <= k)
         return 0;
@@ -197,22 +205,6 @@ uint tdm_merge_small(__global const float *hs, __global const uint *hd, __global
             tk[j] = tk[a * TDM_SMALLK + j];
     barrier(CLK_LOCAL_MEM_FENCE);
     return m;
-}
-
-/* The entries heaps r0 .. r1 hold (the sum of hn), for every work-item. */
-uint tdm_merge_total(__global const uint *hn, uint r0, uint r1, __local uint *shared)
-{
-    uint lid = get_local_id(0), ls = get_local_size(0), t = 0;
-    if (lid == 0u)
-        shared[0] = 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint r = r0 + lid; r < r1; r += ls)
-        t += hn[r];
-    atomic_add(&shared[0], t);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint total = shared[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return total;
 }
 
 /* A select stage: group g takes heaps [g * per, (g + 1) * per) of the input
