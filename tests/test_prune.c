@@ -31,13 +31,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static uint32_t u_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* ---- the seed kernels against the reference */
 
 typedef struct seed_case {
@@ -75,7 +68,7 @@ static void seed_case_make(tdm_rng *r, seed_case *c)
         uint32_t *w = c->terms + t * TDM_SEARCH_TW;
         w[0] = pos;
         w[1] = df[t];
-        w[4] = u_of(tdm_rng_range(r, 1, 5000) / 97.0f);
+        w[4] = tdm_f2u(tdm_rng_range(r, 1, 5000) / 97.0f);
         float best = 0;
         for (uint32_t i = 0; i < df[t]; i++) {
             c->docs[pos + i] = tdm_rng_range(r, 0, c->ndocs - 1);
@@ -90,8 +83,8 @@ static void seed_case_make(tdm_rng *r, seed_case *c)
         /* the bound: the largest score (exact), above it, or below it (a
            clamp the kernel must survive), or 0 */
         uint32_t how = tdm_rng_range(r, 0, 4);
-        w[5] = how <= 1 ? u_of(best) : how == 2 ? u_of(best * 3.5f)
-                                     : how == 3 ? u_of(best * 0.7f) : 0;
+        w[5] = how <= 1 ? tdm_f2u(best) : how == 2 ? tdm_f2u(best * 3.5f)
+                                     : how == 3 ? tdm_f2u(best * 0.7f) : 0;
         pos += df[t];
     }
     free(df);
@@ -173,28 +166,28 @@ static void seed_ref_edges(void **state)
     uint32_t terms[2 * TDM_SEARCH_TW] = {0}, docs[4] = {0, 1, 2, 3}, freqs[4] = {1, 2, 3, 4};
     uint32_t dl[4] = {1, 1, 1, 1}, g = 1;
     terms[1] = 3;        /* term 0: postings 0..2, impact, qw 1.5 */
-    terms[4] = u_of(1.5f);
-    terms[5] = u_of(4.5f);
+    terms[4] = tdm_f2u(1.5f);
+    terms[5] = tdm_f2u(4.5f);
     terms[TDM_SEARCH_TW + 0] = 3;
     terms[TDM_SEARCH_TW + 1] = 1; /* term 1: one posting, freq 4 */
-    terms[TDM_SEARCH_TW + 4] = u_of(1.0f);
-    terms[TDM_SEARCH_TW + 5] = u_of(4.0f);
+    terms[TDM_SEARCH_TW + 4] = tdm_f2u(1.0f);
+    terms[TDM_SEARCH_TW + 5] = tdm_f2u(4.0f);
     assert_int_equal(tdm_search_seed_ref(terms, 2, docs, freqs, dl, 1, 0, 0, 4, &g), TDM_OK);
     assert_int_equal(g, 0); /* no list of 4 */
     assert_int_equal(tdm_search_seed_ref(terms, 2, docs, freqs, dl, 1, 0, 0, 2, &g), TDM_OK);
-    assert_int_equal(g, u_of(3.0f)); /* 2nd best of {1.5, 3, 4.5}: 3 exactly (low bits 0) */
+    assert_int_equal(g, tdm_f2u(3.0f)); /* 2nd best of {1.5, 3, 4.5}: 3 exactly (low bits 0) */
     assert_int_equal(tdm_search_seed_ref(terms, 2, docs, freqs, dl, 1, 0, 0, 1, &g), TDM_OK);
-    assert_int_equal(g, u_of(4.5f));
-    terms[5] = u_of(4.5f * 512); /* k-th score 2^9 below the bound: not counted */
+    assert_int_equal(g, tdm_f2u(4.5f));
+    terms[5] = tdm_f2u(4.5f * 512); /* k-th score 2^9 below the bound: not counted */
     assert_int_equal(tdm_search_seed_ref(terms, 2, docs, freqs, dl, 1, 0, 0, 2, &g), TDM_OK);
     assert_int_equal(g, 0);
-    terms[5] = u_of(1.0f); /* a bound below the scores: clamped to the bound */
+    terms[5] = tdm_f2u(1.0f); /* a bound below the scores: clamped to the bound */
     assert_int_equal(tdm_search_seed_ref(terms, 2, docs, freqs, dl, 1, 0, 0, 2, &g), TDM_OK);
-    assert_int_equal(g, u_of(1.0f));
-    terms[4] = u_of(1.1f); /* 3.3 rounds down to its top 16 bits */
-    terms[5] = u_of(10.0f);
+    assert_int_equal(g, tdm_f2u(1.0f));
+    terms[4] = tdm_f2u(1.1f); /* 3.3 rounds down to its top 16 bits */
+    terms[5] = tdm_f2u(10.0f);
     assert_int_equal(tdm_search_seed_ref(terms, 2, docs, freqs, dl, 1, 0, 0, 2, &g), TDM_OK);
-    assert_true(g == (u_of(1.1f * 2) >> 16) << 16);
+    assert_true(g == (tdm_f2u(1.1f * 2) >> 16) << 16);
 }
 
 /* ---- exactness: the C model and the devices against the oracle */
@@ -250,7 +243,7 @@ static void oracle_keys(tdm_oracle *or, const tdm_query *q, uint32_t k,
     if (tdm_oracle_search(or, q, &req, h, &got, NULL, &err) != TDM_OK)
         fail_msg("oracle: %s", tdm_err_msg(&err));
     for (size_t i = 0; i < got; i++)
-        keys[i] = (uint64_t)u_of((float)h[i].score) << 32 | (uint32_t)~h[i].docid;
+        keys[i] = (uint64_t)tdm_f2u((float)h[i].score) << 32 | (uint32_t)~h[i].docid;
     *n = (uint32_t)got;
     free(h);
 }
@@ -375,7 +368,7 @@ static void devices_seeded(void **state)
                         fail_msg("query %d dev %d alg %d: %zu hits, oracle %u", qi, d, algos[a],
                                  res->n, nw);
                     for (size_t i = 0; i < nw; i++) {
-                        uint64_t k = (uint64_t)u_of(res->hits[i].score) << 32 |
+                        uint64_t k = (uint64_t)tdm_f2u(res->hits[i].score) << 32 |
                                      (uint32_t)~res->hits[i].docid;
                         if (k != want[i])
                             fail_msg("query %d dev %d alg %d k %u rank %zu: %016llx vs oracle "

@@ -39,13 +39,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static uint32_t u_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* With `ties`, every frequency is 1 or 2: scores tie by the hundred. */
 static tdm_index *random_index(uint64_t seed, uint32_t ndocs, const char *codec, randcoll *c,
                                int ties)
@@ -151,7 +144,7 @@ static uint32_t oracle_keys(tdm_oracle *or, const tdm_query *q, uint32_t k,
     if (tdm_oracle_search(or, q, &req, h, &got, NULL, &err) != TDM_OK)
         fail_msg("oracle: %s", tdm_err_msg(&err));
     for (size_t i = 0; i < got; i++)
-        keys[i] = (uint64_t)u_of((float)h[i].score) << 32 | (uint32_t)~h[i].docid;
+        keys[i] = (uint64_t)tdm_f2u((float)h[i].score) << 32 | (uint32_t)~h[i].docid;
     free(h);
     return (uint32_t)got;
 }
@@ -204,7 +197,7 @@ static void seed_vs_ref(void **state)
                 fail_msg("%s query %u k %u: seed %08x, cached %08x, uncached %08x",
                          all[ci]->name, qi, k, g0, g1, g2);
             int capfree;
-            uint32_t want = u_of(ref_seed(ir, &q, &sp, k, &capfree));
+            uint32_t want = tdm_f2u(ref_seed(ir, &q, &sp, k, &capfree));
             if (g0 > want || (capfree && g0 != want))
                 fail_msg("%s query %u k %u kind %d: seed %08x, reference %08x (cap %s)",
                          all[ci]->name, qi, k, sp.kind, g0, want, capfree ? "free" : "binds");
@@ -275,7 +268,7 @@ static void strict_on_devices(void **state)
             assert_int_equal(tdm_sprep_build_cached(&p, ir, &q, &sp, s->bcache, &err), TDM_OK);
             uint32_t g;
             assert_int_equal(tdm_search_hseed(&p, ir, s->bcache, k, &g, &err), TDM_OK);
-            int capfree, exact = g == u_of(ref_seed(ir, &q, &sp, k, &capfree));
+            int capfree, exact = g == tdm_f2u(ref_seed(ir, &q, &sp, k, &capfree));
             uint32_t nw = oracle_keys(or, &q, k, &sp, want);
             for (int d = 0; g && d < tdm_engine_device_count(eng); d++) {
                 size_t a = qi % 3;
@@ -327,7 +320,7 @@ static void check_result(const tdm_search_result *res, const uint64_t *want, uin
         fail_msg("%s query %u dev %d alg %d k %u: %zu hits (variant %d), oracle %u", what, qi, d,
                  algo, k, res->n, res->variant, nw);
     for (size_t i = 0; i < nw; i++) {
-        uint64_t key = (uint64_t)u_of(res->hits[i].score) << 32 | (uint32_t)~res->hits[i].docid;
+        uint64_t key = (uint64_t)tdm_f2u(res->hits[i].score) << 32 | (uint32_t)~res->hits[i].docid;
         if (key != want[i])
             fail_msg("%s query %u dev %d alg %d k %u rank %zu: %016llx vs oracle %016llx", what,
                      qi, d, algo, k, i, (unsigned long long)key, (unsigned long long)want[i]);

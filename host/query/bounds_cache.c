@@ -61,13 +61,6 @@ static size_t entry_bytes(uint32_t nblocks)
     return sizeof(bentry) + (size_t)nblocks * sizeof(float);
 }
 
-static uint32_t f2u(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 static size_t hash(int kind, double k1, double b, uint64_t term, uint32_t qw, uint32_t k)
 {
     uint64_t x[3];
@@ -168,7 +161,7 @@ int tdm_bcache_bounds(tdm_bcache *c, const tdm_ireader *r, const tdm_query *q,
     int kind = s->kind;
     double k1 = kind == TDM_SCORING_IMPACT ? 0 : s->k1, b = kind == TDM_SCORING_IMPACT ? 0 : s->b;
     uint64_t term = q->terms[t].id;
-    uint32_t qw = f2u(s->qw[t]);
+    uint32_t qw = tdm_f2u(s->qw[t]);
     size_t h = hash(kind, k1, b, term, qw, 0);
     pthread_mutex_lock(&c->mu);
     bentry *e = find(c, h, kind, k1, b, term, qw, 0);
@@ -213,9 +206,9 @@ int tdm_bcache_kth_get(tdm_bcache *c, int kind, float c0, float c1, uint64_t ter
                        uint32_t k, float *v)
 {
     kth_key(kind, &c0, &c1);
-    size_t h = hash(kind, c0, c1, term, f2u(qw), k);
+    size_t h = hash(kind, c0, c1, term, tdm_f2u(qw), k);
     pthread_mutex_lock(&c->mu);
-    bentry *e = find(c, h, kind, c0, c1, term, f2u(qw), k);
+    bentry *e = find(c, h, kind, c0, c1, term, tdm_f2u(qw), k);
     if (e) /* not counted in hits and misses: those are the bounds' */
         *v = e->bounds[0];
     pthread_mutex_unlock(&c->mu);
@@ -234,7 +227,7 @@ void tdm_bcache_kth_put(tdm_bcache *c, int kind, float c0, float c1, uint64_t te
     e->k1 = c0;
     e->b = c1;
     e->term = term;
-    e->qw = f2u(qw);
+    e->qw = tdm_f2u(qw);
     e->k = k;
     e->nblocks = 1;
     e->bounds[0] = v;

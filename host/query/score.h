@@ -62,6 +62,7 @@
 #include <float.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "index/reader.h"
@@ -136,5 +137,21 @@ static inline float tdm_score_f(const tdm_scorer *s, size_t t, uint32_t tf, uint
  * upper bound on its float score above: the float formula's relative error
  * is below 8 ulps (2^-20); this allows 2^-17. */
 #define TDM_SCORE_BOUND_SLACK (1.0 + 1.0 / 131072.0)
+
+/* A float's bits and back: how scores, bounds and weights travel in the
+ * uint32 tables the kernels read (their as_uint / as_float). */
+static inline uint32_t tdm_f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float tdm_u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
 
 #endif

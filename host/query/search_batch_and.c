@@ -498,17 +498,10 @@ static long find_doc(const uint32_t *list, uint32_t n, uint32_t d)
     return lo < n && list[lo] == d ? (long)lo : -1;
 }
 
-static float f_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* score.h's float formula (tdm_score_f) with the term table's qw. */
 static float ref_score(const tdm_sprep *p, uint32_t t, uint32_t tf, uint32_t dl)
 {
-    float qw = f_of(p->terms[(size_t)t * TDM_SEARCH_TW + 4]), f = (float)tf;
+    float qw = tdm_u2f(p->terms[(size_t)t * TDM_SEARCH_TW + 4]), f = (float)tf;
     if (p->kind == TDM_SCORING_IMPACT)
         return qw * f;
     float kk = p->c0 + p->c1 * (float)dl;

@@ -304,13 +304,6 @@ static int ensure(tdm_device *d, cl_mem *m, size_t *cap, size_t bytes, tdm_err *
     return rc;
 }
 
-static float u2f(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* Where the bounds come from the host (the stored ones), each term's bound
  * (word 5: the largest of its block bounds) and MaxScore's order (word 6:
  * terms by ascending bound, then index) on the host too, exactly as
@@ -331,11 +324,11 @@ void tdm_sprep_host_order(const tdm_sprep *p)
         terms[i * TDM_SEARCH_TW + 6] = i;
     for (uint32_t i = 1; i < p->nt; i++) {
         uint32_t t = terms[i * TDM_SEARCH_TW + 6];
-        float u = u2f(terms[t * TDM_SEARCH_TW + 5]);
+        float u = tdm_u2f(terms[t * TDM_SEARCH_TW + 5]);
         uint32_t j = i;
         while (j > 0) {
             uint32_t q = terms[(j - 1) * TDM_SEARCH_TW + 6];
-            if (u2f(terms[q * TDM_SEARCH_TW + 5]) <= u)
+            if (tdm_u2f(terms[q * TDM_SEARCH_TW + 5]) <= u)
                 break;
             terms[j * TDM_SEARCH_TW + 6] = q;
             j--;

@@ -45,20 +45,6 @@
 #define HSEED_K_TIMES 2u
 #endif
 
-static float u2f(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint32_t f2u(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* The k best scores: a min-heap of n <= k floats, the least at h[0]. */
 static void best_push(float *h, uint32_t *n, uint32_t k, float v)
 {
@@ -215,7 +201,7 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
         maxnb = nb > maxnb ? nb : maxnb;
         maxbs = w[2] > maxbs ? w[2] : maxbs;
         if (w[1] >= k && bc &&
-            tdm_bcache_kth_get(bc, p->kind, p->c0, p->c1, p->ids[t], u2f(w[4]), k, &v)) {
+            tdm_bcache_kth_get(bc, p->kind, p->c0, p->c1, p->ids[t], tdm_u2f(w[4]), k, &v)) {
             tb[t] = -1; /* known: not computed again */
             if (v >= 0 && (!any || v > g)) {
                 g = v;
@@ -241,7 +227,7 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
         const uint32_t *w = p->terms + (size_t)t * TDM_SEARCH_TW;
         if (tb[t] < 0 || w[1] < k || (any && tb[t] <= g))
             continue;
-        float qw = u2f(w[4]), v;
+        float qw = tdm_u2f(w[4]), v;
         tdm_scorer sc = {.kind = p->kind, .c0 = p->c0, .c1 = p->c1, .nterms = 1, .qw = &qw};
         if (!term_kth(r, p->ids[t], p->bmax + w[3], &sc, k, any ? g : -1.0f, &wk, &v))
             continue;
@@ -259,7 +245,7 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
     free(tb);
     free(order);
     if (rc == TDM_OK && any && g > 0)
-        *seed = f2u(g);
+        *seed = tdm_f2u(g);
     return rc;
 }
 

@@ -20,13 +20,6 @@ void tdm_sprep_free(tdm_sprep *p)
     memset(p, 0, sizeof *p);
 }
 
-static uint32_t f2u(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* The bounds of term t's blocks from the index's stored BM25 bounds
  * (bounds.h: valid when the request's k1, b are the index's), into p->bmax
  * from entry `boff`: O(blocks), nothing decoded. */
@@ -127,12 +120,12 @@ int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *
         if (cached)
             rc = tdm_bcache_bounds(bc, r, q, &sc, t, p->bmax + boff, err);
         else if (!p->device_bounds)
-            w[5] = f2u(stored_bounds(p, r, q, &sc, t, l, boff));
+            w[5] = tdm_f2u(stored_bounds(p, r, q, &sc, t, l, boff));
         w[0] = (uint32_t)pos;
         w[1] = l->df;
         w[2] = l->docs.block_size;
         w[3] = (uint32_t)boff;
-        w[4] = f2u(sc.qw[t]);
+        w[4] = tdm_f2u(sc.qw[t]);
         p->ids[t] = (uint32_t)q->terms[t].id;
         p->max_block = l->docs.block_size > p->max_block ? l->docs.block_size : p->max_block;
         /* words 5 and 6 (bound, MaxScore order): tdm_search_order, on the device */

@@ -60,20 +60,6 @@ int tdm_search_seed_enqueue(tdm_device *d, cl_command_queue q, cl_mem docs, cl_m
     return rc;
 }
 
-static float f_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint32_t u_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 static int desc(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -93,13 +79,13 @@ int tdm_search_seed_ref(const uint32_t *terms, uint32_t nt, const uint32_t *docs
         uint32_t *sc = malloc((size_t)df * sizeof *sc);
         if (!sc)
             return TDM_ERR_NOMEM;
-        float qw = f_of(w[4]);
+        float qw = tdm_u2f(w[4]);
         for (uint32_t i = 0; i < df; i++) {
             float f = (float)freqs[pos + i];
             float s = kind == TDM_SCORING_IMPACT
                           ? qw * f
                           : (qw * f) / (f + (c0 + c1 * (float)doclens[docs[pos + i]]));
-            sc[i] = u_of(s);
+            sc[i] = tdm_f2u(s);
         }
         qsort(sc, df, sizeof *sc, desc);
         uint32_t key = sc[k - 1] >> 16;
