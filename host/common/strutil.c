@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 size_t tdm_strlcpy(char *dst, const char *src, size_t len)
@@ -54,4 +55,13 @@ void tdm_bufprintf(char *buf, size_t len, size_t *pos, const char *fmt, ...)
     va_end(ap);
     if (n > 0)
         *pos = *pos + (size_t)n < len ? *pos + (size_t)n : len - 1;
+}
+
+unsigned long tdm_env_ulong(const char *name, unsigned long lo, unsigned long hi,
+                            unsigned long dflt)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    unsigned long r = v ? strtoul(v, &end, 10) : 0;
+    return v && end != v && !*end && r >= lo && r <= hi ? r : dflt;
 }

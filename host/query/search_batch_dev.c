@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strutil.h"
 #include "codec/layout.h"
 #include "index/listcache.h"
 #include "search.h"
@@ -109,12 +110,8 @@ static void host_free(host_side *h)
  * others) or the default of the device's kind. */
 static uint32_t ranges_per_cu(int gpu)
 {
-    const char *v = getenv("TANDEM_BATCH_RANGES_PER_CU");
-    char *end = NULL;
-    unsigned long r = v ? strtoul(v, &end, 10) : 0;
-    if (v && end != v && !*end && r >= 1 && r <= 65536)
-        return (uint32_t)r;
-    return gpu ? GPU_RANGES_PER_CU : CPU_RANGES_PER_CU;
+    return (uint32_t)tdm_env_ulong("TANDEM_BATCH_RANGES_PER_CU", 1, 65536,
+                                   gpu ? GPU_RANGES_PER_CU : CPU_RANGES_PER_CU);
 }
 
 /* The compressed batch's queue (tdm_search_zrange_queue: a work-item a

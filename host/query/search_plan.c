@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strutil.h"
 #include "search.h"
 #include "search_seed.h"
 #include "tandem.h"
@@ -72,10 +73,7 @@ static int pick_device(const struct tdm_search *s, int bm25, int device, tdm_err
  * TANDEM_CPU_RANGES_PER_CU (1 to 1,024; for timing runs). */
 static uint32_t cpu_ranges_per_cu(void)
 {
-    const char *v = getenv("TANDEM_CPU_RANGES_PER_CU");
-    char *end = NULL;
-    unsigned long r = v ? strtoul(v, &end, 10) : 0;
-    return v && end != v && !*end && r >= 1 && r <= 1024 ? (uint32_t)r : CPU_RANGES_PER_CU;
+    return (uint32_t)tdm_env_ulong("TANDEM_CPU_RANGES_PER_CU", 1, 1024, CPU_RANGES_PER_CU);
 }
 
 /* Groups of GPU_LOCAL ranges a GPU compute unit gets for COMPRESSED, or
@@ -84,10 +82,7 @@ static uint32_t cpu_ranges_per_cu(void)
  * than ITEM's (which shares decoded lists). */
 static uint32_t gpu_zgroups_per_cu(void)
 {
-    const char *v = getenv("TANDEM_GPU_ZGROUPS_PER_CU");
-    char *end = NULL;
-    unsigned long r = v ? strtoul(v, &end, 10) : 0;
-    return v && end != v && !*end && r >= 1 && r <= 64 ? (uint32_t)r : 1u;
+    return (uint32_t)tdm_env_ulong("TANDEM_GPU_ZGROUPS_PER_CU", 1, 64, 1);
 }
 
 static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t want,
