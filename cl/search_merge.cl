@@ -130,7 +130,8 @@ ulong tdm_merge_kth(__global const float *hs, __global const uint *hd, __global 
 }
 
 /* Small k (<= TDM_SMALLK, the top 10 of a web search) over few candidates
-   (at most TDM_SMALLK_PER x the work-items that scan): one pass over them
+   (at most 32 a scanning work-item: the host's tdm_search_small_fits, which
+   mirrors TDM_SMALLK and TDM_SMALLK_ITEMS): one pass over them
    instead of the radix select's eight, each of up to TDM_SMALLK_ITEMS
    work-items keeping its best k in a local list, then a tree of pairwise
    merges of those sorted lists (log2 of the work-items rounds, two areas in
@@ -140,11 +141,10 @@ ulong tdm_merge_kth(__global const float *hs, __global const uint *hd, __global 
    at k = 10, were 16 us slower), so those keep the radix select. The lists
    live in local memory, not in private arrays indexed at run time (which
    GPUs spill to off-chip memory anyway). Keys are distinct, so the top k
-   is the same set and order either way. Kernels of their own (the host picks,
-   tdm_search_small_fits): with both paths in one kernel behind a branch,
-   PoCL 3.1 miscompiled the radix select's. */
+   is the same set and order either way. Kernels of their own: with both
+   paths in one kernel behind a branch, PoCL 3.1 returned wrong radix-select
+   results for the branch not taken (Oclgrind did not). */
 #define TDM_SMALLK 16u
-#define TDM_SMALLK_PER 32u
 /* (Oclgrind, 32 KB, counts a kernel's local arrays twice) */
 #if TDM_LOCAL_MEM >= 98304
 #define TDM_SMALLK_ITEMS 256u
@@ -158,16 +158,14 @@ ulong tdm_merge_kth(__global const float *hs, __global const uint *hd, __global 
     __local ulong tk[2u * TDM_SMALLK_ITEMS * TDM_SMALLK];                       \
     __local uint tn[2u * TDM_SMALLK_ITEMS]
 
-/* Work-items that scan in a group of ls. */
-uint tdm_merge_small_items(uint ls) { return ls < TDM_SMALLK_ITEMS ? ls : TDM_SMALLK_ITEMS; }
-
 /* The top min(k, entries) keys of heaps r0 .. r1 (cap entries each, hn[r]
    used), sorted descending, into tk[0 ..); returns how many. Every
    work-item of the group calls it and gets the same value. */
 uint tdm_merge_small(__global const float *hs, __global const uint *hd, __global const uint *hn,
                      uint r0, uint r1, uint cap, uint k, __local ulong *tk, __local uint *tn)
 {
-    uint lid = get_local_id(0), a = tdm_merge_small_items(get_local_size(0));
+    uint lid = get_local_id(0), ls = get_local_size(0);
+    uint a = ls < TDM_SMALLK_ITEMS ? ls : TDM_SMALLK_ITEMS; /* work-items that scan */
     if (lid < a) {
         __local ulong *mine = tk + lid * TDM_SMALLK;
         uint n = 0;
@@ -201,7 +199,7 @@ uint tdm_merge_small(__global const float *hs, __global const uint *hd, __global
     }
     uint m = tn[src * a];
     if (src) /* the result to the front */
-        for (uint j = lid; j < m; j += get_local_size(0))
+        for (uint j = lid; j < m; j += ls)
             tk[j] = tk[a * TDM_SMALLK + j];
     barrier(CLK_LOCAL_MEM_FENCE);
     return m;
