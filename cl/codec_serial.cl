@@ -462,8 +462,10 @@ uint tdm_zs_npfd(__global const uint *p, uint nw, uint len, uint docs, uint base
     return len;
 }
 
-uint tdm_zs_decode(__global const uint *arena, const tdm_zs_blk *k, uint want_docs,
-                   __global uint *out, uint os, uint *status)
+/* Out of line (TDM_NOINLINE): a cursor calls it from every algorithm of
+   every range kernel, and each inlined copy holds every codec. */
+TDM_NOINLINE uint tdm_zs_decode(__global const uint *arena, const tdm_zs_blk *k,
+                                uint want_docs, __global uint *out, uint os, uint *status)
 {
     if (!k->len)
         return 0u;

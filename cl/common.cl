@@ -15,6 +15,15 @@
 #pragma clang diagnostic ignored "-Wpass-failed"
 #endif
 
+/* A function kept out of line. NVIDIA's OpenCL compiler inlines every call
+   unasked: with the serial block decoders (every codec) inlined into each
+   cursor step of each algorithm of each range kernel, kernels.cl became
+   15 MB of PTX and a cold build took over 7 minutes on the H200
+   (BENCHMARKS.md, fifth session). Used only where a call costs little
+   against the work behind it (a block's decode), and with arguments that
+   do not make a caller's state escape to memory. */
+#define TDM_NOINLINE __attribute__((noinline))
+
 /* ---- float products and sums rounded one by one (never fused into an FMA).
    Scores must be the same bits on every device (query/score.h), so the
    kernels compute them with these. FP_CONTRACT OFF is enough for clang-based

@@ -56,12 +56,17 @@ uint TDM_ZR(gallop)(__global const uint *a, uint ws, uint p, uint e, uint target
 }
 
 /* Block j of term t's list decoded into out: docids (want_docs) or
-   frequencies; the count, 0 on failure (flagged in s->st). */
+   frequencies; the count, 0 on failure (flagged in s->st). The decoder gets
+   a status word of its own: s's address given to the out-of-line decoder
+   would move the whole range state from registers to memory. */
 uint TDM_ZR(load)(tdm_zrange *s, uint t, uint j, uint want_docs, __global uint *out)
 {
-    return tdm_zs_block(s->arena, s->lists, s->codecs, s->block_last, s->block_docs,
-                        s->block_freqs, s->nlists, s->arena_words, s->spans,
-                        TDM_ZR(term)(s, t, 0), j, want_docs, out, TDM_ZR_WS(s), &s->st);
+    uint st = 0u;
+    uint n = tdm_zs_block(s->arena, s->lists, s->codecs, s->block_last, s->block_docs,
+                          s->block_freqs, s->nlists, s->arena_words, s->spans,
+                          TDM_ZR(term)(s, t, 0), j, want_docs, out, TDM_ZR_WS(s), &st);
+    s->st |= st;
+    return n;
 }
 
 /* The cursor on position i of its decoded block. */
