@@ -29,14 +29,20 @@ tdm_bq_series *tdm_bq_add(tdm_bq_set *s, size_t n)
     memset(r, 0, sizeof *r);
     if (!(r->us = calloc(n ? n : 1, sizeof *r->us)))
         return NULL;
+    if (s->per_query && !(r->perq = calloc(n ? n : 1, sizeof *r->perq))) {
+        free(r->us);
+        return NULL;
+    }
     s->n++;
     return r;
 }
 
 void tdm_bq_set_free(tdm_bq_set *s)
 {
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
         free(s->v[i].us);
+        free(s->v[i].perq);
+    }
     free(s->v);
     memset(s, 0, sizeof *s);
 }
@@ -58,6 +64,8 @@ static double pct(const double *v, size_t n, double p)
 
 void tdm_bq_stats(tdm_bq_series *r)
 {
+    for (size_t i = 0; r->perq && i < r->n; i++)
+        r->perq[i].us = r->us[i];
     qsort(r->us, r->n, sizeof *r->us, cmp_double);
     double sum = 0;
     for (size_t i = 0; i < r->n; i++)

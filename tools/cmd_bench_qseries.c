@@ -61,6 +61,8 @@ static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
         double shared = r->batch ? r->batch : 1; /* launches and bytes are the batch's */
         char why[160];
         s->us[i] = a->seconds * 1e6;
+        if (s->perq)
+            s->perq[i] = (tdm_bq_qrec){0, r->algorithm, r->variant};
         c->timed++;
         c->last = a->t_done;
         c->shared += shared;

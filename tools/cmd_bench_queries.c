@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cmd_bench_queries.h"
+#include "common/fsutil.h"
 #include "index/index_priv.h"
 #include "index/tokpool.h"
 #include "query/oracle.h"
@@ -69,6 +70,16 @@ static void usage(FILE *f)
         "  --oracle-only      run (or read) the oracle only, no device series\n"
         "  --k1 X, --b Y      BM25 parameters (default 1.2, 0.75)\n"
         "  --csv FILE         every series as CSV\n"
+        "  --per-query FILE   a CSV row per timed query of every series (the oracle's\n"
+        "                     too; warm-up queries are not rows): the series (algorithm,\n"
+        "                     k, device, mode, batch, threads), the query's 0-based\n"
+        "                     position among the file's queries (the same in every run\n"
+        "                     on the same file) and id, latency_us (the summary's: of a\n"
+        "                     batched series, the batch call's wall time for each of its\n"
+        "                     queries), the query's features (distinct known terms; the\n"
+        "                     shortest, second-shortest and longest list and their sum;\n"
+        "                     Wu's UBOC as the scheduler computes it), and the algorithm\n"
+        "                     and variant that answered\n"
         "  --plot FILE.svg    the latency distribution (CDF) of the single-query series\n"
         "                     of the fewest threads, one panel per k\n"
         "  --throughput-plot FILE.svg  queries per second against batch size (and\n"
@@ -133,6 +144,22 @@ static int parse_list(const char *opt, const char *v, uint64_t lo, uint64_t hi, 
 static int parse_ks(const char *v, opts *o)
 {
     return parse_list("-k", v, 1, TDM_SEARCH_K_MAX, o->ks, &o->nk);
+}
+
+/* Whether a file can be made beside output `path` (a temporary, removed at
+ * once), so that a missing or read-only directory fails before a long run,
+ * not after it. 0, or 1 after a message. */
+static int probe(const char *opt, const char *path)
+{
+    tdm_outfile out;
+    tdm_err err = {0};
+    if (tdm_outfile_open(&out, path, &err) != TDM_OK) {
+        tdm_cli_fail(C, "%s: %s", opt, tdm_err_msg(&err));
+        tdm_err_clear(&err);
+        return 1;
+    }
+    tdm_outfile_abort(&out);
+    return 0;
 }
 
 /* 0 parsed, 1 after an error message, -1 --help printed. */
@@ -202,6 +229,8 @@ static int parse(int argc, char **argv, opts *o)
             o->tput_plot = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--csv"))) {
             o->csv = v;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--per-query"))) {
+            o->per_query = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--plot"))) {
             o->plot = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -215,11 +244,12 @@ static int parse(int argc, char **argv, opts *o)
     if (!o->index || !o->queries)
         return tdm_cli_fail(C, "need INDEX and --queries FILE ('tandem bench queries --help')");
     const char *in[2] = {o->index, o->queries};
-    const char *outs[4] = {o->csv, o->plot, o->tput_plot, o->oracle_cache};
-    static const char *const names[4] = {"--csv", "--plot", "--throughput-plot",
-                                         "--oracle-cache"};
-    for (int a = 0; a < 4; a++) {
-        if (outs[a] && tdm_cli_output(C, names[a], outs[a], 0, in, 2, NULL))
+    const char *outs[5] = {o->csv, o->plot, o->tput_plot, o->oracle_cache, o->per_query};
+    static const char *const names[5] = {"--csv", "--plot", "--throughput-plot",
+                                         "--oracle-cache", "--per-query"};
+    for (int a = 0; a < 5; a++) {
+        if (outs[a] && (tdm_cli_output(C, names[a], outs[a], 0, in, 2, NULL) ||
+                        probe(names[a], outs[a])))
             return 1;
         for (int c = 0; c < a; c++)
             if (outs[a] && outs[c] && !strcmp(outs[a], outs[c]))
@@ -407,6 +437,8 @@ static int write_outputs(const bq *b)
     int rc = 0;
     if (b->o.csv && tdm_bq_write_csv(b->o.csv, &b->set))
         rc = 1;
+    if (b->o.per_query && tdm_bq_write_perq(b->o.per_query, &b->set, &b->qs))
+        rc = 1;
     const char *base = strrchr(b->o.index, '/');
     char title[256];
     snprintf(title, sizeof title, "tandem bench queries: %s, %zu queries, BM25 (%g, %g)",
@@ -424,6 +456,7 @@ int tdm_bench_queries(int argc, char **argv)
     int rc = parse(argc, argv, &b.o);
     if (rc)
         return rc < 0 ? 0 : rc;
+    b.set.per_query = b.o.per_query != NULL;
     tdm_index *ix = NULL;
     if (tdm_index_open(b.o.index, &ix) != TDM_OK)
         return tdm_cli_fail(C, "%s", tdm_last_error());

@@ -7,7 +7,8 @@
  * checks), cmd_bench_qoracle.c (the oracle's answers and its time),
  * cmd_bench_qout.c (statistics, table, CSV), cmd_bench_qplot.c (the CDF
  * plot), cmd_bench_qtput.c (throughput against batch size plot),
- * cmd_bench_qcache.c (the oracle-answer cache file, --oracle-cache). */
+ * cmd_bench_qcache.c (the oracle-answer cache file, --oracle-cache),
+ * cmd_bench_qperq.c (a row per timed query, --per-query). */
 #ifndef TDM_CMD_BENCH_QUERIES_H
 #define TDM_CMD_BENCH_QUERIES_H
 
@@ -22,6 +23,13 @@
 #include "tandem.h"
 
 int tdm_bench_queries(int argc, char **argv);
+
+/* What --per-query keeps of one timed query beside its latency. */
+typedef struct tdm_bq_qrec {
+    double us;            /* latency, microseconds (copied by tdm_bq_stats) */
+    int ran;              /* tdm_search_result.algorithm (what ran) */
+    int variant;          /* tdm_search_result.variant */
+} tdm_bq_qrec;
 
 /* One measured series: an algorithm at one k on one device, sent as single
  * queries from `threads` threads or as batches of `batch` queries, or the
@@ -55,19 +63,22 @@ typedef struct tdm_bq_series {
                              query costs, which other load on the machine changes
                              less than the wall clock */
     int cdf;              /* drawn in the latency CDF plot */
+    tdm_bq_qrec *perq;    /* [n] per query in query order, for --per-query (NULL: not kept) */
 } tdm_bq_series;
 
 typedef struct tdm_bq_set {
     tdm_bq_series *v;
     size_t n, cap;
+    int per_query;        /* give each new series a perq array */
 } tdm_bq_set;
 
-/* A new zeroed series with room for n latencies; NULL out of memory. The
- * set owns it (tdm_bq_set_free). */
+/* A new zeroed series with room for n latencies (and n perq records when
+ * s->per_query); NULL out of memory. The set owns it (tdm_bq_set_free). */
 tdm_bq_series *tdm_bq_add(tdm_bq_set *s, size_t n);
 void tdm_bq_set_free(tdm_bq_set *s);
 
-/* Sorts r->us and fills mean and the percentiles (nearest rank). */
+/* Sorts r->us and fills mean and the percentiles (nearest rank); first,
+ * with r->perq, copies r->us[0, n) (in query order until then) into it. */
 void tdm_bq_stats(tdm_bq_series *r);
 
 void tdm_bq_print_header(FILE *f);
@@ -169,6 +180,7 @@ void tdm_bq_cache_free(tdm_bq_cache *c);
 typedef struct tdm_bq_opts {
     const char *index, *queries, *devices, *csv, *plot, *tput_plot;
     const char *oracle_cache; /* --oracle-cache FILE, or NULL */
+    const char *per_query; /* --per-query FILE, or NULL */
     int oracle_only;      /* --oracle-only: no device series */
     double k1, b;         /* BM25 parameters (--k1, --b) */
     uint64_t limit;       /* 0: every query */
@@ -205,6 +217,11 @@ int tdm_bq_queries_load(tdm_bq_queries *s, const char *cmd, const char *path,
                         const tdm_qf_options *qo, uint64_t limit, const tdm_ireader *r,
                         const char *index);
 void tdm_bq_queries_free(tdm_bq_queries *s);
+
+/* A row per timed query of every series of s (queries qs), with the query's
+ * position in the file and its features (cmd_bench_qperq.c lists the
+ * columns), through the output guard. 0, or -1 after a message on stderr. */
+int tdm_bq_write_perq(const char *path, const tdm_bq_set *s, const tdm_bq_queries *qs);
 
 /* The queries that have at least one term in the index, ready for both sides. */
 typedef struct tdm_bq {
