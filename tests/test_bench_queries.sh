@@ -3,7 +3,8 @@
 # generated index: every algorithm at every k on every device, answers equal
 # to the oracle's, the table, CSV and plot; single queries from several
 # threads and a sweep of batch sizes, every batched answer the oracle's, the
-# throughput plot; weighted queries; queries without known terms left out;
+# throughput plot; a row per timed query (--per-query) consistent with the
+# summary, its features those of `tandem terms`; weighted queries; queries without known terms left out;
 # bad options refused with the option named; outputs through the output
 # guard. Usage: test_bench_queries.sh TANDEM. The exit status is the
 # number of failures.
@@ -51,7 +52,7 @@ grep -q 'top 1000' b.svg || fail "no k = 1000 panel"
 
 begin "a batch sweep and threads: every answer the oracle's, queries per second, the plot"
 run "$T" bench queries idx --queries qa.txt --warmup 2 --algorithms or,bmw,and -k 10,100 \
-    --threads 1,3 --batch 1,4,64 --csv t.csv --throughput-plot t.svg --plot c.svg
+    --threads 1,3 --batch 1,4,64 --csv t.csv --throughput-plot t.svg --plot c.svg --per-query p.csv
 want_ok
 grep -q "every answer is the oracle's" err.txt || fail "no verdict: $(tail -3 err.txt)"
 ndev=$(grep -c '^device [0-9]*:' err.txt)
@@ -80,6 +81,44 @@ grep -q '^<svg' t.svg && grep -q '</svg>' t.svg || fail "not an SVG: $(head -c 2
 # the CDF shows the fewest threads' single queries and the oracle only
 [ "$(grep -c '<polyline' c.svg)" -eq $((3 * 2 * ndev + 2)) ] || fail "CDF series: $(grep -c '<polyline' c.svg)"
 
+begin "--per-query: a row per timed query of every series, as the summary counts them"
+head -1 p.csv | grep -q '^algorithm,k,device,mode,batch,threads,query,id,latency_us,terms,len_min,len_second,len_max,len_sum,uboc,ran,variant$' ||
+    fail "header: $(head -1 p.csv)"
+# per series (algorithm, k, device, mode, batch, threads): as many rows as the
+# summary's queries, in query order (positions 0..10, ids 1..11: the 12th
+# query has no known term), latencies > 0 whose mean is the summary's
+awk -F, 'FNR == 1 { next }
+    NR == FNR { key = $1 "," $2 "," $3 "," $15 "," $16 "," $17; want[key] = $5; mean[key] = $6; next }
+    { key = $1 "," $2 "," $3 "," $4 "," $5 "," $6
+      if ($9 <= 0 || $7 != n[key] || $8 != n[key] + 1) { print "bad row: " $0; bad = 1 }
+      n[key]++; sum[key] += $9 }
+    END { for (k in want) {
+              if (n[k] != want[k]) { print k ": " n[k] " rows, " want[k] " timed"; bad = 1; continue }
+              d = sum[k] / n[k] - mean[k]
+              if (d > 0.002 || d < -0.002) { print k ": mean " sum[k] / n[k] " vs " mean[k]; bad = 1 } }
+          for (k in n) if (!(k in want)) { print "no such series: " k; bad = 1 }
+          exit bad }' t.csv p.csv > chk.txt || fail "$(head -5 chk.txt)"
+[ "$(($(wc -l < p.csv) - 1))" -eq $(((3 * 2 * 5 * ndev + 2) * 11)) ] || fail "$(wc -l < p.csv) lines"
+# the same features for a query in every row; an algorithm and variant that ran
+awk -F, 'NR > 1 { f = $10 "," $11 "," $12 "," $13 "," $14 "," $15
+                  if (($7 in g) && g[$7] != f) bad = 1; g[$7] = f
+                  if ($16 == "" || $17 == "") bad = 1 } END { exit bad }' p.csv ||
+    fail "features differ between rows of a query, or no algorithm/variant"
+# the features are the lists' lengths `tandem terms` prints (stemmer none:
+# the words are the terms): query 8 (position 7) and query 3 (position 2)
+"$T" terms idx > terms.txt || fail "tandem terms failed"
+for qn in 8 3; do
+    words=$(grep "^$qn:" q.txt | cut -d: -f2)
+    want=$(echo "$words" | tr ' ' '\n' | sort -u | awk -F'\t' 'NR == FNR { df[$1] = $2; next }
+        ($1 in df) { l = df[$1]; n++; s += l; if (l > mx) mx = l
+                     if (mn == "" || l < mn) { se = mn; mn = l } else if (se == "" || l < se) se = l }
+        END { print n "," mn "," (se == "" ? 0 : se) "," mx "," s }' terms.txt -)
+    got=$(awk -F, -v q=$((qn - 1)) '$7 == q && $1 == "or" { print $10 "," $11 "," $12 "," $13 "," $14; exit }' p.csv)
+    [ -n "$want" ] && [ "$got" = "$want" ] || fail "query $qn: features $got, tandem terms says $want"
+done
+awk -F, '$7 == 2 && ($10 != 1 || $12 != 0 || $11 != $13 || $15 != 0) { bad = 1 } END { exit bad }' p.csv ||
+    fail "one-term query: $(awk -F, '$7 == 2' p.csv | head -2)"
+
 begin "a batched series with several sender threads, weighted queries"
 printf '{"id": "a", "terms": {"flow": 2.5, "plate": 1}}\n{"id": "b", "terms": {"layer": 1}}\n' > qw.jsonl
 run "$T" bench queries idx --queries qw.jsonl --algorithms maxscore -k 5 --warmup 0 --batch 2 --batch-threads 2
@@ -106,6 +145,10 @@ run "$T" bench queries idx --queries q.txt --algorithms or -k 10 --warmup 0 --bu
 want_ok
 grep -Eq "^or +10 0 [^ ].* +1 +[0-9.]+ " out.txt || fail "want 1 query timed: $(cat out.txt)"
 grep -Eq "^oracle-or +10 host, 1 thread +11 " out.txt || fail "the oracle runs all: $(cat out.txt)"
+run "$T" bench queries idx --queries q.txt --algorithms or -k 10 --warmup 0 --budget 0.000001 --per-query pb.csv
+want_ok
+[ "$(grep -c '^or,10,' pb.csv)" -eq 1 ] && [ "$(grep -c '^oracle-or,10,' pb.csv)" -eq 11 ] ||
+    fail "--per-query under a budget: $(cat pb.csv)"
 
 begin "non-default BM25 k1 and b, single and batched: every algorithm's answers the oracle's"
 run "$T" bench queries idx --queries q.txt --algorithms all -k 3,50 --warmup 1 --k1 0.9 --b 0.4 --batch 4
@@ -195,6 +238,22 @@ want_fail "--throughput-plot\|idx"
 cmp -s idx idx.orig || fail "the index changed"
 run "$T" bench queries idx --queries q.txt --csv -
 want_fail "standard output"
+run "$T" bench queries idx --queries q.txt --csv same --per-query same
+want_fail "the same file"
+run "$T" bench queries idx --queries q.txt --per-query idx
+want_fail "--per-query\|idx"
+cmp -s idx idx.orig || fail "the index changed"
+# a directory that does not exist: refused before the benchmark runs
+run "$T" bench queries idx --queries q.txt --per-query nodir/p.csv
+want_fail "--per-query: nodir/p.csv: cannot create"
+[ ! -e nodir ] && ! grep -q '^oracle' out.txt || fail "ran or wrote anyway: $(ls; cat out.txt)"
+run "$T" bench queries idx --queries q.txt --csv nodir/s.csv
+want_fail "--csv: nodir/s.csv: cannot create"
+# a run that fails leaves an earlier per-query file as it was
+printf 'keep\n' > keep.csv
+run "$T" bench queries idx --queries q.txt -k 10,100 --per-query keep.csv --oracle-cache bad.bin
+want_fail "bad.bin"
+[ "$(cat keep.csv)" = keep ] || fail "a failed run changed the per-query file"
 
 [ "$failures" -eq 0 ] && echo "test_bench_queries: all cases passed"
 exit "$failures"
