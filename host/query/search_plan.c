@@ -11,8 +11,8 @@
  * (coalesced reads of each list, no per-document cursor juggling); a few
  * groups per compute unit. COMPRESSED, ITEM on the compressed index
  * (cl/search_zrange.cl: cursors decode only the blocks they enter, no
- * decode launch): the CPU default, ITEM where it cannot apply
- * (tdm_search_zrange_fits).
+ * decode launch): the CPU default and ranked AND's on a GPU, else the
+ * device's other default where it cannot apply (tdm_search_zrange_fits).
  *
  * Algorithm `auto`: one term -> OR (nothing to prune across terms); else
  * MaxScore, the fastest exact disjunction in PISA at k = 10 and 1000 (the
@@ -79,10 +79,13 @@ static uint32_t cpu_ranges_per_cu(void)
 /* Groups of GPU_LOCAL ranges a GPU compute unit gets for COMPRESSED, or
  * TANDEM_GPU_ZGROUPS_PER_CU (1 to 64; for timing runs). Its cursors keep a
  * decoded block per term a range in global memory, so fewer, longer ranges
- * than ITEM's (which shares decoded lists). */
+ * than ITEM's (which shares decoded lists). H200, 1M documents, 5,000
+ * queries, interleaved scratch, mean us at 1 / 2 / 4 groups: AND k10
+ * 171.8 / 153.8 / 153.2, MaxScore k10 255.6 / 192.4 / 190.6 (BENCHMARKS.md,
+ * fifth session). */
 static uint32_t gpu_zgroups_per_cu(void)
 {
-    return (uint32_t)tdm_env_ulong("TANDEM_GPU_ZGROUPS_PER_CU", 1, 64, 1);
+    return (uint32_t)tdm_env_ulong("TANDEM_GPU_ZGROUPS_PER_CU", 1, 64, 2);
 }
 
 static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t want,
@@ -136,6 +139,15 @@ static void size_groups(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
     pl->rlen = (uint32_t)(((uint64_t)ndocs + r - 1) / r);
     pl->ranges = (uint32_t)(((uint64_t)ndocs + pl->rlen - 1) / pl->rlen);
     pl->local = (uint32_t)sd->d->wg_size;
+}
+
+static void size_plan(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t want,
+                      tdm_splan *pl)
+{
+    if (pl->variant == TDM_VARIANT_GROUP)
+        size_groups(sd, ndocs, nt, want, pl);
+    else
+        size_ranges(sd, ndocs, nt, want, pl);
 }
 
 int tdm_search_zrange_fits(const tdm_sprep *p, int salg, uint32_t nranges)
@@ -233,14 +245,18 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
      * 16,908, 14,070 / 6,622, 6,729; AND-then-OR k10 8,426, 8,426 / 3,555,
      * 3,754; AND 4,592 / 929 and MaxScore 5,716 / 1,282 (f38a427, before
      * the serial decode; docs/SEARCH.md). */
+    /* On a GPU: GROUP for OR and AND-then-OR, COMPRESSED for AND, ITEM for
+     * the rest. H200, 1M documents, 5,000 queries, mean us GROUP or ITEM /
+     * COMPRESSED (2 groups a compute unit): AND k10 218.9 / 153.8, k1000
+     * 235.0 / 179.2; OR k10 229.6 / 289.1; AND-then-OR k10 235.1 / 232.9,
+     * k1000 404.4 / 420.4; MaxScore k10 152.2 / 192.4 (BENCHMARKS.md). */
+    int gpu_default = exhaustive ? TDM_VARIANT_GROUP : TDM_VARIANT_ITEM;
     if (variant == TDM_VARIANT_AUTO)
-        variant = is_gpu(&s->dev[i]) ? (exhaustive ? TDM_VARIANT_GROUP : TDM_VARIANT_ITEM)
-                                     : TDM_VARIANT_COMPRESSED;
+        variant = !is_gpu(&s->dev[i])          ? TDM_VARIANT_COMPRESSED
+                  : out->alg == TDM_ALGO_AND ? TDM_VARIANT_COMPRESSED
+                                             : gpu_default;
     out->variant = exhaustive || variant == TDM_VARIANT_COMPRESSED ? variant : TDM_VARIANT_ITEM;
-    if (out->variant == TDM_VARIANT_GROUP)
-        size_groups(&s->dev[i], s->ndocs, p->nt, ranges, out);
-    else
-        size_ranges(&s->dev[i], s->ndocs, p->nt, ranges, out);
+    size_plan(&s->dev[i], s->ndocs, p->nt, ranges, out);
     if (out->variant == TDM_VARIANT_COMPRESSED) {
         /* AND-then-OR's passes are an AND and an OR: both need what OR needs */
         int salg = out->alg == TDM_ALGO_OR         ? TDM_SALG_OR
@@ -250,8 +266,8 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
                    : out->alg == TDM_ALGO_BMW      ? TDM_SALG_BMW
                                                    : TDM_SALG_MAXSCORE;
         if (!tdm_search_zrange_fits(p, salg, out->ranges)) {
-            out->variant = TDM_VARIANT_ITEM;
-            size_ranges(&s->dev[i], s->ndocs, p->nt, ranges, out);
+            out->variant = is_gpu(&s->dev[i]) ? gpu_default : TDM_VARIANT_ITEM;
+            size_plan(&s->dev[i], s->ndocs, p->nt, ranges, out);
         }
     }
     return zr_layout(&s->dev[i], out, err);
