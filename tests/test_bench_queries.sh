@@ -147,7 +147,7 @@ grep -Eq "^or +10 0 [^ ].* +1 +[0-9.]+ " out.txt || fail "want 1 query timed: $(
 grep -Eq "^oracle-or +10 host, 1 thread +11 " out.txt || fail "the oracle runs all: $(cat out.txt)"
 run "$T" bench queries idx --queries q.txt --algorithms or -k 10 --warmup 0 --budget 0.000001 --per-query pb.csv
 want_ok
-[ "$(grep -c '^or,10,' pb.csv)" -eq 1 ] && [ "$(grep -c '^oracle-or,10,' pb.csv)" -eq 11 ] ||
+[ "$(grep -c '^or,10,0,' pb.csv)" -eq 1 ] && [ "$(grep -c '^oracle-or,10,' pb.csv)" -eq 11 ] ||
     fail "--per-query under a budget: $(cat pb.csv)"
 
 begin "non-default BM25 k1 and b, single and batched: every algorithm's answers the oracle's"
