@@ -88,8 +88,12 @@ static uint32_t gpu_zgroups_per_cu(void)
     return (uint32_t)tdm_env_ulong("TANDEM_GPU_ZGROUPS_PER_CU", 1, 64, 2);
 }
 
-static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t want,
-                        tdm_splan *pl)
+/* zwords: the compressed cursors' scratch words a term a range (0: another
+ * variant). Without a wanted count, ranges are capped so that the scratch
+ * fits TDM_ZR_MAX_WORDS: a query of many terms gets fewer, longer ranges
+ * instead of another variant. */
+static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t zwords,
+                        uint32_t want, tdm_splan *pl)
 {
     uint32_t cus = sd->d->info.compute_units ? sd->d->info.compute_units : 1;
     uint32_t r, minlen;
@@ -110,6 +114,8 @@ static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
     }
     if (r > MAX_CURSORS / (nt ? nt : 1))
         r = MAX_CURSORS / (nt ? nt : 1);
+    if (!want && zwords && (uint64_t)r * nt * zwords > TDM_ZR_MAX_WORDS)
+        r = (uint32_t)(TDM_ZR_MAX_WORDS / ((uint64_t)(nt ? nt : 1) * zwords));
     if (r > ndocs)
         r = ndocs;
     if (r < 1)
@@ -141,13 +147,16 @@ static void size_groups(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
     pl->local = (uint32_t)sd->d->wg_size;
 }
 
-static void size_plan(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t want,
+static void size_plan(const tdm_sdev *sd, uint32_t ndocs, const tdm_sprep *p, uint32_t want,
                       tdm_splan *pl)
 {
+    uint32_t zwords = pl->variant == TDM_VARIANT_COMPRESSED && p->max_block
+                          ? TDM_ZR_CW + 2u * p->max_block
+                          : 0u;
     if (pl->variant == TDM_VARIANT_GROUP)
-        size_groups(sd, ndocs, nt, want, pl);
+        size_groups(sd, ndocs, p->nt, want, pl);
     else
-        size_ranges(sd, ndocs, nt, want, pl);
+        size_ranges(sd, ndocs, p->nt, zwords, want, pl);
 }
 
 int tdm_search_zrange_fits(const tdm_sprep *p, int salg, uint32_t nranges)
@@ -256,7 +265,7 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
                   : out->alg == TDM_ALGO_AND ? TDM_VARIANT_COMPRESSED
                                              : gpu_default;
     out->variant = exhaustive || variant == TDM_VARIANT_COMPRESSED ? variant : TDM_VARIANT_ITEM;
-    size_plan(&s->dev[i], s->ndocs, p->nt, ranges, out);
+    size_plan(&s->dev[i], s->ndocs, p, ranges, out);
     if (out->variant == TDM_VARIANT_COMPRESSED) {
         /* AND-then-OR's passes are an AND and an OR: both need what OR needs */
         int salg = out->alg == TDM_ALGO_OR         ? TDM_SALG_OR
@@ -267,7 +276,7 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
                                                    : TDM_SALG_MAXSCORE;
         if (!tdm_search_zrange_fits(p, salg, out->ranges)) {
             out->variant = is_gpu(&s->dev[i]) ? gpu_default : TDM_VARIANT_ITEM;
-            size_plan(&s->dev[i], s->ndocs, p->nt, ranges, out);
+            size_plan(&s->dev[i], s->ndocs, p, ranges, out);
         }
     }
     return zr_layout(&s->dev[i], out, err);

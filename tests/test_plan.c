@@ -1,0 +1,134 @@
+/* The planner (query/search_plan.c, tdm_search_plan) on devices described,
+ * not opened: a GPU of 132 compute units and a CPU of 16. What it must keep:
+ *  - auto on a GPU: COMPRESSED for ranked AND, GROUP for OR and AND-then-OR,
+ *    ITEM for WAND, BMW and MaxScore; on a CPU COMPRESSED for all;
+ *  - the compressed cursors' scratch within TDM_ZR_MAX_WORDS for any number
+ *    of terms (fewer ranges, not another variant), every document in a range;
+ *  - a wanted range count the scratch cannot hold: the device's other
+ *    default (GROUP for AND on a GPU, ITEM on a CPU);
+ *  - a request's variant wins over auto; AUTO algorithm: OR for one term,
+ *    MaxScore for more. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/search.h"
+#include "testutil.h"
+
+typedef struct fake {
+    tdm_device dev[2];
+    tdm_sdev sdev[2];
+    struct tdm_search s;
+} fake;
+
+static void fake_init(fake *f)
+{
+    memset(f, 0, sizeof *f);
+    f->dev[0].info.type = TDM_DEVICE_GPU;
+    f->dev[0].info.compute_units = 132;
+    f->dev[1].info.type = TDM_DEVICE_CPU;
+    f->dev[1].info.compute_units = 16;
+    for (int i = 0; i < 2; i++) {
+        f->sdev[i].d = &f->dev[i];
+        f->sdev[i].index = i;
+        f->sdev[i].fp64 = 1;
+    }
+    f->s.dev = f->sdev;
+    f->s.ndev = 2;
+    f->s.ndocs = 1000000;
+}
+
+static tdm_splan plan(fake *f, uint32_t nt, int alg, int dev, int variant, uint32_t ranges)
+{
+    tdm_sprep p;
+    memset(&p, 0, sizeof p);
+    p.nt = nt;
+    p.max_block = 128;
+    p.kind = TDM_SCORING_BM25;
+    tdm_splan pl;
+    tdm_err err = {0};
+    if (tdm_search_plan(&f->s, &p, alg, dev, variant, ranges, 10, &pl, &err) != TDM_OK)
+        fail_msg("plan nt %u alg %d dev %d: %s", nt, alg, dev, tdm_err_msg(&err));
+    assert_int_equal(pl.dev, dev);
+    assert_true(pl.ranges >= 1 && pl.rlen >= 1);
+    assert_true((uint64_t)pl.ranges * pl.rlen >= f->s.ndocs); /* every document in a range */
+    assert_true((uint64_t)(pl.ranges - 1) * pl.rlen < f->s.ndocs); /* no empty range */
+    return pl;
+}
+
+static void auto_variants(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    static const int algs[] = {TDM_ALGO_OR,   TDM_ALGO_AND, TDM_ALGO_AND_OR,
+                               TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+    static const int gpu[] = {TDM_VARIANT_GROUP, TDM_VARIANT_COMPRESSED, TDM_VARIANT_GROUP,
+                              TDM_VARIANT_ITEM,  TDM_VARIANT_ITEM,       TDM_VARIANT_ITEM};
+    for (size_t a = 0; a < 6; a++) {
+        assert_int_equal(plan(&f, 3, algs[a], 0, TDM_VARIANT_AUTO, 0).variant, gpu[a]);
+        assert_int_equal(plan(&f, 3, algs[a], 1, TDM_VARIANT_AUTO, 0).variant,
+                         TDM_VARIANT_COMPRESSED);
+    }
+    assert_int_equal(plan(&f, 1, TDM_ALGO_AUTO, 0, TDM_VARIANT_AUTO, 0).alg, TDM_ALGO_OR);
+    assert_int_equal(plan(&f, 2, TDM_ALGO_AUTO, 0, TDM_VARIANT_AUTO, 0).alg, TDM_ALGO_MAXSCORE);
+    /* a request's own variant */
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_ITEM, 0).variant, TDM_VARIANT_ITEM);
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_GROUP, 0).variant,
+                     TDM_VARIANT_GROUP);
+    assert_int_equal(plan(&f, 3, TDM_ALGO_MAXSCORE, 0, TDM_VARIANT_GROUP, 0).variant,
+                     TDM_VARIANT_ITEM); /* GROUP is for exhaustive algorithms only */
+}
+
+static void compressed_fits(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    uint32_t prev = 0;
+    for (uint32_t nt = 1; nt <= 1024; nt = nt < 8 ? nt + 1 : nt * 2) {
+        for (int dev = 0; dev < 2; dev++) {
+            tdm_splan pl = plan(&f, nt, TDM_ALGO_AND, dev, TDM_VARIANT_AUTO, 0);
+            assert_int_equal(pl.variant, TDM_VARIANT_COMPRESSED);
+            uint64_t words = (uint64_t)nt * pl.ranges * (TDM_ZR_CW + 2u * 128u);
+            if (words > TDM_ZR_MAX_WORDS)
+                fail_msg("nt %u dev %d: %u ranges need %llu words", nt, dev, pl.ranges,
+                         (unsigned long long)words);
+            if (dev == 0) {
+                assert_true(prev == 0 || pl.ranges <= prev); /* more terms, no more ranges */
+                prev = pl.ranges;
+            }
+        }
+    }
+    /* two terms fit the GPU's full plan: 132 compute units x 2 groups x 64
+       ranges, but none shorter than 64 documents */
+    assert_int_equal(plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).ranges, 1000000u / 64);
+    f.s.ndocs = 10000000;
+    assert_int_equal(plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).rlen,
+                     (10000000u + 132u * 2 * 64 - 1) / (132u * 2 * 64));
+}
+
+static void wanted_ranges_fall_back(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    tdm_splan pl = plan(&f, 64, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 100000);
+    assert_int_equal(pl.variant, TDM_VARIANT_GROUP);
+    pl = plan(&f, 64, TDM_ALGO_AND, 1, TDM_VARIANT_AUTO, 100000);
+    assert_int_equal(pl.variant, TDM_VARIANT_ITEM);
+    assert_true(pl.ranges <= 65536u); /* MAX_CURSORS / 64 terms */
+    pl = plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 1000);
+    assert_int_equal(pl.variant, TDM_VARIANT_COMPRESSED);
+    assert_int_equal(pl.ranges, 1000u);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(auto_variants),
+        cmocka_unit_test(compressed_fits),
+        cmocka_unit_test(wanted_ranges_fall_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
