@@ -16,6 +16,8 @@
 # ORACLE_CACHE=FILE keeps the oracle's answers in FILE (--oracle-cache: a later
 # run on the same index, queries and k reads them instead of running the
 # oracle); ORACLE_ONLY=1 runs (or reads) the oracle only, no device series.
+# PERQ=1 also writes each timed query's latency and list features
+# (--per-query OUTDIR/...-perq.csv).
 # BUILD_ONLY=1 stops after the index (the 10M collection takes ~140 s on 16
 # cores: one device command for it, the benchmark in the next on the same
 # warm machine, WORKDIR inside an ignored directory such as build/).
@@ -42,6 +44,7 @@ opts=(--queries "$Q" --limit "$nq" --oracle-threads "${ORACLE_THREADS:-16}" --de
 [ -z "${ORACLE_CACHE:-}" ] || opts+=(--oracle-cache "$ORACLE_CACHE")
 [ "${ORACLE_ONLY:-0}" = 0 ] || opts+=(--oracle-only)
 [ -z "${K:-}" ] || opts+=(-k "$K")
+[ "${PERQ:-0}" = 0 ] || opts+=(--per-query "$base-perq.csv")
 [ -z "${THREADS:-}" ] || opts+=(--threads "$THREADS")
 [ -z "${BATCH:-}" ] || opts+=(--batch "$BATCH" --batch-threads "${BATCH_THREADS:-1}"
                               --throughput-plot "$base-throughput.svg")
