@@ -1,4 +1,7 @@
-/* The engine: selected devices, each with a context, a queue and kernels.cl. */
+/* The engine: selected devices, each with a context, a queue and kernels.cl.
+ * tdm_engine_open opens the devices concurrently, a thread each (open_devices);
+ * the engine is read-only after that (runtime.h). */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,30 +96,107 @@ static int device_init(tdm_device *d, const tdm_found_device *f, const tdm_setti
     return TDM_OK;
 }
 
-/* Opens every chosen device; a device that fails is skipped and named in the
- * engine's warnings, so one broken driver does not take the others down. */
-static int open_devices(tdm_engine *e, const tdm_found_device *found, size_t n,
-                        const unsigned char *chosen)
+/* One chosen device's open (open_devices): device_init on a thread of its
+ * own, into a slot of the engine's array that no other job touches. */
+typedef struct open_job {
+    tdm_device *dev;
+    const tdm_found_device *found;
+    const tdm_settings *settings;
+    size_t index;     /* in discovery order: the warnings name it */
+    int st;
+    tdm_err err;
+    pthread_t thread;
+    int threaded;     /* st and err are ready after pthread_join */
+} open_job;
+
+static void *open_job_run(void *arg)
 {
-    int first_fail = TDM_OK;
-    for (size_t i = 0; i < n; i++) {
-        if (!chosen[i])
-            continue;
-        tdm_err derr = {0};
-        int st = device_init(&e->dev[e->ndev], &found[i], &e->settings, &derr);
-        if (st == TDM_OK) {
-            e->ndev++;
-        } else {
-            device_release(&e->dev[e->ndev]);
-            if (first_fail == TDM_OK)
-                first_fail = st;
-            tdm_err_append(&e->warnings, "%sdevice [%zu] %s (%s) skipped: %s: %s",
-                           e->warnings.msg ? "\n" : "", i, found[i].info.name,
-                           found[i].info.platform, tdm_strerror(st), tdm_err_msg(&derr));
-        }
-        tdm_err_clear(&derr);
+    open_job *j = arg;
+    j->st = device_init(j->dev, j->found, j->settings, &j->err);
+    if (j->st != TDM_OK)
+        device_release(j->dev);
+    return NULL;
+}
+
+/* Starts job j on a thread; a thread that cannot be made (or a stack size
+ * that cannot be set) runs it here instead, so the open never fails for it.
+ * LLVM-based compilers recurse deeply: at least 8 MiB of stack, as a main
+ * thread usually has (musl's default is 128 KiB). */
+static void open_job_start(open_job *j)
+{
+    pthread_attr_t attr;
+    size_t stack = 0;
+    if (pthread_attr_init(&attr) == 0) {
+        if (pthread_attr_getstacksize(&attr, &stack) == 0 && stack < ((size_t)8 << 20))
+            pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+        j->threaded = pthread_create(&j->thread, &attr, open_job_run, j) == 0;
+        pthread_attr_destroy(&attr);
     }
-    return e->ndev == 0 ? first_fail : TDM_OK;
+    if (!j->threaded)
+        open_job_run(j);
+}
+
+/* Takes job j's result into the engine, after the earlier jobs' (discovery
+ * order): a device opened goes to the next free slot (down over a failed,
+ * released one's: a tdm_device holds no pointer into itself, so it may
+ * move), a failure to the warnings. */
+static void open_job_take(tdm_engine *e, open_job *j, int *first_fail)
+{
+    if (j->threaded)
+        pthread_join(j->thread, NULL);
+    if (j->st == TDM_OK) {
+        if (j->dev != &e->dev[e->ndev]) {
+            e->dev[e->ndev] = *j->dev;
+            memset(j->dev, 0, sizeof *j->dev);
+        }
+        e->ndev++;
+    } else {
+        if (*first_fail == TDM_OK)
+            *first_fail = j->st;
+        tdm_err_append(&e->warnings, "%sdevice [%zu] %s (%s) skipped: %s: %s",
+                       e->warnings.msg ? "\n" : "", j->index, j->found->info.name,
+                       j->found->info.platform, tdm_strerror(j->st), tdm_err_msg(&j->err));
+    }
+    tdm_err_clear(&j->err);
+}
+
+/* Opens every chosen device, each on a thread of its own when there are
+ * several (a cold build takes seconds on PoCL and over a minute on NVIDIA's
+ * driver; each device has its own context, queues and program), then takes
+ * the results in discovery order, so e->dev, the warnings and the error are
+ * those of a one-by-one open. A device that fails is skipped and named in
+ * the engine's warnings, so one broken driver does not take the others
+ * down. */
+static int open_devices(tdm_engine *e, const tdm_found_device *found, size_t n,
+                        const unsigned char *chosen, tdm_err *err)
+{
+    size_t nj = 0;
+    for (size_t i = 0; i < n; i++)
+        nj += chosen[i] != 0;
+    open_job *jobs = calloc(nj ? nj : 1, sizeof *jobs);
+    if (!jobs)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory opening the engine");
+    for (size_t i = 0, j = 0; i < n; i++)
+        if (chosen[i]) {
+            jobs[j] = (open_job){.dev = &e->dev[j], .found = &found[i],
+                                 .settings = &e->settings, .index = i};
+            j++;
+        }
+    for (size_t j = 0; j < nj; j++) {
+        if (nj > 1)
+            open_job_start(&jobs[j]);
+        else
+            open_job_run(&jobs[j]); /* one device: no thread */
+    }
+    int first_fail = TDM_OK;
+    for (size_t j = 0; j < nj; j++)
+        open_job_take(e, &jobs[j], &first_fail);
+    free(jobs);
+    if (e->ndev == 0)
+        return tdm_err_set(err, first_fail != TDM_OK ? first_fail : TDM_ERR_NO_DEVICE,
+                           "no selected device could be opened:\n%s",
+                           tdm_err_msg(&e->warnings));
+    return TDM_OK;
 }
 
 void tdm_engine_options_init(tdm_engine_options *o)
@@ -167,9 +247,8 @@ static int open_engine(const tdm_engine_options *opts, tdm_engine *e, tdm_err *e
     }
     if (st == TDM_OK)
         st = tdm_select_devices(e->settings.devices, found, n, chosen, err);
-    if (st == TDM_OK && (st = open_devices(e, found, n, chosen)) != TDM_OK)
-        tdm_err_set(err, st, "no selected device could be opened:\n%s",
-                    tdm_err_msg(&e->warnings));
+    if (st == TDM_OK)
+        st = open_devices(e, found, n, chosen, err);
     free(found);
     free(chosen);
     return st;
