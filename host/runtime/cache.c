@@ -5,7 +5,10 @@
  * file holds a header (magic, format, the key again, payload size and its
  * XXH64) and the binary. Entries are written to a temporary file and renamed,
  * so readers never see half a file; anything that does not verify is rebuilt
- * from source and overwritten. */
+ * from source and overwritten. Two writers of one entry at once (identical
+ * devices, which share a key, opening concurrently) each write a temporary
+ * file of their own (pid and counter: tdm_write_file_atomic) and the last
+ * rename wins: a whole entry either way. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>

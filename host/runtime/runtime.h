@@ -58,7 +58,12 @@ struct tdm_probe;
 
 /* One opened device. Every field is set at engine open and read-only after,
  * so any thread may read them; the kernel pool and the probes carry their
- * own locks, and OpenCL queues accept commands from several threads. */
+ * own locks, and OpenCL queues accept commands from several threads. The
+ * engine opens its devices concurrently, each on a thread of its own
+ * (engine.c), so what opening one touches (tdm_device_start, the program
+ * build and cache, tdm_launch_guard_needed) shares no mutable state with
+ * another device's open; a tdm_device holds no pointer into itself (the
+ * engine moves one down over a failed device's slot). */
 typedef struct tdm_device {
     cl_platform_id platform;
     cl_device_id id;
@@ -119,7 +124,8 @@ void tdm_cache_config(const tdm_settings *settings, const tdm_device_info *info,
 
 /* For tests only: every later build for `dev` fails (the kernels get
  * -DTDM_TEST_BREAK_BUILD), as a broken driver's would; NULL undoes it for
- * all devices. Not thread-safe: call it before tdm_engine_open. */
+ * all devices. Not thread-safe: call it before tdm_engine_open, whose
+ * device threads only read it (tdm_test_build_broken). */
 void tdm_test_break_build(cl_device_id dev);
 int tdm_test_build_broken(cl_device_id dev);
 
