@@ -494,8 +494,9 @@ enum tdm_scoring {
 /* How a device splits a query's work (the same results either way). */
 enum tdm_search_variant {
     TDM_VARIANT_AUTO = 0,  /* the planner's choice: on a GPU COMPRESSED for
-                              ranked AND, GROUP for OR and AND-then-OR, ITEM
-                              for the rest; COMPRESSED on a CPU */
+                              ranked AND (GROUP when its shortest list is
+                              long), GROUP for OR and AND-then-OR, ITEM for
+                              the rest; COMPRESSED on a CPU */
     TDM_VARIANT_ITEM = 1,  /* a work-item per docid range, document at a time
                               (every algorithm; all cores of a CPU on one query) */
     TDM_VARIANT_GROUP = 2, /* a work-group per docid range with dense score

@@ -1,6 +1,7 @@
 /* The planner (query/search_plan.c, tdm_search_plan) on devices described,
  * not opened: a GPU of 132 compute units and a CPU of 16. What it must keep:
- *  - auto on a GPU: COMPRESSED for ranked AND, GROUP for OR and AND-then-OR,
+ *  - auto on a GPU: COMPRESSED for ranked AND (GROUP when its shortest list
+ *    holds more than 1/32 of the documents), GROUP for OR and AND-then-OR,
  *    ITEM for WAND, BMW and MaxScore; on a CPU COMPRESSED for all;
  *  - the compressed cursors' scratch within TDM_ZR_MAX_WORDS for any number
  *    of terms (fewer ranges, not another variant), every document in a range;
@@ -38,11 +39,14 @@ static void fake_init(fake *f)
     f->s.ndocs = 1000000;
 }
 
+static uint32_t min_df = 1000; /* the shortest list of the next plans */
+
 static tdm_splan plan(fake *f, uint32_t nt, int alg, int dev, int variant, uint32_t ranges)
 {
     tdm_sprep p;
     memset(&p, 0, sizeof p);
     p.nt = nt;
+    p.min_df = min_df;
     p.max_block = 128;
     p.kind = TDM_SCORING_BM25;
     tdm_splan pl;
@@ -72,6 +76,19 @@ static void auto_variants(void **state)
     }
     assert_int_equal(plan(&f, 1, TDM_ALGO_AUTO, 0, TDM_VARIANT_AUTO, 0).alg, TDM_ALGO_OR);
     assert_int_equal(plan(&f, 2, TDM_ALGO_AUTO, 0, TDM_VARIANT_AUTO, 0).alg, TDM_ALGO_MAXSCORE);
+    /* AND whose shortest list holds more than 1/32 of the documents: GROUP
+       on a GPU, still COMPRESSED on a CPU */
+    min_df = 1000000 / 32 + 1;
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).variant,
+                     TDM_VARIANT_GROUP);
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 1, TDM_VARIANT_AUTO, 0).variant,
+                     TDM_VARIANT_COMPRESSED);
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_COMPRESSED, 0).variant,
+                     TDM_VARIANT_COMPRESSED);
+    min_df = 1000000 / 32;
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).variant,
+                     TDM_VARIANT_COMPRESSED);
+    min_df = 1000;
     /* a request's own variant */
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_ITEM, 0).variant, TDM_VARIANT_ITEM);
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_GROUP, 0).variant,

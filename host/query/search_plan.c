@@ -229,6 +229,22 @@ static int zr_layout(const tdm_sdev *sd, tdm_splan *pl, tdm_err *err)
     return TDM_OK;
 }
 
+/* Ranked AND on a GPU runs GROUP instead of COMPRESSED when its shortest
+ * list holds more than 1/AND_GROUP_FRACTION of the documents: every range's
+ * cursors then decode a block of every list, the slowest ranges set the
+ * query's time, and GROUP's coalesced scan of the lists wins. H200, 1M
+ * documents, 5,000 queries, k10, both variants per query (bench queries
+ * --per-query): COMPRESSED alone mean 164.1 / p99 577 us, GROUP alone
+ * 215.1 / 408, GROUP where the shortest list is past 36,085 postings (a
+ * tenth of the queries) 153.1 / 391, past 9,292 (a quarter) 159.0 / 366,
+ * the better of the two per query 151.0 / 363. */
+#define AND_GROUP_FRACTION 32u
+
+static int and_group(const tdm_sprep *p, uint32_t ndocs)
+{
+    return p->nt > 1 && (uint64_t)p->min_df * AND_GROUP_FRACTION > ndocs;
+}
+
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
                     int variant, uint32_t ranges, uint32_t k, tdm_splan *out, tdm_err *err)
 {
@@ -254,16 +270,17 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
      * 16,908, 14,070 / 6,622, 6,729; AND-then-OR k10 8,426, 8,426 / 3,555,
      * 3,754; AND 4,592 / 929 and MaxScore 5,716 / 1,282 (f38a427, before
      * the serial decode; docs/SEARCH.md). */
-    /* On a GPU: GROUP for OR and AND-then-OR, COMPRESSED for AND, ITEM for
-     * the rest. H200, 1M documents, 5,000 queries, mean us GROUP or ITEM /
-     * COMPRESSED (2 groups a compute unit): AND k10 218.9 / 153.8, k1000
-     * 235.0 / 179.2; OR k10 229.6 / 289.1; AND-then-OR k10 235.1 / 232.9,
-     * k1000 404.4 / 420.4; MaxScore k10 152.2 / 192.4 (BENCHMARKS.md). */
+    /* On a GPU: GROUP for OR and AND-then-OR, ITEM for WAND, BMW and
+     * MaxScore, and for AND COMPRESSED unless its shortest list is long
+     * (AND_GROUP_FRACTION). H200, 1M documents, 5,000 queries, mean us GROUP
+     * or ITEM / COMPRESSED (2 groups a compute unit): AND k10 218.9 / 153.8,
+     * k1000 235.0 / 179.2; OR k10 229.6 / 289.1; AND-then-OR k10 235.1 /
+     * 232.9, k1000 404.4 / 420.4; MaxScore k10 152.2 / 192.4 (BENCHMARKS.md). */
     int gpu_default = exhaustive ? TDM_VARIANT_GROUP : TDM_VARIANT_ITEM;
     if (variant == TDM_VARIANT_AUTO)
-        variant = !is_gpu(&s->dev[i])          ? TDM_VARIANT_COMPRESSED
-                  : out->alg == TDM_ALGO_AND ? TDM_VARIANT_COMPRESSED
-                                             : gpu_default;
+        variant = !is_gpu(&s->dev[i]) ? TDM_VARIANT_COMPRESSED
+                  : out->alg == TDM_ALGO_AND && !and_group(p, s->ndocs) ? TDM_VARIANT_COMPRESSED
+                                                                        : gpu_default;
     out->variant = exhaustive || variant == TDM_VARIANT_COMPRESSED ? variant : TDM_VARIANT_ITEM;
     size_plan(&s->dev[i], s->ndocs, p, ranges, out);
     if (out->variant == TDM_VARIANT_COMPRESSED) {
