@@ -74,11 +74,12 @@ __kernel void tdm_search_merge_batch(__global const float *hs, __global const ui
 {
     __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
+    __local ulong lkeys[TDM_MERGE_LKEYS];
     __global const uint *w = qtab + get_group_id(0) * TDM_SBQ_W;
     uint m, total;
     tdm_merge_top(hs + w[6], hd + w[6], hn + w[2], w[3], w[5], k, pow2,
-                  out + (size_t)get_group_id(0) * (pow2 + 2u), status[0], hist, shared, &m,
-                  &total);
+                  out + (size_t)get_group_id(0) * (pow2 + 2u), status[0], hist, shared, lkeys,
+                  &m, &total);
 }
 
 /* Device-computed bounds for a batch (requests whose k1, b are not the

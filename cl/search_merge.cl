@@ -246,15 +246,62 @@ __kernel void tdm_search_select(__global const float *hs, __global const uint *h
         on[g] = shared[3];
 }
 
+/* Keys a merge sorts in local memory (8 bytes each): the top k of k up to
+   that, k = 1,000 included. A bitonic sort in global memory, with a global
+   barrier a step (55 steps at 1,024 keys), cost the H200 ~40 us a query at
+   k = 1,000 (BENCHMARKS.md, fifth session); larger k keep it. (Oclgrind,
+   32 KB, counts a kernel's local arrays twice.) */
+#if TDM_LOCAL_MEM >= 49152
+#define TDM_MERGE_LKEYS 2048u
+#else
+#define TDM_MERGE_LKEYS 1024u
+#endif
+
+/* Compare-exchange step (size, stride) of a descending bitonic sort of n
+   keys, by every work-item of the group, in local or in global memory. */
+#define TDM_BITONIC_STEP(keys, n, size, stride)                                  \
+    for (uint i = get_local_id(0); i < (n); i += get_local_size(0)) {            \
+        uint j = i ^ (stride);                                                   \
+        if (j > i) {                                                             \
+            ulong a = keys[i], b = keys[j];                                      \
+            int desc = (i & (size)) == 0u;                                       \
+            if (desc ? a < b : a > b) {                                          \
+                keys[i] = b;                                                     \
+                keys[j] = a;                                                     \
+            }                                                                    \
+        }                                                                        \
+    }
+
+void tdm_bitonic_local(__local ulong *keys, uint n)
+{
+    for (uint size = 2u; size <= n; size <<= 1)
+        for (uint stride = size >> 1; stride > 0u; stride >>= 1) {
+            TDM_BITONIC_STEP(keys, n, size, stride)
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+}
+
+void tdm_bitonic_global(__global ulong *keys, uint n)
+{
+    for (uint size = 2u; size <= n; size <<= 1)
+        for (uint stride = size >> 1; stride > 0u; stride >>= 1) {
+            TDM_BITONIC_STEP(keys, n, size, stride)
+            barrier(CLK_GLOBAL_MEM_FENCE);
+        }
+}
+
 /* The top k of heaps 0 .. nranges, sorted, to out + 2 (pow2 >= k keys), with
    out's header; *m and *total get the keys written and the candidates.
-   Every work-item of the group calls it. */
+   Every work-item of the group calls it; lkeys holds TDM_MERGE_LKEYS keys
+   (the sort's, when pow2 fits: pow2 is the same for the whole group). */
 void tdm_merge_top(__global const float *hs, __global const uint *hd, __global const uint *hn,
                    uint nranges, uint cap, uint k, uint pow2, __global ulong *out, uint status,
-                   __local uint *hist, __local uint *shared, uint *m_out, uint *total_out)
+                   __local uint *hist, __local uint *shared, __local ulong *lkeys,
+                   uint *m_out, uint *total_out)
 {
     uint lid = get_local_id(0), ls = get_local_size(0);
     __global ulong *keys = out + 2; /* after the header (counts, status) */
+    int loc = pow2 <= TDM_MERGE_LKEYS;
     uint total;
     ulong prefix = tdm_merge_kth(hs, hd, hn, 0, nranges, cap, k, hist, shared, &total);
     uint ncand = nranges * cap;
@@ -265,31 +312,28 @@ void tdm_merge_top(__global const float *hs, __global const uint *hd, __global c
         if (i % cap >= hn[i / cap])
             continue;
         ulong key = tdm_merge_key(hs, hd, i);
-        if (key >= prefix)
-            keys[atomic_inc(&shared[3])] = key;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    uint m = shared[3];
-    for (uint i = m + lid; i < pow2; i += ls)
-        keys[i] = 0;
-    barrier(CLK_GLOBAL_MEM_FENCE);
-    /* bitonic sort of keys[0 .. pow2), descending */
-    for (uint size = 2u; size <= pow2; size <<= 1) {
-        for (uint stride = size >> 1; stride > 0u; stride >>= 1) {
-            for (uint i = lid; i < pow2; i += ls) {
-                uint j = i ^ stride;
-                if (j > i) {
-                    ulong a = keys[i], b = keys[j];
-                    int desc = (i & size) == 0u;
-                    if (desc ? a < b : a > b) {
-                        keys[i] = b;
-                        keys[j] = a;
-                    }
-                }
-            }
-            barrier(CLK_GLOBAL_MEM_FENCE);
+        if (key >= prefix) {
+            uint j = atomic_inc(&shared[3]);
+            if (loc)
+                lkeys[j] = key;
+            else
+                keys[j] = key;
         }
     }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    /* both sorts run, one of them over no keys, so no barrier is under a
+       branch: with the two sorts behind `if (loc)`, test_merge aborted on
+       PoCL 3.1 with a corrupted heap (Oclgrind passed) */
+    uint m = shared[3], nl = loc ? pow2 : 0u, ng = loc ? 0u : pow2;
+    for (uint i = m + lid; i < nl; i += ls)
+        lkeys[i] = 0;
+    for (uint i = m + lid; i < ng; i += ls)
+        keys[i] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    tdm_bitonic_local(lkeys, nl);
+    tdm_bitonic_global(keys, ng);
+    for (uint i = lid; i < nl; i += ls)
+        keys[i] = lkeys[i];
     if (lid == 0u) {
         out[0] = (ulong)m | ((ulong)total << 32);
         out[1] = status;
@@ -307,9 +351,10 @@ __kernel void tdm_search_merge(__global const float *hs, __global const uint *hd
 {
     __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
+    __local ulong lkeys[TDM_MERGE_LKEYS];
     uint m, total, st = status[0];
     tdm_merge_top(hs + (size_t)in_off * cap, hd + (size_t)in_off * cap, hn + in_off, nranges,
-                  cap, k, pow2, out, st, hist, shared, &m, &total);
+                  cap, k, pow2, out, st, hist, shared, lkeys, &m, &total);
     if (get_local_id(0) == 0u) {
         out_n[0] = m;
         out_n[1] = total;

@@ -186,7 +186,8 @@ static void check_select(tdm_device *d, const char *kn, const mcase *c, cl_mem h
 static void merge_vs_ref(void **state)
 {
     tdm_engine *eng = *state;
-    static const uint32_t ks[] = {1, 2, 3, 10, 16, 17, 64, 1000};
+    /* 1000: sorted in local memory; 3000: in global memory (TDM_MERGE_LKEYS) */
+    static const uint32_t ks[] = {1, 2, 3, 10, 16, 17, 64, 1000, 3000};
     tdm_rng r;
     tdm_rng_seed(&r, 2718);
     int rounds = tdm_test_small() ? 2 : 6, smalls = 0;
