@@ -92,6 +92,13 @@ static uint32_t gpu_zgroups_per_cu(void)
  * variant). Without a wanted count, ranges are capped so that the scratch
  * fits TDM_ZR_MAX_WORDS: a query of many terms gets fewer, longer ranges
  * instead of another variant. */
+/* The shortest range a GPU gets, or TANDEM_GPU_MIN_RLEN (1 to 2^20; for
+ * timing runs). */
+static uint32_t gpu_min_rlen(void)
+{
+    return (uint32_t)tdm_env_ulong("TANDEM_GPU_MIN_RLEN", 1, 1u << 20, GPU_MIN_RLEN);
+}
+
 static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t zwords,
                         uint32_t want, tdm_splan *pl)
 {
@@ -101,7 +108,7 @@ static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
         pl->local = GPU_LOCAL;
         r = cus * GPU_LOCAL *
             (pl->variant == TDM_VARIANT_COMPRESSED ? gpu_zgroups_per_cu() : 4u);
-        minlen = GPU_MIN_RLEN;
+        minlen = gpu_min_rlen();
     } else {
         pl->local = 1;
         r = cus * cpu_ranges_per_cu();
@@ -315,6 +322,11 @@ int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k)
 {
     int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
     /* the seed scores decoded postings: the compressed variant has none */
-    return prunes && pl->variant != TDM_VARIANT_COMPRESSED &&
-           (pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)SEED_RLEN_PER_K * k);
+    if (!prunes || pl->variant == TDM_VARIANT_COMPRESSED)
+        return 0;
+    /* TANDEM_SEED=0 never, =1 always, for A/B runs */
+    unsigned long force = tdm_env_ulong("TANDEM_SEED", 0, 1, 2);
+    if (force <= 1)
+        return (int)force;
+    return pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)SEED_RLEN_PER_K * k;
 }
