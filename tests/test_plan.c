@@ -1,7 +1,8 @@
 /* The planner (query/search_plan.c, tdm_search_plan) on devices described,
  * not opened: a GPU of 132 compute units and a CPU of 16. What it must keep:
  *  - auto on a GPU: COMPRESSED for ranked AND (GROUP when its shortest list
- *    holds more than 1/32 of the documents), GROUP for OR and AND-then-OR,
+ *    holds more than 1/32 of the documents, but not in a batch of several),
+ *    GROUP for OR and AND-then-OR,
  *    ITEM for WAND, BMW and MaxScore; on a CPU COMPRESSED for all;
  *  - the compressed cursors' scratch within TDM_ZR_MAX_WORDS for any number
  *    of terms (fewer ranges, not another variant), every document in a range;
@@ -40,6 +41,7 @@ static void fake_init(fake *f)
 }
 
 static uint32_t min_df = 1000; /* the shortest list of the next plans */
+static int batched;             /* and whether they run in a batch */
 
 static tdm_splan plan(fake *f, uint32_t nt, int alg, int dev, int variant, uint32_t ranges)
 {
@@ -51,7 +53,7 @@ static tdm_splan plan(fake *f, uint32_t nt, int alg, int dev, int variant, uint3
     p.kind = TDM_SCORING_BM25;
     tdm_splan pl;
     tdm_err err = {0};
-    if (tdm_search_plan(&f->s, &p, alg, dev, variant, ranges, 10, &pl, &err) != TDM_OK)
+    if (tdm_search_plan(&f->s, &p, alg, dev, variant, ranges, 10, batched, &pl, &err) != TDM_OK)
         fail_msg("plan nt %u alg %d dev %d: %s", nt, alg, dev, tdm_err_msg(&err));
     assert_int_equal(pl.dev, dev);
     assert_true(pl.ranges >= 1 && pl.rlen >= 1);
@@ -85,6 +87,10 @@ static void auto_variants(void **state)
                      TDM_VARIANT_COMPRESSED);
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_COMPRESSED, 0).variant,
                      TDM_VARIANT_COMPRESSED);
+    batched = 1; /* in a batch of several: the compressed batch kernel */
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).variant,
+                     TDM_VARIANT_COMPRESSED);
+    batched = 0;
     min_df = 1000000 / 32;
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).variant,
                      TDM_VARIANT_COMPRESSED);

@@ -274,8 +274,8 @@ static void strict_on_devices(void **state)
                 size_t a = qi % 3;
                 tdm_splan pl;
                 uint32_t ranges = tdm_rng_range(&r, 1, 40);
-                if (tdm_search_plan(s, &p, algos[a], d, TDM_VARIANT_COMPRESSED, ranges, k, &pl,
-                                    &err) != TDM_OK)
+                if (tdm_search_plan(s, &p, algos[a], d, TDM_VARIANT_COMPRESSED, ranges, k, 0,
+                                    &pl, &err) != TDM_OK)
                     fail_msg("plan: %s", tdm_err_msg(&err));
                 assert_int_equal(pl.variant, TDM_VARIANT_COMPRESSED);
                 for (uint32_t g2 = 0; g2 <= 1; g2++) {

@@ -141,9 +141,12 @@ int tdm_search_after_index(const tdm_sdev *sd, cl_command_queue q, cl_uint nwait
 /* Picks the device (opts->device or the planner's), the algorithm (AUTO by
  * the query's features) and the ranges. TDM_ERR_INVALID_ARG for a device
  * index out of range, TDM_ERR_UNSUPPORTED for BM25 on a device without
- * exact division. */
+ * exact division. batched: the query runs in a device batch of several,
+ * where ranked AND takes the compressed batch kernel whatever its lists
+ * (the GPU's GROUP rule for AND is for one query's latency). */
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
-                    int variant, uint32_t ranges, uint32_t k, tdm_splan *out, tdm_err *err);
+                    int variant, uint32_t ranges, uint32_t k, int batched, tdm_splan *out,
+                    tdm_err *err);
 
 /* What one device run returns. */
 typedef struct tdm_sout {

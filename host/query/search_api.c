@@ -256,7 +256,7 @@ static int batch_fatal(int rc)
 /* Tokenizes, prepares and plans query i into it->q; the query's own
  * failures stay in it->rc / it->err. */
 static void prepare_one(tdm_search *s, const tdm_search_query *rq, const tdm_search_options *o,
-                        tdm_sbq *it)
+                        int batched, tdm_sbq *it)
 {
     tdm_query_init(&it->q);
     int rc = build_query(s, rq, &it->q, &it->err);
@@ -270,7 +270,7 @@ static void prepare_one(tdm_search *s, const tdm_search_query *rq, const tdm_sea
     }
     if (rc == TDM_OK && it->q.nterms && s->ndocs)
         rc = tdm_search_plan(s, &it->p, o->algorithm, o->device, o->variant, o->ranges, o->k,
-                             &it->pl, &it->err);
+                             batched, &it->pl, &it->err);
     if (rc == TDM_OK && it->q.nterms && s->ndocs) {
         static const int map[] = {
             [TDM_ALGO_OR] = TDM_SALG_OR,     [TDM_ALGO_AND] = TDM_SALG_AND,
@@ -367,7 +367,7 @@ static void *prep_some(void *arg)
         if (i >= w->n)
             return NULL;
         double tp = tdm_sprof_on() ? tdm_sprof_now() : 0;
-        prepare_one(w->s, &w->queries[i], &w->opts[i], &w->items[i]);
+        prepare_one(w->s, &w->queries[i], &w->opts[i], w->n > 1, &w->items[i]);
         if (tp > 0) {
             tdm_sprof pf = {.on = 1, .salg = w->items[i].salg, .k = w->opts[i].k, .t0 = tp};
             tdm_sprof_host(&pf, "prepare (query, sprep, plan)", tp);

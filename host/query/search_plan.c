@@ -253,7 +253,8 @@ static int and_group(const tdm_sprep *p, uint32_t ndocs)
 }
 
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
-                    int variant, uint32_t ranges, uint32_t k, tdm_splan *out, tdm_err *err)
+                    int variant, uint32_t ranges, uint32_t k, int batched, tdm_splan *out,
+                    tdm_err *err)
 {
     (void)k;
     memset(out, 0, sizeof *out);
@@ -286,8 +287,9 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
     int gpu_default = exhaustive ? TDM_VARIANT_GROUP : TDM_VARIANT_ITEM;
     if (variant == TDM_VARIANT_AUTO)
         variant = !is_gpu(&s->dev[i]) ? TDM_VARIANT_COMPRESSED
-                  : out->alg == TDM_ALGO_AND && !and_group(p, s->ndocs) ? TDM_VARIANT_COMPRESSED
-                                                                        : gpu_default;
+                  : out->alg == TDM_ALGO_AND && (batched || !and_group(p, s->ndocs))
+                      ? TDM_VARIANT_COMPRESSED
+                      : gpu_default;
     out->variant = exhaustive || variant == TDM_VARIANT_COMPRESSED ? variant : TDM_VARIANT_ITEM;
     size_plan(&s->dev[i], s->ndocs, p, ranges, out);
     if (out->variant == TDM_VARIANT_COMPRESSED) {
