@@ -149,11 +149,12 @@ static uint64_t query_cost(const tdm_sprep *p, int salg)
 enum { SIZE_SHARE, SIZE_QUEUE, SIZE_ONE }; /* size_query's modes: SIZE_ONE a range */
 
 static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint64_t allpost,
-                       uint32_t n, uint32_t nt, uint32_t k, int mode, tdm_splan *pl)
+                       uint32_t n, uint32_t nt, uint32_t k, int mode, double scale,
+                       tdm_splan *pl)
 {
     int gpu = d->info.type == TDM_DEVICE_GPU;
     uint32_t cus = d->info.compute_units ? d->info.compute_units : 1;
-    uint64_t total = (uint64_t)cus * ranges_per_cu(gpu);
+    uint64_t total = (uint64_t)((double)cus * ranges_per_cu(gpu) * scale);
     double share = allpost ? (double)total * (double)post / (double)allpost : (double)total / n;
     uint64_t r = mode == SIZE_ONE ? 1 : (uint64_t)share;
     if (mode == SIZE_QUEUE && (double)r < share)
@@ -236,8 +237,9 @@ static int stored_rows(const tdm_ireader *r, const tdm_sbq *it, uint32_t *sb, td
 
 /* Every query's ranges (size_query in `mode`) and the batch's counts in h
  * (terms, bounds, postings, cursors, heap entries, ranges, decode jobs). */
+/* scale: of the device's ranges (1, or less to fit the cursors: fit_scale) */
 static void size_all(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
-                     int salg, uint32_t k, int mode, host_side *h)
+                     int salg, uint32_t k, int mode, double scale, host_side *h)
 {
     uint64_t allpost = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -247,7 +249,7 @@ static void size_all(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
     for (uint32_t i = 0; i < n; i++) {
         tdm_sbq *it = qs[i];
         size_query(sd->d, ndocs, mode == SIZE_QUEUE ? query_cost(&it->p, salg) : it->p.npost,
-                   allpost, n, it->p.nt, k, mode, &it->pl);
+                   allpost, n, it->p.nt, k, mode, scale, &it->pl);
         uint32_t cap = k < it->pl.rlen ? k : it->pl.rlen;
         h->nterms += it->p.nt;
         h->nbmax += it->p.nbmax;
@@ -266,6 +268,23 @@ static int zr_fits(const host_side *h)
     return (uint64_t)h->ncur * (TDM_ZR_CW + 2ull * h->bw) <= TDM_ZR_MAX_WORDS;
 }
 
+/* Whether the batch's tables pass 32-bit offsets: those of every batch, and
+   with `decoded` the decoded postings too. */
+static int too_big(const host_side *h, int decoded)
+{
+    return (decoded && h->npost > UINT32_MAX) || h->nbmax > UINT32_MAX ||
+           h->nheap > UINT32_MAX || h->ncur > UINT32_MAX ||
+           h->nterms > UINT32_MAX / TDM_SEARCH_TW;
+}
+
+/* The share of the device's ranges at which the cursors sized now would fit
+   (with a margin: ranges round up per query). */
+static double fit_scale(const host_side *h)
+{
+    double need = (double)h->ncur * (TDM_ZR_CW + 2.0 * h->bw);
+    return need > 0 ? 0.9 * (double)TDM_ZR_MAX_WORDS / need : 1.0;
+}
+
 static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
                       int salg, uint32_t k, int bmode, host_side *h, tdm_err *err)
 {
@@ -280,13 +299,16 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
     }
     int queue = zr && queue_wanted(sd->d);
     h->zlayout = n ? qs[0]->pl.zlayout : TDM_ZR_RANGE;
-    size_all(sd, ndocs, qs, n, salg, k, queue ? SIZE_QUEUE : SIZE_SHARE, h);
+    size_all(sd, ndocs, qs, n, salg, k, queue ? SIZE_QUEUE : SIZE_SHARE, 1.0, h);
     /* the queue's extra ranges over the cursor budget: a range each (the
        batch's cut, search_batch.c, keeps that within it) */
     if (queue && !zr_fits(h))
-        size_all(sd, ndocs, qs, n, salg, k, SIZE_ONE, h);
-    if (h->npost > UINT32_MAX || h->nbmax > UINT32_MAX || h->nheap > UINT32_MAX ||
-        h->ncur > UINT32_MAX || h->nterms > UINT32_MAX / TDM_SEARCH_TW)
+        size_all(sd, ndocs, qs, n, salg, k, SIZE_ONE, 1.0, h);
+    /* a compressed batch too big for the decoded path (the 10M collection's
+       2,000 queries: 8G postings) keeps its cursors, with fewer ranges */
+    if (zr && !queue && !zr_fits(h) && too_big(h, 1))
+        size_all(sd, ndocs, qs, n, salg, k, SIZE_SHARE, fit_scale(h), h);
+    if (too_big(h, !(zr && zr_fits(h))))
         return tdm_err_set(err, TDM_ERR_LIMIT, "search batch: %u queries hold %llu postings "
                            "(at most %u a batch)", n, (unsigned long long)h->npost, UINT32_MAX);
     h->zr = zr && zr_fits(h);
@@ -752,6 +774,15 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
     for (uint32_t i = 0; bmode == BOUNDS_STORED && i < n; i++)
         if (!stored_apply(sd->res.r, qs[i]))
             bmode = BOUNDS_HOST;
+    /* the queries' own plans, given back if the batch fails: the caller
+       reruns them alone, and the batch's ranges (size_query) are not theirs
+       (on the H200 a 10M batch refused by its size reran its 2,000 AND
+       queries at 14 ms each on the batch's plans) */
+    tdm_splan *own = malloc((size_t)n * sizeof *own);
+    if (!own)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory for %u queries", n);
+    for (uint32_t i = 0; i < n; i++)
+        own[i] = qs[i]->pl;
     int rc = build_host(sd, ndocs, qs, n, salg, k, bmode, &h, err);
     tdm_sprof_host(&pf, "batch: host tables", t);
     t = tdm_sprof_now();
@@ -790,6 +821,9 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
                                  : (uint64_t)n * (p2 + 2) * 8;
         qs[i]->batch = n;
     }
+    for (uint32_t i = 0; rc && i < n; i++)
+        qs[i]->pl = own[i];
+    free(own);
     dev_free(&ds);
     host_free(&h);
     return rc;
