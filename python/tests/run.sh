@@ -35,5 +35,10 @@ export PYTHONPATH="$here/..${PYTHONPATH:+:$PYTHONPATH}"
 export TANDEM_INCLUDE=${TANDEM_INCLUDE:-$here/../../include}
 tmp=${TANDEM_TEST_TMP:-${TMPDIR:-/tmp}}
 mkdir -p "$tmp"
+# A base directory of this run's own: pytest empties --basetemp first, so a
+# fixed name let two runs at once (two build trees' suites) delete each
+# other's files.
+base=$(mktemp -d "$tmp/pytest-python.XXXXXX")
+trap 'rm -rf "$base"' EXIT
 # -p no:cacheprovider: no .pytest_cache in the source tree; -rs lists skips.
-exec "$py" -m pytest -p no:cacheprovider -rs -q --basetemp="$tmp/pytest-python" "$here" "$@"
+"$py" -m pytest -p no:cacheprovider -rs -q --basetemp="$base/t" "$here" "$@"
