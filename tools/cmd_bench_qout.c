@@ -166,15 +166,31 @@ void tdm_bq_print_tput(FILE *f, const tdm_bq_set *s, const tdm_bq_opts *o)
     fflush(f);
 }
 
+int tdm_bq_open(tdm_outfile *out, const char *path)
+{
+    tdm_err err = {0};
+    int rc = tdm_outfile_open(out, path, &err);
+    if (rc != TDM_OK)
+        fprintf(stderr, "tandem bench queries: %s\n", tdm_err_msg(&err));
+    tdm_err_clear(&err);
+    return rc == TDM_OK ? 0 : -1;
+}
+
+int tdm_bq_commit(tdm_outfile *out)
+{
+    tdm_err err = {0};
+    int rc = tdm_outfile_commit(out, &err);
+    if (rc != TDM_OK)
+        fprintf(stderr, "tandem bench queries: %s\n", tdm_err_msg(&err));
+    tdm_err_clear(&err);
+    return rc == TDM_OK ? 0 : -1;
+}
+
 int tdm_bq_write_csv(const char *path, const tdm_bq_set *s)
 {
     tdm_outfile out;
-    tdm_err err = {0};
-    if (tdm_outfile_open(&out, path, &err) != TDM_OK) {
-        fprintf(stderr, "tandem bench queries: %s\n", tdm_err_msg(&err));
-        tdm_err_clear(&err);
+    if (tdm_bq_open(&out, path))
         return -1;
-    }
     fprintf(out.f, "algorithm,k,device,device_name,queries,mean_us,p50_us,p90_us,p99_us,max_us,"
                    "launches_per_query,bytes_up_per_query,bytes_down_per_query,mismatches,"
                    "mode,batch,threads,queries_per_s,shared,queue_us,sched_batches,window_us,cpu_us\n");
@@ -193,9 +209,5 @@ int tdm_bq_write_csv(const char *path, const tdm_bq_set *s)
                 r->batch ? r->batch : 1, r->threads, r->qps, r->device < 0 ? 1.0 : r->shared,
                 r->queue_us, (unsigned long long)r->sched_batches, r->window_us, r->cpu_us);
     }
-    int rc = tdm_outfile_commit(&out, &err); /* renamed over path only when complete */
-    if (rc != TDM_OK)
-        fprintf(stderr, "tandem bench queries: %s\n", tdm_err_msg(&err));
-    tdm_err_clear(&err);
-    return rc == TDM_OK ? 0 : -1;
+    return tdm_bq_commit(&out);
 }

@@ -72,20 +72,12 @@ static void series_rows(FILE *f, const tdm_bq_series *r, const tdm_bq_queries *q
 int tdm_bq_write_perq(const char *path, const tdm_bq_set *s, const tdm_bq_queries *qs)
 {
     tdm_outfile out;
-    tdm_err err = {0};
-    if (tdm_outfile_open(&out, path, &err) != TDM_OK) {
-        fprintf(stderr, "tandem bench queries: %s\n", tdm_err_msg(&err));
-        tdm_err_clear(&err);
+    if (tdm_bq_open(&out, path))
         return -1;
-    }
     fprintf(out.f, "algorithm,k,device,mode,batch,threads,query,id,latency_us,terms,len_min,"
                    "len_second,len_max,len_sum,uboc,ran,variant\n");
     for (size_t i = 0; i < s->n; i++)
         if (s->v[i].perq)
             series_rows(out.f, &s->v[i], qs);
-    int rc = tdm_outfile_commit(&out, &err); /* renamed over path only when complete */
-    if (rc != TDM_OK)
-        fprintf(stderr, "tandem bench queries: %s\n", tdm_err_msg(&err));
-    tdm_err_clear(&err);
-    return rc == TDM_OK ? 0 : -1;
+    return tdm_bq_commit(&out);
 }

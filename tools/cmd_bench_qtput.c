@@ -184,12 +184,8 @@ static void draw_legend(FILE *f, const tdm_bq_set *s, int x, int y)
 int tdm_bq_write_tput_svg(const char *path, const tdm_bq_set *s, const char *title)
 {
     tdm_outfile out;
-    tdm_err err = {0};
-    if (tdm_outfile_open(&out, path, &err) != TDM_OK) {
-        fprintf(stderr, "tandem bench queries: %s\n", tdm_err_msg(&err));
-        tdm_err_clear(&err);
+    if (tdm_bq_open(&out, path))
         return -1;
-    }
     FILE *f = out.f;
     int ks[MAXP], devs[MAXP], cols[MAXP];
     size_t nk = 0, nd = 0, nc = 0;
@@ -220,9 +216,5 @@ int tdm_bq_write_tput_svg(const char *path, const tdm_bq_set *s, const char *tit
         }
     draw_legend(f, s, w - LEG + 10, MT + 20);
     fprintf(f, "</svg>\n");
-    int rc = tdm_outfile_commit(&out, &err); /* renamed over path only when complete */
-    if (rc != TDM_OK)
-        fprintf(stderr, "tandem bench queries: %s\n", tdm_err_msg(&err));
-    tdm_err_clear(&err);
-    return rc == TDM_OK ? 0 : -1;
+    return tdm_bq_commit(&out);
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/fsutil.h"
 #include "index/reader.h"
 #include "query/query.h"
 #include "query/score.h"
@@ -83,6 +84,11 @@ void tdm_bq_stats(tdm_bq_series *r);
 
 void tdm_bq_print_header(FILE *f);
 void tdm_bq_print_row(FILE *f, const tdm_bq_series *r);
+/* An output of the benchmark through the output guard (fsutil.h): open
+ * returns 0 or -1 after a message on stderr; commit renames it over path
+ * (only when complete), returns 0 or -1 after a message. */
+int tdm_bq_open(tdm_outfile *out, const char *path);
+int tdm_bq_commit(tdm_outfile *out);
 /* Every series as CSV (columns in cmd_bench_qout.c) / the latency CDFs as
  * SVG, one panel per k; both through the output guard (fsutil.h). Return 0,
  * or -1 after a message on stderr. */
