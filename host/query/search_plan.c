@@ -88,10 +88,6 @@ static uint32_t gpu_zgroups_per_cu(void)
     return (uint32_t)tdm_env_ulong("TANDEM_GPU_ZGROUPS_PER_CU", 1, 64, 2);
 }
 
-/* zwords: the compressed cursors' scratch words a term a range (0: another
- * variant). Without a wanted count, ranges are capped so that the scratch
- * fits TDM_ZR_MAX_WORDS: a query of many terms gets fewer, longer ranges
- * instead of another variant. */
 /* The shortest range a GPU gets, or TANDEM_GPU_MIN_RLEN (1 to 2^20; for
  * timing runs). */
 static uint32_t gpu_min_rlen(void)
@@ -99,6 +95,10 @@ static uint32_t gpu_min_rlen(void)
     return (uint32_t)tdm_env_ulong("TANDEM_GPU_MIN_RLEN", 1, 1u << 20, GPU_MIN_RLEN);
 }
 
+/* zwords: the compressed cursors' scratch words a term a range (0: another
+ * variant). Without a wanted count, ranges are capped so that the scratch
+ * fits TDM_ZR_MAX_WORDS: a query of many terms gets fewer, longer ranges
+ * instead of another variant. */
 static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t zwords,
                         uint32_t want, tdm_splan *pl)
 {
