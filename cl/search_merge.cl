@@ -247,10 +247,11 @@ __kernel void tdm_search_select(__global const float *hs, __global const uint *h
 }
 
 /* Keys a merge sorts in local memory (8 bytes each): the top k of k up to
-   that, k = 1,000 included. A bitonic sort in global memory, with a global
-   barrier a step (55 steps at 1,024 keys), cost the H200 ~40 us a query at
-   k = 1,000 (BENCHMARKS.md, fifth session); larger k keep it. (Oclgrind,
-   32 KB, counts a kernel's local arrays twice.) */
+   that, k = 1,000 included; larger k sort in global memory, a global
+   barrier a step. On the H200 the k = 1,000 merge took 42 us with the
+   global sort, 39 us with this one (BENCHMARKS.md, fifth session; two
+   machines): the radix select's passes are most of it. (Oclgrind, 32 KB,
+   counts a kernel's local arrays twice.) */
 #if TDM_LOCAL_MEM >= 49152
 #define TDM_MERGE_LKEYS 2048u
 #else
