@@ -31,14 +31,14 @@ timed() {
 echo "== build + tests (RelWithDebInfo)"
 cmake --preset default >/dev/null
 timed "build" cmake --build build -j "$jobs"
-timed "tests" stage ctest --preset default -j "$jobs"
+timed "tests" stage ctest --preset default -j "$jobs" --output-on-failure
 echo "== build + tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake --preset asan >/dev/null
 timed "asan-build" cmake --build build-asan -j "$jobs"
-timed "asan-tests" stage ctest --preset asan -j "$jobs"
+timed "asan-tests" stage ctest --preset asan -j "$jobs" --output-on-failure
 if command -v oclgrind >/dev/null; then
   echo "== kernel tests under Oclgrind"
-  timed "oclgrind" stage ctest --preset oclgrind -j "$jobs"
+  timed "oclgrind" stage ctest --preset oclgrind -j "$jobs" --output-on-failure
 fi
 if command -v clang >/dev/null; then
   # The fuzz targets share a fixed time (TANDEM_FUZZ_TOTAL seconds, default
