@@ -11,26 +11,9 @@
 
 #include "runtime/runtime.h"
 #include "runtime/selfcheck.h"
+#include "found.h"
 #include "testutil.h"
 
-static tdm_found_device *found;
-static size_t nfound;
-
-static int discover(void **state)
-{
-    (void)state;
-    tdm_err err = {0};
-    int rc = tdm_discover(&found, &nfound, &err);
-    tdm_err_clear(&err);
-    return rc == TDM_OK ? 0 : -1;
-}
-
-static int forget(void **state)
-{
-    (void)state;
-    free(found);
-    return 0;
-}
 
 static tdm_engine *open_all(const char *build_options, int *rc)
 {
