@@ -14,7 +14,6 @@
 #include "found.h"
 #include "testutil.h"
 
-
 static tdm_engine *open_all(const char *build_options, int *rc)
 {
     tdm_engine_options o;

@@ -21,7 +21,6 @@
 
 enum { ROUNDS = 3 };
 
-
 static tdm_engine *open_all(int *rc)
 {
     tdm_engine_options o;
