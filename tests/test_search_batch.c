@@ -282,6 +282,72 @@ static void batches_match_lone_queries(void **state)
                  (unsigned long long)shared[SH_AND_BIGK], (unsigned long long)shared[SH_BOUNDS]);
 }
 
+/* A batch refused as too big (the 10M collection's 2,000 queries; here a
+ * forced limit) reruns its queries alone on their own plans: batch 1, the
+ * hits of a lone query, and the ranges a lone query of the same variant
+ * gets (a query planned for a batch may differ from a lone one in variant
+ * only: ranked AND on a GPU keeps the compressed cursors). Before a005d5d
+ * they ran on the plans the batch's sizing had left in them. */
+static void refused_batch_runs_alone(void **state)
+{
+    fixture *f = *state;
+    const char *dir = tdm_test_tmpdir("search_batch_refused");
+    randcoll c;
+    randcoll_init(&c, 41, 3000, 30);
+    tdm_index *ix;
+    if (tdm_index_open(write_index(&c, dir, "bp128"), &ix) != TDM_OK)
+        fail_msg("open: %s", tdm_last_error());
+    tdm_search *s;
+    assert_int_equal(tdm_search_open(f->eng, ix, &s), TDM_OK);
+    enum { N = 6 };
+    tdm_search_term st[N * MAXT], huge[HUGE_TERMS];
+    for (size_t i = 0; i < HUGE_TERMS; i++)
+        huge[i] = (tdm_search_term){c.terms[i % c.nlists], 0, 1.0};
+    tdm_search_query qs[N];
+    tdm_search_result *res[N];
+    tdm_rng r;
+    tdm_rng_seed(&r, 4242);
+    static const int algs[] = {TDM_ALGO_AND, TDM_ALGO_MAXSCORE, TDM_ALGO_OR};
+    for (int d = 0; d < tdm_engine_device_count(f->eng); d++)
+        for (size_t a = 0; a < 3; a++) {
+            for (size_t i = 0; i < N; i++)
+                make_query(&r, &c, st + i * MAXT, huge, &qs[i]);
+            tdm_search_options o;
+            tdm_search_options_init(&o);
+            o.device = d;
+            o.algorithm = algs[a];
+            o.k = 10;
+            tdm_search_batch_limit_force(1);
+            int rc = tdm_search_batch(s, qs, N, &o, res);
+            tdm_search_batch_limit_force(0);
+            if (rc != TDM_OK)
+                fail_msg("batch: %s", tdm_last_error());
+            for (size_t i = 0; i < N; i++) {
+                char what[120];
+                snprintf(what, sizeof what, "refused batch dev %d %s query %zu", d,
+                         tdm_algorithm_name(o.algorithm), i);
+                compare(s, &qs[i], &o, res[i], what);
+                tdm_search_result *one = NULL;
+                if (res[i]->status == TDM_OK && res[i]->device >= 0) {
+                    tdm_search_options lo = o;
+                    lo.variant = res[i]->variant;
+                    assert_int_equal(tdm_search_terms(s, qs[i].terms, qs[i].nterms, &lo, &one),
+                                     TDM_OK);
+                    if (res[i]->batch != 1 || res[i]->variant != one->variant ||
+                        res[i]->ranges != one->ranges)
+                        fail_msg("%s: batch %u variant %d ranges %u, alone variant %d ranges "
+                                 "%u", what, res[i]->batch, res[i]->variant, res[i]->ranges,
+                                 one->variant, one->ranges);
+                    tdm_search_result_free(one);
+                }
+                tdm_search_result_free(res[i]);
+            }
+        }
+    tdm_search_close(s);
+    tdm_index_close(ix);
+    randcoll_free(&c);
+}
+
 static void batch_errors(void **state)
 {
     fixture *f = *state;
@@ -624,6 +690,7 @@ int main(void)
 {
     (void)assert_same_index; /* randcoll.h's, for other tests */
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(refused_batch_runs_alone),
         cmocka_unit_test(batch_errors),
         cmocka_unit_test(batches_match_lone_queries),
         cmocka_unit_test(and_kernels_match_reference),

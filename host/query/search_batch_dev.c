@@ -268,13 +268,20 @@ static int zr_fits(const host_side *h)
     return (uint64_t)h->ncur * (TDM_ZR_CW + 2ull * h->bw) <= TDM_ZR_MAX_WORDS;
 }
 
+static uint64_t forced_limit; /* tdm_search_batch_limit_force; 0: none */
+
+void tdm_search_batch_limit_force(uint64_t limit)
+{
+    __atomic_store_n(&forced_limit, limit, __ATOMIC_RELAXED);
+}
+
 /* Whether the batch's tables pass 32-bit offsets: those of every batch, and
    with `decoded` the decoded postings too. */
 static int too_big(const host_side *h, int decoded)
 {
-    return (decoded && h->npost > UINT32_MAX) || h->nbmax > UINT32_MAX ||
-           h->nheap > UINT32_MAX || h->ncur > UINT32_MAX ||
-           h->nterms > UINT32_MAX / TDM_SEARCH_TW;
+    uint64_t f = __atomic_load_n(&forced_limit, __ATOMIC_RELAXED), lim = f ? f : UINT32_MAX;
+    return (decoded && h->npost > lim) || h->nbmax > lim || h->nheap > lim || h->ncur > lim ||
+           h->nterms > lim / TDM_SEARCH_TW;
 }
 
 /* The share of the device's ranges at which the cursors sized now would fit
