@@ -80,6 +80,38 @@ static const char *write_index(randcoll *c, const char *dir, const char *codec)
 #define MAXT 24
 #define HUGE_TERMS (TDM_SEARCH_MAX_TERMS + 1)
 
+/* A random collection (randcoll_init(seed, ndocs, nlists)), its index
+ * written under dir with codec, and a search handle on it. */
+typedef struct opened {
+    randcoll c;
+    tdm_index *ix;
+    tdm_search *s;
+} opened;
+
+static void open_random(tdm_engine *eng, const char *dir, uint64_t seed, uint32_t ndocs,
+                        uint32_t nlists, const char *codec, opened *o)
+{
+    randcoll_init(&o->c, seed, ndocs, nlists);
+    if (tdm_index_open(write_index(&o->c, dir, codec), &o->ix) != TDM_OK)
+        fail_msg("open: %s", tdm_last_error());
+    if (tdm_search_open(eng, o->ix, &o->s) != TDM_OK)
+        fail_msg("search open: %s", tdm_last_error());
+}
+
+static void close_random(opened *o)
+{
+    tdm_search_close(o->s);
+    tdm_index_close(o->ix);
+    randcoll_free(&o->c);
+}
+
+/* HUGE_TERMS known terms, for the query of too many terms. */
+static void fill_huge(const randcoll *c, tdm_search_term *huge)
+{
+    for (size_t i = 0; i < HUGE_TERMS; i++)
+        huge[i] = (tdm_search_term){c->terms[i % c->nlists], 0, 1.0};
+}
+
 /* Query i of a batch: mostly random terms; some empty, some unknown only,
  * some failing (too many terms, a zero weight). */
 static void make_query(tdm_rng *r, const randcoll *c, tdm_search_term *st, tdm_search_term *huge,
@@ -155,17 +187,12 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const
                            const size_t *sizes, size_t nsizes, int small, uint64_t *shared)
 {
     static const uint32_t ks[] = {1, 10, 1000};
-    const char *dir = tdm_test_tmpdir("search_batch");
-    randcoll c;
-    randcoll_init(&c, seed, ndocs, 40);
+    opened op;
+    open_random(eng, tdm_test_tmpdir("search_batch"), seed, ndocs, 40, codec, &op);
+    randcoll *c = &op.c;
+    tdm_search *s = op.s;
     tdm_rng r;
     tdm_rng_seed(&r, seed * 131 + 5);
-    tdm_index *ix;
-    if (tdm_index_open(write_index(&c, dir, codec), &ix) != TDM_OK)
-        fail_msg("open: %s", tdm_last_error());
-    tdm_search *s;
-    if (tdm_search_open(eng, ix, &s) != TDM_OK)
-        fail_msg("search open: %s", tdm_last_error());
     size_t most = 0;
     for (size_t i = 0; i < nsizes; i++)
         most = sizes[i] > most ? sizes[i] : most;
@@ -173,8 +200,7 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const
     tdm_search_term *huge = calloc(HUGE_TERMS, sizeof *huge);
     tdm_search_query *qs = calloc(most, sizeof *qs);
     tdm_search_result **res = calloc(most, sizeof *res);
-    for (size_t i = 0; i < HUGE_TERMS; i++)
-        huge[i] = (tdm_search_term){c.terms[i % c.nlists], 0, 1.0};
+    fill_huge(c, huge);
     int ndev = tdm_engine_device_count(eng);
     const char *qv = getenv("TANDEM_BATCH_QUEUE");
     int queue = qv && !strcmp(qv, "on");
@@ -183,7 +209,7 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const
             for (size_t ki = small ? (a + seed) % 3 : 0; ki < 3; ki += small ? 3 : 1) {
                 size_t n = sizes[(a + ki + (size_t)d) % nsizes];
                 for (size_t i = 0; i < n; i++)
-                    make_query(&r, &c, st + i * MAXT, huge, &qs[i]);
+                    make_query(&r, c, st + i * MAXT, huge, &qs[i]);
                 tdm_search_options o;
                 tdm_search_options_init(&o);
                 o.device = d;
@@ -230,9 +256,7 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const
     free(huge);
     free(qs);
     free(res);
-    tdm_search_close(s);
-    tdm_index_close(ix);
-    randcoll_free(&c);
+    close_random(&op);
 }
 
 static void batches_match_lone_queries(void **state)
@@ -291,18 +315,12 @@ static void batches_match_lone_queries(void **state)
 static void refused_batch_runs_alone(void **state)
 {
     fixture *f = *state;
-    const char *dir = tdm_test_tmpdir("search_batch_refused");
-    randcoll c;
-    randcoll_init(&c, 41, 3000, 30);
-    tdm_index *ix;
-    if (tdm_index_open(write_index(&c, dir, "bp128"), &ix) != TDM_OK)
-        fail_msg("open: %s", tdm_last_error());
-    tdm_search *s;
-    assert_int_equal(tdm_search_open(f->eng, ix, &s), TDM_OK);
+    opened op;
+    open_random(f->eng, tdm_test_tmpdir("search_batch_refused"), 41, 3000, 30, "bp128", &op);
+    tdm_search *s = op.s;
     enum { N = 6 };
     tdm_search_term st[N * MAXT], huge[HUGE_TERMS];
-    for (size_t i = 0; i < HUGE_TERMS; i++)
-        huge[i] = (tdm_search_term){c.terms[i % c.nlists], 0, 1.0};
+    fill_huge(&op.c, huge);
     tdm_search_query qs[N];
     tdm_search_result *res[N];
     tdm_rng r;
@@ -311,7 +329,7 @@ static void refused_batch_runs_alone(void **state)
     for (int d = 0; d < tdm_engine_device_count(f->eng); d++)
         for (size_t a = 0; a < 3; a++) {
             for (size_t i = 0; i < N; i++)
-                make_query(&r, &c, st + i * MAXT, huge, &qs[i]);
+                make_query(&r, &op.c, st + i * MAXT, huge, &qs[i]);
             tdm_search_options o;
             tdm_search_options_init(&o);
             o.device = d;
@@ -343,23 +361,16 @@ static void refused_batch_runs_alone(void **state)
                 tdm_search_result_free(res[i]);
             }
         }
-    tdm_search_close(s);
-    tdm_index_close(ix);
-    randcoll_free(&c);
+    close_random(&op);
 }
 
 static void batch_errors(void **state)
 {
     fixture *f = *state;
-    const char *dir = tdm_test_tmpdir("search_batch_err");
-    randcoll c;
-    randcoll_init(&c, 99, 50, 10);
-    tdm_index *ix;
-    if (tdm_index_open(write_index(&c, dir, "bp128"), &ix) != TDM_OK)
-        fail_msg("open: %s", tdm_last_error());
-    tdm_search *s;
-    assert_int_equal(tdm_search_open(f->eng, ix, &s), TDM_OK);
-    tdm_search_term t = {c.terms[0], 0, 1.0};
+    opened op;
+    open_random(f->eng, tdm_test_tmpdir("search_batch_err"), 99, 50, 10, "bp128", &op);
+    tdm_search *s = op.s;
+    tdm_search_term t = {op.c.terms[0], 0, 1.0};
     tdm_search_query q[2] = {{NULL, &t, 1}, {NULL, &t, 1}};
     tdm_search_result *res[2] = {(void *)1, (void *)1};
     tdm_search_options o;
@@ -390,9 +401,7 @@ static void batch_errors(void **state)
     assert_null(one->error);
     assert_int_equal(one->batch, 1);
     tdm_search_result_free(one);
-    tdm_search_close(s);
-    tdm_index_close(ix);
-    randcoll_free(&c);
+    close_random(&op);
 }
 
 
@@ -653,16 +662,11 @@ static void and_kernels_match_reference(void **state)
         for (size_t si = 0; si < 3; si++) {
             if (small && si != ci % 3)
                 continue;
-            randcoll c;
             /* small (Oclgrind): 256 documents (block boundaries for blocks of 128) */
             uint32_t nd = small && sizes[si] > 200 ? 256 : sizes[si];
-            randcoll_init(&c, 7 + ci * 3 + si, nd, 30);
-            tdm_index *ix;
-            if (tdm_index_open(write_index(&c, dir, codecs[ci]), &ix) != TDM_OK)
-                fail_msg("open: %s", tdm_last_error());
-            tdm_search *s;
-            if (tdm_search_open(f->eng, ix, &s) != TDM_OK)
-                fail_msg("search open: %s", tdm_last_error());
+            opened op;
+            open_random(f->eng, dir, 7 + ci * 3 + si, nd, 30, codecs[ci], &op);
+            tdm_search *s = op.s;
             tdm_rng r;
             tdm_rng_seed(&r, 100 + ci * 3 + si);
             for (int d = 0; d < s->ndev; d++)
@@ -673,15 +677,13 @@ static void and_kernels_match_reference(void **state)
                     uint32_t k = sc == 0 ? 10 : sc == 1 ? 1 : 128;
                     snprintf(what, sizeof what, "AND kernels: %s ndocs %u dev %d scoring %d k %u",
                              codecs[ci], nd, d, sc, k);
-                    and_batch_once(s, d, &c, &r, k, sc, sc == 0, what);
+                    and_batch_once(s, d, &op.c, &r, k, sc, sc == 0, what);
                     static const int pr[] = {TDM_SALG_WAND, TDM_SALG_BMW, TDM_SALG_MAXSCORE};
                     snprintf(what, sizeof what, "batch bounds: %s ndocs %u dev %d scoring %d",
                              codecs[ci], nd, d, sc);
-                    bounds_batch_once(s, d, &c, &r, pr[(sc + si) % 3], sc, what);
+                    bounds_batch_once(s, d, &op.c, &r, pr[(sc + si) % 3], sc, what);
                 }
-            tdm_search_close(s);
-            tdm_index_close(ix);
-            randcoll_free(&c);
+            close_random(&op);
         }
     }
 }

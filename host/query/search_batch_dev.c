@@ -235,9 +235,10 @@ static int stored_rows(const tdm_ireader *r, const tdm_sbq *it, uint32_t *sb, td
     return TDM_OK;
 }
 
-/* Every query's ranges (size_query in `mode`) and the batch's counts in h
- * (terms, bounds, postings, cursors, heap entries, ranges, decode jobs). */
-/* scale: of the device's ranges (1, or less to fit the cursors: fit_scale) */
+/* Every query's ranges (size_query in `mode`, from `scale` of the device's
+ * ranges: 1, or less to fit the cursors, fit_scale) and the batch's counts
+ * in h (terms, bounds, postings, cursors, heap entries, ranges, decode
+ * jobs). */
 static void size_all(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
                      int salg, uint32_t k, int mode, double scale, host_side *h)
 {
@@ -315,10 +316,10 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
        2,000 queries: 8G postings) keeps its cursors, with fewer ranges */
     if (zr && !queue && !zr_fits(h) && too_big(h, 1))
         size_all(sd, ndocs, qs, n, salg, k, SIZE_SHARE, fit_scale(h), h);
-    if (too_big(h, !(zr && zr_fits(h))))
+    h->zr = zr && zr_fits(h);
+    if (too_big(h, !h->zr))
         return tdm_err_set(err, TDM_ERR_LIMIT, "search batch: %u queries hold %llu postings "
                            "(at most %u a batch)", n, (unsigned long long)h->npost, UINT32_MAX);
-    h->zr = zr && zr_fits(h);
     for (uint32_t i = 0; h->zr && i < n; i++)
         qs[i]->pl.variant = TDM_VARIANT_COMPRESSED;
     h->queue = h->zr && queue;
