@@ -4,8 +4,10 @@
  *    holds more than 1/32 of the documents, but not in a batch of several),
  *    GROUP for OR and AND-then-OR,
  *    ITEM for WAND, BMW and MaxScore; on a CPU COMPRESSED for all;
- *  - the compressed cursors' scratch within TDM_ZR_MAX_WORDS for any number
- *    of terms (fewer ranges, not another variant), every document in a range;
+ *  - the compressed cursors' scratch within the device's budget
+ *    (tdm_search_zr_words: 2^24 words on a CPU, up to 2^27 on a GPU within
+ *    half its largest allocation) for any number of terms (fewer ranges, not
+ *    another variant), every document in a range;
  *  - a wanted range count the scratch cannot hold: the device's other
  *    default (GROUP for AND on a GPU, ITEM on a CPU);
  *  - a request's variant wins over auto; AUTO algorithm: OR for one term,
@@ -28,6 +30,7 @@ static void fake_init(fake *f)
     memset(f, 0, sizeof *f);
     f->dev[0].info.type = TDM_DEVICE_GPU;
     f->dev[0].info.compute_units = 132;
+    f->dev[0].info.max_alloc_bytes = 35ull << 30; /* the H200's */
     f->dev[1].info.type = TDM_DEVICE_CPU;
     f->dev[1].info.compute_units = 16;
     for (int i = 0; i < 2; i++) {
@@ -114,7 +117,7 @@ static void compressed_fits(void **state)
             tdm_splan pl = plan(&f, nt, TDM_ALGO_AND, dev, TDM_VARIANT_AUTO, 0);
             assert_int_equal(pl.variant, TDM_VARIANT_COMPRESSED);
             uint64_t words = (uint64_t)nt * pl.ranges * (TDM_ZR_CW + 2u * 128u);
-            if (words > TDM_ZR_MAX_WORDS)
+            if (words > tdm_search_zr_words(&f.dev[dev]))
                 fail_msg("nt %u dev %d: %u ranges need %llu words", nt, dev, pl.ranges,
                          (unsigned long long)words);
             if (dev == 0) {
@@ -129,6 +132,24 @@ static void compressed_fits(void **state)
     f.s.ndocs = 10000000;
     assert_int_equal(plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).rlen,
                      (10000000u + 132u * 2 * 64 - 1) / (132u * 2 * 64));
+}
+
+static void scratch_budget(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    assert_int_equal(tdm_search_zr_words(&f.dev[1]), TDM_ZR_MAX_WORDS); /* a CPU */
+    assert_int_equal(tdm_search_zr_words(&f.dev[0]), TDM_ZR_GPU_WORDS);
+    /* eight terms: the GPU's whole plan of 64-document ranges fits 2^27
+       words (not 2^24) */
+    assert_int_equal(plan(&f, 8, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).ranges, 1000000u / 64);
+    f.dev[0].info.max_alloc_bytes = 128u << 20; /* half of it, in words */
+    assert_int_equal(tdm_search_zr_words(&f.dev[0]), 64u << 20);
+    f.dev[0].info.max_alloc_bytes = 16u << 20; /* never below the CPU's */
+    assert_int_equal(tdm_search_zr_words(&f.dev[0]), TDM_ZR_MAX_WORDS);
+    uint32_t r = plan(&f, 8, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).ranges;
+    assert_true((uint64_t)r * 8 * (TDM_ZR_CW + 2u * 128u) <= TDM_ZR_MAX_WORDS);
 }
 
 static void wanted_ranges_fall_back(void **state)
@@ -151,6 +172,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(auto_variants),
         cmocka_unit_test(compressed_fits),
+        cmocka_unit_test(scratch_budget),
         cmocka_unit_test(wanted_ranges_fall_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

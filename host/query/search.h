@@ -114,9 +114,6 @@ typedef struct tdm_splan {
                            CPU, interleaved on a GPU; TANDEM_ZR_LAYOUT) */
 } tdm_splan;
 
-/* Whether the compressed variant can run p with algorithm salg
- * (TDM_SALG_*) over nranges ranges: bounds from the host where it prunes,
- * cursor buffers within TDM_ZR_MAX_WORDS. */
 #define TDM_ZR_CW 8u /* cursor words (cl/search_zrange.cl) */
 /* The compressed variant's scratch layouts (cl/search_zrange.cl): word w of
  * term t of range r, W words a term, R ranges, at (r * nt + t) * W + w
@@ -128,8 +125,19 @@ typedef struct tdm_splan {
  * choice again for -1. Process-wide; thread-safe, but meant to be set while
  * no search runs. */
 void tdm_search_zr_layout_force(int layout);
+/* The compressed cursors' scratch words (cursors, docs and freqs buffers
+ * together) one launch may use on device d: 2^24 (64 MB) on a CPU, whose
+ * plans run few ranges; 2^27 (512 MB) on a GPU, within half its largest
+ * allocation (the docs buffer holds about half the words), so that a batch
+ * of hundreds of queries keeps enough ranges to fill it. Offsets stay
+ * within 32 bits. */
 #define TDM_ZR_MAX_WORDS (1u << 24)
-int tdm_search_zrange_fits(const tdm_sprep *p, int salg, uint32_t nranges);
+#define TDM_ZR_GPU_WORDS (1u << 27)
+uint64_t tdm_search_zr_words(const tdm_device *d);
+/* Whether the compressed variant can run p with algorithm salg
+ * (TDM_SALG_*) over nranges ranges on device d: bounds from the host where
+ * it prunes, cursor buffers within tdm_search_zr_words(d). */
+int tdm_search_zrange_fits(const tdm_device *d, const tdm_sprep *p, int salg, uint32_t nranges);
 
 /* For a kernel that reads the resident index itself (the compressed
  * variant): a marker on q (in order) that waits for the index's upload and

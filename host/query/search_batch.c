@@ -17,7 +17,7 @@
 
 /* Postings and queries of one device batch at most (device memory: eight
  * bytes a decoded posting; a compressed batch decodes none, its cursors'
- * words are bounded instead: TDM_ZR_MAX_WORDS, batch_ends). */
+ * words are bounded instead: tdm_search_zr_words, batch_end). */
 #define BATCH_MAX_POSTINGS (1ull << 26)
 #define BATCH_MAX_QUERIES 8192u
 /* Above this k queries run alone: on the H200 (1M documents, terabyte05)
@@ -62,18 +62,18 @@ static int same_launches(const tdm_sbq *a, const tdm_sbq *b)
 /* Where the device batch of group g[0..n) that starts at i ends: at most
  * BATCH_MAX_QUERIES queries, and BATCH_MAX_POSTINGS decoded postings, or,
  * when zr (every query compressed: tdm_search_batch_zr), their cursors of a
- * range each within TDM_ZR_MAX_WORDS (on the 1M collection 512 terabyte05
- * queries hold ~200M postings: cut by postings, batches of 512 were three
- * of ~170). */
-static size_t batch_end(tdm_sbq **g, size_t n, size_t i, int zr)
+ * range each within the device's budget, tdm_search_zr_words (on the 1M
+ * collection 512 terabyte05 queries hold ~200M postings: cut by postings,
+ * batches of 512 were three of ~170). */
+static size_t batch_end(const struct tdm_search *s, tdm_sbq **g, size_t n, size_t i, int zr)
 {
     size_t j = i;
-    uint64_t post = 0, terms = 0;
+    uint64_t post = 0, terms = 0, zmax = tdm_search_zr_words(s->dev[g[i]->pl.dev].d);
     uint32_t bw = 0;
     while (j < n && j - i < BATCH_MAX_QUERIES) {
         const tdm_sprep *p = &g[j]->p;
         uint32_t b = p->max_block > bw ? p->max_block : bw;
-        int fits = zr ? (terms + p->nt) * (TDM_ZR_CW + 2ull * b) <= TDM_ZR_MAX_WORDS
+        int fits = zr ? (terms + p->nt) * (TDM_ZR_CW + 2ull * b) <= zmax
                       : post + p->npost <= BATCH_MAX_POSTINGS;
         if (j > i && !fits)
             break;
@@ -97,7 +97,7 @@ static int run_group(const struct tdm_search *s, tdm_sbq **g, size_t n, int salg
         zr = zr && tdm_search_batch_zr(g[q], salg, g[q]->k);
     size_t i = 0;
     while (i < n) {
-        size_t j = batch_end(g, n, i, zr);
+        size_t j = batch_end(s, g, n, i, zr);
         if (j - i == 1) {
             int rc = run_alone(s, g[i], salg_alone, err);
             if (rc)

@@ -263,10 +263,10 @@ static void size_all(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
     }
 }
 
-/* Whether the batch's compressed cursors fit TDM_ZR_MAX_WORDS. */
-static int zr_fits(const host_side *h)
+/* Whether the batch's compressed cursors fit the device's budget. */
+static int zr_fits(const tdm_device *d, const host_side *h)
 {
-    return (uint64_t)h->ncur * (TDM_ZR_CW + 2ull * h->bw) <= TDM_ZR_MAX_WORDS;
+    return (uint64_t)h->ncur * (TDM_ZR_CW + 2ull * h->bw) <= tdm_search_zr_words(d);
 }
 
 static uint64_t forced_limit; /* tdm_search_batch_limit_force; 0: none */
@@ -287,10 +287,10 @@ static int too_big(const host_side *h, int decoded)
 
 /* The share of the device's ranges at which the cursors sized now would fit
    (with a margin: ranges round up per query). */
-static double fit_scale(const host_side *h)
+static double fit_scale(const tdm_device *d, const host_side *h)
 {
     double need = (double)h->ncur * (TDM_ZR_CW + 2.0 * h->bw);
-    return need > 0 ? 0.9 * (double)TDM_ZR_MAX_WORDS / need : 1.0;
+    return need > 0 ? 0.9 * (double)tdm_search_zr_words(d) / need : 1.0;
 }
 
 static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
@@ -310,13 +310,14 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
     size_all(sd, ndocs, qs, n, salg, k, queue ? SIZE_QUEUE : SIZE_SHARE, 1.0, h);
     /* the queue's extra ranges over the cursor budget: a range each (the
        batch's cut, search_batch.c, keeps that within it) */
-    if (queue && !zr_fits(h))
+    if (queue && !zr_fits(sd->d, h))
         size_all(sd, ndocs, qs, n, salg, k, SIZE_ONE, 1.0, h);
-    /* a compressed batch too big for the decoded path (the 10M collection's
-       2,000 queries: 8G postings) keeps its cursors, with fewer ranges */
-    if (zr && !queue && !zr_fits(h) && too_big(h, 1))
-        size_all(sd, ndocs, qs, n, salg, k, SIZE_SHARE, fit_scale(h), h);
-    h->zr = zr && zr_fits(h);
+    /* a compressed batch over the budget keeps its cursors, with fewer
+       ranges (the decoded path would decode every list whole: the 10M
+       collection's 2,000 queries hold 8G postings) */
+    if (zr && !queue && !zr_fits(sd->d, h))
+        size_all(sd, ndocs, qs, n, salg, k, SIZE_SHARE, fit_scale(sd->d, h), h);
+    h->zr = zr && zr_fits(sd->d, h);
     if (too_big(h, !h->zr))
         return tdm_err_set(err, TDM_ERR_LIMIT, "search batch: %u queries hold %llu postings "
                            "(at most %u a batch)", n, (unsigned long long)h->npost, UINT32_MAX);

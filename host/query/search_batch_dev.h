@@ -22,7 +22,8 @@ int tdm_search_dev_batch_tables(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *con
  * compressed cursors (tdm_search_zrange_batch or _queue: no decoded
  * postings) when every query of the batch has it; its cursors, terms x
  * ranges x (TDM_ZR_CW + 2 x the batch's largest block) words, must then fit
- * TDM_ZR_MAX_WORDS, and a batch of a range each always does when its terms
+ * the device's budget (tdm_search_zr_words; the batch gets fewer ranges
+ * until they do), and a batch of a range each always does when its terms
  * x (TDM_ZR_CW + 2 x block) fit. */
 int tdm_search_batch_zr(const tdm_sbq *it, int salg, uint32_t k);
 

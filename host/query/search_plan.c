@@ -97,7 +97,7 @@ static uint32_t gpu_min_rlen(void)
 
 /* zwords: the compressed cursors' scratch words a term a range (0: another
  * variant). Without a wanted count, ranges are capped so that the scratch
- * fits TDM_ZR_MAX_WORDS: a query of many terms gets fewer, longer ranges
+ * fits the device's budget (tdm_search_zr_words): a query of many terms gets fewer, longer ranges
  * instead of another variant. */
 static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t zwords,
                         uint32_t want, tdm_splan *pl)
@@ -121,8 +121,9 @@ static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
     }
     if (r > MAX_CURSORS / (nt ? nt : 1))
         r = MAX_CURSORS / (nt ? nt : 1);
-    if (!want && zwords && (uint64_t)r * nt * zwords > TDM_ZR_MAX_WORDS)
-        r = (uint32_t)(TDM_ZR_MAX_WORDS / ((uint64_t)(nt ? nt : 1) * zwords));
+    uint64_t zmax = tdm_search_zr_words(sd->d);
+    if (!want && zwords && (uint64_t)r * nt * zwords > zmax)
+        r = (uint32_t)(zmax / ((uint64_t)(nt ? nt : 1) * zwords));
     if (r > ndocs)
         r = ndocs;
     if (r < 1)
@@ -166,11 +167,21 @@ static void size_plan(const tdm_sdev *sd, uint32_t ndocs, const tdm_sprep *p, ui
         size_ranges(sd, ndocs, p->nt, zwords, want, pl);
 }
 
-int tdm_search_zrange_fits(const tdm_sprep *p, int salg, uint32_t nranges)
+uint64_t tdm_search_zr_words(const tdm_device *d)
+{
+    if (d->info.type != TDM_DEVICE_GPU)
+        return TDM_ZR_MAX_WORDS;
+    uint64_t w = d->info.max_alloc_bytes / 2; /* the docs buffer: 4 bytes, half the words */
+    if (w > TDM_ZR_GPU_WORDS)
+        w = TDM_ZR_GPU_WORDS;
+    return w > TDM_ZR_MAX_WORDS ? w : TDM_ZR_MAX_WORDS;
+}
+
+int tdm_search_zrange_fits(const tdm_device *d, const tdm_sprep *p, int salg, uint32_t nranges)
 {
     int bounds = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
     uint64_t words = (uint64_t)p->nt * nranges * (TDM_ZR_CW + 2u * (uint64_t)p->max_block);
-    return !(bounds && p->device_bounds) && p->max_block && words <= TDM_ZR_MAX_WORDS;
+    return !(bounds && p->device_bounds) && p->max_block && words <= tdm_search_zr_words(d);
 }
 
 /* TANDEM_SEARCH_VARIANT=item|group|compressed: what AUTO means, for A/B runs
@@ -300,7 +311,7 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
                    : out->alg == TDM_ALGO_WAND     ? TDM_SALG_WAND
                    : out->alg == TDM_ALGO_BMW      ? TDM_SALG_BMW
                                                    : TDM_SALG_MAXSCORE;
-        if (!tdm_search_zrange_fits(p, salg, out->ranges)) {
+        if (!tdm_search_zrange_fits(s->dev[i].d, p, salg, out->ranges)) {
             out->variant = is_gpu(&s->dev[i]) ? gpu_default : TDM_VARIANT_ITEM;
             size_plan(&s->dev[i], s->ndocs, p, ranges, out);
         }
