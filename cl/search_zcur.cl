@@ -33,15 +33,16 @@ uint TDM_ZR(doc)(const tdm_zrange *s, uint t) { return TDM_ZC(s, TDM_ZR(cur)(s, 
    decoded docids (value i at a[i * ws]). */
 uint TDM_ZR(lower)(__global const uint *a, uint ws, uint lo, uint e, uint target)
 {
-    uint hi = e;
-    while (lo < hi) {
-        uint mid = lo + (hi - lo) / 2u;
-        if (a[mid * ws] < target)
-            lo = mid + 1u;
-        else
-            hi = mid;
+    /* branch-free halving (a select, not a jump a probe: the probes'
+       outcomes are random, and a mispredicted jump each cost PoCL's seeks
+       more than the probes) */
+    uint n = e - lo;
+    while (n > 1u) {
+        uint h = n >> 1;
+        lo = a[(lo + h) * ws] < target ? lo + h : lo;
+        n -= h;
     }
-    return lo;
+    return n && a[lo * ws] < target ? lo + 1u : lo;
 }
 
 uint TDM_ZR(gallop)(__global const uint *a, uint ws, uint p, uint e, uint target)
@@ -92,16 +93,14 @@ int TDM_ZR(sound)(__global const uint *zd, uint ws, uint n, uint want, uint j, u
 {
     if (n != want || n == 0u)
         return 0;
-    uint prev = zd[0];
-    if ((j > 0u && prev <= base) || (nb > 1u && zd[(n - 1u) * ws] != last))
+    if ((j > 0u && zd[0] <= base) || (nb > 1u && zd[(n - 1u) * ws] != last))
         return 0;
-    for (uint i = 1; i < n; i++) {
-        uint d = zd[i * ws];
-        if (d <= prev)
-            return 0;
-        prev = d;
-    }
-    return 1;
+    /* no early exit: a loop without one vectorizes (PoCL), and a sound
+       block, the case that matters, reads every docid anyway */
+    uint bad = 0u;
+    for (uint i = 1; i < n; i++)
+        bad |= zd[i * ws] <= zd[(i - 1u) * ws];
+    return !bad;
 }
 
 /* Term t's cursor enters block j (< nb) at its first posting >= target,
