@@ -1,7 +1,7 @@
 /* The planner (query/search_plan.c, tdm_search_plan) on devices described,
  * not opened: a GPU of 132 compute units and a CPU of 16. What it must keep:
  *  - auto on a GPU: COMPRESSED for ranked AND (GROUP when its shortest list
- *    holds more than 1/32 of the documents, but not in a batch of several),
+ *    holds more than 1/32 of the documents; ITEM in a batch of several),
  *    GROUP for OR and AND-then-OR,
  *    ITEM for WAND, BMW and MaxScore; on a CPU COMPRESSED for all;
  *  - the compressed cursors' scratch within the device's budget
@@ -90,8 +90,11 @@ static void auto_variants(void **state)
                      TDM_VARIANT_COMPRESSED);
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_COMPRESSED, 0).variant,
                      TDM_VARIANT_COMPRESSED);
-    batched = 1; /* in a batch of several: the compressed batch kernel */
-    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).variant,
+    batched = 1; /* in a batch of several: the decoded range batch on a GPU */
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).variant, TDM_VARIANT_ITEM);
+    min_df = 1000;
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).variant, TDM_VARIANT_ITEM);
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 1, TDM_VARIANT_AUTO, 0).variant,
                      TDM_VARIANT_COMPRESSED);
     batched = 0;
     min_df = 1000000 / 32;

@@ -15,11 +15,28 @@
 #include "search.h"
 #include "search_batch_dev.h"
 
-/* Postings and queries of one device batch at most (device memory: eight
- * bytes a decoded posting; a compressed batch decodes none, its cursors'
- * words are bounded instead: tdm_search_zr_words, batch_end). */
-#define BATCH_MAX_POSTINGS (1ull << 26)
+/* Queries of one device batch at most. */
 #define BATCH_MAX_QUERIES 8192u
+
+/* Decoded postings of one device batch at most on device d (8 bytes each,
+ * docids and frequencies; a compressed batch decodes none, its cursors'
+ * words are bounded instead: tdm_search_zr_words, batch_end): 2^26 on a
+ * CPU, whose batches are compressed; on a GPU a quarter of its memory and
+ * its largest allocation's worth of docids, within 32-bit offsets. Cut at
+ * 2^26, the 10M collection's batches of 512 terabyte05 queries (4M
+ * postings a query) ran as ~32 batches of 16: H200, MaxScore k10, 2,116
+ * queries/s, while ranked AND, whose 512 ran as one, answered 8,901. */
+static uint64_t max_postings(const tdm_device *d)
+{
+    uint64_t m = 1ull << 26;
+    if (d->info.type == TDM_DEVICE_GPU) {
+        uint64_t mem = d->info.global_mem_bytes / 32, one = d->info.max_alloc_bytes / 4;
+        uint64_t g = mem < one ? mem : one;
+        g = g < UINT32_MAX ? g : UINT32_MAX;
+        m = g > m ? g : m;
+    }
+    return m;
+}
 /* Above this k queries run alone: on the H200 (1M documents, terabyte05)
  * MaxScore at k = 1,000 answered 2,852 lone queries/s and 1,599/s in
  * batches of 512 (the lone path's select stages and shared-threshold seed
@@ -60,21 +77,20 @@ static int same_launches(const tdm_sbq *a, const tdm_sbq *b)
 }
 
 /* Where the device batch of group g[0..n) that starts at i ends: at most
- * BATCH_MAX_QUERIES queries, and BATCH_MAX_POSTINGS decoded postings, or,
- * when zr (every query compressed: tdm_search_batch_zr), their cursors of a
- * range each within the device's budget, tdm_search_zr_words (on the 1M
- * collection 512 terabyte05 queries hold ~200M postings: cut by postings,
- * batches of 512 were three of ~170). */
+ * BATCH_MAX_QUERIES queries, and max_postings decoded postings, or, when zr
+ * (every query compressed: tdm_search_batch_zr), their cursors of a range
+ * each within the device's budget, tdm_search_zr_words. */
 static size_t batch_end(const struct tdm_search *s, tdm_sbq **g, size_t n, size_t i, int zr)
 {
     size_t j = i;
-    uint64_t post = 0, terms = 0, zmax = tdm_search_zr_words(s->dev[g[i]->pl.dev].d);
+    const tdm_device *d = s->dev[g[i]->pl.dev].d;
+    uint64_t post = 0, terms = 0, zmax = tdm_search_zr_words(d), pmax = max_postings(d);
     uint32_t bw = 0;
     while (j < n && j - i < BATCH_MAX_QUERIES) {
         const tdm_sprep *p = &g[j]->p;
         uint32_t b = p->max_block > bw ? p->max_block : bw;
         int fits = zr ? (terms + p->nt) * (TDM_ZR_CW + 2ull * b) <= zmax
-                      : post + p->npost <= BATCH_MAX_POSTINGS;
+                      : post + p->npost <= pmax;
         if (j > i && !fits)
             break;
         post += p->npost;
