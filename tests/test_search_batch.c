@@ -215,8 +215,11 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const
                 o.device = d;
                 o.algorithm = algos[a];
                 o.k = ks[ki];
-                /* the compressed variant's batch kernel on any device, half the time */
-                o.variant = (a + ki) % 2 ? TDM_VARIANT_COMPRESSED : TDM_VARIANT_AUTO;
+                /* the compressed variant's batch kernel and the decoded one (with
+                   the host seed where it prunes) on any device */
+                static const int variants[] = {TDM_VARIANT_AUTO, TDM_VARIANT_COMPRESSED,
+                                               TDM_VARIANT_ITEM};
+                o.variant = variants[(a + ki) % 3];
                 /* its scratch in both layouts (cl/search_zrange.cl) on every device */
                 int zl = (int)((seed + ki + (size_t)d + a / 2) % 2);
                 tdm_search_zr_layout_force(zl);

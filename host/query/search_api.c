@@ -282,9 +282,10 @@ static void prepare_one(tdm_search *s, const tdm_search_query *rq, const tdm_sea
         it->run = 1;
         if (!(it->so.keys = malloc((size_t)o->k * sizeof *it->so.keys)))
             rc = tdm_err_set(&it->err, TDM_ERR_NOMEM, "out of memory");
-        else /* the compressed variant's seed of the shared threshold, from the host */
+        else /* the seed of the shared threshold from the host: the compressed
+                variant's, and a GPU batch's (it has no seed pass) */
             rc = tdm_search_hseed_plan(&it->p, s->r, s->bcache, &it->pl, it->salg, it->k,
-                                       &it->err);
+                                       batched, &it->err);
     }
     it->rc = rc;
 }

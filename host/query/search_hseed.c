@@ -282,19 +282,22 @@ static int env_zr_seed(void)
 #define HSEED_MIN_K 100u
 #define HSEED_MIN_RANGES 32u
 
-int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k)
+int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
 {
     int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
-    if (!prunes || pl->variant != TDM_VARIANT_COMPRESSED)
+    int zr = pl->variant == TDM_VARIANT_COMPRESSED;
+    if (!prunes || (!zr && !batched))
         return 0;
     int env = env_zr_seed();
-    return env >= 0 ? env : k >= HSEED_MIN_K || pl->local > 1 || pl->ranges >= HSEED_MIN_RANGES;
+    if (env >= 0)
+        return env;
+    return !zr || k >= HSEED_MIN_K || pl->local > 1 || pl->ranges >= HSEED_MIN_RANGES;
 }
 
 int tdm_search_hseed_plan(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
-                          const tdm_splan *pl, int salg, uint32_t k, tdm_err *err)
+                          const tdm_splan *pl, int salg, uint32_t k, int batched, tdm_err *err)
 {
-    if (!tdm_search_hseeded(pl, salg, k) || p->nt == 0)
+    if (!tdm_search_hseeded(pl, salg, k, batched) || p->nt == 0)
         return TDM_OK;
     /* profiled (search.h, TANDEM_SEARCH_PROFILE): "host: host seed" */
     tdm_sprof pf = {.on = tdm_sprof_on(), .salg = salg, .k = k};

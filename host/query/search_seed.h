@@ -75,14 +75,19 @@ int tdm_search_hseed(const struct tdm_sprep *p, const tdm_ireader *r, struct tdm
 
 /* Whether a run of algorithm salg with plan pl and k gets the host seed:
  * the pruning algorithms on the compressed variant, when k >= 100, on a
- * GPU's plan (groups of ranges) or on a plan of 32 ranges or more
- * (TANDEM_ZR_SEED=0 never, =1 always, for A/B runs). */
-int tdm_search_hseeded(const struct tdm_splan *pl, int salg, uint32_t k);
+ * GPU's plan (groups of ranges) or on a plan of 32 ranges or more; on the
+ * decoded variant when `batched` (a query planned for a batch of several:
+ * the device batch has no seed pass of its own; H200, 10M documents,
+ * batches of 512, k10, its range kernel took 154 us a MaxScore query
+ * unseeded). TANDEM_ZR_SEED=0 never, =1 always, for A/B runs (the decoded
+ * variant only when batched). */
+int tdm_search_hseeded(const struct tdm_splan *pl, int salg, uint32_t k, int batched);
 
 /* Where tdm_search_hseeded says so: the host seed into p's term table (word
  * 7 of term 0, the shared threshold G the range kernels start from, where
  * the device seed puts it), raised to it. */
 int tdm_search_hseed_plan(struct tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
-                          const struct tdm_splan *pl, int salg, uint32_t k, tdm_err *err);
+                          const struct tdm_splan *pl, int salg, uint32_t k, int batched,
+                          tdm_err *err);
 
 #endif
