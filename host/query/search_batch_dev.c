@@ -8,11 +8,12 @@
  * where the device can make them (4 bytes a block: ~112 KB a query on the
  * 10M collection): WAND, BMW and MaxScore compute them from the resident
  * stored bounds when every query's are the stored ones (stored_apply; a row
- * of 16 bytes a term goes up), or from the postings when the request's k1,
- * b are not the index's and no bounds cache gave them, then each query's
- * term bounds and MaxScore order (device_bounds_enqueue). Bounds from the
- * handle's cache (bounds.h), and those of a device without fp64, are
- * uploaded; so are all of them unless TANDEM_BATCH_BOUNDS=device (bounds_mode).
+ * of 16 bytes a term goes up, and the terms' bounds and order, which the
+ * host has), or from the postings when the request's k1, b are not the
+ * index's and no bounds cache gave them, then each query's term bounds and
+ * MaxScore order (device_bounds_enqueue). Bounds from the handle's cache
+ * (bounds.h), and those of a device without fp64, are uploaded; so are all
+ * of them with TANDEM_BATCH_BOUNDS=host (bounds_mode).
  * Device, on the compute queue in order: the uploads, one decode launch per
  * codec for every list of the batch, the bounds, tdm_search_range_batch (a
  * work-item per (query, docid range),
@@ -344,7 +345,7 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
     for (uint32_t i = 0; i < n; i++) {
         const tdm_sprep *p = &qs[i]->p;
         const tdm_splan *pl = &qs[i]->pl;
-        if (bmode == BOUNDS_HOST)
+        if (bmode == BOUNDS_HOST || bmode == BOUNDS_STORED) /* the bounds' host copy */
             tdm_sprep_host_order(p);
         int rc = bmode == BOUNDS_STORED ? stored_rows(sd->res.r, qs[i], h->sb + tb * TDM_SB_W, err)
                                         : TDM_OK;
@@ -482,8 +483,10 @@ static int make_device(tdm_device *d, const host_side *h, tdm_sbq *const *qs, ui
  * term table's word 3 numbering the batch's blocks) from the stored bounds
  * (tdm_search_stored_bounds_batch: tdm_score_stored_bound's arithmetic) or,
  * for requests whose k1, b are not the index's, from the postings
- * (tdm_search_bounds); then each query's term bounds and MaxScore order
- * (tdm_search_order_batch), as the single path computes them. */
+ * (tdm_search_bounds), then each query's term bounds and MaxScore order
+ * (tdm_search_order_batch), as the single path computes them; the stored
+ * ones' term bounds and order come up with the term table (the host's copy
+ * of the same bounds, build_host). */
 static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_t n,
                                  uint32_t kind, float c0, float c1, dev_side *ds,
                                  uint32_t *launches, tdm_sprof *pf, tdm_err *err)
@@ -521,6 +524,8 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_
         }
         ++*launches;
     }
+    if (h->bmode == BOUNDS_STORED)
+        return rc;
     tdm_karg oa[] = {TDM_KARG_MEM(&ds->b[D_TERMS]), TDM_KARG_MEM(&ds->b[D_BMAX]),
                      TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&nq)};
     if (rc == TDM_OK)
@@ -749,11 +754,14 @@ static int bounds_mode(const tdm_sdev *sd, const tdm_sprep *p0, int salg)
         return BOUNDS_NONE;
     if (p0->device_bounds)
         return BOUNDS_POSTINGS;
-    /* Uploaded unless TANDEM_BATCH_BOUNDS=device: on the H200 (10M collection,
-     * batches of 512 MaxScore queries) the per-query order kernel took 6.3 of
-     * 13 ms, and batches ran at 1,194 q/s against 2,059 with the upload. */
+    /* Made on the device from the stored ones (the terms' bounds and order
+     * from the host, which has them from the preparation: a per-query order
+     * kernel once took 6.3 of 13 ms a batch) unless TANDEM_BATCH_BOUNDS=host
+     * or without fp64: the upload of every block's bound cost the H200's
+     * host 27 ms a batch of 512 MaxScore queries on the 10M collection (60
+     * MB through the driver's staging). */
     const char *v = getenv("TANDEM_BATCH_BOUNDS");
-    return sd->fp64 && v && !strcmp(v, "device") ? BOUNDS_STORED : BOUNDS_HOST;
+    return sd->fp64 && !(v && !strcmp(v, "host")) ? BOUNDS_STORED : BOUNDS_HOST;
 }
 
 /* Whether query it's bounds may be the index's stored ones: BM25 whose
