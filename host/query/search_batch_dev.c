@@ -20,11 +20,12 @@
  * Huang 2017's unit of work), tdm_search_merge_batch (a work-group per
  * query), and one copy back of every query's header and keys.
  *
- * Ranges: the device's one-query range count is shared by the batch's
- * queries in proportion to their postings (a GPU's 1,024 ranges per
- * compute unit, a CPU's 4 per core), at least one each, so a big batch runs
- * about one work-item per query and a small one several per query; at large k fewer (ranges of at least 8k documents)
- * so the merge of each query reads few heap entries. A query's results do
+ * Ranges: a count of the device's is shared by the batch's queries in
+ * proportion to their postings (a GPU's 16,384 ranges per compute unit,
+ * GPU_RANGES_PER_CU; a CPU's 4 per core), at least one each, so a big CPU
+ * batch runs about one work-item per query and a GPU's thousands of short
+ * ranges a query; at large k fewer (ranges of at least 8k documents) so
+ * the merge of each query reads few heap entries. A query's results do
  * not depend on its ranges (each range keeps its exact top min(k, length)).
  * TANDEM_BATCH_RANGES_PER_CU overrides the ranges a compute unit (timing).
  *
@@ -50,10 +51,15 @@
 #include "search_batch_dev.h"
 
 #define TDM_SBQ_W 8u /* cl/search_batch.cl */
-/* On the H200 (1M documents, 2,000 terabyte05 queries, MaxScore k = 10,
- * batches of 512) 1,024 ranges a compute unit answered 17,251 queries/s
- * and 256 11,644: a range's walk is serial, more of them fill the GPU. */
-#define GPU_RANGES_PER_CU 1024u
+/* A range's walk is serial: more of them fill the GPU and balance it. On
+ * the H200 (2,000 terabyte05 queries, k = 10, batches of 512 / 4,096,
+ * queries/s), 1,024 ranges a compute unit against 16,384: 1M documents
+ * AND 55,750 / 71,350 against 70,749 / 97,789, MaxScore 34,557 / 37,864
+ * against 54,454 / 69,512, BMW 27,571 / 31,038 against 44,836 / 47,188;
+ * 10M documents (512) AND 8,261 against 13,897, MaxScore 4,990 against
+ * 8,982, BMW 3,877 against 5,857; 4,096 and 65,536 were slower, 32,768
+ * about the same. */
+#define GPU_RANGES_PER_CU 16384u
 #define CPU_RANGES_PER_CU 4u
 #define GPU_MIN_RLEN 64u
 /* The queue's work-items a compute unit. One a PoCL thread would do, but
