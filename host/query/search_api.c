@@ -406,8 +406,18 @@ int tdm_search_run_batch(tdm_search *s, const tdm_search_query *queries,
     if (!items)
         return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory for %zu queries", n);
     int rc = TDM_OK;
+    /* TANDEM_SEARCH_PROFILE: a batch call's phases ("call: ...", rows of
+       its first query's algorithm and k) */
+    tdm_sprof pf = {.on = n > 1 && tdm_sprof_on()};
+    double tp = pf.t0 = pf.on ? tdm_sprof_now() : 0;
     prep_work w = {s, queries, opts, items, n, 0};
     prep_all(&w);
+    pf.salg = items[0].salg;
+    pf.k = opts[0].k;
+    if (pf.on) {
+        tdm_sprof_host(&pf, "call: prepare (all threads)", tp);
+        tp = tdm_sprof_now();
+    }
     for (size_t i = 0; i < n; i++) {
         if (batch_fatal(items[i].rc)) {
             rc = tdm_err_copy(err, &items[i].err);
@@ -416,6 +426,10 @@ int tdm_search_run_batch(tdm_search *s, const tdm_search_query *queries,
     }
     if (rc == TDM_OK)
         rc = tdm_search_dev_batches(s, items, n, err);
+    if (pf.on) {
+        tdm_sprof_host(&pf, "call: device batches", tp);
+        tp = tdm_sprof_now();
+    }
     for (size_t i = 0; rc == TDM_OK && i < n; i++) {
         if (!(results[i] = calloc(1, sizeof *results[i])))
             rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
@@ -433,6 +447,8 @@ int tdm_search_run_batch(tdm_search *s, const tdm_search_query *queries,
         }
     }
     free(items);
+    if (pf.on)
+        tdm_sprof_host(&pf, "call: results, frees", tp);
     return rc;
 }
 
