@@ -51,10 +51,15 @@ typedef struct tdm_sdev {
      * are in; guarded by a spin lock held for a push or a pop. */
     struct tdm_sscratch *pool;
     volatile int pool_lock;
+    /* The same for device batches (search_batch_dev.c): their buffers, the
+     * decoded postings of hundreds of queries among them, kept between
+     * batches; the same lock. */
+    struct tdm_bscratch *bpool;
 } tdm_sdev;
 
-/* Releases a device's scratch pool (no call may be running). */
+/* Releases a device's scratch pools (no call may be running). */
 void tdm_search_pool_free(tdm_sdev *sd);
+void tdm_search_bpool_free(tdm_sdev *sd);
 
 struct tdm_search {
     tdm_engine *engine;

@@ -97,6 +97,7 @@ void tdm_search_close_plain(tdm_search *s)
         return;
     for (int i = 0; s->dev && i < s->ndev; i++) {
         tdm_search_pool_free(&s->dev[i]);
+        tdm_search_bpool_free(&s->dev[i]);
         tdm_resident_release(&s->dev[i].res);
     }
     free(s->dev);
