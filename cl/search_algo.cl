@@ -17,9 +17,19 @@
      TDM_SA(block)(s, t, d, &last)  the bound of the block from the
                              cursor's on that holds docid d, its last docid
      TDM_SA(oi)(s, i)        where word i of the range's `ord` scratch is
-   Both copies run the same float operations in the same order, so they give
-   the same bits (search_range.cl's header says why that is exact). The
-   file is included once per copy; the macros are undefined at its end. */
+   and, if it wants, TDM_SA_WARM(s, d): a hint that document d is likely
+   to be scored soon (a prefetch of what scoring it reads; nothing if
+   undefined), and TDM_SA_CPU 1 for the traversal steps measured on CPUs
+   only (0 if undefined; wand below). Both copies run the same float
+   operations in the same order, so they give the same bits (search_range.cl's
+   header says why that is exact). The file is included once per copy; the
+   macros are undefined at its end. */
+#ifndef TDM_SA_WARM
+#define TDM_SA_WARM(s, d)
+#endif
+#ifndef TDM_SA_CPU
+#define TDM_SA_CPU 0
+#endif
 
 /* The threshold a document must beat: the heap's worst once it is full,
    or the float below the shared G when that is larger. The worst is kept
@@ -129,6 +139,7 @@ void TDM_SA(and)(TDM_SA_S *s)
             lead = t;
     uint d = TDM_SA(doc)(s, lead);
     while (d != TDM_SEARCH_NODOC) {
+        TDM_SA_WARM(s, d);
         uint miss = 0u;
         for (uint t = 0; t < s->nt && !miss; t++) {
             if (t == lead)
@@ -170,6 +181,50 @@ void TDM_SA(sort)(TDM_SA_S *s)
 
 uint TDM_SA(ord)(const TDM_SA_S *s, uint i) { return s->ord[TDM_SA(oi)(s, i)]; }
 
+/* WAND's pivot pd, whose cursors are all on it, offered to the heap, and
+   those cursors moved on. With bmw where TDM_SA_CPU, scoring stops at the
+   first term (in term order) where the score so far and the bounds of the
+   blocks holding pd of the terms left cannot beat th (as MaxScore's test:
+   the bounds are upper bounds, SLACK covers the sums' rounding), so such a
+   document, which the heap would refuse (its score <= th, the threshold
+   push applies), is not offered. */
+void TDM_SA(pivot)(TDM_SA_S *s, uint pd, float th, int bmw)
+{
+    if (!TDM_SA_CPU || !bmw) {
+        TDM_SA(push)(s, pd, TDM_SA(full)(s, pd, 1));
+        return;
+    }
+    TDM_SR_COUNT(docs, 1);
+    float acc = 0.0f;
+    int cut = 0, first = 1; /* the first term's test is the pivot's own */
+    for (uint t = 0; t < s->nt; t++) {
+        if (TDM_SA(doc)(s, t) != pd)
+            continue;
+        if (first) {
+            first = 0;
+            acc = acc + TDM_SA(at)(s, t); /* as full's: 0 + x, not x (-0) */
+        } else if (!cut) {
+            float rest = 0.0f;
+            for (uint u = t; u < s->nt; u++) {
+                uint last;
+                if (TDM_SA(doc)(s, u) == pd)
+                    rest = rest + TDM_SA(block)(s, u, pd, &last);
+            }
+            cut = (acc + rest) * TDM_SEARCH_SLACK <= th;
+            if (!cut)
+                acc = acc + TDM_SA(at)(s, t);
+        }
+        TDM_SA(next)(s, t);
+    }
+    if (!cut)
+        TDM_SA(push)(s, pd, acc);
+}
+
+/* WAND (bmw 0) and Block-Max WAND (bmw 1). Where TDM_SA_CPU, a pivot is
+   scored as soon as the cursors moved to it all land on it, instead of in
+   an iteration that would find the same pivot again (the answer is exact
+   either way: a document scored that cannot enter the heap is not
+   pushed; only the work differs). */
 void TDM_SA(wand)(TDM_SA_S *s, int bmw)
 {
     for (uint i = 0; i < s->nt; i++)
@@ -191,6 +246,7 @@ void TDM_SA(wand)(TDM_SA_S *s, int bmw)
         if (piv == s->nt)
             return;
         uint pd = TDM_SA(doc)(s, TDM_SA(ord)(s, piv));
+        TDM_SA_WARM(s, pd);
         while (piv + 1u < s->nt && TDM_SA(doc)(s, TDM_SA(ord)(s, piv + 1u)) == pd)
             piv++;
         if (bmw) {
@@ -213,10 +269,16 @@ void TDM_SA(wand)(TDM_SA_S *s, int bmw)
             }
         }
         if (TDM_SA(doc)(s, TDM_SA(ord)(s, 0)) == pd) {
-            TDM_SA(push)(s, pd, TDM_SA(full)(s, pd, 1));
+            TDM_SA(pivot)(s, pd, th, bmw);
         } else {
-            for (uint i = 0; i < piv; i++)
-                TDM_SA(seek)(s, TDM_SA(ord)(s, i), pd);
+            uint land = 1u;
+            for (uint i = 0; i < piv; i++) {
+                uint t = TDM_SA(ord)(s, i);
+                TDM_SA(seek)(s, t, pd);
+                land &= TDM_SA(doc)(s, t) == pd;
+            }
+            if (TDM_SA_CPU && land) /* all on pd (those after are past it) */
+                TDM_SA(pivot)(s, pd, th, bmw);
         }
     }
 }
@@ -332,3 +394,5 @@ void TDM_SA(run)(TDM_SA_S *s, uint alg)
 
 #undef TDM_SA_S
 #undef TDM_SA
+#undef TDM_SA_WARM
+#undef TDM_SA_CPU

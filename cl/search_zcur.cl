@@ -8,7 +8,9 @@
                     run-time 1 a bench run on PoCL took 10-30 % more CPU
                     time: an index multiply for every cursor word and
                     decoded value, the decoders' stores no longer combined)
-   and both are undefined at the end. */
+     TDM_ZR_CPU     1 in the copy a CPU runs (the stride a literal 1): the
+                    algorithms' CPU-only steps (search_algo.cl)
+   and all three are undefined at the end. */
 
 uint TDM_ZR(term)(const tdm_zrange *s, uint t, uint w) { return s->terms[t * TDM_SEARCH_TW + w]; }
 
@@ -259,11 +261,17 @@ float TDM_ZR(block)(const tdm_zrange *s, uint t, uint d, uint *last)
     return 0.0f;
 }
 
-/* The algorithms, on these cursors (TDM_ZR(or), _and, _wand, _maxscore). */
+/* The algorithms, on these cursors (TDM_ZR(or), _and, _wand, _maxscore).
+   A pivot's document length is fetched ahead on a CPU (TDM_ZR_FETCH): the
+   length read when it is scored missed the cache, the scattered documents'
+   lengths being the largest array a query reads at random. */
 #define TDM_SA_S tdm_zrange
+#define TDM_SA_WARM(s, d) TDM_ZR_FETCH((s)->doclens + (d))
+#define TDM_SA_CPU TDM_ZR_CPU
 #define TDM_SA(name) TDM_ZR(name)
 #include "cl/search_algo.cl"
 
 #undef TDM_ZC
 #undef TDM_ZR
 #undef TDM_ZR_WS
+#undef TDM_ZR_CPU

@@ -113,16 +113,27 @@ void tdm_zr_index(tdm_zrange *s, TDM_ZS_IDX)
     s->st = 0u;
 }
 
+/* A prefetch of the word at global address p on an x86-64 CPU (PoCL,
+   whose OpenCL prefetch() does nothing; clang's builtin is an instruction
+   there, and an intrinsic Oclgrind lacks), else nothing. */
+#if defined(__clang__) && defined(__x86_64__)
+#define TDM_ZR_FETCH(p) __builtin_prefetch(p)
+#else
+#define TDM_ZR_FETCH(p)
+#endif
+
 /* The cursors and the algorithms for any word stride (tdm_zr_*), and on a
    CPU a copy for range-major scratch whose stride is a literal 1
    (tdm_zr1_*; NVIDIA builds, whose planner picks interleaved, leave it out:
    tdm_zr_* runs both layouts there). */
 #define TDM_ZR(name) tdm_zr_##name
 #define TDM_ZR_WS(s) ((s)->ws)
+#define TDM_ZR_CPU 0
 #include "cl/search_zcur.cl"
 #if !TDM_NV_PTX
 #define TDM_ZR(name) tdm_zr1_##name
 #define TDM_ZR_WS(s) 1u
+#define TDM_ZR_CPU 1
 #include "cl/search_zcur.cl"
 #endif
 
