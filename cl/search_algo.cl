@@ -332,7 +332,11 @@ void TDM_SA(maxscore)(TDM_SA_S *s)
             if (TDM_SA(doc)(s, t) == d)
                 part = part + TDM_SA(at)(s, t);
         }
-        if (keep)
+        /* part is then the document's score summed in another order: one
+           that cannot beat th (SLACK covering the orders' rounding), which
+           the heap would refuse, is not scored again in term order where
+           TDM_SA_CPU */
+        if (keep && (!TDM_SA_CPU || part * TDM_SEARCH_SLACK > th))
             TDM_SA(push)(s, d, TDM_SA(full)(s, d, 0));
         for (uint i = ne; i < s->nt; i++) {
             uint t = TDM_SA(term)(s, i, 6);
