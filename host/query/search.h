@@ -60,6 +60,9 @@ typedef struct tdm_sdev {
 /* Releases a device's scratch pools (no call may be running). */
 void tdm_search_pool_free(tdm_sdev *sd);
 void tdm_search_bpool_free(tdm_sdev *sd);
+/* The pools' spin lock (sd->pool_lock), held for a push or a pop. */
+void tdm_search_pool_lock(tdm_sdev *sd);
+void tdm_search_pool_unlock(tdm_sdev *sd);
 
 struct tdm_search {
     tdm_engine *engine;

@@ -422,44 +422,33 @@ static void dev_free(dev_side *ds)
     free(ds);
 }
 
-static void bpool_lock(tdm_sdev *sd)
-{
-    while (__atomic_exchange_n(&sd->pool_lock, 1, __ATOMIC_ACQUIRE))
-        ;
-}
-
-static void bpool_unlock(tdm_sdev *sd)
-{
-    __atomic_store_n(&sd->pool_lock, 0, __ATOMIC_RELEASE);
-}
-
 static dev_side *bpool_take(tdm_sdev *sd)
 {
-    bpool_lock(sd);
+    tdm_search_pool_lock(sd);
     dev_side *ds = sd->bpool;
     if (ds)
         sd->bpool = ds->next;
-    bpool_unlock(sd);
+    tdm_search_pool_unlock(sd);
     return ds ? ds : calloc(1, sizeof *ds);
 }
 
 /* Only buffers whose commands are all done go back. */
 static void bpool_give(tdm_sdev *sd, dev_side *ds)
 {
-    bpool_lock(sd);
+    tdm_search_pool_lock(sd);
     ds->next = sd->bpool;
     sd->bpool = ds;
-    bpool_unlock(sd);
+    tdm_search_pool_unlock(sd);
 }
 
 /* Releases the pool's idle buffers (other threads' batches keep theirs). */
 static void bpool_drop(const tdm_sdev *sd)
 {
     tdm_sdev *w = (tdm_sdev *)sd;
-    bpool_lock(w);
+    tdm_search_pool_lock(w);
     dev_side *idle = w->bpool;
     w->bpool = NULL;
-    bpool_unlock(w);
+    tdm_search_pool_unlock(w);
     while (idle) {
         dev_side *next = idle->next;
         dev_free(idle);

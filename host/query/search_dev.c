@@ -249,21 +249,24 @@ static void scratch_free(scratch *s)
     free(s);
 }
 
-static void pool_lock(tdm_sdev *sd)
+void tdm_search_pool_lock(tdm_sdev *sd)
 {
     while (__atomic_exchange_n(&sd->pool_lock, 1, __ATOMIC_ACQUIRE))
         ;
 }
 
-static void pool_unlock(tdm_sdev *sd) { __atomic_store_n(&sd->pool_lock, 0, __ATOMIC_RELEASE); }
+void tdm_search_pool_unlock(tdm_sdev *sd)
+{
+    __atomic_store_n(&sd->pool_lock, 0, __ATOMIC_RELEASE);
+}
 
 static scratch *pool_take(tdm_sdev *sd)
 {
-    pool_lock(sd);
+    tdm_search_pool_lock(sd);
     scratch *s = sd->pool;
     if (s)
         sd->pool = s->next;
-    pool_unlock(sd);
+    tdm_search_pool_unlock(sd);
     return s ? s : calloc(1, sizeof *s);
 }
 
@@ -271,10 +274,10 @@ static scratch *pool_take(tdm_sdev *sd)
  * releases its buffers instead: OpenCL keeps them until its commands end). */
 static void pool_give(tdm_sdev *sd, scratch *s)
 {
-    pool_lock(sd);
+    tdm_search_pool_lock(sd);
     s->next = sd->pool;
     sd->pool = s;
-    pool_unlock(sd);
+    tdm_search_pool_unlock(sd);
 }
 
 void tdm_search_pool_free(tdm_sdev *sd)
