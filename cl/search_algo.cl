@@ -20,7 +20,7 @@
    and, if it wants, TDM_SA_WARM(s, d): a hint that document d is likely
    to be scored soon (a prefetch of what scoring it reads; nothing if
    undefined), and TDM_SA_CPU 1 for the traversal steps measured on CPUs
-   only (0 if undefined; wand below). Both copies run the same float
+   only (0 if undefined; wand, pivot and maxscore below). Both copies run the same float
    operations in the same order, so they give the same bits (search_range.cl's
    header says why that is exact). The file is included once per copy; the
    macros are undefined at its end. */
