@@ -60,6 +60,11 @@ typedef struct tdm_sdev {
 /* Releases a device's scratch pools (no call may be running). */
 void tdm_search_pool_free(tdm_sdev *sd);
 void tdm_search_bpool_free(tdm_sdev *sd);
+/* A pooled buffer *m (of *cap bytes, NULL: none) holds at least `bytes`: if
+ * not, it is replaced by a new one with half again for growth, within the
+ * device's largest allocation. */
+int tdm_search_buffer_fit(tdm_device *d, cl_mem_flags flags, cl_mem *m, size_t *cap,
+                          size_t bytes, tdm_err *err);
 /* The pools' spin lock (sd->pool_lock), held for a push or a pop. */
 void tdm_search_pool_lock(tdm_sdev *sd);
 void tdm_search_pool_unlock(tdm_sdev *sd);

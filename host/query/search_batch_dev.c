@@ -461,30 +461,19 @@ void tdm_search_bpool_free(tdm_sdev *sd)
     bpool_drop(sd);
 }
 
-/* *m holds at least `bytes`: a new buffer if not, with half again for
- * growth where the device allows it; out of device memory, the pool's idle
- * buffers are released and it is tried once more at the size asked. */
+/* tdm_search_buffer_fit; out of device memory, the pool's idle buffers are
+ * released and the size asked is tried once more. */
 static int fit(const tdm_sdev *sd, cl_mem_flags flags, cl_mem *m, size_t *cap, size_t bytes,
                tdm_err *err)
 {
-    bytes = bytes < 4 ? 4 : bytes;
-    if (*m && *cap >= bytes)
-        return TDM_OK;
-    if (*m)
-        clReleaseMemObject(*m);
-    *m = NULL;
-    *cap = 0;
-    size_t want = bytes + bytes / 2, most = (size_t)sd->d->info.max_alloc_bytes;
-    if (most && want > most)
-        want = bytes;
-    int rc = tdm_buffer_create(sd->d, flags, want, NULL, m, err);
+    int rc = tdm_search_buffer_fit(sd->d, flags, m, cap, bytes, err);
     if (rc == TDM_ERR_DEVICE_MEMORY) {
         tdm_err_clear(err);
         bpool_drop(sd);
-        rc = tdm_buffer_create(sd->d, flags, want = bytes, NULL, m, err);
+        bytes = bytes < 4 ? 4 : bytes;
+        rc = tdm_buffer_create(sd->d, flags, bytes, NULL, m, err);
+        *cap = rc == TDM_OK ? bytes : 0;
     }
-    if (rc == TDM_OK)
-        *cap = want;
     return rc;
 }
 

@@ -289,8 +289,8 @@ void tdm_search_pool_free(tdm_sdev *sd)
     }
 }
 
-/* *m holds at least `bytes` (a new buffer, with room to grow, if not). */
-static int ensure(tdm_device *d, cl_mem *m, size_t *cap, size_t bytes, tdm_err *err)
+int tdm_search_buffer_fit(tdm_device *d, cl_mem_flags flags, cl_mem *m, size_t *cap,
+                          size_t bytes, tdm_err *err)
 {
     if (bytes < 4)
         bytes = 4;
@@ -300,11 +300,18 @@ static int ensure(tdm_device *d, cl_mem *m, size_t *cap, size_t bytes, tdm_err *
         clReleaseMemObject(*m);
     *m = NULL;
     *cap = 0;
-    size_t want = bytes + bytes / 2;
-    int rc = tdm_buffer_create(d, CL_MEM_READ_WRITE, want, NULL, m, err);
+    size_t want = bytes + bytes / 2, most = (size_t)d->info.max_alloc_bytes;
+    if (most && want > most)
+        want = bytes;
+    int rc = tdm_buffer_create(d, flags, want, NULL, m, err);
     if (rc == TDM_OK)
         *cap = want;
     return rc;
+}
+
+static int ensure(tdm_device *d, cl_mem *m, size_t *cap, size_t bytes, tdm_err *err)
+{
+    return tdm_search_buffer_fit(d, CL_MEM_READ_WRITE, m, cap, bytes, err);
 }
 
 /* Where the bounds come from the host (the stored ones), each term's bound
