@@ -278,6 +278,7 @@ static int enqueue(plan *p, cl_uint nwait, const cl_event *wait, cl_event *done,
     if ((st = wait_list(p->res, nwait, wait, &all, &n, err)) != TDM_OK)
         return st;
     if (p->njobs == 0) {
+        tdm_wait_flush(p->q, n, all);
         cl_int rc = clEnqueueMarkerWithWaitList(p->q, n, n ? all : NULL, done);
         free(all);
         if (rc != CL_SUCCESS)
@@ -535,6 +536,7 @@ static int batch_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_
         *done = last;
         last = NULL;
     } else if (st == TDM_OK && done) {
+        tdm_wait_flush(q ? q : res->dev->queue, nwait, wait);
         cl_int rc = clEnqueueMarkerWithWaitList(q ? q : res->dev->queue, nwait,
                                                 nwait ? wait : NULL, done);
         if (rc != CL_SUCCESS)

@@ -684,6 +684,7 @@ void tdm_resident_unhold(const tdm_resident *res, tdm_listcache_hold *h, cl_even
         done = NULL; /* done already (or failed): some platforms (Oclgrind) never call back */
     if (done) {
         atomic_fetch_add(&c->callbacks, 1);
+        tdm_event_flush(done); /* else a strict driver may never run it, nor call back */
         if (clSetEventCallback(done, CL_COMPLETE, on_done, h) == CL_SUCCESS)
             return;
         atomic_fetch_sub(&c->callbacks, 1);

@@ -630,6 +630,7 @@ int tdm_search_after_index(const tdm_sdev *sd, cl_command_queue q, cl_uint nwait
     }
     if (!n)
         return TDM_OK;
+    tdm_wait_flush(q, n, all);
     cl_int cr = clEnqueueMarkerWithWaitList(q, n, all, NULL);
     return cr == CL_SUCCESS ? TDM_OK
                             : tdm_cl_fail(err, cr, "clEnqueueMarkerWithWaitList (index upload)");

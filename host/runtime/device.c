@@ -131,11 +131,38 @@ int tdm_kernel_launch_on(tdm_device *d, cl_command_queue q, const char *name,
     return rc == CL_SUCCESS ? TDM_OK : err->code;
 }
 
+void tdm_wait_flush(cl_command_queue q, cl_uint nwait, const cl_event *wait)
+{
+    cl_command_queue flushed[4];
+    size_t nf = 0;
+    for (cl_uint i = 0; wait && i < nwait; i++) {
+        cl_command_queue eq = NULL;
+        if (!wait[i] || clGetEventInfo(wait[i], CL_EVENT_COMMAND_QUEUE, sizeof eq, &eq, NULL) !=
+                            CL_SUCCESS || !eq || eq == q)
+            continue; /* a user event has no queue; q's own are in order */
+        size_t j = 0;
+        while (j < nf && flushed[j] != eq)
+            j++;
+        if (j < nf)
+            continue;
+        clFlush(eq);
+        if (nf < sizeof flushed / sizeof *flushed)
+            flushed[nf++] = eq;
+    }
+}
+
+void tdm_event_flush(cl_event e)
+{
+    if (e)
+        tdm_wait_flush(NULL, 1, &e);
+}
+
 cl_int tdm_kernel_enqueue(tdm_device *d, cl_command_queue q, cl_kernel k, const char *name,
                           size_t global, size_t local, cl_uint nwait, const cl_event *wait,
                           cl_event *ev)
 {
     const cl_event *w = nwait ? wait : NULL;
+    tdm_wait_flush(q, nwait, w);
     if (!d->launch_guard)
         return clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, nwait, w, ev);
     int slot = tdm_launch_guard_enter(q, name, local);
@@ -175,6 +202,7 @@ static int transfer(tdm_device *d, int write, cl_mem buf, size_t offset, size_t 
     if (ev)
         *ev = NULL;
     const cl_event *w = nwait ? wait : NULL;
+    tdm_wait_flush(d->xfer, nwait, w);
     cl_int rc = write ? clEnqueueWriteBuffer(d->xfer, buf, CL_FALSE, offset, bytes, host, nwait,
                                              w, &e)
                       : clEnqueueReadBuffer(d->xfer, buf, CL_FALSE, offset, bytes, host, nwait,

@@ -135,6 +135,7 @@ void tdm_launch_guard_armed(int i, cl_event e)
         tdm_launch_guard_left(i); /* done already: not every driver calls back then */
         return;
     }
+    tdm_event_flush(e);
     if (clSetEventCallback(e, CL_COMPLETE, on_complete, (void *)(intptr_t)i) != CL_SUCCESS) {
         clWaitForEvents(1, &e);
         tdm_launch_guard_left(i);

@@ -174,6 +174,16 @@ void tdm_kernel_return(tdm_device *d, cl_kernel k);
 /* Kernels the pool holds (lent or not) for `name`, for tests. */
 size_t tdm_kcache_count(tdm_device *d, const char *name);
 
+/* Flushes the queue of every event in the wait list that is not q's (q may
+ * be NULL: every event's queue). The specification asks for it before a
+ * command of one queue waits on an event of another (OpenCL 1.2, 5.13 "Flush
+ * and Finish"), and before a callback or a poll can see an event complete;
+ * NVIDIA and PoCL forgive its absence, rusticl waits forever. Every enqueue
+ * with a wait list goes through here. Thread-safe. */
+void tdm_wait_flush(cl_command_queue q, cl_uint nwait, const cl_event *wait);
+/* Flushes e's queue (before a callback is set on e, or e is polled). */
+void tdm_event_flush(cl_event e);
+
 /* clEnqueueNDRangeKernel of borrowed kernel k (named `name`) on q, 1-D,
  * through the launch guard on a device that needs it (launch_guard.c: a PoCL
  * bug makes two queues' launches of one kernel abort). Every kernel launch
