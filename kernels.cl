@@ -29,6 +29,9 @@
 /* ---- shared building blocks: work-group scans, delta decoding */
 #include "cl/common.cl"
 
+/* ---- each device's first kernel at open, under a time limit */
+#include "cl/first_kernel.cl"
+
 /* ---- codecs */
 #include "cl/codec_dev.cl"
 #include "cl/codec_raw.cl"

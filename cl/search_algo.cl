@@ -336,7 +336,8 @@ void TDM_SA(maxscore)(TDM_SA_S *s)
            that cannot beat th (SLACK covering the orders' rounding), which
            the heap would refuse, is not scored again in term order where
            TDM_SA_CPU */
-        if (keep && (!TDM_SA_CPU || part * TDM_SEARCH_SLACK > th))
+        int rescore = !TDM_SA_CPU || part * TDM_SEARCH_SLACK > th;
+        if (keep && rescore) /* not `keep && (constant || ...)`: clang warns */
             TDM_SA(push)(s, d, TDM_SA(full)(s, d, 0));
         for (uint i = ne; i < s->nt; i++) {
             uint t = TDM_SA(term)(s, i, 6);

@@ -84,7 +84,8 @@ enum {
     TDM_ERR_UNSUPPORTED = -12,  /* a feature the device or build lacks */
     TDM_ERR_LIMIT = -13,        /* input exceeds a documented limit */
     TDM_ERR_INTERNAL = -14,     /* a bug in tandem: please report it */
-    TDM_ERR_CANCELLED = -15     /* a progress callback asked to stop */
+    TDM_ERR_CANCELLED = -15,    /* a progress callback asked to stop */
+    TDM_ERR_TIMEOUT = -16       /* a device did not answer within its time limit */
 };
 
 /* A short static description of a status code ("unknown status" for codes
@@ -245,6 +246,12 @@ typedef struct tdm_engine_options {
      * docs/SCHED.md). Unset (0): TANDEM_MIGRATE ("auto", "force", "off"),
      * else auto. */
     int migrate;
+    /* Time limit in milliseconds for each device's first kernel, run at
+     * open after its build (a one-word kernel read back): a device that
+     * misses it (a hung driver) is skipped with a warning naming it, and the
+     * others are used. Unset (0): TANDEM_FIRST_KERNEL_MS, else 10,000. At
+     * most 3,600,000. */
+    unsigned first_kernel_ms;
 } tdm_engine_options;
 
 /* Sets o->struct_size and every option to its unset value as documented

@@ -28,6 +28,7 @@ const char *tdm_strerror(int status)
     case TDM_ERR_LIMIT: return "limit exceeded";
     case TDM_ERR_INTERNAL: return "internal error";
     case TDM_ERR_CANCELLED: return "cancelled";
+    case TDM_ERR_TIMEOUT: return "timed out";
     default: return "unknown status";
     }
 }

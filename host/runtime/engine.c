@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/strutil.h"
+#include "first_kernel.h"
 #include "launch_guard.h"
 #include "runtime.h"
 
@@ -41,6 +42,10 @@ static size_t probe_wg_multiple(tdm_device *d)
 
 static void device_release(tdm_device *d)
 {
+    if (d->hung) { /* its queues may never drain: waiting on them would hang too */
+        memset(d, 0, sizeof *d);
+        return;
+    }
     tdm_device_stop(d);
     if (d->program) clReleaseProgram(d->program);
     if (d->queue) clReleaseCommandQueue(d->queue);
@@ -60,8 +65,8 @@ static int build_kernels(tdm_device *d, const tdm_settings *s, tdm_err *err)
                            s->kernel_source_len, options, &d->program, &d->from_cache, err);
 }
 
-static int device_init(tdm_device *d, const tdm_found_device *f, const tdm_settings *s,
-                       tdm_err *err)
+static int device_init(tdm_device *d, const tdm_found_device *f, size_t index,
+                       const tdm_settings *s, tdm_err *err)
 {
     cl_int rc;
     memset(d, 0, sizeof *d);
@@ -93,7 +98,9 @@ static int device_init(tdm_device *d, const tdm_found_device *f, const tdm_setti
         return st;
     d->info.preferred_wg_multiple = probe_wg_multiple(d);
     d->launch_guard = tdm_launch_guard_needed(&d->info, s);
-    return TDM_OK;
+    st = tdm_first_kernel_run(d, s->first_kernel_ms, s->test_hang == (long)index, err);
+    d->hung = st == TDM_ERR_TIMEOUT;
+    return st;
 }
 
 /* One chosen device's open (open_devices): device_init on a thread of its
@@ -112,7 +119,7 @@ typedef struct open_job {
 static void *open_job_run(void *arg)
 {
     open_job *j = arg;
-    j->st = device_init(j->dev, j->found, j->settings, &j->err);
+    j->st = device_init(j->dev, j->found, j->index, j->settings, &j->err);
     if (j->st != TDM_OK)
         device_release(j->dev);
     return NULL;

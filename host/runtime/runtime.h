@@ -79,6 +79,7 @@ typedef struct tdm_device {
     int nv_shuffle;         /* the kernels were built with NVIDIA warp shuffles */
     int from_cache;         /* program came from the binary cache */
     int launch_guard;       /* launches go through the PoCL work-around (launch_guard.c) */
+    int hung;               /* missed its first kernel's limit: abandoned, never released */
     struct tdm_kcache *kcache; /* kernels of `program`, reused (kcache.c) */
     struct tdm_probe *probe;   /* measured characteristics (probe.c) */
 } tdm_device;

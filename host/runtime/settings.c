@@ -38,6 +38,158 @@ static int is_pow2(size_t v) { return v && (v & (v - 1)) == 0; }
 
 static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
 
+/* ---- tuning and A/B switches (tdm_tuning): environment only */
+
+typedef struct choice {
+    const char *word;
+    int value;
+} choice;
+
+/* The words of a NULL-ended choice list as "a, b or c", for an error. */
+static void choice_words(const choice *c, char *buf, size_t cap)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; c[i].word && pos < cap; i++)
+        pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", i == 0 ? "" : !c[i + 1].word ? " or " : ", ",
+                                c[i].word);
+}
+
+/* Variable `var` as one of the words of `c` (case ignored) into *out;
+ * unset leaves *out. */
+static int resolve_choice(const char *var, const choice *c, int *out, tdm_err *err)
+{
+    const char *v = env(var);
+    if (!v)
+        return TDM_OK;
+    for (size_t i = 0; c[i].word; i++)
+        if (!strcasecmp(v, c[i].word)) {
+            *out = c[i].value;
+            return TDM_OK;
+        }
+    char words[128];
+    choice_words(c, words, sizeof words);
+    return tdm_err_set(err, TDM_ERR_INVALID_ARG, "%s=%s: expected %s", var, v, words);
+}
+
+/* Variable `var` as a whole number in [lo, hi] into *out; unset leaves *out. */
+static int resolve_u32(const char *var, uint32_t lo, uint32_t hi, uint32_t *out, tdm_err *err)
+{
+    const char *v = env(var);
+    size_t n;
+    if (!v)
+        return TDM_OK;
+    if (!parse_size(v, lo, hi, &n))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "%s=%s: expected a whole number from %u to %u",
+                           var, v, (unsigned)lo, (unsigned)hi);
+    *out = (uint32_t)n;
+    return TDM_OK;
+}
+
+/* TANDEM_BOUNDS_CACHE_MB: whole MiB, 0 for no cache, up to what a size_t holds. */
+static int resolve_bounds_cache(tdm_tuning *t, tdm_err *err)
+{
+    const char *v = env("TANDEM_BOUNDS_CACHE_MB");
+    if (!v)
+        return TDM_OK;
+    if (!parse_size(v, 0, (size_t)-1 >> 20, &t->bounds_cache_mb))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "TANDEM_BOUNDS_CACHE_MB=%s: expected a whole number of MiB from 0 "
+                           "(no cache) to %zu", v, (size_t)-1 >> 20);
+    t->bounds_cache_set = 1;
+    return TDM_OK;
+}
+
+/* TANDEM_STAGING=THREADS[,CHUNK_MB]. */
+static int resolve_staging(tdm_tuning *t, tdm_err *err)
+{
+    const char *v = env("TANDEM_STAGING");
+    if (!v)
+        return TDM_OK;
+    char buf[64];
+    size_t workers = 0, mb = 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    char *comma = strchr(buf, ',');
+    if (comma)
+        *comma = '\0';
+    if (strlen(v) >= sizeof buf ||
+        !parse_size(buf, 1, TDM_SETTINGS_STAGING_WORKERS_MAX, &workers) ||
+        (comma && !parse_size(comma + 1, 1, TDM_SETTINGS_STAGING_CHUNK_MB_MAX, &mb)))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "TANDEM_STAGING=%s: expected THREADS (1 to %u) or THREADS,CHUNK_MB "
+                           "(CHUNK_MB 1 to %u)",
+                           v, TDM_SETTINGS_STAGING_WORKERS_MAX, TDM_SETTINGS_STAGING_CHUNK_MB_MAX);
+    t->staging_workers = (unsigned)workers;
+    t->staging_chunk_mb = (unsigned)mb;
+    return TDM_OK;
+}
+
+static const choice on_off[] = {{"on", TDM_TUNE_ON}, {"off", TDM_TUNE_OFF}, {NULL, 0}};
+static const choice one_zero[] = {{"0", TDM_TUNE_OFF}, {"1", TDM_TUNE_ON}, {NULL, 0}};
+
+/* Every tuning switch, checked once here so that a bad value fails the open
+ * instead of being ignored where it is used. */
+static int resolve_tuning(tdm_tuning *t, tdm_err *err)
+{
+    static const choice variants[] = {{"item", TDM_VARIANT_ITEM},
+                                      {"group", TDM_VARIANT_GROUP},
+                                      {"compressed", TDM_VARIANT_COMPRESSED},
+                                      {NULL, 0}};
+    static const choice layouts[] = {
+        {"range", TDM_TUNE_ZR_RANGE}, {"interleaved", TDM_TUNE_ZR_INTERLEAVED}, {NULL, 0}};
+    static const choice decodes[] = {
+        {"group", TDM_TUNE_DECODE_GROUP}, {"serial", TDM_TUNE_DECODE_SERIAL}, {NULL, 0}};
+    static const choice ands[] = {{"range", TDM_TUNE_AND_RANGE}, {"wu", TDM_TUNE_AND_WU}, {NULL, 0}};
+    static const choice bounds[] = {
+        {"device", TDM_TUNE_BOUNDS_DEVICE}, {"host", TDM_TUNE_BOUNDS_HOST}, {NULL, 0}};
+    static const choice profiles[] = {{"0", 0}, {"1", 1}, {"host", 2}, {NULL, 0}};
+    int rc = resolve_choice("TANDEM_SEARCH_VARIANT", variants, &t->search_variant, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_ZR_LAYOUT", layouts, &t->zr_layout, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_SEED", one_zero, &t->seed, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_ZR_SEED", one_zero, &t->zr_seed, err);
+    if (rc == TDM_OK)
+        rc = resolve_u32("TANDEM_GPU_MIN_RLEN", 1, 1u << 20, &t->gpu_min_rlen, err);
+    if (rc == TDM_OK)
+        rc = resolve_u32("TANDEM_GPU_ZGROUPS_PER_CU", 1, 64, &t->gpu_zgroups_per_cu, err);
+    if (rc == TDM_OK)
+        rc = resolve_u32("TANDEM_CPU_RANGES_PER_CU", 1, 1024, &t->cpu_ranges_per_cu, err);
+    if (rc == TDM_OK)
+        rc = resolve_u32("TANDEM_BATCH_RANGES_PER_CU", 1, 65536, &t->batch_ranges_per_cu, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_DECODE_VARIANT", decodes, &t->decode_variant, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_BATCH_AND", ands, &t->batch_and, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_BATCH_BOUNDS", bounds, &t->batch_bounds, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_BATCH_QUEUE", on_off, &t->batch_queue, err);
+    if (rc == TDM_OK)
+        rc = resolve_bounds_cache(t, err);
+    if (rc == TDM_OK)
+        rc = resolve_staging(t, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_SEARCH_PROFILE", profiles, &t->search_profile, err);
+    return rc;
+}
+
+const tdm_tuning *tdm_settings_tuning(const tdm_settings *s)
+{
+    static const tdm_tuning rules;
+    return s ? &s->tuning : &rules;
+}
+
+/* -1 until the first engine open that resolved its settings. */
+static int search_profile = -1;
+
+int tdm_settings_search_profile(void)
+{
+    int v = __atomic_load_n(&search_profile, __ATOMIC_ACQUIRE);
+    return v < 0 ? 0 : v;
+}
+
 static int resolve_cache_mode(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
 {
     if (o->cache_mode < TDM_CACHE_DEFAULT || o->cache_mode > TDM_CACHE_ALWAYS)
@@ -136,6 +288,9 @@ static int resolve_groups(const tdm_engine_options *o, tdm_settings *s, tdm_err 
 static int resolve_strings(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
 {
     const char *dev = o->devices ? o->devices : env("TANDEM_DEVICES");
+    s->devices_from = o->devices ? "engine option devices"
+                      : dev      ? "TANDEM_DEVICES"
+                                 : "device selection";
     s->devices = strdup(dev ? dev : "all");
     s->cache_dir = resolve_cache_dir(o);
     s->build_options = dup_or_empty(o->build_options);
@@ -288,10 +443,24 @@ static int resolve_launch_guard(tdm_settings *s, tdm_err *err)
                        v);
 }
 
+/* The first kernel's time limit, and the test hook that hangs one device. */
+static int resolve_first_kernel(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
+{
+    long v = 0;
+    int rc = resolve_long(o->first_kernel_ms, 0, "first_kernel_ms", "TANDEM_FIRST_KERNEL_MS", 1,
+                          3600000, TDM_SETTINGS_FIRST_KERNEL_MS_DEFAULT, &v, err);
+    s->first_kernel_ms = (unsigned)v;
+    if (rc == TDM_OK)
+        rc = resolve_long(-1, -1, "", "TANDEM_TEST_HANG", 0, 1 << 20, -1, &s->test_hang, err);
+    return rc;
+}
+
 int tdm_settings_resolve(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
 {
     memset(s, 0, sizeof *s);
     int rc = resolve_cache_mode(o, s, err);
+    if (rc == TDM_OK)
+        rc = resolve_tuning(&s->tuning, err);
     if (rc == TDM_OK)
         rc = resolve_wg_size(o, s, err);
     if (rc == TDM_OK)
@@ -306,6 +475,8 @@ int tdm_settings_resolve(const tdm_engine_options *o, tdm_settings *s, tdm_err *
         rc = resolve_device_memory(o, s, err);
     if (rc == TDM_OK)
         rc = resolve_launch_guard(s, err);
+    if (rc == TDM_OK)
+        rc = resolve_first_kernel(o, s, err);
     if (rc != TDM_OK)
         tdm_settings_free(s);
     return rc;

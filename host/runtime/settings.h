@@ -31,6 +31,15 @@
  *   device_memory         device_memory                 TANDEM_DEVICE_MEMORY
  *   launch_guard          (none)                        TANDEM_LAUNCH_GUARD (auto, off:
  *                                                       the PoCL work-around, launch_guard.c)
+ *   first_kernel_ms       first_kernel_ms               TANDEM_FIRST_KERNEL_MS
+ *   test_hang             (none)                        TANDEM_TEST_HANG (test hook: a
+ *                                                       device index whose first kernel hangs)
+ *   tuning                (none)                        the tuning and A/B switches
+ *                                                       (tdm_tuning below)
+ *
+ * Every variable, with what it accepts, is in settings.c's table: what
+ * `tandem --help-env` prints and docs/SETTINGS.md lists (tests/
+ * test_settings_doc.sh keeps the three in step).
  *
  * An invalid value (option or environment) is TDM_ERR_INVALID_ARG with a
  * message naming the option or the variable.
@@ -39,9 +48,42 @@
 #define TDM_RUNTIME_SETTINGS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/error.h"
 #include "tandem.h"
+
+/* Tuning and A/B switches, from the environment only (docs/SETTINGS.md).
+ * Each is 0 when its variable is unset: the built-in rule of the code that
+ * reads it (the defaults and their measurements stay beside that code). */
+enum { TDM_TUNE_RULE = 0, TDM_TUNE_OFF = 1, TDM_TUNE_ON = 2 };
+enum { TDM_TUNE_ZR_RANGE = 1, TDM_TUNE_ZR_INTERLEAVED = 2 };
+enum { TDM_TUNE_DECODE_GROUP = 1, TDM_TUNE_DECODE_SERIAL = 2 };
+enum { TDM_TUNE_AND_RANGE = 1, TDM_TUNE_AND_WU = 2 };
+enum { TDM_TUNE_BOUNDS_DEVICE = 1, TDM_TUNE_BOUNDS_HOST = 2 };
+#define TDM_SETTINGS_STAGING_WORKERS_MAX 16u
+#define TDM_SETTINGS_STAGING_CHUNK_MB_MAX 256u
+
+typedef struct tdm_tuning {
+    int search_variant;      /* TANDEM_SEARCH_VARIANT: 0, or TDM_VARIANT_ITEM, _GROUP or
+                                _COMPRESSED for every search that asks for auto */
+    int zr_layout;           /* TANDEM_ZR_LAYOUT: 0 or TDM_TUNE_ZR_* */
+    int seed;                /* TANDEM_SEED: TDM_TUNE_RULE, _OFF or _ON */
+    int zr_seed;             /* TANDEM_ZR_SEED: TDM_TUNE_RULE, _OFF or _ON */
+    uint32_t gpu_min_rlen;        /* TANDEM_GPU_MIN_RLEN: 0, else 1 .. 2^20 */
+    uint32_t gpu_zgroups_per_cu;  /* TANDEM_GPU_ZGROUPS_PER_CU: 0, else 1 .. 64 */
+    uint32_t cpu_ranges_per_cu;   /* TANDEM_CPU_RANGES_PER_CU: 0, else 1 .. 1024 */
+    uint32_t batch_ranges_per_cu; /* TANDEM_BATCH_RANGES_PER_CU: 0, else 1 .. 65536 */
+    int decode_variant;      /* TANDEM_DECODE_VARIANT: 0 or TDM_TUNE_DECODE_* */
+    int batch_and;           /* TANDEM_BATCH_AND: 0 or TDM_TUNE_AND_* */
+    int batch_bounds;        /* TANDEM_BATCH_BOUNDS: 0 or TDM_TUNE_BOUNDS_* */
+    int batch_queue;         /* TANDEM_BATCH_QUEUE: TDM_TUNE_RULE, _OFF or _ON */
+    int bounds_cache_set;    /* 1: TANDEM_BOUNDS_CACHE_MB gave bounds_cache_mb */
+    size_t bounds_cache_mb;  /* a search handle's bounds cache, 0: none */
+    unsigned staging_workers;  /* TANDEM_STAGING: 0, else 1 .. _STAGING_WORKERS_MAX */
+    unsigned staging_chunk_mb; /* 0, else 1 .. _STAGING_CHUNK_MB_MAX */
+    int search_profile;      /* TANDEM_SEARCH_PROFILE: 0 off, 1 on, 2 host phases only */
+} tdm_tuning;
 
 typedef struct tdm_settings {
     char *devices;            /* selection spec, never NULL ("all" by default) */
@@ -68,6 +110,12 @@ typedef struct tdm_settings {
     uint64_t device_memory;   /* bytes an index may take on a device, 0: no budget
                                  (index/resident.h) */
     int launch_guard;         /* 1: PoCL CPU devices launch through the guard (auto); 0: off */
+    unsigned first_kernel_ms; /* each device's first kernel's time limit at open */
+    long test_hang;           /* test hook: the discovery index of a device whose first
+                                 kernel never ends (TANDEM_TEST_HANG), -1 none */
+    const char *devices_from; /* what gave `devices`, for its errors: "TANDEM_DEVICES",
+                                 "engine option devices" or "device selection" */
+    tdm_tuning tuning;
 } tdm_settings;
 
 /* Built-in defaults, also what tdm_engine_options_init documents. */
@@ -80,6 +128,7 @@ typedef struct tdm_settings {
 #define TDM_SETTINGS_CALIBRATE_DEFAULT 16
 #define TDM_SETTINGS_LANE_SLOTS_DEFAULT 2
 #define TDM_SETTINGS_LANE_SLOTS_MAX 8
+#define TDM_SETTINGS_FIRST_KERNEL_MS_DEFAULT 10000
 
 /* Resolves `o` (already validated for struct_size; never NULL), then the
  * environment, then the defaults, into *s. On failure *s holds nothing to
@@ -88,5 +137,31 @@ int tdm_settings_resolve(const tdm_engine_options *o, tdm_settings *s, tdm_err *
 
 /* Frees what tdm_settings_resolve allocated. Accepts a zeroed struct. */
 void tdm_settings_free(tdm_settings *s);
+
+/* The tuning of settings `s`, or every switch unset (the rules) where s is
+ * NULL (a device made by hand in a test, not by an engine). */
+const tdm_tuning *tdm_settings_tuning(const tdm_settings *s);
+
+/* TANDEM_SEARCH_PROFILE as the process's first engine open read it (0 before
+ * any): the profile's table is one for the process (query/search_prof.c). */
+int tdm_settings_search_profile(void);
+
+/* One documented environment variable: its name, its group and what it
+ * accepts and does. */
+typedef struct tdm_settings_var {
+    const char *name, *group, *help;
+} tdm_settings_var;
+
+/* Every variable the library reads, grouped, in the order `tandem
+ * --help-env` prints them; *n gets their count. */
+const tdm_settings_var *tdm_settings_vars(size_t *n);
+
+/* The OpenCL driver environment, for the hint when no device is found
+ * (icdhint.c): the ICD loader's vendor directory (OCL_ICD_VENDORS where it
+ * names a directory, else /etc/OpenCL/vendors) and the kernel cache directory
+ * PoCL picks (POCL_CACHE_DIR, $XDG_CACHE_HOME/pocl/kcache,
+ * $HOME/.cache/pocl/kcache). Read when called: only that hint needs them. */
+const char *tdm_settings_icd_vendor_dir(void);
+void tdm_settings_pocl_cache_dir(char *buf, size_t cap);
 
 #endif

@@ -36,6 +36,7 @@ ERR_UNSUPPORTED = -12
 ERR_LIMIT = -13
 ERR_INTERNAL = -14
 ERR_CANCELLED = -15
+ERR_TIMEOUT = -16
 
 # Options structs are allocated with this much room past what Python knows, so
 # that a newer library's *_options_init, which writes its own sizeof, never
