@@ -460,6 +460,13 @@ static int distinct(tdm_listcache *c, const uint32_t *lists, size_t n, tdm_listc
             return tdm_err_set(err, TDM_ERR_INVALID_ARG, "%s: list %u out of range (%llu lists)",
                                tdm_ireader_path(c->r), lists[i], (unsigned long long)c->nlists);
         }
+        /* no byte of a list goes to the device before its checksum matched
+         * (the reader remembers the answer: hashed once, not per call) */
+        int st = tdm_ireader_check_list(c->r, lists[i], err);
+        if (st != TDM_OK) {
+            free(key);
+            return st;
+        }
         key[i] = (uint64_t)(UINT32_MAX - span(c, lists[i])) << 32 | lists[i];
     }
     qsort(key, n, sizeof *key, cmp_u64);

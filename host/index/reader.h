@@ -2,13 +2,16 @@
  * mapping.
  *
  * Opening validates the header, the section table and its padding, the
- * checksums of every section whose size grows with the terms or documents,
- * the lexicon and every list descriptor: O(lexicon + documents), never
- * O(postings). A list's block-table entries are validated when
- * tdm_ireader_list builds its view (O(blocks of that list)); the checksums of
- * the arena and the block table only by tdm_ireader_check_payload (which
- * tdm_ireader_verify and the exporters call). A file of format 1 is refused
- * with TDM_ERR_VERSION and a message saying how to convert it.
+ * checksums of every section but the arena (the block table included: a
+ * few percent of the file), the lexicon and every list descriptor:
+ * O(lexicon + documents + blocks), never O(postings). A list's block-table
+ * entries are validated when tdm_ireader_list builds its view (O(blocks of
+ * that list)). The arena's checksum is checked before any of its bytes is
+ * used: by tdm_ireader_list (through tdm_ireader_check_list) before its
+ * first view of each list, by a device upload and by the exporters (through
+ * tdm_ireader_check_payload); the answer is remembered, so it is hashed
+ * once per open reader. A file of format 1 is refused with TDM_ERR_VERSION
+ * and a message saying how to convert it.
  *
  * Threads: an open reader is immutable; any number of threads may call the
  * functions below on it at once (each passes its own tdm_err).
@@ -105,9 +108,15 @@ const char *tdm_ireader_docname(const tdm_ireader *r, uint64_t d);
 /* Stopword i (0 <= i < nstopwords), NULL if out of range. */
 const char *tdm_ireader_stopword(const tdm_ireader *r, uint32_t i);
 
-/* The checksums of the sections open leaves alone (ARENA and the block
- * table): O(index). Exporters call it before writing anything. */
+/* The checksum of the section open leaves alone (ARENA): O(index) the
+ * first time, remembered after (thread-safe). Exporters and device uploads
+ * call it before reading the arena. TDM_ERR_CORRUPT naming the file and
+ * the section. */
 int tdm_ireader_check_payload(const tdm_ireader *r, tdm_err *err);
+/* Everything list i's bytes are checked by before their first use: the
+ * arena's checksum (tdm_ireader_check_payload). A list cache calls it
+ * before uploading a list; tdm_ireader_list calls it itself. */
+int tdm_ireader_check_list(const tdm_ireader *r, uint64_t i, tdm_err *err);
 /* Full check: tdm_ireader_check_payload, then every list decoded and
  * compared with its df, cf, block metadata and bounds. */
 int tdm_ireader_verify(const tdm_ireader *r, tdm_err *err);

@@ -135,6 +135,11 @@ int tdm_ireader_list(const tdm_ireader *r, uint64_t i, tdm_ilist *out, tdm_err *
     uint32_t nb = (uint32_t)(((uint64_t)l->df + bs - 1) / bs);
     unsigned char *ok = checked_map(r);
     int known = ok && __atomic_load_n(&ok[i], __ATOMIC_RELAXED);
+    if (!known) { /* no byte of the list is read before its checksum matched */
+        int rc = tdm_ireader_check_list(r, i, err);
+        if (rc)
+            return rc;
+    }
     set_term(r, i, out);
     set_encoded(&out->docs, ops->id, 1, l, bs, nb);
     set_encoded(&out->freqs, ops->id, 0, l, bs, nb);
@@ -246,18 +251,34 @@ static int verify_bounds(const tdm_ireader *r, const tdm_ilist *l, const uint32_
     return TDM_OK;
 }
 
+static int arena_fail(const tdm_ireader *r, tdm_err *err)
+{
+    return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset %llu: checksum mismatch in section "
+                       "%s", r->path, OFF(r->sec[TDM_SEC_ARENA].offset),
+                       tdm_ireader_section_name(TDM_SEC_ARENA));
+}
+
+/* The arena's checksum, hashed once and remembered (either way): a search
+ * checks it before its first list and never again. Two threads that come
+ * first both hash; they store the same answer. */
 int tdm_ireader_check_payload(const tdm_ireader *r, tdm_err *err)
 {
-    static const unsigned ids[] = {TDM_SEC_ARENA, TDM_SEC_BLOCK_LAST, TDM_SEC_BLOCK_DOCS,
-                                   TDM_SEC_BLOCK_FREQS, TDM_SEC_BLOCK_MAX};
-    for (size_t k = 0; k < sizeof ids / sizeof *ids; k++) {
-        const tdm_idx_section_entry *s = &r->sec[ids[k]];
-        if (XXH64(r->base + s->offset, s->size, 0) != s->checksum)
-            return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset %llu: checksum mismatch in "
-                               "section %s", r->path, OFF(s->offset),
-                               tdm_ireader_section_name(ids[k]));
+    tdm_ireader *w = (tdm_ireader *)r; /* the cache only: the file is not changed */
+    int state = __atomic_load_n(&w->arena_state, __ATOMIC_ACQUIRE);
+    if (state == 0) {
+        const tdm_idx_section_entry *s = &r->sec[TDM_SEC_ARENA];
+        state = XXH64(r->base + s->offset, s->size, 0) == s->checksum ? 1 : -1;
+        __atomic_store_n(&w->arena_state, state, __ATOMIC_RELEASE);
     }
-    return TDM_OK;
+    return state > 0 ? TDM_OK : arena_fail(r, err);
+}
+
+int tdm_ireader_check_list(const tdm_ireader *r, uint64_t i, tdm_err *err)
+{
+    if (i >= r->info.nterms)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "term index %llu out of range (%llu)",
+                           OFF(i), OFF(r->info.nterms));
+    return tdm_ireader_check_payload(r, err);
 }
 
 int tdm_ireader_verify(const tdm_ireader *r, tdm_err *err)

@@ -30,6 +30,8 @@ struct tdm_ireader {
     const char **stopwords;     /* [nstopwords], into the mapping */
     unsigned char *list_ok;     /* [nterms] 1 once tdm_ireader_list checked the list (made
                                    at first use, atomically; a cache, not the file) */
+    int arena_state;            /* ARENA's checksum: 0 not checked yet, 1 matches,
+                                   -1 does not (atomic; a cache, not the file) */
 };
 
 /* File offset of byte `at` of section id. */
