@@ -160,13 +160,20 @@ static void sigkill_leftovers_removed_by_next_build(void **state)
     /* SIGKILL cannot be caught: the files stay, named with the dead PID. */
     pid_t pid = killed_build(in, out, runs, SIGKILL);
     assert_int_equal(count_files(runs, "out.idx.run"), 5);
-    snprintf(path, sizeof path, "out.idx.tmp.%ld", (long)pid);
+    snprintf(path, sizeof path, "out.idx.tmp.%ld.", (long)pid);
     assert_int_equal(count_files(dir, path), 1);
     /* What is not a dead build's stays: a live PID's files (PID 1 always
-     * lives) and names of another shape. */
-    static const char *const keep[] = {"out.idx.run0.1", "out.idx.tmp.1", "out.idx.notes",
-                                       "out.idx.run.99999999", "other.idx.tmp.99999999"};
-    for (size_t k = 0; k < sizeof keep / sizeof *keep; k++) {
+     * lives), names of another shape (older tandems' among them: without the
+     * random tag a name is not surely ours) and tags of the wrong length or
+     * alphabet. */
+    static const char *const keep[] = {
+        "out.idx.run0.tmp.1.abcdefghijkl", "out.idx.tmp.1.0123456789ab", "out.idx.notes",
+        "out.idx.run0.99999999", "out.idx.tmp.99999999", "out.idx.tmp.99999999.7",
+        "out.idx.tmp.99999999.ABCDEFGHIJKL", "out.idx.tmp.99999999.abcdefghijk",
+        "out.idx.tmp.99999999.abcdefghijklm", "out.idx.run.tmp.99999999.abcdefghijkl",
+        "other.idx.tmp.99999999.abcdefghijkl"};
+    size_t nkeep = sizeof keep / sizeof *keep;
+    for (size_t k = 0; k < nkeep; k++) {
         snprintf(path, sizeof path, "%s/%s", runs, keep[k]);
         FILE *f = fopen(path, "w");
         assert_non_null(f);
@@ -179,25 +186,29 @@ static void sigkill_leftovers_removed_by_next_build(void **state)
     tdm_err err = {0};
     if (tdm_build_index((const char *const *)&in, 1, out, &o, &err) != TDM_OK)
         fail_msg("%s", tdm_err_msg(&err));
-    snprintf(path, sizeof path, ".%ld", (long)pid);
+    snprintf(path, sizeof path, ".%ld.", (long)pid);
     assert_int_equal(count_files(runs, path), 0);
     assert_int_equal(count_files(dir, path), 0);
-    assert_int_equal(count_files(runs, ""), 5);   /* the five kept */
+    assert_int_equal(count_files(runs, ""), (int)nkeep);
     assert_int_equal(count_files(dir, "out.idx"), 1);
-    /* And tdm_cleanup_stale says what it removed; fsutil's PATH.tmp.PID.N
-     * too. */
-    static const char *const dead[] = {"x.run3", "x.tmp", "x.tmp"};
-    for (int k = 0; k < 3; k++) {
-        snprintf(path, sizeof path, "%s/%s.%ld%s", dir, dead[k], (long)pid, k == 2 ? ".7" : "");
+    /* And tdm_cleanup_stale says what it removed; a link of the right shape
+     * stays (and so does what it points to). */
+    static const char *const dead[] = {"x.run3.tmp", "x.tmp"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s.%ld.0123456789az", dir, dead[k], (long)pid);
         FILE *f = fopen(path, "w");
         assert_non_null(f);
         fclose(f);
     }
-    char first[1200];
+    char first[1200], link[1200];
+    snprintf(link, sizeof link, "%s/x.tmp.%ld.zzzzzzzzzzzz", dir, (long)pid);
+    assert_int_equal(symlink(in, link), 0);
     snprintf(path, sizeof path, "%s/x", dir);
-    assert_int_equal(tdm_cleanup_stale(path, first, sizeof first), 3);
+    assert_int_equal(tdm_cleanup_stale(path, first, sizeof first), 2);
     assert_non_null(strstr(first, "/x."));
-    assert_int_equal(count_files(dir, "x."), 0);
+    assert_int_equal(count_files(dir, "x."), 1);
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(access(in, R_OK), 0);
     free(in);
 }
 

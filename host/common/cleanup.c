@@ -13,6 +13,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "tempfile.h"
+
 /* Slots in chunks that are never freed, so that the handler can walk them at
  * any moment; a slot holds a path or NULL. */
 #define SLOTS 64
@@ -48,20 +50,6 @@ int tdm_cleanup_add(const char *path)
             atomic_store(&c->next, n);
         }
     }
-}
-
-char *tdm_cleanup_add_tmp(const char *path)
-{
-    size_t len = strlen(path) + 32;
-    char *tmp = malloc(len);
-    if (!tmp)
-        return NULL;
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    if (tdm_cleanup_add(tmp) != 0) {
-        free(tmp);
-        return NULL;
-    }
-    return tmp;
 }
 
 static const int cleanup_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ};
@@ -125,33 +113,6 @@ void tdm_cleanup_on_signals(void)
     }
 }
 
-/* The PID in `tail` (what follows PREFIX.): "tmp.PID", "tmp.PID.N" or
- * "runN.PID"; 0 if the name has another shape. */
-static long leftover_pid(const char *tail)
-{
-    const char *d;
-    if (strncmp(tail, "tmp.", 4) == 0) {
-        d = tail + 4;
-    } else if (strncmp(tail, "run", 3) == 0) {
-        d = tail + 3;
-        if (*d < '0' || *d > '9')
-            return 0;
-        while (*d >= '0' && *d <= '9')
-            d++;
-        if (*d++ != '.')
-            return 0;
-    } else {
-        return 0;
-    }
-    char *end = (char *)d;
-    errno = 0;
-    long pid = *d >= '1' && *d <= '9' ? strtol(d, &end, 10) : 0;
-    if (tail[0] == 't' && *end == '.' && end[1] >= '0' && end[1] <= '9')
-        for (end++; *end >= '0' && *end <= '9'; end++)
-            ;   /* tmp.PID.N */
-    return pid > 0 && !errno && *end == '\0' ? pid : 0;
-}
-
 size_t tdm_cleanup_stale(const char *prefix, char *names, size_t names_len)
 {
     const char *slash = strrchr(prefix, '/');
@@ -172,7 +133,7 @@ size_t tdm_cleanup_stale(const char *prefix, char *names, size_t names_len)
     while (dp && (e = readdir(dp))) {
         if (strncmp(e->d_name, base, blen) != 0 || e->d_name[blen] != '.')
             continue;
-        long pid = leftover_pid(e->d_name + blen + 1);
+        long pid = tdm_temp_pid(e->d_name + blen + 1);
         if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;
         size_t n = strlen(dir) + strlen(e->d_name) + 2;
@@ -180,7 +141,10 @@ size_t tdm_cleanup_stale(const char *prefix, char *names, size_t names_len)
         struct stat st;
         if (path) {
             snprintf(path, n, "%s/%s", dir, e->d_name);
-            if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) == 0) {
+            /* A regular file of this user only: never a link, another
+             * user's file or anything else. */
+            if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+                unlink(path) == 0) {
                 if (removed++ == 0 && names && names_len)
                     snprintf(names, names_len, "%s", path);
             }

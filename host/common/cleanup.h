@@ -1,13 +1,13 @@
-/* Temporary files that must not outlive their process: the index writer's
- * PATH.tmp.PID and the builder's run files.
+/* Temporary files that must not outlive their process (tempfile.h names
+ * and creates them).
  *
  * A creator registers a path before it creates the file and unregisters it
  * once the file is renamed into place or removed. A program that wants them
  * removed when it is interrupted calls tdm_cleanup_on_signals once (the CLI
  * does; a library never installs handlers by itself). Whatever a SIGKILL or a
  * crash leaves behind, the next build or import into the same path finds
- * with tdm_cleanup_stale: names that carry the PID of a process that no
- * longer exists.
+ * with tdm_cleanup_stale: names of tempfile.h's shapes that carry the PID of
+ * a process that no longer exists.
  *
  * Threads: add/remove are thread-safe. The handler reads the registry
  * without locking (async-signal-safe: only unlink, sigaction, raise).
@@ -19,9 +19,6 @@
 
 /* Registers `path` (copied). 0, or -1 when out of memory. */
 int tdm_cleanup_add(const char *path);
-/* Registers and returns PATH.tmp.<pid> (malloc'd), the temporary name of the
- * index writer (writer.h); NULL when out of memory. */
-char *tdm_cleanup_add_tmp(const char *path);
 /* Unregisters one registration of `path`; no-op if it has none. */
 void tdm_cleanup_remove(const char *path);
 /* Unlinks every registered path. Async-signal-safe. */
@@ -33,9 +30,12 @@ void tdm_cleanup_unlink_all(void);
 void tdm_cleanup_on_signals(void);
 
 /* Removes the leftovers of killed processes next to `prefix` (a path): files
- * named PREFIX.tmp.PID, PREFIX.tmp.PID.N (fsutil's atomic writes) or
- * PREFIX.runN.PID, regular files, whose PID is not
- * that of a live process (kill(PID, 0) fails with ESRCH). Returns how many
+ * named PREFIX.tmp.PID.TAG or PREFIX.runN.tmp.PID.TAG (tdm_temp_pid knows
+ * the shapes, TAG included), regular files of this user (not links), whose
+ * PID is not that of a live process (kill(PID, 0) fails with ESRCH): a file
+ * a user named otherwise is never touched. A process in another PID
+ * namespace or on another host sharing the directory counts as dead: such
+ * setups should write elsewhere (or to distinct paths). Returns how many
  * were removed; when `names` is not NULL, the first of them is copied there
  * (NUL-terminated, truncated to names_len) for a message. */
 size_t tdm_cleanup_stale(const char *prefix, char *names, size_t names_len);

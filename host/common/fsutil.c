@@ -2,28 +2,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cleanup.h"
+#include "tempfile.h"
 #include "tandem.h"
-
-/* A name for a temporary file next to `path`: pid + counter, unique across
- * processes and across threads of one. Caller frees. */
-static char *temp_name(const char *path)
-{
-    static atomic_uint counter;
-    size_t len = strlen(path) + 48;
-    char *tmp = malloc(len);
-    if (tmp)
-        snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(),
-                 atomic_fetch_add(&counter, 1));
-    return tmp;
-}
 
 unsigned char *tdm_read_file(const char *path, size_t *size)
 {
@@ -74,10 +60,8 @@ static int write_all(int fd, const void *p, size_t n)
 int tdm_write_file_atomic(const char *path, const void *const *parts, const size_t *sizes,
                           size_t n)
 {
-    char *tmp = temp_name(path);
-    if (!tmp)
-        return -1;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char *tmp;
+    int fd = tdm_temp_create(path, &tmp);
     int rc = fd < 0 ? -1 : 0;
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = write_all(fd, parts[i], sizes[i]);
@@ -87,12 +71,12 @@ int tdm_write_file_atomic(const char *path, const void *const *parts, const size
         rc = -1;
     if (rc == 0)
         rc = rename(tmp, path);
-    if (rc != 0) {
-        int e = errno;
-        unlink(tmp);
-        errno = e;
-    }
-    free(tmp);
+    int e = errno;
+    if (rc == 0)
+        tdm_temp_keep(tmp);
+    else
+        tdm_temp_discard(tmp);
+    errno = e;
     return rc;
 }
 
@@ -132,27 +116,17 @@ int tdm_output_check(const char *out, const char *const *inputs, size_t ninputs,
 int tdm_outfile_open(tdm_outfile *o, const char *path, tdm_err *err)
 {
     *o = (tdm_outfile){0};
-    o->path = strdup(path);
-    o->tmp = temp_name(path);
-    /* Registered before it exists, so that an interrupted CLI removes it. */
-    if (!o->path || !o->tmp || tdm_cleanup_add(o->tmp)) {
-        free(o->tmp);
-        o->tmp = NULL;
-        tdm_outfile_abort(o);
+    if (!(o->path = strdup(path)))
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    }
-    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = tdm_temp_create(path, &o->tmp);
     if (fd >= 0 && (o->f = fdopen(fd, "wb")))
         return TDM_OK;
     int e = errno;
-    if (fd >= 0) {
+    if (fd >= 0)
         close(fd); /* created: tdm_outfile_abort removes it */
-    } else {
-        tdm_cleanup_remove(o->tmp); /* not ours (O_EXCL): never remove it */
-        free(o->tmp);
-        o->tmp = NULL;
-    }
     tdm_outfile_abort(o);
+    if (e == ENOMEM)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     return tdm_err_set(err, TDM_ERR_IO, "%s: cannot create a file next to it: %s", path,
                        strerror(e));
 }
@@ -174,8 +148,7 @@ int tdm_outfile_commit(tdm_outfile *o, tdm_err *err)
     if (rc != TDM_OK)
         tdm_err_set(err, rc, "%s: %s: %s", o->path, what, strerror(e ? e : EIO));
     else {
-        tdm_cleanup_remove(o->tmp); /* renamed: nothing to remove */
-        free(o->tmp);
+        tdm_temp_keep(o->tmp); /* renamed: nothing to remove */
         o->tmp = NULL;
     }
     tdm_outfile_abort(o);
@@ -186,11 +159,7 @@ void tdm_outfile_abort(tdm_outfile *o)
 {
     if (o->f)
         fclose(o->f);
-    if (o->tmp) {
-        unlink(o->tmp);
-        tdm_cleanup_remove(o->tmp);
-    }
-    free(o->tmp);
+    tdm_temp_discard(o->tmp);
     free(o->path);
     *o = (tdm_outfile){0};
 }

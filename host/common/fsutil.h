@@ -13,9 +13,9 @@
  * *size gets its length. */
 unsigned char *tdm_read_file(const char *path, size_t *size);
 
-/* Writes the concatenation of `n` parts to `path` through a temporary file in
- * the same directory, fsync and rename, so the file is either the old one or
- * the whole new one. Returns 0, or -1 with errno set. */
+/* Writes the concatenation of `n` parts to `path` through a temporary file
+ * in the same directory (tempfile.h), fsync and rename, so the file is
+ * either the old one or the whole new one. Returns 0, or -1 with errno set. */
 int tdm_write_file_atomic(const char *path, const void *const *parts, const size_t *sizes,
                           size_t n);
 
@@ -39,7 +39,9 @@ typedef struct tdm_outfile {
     char *path, *tmp;
 } tdm_outfile;
 
-/* Opens the temporary file (mode 0644, exclusive). */
+/* Opens the temporary file (tempfile.h: an unpredictable name, created
+ * exclusively, mode 0644 less the umask; what dead processes left next to
+ * `path` is removed first). */
 int tdm_outfile_open(tdm_outfile *o, const char *path, tdm_err *err);
 /* Flushes, checks for write errors, fsyncs, closes and renames; always
  * releases `o`. */

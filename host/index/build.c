@@ -12,6 +12,7 @@
 #include "build_chunks.h"
 #include "common/cleanup.h"
 #include "common/fsutil.h"
+#include "common/tempfile.h"
 #include "invert.h"
 #include "parse.h"
 #include "runs.h"
@@ -45,9 +46,8 @@ typedef struct builder {
     tdm_chunker *ck;         /* threads > 1: the first phase on workers */
     lbatch lb;               /* threads > 1: lists waiting to be encoded */
     char **runs;             /* NULL entries: merged away */
-    size_t nruns, run_seq;   /* run files are RUN_PREFIX.run<seq>.<pid> */
+    size_t nruns, run_seq;   /* run files: RUN_PREFIX.run<seq>.tmp.<pid>.<tag> */
     char *run_prefix;
-    char *tmp_index;         /* the writer's OUT.tmp.<pid>, registered for cleanup */
     const tdm_build_tuning *t;
     uint32_t doc, doclen;
     int tok_rc;
@@ -94,18 +94,17 @@ static int to_run(void *user, const char *term, size_t len, const uint32_t *doci
     return tdm_run_add(ctx[0], term, len, docids, freqs, n, ctx[1]);
 }
 
-/* A new run file name, registered for removal on a signal; NULL if no memory. */
+/* A new run file name (tempfile.h: unpredictable, registered for removal
+ * on a signal; tdm_run_create creates it exclusively); NULL if no memory. */
 static char *new_run_path(builder *b)
 {
-    size_t len = strlen(b->run_prefix) + 48;
-    char *path = malloc(len);
-    if (!path)
+    size_t len = strlen(b->run_prefix) + 32;
+    char *base = malloc(len);
+    if (!base)
         return NULL;
-    snprintf(path, len, "%s.run%zu.%ld", b->run_prefix, b->run_seq++, (long)getpid());
-    if (tdm_cleanup_add(path) != 0) {
-        free(path);
-        return NULL;
-    }
+    snprintf(base, len, "%s.run%zu", b->run_prefix, b->run_seq++);
+    char *path = tdm_temp_name(base);
+    free(base);
     return path;
 }
 
@@ -419,9 +418,8 @@ static int finish(builder *b)
     return rc;
 }
 
-/* Names the run files and the writer's temporary file, registers the latter
- * for cleanup on a signal (the writer names it OUT.tmp.<pid>, writer.h), and
- * removes what killed builds into the same place left behind. */
+/* Names the run files' prefix, and removes what killed builds left in the
+ * run directory (the writer does the same next to the output). */
 static int run_files(builder *b, const char *out_path)
 {
     const char *dir = b->o->tmp_dir;
@@ -431,9 +429,6 @@ static int run_files(builder *b, const char *out_path)
         return tdm_err_set(b->err, TDM_ERR_NOMEM, "out of memory");
     snprintf(b->run_prefix, len, "%s%s%s", dir ? dir : "", dir ? "/" : "",
              dir ? (base ? base + 1 : out_path) : out_path);
-    if (!(b->tmp_index = tdm_cleanup_add_tmp(out_path)))
-        return tdm_err_set(b->err, TDM_ERR_NOMEM, "out of memory");
-    tdm_cleanup_stale(out_path, NULL, 0);
     if (dir)
         tdm_cleanup_stale(b->run_prefix, NULL, 0);
     return TDM_OK;
@@ -538,9 +533,6 @@ int tdm_build_index_tuned(const char *const *inputs, size_t ninputs, const char 
     free(b.lb.post);
     tdm_inverter_free(b.inv);
     tdm_iwriter_free(b.w);   /* removes the temporary file unless finished */
-    if (b.tmp_index)
-        tdm_cleanup_remove(b.tmp_index);
-    free(b.tmp_index);
     tdm_tokenizer_free(b.tok);
     return rc;
 }

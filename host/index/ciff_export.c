@@ -1,7 +1,7 @@
 /* Writing CIFF from an index: Header, one PostingsList per term in lexicon
  * order (docids as d-gaps), one DocRecord per document, each message packed
  * by protobuf-c and preceded by its varint length. The output goes to a
- * temporary file that is renamed into place at the end. */
+ * temporary file that is renamed into place at the end (tdm_outfile). */
 #include "ciff.h"
 
 #include <errno.h>
@@ -178,22 +178,19 @@ int tdm_ciff_export(const tdm_ireader *r, const char *path, const char *descript
     int guard = tdm_output_check(path, &src, 1, err); /* not the index read, no device */
     if (guard != TDM_OK)
         return guard;
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    /* tdm_outfile: an unpredictable temporary name created exclusively,
+     * removed on a signal, fsynced and renamed into place (fsutil.h). */
+    tdm_outfile file;
     out o = {.path = path};
-    o.f = fopen(tmp, "wb");
-    int rc = o.f ? write_all(&o, r, description, err)
-                 : tdm_err_set(err, TDM_ERR_IO, "%s: %s", path, strerror(errno));
-    if (o.f && fclose(o.f) != 0 && rc == TDM_OK)
-        rc = tdm_err_set(err, TDM_ERR_IO, "%s: close: %s", path, strerror(errno));
-    if (rc == TDM_OK && rename(tmp, path) != 0)
-        rc = tdm_err_set(err, TDM_ERR_IO, "%s: rename: %s", path, strerror(errno));
-    if (rc != TDM_OK)
-        remove(tmp);
-    free(tmp);
+    int rc = tdm_outfile_open(&file, path, err);
+    if (rc == TDM_OK) {
+        o.f = file.f;
+        rc = write_all(&o, r, description, err);
+        if (rc == TDM_OK)
+            rc = tdm_outfile_commit(&file, err);
+        else
+            tdm_outfile_abort(&file);
+    }
     free(o.buf);
     free(o.docids);
     free(o.freqs);

@@ -7,7 +7,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "common/cleanup.h"
 #include "tandem.h"
 
 int tdm_term_cmp(const char *a, size_t alen, const char *b, size_t blen)
@@ -23,12 +22,8 @@ int tdm_collection_write(const tdm_coll_source *src, const char *path,
 {
     tdm_iwriter_options defaults = {0};
     tdm_iwriter *w = NULL;
-    /* The writer's temporary file goes on a signal (where the program asked
-     * for that), and what killed imports into this path left is removed. */
-    char *tmp = tdm_cleanup_add_tmp(path);
-    if (!tmp)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    tdm_cleanup_stale(path, NULL, 0);
+    /* The writer registers its temporary file for removal on a signal and
+     * removes what killed imports into this path left (tempfile.h). */
     int rc = tdm_iwriter_open(path, opts ? opts : &defaults, &w, err);
     if (rc == TDM_OK)
         rc = tdm_iwriter_set_docs(w, src->ndocs, src->doclens, src->docnames, err);
@@ -41,8 +36,6 @@ int tdm_collection_write(const tdm_coll_source *src, const char *path,
     if (rc == TDM_OK)
         rc = tdm_iwriter_finish(w, err);
     tdm_iwriter_free(w);
-    tdm_cleanup_remove(tmp);
-    free(tmp);
     return rc;
 }
 

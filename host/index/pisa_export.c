@@ -16,10 +16,9 @@
 enum { F_DOCS, F_FREQS, F_SIZES, F_TERMS, F_NAMES, F_COUNT };
 static const char *const exts[F_COUNT] = {".docs", ".freqs", ".sizes", ".terms", ".documents"};
 
-typedef struct outf {
-    char *path, *tmp;
-    FILE *f;
-} outf;
+/* Each file a tdm_outfile: an unpredictable temporary name created
+ * exclusively, removed on a signal, fsynced and renamed (fsutil.h). */
+typedef tdm_outfile outf;
 
 typedef struct exporter {
     outf o[F_COUNT];
@@ -58,20 +57,17 @@ static int put_line(outf *o, const char *s, size_t len, const char *what, uint64
 static int open_all(exporter *x, const char *base, const char *src, tdm_err *err)
 {
     for (int k = 0; k < F_COUNT; k++) {
-        outf *o = &x->o[k];
-        size_t n = strlen(base) + strlen(exts[k]) + 32;
-        o->path = malloc(n);
-        o->tmp = malloc(n);
-        if (!o->path || !o->tmp)
+        size_t n = strlen(base) + strlen(exts[k]) + 1;
+        char *path = malloc(n);
+        if (!path)
             return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-        snprintf(o->path, n, "%s%s", base, exts[k]);
-        snprintf(o->tmp, n, "%s%s.tmp.%ld", base, exts[k], (long)getpid());
-        int guard = tdm_output_check(o->path, &src, 1, err); /* not the index read */
-        if (guard != TDM_OK)
-            return guard;
-        o->f = fopen(o->tmp, "wb");
-        if (!o->f)
-            return tdm_err_set(err, TDM_ERR_IO, "%s: %s", o->path, strerror(errno));
+        snprintf(path, n, "%s%s", base, exts[k]);
+        int rc = tdm_output_check(path, &src, 1, err); /* not the index read */
+        if (rc == TDM_OK)
+            rc = tdm_outfile_open(&x->o[k], path, err);
+        free(path);
+        if (rc != TDM_OK)
+            return rc;
     }
     return TDM_OK;
 }
@@ -139,17 +135,15 @@ int tdm_pisa_export(const tdm_ireader *r, const char *basename, tdm_err *err)
 {
     exporter x = {0};
     int rc = write_all(&x, r, basename, err);
-    for (int k = 0; k < F_COUNT; k++)
-        if (x.o[k].f && fclose(x.o[k].f) != 0 && rc == TDM_OK)
-            rc = tdm_err_set(err, TDM_ERR_IO, "%s: close: %s", x.o[k].path, strerror(errno));
+    /* Every file written out before the first is renamed into place. */
     for (int k = 0; rc == TDM_OK && k < F_COUNT; k++)
-        if (rename(x.o[k].tmp, x.o[k].path) != 0)
-            rc = tdm_err_set(err, TDM_ERR_IO, "%s: rename: %s", x.o[k].path, strerror(errno));
+        if (fflush(x.o[k].f) != 0 || ferror(x.o[k].f))
+            rc = tdm_err_set(err, TDM_ERR_IO, "%s: write: %s", x.o[k].path, strerror(errno));
     for (int k = 0; k < F_COUNT; k++) {
-        if (rc != TDM_OK && x.o[k].tmp)
-            remove(x.o[k].tmp);
-        free(x.o[k].path);
-        free(x.o[k].tmp);
+        if (rc == TDM_OK)
+            rc = tdm_outfile_commit(&x.o[k], err);
+        else
+            tdm_outfile_abort(&x.o[k]);
     }
     free(x.docids);
     free(x.freqs);

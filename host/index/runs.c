@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/tempfile.h"
 #include "format.h"
 #include "tandem.h"
 
@@ -47,7 +49,11 @@ int tdm_run_create(const char *path, tdm_runwriter **out, tdm_err *err)
         free(w);
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     }
-    if (!(w->f = fopen(path, "wb"))) {
+    /* Exclusively: a name taken (a planted link) is never followed. */
+    int fd = tdm_temp_open(path);
+    if (fd >= 0 && !(w->f = fdopen(fd, "wb")))
+        close(fd);
+    if (!w->f) {
         int rc = tdm_err_set(err, TDM_ERR_IO, "%s: %s", path, strerror(errno));
         free(w->path);
         free(w);

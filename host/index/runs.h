@@ -16,6 +16,7 @@
 
 typedef struct tdm_runwriter tdm_runwriter;
 
+/* Creates the run file `path` (a name of tdm_temp_name) exclusively. */
 int tdm_run_create(const char *path, tdm_runwriter **out, tdm_err *err);
 int tdm_run_add(tdm_runwriter *w, const char *term, size_t len, const uint32_t *docids,
                 const uint32_t *freqs, size_t n, tdm_err *err);

@@ -1,8 +1,8 @@
 /* The index writer (FORMAT.md): streams every list's payload into the ARENA
- * section of PATH.tmp.<pid> and its block-table rows into an anonymous spill
- * file, keeps the per-term and per-document arrays in memory, appends every
- * other section at finish, writes the header and section table last, and
- * renames the file into place. */
+ * section of a temporary file next to PATH (tempfile.h) and its block-table
+ * rows into an anonymous spill file, keeps the per-term and per-document
+ * arrays in memory, appends every other section at finish, writes the
+ * header and section table last, and renames the file into place. */
 #include "writer.h"
 
 #include <errno.h>
@@ -13,6 +13,7 @@
 
 #include "codec/codec.h"
 #include "common/fsutil.h"
+#include "common/tempfile.h"
 #include "tandem.h"
 #include "writer_priv.h"
 
@@ -82,17 +83,13 @@ static int nomem(tdm_iwriter *w, tdm_err *err)
  * that nothing is left behind however the process ends. */
 static int open_spill(tdm_iwriter *w, tdm_err *err)
 {
-    size_t len = strlen(w->tmp) + 8;
-    char *p = malloc(len);
-    if (!p)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    snprintf(p, len, "%s.blk", w->tmp);
-    w->spill = fopen(p, "w+b");
-    int rc = w->spill ? TDM_OK : tdm_err_set(err, TDM_ERR_IO, "%s: block spill: %s", w->path,
-                                             strerror(errno));
-    if (w->spill)
-        unlink(p);
-    free(p);
+    char *name;
+    int fd = tdm_temp_create(w->path, &name);
+    if (fd >= 0 && !(w->spill = fdopen(fd, "w+b")))
+        close(fd);
+    int rc = w->spill ? TDM_OK : tdm_err_set(err, errno == ENOMEM ? TDM_ERR_NOMEM : TDM_ERR_IO,
+                                             "%s: block spill: %s", w->path, strerror(errno));
+    tdm_temp_discard(name);
     return rc;
 }
 
@@ -135,18 +132,20 @@ int tdm_iwriter_open(const char *path, const tdm_iwriter_options *opts, tdm_iwri
     if (!w)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     w->codec = w->list_codec = codec;
-    size_t len = strlen(path) + 32;
     w->path = strdup(path);
-    w->tmp = malloc(len);
     w->hash = XXH64_createState();
-    if (!w->path || !w->tmp || !w->hash || set_options(w, &o, err))
+    if (!w->path || !w->hash || set_options(w, &o, err))
         return nomem(w, err);
-    snprintf(w->tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    w->f = fopen(w->tmp, "wb");
+    /* An unpredictable name created exclusively, registered for cleanup on
+     * a signal (tempfile.h); what killed writers left there goes first. */
+    int fd = tdm_temp_create(path, &w->tmp);
+    if (fd >= 0 && !(w->f = fdopen(fd, "wb")))
+        close(fd);
     if (!w->f) {
-        int rc = tdm_err_set(err, TDM_ERR_IO, "%s: %s", w->path, strerror(errno));
+        int e = errno;
         tdm_iwriter_free(w);
-        return rc;
+        return e == ENOMEM ? tdm_err_set(err, TDM_ERR_NOMEM, "out of memory")
+                           : tdm_err_set(err, TDM_ERR_IO, "%s: %s", path, strerror(e));
     }
     /* Room for the header and section table, written at finish; the arena
      * streams from the first section boundary. */
@@ -302,7 +301,7 @@ int tdm_iwriter_finish(tdm_iwriter *w, tdm_err *err)
         return tdm_iw_fail_io(w, err, "close");
     if (rename(w->tmp, w->path) != 0)
         return tdm_err_set(err, TDM_ERR_IO, "%s: rename: %s", w->path, strerror(errno));
-    free(w->tmp);
+    tdm_temp_keep(w->tmp);
     w->tmp = NULL;
     return TDM_OK;
 }
@@ -315,9 +314,7 @@ void tdm_iwriter_free(tdm_iwriter *w)
         fclose(w->f);
     if (w->spill)
         fclose(w->spill);
-    if (w->tmp)
-        unlink(w->tmp);
-    free(w->tmp);
+    tdm_temp_discard(w->tmp);
     free(w->path);
     if (w->hash)
         XXH64_freeState(w->hash);

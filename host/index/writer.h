@@ -5,7 +5,7 @@
  *   tdm_iwriter_set_docs(w, ndocs, lengths, names, err);   (or add_doc per doc)
  *   for each term in strictly increasing byte order:
  *       tdm_iwriter_add_list(w, term, len, docids, freqs, n, err);
- *   tdm_iwriter_finish(w, err);   writes PATH.tmp.<pid>, fsyncs, renames to PATH
+ *   tdm_iwriter_finish(w, err);   writes PATH.tmp.<pid>.<tag>, fsyncs, renames to PATH
  *   tdm_iwriter_free(w);          always; removes the temporary file if unfinished
  *
  * Documents must all be given before the first list (block-max BM25 bounds
