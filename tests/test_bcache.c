@@ -268,9 +268,10 @@ static void search_exact(void **state)
     tdm_search *s, *nocache;
     assert_int_equal(tdm_search_open_plain(eng, f->ix, &s), TDM_OK);
     assert_non_null(s->bcache);
-    setenv("TANDEM_BOUNDS_CACHE_MB", "0", 1);
-    assert_int_equal(tdm_search_open_plain(eng, f->ix, &nocache), TDM_OK);
+    setenv("TANDEM_BOUNDS_CACHE_MB", "0", 1); /* read at engine open */
+    tdm_engine *eng0 = tdm_test_engine();
     unsetenv("TANDEM_BOUNDS_CACHE_MB");
+    assert_int_equal(tdm_search_open_plain(eng0, f->ix, &nocache), TDM_OK);
     assert_null(nocache->bcache); /* the device recomputes the bounds every call */
     tdm_oracle *or;
     tdm_err err = {0};
@@ -313,6 +314,7 @@ static void search_exact(void **state)
     tdm_oracle_close(or);
     tdm_search_close_plain(nocache);
     tdm_search_close_plain(s);
+    tdm_engine_close(eng0);
     tdm_engine_close(eng);
 }
 

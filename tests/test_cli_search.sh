@@ -33,11 +33,11 @@ grep -Eq '"batch": [1-9][0-9]*, "policy": "[a-z-]+", "load_mode": "(single|batch
 
 begin "search: TANDEM_SEARCH_VARIANT naming no variant is refused, naming it"
 TANDEM_SEARCH_VARIANT=bogus run "$T" search idx "flow air"
-want_fail "TANDEM_SEARCH_VARIANT='bogus': want item, group or compressed"
+want_fail "TANDEM_SEARCH_VARIANT=bogus: expected item, group or compressed"
 
 begin "search: TANDEM_ZR_LAYOUT naming no layout is refused, naming it"
 TANDEM_ZR_LAYOUT=bogus run "$T" search idx "flow air"
-want_fail "TANDEM_ZR_LAYOUT='bogus': want range or interleaved"
+want_fail "TANDEM_ZR_LAYOUT=bogus: expected range or interleaved"
 
 begin "search --policy: each policy answers the same; a bad one is refused"
 run "$T" search idx "flow air" --policy direct

@@ -127,25 +127,6 @@ static void rng_draws_stay_in_range(void **state)
     assert_true(hi > 400 && hi < 600);
 }
 
-/* tdm_env_ulong: a whole number in range, else the default. */
-static void env_ulong_takes_only_whole_numbers_in_range(void **state)
-{
-    (void)state;
-    const char *n = "TANDEM_TEST_ENV_ULONG";
-    unsetenv(n);
-    assert_int_equal(tdm_env_ulong(n, 1, 64, 7), 7);
-    static const char *bad[] = {"", "0", "65", "5x", "x5", "-1", "99999999999999999999999"};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        setenv(n, bad[i], 1);
-        assert_int_equal(tdm_env_ulong(n, 1, 64, 7), 7);
-    }
-    setenv(n, "1", 1);
-    assert_int_equal(tdm_env_ulong(n, 1, 64, 7), 1);
-    setenv(n, "64", 1);
-    assert_int_equal(tdm_env_ulong(n, 1, 64, 7), 64);
-    unsetenv(n);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,7 +135,6 @@ int main(void)
         cmocka_unit_test(array_grows_by_doubling),
         cmocka_unit_test(rng_is_splitmix64),
         cmocka_unit_test(rng_draws_stay_in_range),
-        cmocka_unit_test(env_ulong_takes_only_whole_numbers_in_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

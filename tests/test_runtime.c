@@ -161,6 +161,7 @@ static void environment_selects_devices(void **state)
     assert_int_equal(tdm_engine_open(NULL, &e), TDM_ERR_NO_DEVICE);
     assert_null(e);
     assert_non_null(strstr(tdm_last_error(), "quantum-annealer"));
+    assert_non_null(strstr(tdm_last_error(), "TANDEM_DEVICES")); /* where it came from */
     assert_non_null(strstr(tdm_last_error(), infos[0].name));
     if (saved)
         setenv("TANDEM_DEVICES", saved, 1);

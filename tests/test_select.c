@@ -26,7 +26,7 @@ static void expect(const char *spec, int rc_want, const char *mask_want)
 {
     unsigned char chosen[3];
     tdm_err err = {0};
-    int rc = tdm_select_devices(spec, devs, 3, chosen, &err);
+    int rc = tdm_select_devices(spec, "device selection", devs, 3, chosen, &err);
     assert_int_equal(rc, rc_want);
     if (rc == TDM_OK) {
         char mask[4] = {0};
@@ -74,7 +74,7 @@ static void no_devices_at_all(void **state)
     (void)state;
     unsigned char c[1];
     tdm_err err = {0};
-    assert_int_equal(tdm_select_devices("all", devs, 0, c, &err), TDM_ERR_NO_DEVICE);
+    assert_int_equal(tdm_select_devices("all", "TANDEM_DEVICES", devs, 0, c, &err), TDM_ERR_NO_DEVICE);
     /* Why, in words (icdhint.h): no driver installed, or drivers that gave no device. */
     assert_non_null(strstr(tdm_err_msg(&err), "OpenCL driver"));
     tdm_err_clear(&err);

@@ -277,12 +277,11 @@ int tdm_bench_index_batched(const tdm_bench_ctx *c, const char *path)
             tdm_err_clear(&err);
             continue;
         }
-        int v = tdm_decode_jobs_variant(res.dev, &err);
+        int v = tdm_decode_jobs_variant(res.dev);
         printf("# batched decode on %s: the %s kernel%s\n", res.dev->info.name,
-               v == TDM_DECODE_SERIAL ? "serial" : v == TDM_DECODE_GROUP ? "work-group" : "?",
-               getenv("TANDEM_DECODE_VARIANT") && *getenv("TANDEM_DECODE_VARIANT")
-                   ? " (TANDEM_DECODE_VARIANT)" : "");
-        tdm_err_clear(&err);
+               v == TDM_DECODE_SERIAL ? "serial" : "work-group",
+               tdm_settings_tuning(res.dev->settings)->decode_variant ? " (TANDEM_DECODE_VARIANT)"
+                                                                      : "");
         for (int k = 0; k < 2; k++)
             time_part(c, r, &res, d, &parts[k]);
         tdm_resident_release(&res);

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "common/cleanup.h"
+#include "runtime/settings.h"
 #include "tandem.h"
 
 static const tdm_cli_command commands[] = {
@@ -32,59 +33,59 @@ static void usage(FILE *f)
           "value is an error naming the variable; each is also a tdm_engine_options field)\n"
           "  TANDEM_DEVICES     devices to use: comma-separated all, gpu, cpu, accelerator,\n"
           "                     indices from 'tandem devices', or name substrings (all)\n"
-          "  TANDEM_CACHE       kernel binary cache: 0/off/no, 1/on/yes (not for PoCL,\n"
-          "                     which caches itself), always (on)\n"
-          "  TANDEM_CACHE_DIR   cache directory ($XDG_CACHE_HOME/tandem, else\n"
+          "  TANDEM_CACHE_DIR   kernel binary cache directory ($XDG_CACHE_HOME/tandem, else\n"
           "                     $HOME/.cache/tandem)\n"
-          "  TANDEM_WG_SIZE     work-group size the kernels are built for, a power of two\n"
-          "                     up to 4096 (128 on GPUs, 256 elsewhere; for tuning)\n"
-          "  TANDEM_NV_SHUFFLE  0: no NVIDIA warp shuffles through inline PTX (1: where\n"
-          "                     the GPU supports them)\n"
-          "  TANDEM_CODEC_GROUPS_PER_CU  work-groups per compute unit of the grid-stride\n"
-          "                     codec kernels, 1 to 65536 (32; for tuning)\n"
-          "  TANDEM_DEVICE_MEMORY  device memory an index may take on each device, bytes\n"
-          "                     or a number with K, M or G (the device's; docs/CACHE.md)\n"
-          "  TANDEM_LAUNCH_GUARD  off: no work-around for PoCL's kernel cache bug on PoCL\n"
-          "                     CPU devices (auto; environment only; docs/SCHED.md)\n"
-          "scheduling of searches (docs/SCHED.md):\n"
-          "  TANDEM_POLICY      cpu-only, gpu-only, best, hybrid or direct (hybrid)\n"
-          "  TANDEM_MIGRATE     Griffin's intra-query migration of ranked AND: auto, force\n"
-          "                     or off (auto: under hybrid, with a GPU and a CPU lane)\n"
-          "  TANDEM_DEADLINE_MS deadline that promotes a waiting query (500)\n"
-          "  TANDEM_LOAD_THRESHOLD  queries in flight from which GPU lanes take batches (4)\n"
-          "  TANDEM_BATCH_WINDOW_US  how long a batch lane waits for more queries (200)\n"
-          "  TANDEM_LANE_SLOTS  runs at once on a lane, 1 to 8 (2)\n"
-          "  TANDEM_CALIBRATE   queries a lane runs at start-up to fit its cost model (16)\n"
-          "  TANDEM_LANE_KINDS  cpu or gpu per device, comma separated (for tests)\n"
-          "  TANDEM_FAULT_INJECT  faults lane:build|oom|lost[@n], comma separated (tests)\n"
-          "tuning and A/B measurement (environment only, read when used; docs/SEARCH.md):\n"
-          "  TANDEM_SEARCH_VARIANT  item, group or compressed: the variant of every search\n"
-          "                     that asks for auto (the planner's choice per device)\n"
-          "  TANDEM_ZR_LAYOUT   range or interleaved: the compressed variant's scratch\n"
-          "                     (range-major on CPU devices, interleaved on GPUs)\n"
-          "  TANDEM_ZR_SEED     0 or 1: the compressed variant's host seed of WAND, BMW and\n"
-          "                     MaxScore never or always (default: k >= 100, GPU plans,\n"
-          "                     32+ ranges)\n"
-          "  TANDEM_SEED        0 or 1: the seed kernels of WAND, BMW and MaxScore on decoded\n"
-          "                     postings never or always (default: GPU plans, short ranges)\n"
-          "  TANDEM_GPU_MIN_RLEN  shortest docid range a GPU gets (64)\n"
-          "  TANDEM_GPU_ZGROUPS_PER_CU  groups of 64 ranges a GPU compute unit gets for the\n"
-          "                     compressed variant, 1 to 64 (2)\n"
-          "  TANDEM_DECODE_VARIANT  group or serial: the batched decode kernels (serial on\n"
-          "                     CPU devices, group on GPUs)\n"
-          "  TANDEM_CPU_RANGES_PER_CU  docid ranges a CPU compute unit gets, 1 to 1024\n"
-          "  TANDEM_BATCH_RANGES_PER_CU  the same for batches, 1 to 65536 (GPU 1024, CPU 4)\n"
-          "  TANDEM_BATCH_AND   wu: ranked AND batches by Wu's mapping at every k (above\n"
-          "                     k = 128 only)\n"
-          "  TANDEM_BATCH_BOUNDS  device: batches make their block bounds on the device\n"
-          "  TANDEM_BATCH_QUEUE  on or off: compressed batches as a queue of ranges taken\n"
-          "                     longest first by a few work-items (default: CPU devices)\n"
-          "  TANDEM_BOUNDS_CACHE_MB  a search handle's cache of bounds for other k1/b (64)\n"
-          "  TANDEM_STAGING     T,MB: pinned upload staging threads and chunk size\n"
-          "  TANDEM_SEARCH_PROFILE  1: per-kernel and host-phase times at exit (host:\n"
-          "                     host phases only)\n"
+          "  TANDEM_POLICY      cpu-only, gpu-only, best, hybrid or direct (hybrid;\n"
+          "                     docs/SCHED.md)\n"
+          "'tandem --help-env' lists every variable, tuning and A/B switches included\n"
+          "(docs/SETTINGS.md).\n"
           "\n'tandem <command> --help' describes a command.\n",
           f);
+}
+
+/* Prints `text` from column `indent` (the cursor at column `col`), words
+ * wrapped before column 79. */
+static void wrap(const char *text, int indent, int col)
+{
+    while (*text) {
+        size_t w = strcspn(text, " ");
+        if (col > indent && col + 1 + (int)w > 79) {
+            printf("\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            putchar(' ');
+            col++;
+        }
+        printf("%.*s", (int)w, text);
+        col += (int)w;
+        text += w;
+        text += strspn(text, " ");
+    }
+    putchar('\n');
+}
+
+/* Every TANDEM_* variable the library reads, from settings.c's table, by
+ * group, each once. */
+static void usage_env(void)
+{
+    static const char *const groups[][2] = {
+        {"engine", "the engine (most also tdm_engine_options fields, tandem.h)"},
+        {"scheduling", "scheduling of searches (docs/SCHED.md; also options)"},
+        {"tuning", "tuning and A/B measurement (environment only; docs/SEARCH.md)"},
+        {"testing", "test switches"},
+    };
+    size_t n;
+    const tdm_settings_var *v = tdm_settings_vars(&n);
+    printf("tandem reads these variables once, when a command opens the OpenCL engine;\n"
+           "an empty one counts as unset, an invalid one is an error naming it.\n");
+    for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
+        printf("\n%s:\n", groups[g][1]);
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(v[i].group, groups[g][0])) {
+                printf("  %s\n    ", v[i].name);
+                wrap(v[i].help, 4, 4);
+            }
+    }
 }
 
 int main(int argc, char **argv)
@@ -95,6 +96,12 @@ int main(int argc, char **argv)
         !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
         return tdm_cli_close_stdout("help", argc < 2 ? 2 : 0);
+    }
+    if (!strcmp(argv[1], "--help-env")) {
+        if (argc > 2)
+            return tdm_cli_fail("--help-env", "unexpected argument '%s'", argv[2]);
+        usage_env();
+        return tdm_cli_close_stdout("help", 0);
     }
     if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
         if (argc > 2)

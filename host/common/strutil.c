@@ -56,12 +56,3 @@ void tdm_bufprintf(char *buf, size_t len, size_t *pos, const char *fmt, ...)
     if (n > 0)
         *pos = *pos + (size_t)n < len ? *pos + (size_t)n : len - 1;
 }
-
-unsigned long tdm_env_ulong(const char *name, unsigned long lo, unsigned long hi,
-                            unsigned long dflt)
-{
-    const char *v = getenv(name);
-    char *end = NULL;
-    unsigned long r = v ? strtoul(v, &end, 10) : 0;
-    return v && end != v && !*end && r >= lo && r <= hi ? r : dflt;
-}

@@ -10,10 +10,6 @@ size_t tdm_strlcpy(char *dst, const char *src, size_t len);
 const char *tdm_strcasestr(const char *hay, const char *needle);
 /* Removes leading and trailing ASCII white space in place. */
 void tdm_strtrim(char *s);
-/* Environment variable `name` as a whole decimal number in [lo, hi]; dflt
- * when it is unset, not a number or out of range (timing switches). */
-unsigned long tdm_env_ulong(const char *name, unsigned long lo, unsigned long hi,
-                            unsigned long dflt);
 /* Appends printf-style text at buf+*pos, never past len; *pos advances. */
 void tdm_bufprintf(char *buf, size_t len, size_t *pos, const char *fmt, ...)
 #if defined(__GNUC__)

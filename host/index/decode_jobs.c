@@ -20,18 +20,16 @@ const char *tdm_decode_jobs_kernel(int codec)
     return codec >= 0 && codec < TDM_CODEC_COUNT ? names[codec] : NULL;
 }
 
-int tdm_decode_jobs_variant(const tdm_device *d, tdm_err *err)
+int tdm_decode_jobs_variant(const tdm_device *d)
 {
-    const char *v = getenv("TANDEM_DECODE_VARIANT");
-    if (!v || !*v)
-        return d->info.type == TDM_DEVICE_CPU ? TDM_DECODE_SERIAL : TDM_DECODE_GROUP;
-    if (!strcmp(v, "group"))
+    switch (tdm_settings_tuning(d->settings)->decode_variant) {
+    case TDM_TUNE_DECODE_GROUP:
         return TDM_DECODE_GROUP;
-    if (!strcmp(v, "serial"))
+    case TDM_TUNE_DECODE_SERIAL:
         return TDM_DECODE_SERIAL;
-    tdm_err_set(err, TDM_ERR_INVALID_ARG, "TANDEM_DECODE_VARIANT=%s: expected group or serial",
-                v);
-    return -1;
+    default:
+        return d->info.type == TDM_DEVICE_CPU ? TDM_DECODE_SERIAL : TDM_DECODE_GROUP;
+    }
 }
 
 /* Borrows `name`, sets its arguments and enqueues it on q: `groups`
@@ -113,9 +111,7 @@ static int check_plan(plan *p, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "batched decode: no codec %d",
                            (int)p->codec);
     p->block = ops->block_size;
-    if ((p->serial = tdm_decode_jobs_variant(res->dev, err)) < 0)
-        return err->code;
-    p->serial = p->serial == TDM_DECODE_SERIAL;
+    p->serial = tdm_decode_jobs_variant(res->dev) == TDM_DECODE_SERIAL;
     uint64_t njv, sv, dv, fv;
     int st = buffer_values(res->dev, p->jobs, &njv, err);
     if (st == TDM_OK)

@@ -45,11 +45,10 @@
  * decodes a run of whole blocks alone (cl/codec_serial.cl), which a CPU
  * driver runs as plain loops. The environment variable
  * TANDEM_DECODE_VARIANT=group|serial overrides the choice on every device
- * (A/B runs, tests); it is read at each launch. Both give the same outputs
- * and status bits. Returns -1 (err set) for another value of the
- * variable. */
+ * (A/B runs, tests); the engine reads it at open (runtime/settings.h). Both
+ * give the same outputs and status bits. */
 enum tdm_decode_variant { TDM_DECODE_GROUP = 0, TDM_DECODE_SERIAL = 1 };
-int tdm_decode_jobs_variant(const tdm_device *d, tdm_err *err);
+int tdm_decode_jobs_variant(const tdm_device *d);
 
 /* One job, as the device reads it (a uint4). */
 typedef struct tdm_decode_job {

@@ -12,7 +12,7 @@
 
 #define CHUNK ((uint64_t)1 << 20) /* bytes a staging buffer holds: making the pinned buffers is the cost (H200: ~0.7 ms a MB, serialized), not the copies per chunk */
 #define WORKERS 4u                 /* threads (and 2 buffers each) at most */
-#define WORKERS_MAX 16u            /* TANDEM_STAGING's limit */
+#define WORKERS_MAX TDM_SETTINGS_STAGING_WORKERS_MAX /* TANDEM_STAGING's limit */
 #define SLOTS 2u
 
 typedef struct worker {
@@ -161,23 +161,13 @@ static void *run(void *arg)
     return NULL;
 }
 
-/* TANDEM_STAGING=THREADS[,CHUNK_MB] (measurements): else WORKERS, CHUNK. */
-static int staging_env(unsigned *workers, uint64_t *chunk, tdm_err *err)
+/* TANDEM_STAGING=THREADS[,CHUNK_MB] (measurements; checked at engine
+ * open): else WORKERS, CHUNK. */
+static void staging(const tdm_device *d, unsigned *workers, uint64_t *chunk)
 {
-    const char *v = getenv("TANDEM_STAGING");
-    *workers = WORKERS;
-    *chunk = CHUNK;
-    if (!v || !*v)
-        return TDM_OK;
-    unsigned t = 0, mb = 8;
-    int n = sscanf(v, "%u,%u", &t, &mb);
-    if (n < 1 || t < 1 || t > WORKERS_MAX || mb < 1 || mb > 256)
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                           "TANDEM_STAGING=%s: expected THREADS (1 to %u) or THREADS,CHUNK_MB "
-                           "(1 to 256)", v, WORKERS_MAX);
-    *workers = t;
-    *chunk = (uint64_t)mb << 20;
-    return TDM_OK;
+    const tdm_tuning *t = tdm_settings_tuning(d->settings);
+    *workers = t->staging_workers ? t->staging_workers : WORKERS;
+    *chunk = t->staging_chunk_mb ? (uint64_t)t->staging_chunk_mb << 20 : CHUNK;
 }
 
 int tdm_stager_start(tdm_device *d, const tdm_stage_copy *copies, size_t n, cl_event *ready,
@@ -187,8 +177,7 @@ int tdm_stager_start(tdm_device *d, const tdm_stage_copy *copies, size_t n, cl_e
     *out = NULL;
     unsigned want = 0;
     uint64_t want_chunk = 0;
-    if (staging_env(&want, &want_chunk, err) != TDM_OK)
-        return err->code;
+    staging(d, &want, &want_chunk);
     struct tdm_stager *s = calloc(1, sizeof *s);
     if (!s || !(s->copies = malloc((n ? n : 1) * sizeof *copies))) {
         free(s);

@@ -125,6 +125,9 @@ typedef struct tdm_splan {
     uint32_t zlayout;   /* COMPRESSED: its scratch's layout, TDM_ZR_RANGE or
                            TDM_ZR_INTERLEAVED (the planner's: range-major on a
                            CPU, interleaved on a GPU; TANDEM_ZR_LAYOUT) */
+    int seed, zr_seed;  /* the device's TANDEM_SEED, TANDEM_ZR_SEED (TDM_TUNE_RULE,
+                           _OFF or _ON; runtime/settings.h): search_seed.h's rules
+                           unless forced */
 } tdm_splan;
 
 #define TDM_ZR_CW 8u /* cursor words (cl/search_zrange.cl) */

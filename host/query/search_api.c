@@ -108,15 +108,12 @@ void tdm_search_close_plain(tdm_search *s)
 }
 
 /* The bounds cache's budget: TANDEM_BOUNDS_CACHE_MB, else 64 MiB. 0: no
- * cache, the device recomputes the bounds on every call (tests compare). */
-static size_t bcache_bytes(void)
+ * cache, the device recomputes the bounds on every call (tests compare).
+ * The engine's devices share its settings: the first one's are the engine's. */
+static size_t bcache_bytes(tdm_engine *engine)
 {
-    const char *v = getenv("TANDEM_BOUNDS_CACHE_MB");
-    char *end;
-    unsigned long long mb = v && *v ? strtoull(v, &end, 10) : 0;
-    if (!v || !*v || *end || mb > ((size_t)-1 >> 20))
-        return TDM_BCACHE_DEFAULT_BYTES;
-    return (size_t)mb << 20;
+    const tdm_tuning *t = tdm_settings_tuning(tdm_engine_device(engine, 0)->settings);
+    return t->bounds_cache_set ? t->bounds_cache_mb << 20 : TDM_BCACHE_DEFAULT_BYTES;
 }
 
 int tdm_search_open_plain(tdm_engine *engine, const tdm_index *index, tdm_search **out)
@@ -149,7 +146,7 @@ int tdm_search_open_plain(tdm_engine *engine, const tdm_index *index, tdm_search
             memcpy(s->tok_error, tdm_err_msg(&e), len);
         tdm_err_clear(&e);
     }
-    size_t cache_bytes = bcache_bytes();
+    size_t cache_bytes = bcache_bytes(engine);
     if (rc == TDM_OK && cache_bytes)
         rc = tdm_bcache_open(cache_bytes, &s->bcache, &e);
     if (rc == TDM_OK)

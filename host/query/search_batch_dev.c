@@ -111,28 +111,30 @@ static void host_free(host_side *h)
         free(h->jobs[c]);
 }
 
-/* Ranges a compute unit: TANDEM_BATCH_RANGES_PER_CU (1 to 65536, to time
- * others) or the default of the device's kind. */
-static uint32_t ranges_per_cu(int gpu)
+/* The tuning switches of device d (runtime/settings.h: the environment,
+ * read at engine open; every one 0 where unset). */
+static const tdm_tuning *tuning(const tdm_device *d)
 {
-    return (uint32_t)tdm_env_ulong("TANDEM_BATCH_RANGES_PER_CU", 1, 65536,
-                                   gpu ? GPU_RANGES_PER_CU : CPU_RANGES_PER_CU);
+    return tdm_settings_tuning(d->settings);
+}
+
+/* Ranges a compute unit: TANDEM_BATCH_RANGES_PER_CU (to time others) or
+ * the default of the device's kind. */
+static uint32_t ranges_per_cu(const tdm_device *d, int gpu)
+{
+    uint32_t v = tuning(d)->batch_ranges_per_cu;
+    return v ? v : gpu ? GPU_RANGES_PER_CU : CPU_RANGES_PER_CU;
 }
 
 /* The compressed batch's queue (tdm_search_zrange_queue: a work-item a
  * compute unit takes whole ranges, longest first) on device d: on every
  * device but GPUs, whose warps want a work-item per range;
  * TANDEM_BATCH_QUEUE=on or off on every device (A/B runs, and the tests,
- * which run both kernels on every device); any other value is the default.
- * Read at each batch. */
+ * which run both kernels on every device). */
 static int queue_wanted(const tdm_device *d)
 {
-    const char *v = getenv("TANDEM_BATCH_QUEUE");
-    if (v && !strcmp(v, "on"))
-        return 1;
-    if (v && !strcmp(v, "off"))
-        return 0;
-    return d->info.type != TDM_DEVICE_GPU;
+    int v = tuning(d)->batch_queue;
+    return v != TDM_TUNE_RULE ? v == TDM_TUNE_ON : d->info.type != TDM_DEVICE_GPU;
 }
 
 /* A query's work, estimated for the queue's ranges and order: ranked AND
@@ -159,7 +161,7 @@ static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint6
 {
     int gpu = d->info.type == TDM_DEVICE_GPU;
     uint32_t cus = d->info.compute_units ? d->info.compute_units : 1;
-    uint64_t total = (uint64_t)((double)cus * ranges_per_cu(gpu) * scale);
+    uint64_t total = (uint64_t)((double)cus * ranges_per_cu(d, gpu) * scale);
     double share = allpost ? (double)total * (double)post / (double)allpost : (double)total / n;
     uint64_t r = mode == SIZE_ONE ? 1 : (uint64_t)share;
     if (mode == SIZE_QUEUE && (double)r < share)
@@ -820,10 +822,9 @@ static int read_back(tdm_device *d, const host_side *h, dev_side *ds, uint32_t *
  * 512, k = 10: Wu's mapping 27,321 q/s against 24,737 on the 1M collection
  * but 995 against 4,557 on the 10M one, where its per-query merge of every
  * matching lead element takes 12.6 of a batch's 15.7 ms. */
-static int and_wu(uint32_t k)
+static int and_wu(const tdm_device *d, uint32_t k)
 {
-    const char *v = getenv("TANDEM_BATCH_AND");
-    return k > 128 || (v && strcmp(v, "wu") == 0);
+    return k > 128 || tuning(d)->batch_and == TDM_TUNE_AND_WU;
 }
 
 static int bounds_mode(const tdm_sdev *sd, const tdm_sprep *p0, int salg)
@@ -838,8 +839,8 @@ static int bounds_mode(const tdm_sdev *sd, const tdm_sprep *p0, int salg)
      * or without fp64: the upload of every block's bound cost the H200's
      * host 27 ms a batch of 512 MaxScore queries on the 10M collection (60
      * MB through the driver's staging). */
-    const char *v = getenv("TANDEM_BATCH_BOUNDS");
-    return sd->fp64 && !(v && !strcmp(v, "host")) ? BOUNDS_STORED : BOUNDS_HOST;
+    return sd->fp64 && tuning(sd->d)->batch_bounds != TDM_TUNE_BOUNDS_HOST ? BOUNDS_STORED
+                                                                            : BOUNDS_HOST;
 }
 
 /* Whether query it's bounds may be the index's stored ones: BM25 whose
@@ -872,7 +873,7 @@ static int stored_apply(const tdm_ireader *r, const tdm_sbq *it)
 static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
                      int salg, uint32_t k, uint32_t **terms, float **bmax, tdm_err *err)
 {
-    if (salg == TDM_SALG_AND && and_wu(k)) /* Wu's mapping: a work-item per lead element */
+    if (salg == TDM_SALG_AND && and_wu(sd->d, k)) /* Wu's mapping: a work-item per lead element */
         return tdm_search_dev_batch_and(sd, qs, n, k, NULL, err);
     host_side h;
     uint32_t p2 = tdm_pow2_at_least(k), launches = 0;
@@ -955,10 +956,10 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
     return rc;
 }
 
-int tdm_search_batch_zr(const tdm_sbq *it, int salg, uint32_t k)
+int tdm_search_batch_zr(const tdm_sdev *sd, const tdm_sbq *it, int salg, uint32_t k)
 {
     int pruning = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
-    return !(salg == TDM_SALG_AND && and_wu(k)) && !(pruning && it->p.device_bounds) &&
+    return !(salg == TDM_SALG_AND && and_wu(sd->d, k)) && !(pruning && it->p.device_bounds) &&
            it->pl.variant == TDM_VARIANT_COMPRESSED && it->p.max_block;
 }
 

@@ -24,8 +24,8 @@ int tdm_search_dev_batch_tables(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *con
  * ranges x (TDM_ZR_CW + 2 x the batch's largest block) words, must then fit
  * the device's budget (tdm_search_zr_words; the batch gets fewer ranges
  * until they do), and a batch of a range each always does when its terms
- * x (TDM_ZR_CW + 2 x block) fit. */
-int tdm_search_batch_zr(const tdm_sbq *it, int salg, uint32_t k);
+ * x (TDM_ZR_CW + 2 x block) fit. Device sd: its TANDEM_BATCH_AND. */
+int tdm_search_batch_zr(const tdm_sdev *sd, const tdm_sbq *it, int salg, uint32_t k);
 
 /* Tests: a device batch whose tables pass `limit` entries (instead of
  * 2^32 - 1) is refused as too big, so that its queries rerun alone; 0 gives

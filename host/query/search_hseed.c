@@ -249,19 +249,6 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
     return rc;
 }
 
-/* TANDEM_ZR_SEED: 0 never, 1 always (for A/B runs), unset the rule below. */
-static int env_zr_seed(void)
-{
-    static int v = -2;
-    int got = __atomic_load_n(&v, __ATOMIC_RELAXED);
-    if (got != -2)
-        return got;
-    const char *e = getenv("TANDEM_ZR_SEED");
-    got = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : -1;
-    __atomic_store_n(&v, got, __ATOMIC_RELAXED);
-    return got;
-}
-
 /* The rule: k >= HSEED_MIN_K, where each range must fill its own heap of k
  * before it prunes; any k on a GPU's plan (groups of ranges of a few
  * documents that never fill a heap; the device seed's rule) and on plans of
@@ -288,9 +275,9 @@ int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
     int zr = pl->variant == TDM_VARIANT_COMPRESSED;
     if (!prunes || (!zr && !batched))
         return 0;
-    int env = env_zr_seed();
-    if (env >= 0)
-        return env;
+    /* TANDEM_ZR_SEED: 0 never, 1 always (for A/B runs), unset the rule */
+    if (pl->zr_seed != TDM_TUNE_RULE)
+        return pl->zr_seed == TDM_TUNE_ON;
     return !zr || k >= HSEED_MIN_K || pl->local > 1 || pl->ranges >= HSEED_MIN_RANGES;
 }
 

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/strutil.h"
 #include "search.h"
 #include "search_seed.h"
 #include "tandem.h"
@@ -69,30 +68,36 @@ static int pick_device(const struct tdm_search *s, int bm25, int device, tdm_err
     return best;
 }
 
-/* Ranges a CPU compute unit gets: CPU_RANGES_PER_CU, or
- * TANDEM_CPU_RANGES_PER_CU (1 to 1,024; for timing runs). */
-static uint32_t cpu_ranges_per_cu(void)
+/* The tuning switches of device sd (runtime/settings.h: the environment,
+ * read at engine open; every one 0 where unset). */
+static const tdm_tuning *tuning(const tdm_sdev *sd)
 {
-    return (uint32_t)tdm_env_ulong("TANDEM_CPU_RANGES_PER_CU", 1, 1024, CPU_RANGES_PER_CU);
+    return tdm_settings_tuning(sd->d->settings);
+}
+
+/* Ranges a CPU compute unit gets: CPU_RANGES_PER_CU, or
+ * TANDEM_CPU_RANGES_PER_CU (for timing runs). */
+static uint32_t cpu_ranges_per_cu(const tdm_tuning *t)
+{
+    return t->cpu_ranges_per_cu ? t->cpu_ranges_per_cu : CPU_RANGES_PER_CU;
 }
 
 /* Groups of GPU_LOCAL ranges a GPU compute unit gets for COMPRESSED, or
- * TANDEM_GPU_ZGROUPS_PER_CU (1 to 64; for timing runs). Its cursors keep a
+ * TANDEM_GPU_ZGROUPS_PER_CU (for timing runs). Its cursors keep a
  * decoded block per term a range in global memory, so fewer, longer ranges
  * than ITEM's (which shares decoded lists). H200, 1M documents, 5,000
  * queries, interleaved scratch, mean us at 1 / 2 / 4 groups: AND k10
  * 171.8 / 153.8 / 153.2, MaxScore k10 255.6 / 192.4 / 190.6 (BENCHMARKS.md,
  * fifth session). */
-static uint32_t gpu_zgroups_per_cu(void)
+static uint32_t gpu_zgroups_per_cu(const tdm_tuning *t)
 {
-    return (uint32_t)tdm_env_ulong("TANDEM_GPU_ZGROUPS_PER_CU", 1, 64, 2);
+    return t->gpu_zgroups_per_cu ? t->gpu_zgroups_per_cu : 2u;
 }
 
-/* The shortest range a GPU gets, or TANDEM_GPU_MIN_RLEN (1 to 2^20; for
- * timing runs). */
-static uint32_t gpu_min_rlen(void)
+/* The shortest range a GPU gets, or TANDEM_GPU_MIN_RLEN (for timing runs). */
+static uint32_t gpu_min_rlen(const tdm_tuning *t)
 {
-    return (uint32_t)tdm_env_ulong("TANDEM_GPU_MIN_RLEN", 1, 1u << 20, GPU_MIN_RLEN);
+    return t->gpu_min_rlen ? t->gpu_min_rlen : GPU_MIN_RLEN;
 }
 
 /* zwords: the compressed cursors' scratch words a term a range (0: another
@@ -107,11 +112,11 @@ static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
     if (is_gpu(sd)) {
         pl->local = GPU_LOCAL;
         r = cus * GPU_LOCAL *
-            (pl->variant == TDM_VARIANT_COMPRESSED ? gpu_zgroups_per_cu() : 4u);
-        minlen = gpu_min_rlen();
+            (pl->variant == TDM_VARIANT_COMPRESSED ? gpu_zgroups_per_cu(tuning(sd)) : 4u);
+        minlen = gpu_min_rlen(tuning(sd));
     } else {
         pl->local = 1;
-        r = cus * cpu_ranges_per_cu();
+        r = cus * cpu_ranges_per_cu(tuning(sd));
         minlen = CPU_MIN_RLEN;
     }
     if (want) {
@@ -184,43 +189,6 @@ int tdm_search_zrange_fits(const tdm_device *d, const tdm_sprep *p, int salg, ui
     return !(bounds && p->device_bounds) && p->max_block && words <= tdm_search_zr_words(d);
 }
 
-/* TANDEM_SEARCH_VARIANT=item|group|compressed: what AUTO means, for A/B runs
- * of a whole benchmark (a request's own variant wins); -1 unset, -3 a value
- * that names no variant (the plan fails, naming it). */
-static int env_variant(void)
-{
-    static int v = -2;
-    int got = __atomic_load_n(&v, __ATOMIC_RELAXED);
-    if (got != -2)
-        return got;
-    const char *e = getenv("TANDEM_SEARCH_VARIANT");
-    got = !e || !*e                   ? -1
-          : !strcmp(e, "item")       ? TDM_VARIANT_ITEM
-          : !strcmp(e, "group")      ? TDM_VARIANT_GROUP
-          : !strcmp(e, "compressed") ? TDM_VARIANT_COMPRESSED
-                                     : -3;
-    __atomic_store_n(&v, got, __ATOMIC_RELAXED);
-    return got;
-}
-
-/* TANDEM_ZR_LAYOUT=range|interleaved: the compressed variant's scratch
- * layout on every device, for A/B runs; -1 unset, -3 a value that names no
- * layout (the plan fails, naming it). */
-static int env_zr_layout(void)
-{
-    static int v = -2;
-    int got = __atomic_load_n(&v, __ATOMIC_RELAXED);
-    if (got != -2)
-        return got;
-    const char *e = getenv("TANDEM_ZR_LAYOUT");
-    got = !e || !*e                    ? -1
-          : !strcmp(e, "range")       ? (int)TDM_ZR_RANGE
-          : !strcmp(e, "interleaved") ? (int)TDM_ZR_INTERLEAVED
-                                      : -3;
-    __atomic_store_n(&v, got, __ATOMIC_RELAXED);
-    return got;
-}
-
 static int zr_forced = -1;
 
 void tdm_search_zr_layout_force(int layout)
@@ -233,18 +201,15 @@ void tdm_search_zr_layout_force(int layout)
  * with its neighbours' (d3186ea); interleaved on a GPU, whose warps run 32
  * ranges in lockstep: each of their cursor, buffer and ord accesses is then
  * one coalesced transaction instead of 32. */
-static int zr_layout(const tdm_sdev *sd, tdm_splan *pl, tdm_err *err)
+static void zr_layout(const tdm_sdev *sd, tdm_splan *pl)
 {
-    int f = __atomic_load_n(&zr_forced, __ATOMIC_RELAXED), e = env_zr_layout();
-    if (e == -3)
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                           "TANDEM_ZR_LAYOUT='%s': want range or interleaved",
-                           getenv("TANDEM_ZR_LAYOUT"));
-    pl->zlayout = f >= 0    ? (uint32_t)f
-                  : e >= 0  ? (uint32_t)e
-                  : is_gpu(sd) ? TDM_ZR_INTERLEAVED
-                               : TDM_ZR_RANGE;
-    return TDM_OK;
+    int f = __atomic_load_n(&zr_forced, __ATOMIC_RELAXED), e = tuning(sd)->zr_layout;
+    /* TANDEM_ZR_LAYOUT=range|interleaved on every device, for A/B runs */
+    pl->zlayout = f >= 0                          ? (uint32_t)f
+                  : e == TDM_TUNE_ZR_RANGE        ? TDM_ZR_RANGE
+                  : e == TDM_TUNE_ZR_INTERLEAVED  ? TDM_ZR_INTERLEAVED
+                  : is_gpu(sd)                    ? TDM_ZR_INTERLEAVED
+                                                  : TDM_ZR_RANGE;
 }
 
 /* Ranked AND on a GPU runs GROUP instead of COMPRESSED when its shortest
@@ -278,12 +243,13 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
         out->alg = p->nt <= 1 ? TDM_ALGO_OR : TDM_ALGO_MAXSCORE;
     int exhaustive = out->alg == TDM_ALGO_OR || out->alg == TDM_ALGO_AND ||
                      out->alg == TDM_ALGO_AND_OR;
-    if (variant == TDM_VARIANT_AUTO && env_variant() == -3)
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                           "TANDEM_SEARCH_VARIANT='%s': want item, group or compressed",
-                           getenv("TANDEM_SEARCH_VARIANT"));
-    if (variant == TDM_VARIANT_AUTO && env_variant() >= 0)
-        variant = env_variant();
+    /* TANDEM_SEARCH_VARIANT: what AUTO means, for A/B runs of a whole
+     * benchmark (a request's own variant wins) */
+    const tdm_tuning *tn = tuning(&s->dev[i]);
+    if (variant == TDM_VARIANT_AUTO && tn->search_variant)
+        variant = tn->search_variant;
+    out->seed = tn->seed;
+    out->zr_seed = tn->zr_seed;
     /* On a CPU COMPRESSED for every algorithm: PoCL, 2 cores, 1M documents,
      * 300 queries, mean us ITEM / COMPRESSED, two alternating runs: OR k10
      * 16,908, 14,070 / 6,622, 6,729; AND-then-OR k10 8,426, 8,426 / 3,555,
@@ -321,7 +287,8 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
             size_plan(&s->dev[i], s->ndocs, p, ranges, out);
         }
     }
-    return zr_layout(&s->dev[i], out, err);
+    zr_layout(&s->dev[i], out);
+    return TDM_OK;
 }
 
 /* Which runs get the seed (search_seed.h). Its cost is one score per
@@ -343,8 +310,7 @@ int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k)
     if (!prunes || pl->variant == TDM_VARIANT_COMPRESSED)
         return 0;
     /* TANDEM_SEED=0 never, =1 always, for A/B runs */
-    unsigned long force = tdm_env_ulong("TANDEM_SEED", 0, 1, 2);
-    if (force <= 1)
-        return (int)force;
+    if (pl->seed != TDM_TUNE_RULE)
+        return pl->seed == TDM_TUNE_ON;
     return pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)SEED_RLEN_PER_K * k;
 }

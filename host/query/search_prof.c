@@ -2,9 +2,10 @@
  * TANDEM_SEARCH_PROFILE=1 in the environment, every device run records its
  * host phases (wall time) and its commands' events (device time, and start
  * and end relative to the run's first command being queued), summed per
- * algorithm, k and name; at exit a table of means goes to stderr. Off, it
- * costs one cached getenv per run. For finding where a query's fixed cost
- * goes (issue 13). */
+ * algorithm, k and name; at exit a table of means goes to stderr. The
+ * profile is the process's: the first engine open reads the variable
+ * (runtime/settings.c). Off, it costs one cached load per run. For finding
+ * where a query's fixed cost goes (issue 13). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +55,7 @@ int tdm_sprof_on(void)
     int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
     if (s >= 0)
         return s;
-    const char *e = getenv("TANDEM_SEARCH_PROFILE");
-    s = e && *e && strcmp(e, "0") != 0 ? (strcmp(e, "host") == 0 ? 2 : 1) : 0;
+    s = tdm_settings_search_profile();
     pthread_mutex_lock(&lock);
     if (state < 0) {
         if (s)

@@ -253,7 +253,8 @@ static int open_engine(const tdm_engine_options *opts, tdm_engine *e, tdm_err *e
             st = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory opening the engine");
     }
     if (st == TDM_OK)
-        st = tdm_select_devices(e->settings.devices, found, n, chosen, err);
+        st = tdm_select_devices(e->settings.devices, e->settings.devices_from, found, n,
+                                chosen, err);
     if (st == TDM_OK)
         st = open_devices(e, found, n, chosen, err);
     free(found);

@@ -7,13 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The directory the ICD loader reads (OCL_ICD_VENDORS may name one). */
-static const char *vendor_dir(void)
-{
-    const char *v = getenv("OCL_ICD_VENDORS");
-    struct stat st;
-    return v && *v && stat(v, &st) == 0 && S_ISDIR(st.st_mode) ? v : "/etc/OpenCL/vendors";
-}
+#include "settings.h"
 
 /* Counts the .icd files of dir; *pocl is set when one loads PoCL. */
 static int count_icds(const char *dir, int *pocl)
@@ -37,19 +31,6 @@ static int count_icds(const char *dir, int *pocl)
     if (d)
         closedir(d);
     return n;
-}
-
-/* PoCL's kernel cache directory, as PoCL picks it. */
-static void pocl_cache_dir(char *buf, size_t cap)
-{
-    const char *p = getenv("POCL_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
-               *h = getenv("HOME");
-    if (p && *p)
-        snprintf(buf, cap, "%s", p);
-    else if (x && *x)
-        snprintf(buf, cap, "%s/pocl/kcache", x);
-    else
-        snprintf(buf, cap, "%s/.cache/pocl/kcache", h && *h ? h : "");
 }
 
 /* Whether a directory can be made in dir: tried (and removed at once), as
@@ -93,7 +74,7 @@ static int creatable(const char *dir, char *why, size_t cap)
 
 void tdm_no_device_hint(char *buf, size_t cap)
 {
-    const char *dir = vendor_dir();
+    const char *dir = tdm_settings_icd_vendor_dir();
     int pocl;
     int n = count_icds(dir, &pocl);
     char cache[4096], why[4200];
@@ -102,7 +83,7 @@ void tdm_no_device_hint(char *buf, size_t cap)
                            "pocl-opencl-icd or a GPU driver)", dir);
         return;
     }
-    pocl_cache_dir(cache, sizeof cache);
+    tdm_settings_pocl_cache_dir(cache, sizeof cache);
     if (pocl && !creatable(cache, why, sizeof why))
         snprintf(buf, cap, "%d OpenCL driver(s) installed in %s, but none gave a device: PoCL "
                            "fails when it cannot create its cache directory %s (%s); set "

@@ -7,9 +7,10 @@
 #include <stddef.h>
 
 /* Writes the explanation (one sentence, no trailing newline) into buf.
- * Reads the environment and the ICD vendor directory; leaves nothing behind
- * (it may create and remove an empty directory to test the cache's parent).
- * Thread-safe as far as getenv is. */
+ * Reads the drivers' environment (through settings.c) and the ICD vendor
+ * directory; leaves nothing behind (it may create and remove an empty
+ * directory to test the cache's parent). Thread-safe while no thread changes
+ * the environment. */
 void tdm_no_device_hint(char *buf, size_t cap);
 
 #endif

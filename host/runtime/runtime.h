@@ -46,10 +46,11 @@ int tdm_is_pocl(const tdm_device_info *info);
 /* Marks in `chosen` (count entries, 0/1) the devices that `spec` selects
  * (syntax: see tdm_engine_options.devices). Returns TDM_OK if at least one
  * device matched; TDM_ERR_INVALID_ARG for a malformed spec and
- * TDM_ERR_NO_DEVICE when nothing matched, each with a message that lists the
- * devices there are. */
-int tdm_select_devices(const char *spec, const tdm_found_device *devs, size_t count,
-                       unsigned char *chosen, tdm_err *err);
+ * TDM_ERR_NO_DEVICE when nothing matched, each with a message that begins
+ * with `what` (where the spec came from: "TANDEM_DEVICES", say) and lists
+ * the devices there are. */
+int tdm_select_devices(const char *spec, const char *what, const tdm_found_device *devs,
+                       size_t count, unsigned char *chosen, tdm_err *err);
 
 /* ---- per-device state (engine.c) */
 

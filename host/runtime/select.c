@@ -62,8 +62,8 @@ static void list_devices(const tdm_found_device *devs, size_t count, tdm_err *er
                        tdm_device_type_name(devs[i].info.type), devs[i].info.platform);
 }
 
-int tdm_select_devices(const char *spec, const tdm_found_device *devs, size_t count,
-                       unsigned char *chosen, tdm_err *err)
+int tdm_select_devices(const char *spec, const char *what, const tdm_found_device *devs,
+                       size_t count, unsigned char *chosen, tdm_err *err)
 {
     memset(chosen, 0, count);
     char *copy = strdup(spec ? spec : "all");
@@ -80,7 +80,7 @@ int tdm_select_devices(const char *spec, const tdm_found_device *devs, size_t co
         size_t hits = match_item(tok, devs, count, chosen);
         if (hits == 0) {
             rc = tdm_err_set(err, TDM_ERR_NO_DEVICE,
-                             "device selection '%s': item '%s' matches no device", spec, tok);
+                             "%s '%s': item '%s' matches no device", what, spec, tok);
             list_devices(devs, count, err);
             break;
         }
@@ -88,9 +88,9 @@ int tdm_select_devices(const char *spec, const tdm_found_device *devs, size_t co
     }
     if (rc == TDM_OK && items == 0) {
         rc = tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                         "device selection '%s' is empty: use all, gpu, cpu, accelerator, "
-                         "an index or a name",
-                         spec ? spec : "");
+                         "%s '%s' is empty: use all, gpu, cpu, accelerator, an index or a "
+                         "name",
+                         what, spec ? spec : "");
         list_devices(devs, count, err);
     }
     free(copy);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "runtime.h"
 
@@ -120,9 +121,12 @@ static int resolve_staging(tdm_tuning *t, tdm_err *err)
                            "(CHUNK_MB 1 to %u)",
                            v, TDM_SETTINGS_STAGING_WORKERS_MAX, TDM_SETTINGS_STAGING_CHUNK_MB_MAX);
     t->staging_workers = (unsigned)workers;
-    t->staging_chunk_mb = (unsigned)mb;
+    t->staging_chunk_mb = comma ? (unsigned)mb : 8u; /* THREADS alone: 8 MiB, as it always was */
     return TDM_OK;
 }
+
+/* TANDEM_SEARCH_PROFILE of the process: -1 until an engine open read it. */
+static int search_profile = -1;
 
 static const choice on_off[] = {{"on", TDM_TUNE_ON}, {"off", TDM_TUNE_OFF}, {NULL, 0}};
 static const choice one_zero[] = {{"0", TDM_TUNE_OFF}, {"1", TDM_TUNE_ON}, {NULL, 0}};
@@ -172,6 +176,12 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
         rc = resolve_staging(t, err);
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_SEARCH_PROFILE", profiles, &t->search_profile, err);
+    /* the profile is the process's (one table, printed at exit): the first
+     * engine whose switches are valid sets it */
+    int unset = -1;
+    if (rc == TDM_OK)
+        __atomic_compare_exchange_n(&search_profile, &unset, t->search_profile, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     return rc;
 }
 
@@ -180,9 +190,6 @@ const tdm_tuning *tdm_settings_tuning(const tdm_settings *s)
     static const tdm_tuning rules;
     return s ? &s->tuning : &rules;
 }
-
-/* -1 until the first engine open that resolved its settings. */
-static int search_profile = -1;
 
 int tdm_settings_search_profile(void)
 {
@@ -342,8 +349,9 @@ static int resolve_deadline(const tdm_engine_options *o, tdm_settings *s, tdm_er
     } else if ((v = env("TANDEM_DEADLINE_MS"))) {
         char *end;
         errno = 0;
-        double d = strtod(v, &end);
-        if (errno || *end || !(d > 0 && d <= 3.6e6))
+        int num = isdigit((unsigned char)*v) || *v == '.'; /* strtod skips spaces, takes signs */
+        double d = num ? strtod(v, &end) : 0;
+        if (!num || errno || *end || !(d > 0 && d <= 3.6e6))
             return tdm_err_set(err, TDM_ERR_INVALID_ARG,
                                "TANDEM_DEADLINE_MS=%s: expected milliseconds in (0, 3600000]", v);
         s->deadline_ms = d;
@@ -494,4 +502,114 @@ void tdm_settings_free(tdm_settings *s)
     free(s->fault_inject);
     free(s->lane_kinds);
     memset(s, 0, sizeof *s);
+}
+
+/* ---- the documented variables (tandem --help-env, docs/SETTINGS.md) */
+
+static const tdm_settings_var vars[] = {
+    {"TANDEM_DEVICES", "engine",
+     "devices to use: comma-separated all, gpu, cpu, accelerator, indices from 'tandem "
+     "devices', or name substrings (all)"},
+    {"TANDEM_CACHE", "engine",
+     "kernel binary cache: 0/off/no, 1/on/yes (not for PoCL, which caches itself), always (on)"},
+    {"TANDEM_CACHE_DIR", "engine",
+     "kernel binary cache directory ($XDG_CACHE_HOME/tandem, else $HOME/.cache/tandem)"},
+    {"TANDEM_WG_SIZE", "engine",
+     "work-group size the kernels are built for, a power of two up to 4096 (128 on GPUs, "
+     "256 elsewhere)"},
+    {"TANDEM_NV_SHUFFLE", "engine",
+     "0: no NVIDIA warp shuffles through inline PTX; 1: where the GPU supports them (1)"},
+    {"TANDEM_CODEC_GROUPS_PER_CU", "engine",
+     "work-groups per compute unit of the grid-stride codec kernels, 1 to 65536 (32)"},
+    {"TANDEM_DEVICE_MEMORY", "engine",
+     "device memory an index may take on each device: bytes, or a number with K, M or G "
+     "(the device's; docs/CACHE.md)"},
+    {"TANDEM_LAUNCH_GUARD", "engine",
+     "auto or off: the work-around for PoCL's kernel cache bug on PoCL CPU devices (auto; "
+     "docs/SCHED.md)"},
+    {"TANDEM_FIRST_KERNEL_MS", "engine",
+     "milliseconds each device's first kernel may take at engine open before the device is "
+     "abandoned with a warning, 1 to 3600000 (10000)"},
+    {"TANDEM_POLICY", "scheduling", "cpu-only, gpu-only, best, hybrid or direct (hybrid)"},
+    {"TANDEM_MIGRATE", "scheduling",
+     "Griffin's intra-query migration of ranked AND: auto, force or off (auto: under hybrid, "
+     "with a GPU and a CPU lane)"},
+    {"TANDEM_DEADLINE_MS", "scheduling",
+     "milliseconds after which a waiting query is promoted, in (0, 3600000] (500)"},
+    {"TANDEM_LOAD_THRESHOLD", "scheduling",
+     "queries in flight from which GPU lanes take batches, 1 to 1000000 (4)"},
+    {"TANDEM_BATCH_WINDOW_US", "scheduling",
+     "microseconds a batch lane waits for more queries, 0 to 1000000 (200)"},
+    {"TANDEM_LANE_SLOTS", "scheduling", "runs at once on a lane, 1 to 8 (2)"},
+    {"TANDEM_CALIBRATE", "scheduling",
+     "queries a lane runs at start-up to fit its cost model, 0 to 4096 (16)"},
+    {"TANDEM_SEARCH_VARIANT", "tuning",
+     "item, group or compressed: the variant of every search that asks for auto (the "
+     "planner's choice per device)"},
+    {"TANDEM_ZR_LAYOUT", "tuning",
+     "range or interleaved: the compressed variant's scratch layout (range on CPU devices, "
+     "interleaved on GPUs)"},
+    {"TANDEM_SEED", "tuning",
+     "0 or 1: the seed kernels of WAND, BMW and MaxScore on decoded postings never or always "
+     "(the rule: GPU plans, and ranges shorter than 16 k)"},
+    {"TANDEM_ZR_SEED", "tuning",
+     "0 or 1: the compressed variant's host seed of WAND, BMW and MaxScore never or always "
+     "(the rule: k >= 100, GPU plans, 32 ranges or more)"},
+    {"TANDEM_GPU_MIN_RLEN", "tuning", "shortest docid range a GPU gets, 1 to 1048576 (64)"},
+    {"TANDEM_GPU_ZGROUPS_PER_CU", "tuning",
+     "groups of 64 ranges a GPU compute unit gets for the compressed variant, 1 to 64 (2)"},
+    {"TANDEM_CPU_RANGES_PER_CU", "tuning",
+     "docid ranges a CPU compute unit gets, 1 to 1024 (4)"},
+    {"TANDEM_BATCH_RANGES_PER_CU", "tuning",
+     "docid ranges a compute unit gets in a batch, 1 to 65536 (GPU 16384, CPU 4)"},
+    {"TANDEM_DECODE_VARIANT", "tuning",
+     "group or serial: the batched decode kernels (serial on CPU devices, group elsewhere)"},
+    {"TANDEM_BATCH_AND", "tuning",
+     "range or wu: how ranked AND batches, by the range kernel or by Wu's mapping (range; "
+     "Wu's above k = 128 whatever the setting)"},
+    {"TANDEM_BATCH_BOUNDS", "tuning",
+     "device or host: where a batch's block bounds are made for WAND, BMW and MaxScore "
+     "(device, where it has fp64; else host)"},
+    {"TANDEM_BATCH_QUEUE", "tuning",
+     "on or off: compressed batches as a queue of ranges taken longest first by a few "
+     "work-items (on for every device but GPUs)"},
+    {"TANDEM_BOUNDS_CACHE_MB", "tuning",
+     "MiB of a search handle's cache of bounds for other k1, b; 0: no cache (64)"},
+    {"TANDEM_STAGING", "tuning",
+     "THREADS or THREADS,CHUNK_MB: pinned upload staging threads, 1 to 16 (4), and chunk, "
+     "1 to 256 MiB (1; 8 with THREADS alone)"},
+    {"TANDEM_SEARCH_PROFILE", "tuning",
+     "0, 1 or host: 1 prints per-kernel and host-phase times at exit, host the host phases "
+     "only (0)"},
+    {"TANDEM_LANE_KINDS", "testing", "cpu or gpu per device, comma separated"},
+    {"TANDEM_FAULT_INJECT", "testing", "faults lane:build|oom|lost[@n], comma separated"},
+    {"TANDEM_TEST_HANG", "testing",
+     "the discovery index (0 to 1048576) of a device whose first kernel at engine open never "
+     "ends (environment only)"},
+};
+
+const tdm_settings_var *tdm_settings_vars(size_t *n)
+{
+    *n = sizeof vars / sizeof *vars;
+    return vars;
+}
+
+/* ---- the OpenCL drivers' environment (icdhint.c) */
+
+const char *tdm_settings_icd_vendor_dir(void)
+{
+    const char *v = env("OCL_ICD_VENDORS");
+    struct stat st;
+    return v && stat(v, &st) == 0 && S_ISDIR(st.st_mode) ? v : "/etc/OpenCL/vendors";
+}
+
+void tdm_settings_pocl_cache_dir(char *buf, size_t cap)
+{
+    const char *p = env("POCL_CACHE_DIR"), *x = env("XDG_CACHE_HOME"), *h = env("HOME");
+    if (p)
+        snprintf(buf, cap, "%s", p);
+    else if (x)
+        snprintf(buf, cap, "%s/pocl/kcache", x);
+    else
+        snprintf(buf, cap, "%s/.cache/pocl/kcache", h ? h : "");
 }
