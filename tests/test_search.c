@@ -333,6 +333,42 @@ static void request_errors(void **state)
     o.b = 1.5;
     assert_int_equal(tdm_search_terms(s, &t, 1, &o, &res), TDM_ERR_INVALID_ARG);
     assert_non_null(strstr(tdm_last_error(), "b = 1.5"));
+    /* Issue 27 item 5: a k1 that made every score inf or NaN (no hits, no
+     * error), and weights past a float's range or below its normal range,
+     * are refused whatever the scoring (tandem.h's bounds). */
+    static const double bad_k1[] = {1e308, TDM_BM25_K1_MAX * 1.01, -0.5, NAN, INFINITY};
+    for (size_t i = 0; i < sizeof bad_k1 / sizeof *bad_k1; i++)
+        for (int scoring = TDM_SCORE_BM25; scoring <= TDM_SCORE_IMPACT; scoring++) {
+            tdm_search_options_init(&o);
+            o.k1 = bad_k1[i];
+            o.scoring = scoring;
+            assert_int_equal(tdm_search_terms(s, &t, 1, &o, &res), TDM_ERR_INVALID_ARG);
+            assert_non_null(strstr(tdm_last_error(), "k1 = "));
+            assert_int_equal(tdm_search_text(s, c.terms[3], &o, &res), TDM_ERR_INVALID_ARG);
+        }
+    static const double bad_w[] = {3e38, TDM_WEIGHT_MAX * 1.01, 1e-39, TDM_WEIGHT_MIN / 2, NAN,
+                                   INFINITY, 0};
+    for (size_t i = 0; i < sizeof bad_w / sizeof *bad_w; i++) {
+        tdm_search_term w = {c.terms[3], 0, bad_w[i]};
+        assert_int_equal(tdm_search_terms(s, &w, 1, NULL, &res), TDM_ERR_INVALID_ARG);
+        assert_non_null(strstr(tdm_last_error(), "weight"));
+    }
+    /* At the bounds, the largest k1 and a weight given the most times sum
+     * to finite scores, under both scorings. */
+    static tdm_search_term heavy[TDM_SEARCH_MAX_TERMS];
+    for (size_t i = 0; i < TDM_SEARCH_MAX_TERMS; i++)
+        heavy[i] = (tdm_search_term){c.terms[i % 2 ? 3 : 5], 0,
+                                     i < 2 ? TDM_WEIGHT_MIN : TDM_WEIGHT_MAX};
+    for (int scoring = TDM_SCORE_BM25; scoring <= TDM_SCORE_IMPACT; scoring++) {
+        tdm_search_options_init(&o);
+        o.k1 = TDM_BM25_K1_MAX;
+        o.scoring = scoring;
+        assert_int_equal(tdm_search_terms(s, heavy, TDM_SEARCH_MAX_TERMS, &o, &res), TDM_OK);
+        assert_true(res->n > 0);
+        for (size_t i = 0; i < res->n; i++)
+            assert_true(isfinite(res->hits[i].score) && res->hits[i].score > 0);
+        tdm_search_result_free(res);
+    }
     tdm_search_options_init(&o);
     o.struct_size = 0;
     assert_int_equal(tdm_search_terms(s, &t, 1, &o, &res), TDM_ERR_INVALID_ARG);
