@@ -26,18 +26,26 @@ float tdm_as_score(float qw, uint tf, uint dl, uint kind, float c0, float c1)
     return TDM_SEARCH_DIV(tdm_fmul(qw, f), tdm_fadd(f, k));
 }
 
+/* A document's length; 0 for a docid past the last (decoded from a damaged
+   index whose checksums were forged: nothing is read outside doclens, and
+   the host refuses a result holding such a docid). */
+uint tdm_as_doclen(__global const uint *doclens, uint ndocs, uint d)
+{
+    return d < ndocs ? doclens[d] : 0u;
+}
+
 /* The first list (docs, freqs: its m postings) becomes the candidates with
    score column 0. */
 __kernel void tdm_and_step_lead(__global const uint *docs, __global const uint *freqs, uint m,
-                                __global const uint *doclens, float qw, uint kind, float c0,
-                                float c1, __global uint *cand, __global float *cols)
+                                __global const uint *doclens, uint ndocs, float qw, uint kind,
+                                float c0, float c1, __global uint *cand, __global float *cols)
 {
     uint i = get_global_id(0);
     if (i >= m)
         return;
     uint d = docs[i];
     cand[i] = d;
-    cols[i] = tdm_as_score(qw, freqs[i], doclens[d], kind, c0, c1);
+    cols[i] = tdm_as_score(qw, freqs[i], tdm_as_doclen(doclens, ndocs, d), kind, c0, c1);
 }
 
 /* One step: each candidate i of cand[0 .. n) (columns 0 .. done - 1 in
@@ -48,8 +56,9 @@ __kernel void tdm_and_step_lead(__global const uint *docs, __global const uint *
 __kernel void tdm_and_step_probe(__global const uint *cand, __global const float *cols, uint n,
                                  uint stride, uint done, __global const uint *docs,
                                  __global const uint *freqs, uint m,
-                                 __global const uint *doclens, float qw, uint kind, float c0,
-                                 float c1, __global uint *out_cand, __global float *out_cols,
+                                 __global const uint *doclens, uint ndocs, float qw,
+                                 uint kind, float c0, float c1, __global uint *out_cand,
+                                 __global float *out_cols,
                                  uint ostride, __global uint *out_n)
 {
     __local uint base, cnt;
@@ -82,7 +91,8 @@ __kernel void tdm_and_step_probe(__global const uint *cand, __global const float
     out_cand[o] = d;
     for (uint j = 0u; j < done; j++)
         out_cols[(size_t)j * ostride + o] = cols[(size_t)j * stride + i];
-    out_cols[(size_t)done * ostride + o] = tdm_as_score(qw, freqs[p], doclens[d], kind, c0, c1);
+    out_cols[(size_t)done * ostride + o] =
+        tdm_as_score(qw, freqs[p], tdm_as_doclen(doclens, ndocs, d), kind, c0, c1);
 }
 
 /* The end: each candidate's score, its columns summed in the query's term

@@ -9,7 +9,11 @@
    match (any term for OR, every term for AND) and beat the range's
    threshold then go to the range's heap in docid order (one work-item: the
    heap is the range kernel's, so tdm_search_merge reads both alike).
-   cur[t * nranges + r] carries each term's position from chunk to chunk. */
+   cur[t * nranges + r] carries each term's position from chunk to chunk.
+   A docid outside the chunk its list's binary search placed it in (a list
+   not increasing: a damaged index whose checksums were forged) touches no
+   accumulator: it sets TDM_CODEC_ST_CORRUPT in status[0], which the host
+   reads back with the results and turns into TDM_ERR_CORRUPT. */
 
 #ifndef TDM_SEARCH_CHUNK
 #define TDM_SEARCH_CHUNK 1024u
@@ -20,7 +24,8 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
                                __global uint *cur, __global float *hs, __global uint *hd,
                                __global uint *hn, uint nt, uint nranges, uint rlen, uint ndocs,
                                uint cap, uint alg, uint kind, float c0, float c1,
-                               __global const uint *gate, uint gate_min)
+                               __global const uint *gate, uint gate_min,
+                               __global uint *status)
 {
     if (gate_min && gate[1] >= gate_min)
         return; /* AND-then-OR: AND found k (search_range.cl) */
@@ -75,6 +80,10 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
             uint p0 = span[0], p1 = span[1];
             for (uint p = p0 + lid; p < p1; p += ls) {
                 uint slot = docs[p] - cb;
+                if (slot >= ce - cb) { /* only an unsorted list puts it here */
+                    atomic_or(status, TDM_CODEC_ST_CORRUPT);
+                    continue;
+                }
                 acc[slot] = acc[slot] + tdm_sr_score(&s, t, p);
                 cnt[slot] += 1;
             }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "codec/codec.h"
+#include "forge.h"
 #include "index/reader.h"
 #include "index/writer.h"
 #include "testutil.h"
@@ -123,8 +124,8 @@ static inline const tdm_codec_ops *residx_codec(const residx *x, uint64_t i)
 }
 
 /* A copy of the index file with the u32 at index `at` of section `sec`
- * replaced, opened from memory (the arena and block table are not
- * checksummed at open, FORMAT.md): the damaged-index cases. */
+ * replaced and its checksums forged (forge.h), opened from memory: the
+ * damaged-index cases, which the kernels must refuse on their own. */
 static inline tdm_ireader *residx_patched(const residx *x, unsigned sec, uint64_t at,
                                           uint32_t value)
 {
@@ -139,6 +140,7 @@ static inline tdm_ireader *residx_patched(const residx *x, unsigned sec, uint64_
     uint64_t off;
     memcpy(&off, buf + 160 + 32 * sec + 8, 8);
     memcpy(buf + off + 4 * at, &value, 4);
+    forge_sums(buf, (size_t)size);
     tdm_ireader *r = NULL;
     tdm_err err = {0};
     if (tdm_ireader_open_mem(buf, (size_t)size, "patched", &r, &err) != TDM_OK)

@@ -5,7 +5,12 @@
  * on the host. A mutant must fail with a clear error naming the file (and,
  * for a section's byte, TDM_ERR_CORRUPT naming the section) before any
  * answer: never a crash, never an answer that differs from the original's.
- * TANDEM_TEST_SMALL keeps it to a few positions per section. */
+ * Then the same bytes with every checksum forged (recomputed), which gets
+ * a damage past the checksums into the structural checks and the
+ * kernels: no crash and no read outside a buffer whatever the bytes say,
+ * an error naming the file or an answer (a forged file is another index:
+ * its answers have nothing to equal). TANDEM_TEST_SMALL keeps it to a few
+ * positions per section. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +18,7 @@
 
 #include "common/fsutil.h"
 #include "common/rng.h"
+#include "forge.h"
 #include "index/collection_gen.h"
 #include "index/format.h"
 #include "index/reader.h"
@@ -48,6 +54,7 @@ static struct {
     int ndev;
     answer want[NQ][NA]; /* every device and variant must give these */
     unsigned caught[3], searched; /* at open, binding, a search; searched through */
+    int forged;                   /* the mutants' checksums are recomputed */
 } F;
 
 /* A generated collection (no outside data), built with the defaults:
@@ -154,7 +161,9 @@ static void check_error(int rc, const char *stage, const char *sec, size_t at)
 {
     const char *m = tdm_last_error();
     int ok = strstr(m, F.bad) != NULL;
-    if (sec) { /* a section's byte: its checksum, by the section's name */
+    if (F.forged) {
+        /* any error that names the file */
+    } else if (sec) { /* a section's byte: its checksum, by the section's name */
         char want[96];
         snprintf(want, sizeof want, "section %s", sec);
         ok = ok && rc == TDM_ERR_CORRUPT && strstr(m, want);
@@ -180,7 +189,7 @@ static int search_all(tdm_search *s, const char *sec, size_t at)
                     if (rc != TDM_OK) {
                         check_error(rc, "search", sec, at);
                         failed = 1;
-                    } else if (memcmp(&got, &F.want[q][a], sizeof got) != 0) {
+                    } else if (!F.forged && memcmp(&got, &F.want[q][a], sizeof got) != 0) {
                         fail_msg("byte %zu (%s): query %d, %s, variant %d, device %d: a "
                                  "different answer, no error", at, sec ? sec : "header", q,
                                  tdm_algorithm_name(algos[a]), variants[v], dev);
@@ -193,11 +202,16 @@ static int search_all(tdm_search *s, const char *sec, size_t at)
  * the first search or lookup, never answered differently. */
 static void one_mutant(tdm_engine *e, size_t at, unsigned x, const char *sec)
 {
-    F.bytes[at] ^= (unsigned char)x;
-    const void *parts[] = {F.bytes};
+    unsigned char *b = malloc(F.size);
+    assert_non_null(b);
+    memcpy(b, F.bytes, F.size);
+    b[at] ^= (unsigned char)x;
+    if (F.forged)
+        forge_sums(b, F.size);
+    const void *parts[] = {b};
     size_t sizes[] = {F.size};
     int wrote = tdm_write_file_atomic(F.bad, parts, sizes, 1);
-    F.bytes[at] ^= (unsigned char)x;
+    free(b);
     assert_int_equal(wrote, 0);
     tdm_index *ix = NULL;
     int rc = tdm_index_open(F.bad, &ix);
@@ -210,14 +224,16 @@ static void one_mutant(tdm_engine *e, size_t at, unsigned x, const char *sec)
     for (int q = 0; q < NQ; q++) {
         tdm_ireader *r = NULL;
         tdm_err err = {0};
-        assert_int_equal(tdm_ireader_open(F.bad, &r, &err), TDM_OK);
+        if (tdm_ireader_open(F.bad, &r, &err) != TDM_OK)
+            fail_msg("byte %zu: tdm_index_open passed, tdm_ireader_open: %s", at,
+                     tdm_err_msg(&err));
         uint32_t *d = malloc(F.size), *f = malloc(F.size);
         rc = tdm_ireader_decode(r, F.q[q].t[0].id, d, f, &err);
         free(d);
         free(f);
         tdm_ireader_close(r);
         if (rc != TDM_OK && (!strstr(tdm_err_msg(&err), F.bad) ||
-                             (sec && !strstr(tdm_err_msg(&err), sec))))
+                             (!F.forged && sec && !strstr(tdm_err_msg(&err), sec))))
             fail_msg("byte %zu (%s): decode: %s", at, sec ? sec : "header", tdm_err_msg(&err));
         tdm_err_clear(&err);
     }
@@ -233,7 +249,7 @@ static void one_mutant(tdm_engine *e, size_t at, unsigned x, const char *sec)
         F.searched += !failed;
     }
     tdm_search_close(s);
-    if (tdm_index_verify(ix) == TDM_OK && failed)
+    if (!F.forged && tdm_index_verify(ix) == TDM_OK && failed)
         fail_msg("byte %zu: a search failed, verify passes: %s", at, tdm_last_error());
     tdm_index_close(ix);
 }
@@ -269,9 +285,9 @@ static void sweep(tdm_engine *e, int per_section)
     size_t table = sizeof(tdm_idx_header) + TDM_SEC_COUNT * sizeof(tdm_idx_section_entry);
     for (int k = 0; k < per_section; k++)
         one_mutant(e, tdm_rng_u32(&g) % table, 1 + tdm_rng_u32(&g) % 255, NULL);
-    print_message("mutants refused at open %u, at binding %u, at a search %u; answered "
-                  "as the original %u (%d devices)\n", F.caught[0], F.caught[1], F.caught[2],
-                  F.searched, F.ndev);
+    print_message("%s mutants refused at open %u, at binding %u, at a search %u; "
+                  "answered %u (%d devices)\n", F.forged ? "forged" : "flipped", F.caught[0],
+                  F.caught[1], F.caught[2], F.searched, F.ndev);
     memset(F.caught, 0, sizeof F.caught);
     F.searched = 0;
 }
@@ -322,11 +338,36 @@ static void test_mutants_cached(void **state)
     tdm_engine_close(e);
 }
 
+/* The mutants with their checksums forged, resident and cached. */
+static void test_mutants_forged(void **state)
+{
+    (void)state;
+    setup_all();
+    F.forged = 1;
+    tdm_engine *e = tdm_test_engine();
+    F.ndev = tdm_engine_device_count(e);
+    sweep(e, tdm_test_small() ? 3 : 6);
+    tdm_engine_close(e);
+    const tdm_idx_section_entry *st =
+        (const tdm_idx_section_entry *)(F.bytes + sizeof(tdm_idx_header));
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
+    o.device_memory = st[TDM_SEC_ARENA].size / 2;
+    for (unsigned id = 1; id <= TDM_SEC_DOCLENS; id++)
+        o.device_memory += st[id].size + 64;
+    if (tdm_engine_open(&o, &e) != TDM_OK)
+        fail_msg("engine: %s", tdm_last_error());
+    sweep(e, 3);
+    tdm_engine_close(e);
+    F.forged = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mutants_resident),
         cmocka_unit_test(test_mutants_cached),
+        cmocka_unit_test(test_mutants_forged),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(F.bytes);

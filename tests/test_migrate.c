@@ -78,7 +78,7 @@ static void kernel_case(tdm_device *d, tdm_rng *g, uint32_t nd, uint32_t m0, uin
         f1[i] = tdm_rng_range(g, 1, 40);
     float qw0 = 0.5f + (float)tdm_rng_range(g, 0, 1000) / 100.0f, qw1 = 1.75f;
     float c0 = 0.3f, c1 = 0.9f / 1000.0f * (float)tdm_rng_range(g, 1, 3);
-    cl_uint k = (cl_uint)kind, m0u = m0, m1u = m1;
+    cl_uint k = (cl_uint)kind, m0u = m0, m1u = m1, ndu = (cl_uint)nd;
     /* lead */
     uint32_t *rc = malloc((m0 + 1) * 4), *gc = malloc((m0 + 1) * 4);
     size_t cb = ((size_t)m0 * nt + 1) * 4;
@@ -91,10 +91,10 @@ static void kernel_case(tdm_device *d, tdm_rng *g, uint32_t nd, uint32_t m0, uin
     cl_mem bdl = buf(d, dl, nd * 4), bd0 = buf(d, d0, m0 * 4), bf0 = buf(d, f0, m0 * 4);
     cl_mem bc = buf(d, NULL, m0 * 4), bcol = buf(d, NULL, cb);
     tdm_karg la[] = {TDM_KARG_MEM(&bd0), TDM_KARG_MEM(&bf0), TDM_KARG_U32(&m0u),
-                     TDM_KARG_MEM(&bdl), {sizeof qw0, &qw0}, TDM_KARG_U32(&k),
-                     {sizeof c0, &c0},   {sizeof c1, &c1},   TDM_KARG_MEM(&bc),
-                     TDM_KARG_MEM(&bcol)};
-    run(d, "tdm_and_step_lead", la, 10, m0);
+                     TDM_KARG_MEM(&bdl), TDM_KARG_U32(&ndu), {sizeof qw0, &qw0},
+                     TDM_KARG_U32(&k),   {sizeof c0, &c0},   {sizeof c1, &c1},
+                     TDM_KARG_MEM(&bc),  TDM_KARG_MEM(&bcol)};
+    run(d, "tdm_and_step_lead", la, 11, m0);
     rd(d, bc, gc, m0 * 4);
     rd(d, bcol, gcol, (size_t)m0 * 4);
     assert_memory_equal(gc, rc, (size_t)m0 * 4);
@@ -111,10 +111,10 @@ static void kernel_case(tdm_device *d, tdm_rng *g, uint32_t nd, uint32_t m0, uin
     tdm_karg pa[] = {TDM_KARG_MEM(&bc),   TDM_KARG_MEM(&bcol), TDM_KARG_U32(&n),
                      TDM_KARG_U32(&stride), TDM_KARG_U32(&dn), TDM_KARG_MEM(&bd1),
                      TDM_KARG_MEM(&bf1),  TDM_KARG_U32(&m1u),  TDM_KARG_MEM(&bdl),
-                     {sizeof qw1, &qw1},  TDM_KARG_U32(&k),    {sizeof c0, &c0},
-                     {sizeof c1, &c1},    TDM_KARG_MEM(&boc),  TDM_KARG_MEM(&bocol),
-                     TDM_KARG_U32(&os),   TDM_KARG_MEM(&bn)};
-    run(d, "tdm_and_step_probe", pa, 17, m0);
+                     TDM_KARG_U32(&ndu),  {sizeof qw1, &qw1},  TDM_KARG_U32(&k),
+                     {sizeof c0, &c0},    {sizeof c1, &c1},    TDM_KARG_MEM(&boc),
+                     TDM_KARG_MEM(&bocol), TDM_KARG_U32(&os),  TDM_KARG_MEM(&bn)};
+    run(d, "tdm_and_step_probe", pa, 18, m0);
     uint32_t gn = 0;
     rd(d, bn, &gn, 4);
     uint32_t *roc = malloc((m0 + 1) * 4), *goc = malloc((m0 + 1) * 4);

@@ -19,6 +19,7 @@
 #include "index/writer.h"
 #include "query/oracle.h"
 #include "query/search.h"
+#include "forge.h"
 #include "randcoll.h"
 #include "residx.h"
 #include "testutil.h"
@@ -706,12 +707,14 @@ static uint32_t patch_file(const char *path, unsigned sec, uint64_t at, uint32_t
     assert_int_equal(fseek(f, (long)(off + 4 * at), SEEK_SET), 0);
     assert_int_equal(fwrite(&v, 4, 1, f), 1);
     fclose(f);
+    assert_int_equal(forge_file(path), 0); /* past the checksums: the kernels' own checks */
     return old;
 }
 
-/* A damaged block of a list gives TDM_ERR_CORRUPT whenever a cursor enters
- * it (OR at k = every document enters every block), and otherwise the
- * undamaged index's answer: never a wrong one. Every codec. */
+/* A damaged block of a list (its checksums forged) gives TDM_ERR_CORRUPT
+ * whenever a cursor enters it (OR at k = every document enters every
+ * block), and otherwise the undamaged index's answer: never a wrong one.
+ * Every codec. */
 static void compressed_corrupt(void **state)
 {
     fixture *f = *state;

@@ -211,12 +211,14 @@ static int step(seg *g, size_t *cap, tdm_err *err)
     cl_float qw = a->qw[t], c0 = a->c0, c1 = a->c1;
     int rc = decode(g, t, cap, err);
     cl_mem *dl = (cl_mem *)&g->sd->res.doclens;
+    cl_uint nd = g->sd->res.ndocs;
     if (rc == TDM_OK && g->done == 0) {
         size_t cols = (size_t)m * a->nt * 4;
         if ((rc = room(g, S_CAND0, (size_t)m * 4, cap, err)) == TDM_OK &&
             (rc = room(g, S_COLS0, cols, cap, err)) == TDM_OK) {
             tdm_karg la[] = {TDM_KARG_MEM(&g->b[S_DOCS]), TDM_KARG_MEM(&g->b[S_FREQS]),
-                             TDM_KARG_U32(&m), TDM_KARG_MEM(dl), {sizeof qw, &qw},
+                             TDM_KARG_U32(&m), TDM_KARG_MEM(dl), TDM_KARG_U32(&nd),
+                             {sizeof qw, &qw},
                              TDM_KARG_U32(&kind), {sizeof c0, &c0}, {sizeof c1, &c1},
                              TDM_KARG_MEM(&g->b[S_CAND0]), TDM_KARG_MEM(&g->b[S_COLS0])};
             rc = launch(g, "tdm_and_step_lead", la, sizeof la / sizeof *la, m, err);
@@ -235,7 +237,8 @@ static int step(seg *g, size_t *cap, tdm_err *err)
                 TDM_KARG_MEM(&g->b[S_CAND0 + in]), TDM_KARG_MEM(&g->b[S_COLS0 + in]),
                 TDM_KARG_U32(&n), TDM_KARG_U32(&stride), TDM_KARG_U32(&done),
                 TDM_KARG_MEM(&g->b[S_DOCS]), TDM_KARG_MEM(&g->b[S_FREQS]), TDM_KARG_U32(&m),
-                TDM_KARG_MEM(dl), {sizeof qw, &qw}, TDM_KARG_U32(&kind), {sizeof c0, &c0},
+                TDM_KARG_MEM(dl), TDM_KARG_U32(&nd), {sizeof qw, &qw}, TDM_KARG_U32(&kind),
+                {sizeof c0, &c0},
                 {sizeof c1, &c1}, TDM_KARG_MEM(&g->b[S_CAND0 + out]),
                 TDM_KARG_MEM(&g->b[S_COLS0 + out]), TDM_KARG_U32(&ostride),
                 TDM_KARG_MEM(&g->b[S_COUNT])};
@@ -358,8 +361,10 @@ static int finish(seg *g, int dev, size_t *cap, tdm_search_result **out, tdm_err
         tdm_search_hit *h = &r->hits[i];
         h->docid = 0xffffffffu - (uint32_t)so.keys[i];
         memcpy(&h->score, &bits, sizeof h->score);
-        if (h->docid >= g->s->ndocs)
-            rc = tdm_err_set(err, TDM_ERR_INTERNAL, "and step: docid %u out of range", h->docid);
+        if (h->docid >= g->s->ndocs) /* only a forged index decodes to one */
+            rc = tdm_err_set(err, TDM_ERR_CORRUPT, "%s: section arena: a list of the query "
+                             "decoded to docid %u, past the last document",
+                             tdm_ireader_path(g->s->r), h->docid);
         else
             h->name = tdm_ireader_docname(g->s->r, h->docid);
     }

@@ -535,6 +535,7 @@ static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const 
     tdm_karg ga[] = {
         ra[0],  ra[1],  ra[2],  ra[4],  ra[5],  ra[7],  ra[8],  ra[9],  ra[10], ra[11],
         ra[12], ra[13], ra[14], ra[15], ra[16], ra[17], ra[18], ra[19], ra[20],
+        TDM_KARG_MEM(&s->b[B_STATUS]),
     };
     cl_uint bw = p->max_block, nl = sd->res.nlists, aw = sd->res.arena_words, sp = sd->res.spans;
     cl_uint zl = pl->zlayout;
@@ -725,9 +726,9 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     tdm_sprof_host(&pf, "phase: download (waits for the device)", tph);
     tph = pf.on ? tdm_sprof_now() : 0;
     if (rc == TDM_OK && (n[2] & TDM_CODEC_ST_CORRUPT))
-        rc = tdm_err_set(err, TDM_ERR_CORRUPT, "%s: a list of the query is damaged (its payload "
-                         "failed to decode on device %s)", tdm_ireader_path(sd->res.r),
-                         sd->d->info.name);
+        rc = tdm_err_set(err, TDM_ERR_CORRUPT, "%s: section arena: a list of the query is "
+                         "damaged (its payload failed to decode, or decoded out of order, on "
+                         "device %s)", tdm_ireader_path(sd->res.r), sd->d->info.name);
     else if (rc == TDM_OK && n[2])
         rc = tdm_err_set(err, TDM_ERR_INTERNAL, "search: decode jobs refused on device %s "
                          "(status %u)", sd->d->info.name, n[2]);
