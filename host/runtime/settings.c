@@ -52,8 +52,8 @@ static void choice_words(const choice *c, char *buf, size_t cap)
     size_t pos = 0;
     buf[0] = '\0';
     for (size_t i = 0; c[i].word && pos < cap; i++)
-        pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", i == 0 ? "" : !c[i + 1].word ? " or " : ", ",
-                                c[i].word);
+        pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s",
+                                i == 0 ? "" : !c[i + 1].word ? " or " : ", ", c[i].word);
 }
 
 /* Variable `var` as one of the words of `c` (case ignored) into *out;
@@ -143,7 +143,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
         {"range", TDM_TUNE_ZR_RANGE}, {"interleaved", TDM_TUNE_ZR_INTERLEAVED}, {NULL, 0}};
     static const choice decodes[] = {
         {"group", TDM_TUNE_DECODE_GROUP}, {"serial", TDM_TUNE_DECODE_SERIAL}, {NULL, 0}};
-    static const choice ands[] = {{"range", TDM_TUNE_AND_RANGE}, {"wu", TDM_TUNE_AND_WU}, {NULL, 0}};
+    static const choice ands[] = {
+        {"range", TDM_TUNE_AND_RANGE}, {"wu", TDM_TUNE_AND_WU}, {NULL, 0}};
     static const choice bounds[] = {
         {"device", TDM_TUNE_BOUNDS_DEVICE}, {"host", TDM_TUNE_BOUNDS_HOST}, {NULL, 0}};
     static const choice profiles[] = {{"0", 0}, {"1", 1}, {"host", 2}, {NULL, 0}};
