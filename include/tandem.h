@@ -399,7 +399,7 @@ typedef struct tdm_index_build_options {
                                   white space, '#' comment lines); init: NULL = none */
     const char *codec;         /* init: "bp128"; any registered codec name */
     size_t memory_mb;          /* posting buffer budget, >= 1; init: 512 */
-    double k1;                 /* BM25 of the stored bounds, finite >= 0; init: 1.2 */
+    double k1;                 /* BM25 of the stored bounds, 0 .. TDM_BM25_K1_MAX; init: 1.2 */
     double b;                  /* in [0, 1]; init: 0.75 */
     const char *tmp_dir;       /* run files; init: NULL = the output's directory */
     tdm_index_build_progress_fn progress; /* init: NULL = quiet */
@@ -446,7 +446,7 @@ typedef struct tdm_index_import_options {
     size_t struct_size;        /* sizeof(tdm_index_import_options), from _init */
     int format;                /* enum tdm_import_format; init: TDM_IMPORT_CIFF */
     const char *codec;         /* init: "bp128" */
-    double k1;                 /* finite >= 0; init: 1.2 */
+    double k1;                 /* 0 .. TDM_BM25_K1_MAX; init: 1.2 */
     double b;                  /* in [0, 1]; init: 0.75 */
     tdm_index_import_progress_fn progress; /* at most every ~100 ms and at the end; init: NULL */
     void *progress_user;
@@ -517,6 +517,16 @@ enum tdm_search_variant {
 
 #define TDM_SEARCH_K_MAX 10000
 #define TDM_SEARCH_MAX_TERMS 1024
+/* The bounds that keep every score a finite float (scores are float sums of
+ * weight x term score): a query term's weight lies in [TDM_WEIGHT_MIN,
+ * TDM_WEIGHT_MAX] and BM25's k1 in [0, TDM_BM25_K1_MAX], so that a score
+ * stays below TDM_SEARCH_MAX_TERMS x TDM_WEIGHT_MAX x max(ln(1 + 2^32) x
+ * (TDM_BM25_K1_MAX + 1), 2^32), about 5e21, far from float's 3.4e38; and a
+ * weight's share of a score stays a normal float. Values outside are
+ * TDM_ERR_INVALID_ARG. */
+#define TDM_WEIGHT_MIN 1e-9
+#define TDM_WEIGHT_MAX 1e9
+#define TDM_BM25_K1_MAX 100.0
 
 /* Per request: call tdm_search_options_init, then change what you need. */
 typedef struct tdm_search_options {
@@ -524,7 +534,8 @@ typedef struct tdm_search_options {
     int algorithm;         /* enum tdm_algorithm; init TDM_ALGO_AUTO */
     uint32_t k;            /* results wanted, 1 .. TDM_SEARCH_K_MAX; init 10 */
     int scoring;           /* enum tdm_scoring; init TDM_SCORE_BM25 */
-    double k1, b;          /* BM25: k1 finite >= 0, b in [0, 1]; init 1.2, 0.75.
+    double k1, b;          /* BM25: k1 in [0, TDM_BM25_K1_MAX], b in [0, 1];
+                              init 1.2, 0.75.
                               Any values give exact results (block bounds are
                               recomputed when they differ from the index's) */
     int device;            /* engine device index, or -1 to let the planner
@@ -544,7 +555,7 @@ TDM_API void tdm_search_options_init(tdm_search_options *o);
 
 /* One query term given directly: `term` as stored in the index (already
  * normalized, see tdm_index_normalize), or NULL to name it by its lexicon
- * position `id`; weight finite and > 0. */
+ * position `id`; weight in [TDM_WEIGHT_MIN, TDM_WEIGHT_MAX]. */
 typedef struct tdm_search_term {
     const char *term;
     uint64_t id;

@@ -167,6 +167,9 @@ static void build_options_out_of_range(void **state)
     o.k1 = INFINITY;
     expect_build_error(&o, "k1");
     o = lines_options();
+    o.k1 = 1e308; /* finite, but every bound and score inf (TDM_BM25_K1_MAX) */
+    expect_build_error(&o, "k1 = 1e+308: must lie in [0, 100]");
+    o = lines_options();
     o.b = 1.01;
     expect_build_error(&o, "b = ");
     o = lines_options();

@@ -200,6 +200,50 @@ static void jsonl(void **state)
                  "query id '1' again");
 }
 
+/* Issue 27 item 5: CR-only line ends merged a colon or tab file's queries
+ * into its first; ids with a line end or another control character broke
+ * the run's lines; weights past float (or below its normal range) made
+ * every score inf (or counted as zero). */
+static void cr_ids_weights(void **state)
+{
+    (void)state;
+    for (int fmt = 0; fmt <= TDM_QF_JSONL; fmt++) {
+        if (fmt == TDM_QF_TREC)
+            continue; /* topics take CR as white space: every field still found */
+        const char *cr = fmt == TDM_QF_JSONL ? "{\"id\":1,\"text\":\"a\"}\r{\"id\":2,\"text\":\"b\"}\r"
+                       : fmt == TDM_QF_SMART ? ".I 1\r.W\rflow\r.I 2\r.W\rair\r"
+                       : fmt == TDM_QF_TAB   ? "1\tflow\r2\tair\r"
+                                             : "1:flow\r2:air\r3:heat\r";
+        expect_error(cr, fmt, "line 1: a carriage return (CR) at byte");
+    }
+    tdm_qfile *f = read_ok("1:flow\r\n2:air\r\n", 0, 0, 0); /* CR LF: fine */
+    assert_int_equal(f->n, 2);
+    assert_query(f, 1, "2", "air");
+    tdm_qfile_free(f);
+    f = read_ok("<top>\r<num> Number: 1\r<title> flow\r</top>\r<top>\r<num> 2\r<title> air"
+                "\r</top>\r", 0, 0, 0);
+    assert_int_equal(f->n, 2);
+    tdm_qfile_free(f);
+    static const char *const ids[] = {"1\x0bx:a\n", "1\x0cx:a\n", "1\x01x:a\n", "1\x7fx:a\n"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+        expect_error(ids[i], TDM_QF_COLON, "a control character");
+    expect_error("{\"id\": \"a\\nb\", \"text\": \"x\"}\n", TDM_QF_JSONL,
+                 "a control character (byte 0x0a at 2), which a TREC run cannot carry");
+    expect_error("{\"id\": \"a\\rb\", \"text\": \"x\"}\n", TDM_QF_JSONL, "byte 0x0d");
+    expect_error("{\"id\": \"a b\", \"text\": \"x\"}\n", TDM_QF_JSONL, "white space");
+    expect_error(".I 1\x0c" "2\n.W\nflow\n", TDM_QF_SMART, "a control character");
+    expect_error("<top>\n<num> 1\x0b" "2\n<title> a\n</top>\n", TDM_QF_TREC, "a control character");
+    static const char *const w[] = {"3e38", "1e10", "1e-39", "1e-10", "1.0000001e9"};
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++) {
+        char q[128];
+        snprintf(q, sizeof q, "{\"id\": 1, \"terms\": {\"a\": 1, \"b\": %s}}\n", w[i]);
+        expect_error(q, TDM_QF_JSONL, "terms: weight");
+    }
+    f = read_ok("{\"id\": 1, \"terms\": {\"a\": 1e9, \"b\": 1e-9}}\n", 0, 0, 0);
+    assert_true(f->q[0].terms[0].weight == 1e9 && f->q[0].terms[1].weight == 1e-9);
+    tdm_qfile_free(f);
+}
+
 static void bad_options(void **state)
 {
     (void)state;
@@ -255,6 +299,7 @@ int main(void)
         cmocka_unit_test(colon_and_tab), cmocka_unit_test(trec_topics),
         cmocka_unit_test(smart),         cmocka_unit_test(jsonl),
         cmocka_unit_test(bad_options),   cmocka_unit_test(real_files),
+        cmocka_unit_test(cr_ids_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

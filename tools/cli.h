@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tandem.h"
+
 /* Each subcommand takes argv after the command word (argv[0] is the command)
  * and returns the process exit status. */
 typedef struct tdm_cli_command {
@@ -51,7 +53,7 @@ int tdm_cli_real(const char *cmd, const char *opt, const char *v, double lo, int
 
 /* Ranges shared by several commands. */
 #define TDM_CLI_MAX_MEMORY_MB 1048576u /* --memory: 1 TiB of posting buffers */
-#define TDM_CLI_MAX_K1 100.0           /* --k1 up to 100, --b up to 1 */
+#define TDM_CLI_MAX_K1 TDM_BM25_K1_MAX /* --k1 up to the library's 100, --b up to 1 */
 
 /* Checks an output path given to option `opt` (usually -o) before anything
  * is opened: "" is an error; "-" is stdout when `stdout_ok` (then *to_stdout

@@ -36,9 +36,9 @@ static int copy_options(const void *opts, size_t caller_size, void *dflt, size_t
 /* BM25 and codec checks shared by build and import. */
 static int check_bm25_codec(const char *what, double k1, double b, const char *codec)
 {
-    if (!isfinite(k1) || k1 < 0)
-        return tdm_api_fail(TDM_ERR_INVALID_ARG, "%s: k1 = %g: must be finite and >= 0", what,
-                            k1);
+    if (!(k1 >= 0 && k1 <= TDM_BM25_K1_MAX))
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "%s: k1 = %g: must lie in [0, %g]", what, k1,
+                            TDM_BM25_K1_MAX);
     if (!(b >= 0 && b <= 1))
         return tdm_api_fail(TDM_ERR_INVALID_ARG, "%s: b = %g: must lie in [0, 1]", what, b);
     if (codec && !tdm_codec_by_name(codec))

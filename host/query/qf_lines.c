@@ -22,6 +22,8 @@ int tdm_qf_read_lines(tdm_qf_ctx *c)
     int rc;
     while ((rc = tdm_lr_next(c->lr, &line, &len, c->err)) == 1) {
         uint64_t ln = tdm_lr_lineno(c->lr);
+        if ((rc = tdm_qf_bare_cr(c, line, len, ln)))
+            return rc;
         if (blank(line, len))
             continue;
         char *s = memchr(line, sep, len);
@@ -79,8 +81,9 @@ static int add_term(tdm_qf_ctx *c, uint64_t ln, jq *q, const char *t, size_t n, 
 {
     if (n == 0 || memchr(t, 0, n))
         return tdm_qf_fail(c, ln, "terms: an empty term or one holding NUL");
-    if (!(w > 0) || w != w)
-        return tdm_qf_fail(c, ln, "terms: weight %g of '%s' (want finite and > 0)", w, t);
+    if (!(w >= TDM_WEIGHT_MIN && w <= TDM_WEIGHT_MAX)) /* finite float scores (tandem.h) */
+        return tdm_qf_fail(c, ln, "terms: weight %g of '%s' (want %g .. %g)", w, t,
+                           TDM_WEIGHT_MIN, TDM_WEIGHT_MAX);
     for (size_t i = 0; i < q->nterms; i++)
         if (!strcmp(q->termtext.p + (size_t)q->terms[i].term, t))
             return tdm_qf_fail(c, ln, "terms: '%s' twice", t);
@@ -204,6 +207,8 @@ int tdm_qf_read_jsonl(tdm_qf_ctx *c)
     size_t len;
     int rc;
     while ((rc = tdm_lr_next(c->lr, &line, &len, c->err)) == 1) {
+        if ((rc = tdm_qf_bare_cr(c, line, len, tdm_lr_lineno(c->lr))))
+            break;
         if (blank(line, len))
             continue;
         if ((rc = json_line(c, tdm_lr_lineno(c->lr), line, len, &q)))

@@ -19,6 +19,9 @@ typedef struct tdm_qf_ctx {
  * weighted query. TDM_ERR_FORMAT for an empty id. */
 int tdm_qf_add(tdm_qf_ctx *c, const char *id, size_t idlen, const char *text, size_t tlen,
                const tdm_qf_term *terms, size_t nterms, uint64_t line);
+/* TDM_ERR_FORMAT if the line (its LF or CR LF end taken off) holds a CR:
+ * CR-only line ends would make the whole file one line. */
+int tdm_qf_bare_cr(tdm_qf_ctx *c, const char *line, size_t len, uint64_t ln);
 /* "PATH: line N: ..." as TDM_ERR_FORMAT. */
 int tdm_qf_fail(tdm_qf_ctx *c, uint64_t line, const char *fmt, ...) TDM_PRINTF(3, 4);
 

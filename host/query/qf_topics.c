@@ -272,7 +272,8 @@ int tdm_qf_read_smart(tdm_qf_ctx *c)
     int rc;
     while ((rc = tdm_lr_next(c->lr, &line, &len, c->err)) == 1) {
         uint64_t ln = tdm_lr_lineno(c->lr);
-        rc = TDM_OK;
+        if ((rc = tdm_qf_bare_cr(c, line, len, ln)))
+            break;
         if (is_marker(line, len)) {
             rc = smart_marker(c, &r, line, len, ln);
         } else if (all_ws(line, len)) {

@@ -36,11 +36,13 @@ static int count_given(tdm_query *q, tdm_err *err)
     return TDM_OK;
 }
 
+/* Bounded so that no score overflows a float or loses a term (tandem.h). */
 static int check_weight(double w, tdm_err *err)
 {
-    if (!isfinite(w) || w <= 0)
+    if (!(w >= TDM_WEIGHT_MIN && w <= TDM_WEIGHT_MAX))
         return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                           "query term weight %g: must be finite and > 0", w);
+                           "query term weight %g: must lie in [%g, %g] (finite float "
+                           "scores)", w, TDM_WEIGHT_MIN, TDM_WEIGHT_MAX);
     return TDM_OK;
 }
 

@@ -44,6 +44,16 @@ unsigned tdm_qf_fields_by_names(const char *list)
     return f;
 }
 
+int tdm_qf_bare_cr(tdm_qf_ctx *c, const char *line, size_t len, uint64_t ln)
+{
+    const char *cr = memchr(line, '\r', len);
+    if (!cr)
+        return TDM_OK;
+    return tdm_qf_fail(c, ln, "a carriage return (CR) at byte %zu: lines end with LF or CR LF "
+                       "(a file with CR-only line ends? convert them to LF)",
+                       (size_t)(cr - line) + 1);
+}
+
 int tdm_qf_fail(tdm_qf_ctx *c, uint64_t line, const char *fmt, ...)
 {
     char msg[512];
@@ -85,9 +95,16 @@ int tdm_qf_add(tdm_qf_ctx *c, const char *id, size_t idlen, const char *text, si
         idlen--;
     if (idlen == 0)
         return tdm_qf_fail(c, line, "empty query id");
-    if (memchr(id, ' ', idlen) || memchr(id, '\t', idlen))
-        return tdm_qf_fail(c, line, "query id '%.*s' holds white space (a run has "
-                           "space-separated columns)", (int)(idlen > 64 ? 64 : idlen), id);
+    /* A TREC run's columns are split at white space, and its lines at line
+     * ends: an id carries neither, nor any other control character. */
+    for (size_t i = 0; i < idlen; i++) {
+        unsigned char ch = (unsigned char)id[i];
+        if (ch <= ' ' || ch == 0x7f)
+            return tdm_qf_fail(c, line, "query id '%.*s...' holds %s (byte 0x%02x at %zu), "
+                               "which a TREC run cannot carry", (int)(i > 64 ? 64 : i), id,
+                               ch == ' ' || ch == '\t' ? "white space" : "a control character",
+                               ch, i + 1);
+    }
     tdm_qf_query *grown = tdm_array_grow(f->q, &f->cap, f->n + 1, sizeof *grown);
     if (!grown)
         return tdm_err_set(c->err, TDM_ERR_NOMEM, "out of memory");

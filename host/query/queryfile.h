@@ -17,11 +17,14 @@
  *           its queries so, not by .I); a record with no field at all (CACM's
  *           trailing `.I 0`) is an empty query;
  *   jsonl   one object a line: {"id": "q1" or 7, "text": "..."} or, weighted,
- *           {"id": ..., "terms": {"term": weight, ...}} (weights finite and
- *           > 0; the terms are used as stored in the index, not tokenized);
- *           other keys are skipped.
- * Strict: a malformed line, a missing field, an empty id or a duplicate id is
- * an error naming the file and line (TDM_ERR_FORMAT). Blank lines between
+ *           {"id": ..., "terms": {"term": weight, ...}} (weights in
+ *           [TDM_WEIGHT_MIN, TDM_WEIGHT_MAX]; the terms are used as stored
+ *           in the index, not tokenized); other keys are skipped.
+ * Strict: a malformed line, a missing field, an empty id, an id holding
+ * white space or a control character (a TREC run cannot carry it), a CR not
+ * ending a line (CR-only line ends, but in TREC topics, where it is white
+ * space) or a duplicate id is an error naming the file and line
+ * (TDM_ERR_FORMAT). Blank lines between
  * queries are allowed. Empty query text is allowed (a query with no results).
  * Files may be gzip-compressed.
  *

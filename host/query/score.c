@@ -24,9 +24,9 @@ static int check_params(const tdm_score_params *p, tdm_err *err)
     if (p->kind != TDM_SCORING_BM25)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "scoring %d: neither BM25 nor impact",
                            p->kind);
-    if (!isfinite(p->k1) || p->k1 < 0)
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "BM25 k1 = %g: must be finite and >= 0",
-                           p->k1);
+    if (!(p->k1 >= 0 && p->k1 <= TDM_BM25_K1_MAX))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "BM25 k1 = %g: must lie in [0, %g]",
+                           p->k1, TDM_BM25_K1_MAX);
     if (!(p->b >= 0 && p->b <= 1))
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "BM25 b = %g: must be in [0, 1]", p->b);
     return TDM_OK;

@@ -189,7 +189,15 @@ static int check_options(const tdm_search_options *in, tdm_search_options *o, td
                            o->variant);
     if (o->device < -1)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: device = %d", o->device);
-    return TDM_OK; /* k1 and b: tdm_scorer_init names them */
+    /* Checked here for every caller, whatever the scoring (impact ignores
+     * them): a huge k1 made every score inf or NaN, and no hits. */
+    if (!(o->k1 >= 0 && o->k1 <= TDM_BM25_K1_MAX))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: k1 = %g: must lie in "
+                           "[0, %g]", o->k1, TDM_BM25_K1_MAX);
+    if (!(o->b >= 0 && o->b <= 1))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: b = %g: must lie in "
+                           "[0, 1]", o->b);
+    return TDM_OK;
 }
 
 static double now_s(void)

@@ -18,17 +18,19 @@ _FORMATS = {"auto": 0, "lines": 1, "trec": 2, "smart": 3, "jsonl": 4}
 
 
 def _bytes(s, what):
+    """s as the bytes of a C string; a NUL inside would end it early (a term
+    'flow\\0x' searched as 'flow'), so it is refused."""
     if s is None:
         return None
-    if isinstance(s, bytes):
-        return s
     if isinstance(s, os.PathLike):
         s = os.fspath(s)
-        if isinstance(s, bytes):
-            return s
-    if not isinstance(s, str):
+    if isinstance(s, str):
+        s = s.encode()
+    elif not isinstance(s, bytes):
         raise TypeError("%s: expected a str or path, got %s" % (what, type(s).__name__))
-    return s.encode()
+    if b"\0" in s:
+        raise error(_lib.ERR_INVALID_ARG, "%s %r holds a NUL character" % (what, s))
+    return s
 
 
 class _Bar:

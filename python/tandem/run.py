@@ -2,8 +2,40 @@
 writes them ("qid Q0 docname rank score tag", the score with six decimals)."""
 import io
 import os
+import secrets
 
 from .engine import BatchResult
+
+_TAG = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _trec_field(what, v):
+    """v as a column of a run line: TREC's columns are split at white space
+    and its lines at line ends, so neither may be in one, nor any other
+    control character (as `tandem run` refuses such query ids)."""
+    v = str(v)
+    bad = [c for c in v if c <= " " or c == "\x7f"]
+    if not v or bad:
+        raise ValueError("write_trec_run: %s %r: must be non-empty, without white space or "
+                         "control characters (a TREC run cannot carry them)" % (what, v))
+    return v
+
+
+def _create_temp(path):
+    """A new file PATH.tmp.PID.TAG, TAG 12 random [0-9a-z], created
+    exclusively (a link planted there is never followed): the C library's
+    temporary names (tempfile.h), so that its sweep of a killed process's
+    leftovers knows them; mkstemp's names and mode 0600 differ."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
+        | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(8):
+        tag = "".join(secrets.choice(_TAG) for _ in range(12))
+        tmp = "%s.tmp.%d.%s" % (path, os.getpid(), tag)
+        try:
+            return tmp, os.open(tmp, flags, 0o644)
+        except FileExistsError:
+            continue
+    raise FileExistsError("%s: no free temporary name next to it" % path)
 
 
 def _lines(results, qids, searcher, prefix, tag):
@@ -46,18 +78,22 @@ def write_trec_run(out, results, qids=None, *, tag="tandem", searcher=None,
     from search_batch with searcher= (its docnames) and qids (the id of each
     position of the batch; default "1", "2", ...)."""
     for what, v in (("tag", tag), ("docname_prefix", docname_prefix)):
-        if not isinstance(v, str) or any(c in v for c in " \t\n") or (what == "tag" and not v):
-            raise ValueError("write_trec_run: %s %r: must be %swithout white space"
-                             % (what, v, "non-empty, " if what == "tag" else ""))
+        if not isinstance(v, str):
+            raise ValueError("write_trec_run: %s %r: must be a str" % (what, v))
+        if v or what == "tag":
+            _trec_field(what, v)
+    # Every qid checked before the first line is written anywhere.
+    for q in (results.keys() if isinstance(results, dict) else qids or ()):
+        _trec_field("qid", q)
     lines = _lines(results, qids, searcher, docname_prefix, tag)
     if isinstance(out, io.TextIOBase) or hasattr(out, "write"):
         for line in lines:
             out.write(line)
         return
-    path = os.fspath(out)
-    tmp = "%s.tmp.%d" % (path, os.getpid())
+    path = os.fsdecode(os.fspath(out))
+    tmp, fd = _create_temp(path)
     try:
-        with open(tmp, "w") as f:
+        with open(fd, "w") as f:
             for line in lines:
                 f.write(line)
         os.replace(tmp, path)

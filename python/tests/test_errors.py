@@ -76,6 +76,30 @@ def test_search_errors(searcher):
         searcher.search("river", k1=float("nan"))
     with pytest.raises(tandem.InvalidArgumentError):
         searcher.search({"river": -1.0})
+
+
+def test_search_bounds_and_nul(searcher):
+    """Issue 27 item 5: a NUL in a term or text is refused, not cut there
+    ('river\\0x' searched as 'river'); k1 and weights that would make every
+    score inf or count as zero are refused by the library's checks."""
+    for q in ({"river\0x": 1.0}, ["river\0x"], "river\0x", b"river\0x"):
+        with pytest.raises(tandem.InvalidArgumentError) as e:
+            searcher.search(q)
+        assert "NUL" in str(e.value)
+    for k1 in (1e308, 101.0, float("inf"), -0.5):
+        with pytest.raises(tandem.InvalidArgumentError) as e:
+            searcher.search("river", k1=k1)
+        assert "k1" in str(e.value)
+    with pytest.raises(tandem.InvalidArgumentError):
+        searcher.search_batch(["river"], k1=1e308)
+    assert searcher.search("river", k1=100.0)  # the bound itself is fine
+    for w in (3e38, 1e10, 1e-39, 1e-10, float("inf")):
+        with pytest.raises(tandem.InvalidArgumentError) as e:
+            searcher.search({"river": w})
+        assert "weight" in str(e.value)
+    for scoring in ("bm25", "impact"):
+        hits = searcher.search({"river": 1e9, "boat": 1e-9}, scoring=scoring)
+        assert hits and all(0 < s < float("inf") for _, s in hits)
     with pytest.raises(tandem.InvalidArgumentError):
         searcher.search("river", device=99)
     from tandem import _lib

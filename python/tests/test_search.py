@@ -153,6 +153,30 @@ def test_write_trec_run_forms(searcher, tmp_path):
         tandem.write_trec_run(buf, [hits], qids=["1", "2"])
     with pytest.raises(TypeError):
         tandem.write_trec_run(buf, searcher.search_batch(["river"]))
+    # An id a TREC run cannot carry (white space, a line end, a control
+    # character) is refused before anything is written.
+    for bad in ("a b", "a\nb", "a\x0bb", "a\x0cb", "a\rb", ""):
+        buf = io.StringIO()
+        with pytest.raises(ValueError):
+            tandem.write_trec_run(buf, [hits, hits], qids=["ok", bad])
+        with pytest.raises(ValueError):
+            tandem.write_trec_run(buf, {"ok": hits, bad: hits})
+        assert buf.getvalue() == ""
+
+
+def test_write_trec_run_never_follows_a_link(searcher, tmp_path):
+    """The run went to a predictable PATH.tmp.PID opened with open('w'): a link
+    planted there made it overwrite the link's target."""
+    import os
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    out = tmp_path / "r.run"
+    os.symlink(victim, "%s.tmp.%d" % (out, os.getpid()))
+    tandem.write_trec_run(str(out), {"1": searcher.search("river", k=3)})
+    assert victim.read_text() == "precious\n"
+    assert out.read_text().startswith("1 Q0 ")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == ["r.run", "r.run.tmp.%d" % os.getpid(), "victim"]
 
 
 @pytest.mark.parametrize("policy", ["hybrid", "best", "cpu-only", "direct"])
