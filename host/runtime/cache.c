@@ -7,7 +7,7 @@
  * so readers never see half a file; anything that does not verify is rebuilt
  * from source and overwritten. Two writers of one entry at once (identical
  * devices, which share a key, opening concurrently) each write a temporary
- * file of their own (pid and counter: tdm_write_file_atomic) and the last
+ * file of their own (a random name: tdm_write_file_atomic) and the last
  * rename wins: a whole entry either way. */
 #include <errno.h>
 #include <fcntl.h>
