@@ -3,11 +3,13 @@
  * fails, naming each), and NVIDIA's inline PTX rejected by the driver (the
  * device opens with the portable kernels). Builds are broken on purpose:
  * tdm_test_break_build for one device, -DTDM_TEST_BREAK_PTX for the PTX.
+ * A device that hangs (TANDEM_TEST_HANG) is skipped after its time limit.
  * PoCL is asked for two devices (POCL_DEVICES), so that a machine with one
  * CPU has a second device to break. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/runtime.h"
 #include "runtime/selfcheck.h"
@@ -117,6 +119,49 @@ static void rejected_ptx_falls_back(void **state)
     }
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A device whose first kernel never ends (TANDEM_TEST_HANG) is skipped once
+ * first_kernel_ms pass, named in the warnings, and the others work. Last:
+ * the hung kernel keeps a PoCL thread spinning until the process ends. */
+static void hung_device_skipped(void **state)
+{
+    (void)state;
+    if (nfound < 2) {
+        printf("only %zu device(s): no second one to hang\n", nfound);
+        skip();
+    }
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
+    o.devices = "all";
+    o.first_kernel_ms = 1500;
+    setenv("TANDEM_TEST_HANG", "0", 1);
+    tdm_engine *e = NULL;
+    double t0 = now_s();
+    int rc = tdm_engine_open(&o, &e);
+    double took = now_s() - t0;
+    unsetenv("TANDEM_TEST_HANG");
+    if (rc != TDM_OK)
+        fail_msg("open with one hung device: %s", tdm_last_error());
+    assert_int_equal(tdm_engine_device_count(e), (int)nfound - 1);
+    const char *w = tdm_engine_warnings(e);
+    if (!w || !strstr(w, "device [0]") || !strstr(w, "did not finish within 1500 ms"))
+        fail_msg("warnings should name device [0] and its time limit, got: %s",
+                 w ? w : "(null)");
+    printf("open with a hung device took %.2f s: %s\n", took, w);
+    if (took > 60)
+        fail_msg("the open waited %.1f s for a 1.5 s limit", took);
+    char report[1024];
+    if (tdm_engine_selfcheck(e, report, sizeof report) != TDM_OK)
+        fail_msg("selfcheck of the devices left: %s", tdm_last_error());
+    tdm_engine_close(e);
+}
+
 int main(void)
 {
     /* Before the ICD loader starts PoCL: two CPU devices instead of one. */
@@ -126,6 +171,7 @@ int main(void)
         cmocka_unit_test(one_broken_device_others_open),
         cmocka_unit_test(every_device_broken_fails),
         cmocka_unit_test(rejected_ptx_falls_back),
+        cmocka_unit_test(hung_device_skipped), /* last: leaves a kernel spinning */
     };
     return cmocka_run_group_tests(tests, discover, forget);
 }
