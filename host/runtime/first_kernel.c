@@ -46,11 +46,11 @@ int tdm_first_kernel_run(tdm_device *d, unsigned limit_ms, int hang, tdm_err *er
     if (!word)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for the first kernel");
     *word = 0;
-    cl_uint h = hang != 0;
     int st = tdm_buffer_create(d, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &out, err);
-    tdm_karg args[] = {TDM_KARG_MEM(&out), TDM_KARG_U32(&h)};
+    tdm_karg args[] = {TDM_KARG_MEM(&out)};
     if (st == TDM_OK)
-        st = tdm_kernel_launch(d, "tdm_first_kernel", args, 2, 1, 1, 0, NULL, &kev, err);
+        st = tdm_kernel_launch(d, hang ? "tdm_first_kernel_hang" : "tdm_first_kernel", args, 1,
+                               1, 1, 0, NULL, &kev, err);
     cl_int rc = CL_SUCCESS;
     if (st == TDM_OK) {
         rc = clEnqueueReadBuffer(d->queue, out, CL_FALSE, 0, sizeof *word, word, 1, &kev, &rev);

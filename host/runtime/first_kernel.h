@@ -9,7 +9,7 @@
  * then its queue may never drain, so the caller must abandon the device
  * (tdm_device.hung) instead of releasing it; what this call allocated is
  * left to the stuck commands. A wrong word is TDM_ERR_INTERNAL. `hang` runs
- * the kernel's endless wait (a test hook). Thread-safe per device. */
+ * tdm_first_kernel_hang, which never ends (a test hook). Thread-safe per device. */
 int tdm_first_kernel_run(tdm_device *d, unsigned limit_ms, int hang, tdm_err *err);
 
 #endif
