@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "query/search.h"
+#include "query/search_seed.h"
 #include "testutil.h"
 
 typedef struct fake {
@@ -170,6 +171,51 @@ static void wanted_ranges_fall_back(void **state)
     assert_int_equal(pl.ranges, 1000u);
 }
 
+/* The environment's switches (runtime/settings.h, read at engine open)
+ * reach the plan through the device's settings: the variant auto means, the
+ * scratch layout, the seeds' force, a GPU's shortest range and a CPU's
+ * ranges a compute unit; without settings, the planner's own rules. */
+static void tuning_reaches_the_plan(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    tdm_settings st;
+    memset(&st, 0, sizeof st);
+    for (int i = 0; i < 2; i++)
+        f.dev[i].settings = &st;
+    tdm_splan pl = plan(&f, 3, TDM_ALGO_MAXSCORE, 1, TDM_VARIANT_AUTO, 0);
+    assert_int_equal(pl.variant, TDM_VARIANT_COMPRESSED);
+    assert_int_equal(pl.zlayout, TDM_ZR_RANGE);
+    assert_int_equal(pl.seed, TDM_TUNE_RULE);
+    uint32_t cpu_ranges = pl.ranges;
+    st.tuning.search_variant = TDM_VARIANT_ITEM;
+    st.tuning.zr_layout = TDM_TUNE_ZR_INTERLEAVED;
+    st.tuning.seed = TDM_TUNE_OFF;
+    st.tuning.zr_seed = TDM_TUNE_ON;
+    st.tuning.cpu_ranges_per_cu = 1;
+    pl = plan(&f, 3, TDM_ALGO_MAXSCORE, 1, TDM_VARIANT_AUTO, 0);
+    assert_int_equal(pl.variant, TDM_VARIANT_ITEM);
+    assert_int_equal(pl.zlayout, TDM_ZR_INTERLEAVED);
+    assert_int_equal(pl.ranges, 16); /* a range for each of the 16 compute units */
+    assert_true(pl.ranges < cpu_ranges);
+    assert_int_equal(tdm_search_seeded(&pl, TDM_SALG_MAXSCORE, 10), 0);
+    st.tuning.seed = TDM_TUNE_ON;
+    pl = plan(&f, 3, TDM_ALGO_MAXSCORE, 1, TDM_VARIANT_AUTO, 0);
+    assert_int_equal(tdm_search_seeded(&pl, TDM_SALG_MAXSCORE, 10), 1);
+    assert_int_equal(tdm_search_hseeded(&pl, TDM_SALG_MAXSCORE, 10, 1), 1);
+    /* a request's own variant still wins */
+    assert_int_equal(plan(&f, 3, TDM_ALGO_MAXSCORE, 1, TDM_VARIANT_COMPRESSED, 0).variant,
+                     TDM_VARIANT_COMPRESSED);
+    /* a GPU's shortest range: 1M documents in ranges of at least 500,000 */
+    memset(&st.tuning, 0, sizeof st.tuning);
+    st.tuning.gpu_min_rlen = 500000;
+    pl = plan(&f, 3, TDM_ALGO_MAXSCORE, 0, TDM_VARIANT_AUTO, 0);
+    assert_true(pl.ranges <= 2);
+    st.tuning.gpu_min_rlen = 0;
+    assert_true(plan(&f, 3, TDM_ALGO_MAXSCORE, 0, TDM_VARIANT_AUTO, 0).ranges > 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +223,7 @@ int main(void)
         cmocka_unit_test(compressed_fits),
         cmocka_unit_test(scratch_budget),
         cmocka_unit_test(wanted_ranges_fall_back),
+        cmocka_unit_test(tuning_reaches_the_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
