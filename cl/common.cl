@@ -59,6 +59,66 @@ float tdm_fmul(float a, float b) { return a * b; }
 float tdm_fadd(float a, float b) { return a + b; }
 #endif
 
+/* The correctly rounded float quotient (round to nearest, ties to even)
+   from integer arithmetic alone, for devices with neither cl_khr_fp64 nor
+   PTX (rusticl's llvmpipe): OpenCL's float division may be 2.5 ulp off,
+   and BM25 scores must be bit-identical on every device. The significands'
+   quotient is taken to 40 bits by a 64-bit integer division, its remainder
+   is the sticky bit. Zeros, infinities and NaNs take the plain division,
+   which is exact for them. tests/test_fdiv.c checks it against C's. */
+float tdm_fdiv_rn(float a, float b)
+{
+    uint ua = as_uint(a), ub = as_uint(b);
+    uint sign = (ua ^ ub) & 0x80000000u;
+    int ea = (int)((ua >> 23) & 0xffu), eb = (int)((ub >> 23) & 0xffu);
+    uint ma = ua & 0x7fffffu, mb = ub & 0x7fffffu;
+    if (ea == 0xff || eb == 0xff || ((ea | (int)ma) == 0) || ((eb | (int)mb) == 0))
+        return a / b;
+    if (ea) /* normal: the hidden bit; subnormal: shifted up to it */
+        ma |= 0x800000u;
+    else {
+        int z = (int)clz(ma) - 8;
+        ma <<= z;
+        ea = 1 - z;
+    }
+    if (eb)
+        mb |= 0x800000u;
+    else {
+        int z = (int)clz(mb) - 8;
+        mb <<= z;
+        eb = 1 - z;
+    }
+    int e = ea - eb + 127; /* biased exponent of ma / mb in [1, 2) */
+    if (ma < mb) {
+        ma <<= 1;
+        e -= 1;
+    }
+    ulong num = (ulong)ma << 39;
+    ulong q = num / mb; /* in [2^39, 2^40) */
+    uint sticky = num % mb != 0ul;
+    if (e >= 255)
+        return as_float(sign | 0x7f800000u);
+    uint s = 16u + (e < 1 ? (uint)(1 - e) : 0u); /* bits below the result's last */
+    if (s > 63u)
+        return as_float(sign);
+    ulong m = q >> s, rest = q & ((1ul << s) - 1ul), mid = 1ul << (s - 1u);
+    if (rest > mid || (rest == mid && (sticky || (m & 1ul))))
+        m++;
+    /* the hidden bit adds 1 to the exponent field; a carry out of rounding
+       adds the next (up to infinity's bits) */
+    uint field = (uint)(e < 1 ? 0 : e - 1) << 23;
+    return as_float(sign | (field + (uint)m));
+}
+
+/* Test entry: q[i] = tdm_fdiv_rn(a[i], b[i]) (tests/test_fdiv.c). */
+__kernel void tdm_test_fdiv_rn(__global const float *a, __global const float *b,
+                               __global float *q, uint n)
+{
+    uint i = get_global_id(0);
+    if (i < n)
+        q[i] = tdm_fdiv_rn(a[i], b[i]);
+}
+
 /* ---- warp shuffles: NVIDIA only (the host defines TDM_NV_SHFL=1 for
    compute capability 7.0 and up, host/runtime/program.c). OpenCL C 1.2 has
    no sub-group functions, but NVIDIA's compiler takes inline PTX, as

@@ -396,10 +396,6 @@ int tdm_astep_run(tdm_search *s, tdm_astep *a, int dev, tdm_astep_decide_fn deci
     mid_free(&a->next);
     if (dev < 0 || dev >= s->ndev)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "and step: device %d of %d", dev, s->ndev);
-    if (a->kind == TDM_SCORING_BM25 && !s->dev[dev].fp64)
-        return tdm_err_set(err, TDM_ERR_UNSUPPORTED, "and step: device %d (%s) has no "
-                           "cl_khr_fp64: it cannot compute exact BM25 scores", dev,
-                           s->dev[dev].d->info.name);
     seg g = {.s = s, .a = a, .sd = &s->dev[dev], .d = s->dev[dev].d};
     size_t cap[S_N] = {0};
     a->segments++;

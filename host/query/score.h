@@ -43,9 +43,9 @@
  *     does not, a kernel computes the quotient as (float)((double)a / (double)b)
  *     (cl_khr_fp64), which is the same correctly rounded float: a double
  *     quotient rounded to float never double-rounds wrongly, since
- *     53 >= 2 * 24 + 2 (Figueroa 1995). A device with neither cannot promise
- *     bit-identical BM25 scores and must say so (impact scoring needs no
- *     division).
+ *     53 >= 2 * 24 + 2 (Figueroa 1995). A device with neither (rusticl's
+ *     llvmpipe) divides the significands as 64-bit integers and rounds by
+ *     hand (tdm_fdiv_rn, cl/common.cl): the same float again.
  * Summing in ascending term id (not query-text order) makes "a b" and "b a"
  * score bit-identically. Pruning bounds: float rounding is monotone, so if
  * every s_t <= u_t then the float sum of the s_t in term order <= the float

@@ -44,7 +44,7 @@ struct tdm_bcache;
 typedef struct tdm_sdev {
     tdm_device *d;
     int index;          /* engine device index */
-    int fp64;           /* cl_khr_fp64: exact BM25 division (score.h) */
+    int fp64;           /* cl_khr_fp64: batches may make stored bounds on the device */
     tdm_resident res;
     /* Scratch buffer sets of finished calls, reused (grown when too small):
      * a call takes one (or makes one) and gives it back when its results

@@ -36,35 +36,25 @@ static int is_gpu(const tdm_sdev *sd)
     return sd->d->info.type == TDM_DEVICE_GPU;
 }
 
-static int pick_device(const struct tdm_search *s, int bm25, int device, tdm_err *err)
+/* Any device computes exact BM25 (search_range.cl's division: PTX, fp64,
+ * or integers), so the choice is by kind and size alone. */
+static int pick_device(const struct tdm_search *s, int device, tdm_err *err)
 {
     if (device >= 0) {
         for (int i = 0; i < s->ndev; i++)
-            if (s->dev[i].index == device) {
-                if (bm25 && !s->dev[i].fp64)
-                    return tdm_err_set(err, TDM_ERR_UNSUPPORTED,
-                                       "device %d (%s) has no cl_khr_fp64: it cannot compute "
-                                       "BM25 scores bit-identical to other devices",
-                                       device, s->dev[i].d->info.name);
+            if (s->dev[i].index == device)
                 return i;
-            }
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "device = %d: the engine has devices 0 .. %d",
                            device, s->ndev - 1);
     }
     int best = -1;
     for (int i = 0; i < s->ndev; i++) {
         const tdm_sdev *sd = &s->dev[i];
-        if (bm25 && !sd->fp64)
-            continue;
         if (best < 0 || (is_gpu(sd) && !is_gpu(&s->dev[best])) ||
             (is_gpu(sd) == is_gpu(&s->dev[best]) &&
              sd->d->info.compute_units > s->dev[best].d->info.compute_units))
             best = i;
     }
-    if (best < 0)
-        return tdm_err_set(err, TDM_ERR_UNSUPPORTED,
-                           "no device of the engine has cl_khr_fp64, which exact BM25 needs "
-                           "(impact scoring does not)");
     return best;
 }
 
@@ -234,7 +224,7 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
 {
     (void)k;
     memset(out, 0, sizeof *out);
-    int i = pick_device(s, p->kind == TDM_SCORING_BM25, device, err);
+    int i = pick_device(s, device, err);
     if (i < 0)
         return i;
     out->dev = i;
