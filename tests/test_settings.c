@@ -48,12 +48,12 @@ static void expect_refused(const char *var, const char *value)
 }
 
 /* Variables whose value is free text checked by their users (a device spec
- * at selection, a directory, a policy name at tdm_search_open, the
- * scheduler's test switches): garbage is not refused at resolve. */
+ * at selection, a directory, the scheduler's test switches at
+ * tdm_search_open): garbage is not refused at resolve. */
 static int free_text(const char *name)
 {
-    static const char *const names[] = {"TANDEM_DEVICES", "TANDEM_CACHE_DIR", "TANDEM_POLICY",
-                                        "TANDEM_LANE_KINDS", "TANDEM_FAULT_INJECT"};
+    static const char *const names[] = {"TANDEM_DEVICES", "TANDEM_CACHE_DIR", "TANDEM_LANE_KINDS",
+                                        "TANDEM_FAULT_INJECT"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(name, names[i]))
             return 1;
@@ -98,6 +98,7 @@ static void near_misses_refused(void **state)
         {"TANDEM_STAGING", "3,1,2"},           {"TANDEM_STAGING", "3,"},
         {"TANDEM_SEARCH_PROFILE", "2"},        {"TANDEM_SEARCH_PROFILE", "yes"},
         {"TANDEM_SEARCH_VARIANT", "auto"},     {"TANDEM_ZR_LAYOUT", "ranges"},
+        {"TANDEM_POLICY", "fastest"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         expect_refused(bad[i][0], bad[i][1]);

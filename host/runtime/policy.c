@@ -1,4 +1,6 @@
-/* Policy names (tandem.h, enum tdm_policy). */
+/* Policy names (tandem.h, enum tdm_policy): in runtime, below the scheduler
+ * that runs the policies, so that settings.c checks TANDEM_POLICY at engine
+ * open. */
 #include <string.h>
 #include <strings.h>
 

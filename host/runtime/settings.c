@@ -406,6 +406,11 @@ static int resolve_sched(const tdm_engine_options *o, tdm_settings *s, tdm_err *
     if (rc)
         return rc;
     const char *p = o->policy ? NULL : env("TANDEM_POLICY");
+    int policy;
+    if (p && tdm_policy_parse(p, &policy) != TDM_OK) /* the scheduler takes it by name */
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "TANDEM_POLICY=%s: expected cpu-only, gpu-only, best, hybrid or direct",
+                           p);
     const char *f = o->fault_inject ? o->fault_inject : env("TANDEM_FAULT_INJECT");
     const char *k = o->lane_kinds ? o->lane_kinds : env("TANDEM_LANE_KINDS");
     s->policy_name = p ? strdup(p) : NULL;

@@ -17,8 +17,9 @@
  *   wg_size               wg_size                       TANDEM_WG_SIZE
  *   nv_shuffle            nv_shuffle                    TANDEM_NV_SHUFFLE
  *   codec_groups_per_cu   codec_groups_per_cu           TANDEM_CODEC_GROUPS_PER_CU
- *   policy, policy_name   policy                        TANDEM_POLICY (a name: host/sched
- *                                                       resolves it at tdm_search_open)
+ *   policy, policy_name   policy                        TANDEM_POLICY (a name, checked here:
+ *                                                       host/sched resolves it at
+ *                                                       tdm_search_open)
  *   batch_window_us       batch_window_us               TANDEM_BATCH_WINDOW_US
  *   load_threshold        load_threshold                TANDEM_LOAD_THRESHOLD
  *   deadline_ms           deadline_ms                   TANDEM_DEADLINE_MS
