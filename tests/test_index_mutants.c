@@ -55,6 +55,7 @@ static struct {
     answer want[NQ][NA]; /* every device and variant must give these */
     unsigned caught[3], searched; /* at open, binding, a search; searched through */
     int forged;                   /* the mutants' checksums are recomputed */
+    int full;                     /* the engine keeps the whole index resident */
 } F;
 
 /* A generated collection (no outside data), built with the defaults:
@@ -288,6 +289,9 @@ static void sweep(tdm_engine *e, int per_section)
     print_message("%s mutants refused at open %u, at binding %u, at a search %u; "
                   "answered %u (%d devices)\n", F.forged ? "forged" : "flipped", F.caught[0],
                   F.caught[1], F.caught[2], F.searched, F.ndev);
+    /* a whole index goes to a device only once its arena's checksum matched */
+    if (F.full && !F.forged && F.caught[2])
+        fail_msg("%u damaged arenas were bound to a device", F.caught[2]);
     memset(F.caught, 0, sizeof F.caught);
     F.searched = 0;
 }
@@ -311,7 +315,9 @@ static void test_mutants_resident(void **state)
     F.ndev = tdm_engine_device_count(e);
     assert_true(F.ndev > 0);
     baseline(e);
+    F.full = 1;
     sweep(e, tdm_test_small() ? 3 : 6);
+    F.full = 0;
     tdm_engine_close(e);
 }
 

@@ -244,12 +244,13 @@ int tdm_resident_upload_opts(const tdm_ireader *r, tdm_device *d, const tdm_resi
     int staged = o->staging < 0 ? tdm_stager_wanted(d) : o->staging;
     /* The arena's checksum before any of it is copied (open checked the
      * other sections); a list cache checks it list by list instead. */
-    if (mode == TDM_RESIDENT_FULL)
+    if (mode == TDM_RESIDENT_FULL) {
         st = tdm_ireader_check_payload(r, err);
-    if (mode == TDM_RESIDENT_FULL && st == TDM_OK)
-        st = upload_sections(r, out, TDM_SEC_ARENA, staged, err);
-    else
+        if (st == TDM_OK)
+            st = upload_sections(r, out, TDM_SEC_ARENA, staged, err);
+    } else {
         st = upload_cached(r, out, o, staged, err);
+    }
     if (st != TDM_OK)
         tdm_resident_release(out);
     return st;
