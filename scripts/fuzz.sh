@@ -25,7 +25,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   # Seed the index reader with small format-2 indexes, one per codec: one-block
   # lists and a list of 1100 postings (several blocks for every block size).
-  if [ "$t" = fuzz_index_reader ]; then
+  if [ "$t" = fuzz_index_reader ] || [ "$t" = fuzz_search ]; then
     { printf 'd1\tboundary layer flow\nd2\tflow of heat\nd3\tlayer\n'
       for i in $(seq 4 1100); do printf 'd%d\tlayer w%d\n' "$i" $((i % 7)); done; } > "$dir/seed.txt"
     for codec in raw bp128 bp256 vbyte128 vbyte1024 pef pfor newpfd128 newpfd64 rice; do
@@ -42,7 +42,9 @@ for t in "${targets[@]}"; do
     scripts/fuzz_seeds.sh "$t" "$corpus" "$dir/tandem" "$data"
   fi
   echo "== $t for ${secs}s"
-  ASAN_OPTIONS=detect_leaks=1 "$dir/fuzz/$t" -max_total_time="$secs" -max_len=65536 \
+  # (the OpenCL implementation's own leaks, which fuzz_search meets, are
+  # suppressed as in the tests)
+  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=tests/lsan.supp "$dir/fuzz/$t" -max_total_time="$secs" -max_len=65536 \
     -artifact_prefix="$dir/" -print_final_stats=1 "$corpus" 2>&1 | tail -n 15 || status=1
 done
 exit $status
