@@ -107,7 +107,7 @@ uint tdm_sba_find_doc(__global const uint *docs, __global const uint *terms,
    query's next candidate slot (from word 6, counted in word 3). */
 __kernel void tdm_sband_score(__global const uint *docs, __global const uint *freqs,
                               __global const uint *terms, __global const uint *doclens,
-                              __global const uint *block_last, __global uint *qtab,
+                              uint ndocs, __global const uint *block_last, __global uint *qtab,
                               uint nq, uint nelem, uint kind, float c0, float c1,
                               __global float *hs, __global uint *hd, __global uint *hn)
 {
@@ -119,6 +119,8 @@ __kernel void tdm_sband_score(__global const uint *docs, __global const uint *fr
     uint nt = w[1], lead = w[4];
     uint lp = qt[lead * TDM_SEARCH_TW] + (g - w[2]);
     uint d = docs[lp];
+    if (d >= ndocs)
+        return; /* past the last document: a forged index's, never a hit */
     tdm_srange s; /* what tdm_sr_score reads */
     s.docs = docs;
     s.freqs = freqs;

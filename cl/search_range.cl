@@ -254,8 +254,8 @@ __kernel void tdm_search_range(__global const uint *docs, __global const uint *f
    g of all the query's lists in term order (term word 3 is a term's first). */
 __kernel void tdm_search_bounds(__global const uint *docs, __global const uint *freqs,
                                 __global const uint *terms, __global const uint *doclens,
-                                __global float *bmax, uint nt, uint nblocks, uint kind,
-                                float c0, float c1)
+                                uint ndocs, __global float *bmax, uint nt, uint nblocks,
+                                uint kind, float c0, float c1)
 {
     uint g = get_global_id(0);
     if (g >= nblocks)
@@ -280,8 +280,9 @@ __kernel void tdm_search_bounds(__global const uint *docs, __global const uint *
     uint bs = tdm_sr_term(&s, t, 2), b = g - tdm_sr_term(&s, t, 3);
     uint end = min((b + 1u) * bs, df);
     float m = 0.0f;
-    for (uint i = b * bs; i < end; i++)
-        m = fmax(m, tdm_sr_score(&s, t, seg + i));
+    for (uint i = b * bs; i < end; i++) /* a docid past the last: a forged index's, */
+        if (docs[seg + i] < ndocs)          /* never ranked; its length is not read */
+            m = fmax(m, tdm_sr_score(&s, t, seg + i));
     bmax[g] = m;
 }
 

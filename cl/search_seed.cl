@@ -45,11 +45,13 @@ uint tdm_seed_term(__global const uint *terms, uint nt, uint p)
 /* One work-item per posting of the query (npost, the segments back to back
    in term order): hist[t * TDM_SEED_BUCKETS + j] += the postings of term t
    in bucket j (hist zeroed by the host). A group whose postings are all of
-   one term counts in local memory first. */
+   one term counts in local memory first. A docid past the last document
+   (only a forged index decodes one; no range ever ranks it) is not
+   counted, and its length not read. */
 __kernel void tdm_search_seed_hist(__global const uint *docs, __global const uint *freqs,
                                    __global const uint *terms, __global const uint *doclens,
-                                   __global uint *hist, uint nt, uint npost, uint kind,
-                                   float c0, float c1)
+                                   uint ndocs, __global uint *hist, uint nt, uint npost,
+                                   uint kind, float c0, float c1)
 {
     __local uint lh[TDM_SEED_BUCKETS];
     __local uint lt[2];
@@ -72,7 +74,7 @@ __kernel void tdm_search_seed_hist(__global const uint *docs, __global const uin
         lh[b] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint t0 = lt[0], one = lt[0] == lt[1];
-    if (p < npost) {
+    if (p < npost && docs[p] < ndocs) {
         uint t = one ? t0 : tdm_seed_term(terms, nt, p);
         uint b = tdm_seed_bucket(as_uint(tdm_sr_score(&s, t, p)), terms[t * TDM_SEARCH_TW + 5u]);
         if (b < TDM_SEED_BUCKETS - 1u) {

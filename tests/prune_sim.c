@@ -103,7 +103,8 @@ static int prepare(const tdm_ireader *r, const tdm_query *q, const tdm_sprep *p,
     const uint32_t *dl = tdm_ireader_doclens(r);
     if (p->device_bounds) {
         for (sim_gid = 0; sim_gid < p->nbmax; sim_gid++)
-            tdm_search_bounds(b->docs, b->freqs, b->terms, dl, b->bmax, p->nt,
+            tdm_search_bounds(b->docs, b->freqs, b->terms, dl,
+                              (uint)tdm_ireader_info_get(r)->ndocs, b->bmax, p->nt,
                               (uint)p->nbmax, (uint)p->kind, p->c0, p->c1);
     } else {
         memcpy(b->bmax, p->bmax, p->nbmax * 4);

@@ -137,9 +137,9 @@ static void seed_device_vs_ref(void **state)
                histogram zeroed (hist_zero, as a search's kept buffer does);
                a histogram left dirty would count twice and raise the seed */
             for (int run = 0; run < 2; run++) {
-                if (tdm_search_seed_enqueue(d, NULL, md, mf, mt, ml, mh, run, c.nt, c.npost,
-                                            c.kind, c.c0, c.c1, c.k, NULL, &done, &launches,
-                                            &err) != TDM_OK ||
+                if (tdm_search_seed_enqueue(d, NULL, md, mf, mt, ml, c.ndocs, mh, run, c.nt,
+                                            c.npost, c.kind, c.c0, c.c1, c.k, NULL, &done,
+                                            &launches, &err) != TDM_OK ||
                     tdm_download(d, mt, 0, sizeof got, got, 1, &done, NULL, &err) != TDM_OK)
                     fail_msg("seed: %s", tdm_err_msg(&err));
                 clReleaseEvent(done);

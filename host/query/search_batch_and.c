@@ -317,10 +317,11 @@ static int enqueue_rest(const tdm_sdev *sd, const host_side *h, uint32_t n, cons
     tdm_device *d = sd->d;
     cl_event ev = NULL, *evp = pf->on ? &ev : NULL;
     cl_uint nq = n, ne = (cl_uint)h->nelem, kind = (cl_uint)p0->kind, kk = k, pp = p2;
+    cl_uint nd = sd->res.ndocs;
     float c0 = p0->c0, c1 = p0->c1;
     tdm_karg ra[] = {
         TDM_KARG_MEM(&ds->b[D_DOCS]),  TDM_KARG_MEM(&ds->b[D_FREQS]), TDM_KARG_MEM(&ds->b[D_TERMS]),
-        TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_MEM(&sd->res.block_last),
+        TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_U32(&nd), TDM_KARG_MEM(&sd->res.block_last),
         TDM_KARG_MEM(&ds->b[D_QTAB]),  TDM_KARG_U32(&nq),             TDM_KARG_U32(&ne),
         TDM_KARG_U32(&kind),           {sizeof c0, &c0},              {sizeof c1, &c1},
         TDM_KARG_MEM(&ds->b[D_HS]),    TDM_KARG_MEM(&ds->b[D_HD]),    TDM_KARG_MEM(&ds->b[D_HN]),

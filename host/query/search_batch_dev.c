@@ -574,6 +574,7 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_
     tdm_device *d = sd->d;
     cl_event ev = NULL, *evp = pf->on ? &ev : NULL;
     cl_uint nt = (cl_uint)h->nterms, nb = (cl_uint)h->nbmax, kd = kind, nq = n;
+    cl_uint ndc = sd->res.ndocs;
     size_t wg = d->wg_size;
     int rc = TDM_OK;
     if (nb && h->bmode == BOUNDS_STORED) {
@@ -591,7 +592,8 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_
     } else if (nb) {
         tdm_karg ba[] = {
             TDM_KARG_MEM(&ds->b[D_DOCS]),  TDM_KARG_MEM(&ds->b[D_FREQS]), TDM_KARG_MEM(&ds->b[D_TERMS]),
-            TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_MEM(&ds->b[D_BMAX]), TDM_KARG_U32(&nt),
+            TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_U32(&ndc), TDM_KARG_MEM(&ds->b[D_BMAX]),
+            TDM_KARG_U32(&nt),
             TDM_KARG_U32(&nb),             TDM_KARG_U32(&kd),             {sizeof c0, &c0},
             {sizeof c1, &c1},
         };

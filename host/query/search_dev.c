@@ -459,15 +459,15 @@ static int prepare(const tdm_sdev *sd, const tdm_sprep *p, const tdm_splan *pl, 
                    uint32_t k, scratch *s, cl_event dec, cl_event *ev, uint32_t *launches,
                    tdm_err *err)
 {
-    cl_uint nt = p->nt, nb = (cl_uint)p->nbmax, kind = (cl_uint)p->kind;
+    cl_uint nt = p->nt, nb = (cl_uint)p->nbmax, kind = (cl_uint)p->kind, nd = sd->res.ndocs;
     cl_float c0 = p->c0, c1 = p->c1;
     cl_event e0 = NULL;
     int rc = TDM_OK;
     if (p->device_bounds) {
         tdm_karg ba[] = {
             TDM_KARG_MEM(&s->b[B_DOCS]), TDM_KARG_MEM(&s->b[B_FREQS]), TDM_KARG_MEM(&s->b[B_TERMS]),
-            TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_MEM(&s->b[B_BMAX]),  TDM_KARG_U32(&nt),
-            TDM_KARG_U32(&nb),           TDM_KARG_U32(&kind),          {sizeof c0, &c0},
+            TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_U32(&nd), TDM_KARG_MEM(&s->b[B_BMAX]),
+            TDM_KARG_U32(&nt), TDM_KARG_U32(&nb), TDM_KARG_U32(&kind), {sizeof c0, &c0},
             {sizeof c1, &c1},
         };
         size_t wg = sd->d->wg_size;
@@ -494,7 +494,8 @@ static int prepare(const tdm_sdev *sd, const tdm_sprep *p, const tdm_splan *pl, 
         cl_event eo = *ev;
         /* the kept histogram is zero (make_buffers, and each seed after it) */
         rc = tdm_search_seed_enqueue(sd->d, run_queue(sd->d), s->b[B_DOCS], s->b[B_FREQS],
-                                     s->b[B_TERMS], sd->res.doclens, s->b[B_SEED], 1, nt,
+                                     s->b[B_TERMS], sd->res.doclens, sd->res.ndocs,
+                                     s->b[B_SEED], 1, nt,
                                      (uint32_t)p->npost, kind, c0, c1, k, eo, ev, launches, err);
         ev_release(eo);
         if (rc)

@@ -14,8 +14,8 @@ size_t tdm_search_seed_bytes(uint32_t nt)
 }
 
 int tdm_search_seed_enqueue(tdm_device *d, cl_command_queue q, cl_mem docs, cl_mem freqs,
-                            cl_mem terms, cl_mem doclens, cl_mem hist, int hist_zero,
-                            uint32_t nt, uint32_t npost, uint32_t kind, float c0, float c1,
+                            cl_mem terms, cl_mem doclens, uint32_t ndocs, cl_mem hist,
+                            int hist_zero, uint32_t nt, uint32_t npost, uint32_t kind, float c0, float c1,
                             uint32_t k, cl_event wait, cl_event *done, uint32_t *launches,
                             tdm_err *err)
 {
@@ -31,10 +31,10 @@ int tdm_search_seed_enqueue(tdm_device *d, cl_command_queue q, cl_mem docs, cl_m
         clRetainEvent(e0 = wait);
     if (cr != CL_SUCCESS)
         return tdm_cl_fail(err, cr, "clEnqueueFillBuffer (search seed histogram)");
-    cl_uint cnt = nt, np = npost, kd = kind, kk = k;
+    cl_uint cnt = nt, np = npost, kd = kind, kk = k, nd = ndocs;
     tdm_karg ha[] = {
         TDM_KARG_MEM(&docs), TDM_KARG_MEM(&freqs), TDM_KARG_MEM(&terms),
-        TDM_KARG_MEM(&doclens), TDM_KARG_MEM(&hist), TDM_KARG_U32(&cnt),
+        TDM_KARG_MEM(&doclens), TDM_KARG_U32(&nd), TDM_KARG_MEM(&hist), TDM_KARG_U32(&cnt),
         TDM_KARG_U32(&np), TDM_KARG_U32(&kd), {sizeof c0, &c0}, {sizeof c1, &c1},
     };
     size_t wg = d->wg_size;

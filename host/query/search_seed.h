@@ -36,12 +36,13 @@ size_t tdm_search_seed_bytes(uint32_t nt);
  * between queries needs a fill only when made), the histogram over the
  * npost decoded postings (docs, freqs; term table `terms` with words 5 set
  * by tdm_search_order) and the selection that raises word 7 of term 0 to
- * the seed (the term table must hold 0 there before). *done gets the last
- * command's event; *launches grows by the kernels enqueued (2).
- * Non-blocking. */
+ * the seed (the term table must hold 0 there before). doclens holds ndocs
+ * lengths: a posting past them (a forged index's) is not counted. *done
+ * gets the last command's event; *launches grows by the kernels enqueued
+ * (2). Non-blocking. */
 int tdm_search_seed_enqueue(tdm_device *d, cl_command_queue q, cl_mem docs, cl_mem freqs,
-                            cl_mem terms, cl_mem doclens, cl_mem hist, int hist_zero,
-                            uint32_t nt, uint32_t npost, uint32_t kind, float c0, float c1,
+                            cl_mem terms, cl_mem doclens, uint32_t ndocs, cl_mem hist,
+                            int hist_zero, uint32_t nt, uint32_t npost, uint32_t kind, float c0, float c1,
                             uint32_t k, cl_event wait, cl_event *done, uint32_t *launches,
                             tdm_err *err);
 
