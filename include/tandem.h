@@ -250,7 +250,7 @@ typedef struct tdm_engine_options {
      * open after its build (a one-word kernel read back): a device that
      * misses it (a hung driver) is skipped with a warning naming it, and the
      * others are used. Unset (0): TANDEM_FIRST_KERNEL_MS, else 10,000. At
-     * most 3,600,000. */
+     * most 3,600,000. Not run with a kernel_source of the caller's. */
     unsigned first_kernel_ms;
 } tdm_engine_options;
 

@@ -98,6 +98,8 @@ static int device_init(tdm_device *d, const tdm_found_device *f, size_t index,
         return st;
     d->info.preferred_wg_multiple = probe_wg_multiple(d);
     d->launch_guard = tdm_launch_guard_needed(&d->info, s);
+    if (s->kernel_source_copy) /* a caller's own kernels: no tdm_first_kernel in them */
+        return TDM_OK;
     st = tdm_first_kernel_run(d, s->first_kernel_ms, s->test_hang == (long)index, err);
     d->hung = st == TDM_ERR_TIMEOUT;
     return st;
