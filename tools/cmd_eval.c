@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "eval_measures.h"
 #include "query/eval.h"
 #include "tandem.h"
 
@@ -18,6 +19,10 @@ static void usage(FILE *f)
             "  --gain linear|exp      nDCG gain: the level (default) or 2^level - 1\n"
             "  --qrels-format auto|trec|cranfield   (default auto: by column count)\n"
             "  -c, --complete         average judged queries missing from the run as 0\n"
+            "  -m MEASURE             print only the measures asked for (repeatable), named\n"
+            "                         as trec_eval names them: map, map_cut.K, P.K (or P_K;\n"
+            "                         P.5,10 for two), recall.K, ndcg, ndcg_cut.K,\n"
+            "                         recip_rank, Rprec, num_ret, num_rel, num_rel_ret\n"
             "measures: map, P_10, ndcg_cut_10, recall_1000, recip_rank_10 (as trec_eval);\n"
             "queries of the run without judgments are left out (num_unjudged_q)\n");
 }
@@ -35,7 +40,8 @@ static void print_metrics(const char *qid, const tdm_eval_metrics *m)
 }
 
 static int run_eval(const char *qpath, const char *rpath, int format,
-                    const tdm_eval_options *o, int per_query)
+                    const tdm_eval_options *o, int per_query, const tdm_eval_measure *ms,
+                    size_t nms)
 {
     tdm_err err = {0};
     tdm_qrels *q = NULL;
@@ -53,13 +59,18 @@ static int run_eval(const char *qpath, const char *rpath, int format,
         tdm_run_free(r);
         return 1;
     }
-    if (per_query)
-        for (size_t i = 0; i < res.nqueries; i++)
-            print_metrics(res.queries[i].qid, &res.queries[i].m);
-    printf("num_q\tall\t%zu\n", res.nqueries);
-    printf("num_unjudged_q\tall\t%zu\n", res.unjudged);
-    printf("num_missing_q\tall\t%zu\n", res.missing);
-    print_metrics("all", &res.mean);
+    if (nms) {
+        if (tdm_eval_print_measures(stdout, q, r, &res, ms, nms, o->gain, per_query) != TDM_OK)
+            rc = tdm_cli_fail("eval", "out of memory");
+    } else {
+        if (per_query)
+            for (size_t i = 0; i < res.nqueries; i++)
+                print_metrics(res.queries[i].qid, &res.queries[i].m);
+        printf("num_q\tall\t%zu\n", res.nqueries);
+        printf("num_unjudged_q\tall\t%zu\n", res.unjudged);
+        printf("num_missing_q\tall\t%zu\n", res.missing);
+        print_metrics("all", &res.mean);
+    }
     if (res.unjudged)
         fprintf(stderr, "tandem eval: %zu quer%s of the run without judgments left out\n",
                 res.unjudged, res.unjudged == 1 ? "y" : "ies");
@@ -70,7 +81,7 @@ static int run_eval(const char *qpath, const char *rpath, int format,
     tdm_eval_result_free(&res);
     tdm_qrels_free(q);
     tdm_run_free(r);
-    return 0;
+    return rc == TDM_OK ? 0 : 1;
 }
 
 int tdm_cmd_eval(int argc, char **argv)
@@ -79,6 +90,8 @@ int tdm_cmd_eval(int argc, char **argv)
     int per_query = 0, format = TDM_QRELS_AUTO;
     const char *pos[2] = {NULL, NULL}, *v;
     int npos = 0;
+    tdm_eval_measure ms[64];
+    size_t nms = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
@@ -87,6 +100,13 @@ int tdm_cmd_eval(int argc, char **argv)
             per_query = 1;
         } else if (!strcmp(argv[i], "--complete") || !strcmp(argv[i], "-c")) {
             o.complete = 1;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "-m"))) {
+            tdm_err err = {0};
+            if (tdm_eval_measure_parse(v, ms, sizeof ms / sizeof *ms, &nms, &err) != TDM_OK) {
+                tdm_cli_fail("eval", "%s", tdm_err_msg(&err));
+                tdm_err_clear(&err);
+                return 2;
+            }
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--gain"))) {
             if (strcmp(v, "linear") && strcmp(v, "exp"))
                 return tdm_cli_fail("eval", "--gain %s: want linear or exp", v);
@@ -108,5 +128,5 @@ int tdm_cmd_eval(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    return run_eval(pos[0], pos[1], format, &o, per_query);
+    return run_eval(pos[0], pos[1], format, &o, per_query, ms, nms);
 }

@@ -221,3 +221,19 @@ void tdm_eval_result_free(tdm_eval_result *r)
     free(r->queries);
     memset(r, 0, sizeof *r);
 }
+
+/* For eval_measure.c (eval_priv.h). */
+void tdm_eval_judged_range(const tdm_qrels *q, const char *qid, size_t *lo, size_t *hi)
+{
+    judged_range(q, qid, lo, hi);
+}
+
+int tdm_eval_level_of(const tdm_qrels *q, size_t lo, size_t hi, const char *docno)
+{
+    return level_of(q, lo, hi, docno);
+}
+
+double tdm_eval_gain(int level, int mode)
+{
+    return gain(level, mode);
+}

@@ -32,4 +32,11 @@ struct tdm_run {
     tdm_arena strs;
 };
 
+/* eval.c's lookups, shared with eval_measure.c: the judgments of qid
+ * [*lo, *hi); the level of docno among them (0 unjudged); a level's nDCG gain
+ * (enum tdm_eval_gain). */
+void tdm_eval_judged_range(const tdm_qrels *q, const char *qid, size_t *lo, size_t *hi);
+int tdm_eval_level_of(const tdm_qrels *q, size_t lo, size_t hi, const char *docno);
+double tdm_eval_gain(int level, int mode);
+
 #endif

@@ -75,10 +75,13 @@ static int qrels_line(qrels_ctx *c, char *line, uint64_t lineno, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: %d columns, want %d (%s)",
                            c->path, (unsigned long long)lineno, n > 4 ? 5 : n, want,
                            want == 3 ? "qid docno grade" : "qid iter docno rel");
-    long rel;
-    if (!parse_long(f[want - 1], &rel) || rel < -1000000 || rel > 1000000)
-        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: relevance '%s' is not an integer",
+    /* A decimal ("0.000000", written by some tools) counts by its integer
+     * part, as trec_eval's atol reads it. */
+    double relv;
+    if (!parse_double(f[want - 1], &relv) || relv < -1000000 || relv > 1000000)
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: relevance '%s' is not a number",
                            c->path, (unsigned long long)lineno, f[want - 1]);
+    long rel = (long)relv;
     if (want == 3) {
         if (rel != -1 && (rel < 1 || rel > 4))
             return tdm_err_set(err, TDM_ERR_FORMAT,

@@ -5,9 +5,12 @@
     with tandem.Engine() as engine, engine.open("docs.idx") as s:
         print(s.search("greek goddess of wisdom", k=3))
 
-The library is found through TANDEM_LIBRARY (a path to libtandem.so), the
-path recorded when the package was built (TANDEM_LIBRARY at build time), or
-the system's (ldconfig; /usr/local/lib, /usr/lib)."""
+Installed with `pip install ./python`, the package carries its own
+libtandem (built by CMake through scikit-build-core). TANDEM_LIBRARY (a path
+to libtandem.so) overrides it, for developers using a build tree; a checkout
+without a bundled library uses the system's (ldconfig; /usr/local/lib,
+/usr/lib). tandem.pyterrier has PyTerrier transformers (with python-terrier
+installed)."""
 from . import _lib
 from ._build import build, import_ciff, import_pisa
 from .engine import BatchResult, Device, Engine, Searcher, devices
@@ -16,13 +19,25 @@ from .errors import (CorruptError, DeviceError, FormatError, InvalidArgumentErro
                      TandemMemoryError, UnsupportedError, VersionError)
 from .run import write_trec_run
 
-__version__ = "0.1.0"
-library_path = _lib.path
+library_path: str = _lib.path
 
 
-def library_version():
+def library_version() -> str:
     """The version of the loaded libtandem ("MAJOR.MINOR.PATCH")."""
     return _lib.version().decode()
+
+
+def _version() -> str:
+    """The version CMake wrote into a wheel (from CMakeLists.txt's project());
+    from a checkout, that of the library in use (the same project())."""
+    try:
+        from ._build_config import VERSION
+        return VERSION
+    except ImportError:
+        return library_version()
+
+
+__version__: str = _version()
 
 
 __all__ = ["build", "import_ciff", "import_pisa", "devices", "Engine", "Searcher",

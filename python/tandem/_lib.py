@@ -161,11 +161,11 @@ def _candidates():
     if env:
         return [env]
     out = []
-    try:
+    try:   # a wheel's bundled library (cmake/TandemPython.cmake)
         from . import _build_config
-        if _build_config.LIBRARY:
-            out.append(_build_config.LIBRARY)
-    except ImportError:
+        out.append(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                _build_config.LIBRARY))
+    except ImportError:   # the checkout: no bundled library
         pass
     found = ctypes.util.find_library("tandem")
     if found:
@@ -183,8 +183,9 @@ def _load():
         except OSError as e:
             errors.append("%s (%s)" % (path, e))
     raise ImportError("tandem: cannot load libtandem: tried " + "; ".join(errors) +
-                      ". Build it (cmake --build build) and set TANDEM_LIBRARY to "
-                      "build/libtandem.so, or install it (cmake --install build)")
+                      ". Install the package with `pip install ./python` (it bundles "
+                      "libtandem), or build it (cmake --build build) and set "
+                      "TANDEM_LIBRARY to build/libtandem.so")
 
 
 lib, path = _load()
