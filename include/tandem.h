@@ -395,8 +395,11 @@ typedef struct tdm_index_build_options {
     size_t struct_size;        /* sizeof(tdm_index_build_options), from _init */
     int format;                /* enum tdm_build_format; init: TDM_BUILD_AUTO */
     const char *stemmer;       /* init: "english"; "none"; any Snowball language */
-    const char *stopwords;     /* path of a stopword file (words separated by
-                                  white space, '#' comment lines); init: NULL = none */
+    const char *stopwords;     /* a list by name: "lucene" (Lucene's 33 English
+                                  words, as Anserini), "snowball" (Snowball's
+                                  English list), "none"; or the path of a
+                                  stopword file (words separated by white space,
+                                  '#' comment lines); NULL = none; init: "lucene" */
     const char *codec;         /* init: "bp128"; any registered codec name */
     size_t memory_mb;          /* posting buffer budget, >= 1; init: 512 */
     double k1;                 /* BM25 of the stored bounds, 0 .. TDM_BM25_K1_MAX; init: 1.2 */

@@ -4,7 +4,7 @@
 #   scripts/effectiveness.sh [cranfield] [cacm]      (both when none is named)
 #
 # For each collection: index title + text (.T .W; Snowball English, no
-# stopwords), run its queries as OR of their words, BM25 k1 = 1.2, b = 0.75,
+# stopwords, pinned: Xapian's settings, not tandem's default), run its queries as OR of their words, BM25 k1 = 1.2, b = 0.75,
 # top 1000, on EVERY device of the engine (TANDEM_DEVICES selects them, as for
 # any tandem command) with every exact algorithm, each sent three ways (single
 # tdm_search_text calls, tdm_search_batch calls of 64 queries, and batches of 9
@@ -83,7 +83,7 @@ summary=()
 for c in "${collections[@]}"; do
   spec "$c"
   idx=$out/$c.tdm
-  "$tandem" build --quiet --stemmer english -o "$idx" "$input" >/dev/null
+  "$tandem" build --quiet --stemmer english --stopwords none -o "$idx" "$input" >/dev/null
   echo "== $c: $("$tandem" stats "$idx" | sed -n 's/^documents *//p' | head -1) documents, index $idx"
   ref=
   rows=()

@@ -155,12 +155,46 @@ static void test_stopword_file(void **state)
     tdm_err_clear(&err);
 }
 
+/* The shipped lists by name, /dev/null as the empty list, and a directory
+ * refused. */
+static void test_named_lists(void **state)
+{
+    (void)state;
+    char **w = NULL;
+    size_t n = 99;
+    assert_int_equal(tdm_stopwords_load("lucene", &w, &n, NULL), TDM_OK);
+    assert_int_equal(n, 33);
+    assert_string_equal(w[0], "a");
+    assert_string_equal(w[32], "with");
+    const char *s = "the fox and the dog are in it";
+    assert_string_equal(tok("english", (const char *const *)w, n, s, strlen(s)), "fox dog");
+    free(w);
+    assert_int_equal(tdm_stopwords_load("snowball", &w, &n, NULL), TDM_OK);
+    assert_int_equal(n, 174);
+    assert_string_equal(w[0], "i");
+    assert_string_equal(w[173], "very");
+    assert_string_equal(tok("english", (const char *const *)w, n, s, strlen(s)), "fox dog");
+    free(w);
+    assert_int_equal(tdm_stopwords_load("none", &w, &n, NULL), TDM_OK);
+    assert_int_equal(n, 0);
+    free(w);
+    n = 99;
+    assert_int_equal(tdm_stopwords_load("/dev/null", &w, &n, NULL), TDM_OK);
+    assert_int_equal(n, 0);
+    free(w);
+    tdm_err err = {0};
+    assert_int_equal(tdm_stopwords_load("/", &w, &n, &err), TDM_ERR_IO);
+    assert_non_null(strstr(tdm_err_msg(&err), "lucene, snowball, none"));
+    tdm_err_clear(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basic),          cmocka_unit_test(test_non_ascii),
         cmocka_unit_test(test_long_terms),     cmocka_unit_test(test_stem_and_stop),
         cmocka_unit_test(test_first),          cmocka_unit_test(test_stopword_file),
+        cmocka_unit_test(test_named_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

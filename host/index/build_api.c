@@ -57,6 +57,7 @@ TDM_API void tdm_index_build_options_init(tdm_index_build_options *o)
     o->struct_size = sizeof *o;
     o->format = TDM_BUILD_AUTO;
     o->stemmer = "english";
+    o->stopwords = "lucene"; /* what Anserini drops by default (stoplists.h) */
     o->codec = TDM_CODEC_DEFAULT;
     o->memory_mb = 512;
     o->k1 = TDM_IDX_DEFAULT_K1;

@@ -3,13 +3,16 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libstemmer.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "common/fsutil.h"
+#include "stoplists.h"
 #include "tandem.h"
 
 struct tdm_tokenizer {
@@ -82,13 +85,82 @@ void tdm_tokenizer_free(tdm_tokenizer *t)
     free(t);
 }
 
+/* A copy of a named list in the one-block layout tdm_stopwords_load returns. */
+static int copy_named(const char *const *list, size_t n, char ***words, tdm_err *err)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(list[i]) + 1;
+    char **w = malloc((n ? n : 1) * sizeof *w + bytes + 1);
+    if (!w)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    char *dst = (char *)(w + (n ? n : 1));
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(list[i]) + 1;
+        w[i] = memcpy(dst, list[i], len);
+        dst += len;
+    }
+    *words = w;
+    return TDM_OK;
+}
+
+/* The whole of `path`: a regular file or a device (/dev/null is the empty
+ * list); a FIFO is refused at once, not waited on (O_NONBLOCK open), as is a
+ * directory. */
+static unsigned char *slurp(const char *path, size_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))) {
+        close(fd);
+        errno = EINVAL;
+        return NULL;
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    unsigned char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        unsigned char *b2 = cap < ((size_t)1 << 30) ? realloc(buf, cap * 2) : NULL;
+        if (!b2) {
+            free(buf);
+            buf = NULL;
+            errno = cap < ((size_t)1 << 30) ? ENOMEM : EFBIG;
+            break;
+        }
+        buf = b2;
+        cap *= 2;
+    }
+    int bad = buf && ferror(f);
+    int e = errno;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        errno = e ? e : EIO;
+        return NULL;
+    }
+    *size = n;
+    return buf;
+}
+
 int tdm_stopwords_load(const char *path, char ***words, size_t *n, tdm_err *err)
 {
+    const char *const *named = tdm_stoplist_named(path, n);
+    if (named)
+        return copy_named(named, *n, words, err);
     size_t size = 0;
-    unsigned char *text = tdm_read_file(path, &size);
+    unsigned char *text = slurp(path, &size);
     if (!text)
-        return tdm_err_set(err, TDM_ERR_IO, "%s: cannot read stopword file: %s", path,
-                           strerror(errno));
+        return tdm_err_set(err, TDM_ERR_IO, "%s: cannot read stopword file: %s (or name a "
+                           "list: lucene, snowball, none)", path,
+                           errno == EINVAL ? "not a regular file" : strerror(errno));
     /* A binary file (an index given by mistake) is no word list. */
     const unsigned char *z = memchr(text, 0, size);
     if (z) {

@@ -28,8 +28,10 @@ int tdm_tokenizer_open(const char *stemmer, const char *const *stopwords, size_t
                        tdm_tokenizer **out, tdm_err *err);
 void tdm_tokenizer_free(tdm_tokenizer *t);
 
-/* Reads a stopword file: words separated by white space or newlines, '#'
- * starts a comment line. *words is malloc'd (one block: free(*words)). */
+/* A stopword list by name (lucene, snowball, none: stoplists.h) or from a
+ * file: words separated by white space or newlines, '#' starts a comment
+ * line; any readable file (/dev/null: no words). *words is malloc'd (one
+ * block: free(*words)). */
 int tdm_stopwords_load(const char *path, char ***words, size_t *n, tdm_err *err);
 
 /* Called once per term in text order; a non-zero return stops tokenizing and

@@ -145,7 +145,7 @@ def _run_cancellable(call, make_callback, progress, bar_what, to_text):
 
 
 def build(inputs, path, *, stemmer="english", codec="bp128", threads=0, format="auto",
-          stopwords=None, memory_mb=512, k1=1.2, b=0.75, tmp_dir=None, allow_empty=False,
+          stopwords="lucene", memory_mb=512, k1=1.2, b=0.75, tmp_dir=None, allow_empty=False,
           progress=None):
     """Builds an index at `path` from `inputs` (a path or a list of paths; "-"
     for stdin; gzip read transparently) with tdm_index_build. The file
@@ -154,6 +154,8 @@ def build(inputs, path, *, stemmer="english", codec="bp128", threads=0, format="
     progress: None shows a bar when stderr is a terminal, True always, False
     never; a callable gets each tdm_index_build_progress (phase, documents,
     bytes_read, bytes_total, terms_done, terms_total, runs, seconds).
+    stopwords: "lucene" (Lucene's 33 English words, Anserini's default),
+    "snowball", "none" (or None), or a stopword file's path.
     threads: 0 uses every core. Returns `path`."""
     if isinstance(inputs, (str, bytes, os.PathLike)):
         inputs = [inputs]
