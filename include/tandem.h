@@ -454,6 +454,12 @@ typedef struct tdm_index_import_options {
     tdm_index_import_progress_fn progress; /* at most every ~100 ms and at the end; init: NULL */
     void *progress_user;
     uint64_t empty_lists;      /* out: lists of the input skipped for having no postings */
+    const char *stemmer;       /* the analyzer to record, over what the input carries
+                                  (a tandem export's CIFF description or PISA
+                                  BASE.analyzer file): a Snowball language or "none";
+                                  init: NULL = the input's, else "unknown" */
+    const char *stopwords;     /* "lucene", "snowball", "none" or a file, as in
+                                  tdm_index_build_options; init: NULL = the input's */
 } tdm_index_import_options;
 
 TDM_API void tdm_index_import_options_init(tdm_index_import_options *o);

@@ -28,5 +28,45 @@ grep -q $'\td2$' out.txt || fail "fox and dog: $(cat out.txt)"
 run "$T" build --quiet --stopwords nosuchlist -o sw.idx in.txt
 want_fail "lucene, snowball, none"
 
+begin "the analyzer survives a CIFF and a PISA round trip"
+"$T" export --to ciff dflt.idx -o x.ciff >/dev/null 2>&1 || fail "export ciff"
+"$T" export --to pisa dflt.idx -o p >/dev/null 2>&1 || fail "export pisa"
+[ -s p.analyzer ] || fail "no p.analyzer"
+for src in "ciff x.ciff" "pisa p"; do
+    run "$T" import --from ${src% *} ${src#* } -o back.idx
+    want_ok
+    grep -q "stemmer english, 33 stopwords" out.txt || fail "${src% *}: $(cat out.txt)"
+    run "$T" search back.idx 'foxes energy'
+    [ "$(wc -l < out.txt)" -eq 3 ] || fail "${src% *}: foxes energy: $(cat out.txt)"
+done
+
+begin "import without an analyzer: unknown, said; --stemmer/--stopwords set it"
+printf '' > p.analyzer
+run "$T" import --from pisa p -o unk.idx
+want_ok
+grep -q "stemmer unknown" out.txt || fail "$(cat out.txt)"
+grep -q "carries no analyzer" err.txt || fail "no note: $(cat err.txt)"
+run "$T" search unk.idx 'foxes energy'
+want_ok
+grep -q "analyzer is unknown" err.txt || fail "no warning: $(cat err.txt)"
+run "$T" import --from pisa p --stemmer english --stopwords lucene -o set.idx
+want_ok
+run "$T" search set.idx 'foxes energy'
+[ "$(wc -l < out.txt)" -eq 3 ] || fail "set: foxes energy: $(cat out.txt)"
+run "$T" import --from pisa p --stemmer klingon -o bad.idx
+want_fail "klingon"
+[ ! -e bad.idx ] || fail "bad.idx written"
+printf 'tandem-analyzer: stemmer=english stopwords=2 a\n' > p.analyzer
+run "$T" import --from pisa p -o bad.idx
+want_fail "p.analyzer: malformed"
+
+begin "run names the queries with no known term"
+printf '1:fox\n2:zzz qqq\n3:the\n' > q.txt
+run "$T" run dflt.idx --queries q.txt -o r.run
+want_ok
+grep -q "2 queries with no term in the index, so not in the run: '2', '3'" err.txt ||
+    fail "$(cat err.txt)"
+[ "$(cut -d' ' -f1 r.run | sort -u)" = 1 ] || fail "run: $(cat r.run)"
+
 echo "$failures failure(s)"
 exit "$failures"

@@ -10,26 +10,27 @@
 #include "index/pisa.h"
 #include "tandem.h"
 
-static const char *const pisa_exts[] = {".docs", ".freqs", ".sizes", ".terms", ".documents"};
+static const char *const pisa_exts[] = {".docs",  ".freqs",     ".sizes",
+                                        ".terms", ".documents", ".analyzer"};
 
 /* The output check before anything is opened: `out` (or, for a PISA output,
- * each of the five files of basename `pisa_out`) must be replaceable and
- * not the input: a file, or for --from/--to pisa, the five files of basename
+ * each of the six files of basename `pisa_out`) must be replaceable and
+ * not the input: a file, or for --from/--to pisa, the six files of basename
  * `in`. */
 static int check_output(const char *cmd, const char *opt, const char *out, const char *kind,
                         const char *in, const char *pisa_out)
 {
-    char *paths[6] = {0}, *outs[5] = {0};
-    const char *inputs[6] = {in};
+    char *paths[6] = {0}, *outs[6] = {0};
+    const char *inputs[7] = {in};
     size_t n = 1, nouts = 0;
     int rc = 0;
-    for (int k = 0; k < 5 && !strcmp(kind, "pisa"); k++) {
+    for (int k = 0; k < 6 && !strcmp(kind, "pisa"); k++) {
         size_t len = strlen(in) + 16;
         if ((paths[k] = malloc(len)))
             snprintf(paths[k], len, "%s%s", in, pisa_exts[k]);
         inputs[n++] = paths[k];
     }
-    for (int k = 0; k < 5 && pisa_out; k++) {
+    for (int k = 0; k < 6 && pisa_out; k++) {
         size_t len = strlen(pisa_out) + 16;
         if ((outs[k] = malloc(len)))
             snprintf(outs[k], len, "%s%s", pisa_out, pisa_exts[k]);
@@ -42,7 +43,7 @@ static int check_output(const char *cmd, const char *opt, const char *out, const
     for (size_t k = 0; rc == 0 && k < nouts; k++)
         rc = outs[k] ? tdm_cli_output(cmd, opt, outs[k], 0, inputs, n, NULL)
                      : tdm_cli_fail(cmd, "out of memory");
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 6; k++) {
         free(paths[k]);
         free(outs[k]);
     }
@@ -54,6 +55,9 @@ static void import_usage(FILE *f)
     fprintf(f, "usage: tandem import --from ciff|pisa INPUT -o INDEX [options]\n"
                "  INPUT: a .ciff file, or the basename of BASE.docs/.freqs/.sizes/.terms\n"
                "         (and, if present, BASE.documents) for pisa\n"
+               "  --stemmer LANG|none the index's stemmer (default: the one a tandem\n"
+               "                      export carried, else unknown: see README)\n"
+               "  --stopwords lucene|snowball|none|FILE   its stopwords (default: carried)\n"
                "  --codec NAME        list codec (default bp128)\n"
                "  --k1 X --b X        BM25 of the block-max bounds (1.2, 0.75)\n"
                "  --quiet             no progress on a terminal\n");
@@ -83,10 +87,16 @@ static int run_import(const char *in, const char *out, tdm_index_import_options 
                 (unsigned long long)o->empty_lists);
     tdm_index *ix = NULL;
     tdm_index_stats st;
-    if (tdm_index_open(out, &ix) == TDM_OK && tdm_index_stats_get(ix, &st) == TDM_OK)
-        printf("%s: %llu documents, %llu terms, %llu postings (codec %s) in %.2f s\n", out,
-               (unsigned long long)st.documents, (unsigned long long)st.terms,
-               (unsigned long long)st.postings, st.codec, tdm_cli_now() - t0);
+    if (tdm_index_open(out, &ix) == TDM_OK && tdm_index_stats_get(ix, &st) == TDM_OK) {
+        printf("%s: %llu documents, %llu terms, %llu postings (codec %s; stemmer %s, %u "
+               "stopwords) in %.2f s\n", out, (unsigned long long)st.documents,
+               (unsigned long long)st.terms, (unsigned long long)st.postings, st.codec,
+               st.stemmer, st.stopwords, tdm_cli_now() - t0);
+        if (!strcmp(st.stemmer, "unknown"))
+            fprintf(stderr, "tandem import: %s carries no analyzer: queries will not be "
+                            "stemmed or stopped; give the one its terms were made with "
+                            "(--stemmer, --stopwords)\n", in);
+    }
     tdm_index_close(ix);
     return 0;
 }
@@ -109,6 +119,10 @@ int tdm_cmd_import(int argc, char **argv)
             out = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--codec"))) {
             o.codec = v;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--stemmer"))) {
+            o.stemmer = v;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--stopwords"))) {
+            o.stopwords = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--k1"))) {
             if (tdm_cli_real("import", "--k1", v, 0, 0, TDM_CLI_MAX_K1, &o.k1))
                 return 1;
@@ -135,9 +149,10 @@ int tdm_cmd_import(int argc, char **argv)
 static void export_usage(FILE *f)
 {
     fprintf(f, "usage: tandem export --to ciff|pisa INDEX -o OUTPUT\n"
-               "  OUTPUT: a .ciff file, or for pisa the basename of the five files\n"
-               "          OUTPUT.docs/.freqs/.sizes/.terms/.documents\n"
-               "  --description TEXT  the CIFF header's description\n");
+               "  OUTPUT: a .ciff file, or for pisa the basename of the six files\n"
+               "          OUTPUT.docs/.freqs/.sizes/.terms/.documents/.analyzer\n"
+               "  --description TEXT  the CIFF header's description (a line naming the\n"
+               "                      stemmer and stopwords follows it)\n");
 }
 
 int tdm_cmd_export(int argc, char **argv)

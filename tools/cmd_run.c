@@ -36,6 +36,7 @@ typedef struct sink_ctx {
     tdm_progress bar;
     size_t failed;
     int write_failed;
+    size_t empty, empty_ids[ERRORS_SHOWN]; /* answered with no known term */
 } sink_ctx;
 
 static void usage(void)
@@ -156,6 +157,8 @@ static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
         }
     } else {
         const tdm_search_result *r = a->r;
+        if (r->terms == 0 && c->empty++ < ERRORS_SHOWN)
+            c->empty_ids[c->empty - 1] = i;
         for (size_t h = 0; h < r->n && !c->write_failed; h++)
             if (fprintf(c->f, "%s Q0 %s%s %zu %.6f %s\n", q->id, c->o->prefix,
                         r->hits[h].name ? r->hits[h].name : "", h + 1, r->hits[h].score,
@@ -166,15 +169,33 @@ static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
     return c->write_failed; /* a failed write stops the run */
 }
 
+/* Names the queries left out of the run for having no term the index
+ * holds (a TREC run has no line for a query without results). */
+static void name_empty(const sink_ctx *c, int unknown_analyzer)
+{
+    if (!c->empty)
+        return;
+    fprintf(stderr, "tandem run: %zu quer%s with no term in the index, so not in the run:",
+            c->empty, c->empty == 1 ? "y" : "ies");
+    for (size_t k = 0; k < c->empty && k < ERRORS_SHOWN; k++)
+        fprintf(stderr, "%s '%s'", k ? "," : "", c->qf->q[c->empty_ids[k]].id);
+    fprintf(stderr, "%s\n", c->empty > ERRORS_SHOWN ? ", ..." : "");
+    if (unknown_analyzer)
+        fprintf(stderr, "tandem run: %s: the index's analyzer is unknown (imported without "
+                        "one): re-import it with the --stemmer and --stopwords its terms "
+                        "were made with\n", c->o->s.index);
+}
+
 /* Runs every query into f: 0 all answered; 2 some queries failed (named,
  * the run holds the others); 1 the run failed (after a message). */
-static int run_all(const ropts *o, const tdm_qfile *qf, tdm_search *sh, FILE *f)
+static int run_all(const ropts *o, const tdm_qfile *qf, tdm_search *sh, FILE *f,
+                   int unknown_analyzer)
 {
     tdm_search_term *terms = NULL;
     tdm_qr_query *q = make_queries(qf, &terms);
     if (!q)
         return tdm_cli_fail(C, "out of memory");
-    sink_ctx c = {o, qf, f, {0}, 0, 0};
+    sink_ctx c = {o, qf, f, {0}, 0, 0, 0, {0}};
     tdm_progress_begin(&c.bar, "run", "queries", qf->n, 0);
     tdm_qr_job j = {sh, q, qf->n, &o->s.o, (size_t)o->batch, (unsigned)o->threads, sink, &c};
     double t0 = tdm_cli_now();
@@ -191,6 +212,7 @@ static int run_all(const ropts *o, const tdm_qfile *qf, tdm_search *sh, FILE *f)
     fprintf(stderr, "%zu queries in %.3f s (%.0f queries/s; %s, %llu thread%s)\n", done, el,
             el > 0 ? (double)done / el : 0.0, o->batch ? "batch calls" : "single calls",
             (unsigned long long)o->threads, o->threads == 1 ? "" : "s");
+    name_empty(&c, unknown_analyzer);
     if (c.failed == qf->n) /* nothing worth replacing an old RUN with */
         return tdm_cli_fail(C, "every query failed (%s above); %s not written", c.failed >
                             ERRORS_SHOWN ? "the first named" : "named", o->out);
@@ -226,8 +248,11 @@ int tdm_cmd_run(int argc, char **argv)
     rc = tdm_cli_search_open(C, o.s.index, &e, &ix, &sh);
     if (rc == 0 && !to_stdout && tdm_outfile_open(&out, o.out, &err) != TDM_OK)
         rc = tdm_cli_fail(C, "%s", tdm_err_msg(&err));
+    tdm_index_stats st;
+    int unknown = rc == 0 && tdm_index_stats_get(ix, &st) == TDM_OK &&
+                  !strcmp(st.stemmer, "unknown");
     if (rc == 0)
-        rc = run_all(&o, qf, sh, to_stdout ? stdout : out.f);
+        rc = run_all(&o, qf, sh, to_stdout ? stdout : out.f, unknown);
     /* renamed into place when complete, also when some queries failed (the
      * others are not lost); an old RUN is left as it was otherwise */
     if ((rc == 0 || rc == 2) && out.f && tdm_outfile_commit(&out, &err) != TDM_OK)

@@ -213,6 +213,13 @@ int tdm_cmd_search(int argc, char **argv)
                 print_sched(r);
             fprintf(stderr, "%s\n", r->unknown ? "; some terms are not in the index" : "");
         }
+        tdm_index_stats st;
+        if (r->terms == 0 && r->unknown && tdm_index_stats_get(ix, &st) == TDM_OK &&
+            !strcmp(st.stemmer, "unknown"))
+            fprintf(stderr, "tandem search: warning: no term of the query is in %s, whose "
+                            "analyzer is unknown (imported without one): its terms may be "
+                            "stemmed or stopped differently; re-import it with --stemmer "
+                            "and --stopwords\n", s.index);
     }
     tdm_search_result_free(r);
     tdm_cli_search_close(e, ix, sh);

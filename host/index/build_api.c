@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analyzer.h"
 #include "build.h"
 #include "ciff.h"
 #include "codec/codec.h"
@@ -150,9 +151,15 @@ static int progress_list(void *self, uint64_t i, tdm_coll_list *out, tdm_err *er
 }
 
 static int write_source(const tdm_coll_source *src, const char *out_path,
-                        const tdm_index_import_options *o, tdm_err *e)
+                        const tdm_index_import_options *o, tdm_analyzer *an, tdm_err *e)
 {
-    tdm_iwriter_options wo = {.codec = o->codec, .k1 = o->k1, .b = o->b, .bm25_as_given = 1};
+    int rc = tdm_analyzer_choose(an, o->stemmer, o->stopwords, e);
+    if (rc != TDM_OK)
+        return rc;
+    tdm_iwriter_options wo = {.codec = o->codec, .k1 = o->k1, .b = o->b, .bm25_as_given = 1,
+                              .stemmer = an->stemmer,
+                              .stopwords = (const char *const *)an->stops,
+                              .nstopwords = an->nstops};
     if (!o->progress)
         return tdm_collection_write(src, out_path, &wo, e);
     progress_src ps = {.inner = *src, .o = o, .t0 = now()};
@@ -160,7 +167,7 @@ static int write_source(const tdm_coll_source *src, const char *out_path,
     tdm_coll_source wrapped = *src;
     wrapped.list = progress_list;
     wrapped.self = &ps;
-    int rc = tdm_collection_write(&wrapped, out_path, &wo, e);
+    rc = tdm_collection_write(&wrapped, out_path, &wo, e);
     if (rc == TDM_OK) { /* the final report: the index is in place, too late to cancel */
         ps.p.lists_done = src->nlists;
         ps.p.seconds = now() - ps.t0;
@@ -188,27 +195,36 @@ static int import(const char *input, const char *out_path, tdm_index_import_opti
                   tdm_err *e)
 {
     tdm_coll_source src;
+    tdm_analyzer an = {0};
     int rc = check_output(input, out_path, o->format == TDM_IMPORT_PISA, e);
     if (rc != TDM_OK)
         return rc;
     if (o->format == TDM_IMPORT_CIFF) {
         tdm_ciff *c = NULL;
         rc = tdm_ciff_open(input, &c, e);
+        if (rc == TDM_OK)
+            rc = tdm_analyzer_parse(tdm_ciff_info_get(c)->description, input, &an, e);
         if (rc == TDM_OK) {
             tdm_ciff_source(c, &src);
             o->empty_lists = tdm_ciff_info_get(c)->empty_lists;
-            rc = write_source(&src, out_path, o, e);
+            rc = write_source(&src, out_path, o, &an, e);
         }
         tdm_ciff_close(c);
+        tdm_analyzer_free(&an);
         return rc;
     }
     tdm_pisa *p = NULL;
+    char side[4096];
+    snprintf(side, sizeof side, "%s%s", input, TDM_ANALYZER_EXT);
     rc = tdm_pisa_open(input, &p, e);
+    if (rc == TDM_OK)
+        rc = tdm_analyzer_read_file(side, &an, e);
     if (rc == TDM_OK) {
         tdm_pisa_source(p, &src);
-        rc = write_source(&src, out_path, o, e);
+        rc = write_source(&src, out_path, o, &an, e);
     }
     tdm_pisa_close(p);
+    tdm_analyzer_free(&an);
     return rc;
 }
 

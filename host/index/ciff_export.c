@@ -12,6 +12,7 @@
 
 #include "ciff.pb-c.h"
 #include "common/fsutil.h"
+#include "analyzer.h"
 #include "tandem.h"
 
 typedef struct out {
@@ -162,8 +163,21 @@ static int write_all(out *o, const tdm_ireader *r, const char *description, tdm_
     /* A damaged payload must not be passed on: its checksums first (and
      * every list's decode checks it against its cf and block ends). */
     int rc = tdm_ireader_check_payload(r, err);
+    /* The analyzer rides at the end of the description: CIFF has no field
+     * for it, and a reader that does not know the line just shows it. */
+    char dflt[128], *an = rc == TDM_OK ? tdm_analyzer_of_index(r, err) : NULL, *desc = NULL;
+    if (!description) {
+        snprintf(dflt, sizeof dflt, "tandem %s export", tdm_version());
+        description = dflt;
+    }
+    if (an && (desc = malloc(strlen(description) + strlen(an) + 2)))
+        sprintf(desc, "%s%s%s", description, *an ? "\n" : "", an);
+    else if (rc == TDM_OK)
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    free(an);
     if (rc == TDM_OK)
-        rc = put_header(o, in, description, err);
+        rc = put_header(o, in, desc, err);
+    free(desc);
     for (uint64_t i = 0; rc == TDM_OK && i < in->nterms; i++)
         rc = put_list(o, r, i, err);
     if (rc == TDM_OK)

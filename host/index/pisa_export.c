@@ -1,7 +1,8 @@
 /* Writing a PISA binary collection from an index: one pass over the lexicon
  * writes .docs, .freqs and .terms together; .sizes and .documents come from
- * the document table. Each file goes to a temporary name first and all five
- * are renamed into place only when every one is complete. */
+ * the document table; BASE.analyzer carries the stemmer and stopwords
+ * (analyzer.h). Each file goes to a temporary name first and all six are
+ * renamed into place only when every one is complete. */
 #include "pisa.h"
 
 #include <errno.h>
@@ -10,11 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyzer.h"
 #include "common/fsutil.h"
 #include "tandem.h"
 
-enum { F_DOCS, F_FREQS, F_SIZES, F_TERMS, F_NAMES, F_COUNT };
-static const char *const exts[F_COUNT] = {".docs", ".freqs", ".sizes", ".terms", ".documents"};
+enum { F_DOCS, F_FREQS, F_SIZES, F_TERMS, F_NAMES, F_ANALYZER, F_COUNT };
+static const char *const exts[F_COUNT] = {".docs",  ".freqs",     ".sizes",
+                                          ".terms", ".documents", TDM_ANALYZER_EXT};
 
 /* Each file a tdm_outfile: an unpredictable temporary name created
  * exclusively, removed on a signal, fsynced and renamed (fsutil.h). */
@@ -126,6 +129,15 @@ static int write_all(exporter *x, const tdm_ireader *r, const char *base, tdm_er
         rc = open_all(x, base, tdm_ireader_path(r), err);
     if (rc == TDM_OK)
         rc = put_docs(x, r, (uint32_t)in->ndocs, err);
+    /* PISA has no place for the analyzer: a side file that import reads
+     * (empty for an index whose analyzer is unknown). */
+    char *an = rc == TDM_OK ? tdm_analyzer_of_index(r, err) : NULL;
+    if (rc == TDM_OK && !an)
+        rc = TDM_ERR_NOMEM;
+    if (an && fputs(an, x->o[F_ANALYZER].f) == EOF)
+        rc = tdm_err_set(err, TDM_ERR_IO, "%s: write: %s", x->o[F_ANALYZER].path,
+                         strerror(errno));
+    free(an);
     for (uint64_t i = 0; rc == TDM_OK && i < in->nterms; i++)
         rc = put_list(x, r, i, err);
     return rc;

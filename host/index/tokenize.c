@@ -57,7 +57,8 @@ int tdm_tokenizer_open(const char *stemmer, const char *const *stopwords, size_t
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     if (!stemmer)
         stemmer = "english";
-    if (strcasecmp(stemmer, "none") != 0) {
+    /* "unknown": an imported index that carried no analyzer (analyzer.h) */
+    if (strcasecmp(stemmer, "none") != 0 && strcmp(stemmer, "unknown") != 0) {
         t->stem = sb_stemmer_new(stemmer, "UTF_8");
         if (!t->stem) {
             tdm_tokenizer_free(t);
