@@ -16,7 +16,8 @@ from ._build import build, import_ciff, import_pisa
 from .engine import BatchResult, Device, Engine, Searcher, devices
 from .errors import (CorruptError, DeviceError, FormatError, InvalidArgumentError,
                      LimitError, NoDeviceError, NotFoundError, TandemError, TandemIOError,
-                     TandemMemoryError, UnsupportedError, VersionError)
+                     TandemMemoryError, TandemTimeoutError, UnsupportedError,
+                     VersionError)
 from .run import write_trec_run
 
 library_path: str = _lib.path
@@ -44,4 +45,4 @@ __all__ = ["build", "import_ciff", "import_pisa", "devices", "Engine", "Searcher
            "BatchResult", "Device", "write_trec_run", "library_version", "library_path",
            "TandemError", "InvalidArgumentError", "LimitError", "TandemIOError",
            "FormatError", "CorruptError", "VersionError", "NoDeviceError", "DeviceError",
-           "NotFoundError", "UnsupportedError", "TandemMemoryError"]
+           "NotFoundError", "UnsupportedError", "TandemMemoryError", "TandemTimeoutError"]

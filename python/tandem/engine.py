@@ -3,10 +3,12 @@
 
 Threads: an Engine and a Searcher may be used from any number of threads at
 once (the C handles are thread-safe and ctypes releases the GIL during each
-call, so searches overlap). close() waits for the calls in flight on that
-handle and makes later calls raise ValueError."""
+call, so searches overlap). close() makes later calls raise ValueError at
+once and waits for the calls in flight on that handle, up to a time limit
+(TandemTimeoutError past it; the last of them then frees the handle)."""
 import ctypes
 import threading
+import time
 import weakref
 from collections import namedtuple
 
@@ -14,7 +16,7 @@ import numpy as np
 
 from . import _lib
 from ._build import _bytes
-from .errors import check, error
+from .errors import TandemTimeoutError, check, error
 
 Device = namedtuple("Device", "index platform_index type platform vendor name driver_version "
                               "device_version opencl_c_version compute_units max_clock_mhz "
@@ -57,41 +59,67 @@ def devices():
         _lib.free(ctypes.cast(arr, ctypes.c_void_p))
 
 
+CLOSE_TIMEOUT = 30.0   # seconds close() waits for calls in flight, by default
+
+
 class _Handle:
     """A C handle with a count of calls in flight, so that close() never
-    frees it under a running call."""
+    frees it under a running call. Closing refuses new calls at once and
+    waits only for those in flight, up to a time limit; past it the handle
+    is freed by the last of them to return."""
 
     def __init__(self, what):
         self._what = what
         self._ptr = None
         self._busy = 0
+        self._closing = False
+        self._release = None   # frees the C handle; set when a close gave up waiting
         self._cv = threading.Condition()
 
     def _enter(self):
         with self._cv:
-            if self._ptr is None:
+            if self._ptr is None or self._closing:
                 raise ValueError("%s is closed" % self._what)
             self._busy += 1
             return self._ptr
 
     def _leave(self):
+        release = None
         with self._cv:
             self._busy -= 1
             if self._busy == 0:
                 self._cv.notify_all()
+                release, self._release = self._release, None
+        if release is not None:
+            release()
 
-    def _take(self):
-        """Marks the handle closed once no call is in flight; returns the
-        pointer to free (None if it was closed already)."""
+    def _take(self, timeout, release):
+        """Refuses new calls, then waits up to `timeout` seconds (None: no
+        limit) for those in flight. Returns the pointer to free (None if it
+        was closed already), or, when calls are still in flight at the
+        limit, leaves release(ptr) to the last of them and raises
+        TandemTimeoutError."""
         with self._cv:
-            while self._busy:
-                self._cv.wait()
+            self._closing = True
+            end = None if timeout is None else time.monotonic() + timeout
+            while self._busy and self._ptr is not None:
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self._cv.wait(left)
             ptr, self._ptr = self._ptr, None
-            return ptr
+            if not self._busy or ptr is None:
+                return ptr
+            busy = self._busy
+            self._release = lambda: release(ptr)
+        raise TandemTimeoutError(
+            "%s.close: %d call(s) still in flight after %.3g s; new calls are refused, and "
+            "the handle is freed when they return" % (self._what, busy, timeout),
+            _lib.ERR_TIMEOUT)
 
     @property
     def closed(self):
-        return self._ptr is None
+        return self._ptr is None or self._closing
 
     def __enter__(self):
         return self
@@ -156,16 +184,48 @@ class Engine(_Handle):
         engine's devices: a Searcher (close it, or use it in a with block)."""
         return Searcher(self, index_path)
 
-    def close(self):
-        """Closes the engine and every Searcher opened from it. Idempotent."""
-        ptr = self._take()   # no open() from here on; those under way registered
-        with self._cv:
+    def close(self, timeout=CLOSE_TIMEOUT):
+        """Closes the engine and every Searcher opened from it. Idempotent.
+        New calls (opens, searches) fail with ValueError at once; the calls
+        in flight are waited for, up to `timeout` seconds in all (None: no
+        limit). Past it TandemTimeoutError says how many still run, and the
+        handles are freed when the last of them returns."""
+        end = None if timeout is None else time.monotonic() + timeout
+        # past the limit, the last open in flight closes the searchers
+        # without waiting (each left to its own calls) and then the engine
+        ptr = self._take(timeout, lambda p: self._close_searchers(p, time.monotonic()))
+        if ptr is None:
+            return
+        late = self._close_searchers(ptr, end)
+        if late:
+            raise TandemTimeoutError(
+                "Engine.close: %d searcher(s) still have calls in flight after %.3g s; new "
+                "calls are refused, and the engine is freed when they return" % (late, timeout),
+                _lib.ERR_TIMEOUT)
+
+    def _close_searchers(self, ptr, end=None):
+        """Closes the searchers registered by now (waiting until `end`),
+        then frees the engine once every one of them is freed; returns how
+        many are freed later, by their last call in flight."""
+        with self._cv:   # no open is in flight: every searcher is registered
             searchers = list(self._searchers)
             self._searchers.clear()
+        pending = [len(searchers) + 1]
+        lock = threading.Lock()
+
+        def one_freed():
+            with lock:
+                pending[0] -= 1
+                last = pending[0] == 0
+            if last:
+                _lib.engine_close(ptr)
+
+        late = 0
         for s in searchers:
-            s.close()        # waits for their searches
-        if ptr is not None:
-            _lib.engine_close(ptr)
+            left = None if end is None else max(0.0, end - time.monotonic())
+            late += s._close(left, one_freed)
+        one_freed()
+        return late
 
 
 class _HitRaw(ctypes.Structure):
@@ -211,13 +271,37 @@ class Searcher(_Handle):
         finally:
             engine._leave()
 
-    def close(self):
-        """Closes the search handle and the index. Idempotent."""
-        ptr = self._take()
+    def close(self, timeout=CLOSE_TIMEOUT):
+        """Closes the search handle and the index. Idempotent. New searches
+        fail with ValueError at once; those in flight are waited for, up to
+        `timeout` seconds (None: no limit). Past it TandemTimeoutError says
+        how many still run, and the handle is freed when they return."""
+        if self._close(timeout, lambda: None):
+            raise TandemTimeoutError(
+                "Searcher.close: calls still in flight after %.3g s; new calls are refused, "
+                "and the handle is freed when they return" % timeout, _lib.ERR_TIMEOUT)
+
+    def _free(self, ptr):
+        _lib.search_close(ptr)
+        _lib.index_close(self._index)
+        self._index = None
+
+    def _close(self, timeout, freed):
+        """Closes as close() does, then calls freed() once the handle is
+        freed; returns 1 when that is left to a call in flight, else 0."""
+        with self._cv:
+            if self._ptr is None and self._release is not None:
+                prev = self._release   # an earlier close gave up waiting
+                self._release = lambda: (prev(), freed())
+                return 1
+        try:
+            ptr = self._take(timeout, lambda p: (self._free(p), freed()))
+        except TandemTimeoutError:
+            return 1
         if ptr is not None:
-            _lib.search_close(ptr)
-            _lib.index_close(self._index)
-            self._index = None
+            self._free(ptr)
+        freed()
+        return 0
 
     # ---- the index
 

@@ -56,6 +56,11 @@ class TandemMemoryError(TandemError, MemoryError):
     """Host memory exhausted (TDM_ERR_NOMEM)."""
 
 
+class TandemTimeoutError(TandemError, TimeoutError):
+    """A device, or calls in flight at a close, did not finish within the
+    time limit (TDM_ERR_TIMEOUT)."""
+
+
 _BY_STATUS = {
     _lib.ERR_INVALID_ARG: InvalidArgumentError,
     _lib.ERR_NOMEM: TandemMemoryError,
@@ -70,6 +75,7 @@ _BY_STATUS = {
     _lib.ERR_NOT_FOUND: NotFoundError,
     _lib.ERR_UNSUPPORTED: UnsupportedError,
     _lib.ERR_LIMIT: LimitError,
+    _lib.ERR_TIMEOUT: TandemTimeoutError,
 }
 
 

@@ -88,3 +88,58 @@ def test_gil_released_during_search(engine, tmp_path):
         pytest.skip("skipped: searches too fast here (%.1f ms) to tell" % (longest * 1e3))
     assert gap < longest / 2, "the spinning thread stalled %.1f ms of a %.1f ms call" % (
         gap * 1e3, longest * 1e3)
+
+
+def test_close_refuses_new_searches_at_once(engine, index):
+    """Threads that keep searching do not hold close() up: it refuses new
+    searches at once (ValueError in those threads) and waits only for the
+    ones in flight (issue 27, item 4)."""
+    e = tandem.Engine()
+    s = e.open(index)
+    stop, refused, started = threading.Event(), [], threading.Barrier(5)
+
+    def worker():
+        started.wait()
+        while not stop.is_set():
+            try:
+                s.search("river boats", k=10)
+            except ValueError as ex:
+                refused.append(str(ex))
+                return
+
+    ts = [threading.Thread(target=worker) for _ in range(4)]
+    for t in ts:
+        t.start()
+    started.wait()
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    e.close()
+    took = time.monotonic() - t0
+    stop.set()
+    for t in ts:
+        t.join()
+    assert s.closed and e.closed
+    assert len(refused) == 4 and all("closed" in r for r in refused), refused
+    assert took < 1.0, "close took %.1f s while other threads searched" % took
+
+
+def test_close_bounded_wait_then_last_call_frees(engine, index):
+    """A call in flight longer than close's limit: close raises
+    TandemTimeoutError after the limit, new calls fail at once, and the
+    handles are freed when that call returns."""
+    e = tandem.Engine()
+    s = e.open(index)
+    s._enter()   # a call in flight, held by the test
+    t0 = time.monotonic()
+    with pytest.raises(tandem.TandemTimeoutError, match="in flight"):
+        e.close(timeout=0.2)
+    assert 0.15 < time.monotonic() - t0 < 5.0
+    with pytest.raises(ValueError, match="closed"):
+        s.search("river boats")
+    with pytest.raises(ValueError, match="closed"):
+        e.open(index)
+    assert s._index is not None   # not freed under the call
+    s._leave()                    # the call returns: the searcher, then the engine, freed
+    assert s._index is None
+    s.close()                     # idempotent
+    e.close()
