@@ -10,6 +10,7 @@
 #include "index/reader.h"
 #include "index/tokpool.h"
 #include "query/eval.h"
+#include "query/eval_measure.h"
 #include "query/oracle.h"
 #include "query/queryfile.h"
 #include "testutil.h"
@@ -352,13 +353,75 @@ static void cranfield_effectiveness(void **state)
     assert_true(fabs(map[0] - map[1]) < 1e-4);
 }
 
+/* Measures by trec_eval's names (eval_measure.h) on q1 of RUN, with qrels
+ * written as decimals. q1 ranks d3 (0), d1 (1), d5, d2 (2), d7; 3 relevant. */
+static void measures_by_name(void **state)
+{
+    (void)state;
+    const char *dir = tdm_test_tmpdir("eval_named");
+    const char *qp = tdm_test_write(dir, "qrels", "q1 0 d1 1.000000\nq1 0 d2 2.0\n"
+                                                  "q1 0 d3 0.000000\nq1 0 d9 1\n");
+    const char *rp = tdm_test_write(dir, "run", RUN);
+    tdm_eval_result res;
+    tdm_qrels *q;
+    tdm_run *r;
+    eval_files(qp, rp, TDM_QRELS_AUTO, NULL, &res, &q, &r);
+    static const struct { const char *spec; double want; } cases[] = {
+        {"P.2", 0.5},          {"P_4", 0.5},        {"recall.4", 2.0 / 3},
+        {"map", 1.0 / 3},      {"map_cut.2", 1.0 / 6}, {"recip_rank", 0.5},
+        {"Rprec", 1.0 / 3},    {"num_rel_ret", 2},  {"num_rel", 3},
+        {"num_ret", 5},        {"recip_rank.1", 0},
+        /* DCG@4 = 1/log2(3) + 2/log2(5); ideal 2 + 1/log2(3) + 1/log2(4) */
+        {"ndcg_cut.4", (1 / log2(3) + 2 / log2(5)) / (2 + 1 / log2(3) + 0.5)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tdm_eval_measure m[16];
+        size_t n = 0;
+        tdm_err err = {0};
+        assert_int_equal(tdm_eval_measure_parse(cases[i].spec, m, 16, &n, &err), TDM_OK);
+        assert_int_equal(n, 1);
+        double v = -1;
+        assert_int_equal(tdm_eval_measure_query(q, r, "q1", &m[0], TDM_EVAL_GAIN_LINEAR, &v),
+                         TDM_OK);
+        if (fabs(v - cases[i].want) > 1e-12)
+            fail_msg("%s: %.6f, want %.6f", cases[i].spec, v, cases[i].want);
+    }
+    tdm_eval_measure m[16];
+    size_t n = 0;
+    tdm_err err = {0};
+    assert_int_equal(tdm_eval_measure_parse("P.5,10", m, 16, &n, &err), TDM_OK);
+    assert_int_equal(tdm_eval_measure_parse("ndcg_cut_10", m, 16, &n, &err), TDM_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(m[0].name, "P_5");
+    assert_string_equal(m[1].name, "P_10");
+    assert_string_equal(m[2].name, "ndcg_cut_10");
+    n = 0;
+    assert_int_equal(tdm_eval_measure_parse("P", m, 16, &n, &err), TDM_OK);
+    assert_int_equal(n, 9);   /* trec_eval's cut-offs 5 .. 1000 */
+    assert_string_equal(m[8].name, "P_1000");
+    static const char *bad[] = {"map.5", "P.x", "P.0", "P.5,", "Px", "foo", "P.-1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        n = 0;
+        if (tdm_eval_measure_parse(bad[i], m, 16, &n, &err) != TDM_ERR_INVALID_ARG ||
+            !strstr(tdm_err_msg(&err), bad[i]))
+            fail_msg("'%s' accepted or unnamed: '%s'", bad[i], tdm_err_msg(&err));
+        tdm_err_clear(&err);
+    }
+    n = 0;
+    assert_int_equal(tdm_eval_measure_parse("P", m, 4, &n, &err), TDM_ERR_INVALID_ARG);
+    tdm_err_clear(&err);
+    tdm_eval_result_free(&res);
+    tdm_qrels_free(q);
+    tdm_run_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(trec_by_hand), cmocka_unit_test(cranfield_by_hand),
         cmocka_unit_test(cutoffs),      cmocka_unit_test(malformed),
         cmocka_unit_test(cli),          cmocka_unit_test(real_qrels),
-        cmocka_unit_test(cranfield_effectiveness),
+        cmocka_unit_test(cranfield_effectiveness), cmocka_unit_test(measures_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
