@@ -415,6 +415,10 @@ typedef struct tdm_index_build_options {
                                   init: 0 = every online processor. Any count
                                   builds the same file, byte for byte; all of
                                   their buffers count against memory_mb */
+    int unnamed_lines;         /* nonzero: a line of a lines input without a TAB is
+                                  a document of that text named by its ordinal;
+                                  init: 0, such a line is TDM_ERR_FORMAT naming it
+                                  (a qrels or query file given by mistake) */
 } tdm_index_build_options;
 
 /* Sets o->struct_size and every option to the default shown above. */

@@ -68,5 +68,26 @@ grep -q "2 queries with no term in the index, so not in the run: '2', '3'" err.t
     fail "$(cat err.txt)"
 [ "$(cut -d' ' -f1 r.run | sort -u)" = 1 ] || fail "run: $(cat r.run)"
 
+begin "lookup refuses several words instead of taking the first"
+run "$T" lookup dflt.idx 'fox dog'
+want_fail "2 words to the tokenizer"
+run "$T" lookup dflt.idx 'Zürich'
+want_fail "2 words to the tokenizer"
+run "$T" lookup dflt.idx ' foxes '
+want_ok
+grep -q '^term fox$' out.txt || fail "$(cat out.txt)"
+
+begin "build: a lines file without tabs is refused unless --unnamed-lines"
+printf '1 0 CACM-1 1\n2 0 CACM-7 1\n' > qrels.txt
+run "$T" build --quiet -o q.idx qrels.txt
+want_fail "qrels.txt: line 1: no TAB"
+[ ! -e q.idx ] || fail "q.idx written"
+run "$T" build --quiet --unnamed-lines -o q.idx qrels.txt
+want_ok
+grep -q "q.idx: 2 documents" out.txt || fail "no summary: $(cat out.txt)"
+run "$T" build --quiet -o q.idx /dev/null
+want_fail "/dev/null: empty input: no documents"
+grep -q "line 0" err.txt && fail "says line 0: $(cat err.txt)"
+
 echo "$failures failure(s)"
 exit "$failures"

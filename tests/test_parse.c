@@ -22,6 +22,8 @@ static const char *put(const char *name, const char *text, size_t len)
     return path;
 }
 
+static int allow_unnamed; /* tdm_parser_allow_unnamed for parse_all */
+
 /* Parses a file into "name=text|name=text|" (text whitespace squeezed). */
 static const char *parse_all(const char *file, int format, int *got_format)
 {
@@ -36,6 +38,7 @@ static const char *parse_all(const char *file, int format, int *got_format)
     }
     if (got_format)
         *got_format = tdm_parser_format(p);
+    tdm_parser_allow_unnamed(p, allow_unnamed);
     const char *name, *text;
     size_t len;
     int rc;
@@ -70,11 +73,20 @@ static const char *parse_all(const char *file, int format, int *got_format)
         assert_string_equal(parse_all(put(name, text, sizeof text - 1), fmt, &g), want); \
     } while (0)
 
+static void expect_error(const char *file, int format, const char *n1, const char *n2);
+#define BAD(name, text, fmt, n1, n2) expect_error(put(name, text, sizeof text - 1), fmt, n1, n2)
+
 static void test_lines(void **state)
 {
     (void)state;
+    /* A line without a TAB (a qrels file given by mistake) is refused,
+     * unless asked for: then it is named by its position. */
+    BAD("a.tsv", "d1\thello world\n\nd2\tsecond doc\r\nno tab here\n", TDM_BUILD_LINES,
+        "line 4: no TAB", "--unnamed-lines");
+    allow_unnamed = 1;
     PARSE("a.tsv", "d1\thello world\n\nd2\tsecond doc\r\nno tab here\n", TDM_BUILD_LINES,
           "d1=hello world|d2=second doc|2=no tab here|");
+    allow_unnamed = 0;
 }
 
 static void test_trec(void **state)
@@ -357,7 +369,8 @@ static void test_trec_markup(void **state)
 static void test_empty_and_binary(void **state)
 {
     (void)state;
-    BAD("empty.txt", "", TDM_BUILD_AUTO, "empty input", "line 0");
+    /* No line to name: not "line 0". */
+    BAD("empty.txt", "", TDM_BUILD_AUTO, "empty.txt: empty input", ": no documents");
     BAD("blank.txt", "\n  \n\n", TDM_BUILD_LINES, "no documents", "line 3");
     BAD("blank.jsonl", "\n \n", TDM_BUILD_JSONL, "no documents", NULL);
     BAD("noi.all", ".T\nA title\n.W\nwords\n", TDM_BUILD_SMART, "no .I", "line 4");

@@ -28,6 +28,9 @@ static void usage(FILE *f)
             "                                         1 .. 1024; the index is the same)\n"
             "  --tmp DIR                              run files (default: next to INDEX)\n"
             "  --allow-empty                          an input without documents is no error\n"
+            "  --unnamed-lines                        lines format: a line without a TAB is a\n"
+            "                                         document named by its position (default:\n"
+            "                                         an error)\n"
             "  --quiet                                no progress bar\n");
 }
 
@@ -79,6 +82,8 @@ static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
         *quiet = 1;
     } else if (!strcmp(argv[*i], "--allow-empty")) {
         o->allow_empty = 1;
+    } else if (!strcmp(argv[*i], "--unnamed-lines")) {
+        o->unnamed_lines = 1;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--format"))) {
         o->format = tdm_format_by_name(v);
         if (o->format < 0) {
@@ -164,9 +169,20 @@ int tdm_cmd_build(int argc, char **argv)
     }
     if (!quiet)
         o.progress = progress_bar;
+    double t0 = tdm_cli_now();
     int rc = tdm_index_build(inputs, n, out, &o);
     free(inputs);
     if (rc != TDM_OK)
         return tdm_cli_fail("build", "%s: %s", tdm_strerror(rc), tdm_last_error());
+    /* A summary on stdout, as import and export print: a script sees what
+     * it built without a terminal's progress bar. */
+    tdm_index *ix = NULL;
+    tdm_index_stats st;
+    if (tdm_index_open(out, &ix) == TDM_OK && tdm_index_stats_get(ix, &st) == TDM_OK)
+        printf("%s: %llu documents, %llu terms, %llu postings (codec %s; stemmer %s, %u "
+               "stopwords) in %.2f s\n", out, (unsigned long long)st.documents,
+               (unsigned long long)st.terms, (unsigned long long)st.postings, st.codec,
+               st.stemmer, st.stopwords, tdm_cli_now() - t0);
+    tdm_index_close(ix);
     return 0;
 }

@@ -146,6 +146,19 @@ static const char *why_no_term(const char *word)
     return "a stopword of the index";
 }
 
+/* The runs of ASCII letters and digits in `word`: the tokenizer's words
+ * (tokenize.h), of which lookup takes exactly one. */
+static int count_words(const char *word)
+{
+    int n = 0, in = 0;
+    for (const unsigned char *p = (const unsigned char *)word; *p; p++) {
+        int an = *p < 0x80 && isalnum(*p);
+        n += an && !in;
+        in = an;
+    }
+    return n;
+}
+
 int tdm_cmd_lookup(int argc, char **argv)
 {
     const char *path = NULL, *word = NULL, *v;
@@ -177,6 +190,13 @@ int tdm_cmd_lookup(int argc, char **argv)
     }
     if (!path || !word)
         return tdm_cli_fail("lookup", "usage: tandem lookup INDEX TERM [--limit N] [--exact]");
+    /* Several words would be cut to the first without a word (Zurich with
+     * an umlaut is z, rich: non-ASCII bytes separate words). */
+    int nw = exact ? 1 : count_words(word);
+    if (nw > 1)
+        return tdm_cli_fail("lookup", "'%s' is %d words to the tokenizer (every byte but an "
+                            "ASCII letter or digit separates words): look up one at a time",
+                            word, nw);
     tdm_index *ix;
     if (tdm_index_open(path, &ix) != TDM_OK)
         return tdm_cli_fail("lookup", "%s", tdm_last_error());

@@ -254,7 +254,10 @@ static int read_input(builder *b, const char *path, uint64_t *bytes_before)
     tdm_parser *p = NULL;
     int rc = tdm_parser_open(path, b->o->format, &p, b->err);
     if (rc == TDM_OK)
+    {
         tdm_parser_allow_empty(p, b->o->allow_empty);
+        tdm_parser_allow_unnamed(p, b->o->unnamed_lines);
+    }
     const char *name, *text;
     size_t len;
     while (rc == TDM_OK) {

@@ -14,6 +14,7 @@ struct tdm_parser {
     int format;
     uint64_t ndocs;
     int allow_empty;
+    int unnamed;       /* lines without a TAB are documents named by position */
     tdm_buf name, text;
     char *pending;          /* SMART: the .I line that ended the previous record */
     char *rest;             /* TREC: the unread part of the current line, or NULL */
@@ -89,6 +90,7 @@ void tdm_parser_close(tdm_parser *p)
 }
 
 void tdm_parser_allow_empty(tdm_parser *p, int allow) { p->allow_empty = allow; }
+void tdm_parser_allow_unnamed(tdm_parser *p, int allow) { p->unnamed = allow; }
 uint64_t tdm_parser_bytes(const tdm_parser *p) { return tdm_lr_bytes(p->lr); }
 int tdm_parser_format(const tdm_parser *p) { return p->format; }
 
@@ -114,7 +116,8 @@ static int set_name(tdm_parser *p, const char *s, size_t n)
     return tdm_buf_append(&p->name, s, z ? (size_t)(z - s) : n);
 }
 
-/* name<TAB>text; a line without a tab is all text, named by its ordinal. */
+/* name<TAB>text; a line without a tab is an error (a qrels or query file
+ * given by mistake) unless allowed: then all text, named by its ordinal. */
 static int next_line_doc(tdm_parser *p, tdm_err *err)
 {
     char *l;
@@ -125,6 +128,10 @@ static int next_line_doc(tdm_parser *p, tdm_err *err)
     if (rc != 1)
         return rc;
     char *tab = memchr(l, '\t', n);
+    if (!tab && !p->unnamed)
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: no TAB: a lines input is "
+                           "name<TAB>text (--unnamed-lines to name such lines by position)",
+                           tdm_lr_path(p->lr), (unsigned long long)tdm_lr_lineno(p->lr));
     size_t nl = tab ? (size_t)(tab - l) : 0, off = tab ? nl + 1 : 0;
     p->text.len = 0;
     if (set_name(p, l, nl) || tdm_buf_append(&p->text, l + off, n - off))
@@ -351,6 +358,8 @@ static int at_end(tdm_parser *p, tdm_err *err)
                     : p->format == TDM_BUILD_TREC ? "no <DOC> in the input (not TREC?)"
                     : p->format == TDM_BUILD_SMART ? "no .I line in the input (not SMART?)"
                     : "only blank lines";
+    if (lines == 0)
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: %s: no documents", tdm_lr_path(p->lr), why);
     return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu: %s: no documents", tdm_lr_path(p->lr),
                        (unsigned long long)lines, why);
 }

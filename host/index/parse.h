@@ -22,6 +22,9 @@ typedef struct tdm_parser tdm_parser;
 int tdm_parser_open(const char *path, int format, tdm_parser **out, tdm_err *err);
 /* Whether an input with no documents is fine (default: an error). */
 void tdm_parser_allow_empty(tdm_parser *p, int allow);
+/* Whether a lines input may hold lines without a TAB, each a document named
+ * by its ordinal (default: an error naming the line). */
+void tdm_parser_allow_unnamed(tdm_parser *p, int allow);
 /* The next document: 1 with *name and *text set (both NUL-terminated; the
  * text may hold NUL bytes from a JSON \u0000), 0 at the end, < 0 on error.
  * Every error names the file and line. Malformed input is an error, never a
