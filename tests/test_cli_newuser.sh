@@ -89,5 +89,9 @@ run "$T" build --quiet -o q.idx /dev/null
 want_fail "/dev/null: empty input: no documents"
 grep -q "line 0" err.txt && fail "says line 0: $(cat err.txt)"
 
+begin "search --help gives -k's default"
+run "$T" search --help
+grep -q -- "-k N .*(default 10)" out.txt || fail "$(grep -- '-k N' out.txt)"
+
 echo "$failures failure(s)"
 exit "$failures"

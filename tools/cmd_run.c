@@ -56,7 +56,7 @@ static void usage(void)
            "                   0: one tdm_search_text call a query (default %d)\n"
            "  --threads T      threads sending calls at once, 1..%d (default 1)\n"
            "  (--policy places calls on devices; a batch call may be split over them)\n"
-           "  (k defaults to 1000 here)\n%s"
+           "  (-k defaults to 1000 here, not 10)\n%s"
            "The run is the same bytes for any --batch and --threads. A query that fails\n"
            "is named on stderr and left out of the run; the others are written, and the\n"
            "exit status is 1. A progress bar is drawn when stderr is a terminal.\n",

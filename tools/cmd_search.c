@@ -71,7 +71,7 @@ int tdm_cli_search_opt(const char *cmd, int argc, char **argv, int *i, tdm_cli_s
 }
 
 const char tdm_cli_search_help[] =
-    "  -k N             results wanted, 1..10000\n"
+    "  -k N             results wanted, 1..10000 (default 10)\n"
     "  --algorithm A    auto (default), or, and, and_or, wand, bmw, maxscore: all exact\n"
     "  --device D       an engine device index ('tandem devices'), or auto\n"
     "  --scoring S      bm25 (default) or impact (stored frequencies are impacts)\n"
