@@ -93,5 +93,10 @@ begin "search --help gives -k's default"
 run "$T" search --help
 grep -q -- "-k N .*(default 10)" out.txt || fail "$(grep -- '-k N' out.txt)"
 
+begin "terms --top with --prefix blames the pair"
+run "$T" terms dflt.idx --top 3 --prefix f
+want_fail "--top and --prefix do not combine"
+grep -q "need INDEX" err.txt && fail "blames INDEX: $(cat err.txt)"
+
 echo "$failures failure(s)"
 exit "$failures"

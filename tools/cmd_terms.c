@@ -79,9 +79,11 @@ int tdm_cmd_terms(int argc, char **argv)
             return tdm_cli_fail("terms", "unexpected argument '%s'", argv[i]);
         }
     }
-    if (!path || (top && prefix)) {
+    if (top && prefix) /* blame what is wrong: the pair, not a missing INDEX */
+        return tdm_cli_fail("terms", "--top and --prefix do not combine: give one");
+    if (!path) {
         usage(stderr);
-        return tdm_cli_fail("terms", "need INDEX, and --top or --prefix (not both)");
+        return tdm_cli_fail("terms", "need INDEX");
     }
     tdm_err err = {0};
     tdm_ireader *r = NULL;
