@@ -152,7 +152,9 @@ void tdm_search_zr_layout_force(int layout);
 uint64_t tdm_search_zr_words(const tdm_device *d);
 /* Whether the compressed variant can run p with algorithm salg
  * (TDM_SALG_*) over nranges ranges on device d: bounds from the host where
- * it prunes, cursor buffers within tdm_search_zr_words(d). */
+ * it prunes, cursor buffers within tdm_search_zr_words(d), and a device that
+ * runs its kernels (not d->no_zcur: rusticl). Where not, the planner takes a
+ * decoded variant, whose answers are the same. */
 int tdm_search_zrange_fits(const tdm_device *d, const tdm_sprep *p, int salg, uint32_t nranges);
 
 /* For a kernel that reads the resident index itself (the compressed

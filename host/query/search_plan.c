@@ -176,7 +176,8 @@ int tdm_search_zrange_fits(const tdm_device *d, const tdm_sprep *p, int salg, ui
 {
     int bounds = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
     uint64_t words = (uint64_t)p->nt * nranges * (TDM_ZR_CW + 2u * (uint64_t)p->max_block);
-    return !(bounds && p->device_bounds) && p->max_block && words <= tdm_search_zr_words(d);
+    return !d->no_zcur && !(bounds && p->device_bounds) && p->max_block &&
+           words <= tdm_search_zr_words(d);
 }
 
 static int zr_forced = -1;
