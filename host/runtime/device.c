@@ -124,8 +124,9 @@ int tdm_kernel_launch_on(tdm_device *d, cl_command_queue q, const char *name,
     } else if ((rc = tdm_kernel_enqueue(d, q ? q : d->queue, k, name, global, local, nwait,
                                         wait, ev)) != CL_SUCCESS) {
         tdm_cl_fail(err, rc, "clEnqueueNDRangeKernel");
-        tdm_err_append(err, " (kernel '%s', %zu work-items in groups of %zu, on %s)", name,
-                       global, local, d->info.name);
+        tdm_err_append(err, " (kernel '%s', %zu work-items in groups of %zu, on %s, which "
+                       "allows groups of %zu for it)", name, global, local, d->info.name,
+                       tdm_kernel_max_wg(d, k));
     }
     tdm_kernel_return(d, k);
     return rc == CL_SUCCESS ? TDM_OK : err->code;
@@ -162,6 +163,12 @@ cl_int tdm_kernel_enqueue(tdm_device *d, cl_command_queue q, cl_kernel k, const 
                           cl_event *ev)
 {
     const cl_event *w = nwait ? wait : NULL;
+    size_t max_wg = tdm_kernel_max_wg(d, k);
+    if (max_wg && local > max_wg) { /* the specification's limit, whatever a driver forgives */
+        if (ev)
+            *ev = NULL;
+        return CL_INVALID_WORK_GROUP_SIZE;
+    }
     tdm_wait_flush(q, nwait, w);
     if (!d->launch_guard)
         return clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, nwait, w, ev);

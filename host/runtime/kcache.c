@@ -11,6 +11,7 @@
 typedef struct kslot {
     char *name;
     cl_kernel k;
+    size_t max_wg; /* CL_KERNEL_WORK_GROUP_SIZE on this device */
     int lent;
 } kslot;
 
@@ -68,7 +69,7 @@ static cl_kernel take(struct tdm_kcache *c, const char *name)
 }
 
 /* Adds a lent kernel; 0 when out of memory. Under the lock. */
-static int add(struct tdm_kcache *c, const char *name, cl_kernel k)
+static int add(struct tdm_kcache *c, const char *name, cl_kernel k, size_t max_wg)
 {
     kslot *s = tdm_array_grow(c->slot, &c->cap, c->n + 1, sizeof *s);
     if (!s)
@@ -77,7 +78,7 @@ static int add(struct tdm_kcache *c, const char *name, cl_kernel k)
     char *copy = strdup(name);
     if (!copy)
         return 0;
-    c->slot[c->n++] = (kslot){.name = copy, .k = k, .lent = 1};
+    c->slot[c->n++] = (kslot){.name = copy, .k = k, .max_wg = max_wg, .lent = 1};
     return 1;
 }
 
@@ -97,8 +98,24 @@ int tdm_kernel_borrow(tdm_device *d, const char *name, cl_kernel *out, tdm_err *
         tdm_err_append(err, " for kernel '%s' on %s", name, d->info.name);
         return err->code;
     }
+    /* The specification's limits of this kernel on this device, read once:
+     * its largest work-group (may be below the device's: registers) and
+     * its local memory, which must fit the device's. */
+    size_t max_wg = 0;
+    cl_ulong lmem = 0;
+    if (clGetKernelWorkGroupInfo(k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg, &max_wg,
+                                 NULL) != CL_SUCCESS)
+        max_wg = 0; /* unknown: the launch's own check decides */
+    if (clGetKernelWorkGroupInfo(k, d->id, CL_KERNEL_LOCAL_MEM_SIZE, sizeof lmem, &lmem, NULL) ==
+            CL_SUCCESS && d->info.local_mem_bytes && lmem > d->info.local_mem_bytes) {
+        clReleaseKernel(k);
+        return tdm_err_set(err, TDM_ERR_UNSUPPORTED,
+                           "kernel '%s' needs %llu bytes of local memory; %s has %llu", name,
+                           (unsigned long long)lmem, d->info.name,
+                           (unsigned long long)d->info.local_mem_bytes);
+    }
     pthread_mutex_lock(&c->lock);
-    int ok = add(c, name, k);
+    int ok = add(c, name, k, max_wg);
     pthread_mutex_unlock(&c->lock);
     if (!ok) {
         clReleaseKernel(k);
@@ -118,6 +135,20 @@ void tdm_kernel_return(tdm_device *d, cl_kernel k)
             break;
         }
     pthread_mutex_unlock(&c->lock);
+}
+
+size_t tdm_kernel_max_wg(tdm_device *d, cl_kernel k)
+{
+    struct tdm_kcache *c = d->kcache;
+    size_t m = 0;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->slot[i].k == k) {
+            m = c->slot[i].max_wg;
+            break;
+        }
+    pthread_mutex_unlock(&c->lock);
+    return m;
 }
 
 size_t tdm_kcache_count(tdm_device *d, const char *name)

@@ -81,6 +81,11 @@ typedef struct tdm_device {
     int from_cache;         /* program came from the binary cache */
     int launch_guard;       /* launches go through the PoCL work-around (launch_guard.c) */
     int hung;               /* missed its first kernel's limit: abandoned, never released */
+    int no_zcur;            /* the compressed cursors' kernels are never run here: rusticl
+                               inlines every call into them (NIR) and its llvmpipe then
+                               took 24 GB compiling one (docs/HACKING.md, portability) */
+    void *serial;           /* a pthread_mutex_t: one host thread at a time drives the
+                               device (serial.c: PoCL's basic driver), else NULL */
     struct tdm_kcache *kcache; /* kernels of `program`, reused (kcache.c) */
     struct tdm_probe *probe;   /* measured characteristics (probe.c) */
 } tdm_device;
@@ -173,6 +178,9 @@ int tdm_queue_create(tdm_device *d, cl_command_queue *out, tdm_err *err);
  * launch keeps its arguments. */
 int tdm_kernel_borrow(tdm_device *d, const char *name, cl_kernel *out, tdm_err *err);
 void tdm_kernel_return(tdm_device *d, cl_kernel k);
+/* The largest work-group kernel k (from d's pool) may be launched with on d
+ * (CL_KERNEL_WORK_GROUP_SIZE, read when the pool made it; 0 unknown). */
+size_t tdm_kernel_max_wg(tdm_device *d, cl_kernel k);
 /* Kernels the pool holds (lent or not) for `name`, for tests. */
 size_t tdm_kcache_count(tdm_device *d, const char *name);
 
