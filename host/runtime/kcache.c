@@ -106,6 +106,12 @@ int tdm_kernel_borrow(tdm_device *d, const char *name, cl_kernel *out, tdm_err *
     if (clGetKernelWorkGroupInfo(k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg, &max_wg,
                                  NULL) != CL_SUCCESS)
         max_wg = 0; /* unknown: the launch's own check decides */
+    /* rusticl 22.x answers its subgroup size (32 on llvmpipe) for every
+     * kernel, even one without local memory or barriers, yet runs groups up to
+     * the device's maximum (seen on 22.3.6, answers equal to PoCL's): that
+     * value is no limit, so the device's decides (HACKING.md, portability). */
+    if (strstr(d->info.platform, "rusticl") && strncmp(d->info.driver_version, "22.", 3) == 0)
+        max_wg = 0;
     if (clGetKernelWorkGroupInfo(k, d->id, CL_KERNEL_LOCAL_MEM_SIZE, sizeof lmem, &lmem, NULL) ==
             CL_SUCCESS && d->info.local_mem_bytes && lmem > d->info.local_mem_bytes) {
         clReleaseKernel(k);
