@@ -242,7 +242,11 @@ static void strict_on_devices(void **state)
     static const int algos[] = {TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
     static const int salgs[] = {TDM_SALG_WAND, TDM_SALG_BMW, TDM_SALG_MAXSCORE};
     static const char *codecs[] = {"bp128", "vbyte1024", "pef"};
-    uint32_t broken = 0;
+    uint32_t broken = 0, ran = 0;
+    int zc[16];
+    assert_true(tdm_engine_device_count(eng) <= 16);
+    for (int d = 0; d < tdm_engine_device_count(eng); d++)
+        zc[d] = tdm_test_zcur(eng, d, "strict_on_devices");
     for (uint64_t ci = 0; ci < 3; ci++) {
         uint32_t ndocs = small ? 600 : 5000;
         randcoll c;
@@ -271,6 +275,9 @@ static void strict_on_devices(void **state)
             int capfree, exact = g == tdm_f2u(ref_seed(ir, &q, &sp, k, &capfree));
             uint32_t nw = oracle_keys(or, &q, k, &sp, want);
             for (int d = 0; g && d < tdm_engine_device_count(eng); d++) {
+                if (!zc[d]) /* the seed is the compressed variant's alone */
+                    continue;
+                ran++;
                 size_t a = qi % 3;
                 tdm_splan pl;
                 uint32_t ranges = tdm_rng_range(&r, 1, 40);
@@ -305,18 +312,21 @@ static void strict_on_devices(void **state)
         tdm_index_close(ix);
         randcoll_free(&c);
     }
+    if (!ran)
+        skip(); /* no device runs the compressed variant */
     print_message("G one ulp above the seed broke %u runs\n", broken);
     assert_true(broken > 0);
 }
 
 /* ---- through the API, alone and in batches, every device */
 
+/* zc: device d runs the compressed variant (else a decoded one must answer). */
 static void check_result(const tdm_search_result *res, const uint64_t *want, uint32_t nw,
-                         const char *what, uint32_t qi, int d, int algo, uint32_t k)
+                         const char *what, uint32_t qi, int d, int algo, uint32_t k, int zc)
 {
     if (res->status != TDM_OK)
         fail_msg("%s query %u dev %d alg %d k %u: %s", what, qi, d, algo, k, res->error);
-    if (res->n != nw || res->variant != TDM_VARIANT_COMPRESSED)
+    if (res->n != nw || (res->variant == TDM_VARIANT_COMPRESSED) != zc)
         fail_msg("%s query %u dev %d alg %d k %u: %zu hits (variant %d), oracle %u", what, qi, d,
                  algo, k, res->n, res->variant, nw);
     for (size_t i = 0; i < nw; i++) {
@@ -335,6 +345,10 @@ static void api_seeded(void **state)
     int small = tdm_test_small();
     static const int algos[] = {TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
     static const char *codecs[] = {"bp256", "rice"};
+    int zc[16];
+    assert_true(tdm_engine_device_count(eng) <= 16);
+    for (int d = 0; d < tdm_engine_device_count(eng); d++)
+        zc[d] = tdm_test_zcur(eng, d, "api_seeded");
     for (uint64_t ci = 0; ci < 2; ci++) {
         uint32_t ndocs = small ? 500 : 8000;
         randcoll c;
@@ -376,7 +390,7 @@ static void api_seeded(void **state)
                         if (tdm_search_terms(s, bq[i].terms, bq[i].nterms, &o, &res) != TDM_OK)
                             fail_msg("search: %s", tdm_last_error());
                         check_result(res, want[i], nw[i], "alone", round * NQ + i, d,
-                                     algos[a], o.k);
+                                     algos[a], o.k, zc[d]);
                         tdm_search_result_free(res);
                     }
                     tdm_search_result *res[NQ];
@@ -384,7 +398,7 @@ static void api_seeded(void **state)
                         fail_msg("batch: %s", tdm_last_error());
                     for (uint32_t i = 0; i < NQ; i++) {
                         check_result(res[i], want[i], nw[i], "batch", round * NQ + i, d,
-                                     algos[a], o.k);
+                                     algos[a], o.k, zc[d]);
                         tdm_search_result_free(res[i]);
                     }
                 }

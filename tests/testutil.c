@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/fsutil.h"
+#include "runtime/runtime.h"
 
 int tdm_test_small(void)
 {
@@ -20,6 +21,18 @@ tdm_engine *tdm_test_engine(void)
     if (rc != TDM_OK)
         fail_msg("tdm_engine_open: %s: %s", tdm_strerror(rc), tdm_last_error());
     return e;
+}
+
+int tdm_test_zcur(tdm_engine *e, int d, const char *what)
+{
+    const tdm_device *dev = tdm_engine_device(e, d);
+    if (!dev || !dev->no_zcur)
+        return 1;
+    printf("[ SKIPPED  ] %s: the compressed variant on device %d (%s, %s): its kernels are "
+           "not run there (no_zcur); a decoded variant's answer is checked instead\n",
+           what, d, dev->info.platform, dev->info.name);
+    fflush(stdout);
+    return 0;
 }
 
 const char *tdm_test_write(const char *dir, const char *name, const char *text)

@@ -18,6 +18,13 @@ int tdm_test_small(void);
  * engine's message. */
 tdm_engine *tdm_test_engine(void);
 
+/* Whether device d of e runs the compressed variant's kernels. Where it does
+ * not (no_zcur: rusticl, whose compiler cannot take them), prints that the
+ * compressed case `what` is skipped on that device, so a test checks what it
+ * still can (a decoded variant's answer) without passing a case that did not
+ * run. */
+int tdm_test_zcur(tdm_engine *e, int d, const char *what);
+
 /* A fresh empty directory under TANDEM_TEST_TMP (or /tmp) named after `tag`;
  * returns a static buffer valid until the next call. */
 const char *tdm_test_tmpdir(const char *tag);
