@@ -10,6 +10,7 @@
 
 #include "codec/layout.h"
 #include "index/listcache.h"
+#include "runtime/serial.h"
 
 int tdm_astep_applies(const tdm_query *q, int algorithm)
 {
@@ -388,14 +389,9 @@ static int finish(seg *g, int dev, size_t *cap, tdm_search_result **out, tdm_err
     return rc;
 }
 
-int tdm_astep_run(tdm_search *s, tdm_astep *a, int dev, tdm_astep_decide_fn decide, void *user,
-                  int *moved, tdm_search_result **res, tdm_err *err)
+static int astep_run(tdm_search *s, tdm_astep *a, int dev, tdm_astep_decide_fn decide,
+                     void *user, int *moved, tdm_search_result **res, tdm_err *err)
 {
-    *moved = -1;
-    *res = NULL;
-    mid_free(&a->next);
-    if (dev < 0 || dev >= s->ndev)
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "and step: device %d of %d", dev, s->ndev);
     seg g = {.s = s, .a = a, .sd = &s->dev[dev], .d = s->dev[dev].d};
     size_t cap[S_N] = {0};
     a->segments++;
@@ -426,5 +422,19 @@ int tdm_astep_run(tdm_search *s, tdm_astep *a, int dev, tdm_astep_decide_fn deci
     for (int i = 0; i < S_N; i++)
         if (g.b[i])
             clReleaseMemObject(g.b[i]);
+    return rc;
+}
+
+int tdm_astep_run(tdm_search *s, tdm_astep *a, int dev, tdm_astep_decide_fn decide, void *user,
+                  int *moved, tdm_search_result **res, tdm_err *err)
+{
+    *moved = -1;
+    *res = NULL;
+    mid_free(&a->next);
+    if (dev < 0 || dev >= s->ndev)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "and step: device %d of %d", dev, s->ndev);
+    tdm_serial_enter(s->dev[dev].d); /* PoCL's basic driver: one thread at a time (serial.c) */
+    int rc = astep_run(s, a, dev, decide, user, moved, res, err);
+    tdm_serial_leave(s->dev[dev].d);
     return rc;
 }

@@ -14,6 +14,7 @@
 
 #include "search.h"
 #include "search_batch_dev.h"
+#include "runtime/serial.h"
 
 /* Queries of one device batch at most. */
 #define BATCH_MAX_QUERIES 8192u
@@ -176,7 +177,7 @@ static int run_and_or(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err
     return rc;
 }
 
-int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n, tdm_err *err)
+static int dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n, tdm_err *err)
 {
     tdm_sbq **g = malloc((n ? n : 1) * sizeof *g);
     char *done = calloc(n ? n : 1, 1);
@@ -201,5 +202,27 @@ int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n,
     }
     free(g);
     free(done);
+    return rc;
+}
+
+int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n, tdm_err *err)
+{
+    /* PoCL's basic driver: one thread at a time (runtime/serial.c); taken
+       in device order, so two calls never wait for each other's. Which
+       devices, fixed before the run (it changes the items' status). */
+    char *lock = calloc(s->ndev > 0 ? (size_t)s->ndev : 1, 1);
+    if (!lock)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (items[i].run && !items[i].rc && items[i].pl.dev >= 0 && items[i].pl.dev < s->ndev)
+            lock[items[i].pl.dev] = s->dev[items[i].pl.dev].d->serial != NULL;
+    for (int d = 0; d < s->ndev; d++)
+        if (lock[d])
+            tdm_serial_enter(s->dev[d].d);
+    int rc = dev_batches(s, items, n, err);
+    for (int d = s->ndev - 1; d >= 0; d--)
+        if (lock[d])
+            tdm_serial_leave(s->dev[d].d);
+    free(lock);
     return rc;
 }

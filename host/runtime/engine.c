@@ -11,6 +11,7 @@
 #include "first_kernel.h"
 #include "launch_guard.h"
 #include "runtime.h"
+#include "serial.h"
 
 struct tdm_engine {
     tdm_device *dev;
@@ -47,6 +48,7 @@ static void device_release(tdm_device *d)
         return;
     }
     tdm_device_stop(d);
+    tdm_serial_free(d);
     if (d->program) clReleaseProgram(d->program);
     if (d->queue) clReleaseCommandQueue(d->queue);
     if (d->ctx) clReleaseContext(d->ctx);
@@ -98,6 +100,9 @@ static int device_init(tdm_device *d, const tdm_found_device *f, size_t index,
         return st;
     d->info.preferred_wg_multiple = probe_wg_multiple(d);
     d->launch_guard = tdm_launch_guard_needed(&d->info, s);
+    d->no_zcur = strstr(d->info.platform, "rusticl") != NULL;
+    if ((st = tdm_serial_init(d, err)) != TDM_OK)
+        return st;
     if (s->kernel_source_copy) /* a caller's own kernels: no tdm_first_kernel in them */
         return TDM_OK;
     st = tdm_first_kernel_run(d, s->first_kernel_ms, s->test_hang == (long)index, err);
