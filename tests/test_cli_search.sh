@@ -175,6 +175,17 @@ for opt in "--batch 0" "--batch 8" "--batch 3 --threads 2"; do
     cmp -s good.run bad.run || fail "$opt: the other queries' run differs: $(diff good.run bad.run | head -3)"
 done
 
+begin "run: an empty query file says it has no queries (issue 27 item 6)"
+: > none.txt
+printf '\n \n' > blank.txt
+for qf in none.txt blank.txt; do
+    echo "old run" > old.run
+    run "$T" run big.idx --queries $qf -o old.run
+    want_fail "$qf: the file has no queries"
+    grep -q "every query failed" err.txt && fail "$qf: blames failed queries: $(cat err.txt)"
+    [ "$(cat old.run)" = "old run" ] || fail "$qf: the old run was replaced"
+done
+
 begin "run: when every query fails, an old run is left as it was"
 echo "old run" > old.run
 printf 'b1:%s\nb2:%s\n' "$long" "$long" > allbad.txt

@@ -293,13 +293,38 @@ static void real_files(void **state)
     tdm_qfile_free(f);
 }
 
+/* Issue 27 item 6: a TAB in a colon file's text made the file a tab file
+ * and blamed the id; a file that reads neither way says what it was read as. */
+static void tab_in_colon_file(void **state)
+{
+    (void)state;
+    tdm_qfile *f = read_ok("1:boundary layer\tflow\n2:heat transfer\n", 0, 0, 0);
+    assert_int_equal(f->format, TDM_QF_COLON);
+    assert_query(f, 0, "1", "boundary layer\tflow");
+    assert_query(f, 1, "2", "heat transfer");
+    tdm_qfile_free(f);
+    f = read_ok("7:flow\tair\n", 0, 0, 0); /* both ways: the first separator */
+    assert_int_equal(f->format, TDM_QF_COLON);
+    assert_query(f, 0, "7", "flow\tair");
+    tdm_qfile_free(f);
+    f = read_ok("q1\ttime: 10:30\nq2\tratio 3:1\n", 0, 0, 0);
+    assert_int_equal(f->format, TDM_QF_TAB);
+    assert_query(f, 1, "q2", "ratio 3:1");
+    tdm_qfile_free(f);
+    f = read_ok("  q1\tflow\n", 0, 0, 0);
+    assert_int_equal(f->format, TDM_QF_TAB);
+    tdm_qfile_free(f);
+    expect_error("bad id\tflow\n", 0, "read as a colon file, id:text, detected");
+    expect_error("1:a\nno separator\n", 0, "line 2: no ':'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(colon_and_tab), cmocka_unit_test(trec_topics),
         cmocka_unit_test(smart),         cmocka_unit_test(jsonl),
         cmocka_unit_test(bad_options),   cmocka_unit_test(real_files),
-        cmocka_unit_test(cr_ids_weights),
+        cmocka_unit_test(cr_ids_weights), cmocka_unit_test(tab_in_colon_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -241,6 +241,12 @@ int tdm_cmd_run(int argc, char **argv)
         tdm_err_clear(&err);
         return 1;
     }
+    if (qf->n == 0) { /* not "every query failed": there was none */
+        tdm_cli_fail(C, "%s: the file has no queries (read as %s); %s not written", o.qpath,
+                     tdm_qf_format_name(qf->format), o.out);
+        tdm_qfile_free(qf);
+        return 1;
+    }
     tdm_engine *e;
     tdm_index *ix;
     tdm_search *sh;

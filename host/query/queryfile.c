@@ -128,6 +128,53 @@ int tdm_qf_add(tdm_qf_ctx *c, const char *id, size_t idlen, const char *text, si
     return TDM_OK;
 }
 
+/* Whether line p[0 .. n) starts with an id ended by sep: something, with
+ * no white space in it (leading blanks aside, as tdm_qf_add trims them). */
+static int id_then(const char *p, size_t n, char sep)
+{
+    size_t i = 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t') && p[i] != sep)
+        i++;
+    size_t start = i;
+    while (i < n && p[i] != sep && p[i] != ' ' && p[i] != '\t')
+        i++;
+    return i < n && p[i] == sep && i > start;
+}
+
+/* Colon or tab lines, from the lines in reach: a tab file's lines are
+ * id<TAB>text and a colon file's id:text, with no white space in the id (a
+ * TAB inside a colon file's text made it a tab file, issue 27 item 6).
+ * When every line reads both ways, the separator that comes first on the
+ * first line decides. */
+static int guess_lines(const char *p, size_t n)
+{
+    int tab = 1, colon = 1, lines = 0, first = TDM_QF_COLON;
+    for (size_t i = 0; i < n && lines < 256;) {
+        const char *nl = memchr(p + i, '\n', n - i);
+        size_t len = nl ? (size_t)(nl - (p + i)) : n - i;
+        if (!nl && lines > 0)
+            break; /* a line cut by the end of what is in reach */
+        const char *l = p + i;
+        size_t k = 0;
+        while (k < len && strchr(" \t\r", l[k]))
+            k++;
+        if (k < len) {
+            if (lines++ == 0) {
+                size_t t = 0;
+                while (t < len && l[t] != '\t' && l[t] != ':')
+                    t++;
+                first = t < len && l[t] == '\t' ? TDM_QF_TAB : TDM_QF_COLON;
+            }
+            tab &= id_then(l, len, '\t');
+            colon &= id_then(l, len, ':');
+        }
+        i += len + 1;
+    }
+    if (tab && colon)
+        return first;
+    return tab ? TDM_QF_TAB : TDM_QF_COLON;
+}
+
 static int guess(tdm_qf_ctx *c)
 {
     const char *p;
@@ -142,10 +189,7 @@ static int guess(tdm_qf_ctx *c)
         return TDM_QF_JSONL;
     if (n - i >= 2 && p[i] == '.' && p[i + 1] == 'I')
         return TDM_QF_SMART;
-    for (size_t k = i; k < n && p[k] != '\n'; k++)
-        if (p[k] == '\t')
-            return TDM_QF_TAB;
-    return TDM_QF_COLON;
+    return guess_lines(p, n);
 }
 
 static int id_cmp(const void *a, const void *b)
@@ -196,6 +240,11 @@ int tdm_qfile_read(const char *path, const tdm_qf_options *opts, tdm_qfile **out
            : f->format == TDM_QF_JSONL   ? tdm_qf_read_jsonl(&c)
                                          : tdm_qf_read_lines(&c);
         tdm_lr_close(c.lr);
+        if (rc == TDM_ERR_FORMAT && !o.format) /* say what the guess was */
+            tdm_err_append(err, " (read as %s, detected from its first lines; --format "
+                           "chooses another)", f->format == TDM_QF_TAB ? "a tab file, id<TAB>text"
+                           : f->format == TDM_QF_COLON ? "a colon file, id:text"
+                           : tdm_qf_format_name(f->format));
     }
     if (rc == TDM_OK)
         rc = check_duplicates(&c);
