@@ -301,8 +301,9 @@ static inline uint32_t tdm_pow2_at_least(uint32_t k)
 }
 
 /* Work-items of a select or merge group on d (search_dev.c): wide on a GPU,
- * where each pass of the radix select loops over the candidates. */
-size_t tdm_search_merge_local(const tdm_device *d);
+ * where each pass of the radix select loops over the candidates; within
+ * each such kernel's CL_KERNEL_WORK_GROUP_SIZE on d. */
+size_t tdm_search_merge_local(tdm_device *d);
 /* Whether the small-k kernels tdm_search_select_small and
  * tdm_search_merge_small (k <= 16, few keys) take n keys (a group's) at k on
  * d in groups of wg; else tdm_search_select and tdm_search_merge. */

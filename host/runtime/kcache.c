@@ -157,6 +157,19 @@ size_t tdm_kernel_max_wg(tdm_device *d, cl_kernel k)
     return m;
 }
 
+size_t tdm_kernel_wg_limit(tdm_device *d, const char *name)
+{
+    cl_kernel k;
+    tdm_err err = {0};
+    if (tdm_kernel_borrow(d, name, &k, &err) != TDM_OK) {
+        tdm_err_clear(&err);
+        return 0;
+    }
+    size_t m = tdm_kernel_max_wg(d, k);
+    tdm_kernel_return(d, k);
+    return m;
+}
+
 size_t tdm_kcache_count(tdm_device *d, const char *name)
 {
     struct tdm_kcache *c = d->kcache;

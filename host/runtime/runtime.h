@@ -181,6 +181,8 @@ void tdm_kernel_return(tdm_device *d, cl_kernel k);
 /* The largest work-group kernel k (from d's pool) may be launched with on d
  * (CL_KERNEL_WORK_GROUP_SIZE, read when the pool made it; 0 unknown). */
 size_t tdm_kernel_max_wg(tdm_device *d, cl_kernel k);
+/* The same by name (0 when the kernel cannot be made). Thread-safe. */
+size_t tdm_kernel_wg_limit(tdm_device *d, const char *name);
 /* Kernels the pool holds (lent or not) for `name`, for tests. */
 size_t tdm_kcache_count(tdm_device *d, const char *name);
 
