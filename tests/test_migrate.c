@@ -647,6 +647,7 @@ static void faults_mid_query(void **state)
 
 int main(void)
 {
+    tdm_test_pocl_devices();
     (void)assert_same_index; /* randcoll.h's */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(kernels_vs_reference),

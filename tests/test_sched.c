@@ -534,6 +534,7 @@ static void model_calibrated_and_kept(void **state)
 
 int main(void)
 {
+    tdm_test_pocl_devices();
     setenv("POCL_DEVICES", "pthread pthread", 0); /* two CPU devices, two lanes */
     (void)assert_same_index;
     const struct CMUnitTest tests[] = {

@@ -328,6 +328,7 @@ static void threads(void **state)
 
 int main(void)
 {
+    tdm_test_pocl_devices();
     (void)assert_same_index; /* randcoll.h's */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(policies, setup, teardown),

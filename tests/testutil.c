@@ -23,6 +23,13 @@ tdm_engine *tdm_test_engine(void)
     return e;
 }
 
+void tdm_test_pocl_devices(void)
+{
+    const char *v = getenv("TANDEM_TEST_POCL_DEVICES");
+    if (v && *v)
+        setenv("POCL_DEVICES", v, 1);
+}
+
 int tdm_test_zcur(tdm_engine *e, int d, const char *what)
 {
     const tdm_device *dev = tdm_engine_device(e, d);

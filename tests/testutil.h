@@ -18,6 +18,13 @@ int tdm_test_small(void);
  * engine's message. */
 tdm_engine *tdm_test_engine(void);
 
+/* The scheduler's tests run on two lanes: ctest gives them POCL_DEVICES=
+ * "pthread pthread" (two PoCL devices). TANDEM_TEST_POCL_DEVICES, when set,
+ * replaces it before OpenCL loads: the rusticl stage sets "pthread", one PoCL
+ * device beside rusticl's, two implementations as the two lanes. Call first
+ * in main. */
+void tdm_test_pocl_devices(void);
+
 /* Whether device d of e runs the compressed variant's kernels. Where it does
  * not (no_zcur: rusticl, whose compiler cannot take them), prints that the
  * compressed case `what` is skipped on that device, so a test checks what it
