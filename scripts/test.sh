@@ -40,6 +40,15 @@ if command -v oclgrind >/dev/null; then
   echo "== kernel tests under Oclgrind"
   timed "oclgrind" stage ctest --preset oclgrind -j "$jobs" --output-on-failure
 fi
+# Mesa's rusticl (llvmpipe, the CPU): a third implementation, stricter than
+# PoCL; the tests that open devices, small inputs (CMakePresets.json, rusticl).
+if RUSTICL_ENABLE=swrast ./build/tandem devices 2>/dev/null | grep -q rusticl; then
+  echo "== device tests on rusticl (llvmpipe)"
+  timed "rusticl" stage ctest --preset rusticl -j "$jobs" --output-on-failure
+else
+  echo "== rusticl stage skipped: RUSTICL_ENABLE=swrast tandem devices lists no rusticl device" \
+       "(apt-get install mesa-opencl-icd libclc-15)"
+fi
 if command -v clang >/dev/null; then
   # The fuzz targets share a fixed time (TANDEM_FUZZ_TOTAL seconds, default
   # 120), so the suite's time does not grow with their number;
@@ -50,7 +59,7 @@ if command -v clang >/dev/null; then
   echo "== libFuzzer targets, $each s each"
   timed "fuzz" stage bash scripts/fuzz.sh "$each"
 fi
-echo "test stages (normal, sanitizers, oclgrind, fuzzing):"
+echo "test stages (normal, sanitizers, oclgrind, rusticl, fuzzing):"
 echo "$passed passed, $failed failed"
 echo "time: ${times[*]/%/,} total $SECONDS s"
 exit $status
