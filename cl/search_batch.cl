@@ -68,7 +68,7 @@ __kernel void tdm_search_range_batch(__global const uint *docs, __global const u
 /* One work-group per query: its top k, sorted, to out + q * (pow2 + 2)
    (a header of keys written | candidates << 32 and the decode status, then
    pow2 key slots), as tdm_search_merge does for one query. */
-__kernel TDM_MERGE_ATTR void tdm_search_merge_batch(__global const float *hs, __global const uint *hd,
+__kernel void tdm_search_merge_batch(__global const float *hs, __global const uint *hd,
                                      __global const uint *hn, __global const uint *qtab, uint k,
                                      uint pow2, __global ulong *out, __global const uint *status)
 {

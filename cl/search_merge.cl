@@ -9,12 +9,6 @@
    top (eight histogram passes over the candidates in local memory); every
    candidate with a key at least that large is in the top k.
 
-   On a GPU the host builds them with -DTDM_MERGE_WG (1,024, within the
-   device's largest group): reqd_work_group_size then makes the compiler fit
-   their registers to groups that wide, which the radix select's passes
-   want (without it the H200 allowed them 256 work-items: its
-   CL_KERNEL_WORK_GROUP_SIZE; tandem launched 1,024, which NVIDIA ran).
-
    With many ranges (a GPU) the select runs in stages so that one
    work-group never reads every candidate: tdm_search_select gives each of G
    groups a slice of the ranges and writes the slice's top k (unsorted) as a
@@ -33,12 +27,6 @@
    decode launches' status word (codec/layout.h). The same go to the head of
    out (out[0] = keys written | candidates << 32, out[1] = status), the keys
    after them (out + 2), so that one copy brings everything back. */
-
-#ifdef TDM_MERGE_WG
-#define TDM_MERGE_ATTR __attribute__((reqd_work_group_size(TDM_MERGE_WG, 1, 1)))
-#else
-#define TDM_MERGE_ATTR
-#endif
 
 #define TDM_MERGE_KEY(s, d) (((ulong)as_uint(s) << 32) | (ulong)(0xffffffffu - (d)))
 
@@ -223,7 +211,7 @@ uint tdm_merge_small(__global const float *hs, __global const uint *hd, __global
    on[out_off + g]. Stages repeat (each output the next one's input, two
    areas of the same buffers in turn) until few slices are left for the
    merge. */
-__kernel TDM_MERGE_ATTR void tdm_search_select(__global const float *hs, __global const uint *hd,
+__kernel void tdm_search_select(__global const float *hs, __global const uint *hd,
                                 __global const uint *hn, uint in_off, uint nranges, uint cap,
                                 uint k, uint per, __global float *os, __global uint *od,
                                 __global uint *on, uint out_off)
@@ -357,7 +345,7 @@ void tdm_merge_top(__global const float *hs, __global const uint *hd, __global c
 
 /* The last stage (or the only one): the top k of heaps 0 .. nranges (from
    heap in_off on), sorted, to out + 2 (pow2 >= k keys). */
-__kernel TDM_MERGE_ATTR void tdm_search_merge(__global const float *hs, __global const uint *hd,
+__kernel void tdm_search_merge(__global const float *hs, __global const uint *hd,
                                __global const uint *hn, uint in_off, uint nranges, uint cap,
                                uint k, uint pow2, __global ulong *out, __global uint *out_n,
                                __global const uint *status)
@@ -377,7 +365,7 @@ __kernel TDM_MERGE_ATTR void tdm_search_merge(__global const float *hs, __global
 
 /* tdm_search_select for k <= TDM_SMALLK and at most TDM_SMALLK_PER x
    tdm_merge_small_items(group size) keys a group (same arguments). */
-__kernel TDM_MERGE_ATTR void tdm_search_select_small(__global const float *hs, __global const uint *hd,
+__kernel void tdm_search_select_small(__global const float *hs, __global const uint *hd,
                                       __global const uint *hn, uint in_off, uint nranges,
                                       uint cap, uint k, uint per, __global float *os,
                                       __global uint *od, __global uint *on, uint out_off)
@@ -401,7 +389,7 @@ __kernel TDM_MERGE_ATTR void tdm_search_select_small(__global const float *hs, _
 
 /* tdm_search_merge for k <= TDM_SMALLK and at most TDM_SMALLK_PER x
    tdm_merge_small_items(group size) keys (same arguments). */
-__kernel TDM_MERGE_ATTR void tdm_search_merge_small(__global const float *hs, __global const uint *hd,
+__kernel void tdm_search_merge_small(__global const float *hs, __global const uint *hd,
                                      __global const uint *hn, uint in_off, uint nranges,
                                      uint cap, uint k, uint pow2, __global ulong *out,
                                      __global uint *out_n, __global const uint *status)

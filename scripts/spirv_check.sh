@@ -24,12 +24,11 @@ if [ -z "$clang" ] || [ -z "$spirv" ] || [ -z "$val" ]; then
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/tandem-spirv.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-# Work-group sizes: 128 (GPUs, with their 1,024-wide merges), 256 (CPUs), and
-# TANDEM_WG_SIZE's range ends.
+# Work-group sizes: 128 (GPUs), 256 (CPUs), and TANDEM_WG_SIZE's range ends.
 # Local memory: rusticl's llvmpipe (32 KiB), NVIDIA/Intel (48/64 KiB), PoCL
 # (1 MiB). Codec variants that tests build (-DTDM_CODEC_PIPE, -DPFOR_NARROW).
 sets=(
-  "-DTDM_WG_SIZE=128 -DTDM_LOCAL_MEM=65536 -DTDM_MERGE_WG=1024"
+  "-DTDM_WG_SIZE=128 -DTDM_LOCAL_MEM=65536"
   "-DTDM_WG_SIZE=256 -DTDM_LOCAL_MEM=32768"
   "-DTDM_WG_SIZE=256 -DTDM_LOCAL_MEM=1048576"
   "-DTDM_WG_SIZE=64 -DTDM_LOCAL_MEM=49152"

@@ -331,7 +331,7 @@ static int finish(seg *g, int dev, size_t *cap, tdm_search_result **out, tdm_err
             rc = launch(g, "tdm_and_step_final", fa, sizeof fa / sizeof *fa, n, err);
         }
         if (rc == TDM_OK) {
-            size_t wg = tdm_search_merge_local(g->d); /* its reqd_work_group_size on a GPU */
+            size_t wg = g->d->wg_size;
             tdm_karg ma[] = {TDM_KARG_MEM(hs),    TDM_KARG_MEM(hd),   TDM_KARG_MEM(&g->b[S_HN]),
                              TDM_KARG_U32(&zero), TDM_KARG_U32(&one), TDM_KARG_U32(&n),
                              TDM_KARG_U32(&kk),   TDM_KARG_U32(&p2),  TDM_KARG_MEM(&g->b[S_OUT]),

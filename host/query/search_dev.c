@@ -142,8 +142,8 @@ static int and_selects(const tdm_sprep *p, const tdm_splan *pl, int salg)
 #define SELECT_GROUPS_MIN 128u
 /* Work-items of a select or merge group on a GPU: each pass of their radix
  * select is a loop over the candidates, so wide groups make it short (at
- * k = 1,000 the H200 spent 3.2 ms in a merge of 64 work-items). The width
- * is built into them (tdm_merge_wg: reqd_work_group_size). */
+ * k = 1,000 the H200 spent 3.2 ms in a merge of 64 work-items). */
+#define MERGE_LOCAL_GPU 1024u
 
 /* The kernels launched with tdm_search_merge_local's groups. */
 static const char *const merge_kernels[] = {"tdm_search_select", "tdm_search_select_small",
@@ -155,14 +155,14 @@ size_t tdm_search_merge_local(tdm_device *d)
     if (d->info.type != TDM_DEVICE_GPU)
         return d->wg_size;
     /* within each kernel's own CL_KERNEL_WORK_GROUP_SIZE, not only the
-     * device's (the H200 allowed these 256 before TDM_MERGE_WG) */
+     * device's: the H200 allows these 256 (registers), and ran 1024 anyway */
     size_t cap = d->info.max_work_group_size;
     for (size_t i = 0; i < sizeof merge_kernels / sizeof *merge_kernels; i++) {
         size_t m = tdm_kernel_wg_limit(d, merge_kernels[i]);
         cap = m && m < cap ? m : cap;
     }
-    size_t l = tdm_merge_wg(&d->info, d->wg_size);
-    while (l > cap && l > d->wg_size) /* only where a build lacks the attribute */
+    size_t l = MERGE_LOCAL_GPU;
+    while (l > cap && l > d->wg_size)
         l >>= 1;
     return l < d->wg_size ? d->wg_size : l;
 }

@@ -40,16 +40,6 @@ int tdm_nv_shuffle_ok(const tdm_settings *settings, cl_device_id dev, const tdm_
     return major >= 7;
 }
 
-size_t tdm_merge_wg(const tdm_device_info *info, size_t wg_size)
-{
-    if (info->type != TDM_DEVICE_GPU)
-        return 0;
-    size_t l = 1024;
-    while (l > info->max_work_group_size && l > wg_size)
-        l >>= 1;
-    return l < wg_size ? wg_size : l;
-}
-
 void tdm_build_options(const tdm_device_info *info, size_t wg_size, int nv_shuffle,
                        const char *extra, char *buf, size_t len)
 {
@@ -57,8 +47,6 @@ void tdm_build_options(const tdm_device_info *info, size_t wg_size, int nv_shuff
     buf[0] = '\0';
     tdm_bufprintf(buf, len, &pos, "-cl-std=CL1.2 -DTDM_WG_SIZE=%zu -DTDM_LOCAL_MEM=%llu",
                   wg_size, (unsigned long long)info->local_mem_bytes);
-    if (tdm_merge_wg(info, wg_size))
-        tdm_bufprintf(buf, len, &pos, " -DTDM_MERGE_WG=%zu", tdm_merge_wg(info, wg_size));
     if (nv_shuffle && wg_size % 32 == 0) /* whole warps only */
         tdm_bufprintf(buf, len, &pos, " -DTDM_NV_SHFL=1");
     /* NVIDIA's compiler fuses a*b+c into an FMA despite FP_CONTRACT OFF;

@@ -111,11 +111,6 @@ int tdm_nv_shuffle_ok(const tdm_settings *settings, cl_device_id dev, const tdm_
 void tdm_build_options(const tdm_device_info *info, size_t wg_size, int nv_shuffle,
                        const char *extra, char *buf, size_t len);
 
-/* The groups of the select and merge kernels on a GPU (TDM_MERGE_WG,
- * their reqd_work_group_size): 1,024 within the device's largest group, at
- * least wg_size; 0 on other devices (no attribute: any group). */
-size_t tdm_merge_wg(const tdm_device_info *info, size_t wg_size);
-
 /* The work-group size kernels are built for on this device (settings->wg_size
  * if set, lowered to the device's maximum). */
 size_t tdm_choose_wg_size(const tdm_settings *settings, const tdm_device_info *info);
