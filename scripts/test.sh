@@ -41,7 +41,13 @@ if command -v oclgrind >/dev/null; then
   timed "oclgrind" stage ctest --preset oclgrind -j "$jobs" --output-on-failure
 fi
 # Mesa's rusticl (llvmpipe, the CPU): a third implementation, stricter than
-# PoCL; the tests that open devices, small inputs (CMakePresets.json, rusticl).
+# PoCL; small inputs (CMakePresets.json, rusticl): runtime, codecs (all but
+# PForDelta's batched decode, whose 65 KiB of local memory llvmpipe's 32 KiB
+# cannot hold), residency, decode, list cache, search, batches, merge,
+# pruning, seeds, AND's block selection, migration across a PoCL and a
+# rusticl lane, the CLI. Not yet here: test_sched (a mixed PoCL + rusticl
+# open hung 2 runs in 4), test_sched_batch, test_index_mutants, the CLI
+# scripts past test_cli, Python (docs/HACKING.md, portability).
 if RUSTICL_ENABLE=swrast ./build/tandem devices 2>/dev/null | grep -q rusticl; then
   echo "== device tests on rusticl (llvmpipe)"
   timed "rusticl" stage ctest --preset rusticl -j "$jobs" --output-on-failure
