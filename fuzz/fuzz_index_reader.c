@@ -12,6 +12,7 @@
 #include "index/format.h"
 #include "index/reader.h"
 #include "tandem.h"
+#include "forge.h" /* tests/forge.h */
 
 static void exercise(const uint8_t *data, size_t size)
 {
@@ -44,21 +45,6 @@ static void exercise(const uint8_t *data, size_t size)
     tdm_err_clear(&err);
 }
 
-static void fix_sums(uint8_t *b, size_t n)
-{
-    size_t table = sizeof(tdm_idx_header) + TDM_SEC_COUNT * sizeof(tdm_idx_section_entry);
-    if (n < table)
-        return;
-    tdm_idx_section_entry *s = (tdm_idx_section_entry *)(b + sizeof(tdm_idx_header));
-    for (int i = 0; i < TDM_SEC_COUNT; i++)
-        if (s[i].offset <= n && s[i].size <= n - s[i].offset)
-            s[i].checksum = XXH64(b + s[i].offset, s[i].size, 0);
-    tdm_idx_header *h = (tdm_idx_header *)b;
-    h->file_size = n;
-    h->checksum = 0;
-    h->checksum = XXH64(b, table, 0);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     exercise(data, size);
@@ -66,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!copy)
         return 0;
     memcpy(copy, data, size);
-    fix_sums(copy, size);
+    forge_sums(copy, size);
     exercise(copy, size);
     free(copy);
     return 0;

@@ -20,6 +20,7 @@
 #include "index/index_priv.h"
 #include "index/reader.h"
 #include "tandem.h"
+#include "forge.h" /* tests/forge.h */
 
 static tdm_engine *engine;
 static char path[4096];
@@ -95,21 +96,6 @@ static void exercise(const uint8_t *data, size_t size)
         search_all(s, tdm_index_ireader(ix));
     tdm_search_close(s);
     tdm_index_close(ix);
-}
-
-static void forge_sums(uint8_t *b, size_t n)
-{
-    size_t table = sizeof(tdm_idx_header) + TDM_SEC_COUNT * sizeof(tdm_idx_section_entry);
-    if (n < table)
-        return;
-    tdm_idx_section_entry *s = (tdm_idx_section_entry *)(b + sizeof(tdm_idx_header));
-    for (int i = 0; i < TDM_SEC_COUNT; i++)
-        if (s[i].offset <= n && s[i].size <= n - s[i].offset)
-            s[i].checksum = XXH64(b + s[i].offset, s[i].size, 0);
-    tdm_idx_header *h = (tdm_idx_header *)b;
-    h->file_size = n;
-    h->checksum = 0;
-    h->checksum = XXH64(b, table, 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

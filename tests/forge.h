@@ -1,6 +1,7 @@
 /* Checksums recomputed over a damaged index (header-only), for the tests
- * that must get a damage past the checksums into the structural checks and
- * the kernels: what a forged file, not a flipped bit, looks like. */
+ * and fuzz targets that must get a damage past the checksums into the
+ * structural checks and the kernels: what a forged file, not a flipped bit,
+ * looks like. */
 #ifndef TDM_TEST_FORGE_H
 #define TDM_TEST_FORGE_H
 
@@ -22,6 +23,7 @@ static inline void forge_sums(unsigned char *b, size_t n)
         if (s[i].offset <= n && s[i].size <= n - s[i].offset)
             s[i].checksum = XXH64(b + s[i].offset, s[i].size, 0);
     tdm_idx_header *h = (tdm_idx_header *)b;
+    h->file_size = n;
     h->checksum = 0;
     h->checksum = XXH64(b, table, 0);
 }
