@@ -9,7 +9,9 @@
 
 #include "common/strutil.h"
 #include "first_kernel.h"
+#include "kcache.h"
 #include "launch_guard.h"
+#include "probe.h"
 #include "runtime.h"
 #include "serial.h"
 
@@ -43,7 +45,14 @@ static size_t probe_wg_multiple(tdm_device *d)
 
 static void device_release(tdm_device *d)
 {
-    if (d->hung) { /* its queues may never drain: waiting on them would hang too */
+    if (d->hung) {
+        /* Its queues may never drain, and releasing or finishing them could
+         * wait as long: they, the context and the program are abandoned.
+         * Host memory goes (a stuck command holds its own kernel reference). */
+        tdm_kcache_free(d->kcache);
+        tdm_probe_free(d->probe);
+        tdm_serial_free(d);
+        free((char *)d->info.extensions);
         memset(d, 0, sizeof *d);
         return;
     }
