@@ -154,6 +154,9 @@ size_t tdm_search_merge_local(tdm_device *d)
 {
     if (d->info.type != TDM_DEVICE_GPU)
         return d->wg_size;
+    size_t known = __atomic_load_n(&d->merge_local, __ATOMIC_RELAXED);
+    if (known) /* every query asks: the kernels' limits are read once */
+        return known;
     /* within each kernel's own CL_KERNEL_WORK_GROUP_SIZE, not only the
      * device's: the H200 allows these 256 (registers), and ran 1024 anyway */
     size_t cap = d->info.max_work_group_size;
@@ -164,7 +167,9 @@ size_t tdm_search_merge_local(tdm_device *d)
     size_t l = MERGE_LOCAL_GPU;
     while (l > cap && l > d->wg_size)
         l >>= 1;
-    return l < d->wg_size ? d->wg_size : l;
+    l = l < d->wg_size ? d->wg_size : l;
+    __atomic_store_n(&d->merge_local, l, __ATOMIC_RELAXED);
+    return l;
 }
 
 /* (search.h) The kernels' TDM_SMALLK (16), TDM_SMALLK_PER (32) and

@@ -95,6 +95,7 @@ void tdm_device_swap_program(tdm_device *d, cl_program prog, size_t wg_size, cl_
     *old_wg = d->wg_size;
     d->program = prog;
     d->wg_size = wg_size;
+    __atomic_store_n(&d->merge_local, 0, __ATOMIC_RELAXED); /* found again for these kernels */
 }
 
 int tdm_kernel_launch(tdm_device *d, const char *name, const tdm_karg *args, cl_uint nargs,

@@ -81,6 +81,8 @@ typedef struct tdm_device {
     int from_cache;         /* program came from the binary cache */
     int launch_guard;       /* launches go through the PoCL work-around (launch_guard.c) */
     int hung;               /* missed its first kernel's limit: abandoned, never released */
+    size_t merge_local;     /* query/search_dev.c's tdm_search_merge_local, found once
+                               (0 until then; read and written atomically) */
     int no_zcur;            /* the compressed cursors' kernels are never run here: rusticl
                                inlines every call into them (NIR) and its llvmpipe then
                                took 24 GB compiling one (docs/HACKING.md, portability) */
