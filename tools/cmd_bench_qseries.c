@@ -23,9 +23,9 @@ typedef tdm_bq bq;
 /* 0 if r is the oracle's answer for query q at k, from the device asked;
  * else describes the first difference into why[]. */
 static int check(const bq *b, const tdm_search_result *r, size_t q, uint32_t k, int device,
-                 char *why, size_t cap)
+                 int spread, char *why, size_t cap)
 {
-    if (r->device != device) {
+    if (!spread && r->device != device) {
         snprintf(why, cap, "answered by device %d", r->device);
         return 1;
     }
@@ -70,7 +70,7 @@ static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
         s->launches += r->launches / shared;
         s->bytes_up += (double)r->bytes_up / shared;
         s->bytes_down += (double)r->bytes_down / shared;
-        if (check(b, r, i, s->k, s->device, why, sizeof why) && ++s->mismatches <= MAX_REPORTED) {
+        if (check(b, r, i, s->k, s->device, s->spread, why, sizeof why) && ++s->mismatches <= MAX_REPORTED) {
             tdm_progress_clear(&c->bar);
             fprintf(stderr, "MISMATCH %s k %u device %d %s query '%s': %s\n", s->algorithm,
                     s->k, s->device, s->batch ? "batch" : "single", id, why);
@@ -129,8 +129,9 @@ static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
     return 0;
 }
 
-/* One series: algorithm ai at k on device d, single calls from `threads`
- * threads (batch 0) or batch calls of `batch` queries. */
+/* One series: algorithm ai at k on device d (d the device count: every
+ * device, placed by b->o.spread), single calls from `threads` threads
+ * (batch 0) or batch calls of `batch` queries. */
 static int run_series(bq *b, tdm_search *sh, const tdm_qr_query *qs, int d, const char *dname,
                       size_t ai, uint32_t k, uint32_t batch, unsigned threads)
 {
@@ -143,6 +144,7 @@ static int run_series(bq *b, tdm_search *sh, const tdm_qr_query *qs, int d, cons
     s->color = (int)ai;
     s->k = k;
     s->device = d;
+    s->spread = b->o.spread;
     snprintf(s->device_name, sizeof s->device_name, "%.63s", dname);
     s->batch = batch;
     s->threads = threads;
@@ -151,7 +153,8 @@ static int run_series(bq *b, tdm_search *sh, const tdm_qr_query *qs, int d, cons
     tdm_search_options_init(&o);
     o.algorithm = a;
     o.k = k;
-    o.device = d;
+    o.device = b->o.spread ? -1 : d;
+    o.policy = b->o.spread ? b->o.spread : o.policy;
     o.k1 = b->o.k1;
     o.b = b->o.b;
     char label[96];
@@ -219,6 +222,14 @@ int tdm_bq_run_devices(bq *b, tdm_index *ix)
     if (rc == 0 && *tdm_engine_warnings(e))
         fprintf(stderr, "%s\n", tdm_engine_warnings(e));
     int nd = rc == 0 ? tdm_engine_device_count(e) : 0;
+    if (rc == 0 && b->o.spread) {
+        char name[64];
+        snprintf(name, sizeof name, "all %d, %s", nd, tdm_policy_name(b->o.spread));
+        fprintf(stderr, "device %d: %d devices together under policy %s\n", nd, nd,
+                tdm_policy_name(b->o.spread));
+        rc = run_device(b, sh, qs, nd, name);
+        nd = 0; /* no series a device */
+    }
     for (int d = 0; rc == 0 && d < nd; d++) {
         tdm_device_info info;
         tdm_engine_device_info_get(e, d, &info);

@@ -48,6 +48,10 @@ static void usage(FILE *f)
         "                     or all (default: or,and,and_or,wand,bmw,maxscore)\n"
         "  -k LIST            comma-separated k, 1..10000 (default 10,1000)\n"
         "  --devices SPEC     as TANDEM_DEVICES (default: TANDEM_DEVICES, else all)\n"
+        "  --spread POLICY    instead of a series a device, one series over all the\n"
+        "                     devices together: queries and batches unpinned, placed\n"
+        "                     by the scheduler under POLICY (gpu-only, hybrid, ...);\n"
+        "                     a batch call is split over the lanes (several GPUs)\n"
         "  --threads LIST     single-query series with T threads sending queries at\n"
         "                     once, for each T of the list, 1..1024 (default 1)\n"
         "  --batch LIST       also a series of batch calls of N queries for each N of\n"
@@ -197,6 +201,10 @@ static int parse(int argc, char **argv, opts *o)
                 return 1;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--devices"))) {
             o->devices = v;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--spread"))) {
+            if (tdm_policy_parse(v, &o->spread) != TDM_OK || o->spread == TDM_POLICY_DEFAULT)
+                return tdm_cli_fail(C, "--spread '%s': expected cpu-only, gpu-only, best, "
+                                       "hybrid or direct", v);
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--warmup"))) {
             if (tdm_cli_uint(C, "--warmup", v, 0, UINT32_MAX, &o->warmup))
                 return 1;

@@ -41,7 +41,11 @@ typedef struct tdm_bq_series {
     int color;            /* position in the requested algorithm list (plot colour);
                              -1 for the OR oracle, -2 for the AND oracle */
     uint32_t k;
-    int device;           /* engine device index; -1: the host oracle */
+    int device;           /* engine device index; -1: the host oracle; the
+                             engine's device count: spread (below) */
+    int spread;           /* enum tdm_policy: the series' queries were left
+                             unpinned for the scheduler to place over every
+                             lane that policy allows (--spread); 0: pinned */
     char device_name[64];
     double *us;           /* [n] latency of each query, microseconds */
     size_t n;             /* queries timed */
@@ -188,6 +192,8 @@ typedef struct tdm_bq_opts {
     const char *oracle_cache; /* --oracle-cache FILE, or NULL */
     const char *per_query; /* --per-query FILE, or NULL */
     int oracle_only;      /* --oracle-only: no device series */
+    int spread;           /* --spread POLICY (enum tdm_policy): series over
+                             every lane together instead of one a device; 0 */
     double k1, b;         /* BM25 parameters (--k1, --b) */
     uint64_t limit;       /* 0: every query */
     int algos[TDM_BQ_MAX_ALGOS];
