@@ -21,6 +21,24 @@ static char *vformat(const char *fmt, va_list ap)
     return s;
 }
 
+int tdm_err_reach(int code)
+{
+    switch (code) {
+    case TDM_ERR_INTERNAL:
+        return TDM_REACH_BUG;
+    case TDM_ERR_NOMEM:
+        return TDM_REACH_HOST;
+    case TDM_ERR_DEVICE_MEMORY:
+        return TDM_REACH_RUN;
+    case TDM_ERR_OPENCL:
+    case TDM_ERR_BUILD:
+    case TDM_ERR_NO_DEVICE:
+        return TDM_REACH_DEVICE;
+    default:
+        return TDM_REACH_REQUEST;
+    }
+}
+
 int tdm_err_vset(tdm_err *e, int code, const char *fmt, va_list ap)
 {
     if (!e)

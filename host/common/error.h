@@ -34,6 +34,22 @@ void tdm_err_clear(tdm_err *e);
 /* The message, "" if none; owned by `e`. */
 const char *tdm_err_msg(const tdm_err *e);
 
+/* ---- what a failure reaches (tdm_err_reach): the one classifier every
+ * layer asks to tell a request's own failure from its batch's, and a run
+ * that may pass on another try from a device that is gone. Ordered: a
+ * larger reach takes down more. */
+enum tdm_err_reach {
+    TDM_REACH_REQUEST = 0, /* the request's own: its input, its index data, a limit */
+    TDM_REACH_BUG = 1,     /* TDM_ERR_INTERNAL, a bug of tandem's: the work that raised it
+                              (a query's preparation: that query; a device run: the run),
+                              and another run may pass */
+    TDM_REACH_HOST = 2,    /* host memory: the whole run, and no device does better */
+    TDM_REACH_RUN = 3,     /* device memory: the whole run; another run may pass */
+    TDM_REACH_DEVICE = 4,  /* the device failed (OpenCL, build, none): retire it */
+};
+/* The reach of status `code` (TDM_OK: TDM_REACH_REQUEST). */
+int tdm_err_reach(int code);
+
 /* ---- the thread-local last error of the public API (error.c) */
 
 /* Clears the calling thread's last error; every public function calls it first. */

@@ -252,11 +252,11 @@ static int build_query(tdm_search *s, const tdm_search_query *rq, tdm_query *q, 
     return TDM_OK;
 }
 
-/* Errors that fail a whole batch rather than one query of it. */
+/* Errors of a query's preparation that fail a whole batch rather than that
+ * query (common/error.h): a bug met preparing one query is that query's. */
 static int batch_fatal(int rc)
 {
-    return rc == TDM_ERR_NOMEM || rc == TDM_ERR_OPENCL || rc == TDM_ERR_DEVICE_MEMORY ||
-           rc == TDM_ERR_NO_DEVICE || rc == TDM_ERR_BUILD;
+    return tdm_err_reach(rc) >= TDM_REACH_HOST;
 }
 
 /* Tokenizes, prepares and plans query i into it->q; the query's own

@@ -45,11 +45,11 @@ static uint64_t max_postings(const tdm_device *d)
  * against 3,539). */
 #define BATCH_MAX_K 128u
 
-/* Errors that end the whole batch (the others belong to one query). */
+/* Errors that end the whole batch (the others belong to one query): a
+ * device batch's bug cannot be pinned on one of its queries either. */
 static int fatal(int rc)
 {
-    return rc == TDM_ERR_NOMEM || rc == TDM_ERR_OPENCL || rc == TDM_ERR_DEVICE_MEMORY ||
-           rc == TDM_ERR_NO_DEVICE || rc == TDM_ERR_BUILD || rc == TDM_ERR_INTERNAL;
+    return tdm_err_reach(rc) != TDM_REACH_REQUEST;
 }
 
 /* Query `it` alone through the single path with algorithm salg. */

@@ -139,17 +139,18 @@ static int fault_now(slane *l)
     return l->fault.kind && run == l->fault.at ? l->fault.kind : TDM_FAULT_NONE;
 }
 
-/* A failure of the device: the lane is dead. */
+/* A failure of the device: the lane is dead (common/error.h). */
 static int lane_fatal(int rc)
 {
-    return rc == TDM_ERR_OPENCL || rc == TDM_ERR_BUILD || rc == TDM_ERR_NO_DEVICE;
+    return tdm_err_reach(rc) == TDM_REACH_DEVICE;
 }
 
 /* A failure of this run (device memory, a bug of tandem's on these
  * queries): another lane, or this one again, may succeed. */
 static int passing(int rc)
 {
-    return rc == TDM_ERR_DEVICE_MEMORY || rc == TDM_ERR_INTERNAL;
+    int r = tdm_err_reach(rc);
+    return r == TDM_REACH_RUN || r == TDM_REACH_BUG;
 }
 
 /* After a run that failed as a whole with rc (lock held). */
