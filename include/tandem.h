@@ -224,11 +224,16 @@ typedef struct tdm_engine_options {
      * model when no model of the device is stored (and there are several
      * lanes). Unset (-1): TANDEM_CALIBRATE, else 16; 0 none. */
     int calibrate;
-    /* Test switch: faults to inject into lanes, "<lane>:<kind>[@<n>]" items
+    /* ---- TESTING ONLY: the next two fields exist for tandem's own tests
+     * of the scheduler (they stay here so that struct_size and the ABI do
+     * not change). Leave them NULL: a set value makes lanes fail on purpose
+     * or run as another kind of device, and their meaning may change in any
+     * release. */
+    /* Testing only: faults to inject into lanes, "<lane>:<kind>[@<n>]" items
      * separated by commas, kind build, oom or lost (docs/SCHED.md). Unset
      * (NULL): TANDEM_FAULT_INJECT, else none. */
     const char *fault_inject;
-    /* Test switch: each lane's kind, "cpu" or "gpu" items separated by
+    /* Testing only: each lane's kind, "cpu" or "gpu" items separated by
      * commas, one per engine device, in place of the devices' own types.
      * Unset (NULL): TANDEM_LANE_KINDS, else the device types. */
     const char *lane_kinds;

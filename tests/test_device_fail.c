@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "runtime/runtime.h"
+#include "runtime/runtime_testing.h"
 #include "runtime/selfcheck.h"
 #include "found.h"
 #include "testutil.h"

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
+#include "runtime/runtime_testing.h"
 #include "runtime/selfcheck.h"
 #include "found.h"
 #include "testutil.h"

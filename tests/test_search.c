@@ -19,6 +19,7 @@
 #include "index/writer.h"
 #include "query/oracle.h"
 #include "query/search.h"
+#include "query/search_testing.h"
 #include "forge.h"
 #include "randcoll.h"
 #include "residx.h"

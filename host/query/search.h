@@ -137,10 +137,6 @@ typedef struct tdm_splan {
  * (INTERLEAVED: a GPU warp's lanes on consecutive words). */
 #define TDM_ZR_RANGE 0u
 #define TDM_ZR_INTERLEAVED 1u
-/* Tests: every later plan gets `layout` (TDM_ZR_*), or the planner's own
- * choice again for -1. Process-wide; thread-safe, but meant to be set while
- * no search runs. */
-void tdm_search_zr_layout_force(int layout);
 /* The compressed cursors' scratch words (cursors, docs and freqs buffers
  * together) one launch may use on device d: 2^24 (64 MB) on a CPU, whose
  * plans run few ranges; 2^27 (512 MB) on a GPU, within half its largest

@@ -49,6 +49,7 @@
 #include "search.h"
 #include "search_batch_and.h"
 #include "search_batch_dev.h"
+#include "search_testing.h"
 
 #define TDM_SBQ_W 8u /* cl/search_batch.cl */
 /* A range's walk is serial: more of them fill the GPU and balance it. On

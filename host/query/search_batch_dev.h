@@ -27,9 +27,4 @@ int tdm_search_dev_batch_tables(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *con
  * x (TDM_ZR_CW + 2 x block) fit. Device sd: its TANDEM_BATCH_AND. */
 int tdm_search_batch_zr(const tdm_sdev *sd, const tdm_sbq *it, int salg, uint32_t k);
 
-/* Tests: a device batch whose tables pass `limit` entries (instead of
- * 2^32 - 1) is refused as too big, so that its queries rerun alone; 0 gives
- * the default back. Process-wide; meant to be set while no search runs. */
-void tdm_search_batch_limit_force(uint64_t limit);
-
 #endif

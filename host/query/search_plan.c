@@ -22,6 +22,7 @@
 
 #include "search.h"
 #include "search_seed.h"
+#include "search_testing.h"
 #include "tandem.h"
 
 #define CPU_RANGES_PER_CU 4u

@@ -23,6 +23,7 @@
 #include "common/fsutil.h"
 #include "common/strutil.h"
 #include "runtime.h"
+#include "runtime_testing.h"
 
 #define CACHE_MAGIC "TDMCLBIN"
 #define CACHE_FORMAT 1u

@@ -4,6 +4,7 @@
 
 #include "common/strutil.h"
 #include "runtime.h"
+#include "runtime_testing.h"
 
 size_t tdm_choose_wg_size(const tdm_settings *settings, const tdm_device_info *info)
 {

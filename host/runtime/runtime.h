@@ -131,13 +131,6 @@ typedef struct tdm_cache_cfg {
 void tdm_cache_config(const tdm_settings *settings, const tdm_device_info *info,
                       tdm_cache_cfg *out);
 
-/* For tests only: every later build for `dev` fails (the kernels get
- * -DTDM_TEST_BREAK_BUILD), as a broken driver's would; NULL undoes it for
- * all devices. Not thread-safe: call it before tdm_engine_open, whose
- * device threads only read it (tdm_test_build_broken). */
-void tdm_test_break_build(cl_device_id dev);
-int tdm_test_build_broken(cl_device_id dev);
-
 /* Gets the program for `dev` from the cache if a valid entry exists, else
  * builds it from source and stores the binary. *from_cache tells which.
  * A corrupt or stale entry is rebuilt and overwritten, never trusted. */

@@ -1,0 +1,29 @@
+/* Test hooks of the query area: switches and twins that only the tests use,
+ * kept out of the product headers so that product code never reaches for
+ * them by accident. Nothing here is part of the library's contract. */
+#ifndef TDM_QUERY_SEARCH_TESTING_H
+#define TDM_QUERY_SEARCH_TESTING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tandem.h"
+
+/* Every later plan gets `layout` (TDM_ZR_*), or the planner's own choice
+ * again for -1. Process-wide; thread-safe, but meant to be set while no
+ * search runs. */
+void tdm_search_zr_layout_force(int layout);
+
+/* A device batch whose tables pass `limit` entries (instead of 2^32 - 1) is
+ * refused as too big, so that its queries rerun alone; 0 gives the default
+ * back. Process-wide; meant to be set while no search runs. */
+void tdm_search_batch_limit_force(uint64_t limit);
+
+/* One query of terms on the planner's device in the caller's thread
+ * (public errors, as tdm_search_terms): prepared and run as a lane runs
+ * it, without the scheduler (search_run.c); the oracle test_sched compares
+ * the lanes' answers with. */
+int tdm_search_terms_plain(tdm_search *s, const tdm_search_term *terms, size_t n,
+                           const tdm_search_options *opts, tdm_search_result **out);
+
+#endif

@@ -1,0 +1,16 @@
+/* Test hooks of the runtime: switches that only the tests set, kept out of
+ * runtime.h so that product code never reaches for them by accident.
+ * Nothing here is part of the library's contract. */
+#ifndef TDM_RUNTIME_RUNTIME_TESTING_H
+#define TDM_RUNTIME_RUNTIME_TESTING_H
+
+#include "runtime/runtime.h"
+
+/* Every later build for `dev` fails (the kernels get -DTDM_TEST_BREAK_BUILD),
+ * as a broken driver's would; NULL undoes it for all devices. Not
+ * thread-safe: call it before tdm_engine_open, whose device threads only
+ * read it (tdm_test_build_broken, program.c). */
+void tdm_test_break_build(cl_device_id dev);
+int tdm_test_build_broken(cl_device_id dev);
+
+#endif
