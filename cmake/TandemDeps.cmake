@@ -54,4 +54,7 @@ tandem_find_dep(protobufc protobuf-c/protobuf-c.h protobuf-c ON)
 tandem_find_dep(zlib zlib.h z ON)
 if(NOT TANDEM_DEPS_QUIET) # the CLI's, not the library's
   tandem_find_dep(streamvbyte streamvbyte.h streamvbyte OFF)
+  tandem_find_dep(jansson jansson.h jansson ON) # search --json, serve
+  # `tandem serve` (tools/serve*.c) is built only with libmicrohttpd
+  tandem_find_dep(microhttpd microhttpd.h microhttpd OFF)
 endif()

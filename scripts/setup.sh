@@ -7,7 +7,7 @@
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
       libcmocka-dev libstemmer-dev libprotobuf-c-dev protobuf-c-compiler libxxhash-dev
-      zlib1g-dev libstreamvbyte-dev oclgrind clang wordnet-base
+      zlib1g-dev libstreamvbyte-dev libjansson-dev libmicrohttpd-dev oclgrind clang wordnet-base
       mesa-opencl-icd libclc-15 clang-15 llvm-spirv-15 spirv-tools
       python3-numpy python3-pytest python3-setuptools python3-venv)
 missing=()

@@ -28,7 +28,7 @@ want_ok
 grep -q '"hits": \[{"rank": 1, "docid": 1, "name": "d2"' out.txt || fail "$(cat out.txt)"
 grep -q '"algorithm": "' out.txt || fail "no algorithm: $(cat out.txt)"
 grep -q '"variant": "\(item\|group\|compressed\)", "launches": [1-9]' out.txt || fail "no variant/launches: $(cat out.txt)"
-grep -Eq '"batch": [1-9][0-9]*, "policy": "[a-z-]+", "load_mode": "(single|batch)", "queue_seconds": [0-9.]+, "predicted_seconds": [0-9.]+, "handovers": 0, ' out.txt ||
+grep -Eq '"batch": [1-9][0-9]*, "policy": "[a-z-]+", "load_mode": "(single|batch)", "queue_seconds": [0-9.e-]+, "predicted_seconds": [0-9.e-]+, "handovers": 0, ' out.txt ||
     fail "no scheduler fields: $(cat out.txt)"
 
 begin "search: TANDEM_SEARCH_VARIANT naming no variant is refused, naming it"

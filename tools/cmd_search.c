@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "cmd_search.h"
+#include "search_json.h"
 #include "tandem.h"
 
 int tdm_cli_search_opt(const char *cmd, int argc, char **argv, int *i, tdm_cli_sopts *s)
@@ -130,33 +131,19 @@ static void print_sched(const tdm_search_result *r)
         fprintf(stderr, ", handed over %u time%s", r->handovers, r->handovers == 1 ? "" : "s");
 }
 
-static void print_json(tdm_engine *e, const char *text, const tdm_search_result *r)
+/* The result as search_json.c writes it, the same bytes `tandem serve`
+ * answers; 0, or 1 after a message when out of memory. */
+static int print_json(tdm_engine *e, const char *text, const tdm_search_result *r)
 {
-    tdm_device_info info;
-    printf("{\"query\": ");
-    tdm_cli_json_string(stdout, text);
-    printf(", \"device\": %d, \"device_name\": ", r->device);
-    tdm_cli_json_string(stdout, device_name(e, r->device, &info));
-    printf(", \"algorithm\": \"%s\", \"seconds\": %.6f, \"terms\": %u, \"unknown_terms\": %u, "
-           "\"ranges\": %u, \"variant\": \"%s\", \"launches\": %u, \"bytes_up\": %llu, "
-           "\"bytes_down\": %llu, \"batch\": %u, \"policy\": \"%s\", \"load_mode\": \"%s\", "
-           "\"queue_seconds\": %.6f, \"predicted_seconds\": %.6f, \"handovers\": %u, "
-           "\"hits\": [",
-           tdm_algorithm_name(r->algorithm), r->seconds, r->terms, r->unknown, r->ranges,
-           r->variant == TDM_VARIANT_GROUP        ? "group"
-           : r->variant == TDM_VARIANT_COMPRESSED ? "compressed"
-                                                  : "item",
-           r->launches,
-           (unsigned long long)r->bytes_up, (unsigned long long)r->bytes_down, r->batch,
-           policy_name(r->policy), r->load_mode == TDM_LOAD_BATCH ? "batch" : "single",
-           r->queue_seconds, r->predicted_seconds, r->handovers);
-    for (size_t i = 0; i < r->n; i++) {
-        printf("%s{\"rank\": %zu, \"docid\": %u, \"name\": ", i ? ", " : "", i + 1,
-               r->hits[i].docid);
-        tdm_cli_json_string(stdout, r->hits[i].name ? r->hits[i].name : "");
-        printf(", \"score\": %.9g}", r->hits[i].score);
-    }
-    printf("]}\n");
+    json_t *j = tdm_cli_result_json(e, text, r);
+    size_t len;
+    char *s = j ? tdm_cli_json_dump(j, &len) : NULL;
+    json_decref(j);
+    if (!s)
+        return tdm_cli_fail("search", "out of memory writing JSON");
+    fwrite(s, 1, len, stdout);
+    free(s);
+    return 0;
 }
 
 int tdm_cmd_search(int argc, char **argv)
@@ -201,7 +188,7 @@ int tdm_cmd_search(int argc, char **argv)
     if (rc == 0) {
         tdm_device_info info;
         if (s.json) {
-            print_json(e, text, r);
+            rc = print_json(e, text, r);
         } else {
             for (size_t i = 0; i < r->n; i++)
                 printf("%zu\t%.6f\t%s\n", i + 1, r->hits[i].score,

@@ -7,6 +7,19 @@
 #include "runtime/settings.h"
 #include "tandem.h"
 
+#ifndef TANDEM_HAVE_MICROHTTPD
+/* Built without libmicrohttpd: `tandem serve` says so. */
+int tdm_cmd_serve(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    return tdm_cli_fail("serve", "not built: libmicrohttpd was missing when tandem was built "
+                                 "(apt-get install libmicrohttpd-dev, then rebuild)");
+}
+#define SERVE_SUMMARY "(not built: needs libmicrohttpd) a search service over HTTP"
+#else
+#define SERVE_SUMMARY "a search service over HTTP (JSON; /search, /search/batch, /metrics)"
+#endif
+
 static const tdm_cli_command commands[] = {
     {"devices", tdm_cmd_devices, "list OpenCL platforms and devices (--json for JSON)"},
     {"selfcheck", tdm_cmd_selfcheck, "build the kernels and check one on every device"},
@@ -20,6 +33,7 @@ static const tdm_cli_command commands[] = {
     {"gen", tdm_cmd_gen, "synthetic collections (Zipf) and lists (uniform, clustered)"},
     {"search", tdm_cmd_search, "the top k documents of one query (text) on a device (--json)"},
     {"run", tdm_cmd_run, "every query of a file to a TREC run (id:text, TSV, TREC, SMART, JSONL)"},
+    {"serve", tdm_cmd_serve, SERVE_SUMMARY},
     {"eval", tdm_cmd_eval, "MAP, P@10, nDCG@10, recall@1000, MRR@10 of a TREC run (trec_eval's)"},
 };
 

@@ -1,0 +1,115 @@
+/* `tandem serve`: a search service over HTTP (libmicrohttpd, JSON through
+ * jansson) on the public API. One concern a file: cmd_serve.c (options,
+ * start, signals, shutdown), serve_http.c (routing, bodies, tokens, status
+ * codes), serve_req.c (JSON requests to queries, with the limits),
+ * serve_run.c (queries to the engine, answers to JSON; search_json.c writes
+ * each result as `tandem search --json` does), serve_metrics.c (Prometheus
+ * text). */
+#ifndef TDM_CLI_SERVE_H
+#define TDM_CLI_SERVE_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tandem.h"
+
+/* ---- requests (serve_req.c) */
+
+/* What one request may ask for; a violation is a 4xx naming it. */
+typedef struct tdm_serve_limits {
+    size_t max_body;       /* request body bytes */
+    uint32_t max_k;        /* k */
+    uint32_t max_terms;    /* entries of a "terms" object */
+    uint32_t max_batch;    /* queries of a /search/batch request */
+} tdm_serve_limits;
+
+/* One query: text, or terms given directly, and its options. */
+typedef struct tdm_serve_query {
+    const char *text;      /* NULL for terms; owned by the request's JSON */
+    tdm_search_term *terms;
+    size_t nterms;
+    tdm_search_options o;
+} tdm_serve_query;
+
+typedef struct tdm_serve_request {
+    json_t *root;          /* the parsed body, which the strings point into */
+    tdm_serve_query *q;
+    size_t n;
+} tdm_serve_request;
+
+/* Parses a body of /search (batch 0: one object) or /search/batch (batch 1:
+ * an array of such objects, or {"queries": [...]}); unset options are those
+ * of `defaults`. 0 on success (free *out with tdm_serve_request_free),
+ * else the HTTP status (400, 413) with err naming the violation. */
+int tdm_serve_parse(const char *body, size_t len, int batch, const tdm_search_options *defaults,
+                    const tdm_serve_limits *lim, tdm_serve_request *out, char *err,
+                    size_t errlen);
+/* Accepts a zeroed request. */
+void tdm_serve_request_free(tdm_serve_request *r);
+
+/* ---- metrics (serve_metrics.c) */
+
+enum tdm_serve_route {
+    TDM_ROUTE_SEARCH, TDM_ROUTE_BATCH, TDM_ROUTE_HEALTH, TDM_ROUTE_METRICS, TDM_ROUTE_OTHER,
+    TDM_ROUTE_COUNT
+};
+
+typedef struct tdm_serve_metrics tdm_serve_metrics;
+
+tdm_serve_metrics *tdm_serve_metrics_new(void);
+void tdm_serve_metrics_free(tdm_serve_metrics *m);
+/* A request answered with `status` after `seconds`. Thread-safe. */
+void tdm_serve_metrics_request(tdm_serve_metrics *m, int route, int status, double seconds);
+/* A query answered (r) or failed (r NULL). Thread-safe. */
+void tdm_serve_metrics_query(tdm_serve_metrics *m, const tdm_search_result *r);
+
+/* ---- the server */
+
+typedef struct tdm_serve {
+    /* set before `ready`, then read-only */
+    tdm_engine *e;
+    tdm_index *ix;
+    tdm_search *s;
+    atomic_int ready;      /* the index is resident: searches are answered */
+    atomic_int stopping;   /* a signal came: new requests get 503 */
+    tdm_serve_limits lim;
+    tdm_search_options defaults;
+    const char *token;     /* bearer token, NULL for none */
+    double started;        /* tdm_cli_now() at start */
+    double ready_at;       /* tdm_cli_now() when `ready` was set */
+    tdm_serve_metrics *metrics;
+    /* requests begun and not yet completed, for the drain at shutdown */
+    pthread_mutex_t lock;
+    pthread_cond_t idle;
+    unsigned in_flight;
+    struct MHD_Daemon *daemon;
+} tdm_serve;
+
+/* The Prometheus text of sv's counters now (malloc'ed, *len its length);
+ * NULL when out of memory. Thread-safe. */
+char *tdm_serve_metrics_text(tdm_serve *sv, size_t *len);
+
+/* ---- running requests (serve_run.c) */
+
+/* Answers a parsed request: one result object (batch 0) or {"results":
+ * [...]} (batch 1), each result as `tandem search --json` writes it and a
+ * failed query of a batch as {"error", "status"}. NULL with *status and
+ * err set when the request (batch 0) or the whole batch failed. */
+json_t *tdm_serve_run(tdm_serve *sv, const tdm_serve_request *req, int batch, int *status,
+                      char *err, size_t errlen);
+
+/* ---- HTTP (serve_http.c) */
+
+/* Starts listening on addr (sa_len bytes); *port gets the bound port. 0, or
+ * -1 after a message. */
+int tdm_serve_http_start(tdm_serve *sv, const void *addr, size_t sa_len, unsigned timeout_s,
+                         unsigned max_connections, unsigned *port);
+/* Stops accepting, waits up to `drain_s` seconds for the requests in flight
+ * to be answered, then closes every connection. Returns how many were still
+ * in flight at the deadline (0: none lost). */
+unsigned tdm_serve_http_stop(tdm_serve *sv, double drain_s);
+
+#endif

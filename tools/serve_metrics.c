@@ -1,0 +1,284 @@
+/* The counters of `tandem serve` and their Prometheus text (serve.h): HTTP
+ * requests by route and status, latency histograms, queries and errors,
+ * batch sizes per device, and at each scrape the scheduler's lanes and the
+ * list caches as tdm_search_stats and tdm_search_cache_stats give them. */
+#define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "serve.h"
+
+static const double sec_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                    0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+#define NSEC (sizeof sec_bounds / sizeof *sec_bounds)
+static const double batch_bounds[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+#define NBATCH (sizeof batch_bounds / sizeof *batch_bounds)
+
+/* Bucket counts (not cumulative; the text sums them), the sum and count. */
+typedef struct histo {
+    uint64_t b[NSEC + 1];
+    double sum;
+    uint64_t n;
+} histo;
+
+static const char *const route_names[TDM_ROUTE_COUNT] = {"/search", "/search/batch", "/health",
+                                                         "/metrics", "other"};
+
+struct tdm_serve_metrics {
+    pthread_mutex_t lock;
+    uint64_t requests[TDM_ROUTE_COUNT][600]; /* by HTTP status */
+    histo request_s[TDM_ROUTE_COUNT];
+    uint64_t queries, errors;
+    histo query_s, queue_s;
+    histo batch[TDM_SCHED_MAX_LANES]; /* by engine device */
+};
+
+tdm_serve_metrics *tdm_serve_metrics_new(void)
+{
+    tdm_serve_metrics *m = calloc(1, sizeof *m);
+    if (m && pthread_mutex_init(&m->lock, NULL)) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void tdm_serve_metrics_free(tdm_serve_metrics *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+static void observe(histo *h, const double *bounds, size_t nb, double x)
+{
+    size_t i = 0;
+    while (i < nb && x > bounds[i])
+        i++;
+    h->b[i]++;
+    h->sum += x;
+    h->n++;
+}
+
+void tdm_serve_metrics_request(tdm_serve_metrics *m, int route, int status, double seconds)
+{
+    if (route < 0 || route >= TDM_ROUTE_COUNT)
+        route = TDM_ROUTE_OTHER;
+    pthread_mutex_lock(&m->lock);
+    if (status >= 100 && status < 600)
+        m->requests[route][status]++;
+    observe(&m->request_s[route], sec_bounds, NSEC, seconds);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void tdm_serve_metrics_query(tdm_serve_metrics *m, const tdm_search_result *r)
+{
+    pthread_mutex_lock(&m->lock);
+    if (!r) {
+        m->errors++;
+    } else {
+        m->queries++;
+        observe(&m->query_s, sec_bounds, NSEC, r->seconds);
+        observe(&m->queue_s, sec_bounds, NSEC, r->queue_seconds);
+        if (r->device >= 0 && r->device < TDM_SCHED_MAX_LANES)
+            observe(&m->batch[r->device], batch_bounds, NBATCH, r->batch);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void head(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One histogram's lines; `labels` is "" or `key="v",`. */
+static void histo_text(FILE *f, const char *name, const char *labels, const histo *h,
+                       const double *bounds, size_t nb)
+{
+    uint64_t c = 0;
+    for (size_t i = 0; i < nb; i++) {
+        c += h->b[i];
+        fprintf(f, "%s_bucket{%sle=\"%g\"} %llu\n", name, labels, bounds[i],
+                (unsigned long long)c);
+    }
+    fprintf(f, "%s_bucket{%sle=\"+Inf\"} %llu\n", name, labels, (unsigned long long)h->n);
+    size_t l = strlen(labels);
+    fprintf(f, "%s_sum{%.*s} %.9g\n%s_count{%.*s} %llu\n", name, (int)(l ? l - 1 : 0), labels,
+            h->sum, name, (int)(l ? l - 1 : 0), labels, (unsigned long long)h->n);
+}
+
+/* The server's own counters (a copy taken under the lock). */
+static void server_text(FILE *f, const tdm_serve_metrics *m)
+{
+    char lab[64];
+    head(f, "tandem_http_requests_total", "counter", "HTTP requests answered, by route and status");
+    for (int r = 0; r < TDM_ROUTE_COUNT; r++)
+        for (int c = 100; c < 600; c++)
+            if (m->requests[r][c])
+                fprintf(f, "tandem_http_requests_total{route=\"%s\",code=\"%d\"} %llu\n",
+                        route_names[r], c, (unsigned long long)m->requests[r][c]);
+    head(f, "tandem_http_request_duration_seconds", "histogram",
+         "time from a request's headers to its answer sent, by route");
+    for (int r = 0; r < TDM_ROUTE_COUNT; r++) {
+        snprintf(lab, sizeof lab, "route=\"%s\",", route_names[r]);
+        histo_text(f, "tandem_http_request_duration_seconds", lab, &m->request_s[r], sec_bounds,
+                   NSEC);
+    }
+    head(f, "tandem_queries_total", "counter", "queries answered (a batch counts each of its queries)");
+    fprintf(f, "tandem_queries_total %llu\n", (unsigned long long)m->queries);
+    head(f, "tandem_query_errors_total", "counter", "queries that failed");
+    fprintf(f, "tandem_query_errors_total %llu\n", (unsigned long long)m->errors);
+    head(f, "tandem_query_duration_seconds", "histogram",
+         "the library's time for a query, queueing included");
+    histo_text(f, "tandem_query_duration_seconds", "", &m->query_s, sec_bounds, NSEC);
+    head(f, "tandem_query_queue_seconds", "histogram", "time from arrival until a lane started a query");
+    histo_text(f, "tandem_query_queue_seconds", "", &m->queue_s, sec_bounds, NSEC);
+    head(f, "tandem_batch_size", "histogram",
+         "queries sharing a query's launches, by the device that answered it");
+    for (int d = 0; d < TDM_SCHED_MAX_LANES; d++)
+        if (m->batch[d].n) {
+            snprintf(lab, sizeof lab, "device=\"%d\",", d);
+            histo_text(f, "tandem_batch_size", lab, &m->batch[d], batch_bounds, NBATCH);
+        }
+}
+
+/* A label value: backslash, quote and newline escaped. */
+static void label(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        if (*s == '\\' || *s == '"')
+            fprintf(f, "\\%c", *s);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+}
+
+#define U(x) ((unsigned long long)(x))
+
+static void sched_text(FILE *f, tdm_serve *sv, double up)
+{
+    tdm_sched_stats st;
+    tdm_sched_stats_init(&st);
+    if (tdm_search_stats(sv->s, &st) != TDM_OK)
+        return;
+    static const struct { const char *name, *help; size_t off; } c[] = {
+#define C(f, h) {"tandem_sched_" #f "_total", h, offsetof(tdm_sched_stats, f)}
+        C(submitted, "queries submitted to the scheduler"),
+        C(answered, "queries the scheduler answered"),
+        C(failed, "queries the scheduler failed"),
+        C(direct, "queries answered in the caller's thread (policy direct)"),
+        C(stolen, "queries a lane took from another's queue"),
+        C(promoted, "queries run ahead of older work for their deadline"),
+        C(handovers, "queries handed from a failing lane to another"),
+        C(batches, "lane runs of more than one query"),
+        C(batched, "queries answered in those runs"),
+        C(deadline_misses, "queries answered after their deadline"),
+#undef C
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        head(f, c[i].name, "counter", c[i].help);
+        fprintf(f, "%s %llu\n", c[i].name, U(*(const uint64_t *)((const char *)&st + c[i].off)));
+    }
+    head(f, "tandem_sched_in_flight", "gauge", "queries submitted and not yet answered");
+    fprintf(f, "tandem_sched_in_flight %llu\n", U(st.in_flight));
+    head(f, "tandem_sched_batch_mode", "gauge", "1 while the lanes take batches (load mode)");
+    fprintf(f, "tandem_sched_batch_mode %d\n", st.load_mode == TDM_LOAD_BATCH);
+
+    head(f, "tandem_device_info", "gauge", "an engine device: its name and lane kind");
+    for (int l = 0; l < st.nlanes; l++) {
+        tdm_device_info info;
+        fprintf(f, "tandem_device_info{device=\"%d\",kind=\"%s\",name=\"", st.lanes[l].device,
+                st.lanes[l].gpu ? "gpu" : "cpu");
+        label(f, tdm_engine_device_info_get(sv->e, st.lanes[l].device, &info) == TDM_OK
+                     ? info.name : "");
+        fputs("\"} 1\n", f);
+    }
+    static const struct { const char *name, *type, *help; } lc[] = {
+        {"tandem_device_queries_total", "counter", "queries the device's lane answered"},
+        {"tandem_device_batches_total", "counter", "its runs of more than one query"},
+        {"tandem_device_faults_total", "counter", "its runs that failed (queries handed over)"},
+        {"tandem_device_queued", "gauge", "queries waiting in its queue"},
+        {"tandem_device_alive", "gauge", "0 once the lane failed"},
+        {"tandem_device_busy_seconds_total", "counter", "time its runs took (slots summed)"},
+        {"tandem_device_active_seconds_total", "counter",
+         "wall time with at least one run going (rate() of it is utilization)"},
+        {"tandem_device_utilization", "gauge", "active seconds over the time since ready"},
+    };
+    for (size_t k = 0; k < sizeof lc / sizeof *lc; k++) {
+        head(f, lc[k].name, lc[k].type, lc[k].help);
+        for (int l = 0; l < st.nlanes; l++) {
+            const tdm_lane_stats *ls = &st.lanes[l];
+            double v[] = {(double)ls->queries, (double)ls->batches, (double)ls->faults,
+                          (double)ls->queued, ls->alive, ls->busy_seconds, ls->active_seconds,
+                          up > 0 ? ls->active_seconds / up : 0};
+            fprintf(f, "%s{device=\"%d\"} %.9g\n", lc[k].name, ls->device, v[k]);
+        }
+    }
+}
+
+static void cache_text(FILE *f, tdm_serve *sv)
+{
+    int nd = tdm_engine_device_count(sv->e);
+    static const struct { const char *name, *type, *help; } c[] = {
+        {"tandem_list_cache_enabled", "gauge", "1: posting lists go through the device's cache"},
+        {"tandem_list_cache_hits_total", "counter", "lists found in the cache"},
+        {"tandem_list_cache_misses_total", "counter", "lists uploaded"},
+        {"tandem_list_cache_hit_bytes_total", "counter", "bytes of the lists found"},
+        {"tandem_list_cache_moved_bytes_total", "counter", "bytes uploaded"},
+        {"tandem_list_cache_evictions_total", "counter", "lists evicted"},
+        {"tandem_list_cache_used_bytes", "gauge", "bytes the cache holds"},
+        {"tandem_list_cache_capacity_bytes", "gauge", "bytes the cache may hold"},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        head(f, c[k].name, c[k].type, c[k].help);
+        for (int d = 0; d < nd; d++) {
+            tdm_list_cache_stats cs;
+            if (tdm_search_cache_stats(sv->s, d, &cs) != TDM_OK)
+                continue;
+            uint64_t v[] = {(uint64_t)cs.cached, cs.hits, cs.misses, cs.bytes_hit,
+                            cs.bytes_moved, cs.evictions, cs.used_bytes, cs.capacity_bytes};
+            fprintf(f, "%s{device=\"%d\"} %llu\n", c[k].name, d, U(v[k]));
+        }
+    }
+}
+
+char *tdm_serve_metrics_text(tdm_serve *sv, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    if (!f)
+        return NULL;
+    tdm_serve_metrics *copy = malloc(sizeof *copy);
+    if (copy) { /* print from a copy: the lock is not held while writing */
+        pthread_mutex_lock(&sv->metrics->lock);
+        memcpy(copy, sv->metrics, sizeof *copy);
+        pthread_mutex_unlock(&sv->metrics->lock);
+        server_text(f, copy);
+        free(copy);
+    }
+    double now = tdm_cli_now();
+    int ready = atomic_load(&sv->ready);
+    pthread_mutex_lock(&sv->lock);
+    unsigned in_flight = sv->in_flight;
+    pthread_mutex_unlock(&sv->lock);
+    head(f, "tandem_ready", "gauge", "1 once the index is resident and searches are answered");
+    fprintf(f, "tandem_ready %d\n", ready);
+    head(f, "tandem_http_requests_in_flight", "gauge", "requests begun and not yet answered");
+    fprintf(f, "tandem_http_requests_in_flight %u\n", in_flight);
+    head(f, "tandem_uptime_seconds", "gauge", "seconds since the server started");
+    fprintf(f, "tandem_uptime_seconds %.3f\n", now - sv->started);
+    if (ready) {
+        sched_text(f, sv, now - sv->ready_at);
+        cache_text(f, sv);
+    }
+    if (fclose(f) || !copy) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
