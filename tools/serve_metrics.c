@@ -106,9 +106,12 @@ static void histo_text(FILE *f, const char *name, const char *labels, const hist
                 (unsigned long long)c);
     }
     fprintf(f, "%s_bucket{%sle=\"+Inf\"} %llu\n", name, labels, (unsigned long long)h->n);
-    size_t l = strlen(labels);
-    fprintf(f, "%s_sum{%.*s} %.9g\n%s_count{%.*s} %llu\n", name, (int)(l ? l - 1 : 0), labels,
-            h->sum, name, (int)(l ? l - 1 : 0), labels, (unsigned long long)h->n);
+    int l = (int)strlen(labels); /* "key=\"v\"," without its comma, in braces */
+    char sel[80] = "";
+    if (l)
+        snprintf(sel, sizeof sel, "{%.*s}", l - 1, labels);
+    fprintf(f, "%s_sum%s %.9g\n%s_count%s %llu\n", name, sel, h->sum, name, sel,
+            (unsigned long long)h->n);
 }
 
 /* The server's own counters (a copy taken under the lock). */
