@@ -6,7 +6,7 @@
    calls for whatever block it needs.
 
    Entry points (the index arguments are TDM_ZS_IDX, in this order: the
-   buffers of host/index/resident.h, then nlists, arena_words and spans):
+   buffers of host/resident/resident.h, then nlists, arena_words and spans):
 
      uint tdm_zs_block(TDM_ZS_IDX, uint list, uint j, uint want_docs,
                        __global uint *out, uint os, uint *status);

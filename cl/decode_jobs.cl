@@ -1,6 +1,6 @@
 /* Batched decode of a resident index: one launch decodes any set of jobs
    (list, block_begin, block_end, out) across lists of one codec, to docids
-   and to frequencies (host/index/decode_jobs.h has the contract, docs/FORMAT.md
+   and to frequencies (host/resident/decode_jobs.h has the contract, docs/FORMAT.md
    the layout of the arena, descriptors and block table).
 
    A launch is three kernels: tdm_jobs_count checks every job and gives the
@@ -19,7 +19,7 @@
 #define TDM_JOBS_TILE (TDM_WG_SIZE * TDM_JOBS_PER_ITEM)
 
 /* The arguments of every per-codec batched decode kernel, in order
-   (host/index/decode_jobs.c sets them). */
+   (host/resident/decode_jobs.c sets them). */
 #define TDM_JOBS_ARGS                                                              \
     __global const uint *arena, __global const uint4 *lists,                       \
         __global const uchar *codecs, __global const uint *block_last,             \
@@ -186,7 +186,7 @@ uint tdm_jobs_find(uint f, uint ntab, __global const uint *jpre, __global const 
    The descriptors were checked when the index was opened (FORMAT.md): spans
    in order inside the arena, each at least 2P words, a one-block list's
    payload sizes inside its span. The block table was not. With `spans` (a
-   list cache, host/index/listcache.h) the arena is the cache and d.w the
+   list cache, host/resident/listcache.h) the arena is the cache and d.w the
    list's span in it; the host wrote them, checked anyway. */
 void tdm_jobs_list_info(uint x, const uint block, const uint P, uint4 *li, uint4 *le,
                         TDM_JOBS_ARGS)
@@ -684,7 +684,7 @@ TDM_JOBS_KERNEL(tdm_jobs_pfor, TDM_PFOR_BLOCK, PFOR_TPB, 1u,
 TDM_JOBS_NPFD(tdm_jobs_newpfd128, 128u)
 TDM_JOBS_NPFD(tdm_jobs_newpfd64, 64u)
 
-/* ---- The serial variant (CPU devices, host/index/decode_jobs.c picks it).
+/* ---- The serial variant (CPU devices, host/resident/decode_jobs.c picks it).
 
    tdm_jobs_count and tdm_jobs_scan as plain loops, with the same results:
    work-item g counts tile g (TDM_JOBS_TILE jobs), one work-item sums the

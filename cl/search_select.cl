@@ -13,7 +13,7 @@
    the lead per block of the list, the blocks being the merge-path partition
    of the list at block granularity). One launch (tdm_and_select) runs every
    term's tasks; one work-group (tdm_and_jobs) then scans the selections in
-   term order into decode jobs (index/decode_jobs.h: {list, b, b + selected,
+   term order into decode jobs (resident/decode_jobs.h: {list, b, b + selected,
    out}, unselected blocks empty jobs) and rewrites the term table's
    position and length of each list (words 0 and 1 of search_range.cl's
    table) for the compacted layout: the lead at 0, then the other terms in

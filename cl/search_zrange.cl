@@ -5,7 +5,7 @@
    time with its own heap; the algorithms, the heap and the shared threshold
    are the same code (cl/search_algo.cl), so the two variants give the same
    bits. What differs is the cursor: it reads the resident index
-   (index/resident.h) itself, as PISA's cursors do, instead of postings a
+   (resident/resident.h) itself, as PISA's cursors do, instead of postings a
    decode launch wrote for every block of every list:
    - a seek past the cursor's block finds the block by galloping over the
      block table's last docids (BLOCK_LAST), which needs no decoding, and

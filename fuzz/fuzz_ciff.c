@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "index/ciff.h"
+#include "import/ciff.h"
 #include "tandem.h"
 
 static void check_list(const tdm_coll_list *l, const tdm_coll_list *prev, uint32_t ndocs)

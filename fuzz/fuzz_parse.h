@@ -12,8 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "index/parse.h"
-#include "index/tokenize.h"
+#include "build/parse.h"
+#include "text/tokenize.h"
 #include "tandem.h"
 
 static int count_token(void *user, const char *term, size_t len)

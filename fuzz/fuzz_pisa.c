@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "index/format.h"
-#include "index/pisa.h"
+#include "import/pisa.h"
 #include "tandem.h"
 
 #define SEP "\n=PISA=\n"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/collection.h"
+#include "import/collection.h"
 #include "index/reader.h"
 #include "testutil.h"
 

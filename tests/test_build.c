@@ -15,7 +15,7 @@
 
 #include "common/cleanup.h"
 #include "common/fsutil.h"
-#include "index/build.h"
+#include "build/build.h"
 #include "index/collection_gen.h"
 #include "index/writer.h"
 #include "testutil.h"

@@ -7,8 +7,8 @@
 
 #include "common/buf.h"
 #include "common/fsutil.h"
-#include "index/ciff.h"
-#include "index/ciff.pb-c.h"
+#include "import/ciff.h"
+#include "import/ciff.pb-c.h"
 #include "randcoll.h"
 #include "testutil.h"
 

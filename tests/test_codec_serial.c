@@ -13,7 +13,7 @@
 
 #include "codec/layout.h"
 #include "index/format.h"
-#include "index/resident.h"
+#include "resident/resident.h"
 #include "residx.h"
 #include "runtime/runtime.h"
 #include "testutil.h"

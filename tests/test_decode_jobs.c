@@ -1,4 +1,4 @@
-/* Batched decode of a resident index (index/decode_jobs.h) against the host
+/* Batched decode of a resident index (resident/decode_jobs.h) against the host
  * reference (tdm_ireader_decode), on every device of the engine: every
  * codec, mixed codecs in one index, whole lists, partial block ranges,
  * one-posting lists and lists at block boundaries, empty jobs and tables,
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "codec/codec_dev.h"
-#include "index/decode_jobs.h"
-#include "index/resident.h"
+#include "resident/decode_jobs.h"
+#include "resident/resident.h"
 #include "residx.h"
 #include "runtime/runtime.h"
 #include "testutil.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "index/pisa.h"
+#include "import/pisa.h"
 #include "index/reader.h"
 #include "testutil.h"
 

@@ -10,9 +10,9 @@
 
 #include "common/buf.h"
 #include "common/fsutil.h"
-#include "index/ciff.h"
+#include "import/ciff.h"
 #include "index/collection_gen.h"
-#include "index/pisa.h"
+#include "import/pisa.h"
 #include "index/reader.h"
 #include "support/listgen.h"
 #include "testutil.h"

@@ -9,9 +9,9 @@
 
 #include "codec/codec.h"
 #include "common/fsutil.h"
-#include "index/ciff.h"
+#include "import/ciff.h"
 #include "index/format.h"
-#include "index/pisa.h"
+#include "import/pisa.h"
 #include "index/reader.h"
 #include "index/writer.h"
 #include "testutil.h"

@@ -1,4 +1,4 @@
-/* The list cache (index/listcache.h): an index larger than the device
+/* The list cache (resident/listcache.h): an index larger than the device
  * memory allowed it. At the resident level, a scripted sequence of
  * acquires whose hits, misses, evictions, admissions and bytes are known
  * exactly, decodes through the cache equal to the reference, a job on a
@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/decode_jobs.h"
+#include "resident/decode_jobs.h"
 #include "index/format.h"
 #include "index/index_priv.h"
-#include "index/listcache.h"
-#include "index/resident.h"
+#include "resident/listcache.h"
+#include "resident/resident.h"
 #include "randcoll.h"
 #include "residx.h"
 #include "runtime/runtime.h"

@@ -6,8 +6,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "index/json.h"
-#include "index/parse.h"
+#include "build/json.h"
+#include "build/parse.h"
 #include "testutil.h"
 
 static char path[1100];

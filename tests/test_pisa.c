@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "common/fsutil.h"
-#include "index/ciff.h"
-#include "index/pisa.h"
+#include "import/ciff.h"
+#include "import/pisa.h"
 #include "randcoll.h"
 #include "testutil.h"
 

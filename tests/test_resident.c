@@ -1,4 +1,4 @@
-/* An index resident on every device (index/resident.h): the buffers hold the
+/* An index resident on every device (resident/resident.h): the buffers hold the
  * file's sections byte for byte (straight from the mapping and through
  * pinned staging), the memory reported is what is held, an index without
  * long lists (an empty block table) uploads, the upload does not block and
@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/decode_jobs.h"
-#include "index/listcache.h"
-#include "index/resident.h"
-#include "index/stager.h"
+#include "resident/decode_jobs.h"
+#include "resident/listcache.h"
+#include "resident/resident.h"
+#include "resident/stager.h"
 #include "residx.h"
 #include "runtime/runtime.h"
 #include "testutil.h"

@@ -11,7 +11,7 @@
 
 #include "common/cleanup.h"
 #include "common/tempfile.h"
-#include "index/runs.h"
+#include "build/runs.h"
 #include "index/writer.h"
 #include "testutil.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/tokenize.h"
+#include "text/tokenize.h"
 #include "testutil.h"
 
 typedef struct terms {

@@ -1,5 +1,5 @@
 /* `tandem bench codecs --index FILE`: the index as stored, resident on each
- * device (its upload timed), decoded in batched launches (index/decode_jobs.h):
+ * device (its upload timed), decoded in batched launches (resident/decode_jobs.h):
  * (a) every list of at least one full block, (b) every shorter list, each
  * whole, to docids alone and to docids and frequencies. Checked once against
  * the host reference, then timed: the median of launches from the first
@@ -11,9 +11,9 @@
 
 #include "cli.h"
 #include "cmd_bench.h"
-#include "index/decode_jobs.h"
-#include "index/resident.h"
-#include "index/stager.h"
+#include "resident/decode_jobs.h"
+#include "resident/resident.h"
+#include "resident/stager.h"
 
 /* One part of the index: its requests' job tables and what decoding reads. */
 typedef struct part {

@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "cmd_bench_load.h"
 #include "index/index_priv.h"
-#include "index/resident.h"
+#include "resident/resident.h"
 #include "query/oracle.h"
 #include "query/queryfile.h"
 #include "tandem.h"

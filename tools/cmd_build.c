@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "index/parse.h"
+#include "build/parse.h"
 #include "tandem.h"
 
 static void usage(FILE *f)

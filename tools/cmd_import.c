@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "index/ciff.h"
-#include "index/pisa.h"
+#include "import/ciff.h"
+#include "import/pisa.h"
 #include "tandem.h"
 
 static const char *const pisa_exts[] = {".docs",  ".freqs",     ".sizes",

@@ -8,8 +8,8 @@
 #include "common/error.h"
 #include "index/format.h"
 #include "index/reader.h"
-#include "index/resident.h"
-#include "index/tokenize.h"
+#include "resident/resident.h"
+#include "text/tokenize.h"
 #include "tandem.h"
 
 #define TDM_STR_(x) #x

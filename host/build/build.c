@@ -16,9 +16,9 @@
 #include "invert.h"
 #include "parse.h"
 #include "runs.h"
-#include "tokenize.h"
-#include "workers.h"
-#include "writer.h"
+#include "text/tokenize.h"
+#include "common/workers.h"
+#include "index/writer.h"
 
 /* Lists copied out of the merge until there are enough to encode on every
  * thread: terms and postings by offset (the buffers move as they grow). */

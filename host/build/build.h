@@ -15,8 +15,8 @@
  * The public entry point is tdm_index_build (include/tandem.h); this is its
  * internal form.
  */
-#ifndef TDM_INDEX_BUILD_H
-#define TDM_INDEX_BUILD_H
+#ifndef TDM_BUILD_BUILD_H
+#define TDM_BUILD_BUILD_H
 
 #include "common/error.h"
 #include "tandem.h"

@@ -7,15 +7,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyzer.h"
+#include "index/analyzer.h"
 #include "build.h"
-#include "ciff.h"
+#include "import/ciff.h"
 #include "codec/codec.h"
-#include "collection.h"
+#include "import/collection.h"
 #include "common/error.h"
 #include "common/fsutil.h"
-#include "format.h"
-#include "pisa.h"
+#include "index/format.h"
+#include "import/pisa.h"
 #include "tandem.h"
 
 /* Copies the caller's options (struct_size bytes of them) over `dflt`, which

@@ -11,7 +11,7 @@
 #include "invert.h"
 #include "runs.h"
 #include "tandem.h"
-#include "tokenize.h"
+#include "text/tokenize.h"
 
 enum { FREE, FILLING, READY, BUSY, DONE };
 

@@ -18,8 +18,8 @@
  * Memory: threads + 1 chunk buffers plus threads inverters (each up to
  * about worker_budget before it is written out).
  */
-#ifndef TDM_INDEX_BUILD_CHUNKS_H
-#define TDM_INDEX_BUILD_CHUNKS_H
+#ifndef TDM_BUILD_BUILD_CHUNKS_H
+#define TDM_BUILD_BUILD_CHUNKS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* In-memory inversion for the builder: term -> (docid, tf) postings in a
  * hash table, with its memory use accounted so that the builder can flush
  * sorted runs (runs.h) before it exceeds its budget. One per build. */
-#ifndef TDM_INDEX_INVERT_H
-#define TDM_INDEX_INVERT_H
+#ifndef TDM_BUILD_INVERT_H
+#define TDM_BUILD_INVERT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* The one JSON shape the builder reads: an object per line with a document
  * id and its text. A small strict parser, no dependency. */
-#ifndef TDM_INDEX_JSON_H
-#define TDM_INDEX_JSON_H
+#ifndef TDM_BUILD_JSON_H
+#define TDM_BUILD_JSON_H
 
 #include <stddef.h>
 

@@ -7,7 +7,7 @@
 #include <strings.h>
 
 #include "json.h"
-#include "linereader.h"
+#include "text/linereader.h"
 
 struct tdm_parser {
     tdm_linereader *lr;

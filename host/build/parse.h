@@ -4,8 +4,8 @@
  * A parser yields (name, text) pairs; both buffers belong to the parser and
  * stay valid until the next call. One parser per thread.
  */
-#ifndef TDM_INDEX_PARSE_H
-#define TDM_INDEX_PARSE_H
+#ifndef TDM_BUILD_PARSE_H
+#define TDM_BUILD_PARSE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/tempfile.h"
-#include "format.h"
+#include "index/format.h"
 #include "tandem.h"
 
 /* Each FILE here belongs to one thread: the unlocked stdio calls. */

@@ -6,8 +6,8 @@
  * postings are the concatenation of its lists over the runs, in run order.
  * Temporary files only: nothing outside a build reads them.
  */
-#ifndef TDM_INDEX_RUNS_H
-#define TDM_INDEX_RUNS_H
+#ifndef TDM_BUILD_RUNS_H
+#define TDM_BUILD_RUNS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -29,7 +29,7 @@
 #define TDM_NPFD_BLOCK_MAX 128u /* NewPFD: blocks of 64 or 128 */
 
 /* Jobs a work-item of the batched decode's counting kernel takes
-   (cl/decode_jobs.cl; host/index/decode_jobs.c sizes its tiles by it). */
+   (cl/decode_jobs.cl; host/resident/decode_jobs.c sizes its tiles by it). */
 #define TDM_JOBS_PER_ITEM 8u
 
 /* PEF partition kinds (the header word's kind field). */

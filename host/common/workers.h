@@ -9,8 +9,8 @@
  * fn must be safe to run concurrently for different items; `worker` (below
  * `threads`) indexes per-thread scratch state.
  */
-#ifndef TDM_INDEX_WORKERS_H
-#define TDM_INDEX_WORKERS_H
+#ifndef TDM_COMMON_WORKERS_H
+#define TDM_COMMON_WORKERS_H
 
 #include <stddef.h>
 

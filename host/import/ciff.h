@@ -13,14 +13,14 @@
  *
  * Threads: a tdm_ciff handle is used by one thread at a time.
  */
-#ifndef TDM_INDEX_CIFF_H
-#define TDM_INDEX_CIFF_H
+#ifndef TDM_IMPORT_CIFF_H
+#define TDM_IMPORT_CIFF_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/error.h"
-#include "index/collection.h"
+#include "import/collection.h"
 #include "index/reader.h"
 #include "index/writer.h"
 

@@ -12,7 +12,7 @@
 
 #include "ciff.pb-c.h"
 #include "common/fsutil.h"
-#include "analyzer.h"
+#include "index/analyzer.h"
 #include "tandem.h"
 
 typedef struct out {

@@ -17,7 +17,7 @@
 
 #include "ciff.pb-c.h"
 #include "common/buf.h"
-#include "format.h"
+#include "index/format.h"
 #include "tandem.h"
 
 /* ---- an arena for protobuf-c: reset before each message */

@@ -9,8 +9,8 @@
  *
  * Threads: a source is used by one thread at a time.
  */
-#ifndef TDM_INDEX_COLLECTION_H
-#define TDM_INDEX_COLLECTION_H
+#ifndef TDM_IMPORT_COLLECTION_H
+#define TDM_IMPORT_COLLECTION_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -15,14 +15,14 @@
  *
  * Threads: a tdm_pisa handle is used by one thread at a time.
  */
-#ifndef TDM_INDEX_PISA_H
-#define TDM_INDEX_PISA_H
+#ifndef TDM_IMPORT_PISA_H
+#define TDM_IMPORT_PISA_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/error.h"
-#include "index/collection.h"
+#include "import/collection.h"
 #include "index/reader.h"
 #include "index/writer.h"
 

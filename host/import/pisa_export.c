@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyzer.h"
+#include "index/analyzer.h"
 #include "common/fsutil.h"
 #include "tandem.h"
 

@@ -15,7 +15,7 @@
 
 #include "common/fsutil.h"
 #include "common/mapfile.h"
-#include "format.h"
+#include "index/format.h"
 #include "tandem.h"
 
 /* A mapped sequence file. */

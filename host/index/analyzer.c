@@ -9,7 +9,7 @@
 
 #include "reader.h"
 #include "tandem.h"
-#include "tokenize.h"
+#include "text/tokenize.h"
 
 static int has_space(const char *w)
 {

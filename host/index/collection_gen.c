@@ -13,7 +13,7 @@
 #include "common/fsutil.h"
 #include "common/rng.h"
 #include "tandem.h"
-#include "workers.h"
+#include "common/workers.h"
 
 #define WORD_MAX 64 /* the tokenizer's TDM_TERM_MAX_BYTES */
 #ifndef M_PI

@@ -5,12 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build.h"
 #include "index_priv.h"
 #include "common/error.h"
 #include "reader.h"
 #include "tandem.h"
-#include "tokenize.h"
+#include "text/tokenize.h"
 
 struct tdm_index {
     tdm_ireader *r;

@@ -15,7 +15,7 @@
 
 #include "common/error.h"
 #include "index/reader.h"
-#include "index/tokenize.h"
+#include "text/tokenize.h"
 
 typedef struct tdm_tokpool tdm_tokpool;
 

@@ -8,7 +8,7 @@
 
 #include "bm25.h"
 #include "tandem.h"
-#include "workers.h"
+#include "common/workers.h"
 #include "writer_priv.h"
 
 uint8_t tdm_idx_quantize_bound(float max_score, double score)

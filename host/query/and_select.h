@@ -19,9 +19,9 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "index/decode_jobs.h"
+#include "resident/decode_jobs.h"
 #include "index/reader.h"
-#include "index/resident.h"
+#include "resident/resident.h"
 #include "query/query.h"
 
 /* Must match cl/search_select.cl. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "codec/layout.h"
-#include "index/listcache.h"
+#include "resident/listcache.h"
 #include "runtime/serial.h"
 
 int tdm_astep_applies(const tdm_query *q, int algorithm)

@@ -6,7 +6,7 @@
 
 #include "common/buf.h"
 #include "eval_priv.h"
-#include "index/linereader.h"
+#include "text/linereader.h"
 #include "tandem.h"
 
 /* Splits line in place at spaces and tabs; up to max fields; returns the

@@ -4,7 +4,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
-#include "index/linereader.h"
+#include "text/linereader.h"
 #include "query/queryfile.h"
 
 typedef struct tdm_qf_ctx {

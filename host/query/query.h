@@ -34,7 +34,7 @@
 
 #include "common/error.h"
 #include "index/reader.h"
-#include "index/tokenize.h"
+#include "text/tokenize.h"
 
 #define TDM_QUERY_MAX_TERMS 1024
 

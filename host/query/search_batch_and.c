@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "index/format.h"
-#include "index/listcache.h"
+#include "resident/listcache.h"
 
 #define SBQ_W 8u /* cl/search_batch.cl */
 #define SBA_W 8u /* cl/search_batch_and.cl */

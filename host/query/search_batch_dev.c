@@ -45,7 +45,7 @@
 
 #include "common/strutil.h"
 #include "codec/layout.h"
-#include "index/listcache.h"
+#include "resident/listcache.h"
 #include "search.h"
 #include "search_batch_and.h"
 #include "search_batch_dev.h"

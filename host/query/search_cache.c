@@ -2,7 +2,7 @@
  * index/listcache.h. */
 #include <string.h>
 
-#include "index/listcache.h"
+#include "resident/listcache.h"
 #include "search.h"
 #include "tandem.h"
 

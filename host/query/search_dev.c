@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "codec/layout.h"
-#include "index/listcache.h"
+#include "resident/listcache.h"
 #include "search.h"
 #include "search_pack.h"
 #include "search_seed.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "codec/codec_dev.h"
-#include "format.h"
+#include "index/format.h"
 
 const char *tdm_decode_jobs_kernel(int codec)
 {

@@ -30,8 +30,8 @@
  * once (kernels come from the device's pool); each call allocates its own
  * scratch buffers.
  */
-#ifndef TDM_INDEX_DECODE_JOBS_H
-#define TDM_INDEX_DECODE_JOBS_H
+#ifndef TDM_RESIDENT_DECODE_JOBS_H
+#define TDM_RESIDENT_DECODE_JOBS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "format.h"
+#include "index/format.h"
 
 /* A resident list's place, in the offset order. */
 typedef struct span_at {

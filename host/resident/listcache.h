@@ -34,8 +34,8 @@
  * completion callbacks take no lock). A thread must not acquire while it
  * holds a hold on the same cache (it could wait for itself).
  */
-#ifndef TDM_INDEX_LISTCACHE_H
-#define TDM_INDEX_LISTCACHE_H
+#ifndef TDM_RESIDENT_LISTCACHE_H
+#define TDM_RESIDENT_LISTCACHE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "format.h"
+#include "index/format.h"
 #include "listcache.h"
 #include "stager.h"
 

@@ -39,12 +39,12 @@
  * cache has its own lock). tdm_resident_release must not race with any
  * other use.
  */
-#ifndef TDM_INDEX_RESIDENT_H
-#define TDM_INDEX_RESIDENT_H
+#ifndef TDM_RESIDENT_RESIDENT_H
+#define TDM_RESIDENT_RESIDENT_H
 
 #include <stdint.h>
 
-#include "reader.h"
+#include "index/reader.h"
 #include "runtime/runtime.h"
 
 typedef struct tdm_resident {

@@ -12,8 +12,8 @@
  *
  * Threads: a stager belongs to the thread that started it; its workers
  * only enqueue on the stager's queue. */
-#ifndef TDM_INDEX_STAGER_H
-#define TDM_INDEX_STAGER_H
+#ifndef TDM_RESIDENT_STAGER_H
+#define TDM_RESIDENT_STAGER_H
 
 #include <stddef.h>
 #include <stdint.h>

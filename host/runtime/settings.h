@@ -109,7 +109,7 @@ typedef struct tdm_settings {
     unsigned lane_slots;      /* runs a lane keeps going at once, 1 .. TDM_SETTINGS_LANE_SLOTS_MAX */
     int migrate;              /* enum tdm_migrate, never DEFAULT (TANDEM_MIGRATE) */
     uint64_t device_memory;   /* bytes an index may take on a device, 0: no budget
-                                 (index/resident.h) */
+                                 (resident/resident.h) */
     int launch_guard;         /* 1: PoCL CPU devices launch through the guard (auto); 0: off */
     unsigned first_kernel_ms; /* each device's first kernel's time limit at open */
     long test_hang;           /* test hook: the discovery index of a device whose first

@@ -2,8 +2,8 @@
  * bytes consumed for progress reports. A UTF-8 byte-order mark at the start
  * is skipped; a NUL byte (a binary file) and a truncated gzip stream are
  * errors naming the file and line. */
-#ifndef TDM_INDEX_LINEREADER_H
-#define TDM_INDEX_LINEREADER_H
+#ifndef TDM_TEXT_LINEREADER_H
+#define TDM_TEXT_LINEREADER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
  *             at the apostrophe
  *   none      the empty list
  * A file named like one of these is given with a path: ./lucene. */
-#ifndef TDM_INDEX_STOPLISTS_H
-#define TDM_INDEX_STOPLISTS_H
+#ifndef TDM_TEXT_STOPLISTS_H
+#define TDM_TEXT_STOPLISTS_H
 
 #include <stddef.h>
 

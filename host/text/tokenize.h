@@ -10,8 +10,8 @@
  * Threads: a tokenizer holds a Snowball stemmer, which is not thread-safe:
  * one tokenizer per thread.
  */
-#ifndef TDM_INDEX_TOKENIZE_H
-#define TDM_INDEX_TOKENIZE_H
+#ifndef TDM_TEXT_TOKENIZE_H
+#define TDM_TEXT_TOKENIZE_H
 
 #include <stddef.h>
 

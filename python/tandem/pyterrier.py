@@ -29,7 +29,7 @@ from .engine import Engine
 
 __all__ = ["TandemIndex", "TandemIndexer", "TandemRetrieve"]
 
-# A term as the index stores it (host/index/tokenize.h: ASCII letters and
+# A term as the index stores it (host/text/tokenize.h: ASCII letters and
 # digits, lowercased, at most 64 bytes); pre-tokenized documents must use such
 # terms, since they are written out as text for the builder.
 _TERM = re.compile(r"[a-z0-9]{1,64}\Z")
