@@ -17,6 +17,8 @@
 #include "query/bounds.h"
 #include "query/oracle.h"
 #include "query/search.h"
+#include "query/search_run.h"
+#include "query/search_testing.h"
 #include "randcoll.h"
 #include "testutil.h"
 
@@ -266,12 +268,12 @@ static void search_exact(void **state)
     fixture *f = *state;
     tdm_engine *eng = tdm_test_engine();
     tdm_search *s, *nocache;
-    assert_int_equal(tdm_search_open_plain(eng, f->ix, &s), TDM_OK);
+    assert_int_equal(tdm_search_handle_open(eng, f->ix, &s, &(tdm_err){0}), TDM_OK);
     assert_non_null(s->bcache);
     setenv("TANDEM_BOUNDS_CACHE_MB", "0", 1); /* read at engine open */
     tdm_engine *eng0 = tdm_test_engine();
     unsetenv("TANDEM_BOUNDS_CACHE_MB");
-    assert_int_equal(tdm_search_open_plain(eng0, f->ix, &nocache), TDM_OK);
+    assert_int_equal(tdm_search_handle_open(eng0, f->ix, &nocache, &(tdm_err){0}), TDM_OK);
     assert_null(nocache->bcache); /* the device recomputes the bounds every call */
     tdm_oracle *or;
     tdm_err err = {0};
@@ -312,8 +314,8 @@ static void search_exact(void **state)
     tdm_bcache_stats_get(s->bcache, &bs);
     assert_true(bs.hits > 0 && bs.misses > 0);
     tdm_oracle_close(or);
-    tdm_search_close_plain(nocache);
-    tdm_search_close_plain(s);
+    tdm_search_handle_close(nocache);
+    tdm_search_handle_close(s);
     tdm_engine_close(eng0);
     tdm_engine_close(eng);
 }
@@ -359,7 +361,7 @@ static void search_threads(void **state)
     }
     tdm_engine *eng = tdm_test_engine();
     tdm_search *s;
-    assert_int_equal(tdm_search_open_plain(eng, f->ix, &s), TDM_OK);
+    assert_int_equal(tdm_search_handle_open(eng, f->ix, &s, &(tdm_err){0}), TDM_OK);
     pthread_t th[4];
     sjob jobs[4];
     for (int i = 0; i < 4; i++) {
@@ -371,7 +373,7 @@ static void search_threads(void **state)
     tdm_bcache_stats st;
     tdm_bcache_stats_get(s->bcache, &st);
     assert_true(st.hits + st.misses > 0);
-    tdm_search_close_plain(s);
+    tdm_search_handle_close(s);
     tdm_engine_close(eng);
 }
 

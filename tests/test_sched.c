@@ -17,6 +17,7 @@
 
 #include "index/writer.h"
 #include "query/search.h"
+#include "query/search_testing.h"
 #include "randcoll.h"
 #include "sched/model.h"
 #include "testutil.h"

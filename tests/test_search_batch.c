@@ -33,6 +33,7 @@
 #include "index/format.h"
 #include "query/search_batch_and.h"
 #include "query/search.h"
+#include "query/search_run.h"
 #include "query/search_testing.h"
 #include "query/search_batch_dev.h"
 #include "randcoll.h"

@@ -23,6 +23,7 @@
 #include "query/bounds.h"
 #include "query/oracle.h"
 #include "query/search.h"
+#include "query/search_run.h"
 #include "query/search_seed.h"
 #include "randcoll.h"
 #include "testutil.h"
@@ -253,7 +254,7 @@ static void strict_on_devices(void **state)
         tdm_index *ix = random_index(200 + ci, ndocs, codecs[ci], &c, ci != 1);
         const tdm_ireader *ir = tdm_index_ireader(ix);
         tdm_search *s;
-        assert_int_equal(tdm_search_open_plain(eng, ix, &s), TDM_OK);
+        assert_int_equal(tdm_search_handle_open(eng, ix, &s, &(tdm_err){0}), TDM_OK);
         tdm_oracle *or;
         tdm_err err = {0};
         assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
@@ -308,7 +309,7 @@ static void strict_on_devices(void **state)
         free(got);
         tdm_query_free(&q);
         tdm_oracle_close(or);
-        tdm_search_close_plain(s);
+        tdm_search_handle_close(s);
         tdm_index_close(ix);
         randcoll_free(&c);
     }

@@ -20,9 +20,9 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "resident/decode_jobs.h"
+#include "index/decode_jobs.h"
 #include "index/reader.h"
-#include "resident/resident.h"
+#include "index/resident.h"
 #include "index/tokpool.h"
 #include "query/and_select.h"
 #include "query/query.h"
@@ -160,6 +160,11 @@ int tdm_search_zrange_fits(const tdm_device *d, const tdm_sprep *p, int salg, ui
 int tdm_search_after_index(const tdm_sdev *sd, cl_command_queue q, cl_uint nwait,
                            const cl_event *wait, tdm_err *err);
 
+/* The algorithm the planner runs for `algorithm` (enum tdm_algorithm) on a
+ * query of nt terms: itself, or for AUTO OR with one term (nothing to prune
+ * across terms) and MaxScore with more. */
+int tdm_search_auto_alg(int algorithm, size_t nt);
+
 /* Picks the device (opts->device or the planner's), the algorithm (AUTO by
  * the query's features) and the ranges. TDM_ERR_INVALID_ARG for a device
  * index out of range, TDM_ERR_UNSUPPORTED for BM25 on a device without
@@ -216,13 +221,19 @@ extern _Thread_local tdm_sprof *tdm_sprof_cur;
 
 /* ---- batches */
 
-/* One query of a batch on its way through the engine: the finished query,
- * its preparation and plan, its device output, and its own outcome. */
+/* A query on its way through the engine (search_run.h): the finished
+ * query, its options, its preparation and plan, its device output, and its
+ * own outcome. Prepared once (tdm_search_prepare); a run (planned again
+ * where its device or batch differ) resets the run's part. */
 typedef struct tdm_sbq {
     tdm_query q;
+    tdm_search_options o; /* checked (tdm_search_options_check) */
+    int prc;            /* the preparation's outcome: TDM_OK, or the query's own
+                           error (in err) that every run of it answers */
     tdm_sprep p;
     int prepped;        /* p is built (free it) */
     tdm_splan pl;
+    int pl_batched;     /* pl was made for a batch of several (tdm_search_plan) */
     int run;            /* goes to a device (it has terms, no error) */
     int salg;           /* TDM_SALG_* */
     uint32_t k;
@@ -231,44 +242,6 @@ typedef struct tdm_sbq {
     int rc;             /* TDM_OK, or this query's own error (in err) */
     tdm_err err;
 } tdm_sbq;
-
-/* Checks and completes public options (struct_size, ranges of every field)
- * into *o. */
-int tdm_search_options_check(const tdm_search_options *in, tdm_search_options *o, tdm_err *err);
-
-/* ---- for the scheduler (host/sched builds the public open, close, text and
- * terms calls on these) */
-
-/* The handle with the index resident on every device, no lanes; the
- * tdm_search_open and tdm_search_close of before the scheduler. */
-int tdm_search_open_plain(tdm_engine *engine, const tdm_index *index, tdm_search **out);
-void tdm_search_close_plain(tdm_search *s);
-/* One query of terms on the planner's device in the caller's thread (public
- * errors, as tdm_search_terms): the path before the scheduler, the oracle
- * test_sched compares the lanes' answers with. */
-int tdm_search_terms_plain(tdm_search *s, const tdm_search_term *terms, size_t n,
-                           const tdm_search_options *opts, tdm_search_result **out);
-/* Tokenizes (text) or looks up (terms) rq into the finished query q
- * (tdm_query_init'ed by the caller), as a search does: the scheduler reads
- * its lists' lengths for the cost model. */
-int tdm_search_query_build(tdm_search *s, const tdm_search_query *rq, tdm_query *q, tdm_err *err);
-
-/* THE INTERNAL BATCH ENTRY (sched's lane workers call it; tdm_search_batch,
- * tdm_search_text and tdm_search_terms are built on it).
- * Ranks the n queries queries[i] (as tdm_search_query: text or terms), each
- * with its own options opts[i], already checked by tdm_search_options_check
- * (opts[i].device >= 0 pins query i to that engine device, -1 lets the
- * planner choose). Queries that land on one device with the same algorithm,
- * k and scoring share one set of launches. results[i] receives query i's
- * result, as tdm_search_batch fills it: a query failing alone (too many
- * terms, bad weight, unsupported, damaged list) gets status != TDM_OK, its
- * message in error and no hits. Returns TDM_OK when every results[i] is set;
- * else the error that failed the whole batch (out of memory, OpenCL or
- * device memory failure) in *err, with every results[i] NULL.
- * Each result's `seconds` is the wall time of this call. Thread-safe. */
-int tdm_search_run_batch(tdm_search *s, const tdm_search_query *queries,
-                         const tdm_search_options *opts, size_t n, tdm_search_result **results,
-                         tdm_err *err);
 
 /* Each term's bound (word 5) and MaxScore's order (word 6) of p's term table
  * from its host block bounds (when !p->device_bounds), exactly as the
@@ -317,6 +290,7 @@ void tdm_search_batch_drain(tdm_device *d);
  * launch-compatible plan and runs each group as one device batch. A query's
  * own failure (a damaged list) goes to its rc; the return value is an error
  * that fails the whole batch. */
-int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n, tdm_err *err);
+int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *const *items, size_t n,
+                           tdm_err *err);
 
 #endif

@@ -177,13 +177,13 @@ static int run_and_or(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err
     return rc;
 }
 
-static int dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n, tdm_err *err)
+static int dev_batches(const struct tdm_search *s, tdm_sbq *const *items, size_t n, tdm_err *err)
 {
     tdm_sbq **g = malloc((n ? n : 1) * sizeof *g);
     char *done = calloc(n ? n : 1, 1);
     int rc = g && done ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     for (size_t i = 0; rc == TDM_OK && i < n; i++) {
-        tdm_sbq *it = &items[i];
+        tdm_sbq *it = items[i];
         if (done[i] || !it->run || it->rc)
             continue;
         if (!batchable(it)) {
@@ -192,9 +192,9 @@ static int dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n, tdm
         }
         size_t m = 0;
         for (size_t j = i; j < n; j++)
-            if (!done[j] && items[j].run && !items[j].rc && batchable(&items[j]) &&
-                same_launches(it, &items[j])) {
-                g[m++] = &items[j];
+            if (!done[j] && items[j]->run && !items[j]->rc && batchable(items[j]) &&
+                same_launches(it, items[j])) {
+                g[m++] = items[j];
                 done[j] = 1;
             }
         rc = it->salg == TDM_SALG_AND_OR ? run_and_or(s, g, m, err)
@@ -205,7 +205,8 @@ static int dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n, tdm
     return rc;
 }
 
-int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n, tdm_err *err)
+int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *const *items, size_t n,
+                           tdm_err *err)
 {
     /* PoCL's basic driver: one thread at a time (runtime/serial.c); taken
        in device order, so two calls never wait for each other's. Which
@@ -214,8 +215,8 @@ int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *items, size_t n,
     if (!lock)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
-        if (items[i].run && !items[i].rc && items[i].pl.dev >= 0 && items[i].pl.dev < s->ndev)
-            lock[items[i].pl.dev] = s->dev[items[i].pl.dev].d->serial != NULL;
+        if (items[i]->run && !items[i]->rc && items[i]->pl.dev >= 0 && items[i]->pl.dev < s->ndev)
+            lock[items[i]->pl.dev] = s->dev[items[i]->pl.dev].d->serial != NULL;
     for (int d = 0; d < s->ndev; d++)
         if (lock[d])
             tdm_serial_enter(s->dev[d].d);

@@ -220,6 +220,13 @@ static int and_group(const tdm_sprep *p, uint32_t ndocs)
     return p->nt > 1 && (uint64_t)p->min_df * AND_GROUP_FRACTION > ndocs;
 }
 
+int tdm_search_auto_alg(int algorithm, size_t nt)
+{
+    if (algorithm != TDM_ALGO_AUTO)
+        return algorithm;
+    return nt <= 1 ? TDM_ALGO_OR : TDM_ALGO_MAXSCORE;
+}
+
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
                     int variant, uint32_t ranges, uint32_t k, int batched, tdm_splan *out,
                     tdm_err *err)
@@ -230,9 +237,7 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
     if (i < 0)
         return i;
     out->dev = i;
-    out->alg = algorithm;
-    if (algorithm == TDM_ALGO_AUTO)
-        out->alg = p->nt <= 1 ? TDM_ALGO_OR : TDM_ALGO_MAXSCORE;
+    out->alg = tdm_search_auto_alg(algorithm, p->nt);
     int exhaustive = out->alg == TDM_ALGO_OR || out->alg == TDM_ALGO_AND ||
                      out->alg == TDM_ALGO_AND_OR;
     /* TANDEM_SEARCH_VARIANT: what AUTO means, for A/B runs of a whole

@@ -3,12 +3,12 @@
  * models. best, or a pin, sends it whole to one lane; hybrid, cpu-only and
  * gpu-only split it over the lanes they allow, each query to the lane that
  * would finish it first given what that lane has already (its backlog and
- * the part of the batch it took); each lane's part runs there as one call
- * of the batch entry, so GPU lanes take theirs as a batch. A part is one
- * job: handed over whole when its lane fails. */
+ * the part of the batch it took); each lane's part runs there as one run
+ * (query/search_run.h), so GPU lanes take theirs as a batch. A part is one
+ * job: handed over whole when its lane fails. The batch's queries are
+ * prepared once, here, before they are placed. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sched_priv.h"
 
@@ -104,81 +104,35 @@ static void split(struct tdm_sched *sc, const bquery *bq, size_t n, int policy, 
     }
 }
 
-/* The features of queries (tokenized as the batch entry will again), taken
- * a query at a time by several threads for a big batch (the host would
- * bound a batch's throughput otherwise). */
-#define FEAT_PER_THREAD 64u
-#define FEAT_THREADS_MAX 16
-
-typedef struct feat_work {
-    struct tdm_sched *sc;
-    const tdm_search_query *queries;
-    const tdm_search_options *o;
-    bquery *bq;
-    size_t n, next; /* next: taken atomically */
-} feat_work;
-
-static void *feat_some(void *arg)
+/* The features and planned algorithm of each prepared query (a query that
+ * failed to prepare has no terms: it costs nothing here, and fails alone
+ * in its lane's run). */
+static void features(tdm_sbq *items, size_t n, const tdm_search_options *o, bquery *bq)
 {
-    feat_work *w = arg;
-    tdm_query tq;
-    tdm_query_init(&tq);
-    for (;;) {
-        size_t q = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-        if (q >= w->n)
-            break;
-        tdm_err e = {0};
-        tdm_query_reset(&tq);
-        /* a query that fails to build fails alone in the batch entry: it
-           costs nothing here */
-        if (tdm_search_query_build(w->sc->s, &w->queries[q], &tq, &e) != TDM_OK)
-            tdm_query_reset(&tq);
-        tdm_err_clear(&e);
-        tdm_qfeat_from(&tq, w->o->k, &w->bq[q].f);
-        w->bq[q].alg = tdm_sched_expected_alg(w->o, &tq);
+    for (size_t q = 0; q < n; q++) {
+        tdm_qfeat_from(&items[q].q, o->k, &bq[q].f);
+        bq[q].alg = tdm_sched_expected_alg(&items[q]);
     }
-    tdm_query_free(&tq);
-    return NULL;
-}
-
-static void features(struct tdm_sched *sc, const tdm_search_query *queries, size_t n,
-                     const tdm_search_options *o, bquery *bq)
-{
-    feat_work w = {sc, queries, o, bq, n, 0};
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nt = n / FEAT_PER_THREAD;
-    if (cpus > 0 && nt > (size_t)cpus)
-        nt = (size_t)cpus;
-    if (nt > FEAT_THREADS_MAX)
-        nt = FEAT_THREADS_MAX;
-    pthread_t th[FEAT_THREADS_MAX];
-    size_t started = 0;
-    for (size_t t = 1; t < nt; t++)
-        if (pthread_create(&th[started], NULL, feat_some, &w) == 0)
-            started++;
-    feat_some(&w);
-    for (size_t t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
 }
 
 typedef struct part {
     sjob j;
-    tdm_search_query *qs;
+    tdm_sbq **its;
     tdm_search_result **rs;
     size_t *idx;
 } part;
 
 static void part_free(part *p)
 {
-    free(p->qs);
+    free(p->its);
     free(p->rs);
     free(p->idx);
 }
 
 /* Builds lane l's part: the queries split there, their predictions. Under sc->mu. */
 static int make_part(struct tdm_sched *sc, part *p, int l, const int *lane, const bquery *bq,
-                     const tdm_search_query *queries, size_t n, const tdm_search_options *o,
-                     int policy, double arrive, tdm_err *err)
+                     tdm_sbq *items, size_t n, const tdm_search_options *o, int policy,
+                     double arrive, tdm_err *err)
 {
     size_t m = 0;
     for (size_t q = 0; q < n; q++)
@@ -186,10 +140,10 @@ static int make_part(struct tdm_sched *sc, part *p, int l, const int *lane, cons
     memset(p, 0, sizeof *p);
     if (!m)
         return TDM_OK;
-    p->qs = malloc(m * sizeof *p->qs);
+    p->its = malloc(m * sizeof *p->its);
     p->rs = calloc(m, sizeof *p->rs);
     p->idx = malloc(m * sizeof *p->idx);
-    if (!p->qs || !p->rs || !p->idx)
+    if (!p->its || !p->rs || !p->idx)
         return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory");
     sjob *j = &p->j;
     j->o = *o;
@@ -202,19 +156,22 @@ static int make_part(struct tdm_sched *sc, part *p, int l, const int *lane, cons
     for (size_t q = 0, x = 0; q < n; q++) {
         if (lane[q] != l)
             continue;
-        p->qs[x] = queries[q];
+        p->its[x] = &items[q];
         p->idx[x++] = q;
         j->f.los += bq[q].f.los; /* the part fills a batch lane's cap alone */
         j->alg = bq[q].alg;
         for (int i = 0; i < sc->nl; i++)
             j->pred[i] += tdm_model_predict(&sc->lanes[i].model, bq[q].alg, &bq[q].f);
     }
-    j->bq = p->qs;
+    j->items = p->its;
     j->bres = p->rs;
     j->nq = (uint32_t)m;
     pthread_cond_init(&j->cv, NULL);
     return TDM_OK;
 }
+
+static int placed(struct tdm_sched *sc, tdm_sbq *items, size_t n, const tdm_search_options *o,
+                  int policy, double arrive, tdm_search_result **results, tdm_err *err);
 
 int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries, size_t n,
                            const tdm_search_options *o, tdm_search_result **results,
@@ -225,12 +182,44 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
     if (n == 0)
         return TDM_OK;
     int policy = o->policy ? o->policy : sc->policy;
-    if (policy == TDM_POLICY_DIRECT || sc->s->ndocs == 0 || n > UINT32_MAX)
-        return tdm_sched_run_direct(sc, queries, o, policy, n, results, err);
-    if (o->device >= sc->nl)
+    int direct = policy == TDM_POLICY_DIRECT || sc->s->ndocs == 0 || n > UINT32_MAX;
+    if (!direct && o->device >= sc->nl)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "device = %d: the engine has devices 0 .. %d",
                            o->device, sc->nl - 1);
     double arrive = tdm_sched_now();
+    /* prepared once, here (on several threads for a big batch): the
+       scheduler reads them, the lanes run them */
+    tdm_sbq *items = calloc(n, sizeof *items);
+    tdm_sbq **its = malloc(n * sizeof *its);
+    if (!items || !its) {
+        free(items);
+        free(its);
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory for %zu queries", n);
+    }
+    tdm_search_prepare_all(sc->s, queries, o, n, items);
+    for (size_t q = 0; q < n; q++)
+        its[q] = &items[q];
+    int rc = direct ? tdm_sched_run_direct(sc, its, policy, n, results, err)
+                    : placed(sc, items, n, o, policy, arrive, results, err);
+    for (size_t q = 0; q < n; q++)
+        tdm_sbq_free(&items[q]);
+    free(items);
+    free(its);
+    return rc;
+}
+
+/* The prepared batch items[0 .. n) through the lanes (tdm_sched_batch_search). */
+static int placed(struct tdm_sched *sc, tdm_sbq *items, size_t n, const tdm_search_options *o,
+                  int policy, double arrive, tdm_search_result **results, tdm_err *err)
+{
+    for (size_t q = 0; q < n; q++)
+        if (tdm_search_prep_fatal(items[q].prc)) { /* host trouble: no lane does better */
+            pthread_mutex_lock(&sc->mu);
+            sc->st.submitted += n;
+            sc->st.failed += n;
+            pthread_mutex_unlock(&sc->mu);
+            return tdm_err_copy(err, &items[q].err);
+        }
     bquery *bq = calloc(n, sizeof *bq);
     int *lane = malloc(n * sizeof *lane);
     part *parts = calloc((size_t)sc->nl, sizeof *parts);
@@ -248,7 +237,7 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
                              "lane of its kind, or every lane has failed)", tdm_policy_name(policy));
     }
     if (rc == TDM_OK && nok > 1) { /* lanes to choose from: the models decide */
-        features(sc, queries, n, o, bq);
+        features(items, n, o, bq);
         pthread_mutex_lock(&sc->mu);
         split(sc, bq, n, policy, o->device, ok, lane);
         pthread_mutex_unlock(&sc->mu);
@@ -259,7 +248,7 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
     if (rc == TDM_OK) { /* the models are the lanes' too: read them under the lock */
         pthread_mutex_lock(&sc->mu);
         for (int l = 0; rc == TDM_OK && l < sc->nl; l++)
-            rc = make_part(sc, &parts[l], l, lane, bq, queries, n, o, policy, arrive, err);
+            rc = make_part(sc, &parts[l], l, lane, bq, items, n, o, policy, arrive, err);
         pthread_mutex_unlock(&sc->mu);
     }
     if (rc == TDM_OK) {
@@ -294,7 +283,7 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
                 if (!r)
                     continue;
                 if (rc) {
-                    tdm_search_result_free(r);
+                    tdm_search_result_release(r);
                     continue;
                 }
                 r->policy = policy;

@@ -29,22 +29,20 @@ static void run_sample(struct tdm_sched *sc, slane *l, const tdm_search_query *q
     tdm_err e = {0};
     tdm_search_options_check(NULL, &o, &e);
     o.device = l->index;
-    tdm_query tq;
-    tdm_query_init(&tq);
+    tdm_sbq it, *one = &it;
     tdm_qfeat f;
-    int rc = tdm_search_query_build(sc->s, q, &tq, &e);
-    if (rc == TDM_OK)
-        tdm_qfeat_from(&tq, o.k, &f);
-    tdm_query_free(&tq);
+    int rc = tdm_search_prepare(sc->s, q, &o, &it);
+    tdm_qfeat_from(&it.q, o.k, &f);
     tdm_search_result *r = NULL;
     double t0 = tdm_sched_now();
     if (rc == TDM_OK)
-        rc = tdm_search_run_batch(sc->s, q, &o, 1, &r, &e);
+        rc = tdm_search_run_prepared(sc->s, &one, 1, l->index, &r, &e);
     double dt = tdm_sched_now() - t0;
     if (rc == TDM_OK && r->status == TDM_OK && r->device >= 0 && tdm_lane_warm(l, r->algorithm) &&
         observe)
         tdm_model_observe(&l->model, r->algorithm, &f, dt);
-    tdm_search_result_free(r);
+    tdm_search_result_release(r);
+    tdm_sbq_free(&it);
     tdm_err_clear(&e);
 }
 

@@ -13,13 +13,6 @@
 #define RETRIES 3 /* runs of a query on a lane that failed it but lives on */
 #define RECHECK_S 0.002 /* an idle lane's next look at other lanes' queues */
 
-double tdm_sched_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 void tdm_sched_update_mode(struct tdm_sched *sc)
 {
     int any = 0; /* a live batch lane */
@@ -192,7 +185,7 @@ static void part_answered(slane *l, sjob *j, tdm_search_result **results, double
         snprintf(msg, sizeof msg, "%s",
                  results[unsupported]->error ? results[unsupported]->error : "unsupported");
         for (uint32_t x = 0; x < j->nq; x++)
-            tdm_search_result_free(results[x]);
+            tdm_search_result_release(results[x]);
         hand_over(sc, l, j, TDM_ERR_UNSUPPORTED, msg, now);
         return;
     }
@@ -214,7 +207,7 @@ static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **resul
         sjob *j = jobs[i];
         tdm_search_result **rp = results + total;
         total += tdm_sjob_nq(j);
-        if (j->bq) {
+        if (j->bres) {
             part_answered(l, j, rp, now);
             continue;
         }
@@ -222,7 +215,7 @@ static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **resul
         if (r->status == TDM_ERR_UNSUPPORTED && sc->nl > 1) { /* this device cannot: another may */
             char msg[256];
             snprintf(msg, sizeof msg, "%s", r->error ? r->error : "unsupported");
-            tdm_search_result_free(r);
+            tdm_search_result_release(r);
             hand_over(sc, l, j, TDM_ERR_UNSUPPORTED, msg, now);
             continue;
         }
@@ -276,22 +269,18 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
     size_t nqt = 0; /* queries in the run: a batch part carries many */
     for (int i = 0; i < n; i++)
         nqt += tdm_sjob_nq(jobs[i]);
-    tdm_search_query *qs = malloc(nqt * sizeof *qs);
-    tdm_search_options *os = malloc(nqt * sizeof *os);
+    tdm_sbq **its = malloc(nqt * sizeof *its);
     tdm_search_result **results = calloc(nqt, sizeof *results);
     double t0 = tdm_sched_now();
     pthread_mutex_lock(&sc->mu);
     int fault = fault_now(l);
     double pred = 0;
-    for (int i = 0, p = 0; qs && os && results && i < n; i++) {
+    for (int i = 0, p = 0; its && results && i < n; i++) {
         if (!jobs[i]->as || jobs[i]->started == 0) /* a moved query started before */
             jobs[i]->started = t0;
         jobs[i]->mode = nqt > 1 ? TDM_LOAD_BATCH : sc->mode;
-        for (uint32_t x = 0; x < tdm_sjob_nq(jobs[i]); x++, p++) {
-            qs[p] = jobs[i]->bq ? jobs[i]->bq[x] : jobs[i]->q;
-            os[p] = jobs[i]->o;
-            os[p].device = l->index;
-        }
+        for (uint32_t x = 0; x < tdm_sjob_nq(jobs[i]); x++, p++)
+            its[p] = jobs[i]->items[x];
         pred += jobs[i]->pred[l->index];
     }
     l->run_end[k] = t0 + pred;
@@ -301,7 +290,7 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
 
     tdm_err e = {0};
     int rc, moved = -1;
-    if (!qs || !os || !results)
+    if (!its || !results)
         rc = tdm_err_set(&e, TDM_ERR_NOMEM, "out of memory for a run of %zu queries", nqt);
     else if (fault == TDM_FAULT_BUILD)
         rc = tdm_err_set(&e, TDM_ERR_BUILD, "kernel build failed (injected by TANDEM_FAULT_INJECT)");
@@ -311,10 +300,10 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
     else if (n == 1 && jobs[0]->as) /* ranked AND step by step (migrate.c) */
         rc = tdm_migrate_run(l, jobs[0], &moved, &results[0], &e);
     else
-        rc = tdm_search_run_batch(sc->s, qs, os, nqt, results, &e);
+        rc = tdm_search_run_prepared(sc->s, its, nqt, l->index, results, &e);
     if (rc == TDM_OK && fault == TDM_FAULT_LOST) { /* the device went away with the answers */
         for (size_t i = 0; i < nqt; i++)
-            tdm_search_result_free(results[i]);
+            tdm_search_result_release(results[i]);
         moved = -1; /* nor does a moved query's intermediate count */
         rc = tdm_err_set(&e, TDM_ERR_OPENCL,
                          "device lost mid-query (injected by TANDEM_FAULT_INJECT)");
@@ -336,8 +325,7 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
         pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&sc->mu);
     tdm_err_clear(&e);
-    free(qs);
-    free(os);
+    free(its);
     free(results);
 }
 

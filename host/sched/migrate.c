@@ -3,6 +3,7 @@
  * rest of the query may move to the lane the cost model now prefers,
  * carrying only the candidates and their score columns. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "query/and_select.h"
 #include "query/and_step.h"
@@ -82,8 +83,24 @@ static int lengths_differ(const tdm_query *q)
     return hi >= (lo ? lo : 1) * (uint64_t)TDM_SEL_RATIO;
 }
 
-int tdm_migrate_prepare(struct tdm_sched *sc, sjob *j, tdm_query *q, tdm_err *err)
+/* A copy of the finished query q into *c (the steps take theirs over; the
+ * prepared query keeps its own for a whole run). */
+static int query_copy(const tdm_query *q, tdm_query *c, tdm_err *err)
 {
+    *c = *q;
+    c->cap = q->nterms;
+    c->terms = malloc((q->nterms ? q->nterms : 1) * sizeof *c->terms);
+    if (!c->terms) {
+        tdm_query_init(c);
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    }
+    memcpy(c->terms, q->terms, q->nterms * sizeof *c->terms);
+    return TDM_OK;
+}
+
+int tdm_migrate_prepare(struct tdm_sched *sc, sjob *j, tdm_err *err)
+{
+    const tdm_query *q = &j->one->q;
     int mig = j->o.migrate ? j->o.migrate : sc->migrate;
     if (mig == TDM_MIGRATE_OFF || (mig == TDM_MIGRATE_AUTO && j->policy != TDM_POLICY_HYBRID))
         return TDM_OK;
@@ -101,7 +118,11 @@ int tdm_migrate_prepare(struct tdm_sched *sc, sjob *j, tdm_query *q, tdm_err *er
     tdm_astep *a = calloc(1, sizeof *a);
     if (!a)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    int rc = tdm_astep_open(sc->s, q, &j->o, a, err);
+    tdm_query c;
+    int rc = query_copy(q, &c, err);
+    if (rc == TDM_OK)
+        rc = tdm_astep_open(sc->s, &c, &j->o, a, err);
+    tdm_query_free(&c); /* empty when the steps took it over */
     if (rc) {
         tdm_astep_free(a);
         free(a);
@@ -159,14 +180,21 @@ static int and_then_or(slane *l, sjob *j, tdm_search_result **res, tdm_err *err)
     tdm_astep *a = j->as;
     uint32_t steps = r->steps;
     if (r->n < j->o.k) {
-        tdm_search_options o = j->o;
-        o.algorithm = TDM_ALGO_OR;
-        o.device = l->index;
+        /* the prepared query again, as OR (planned for it: its plan was
+           AND-then-OR's) */
+        tdm_sbq *it = j->one;
         tdm_search_result *orr = NULL;
-        int rc = tdm_search_run_batch(l->sc->s, &j->q, &o, 1, &orr, err);
+        tdm_splan pl = it->pl;
+        int pb = it->pl_batched;
+        it->o.algorithm = TDM_ALGO_OR;
+        it->pl_batched = -1; /* not this run's: planned again */
+        int rc = tdm_search_run_prepared(l->sc->s, &j->one, 1, l->index, &orr, err);
+        it->o.algorithm = j->o.algorithm;
+        it->pl = pl;
+        it->pl_batched = pb;
         if (rc)
             return rc; /* *res stays the caller's to free */
-        tdm_search_result_free(r);
+        tdm_search_result_release(r);
         *res = r = orr;
         a->launches += r->launches;
         a->bytes_up += r->bytes_up;
@@ -183,7 +211,7 @@ int tdm_migrate_run(slane *l, sjob *j, int *moved, tdm_search_result **res, tdm_
     int rc = tdm_astep_run(l->sc->s, j->as, l->index, decide, &c, moved, res, err);
     if (rc == TDM_OK && *moved < 0 && j->o.algorithm == TDM_ALGO_AND_OR &&
         (rc = and_then_or(l, j, res, err))) {
-        tdm_search_result_free(*res);
+        tdm_search_result_release(*res);
         *res = NULL;
     }
     return rc;

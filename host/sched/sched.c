@@ -191,7 +191,7 @@ static int finish(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm_er
     tdm_search_result *r = j->res;
     if (r->status) {
         int rc = tdm_err_set(err, r->status, "%s", r->error ? r->error : "search failed");
-        tdm_search_result_free(r);
+        tdm_search_result_release(r);
         return rc;
     }
     r->policy = j->policy;
@@ -212,27 +212,17 @@ static int finish(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm_er
     return TDM_OK;
 }
 
-/* Queries that need no lane: the direct policy, or one with no terms. A
- * single one (n = 1) fails with its own error; a batch's keep theirs in
- * their results. */
-int tdm_sched_run_direct(struct tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *o,
-                         int policy, size_t n, tdm_search_result **out, tdm_err *err)
+int tdm_sched_run_direct(struct tdm_sched *sc, tdm_sbq *const *items, int policy, size_t n,
+                         tdm_search_result **out, tdm_err *err)
 {
     pthread_mutex_lock(&sc->mu);
     sc->st.submitted += n;
     sc->st.direct += n;
     pthread_mutex_unlock(&sc->mu);
-    tdm_search_options *each = n > 1 ? malloc(n * sizeof *each) : (tdm_search_options *)o;
-    int rc = each ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for %zu queries", n);
-    for (size_t i = 0; rc == TDM_OK && n > 1 && i < n; i++)
-        each[i] = *o;
-    if (rc == TDM_OK)
-        rc = tdm_search_run_batch(sc->s, q, each, n, out, err);
-    if (n > 1)
-        free(each);
+    int rc = tdm_search_run_prepared(sc->s, items, n, -1, out, err);
     if (rc == TDM_OK && n == 1 && out[0]->status) {
         rc = tdm_err_set(err, out[0]->status, "%s", out[0]->error ? out[0]->error : "search failed");
-        tdm_search_result_free(out[0]);
+        tdm_search_result_release(out[0]);
         out[0] = NULL;
     }
     for (size_t i = 0; rc == TDM_OK && i < n; i++)
@@ -246,11 +236,9 @@ int tdm_sched_run_direct(struct tdm_sched *sc, const tdm_search_query *q, const 
     return rc;
 }
 
-int tdm_sched_expected_alg(const tdm_search_options *o, const tdm_query *q)
+int tdm_sched_expected_alg(const tdm_sbq *it)
 {
-    if (o->algorithm != TDM_ALGO_AUTO)
-        return o->algorithm;
-    return q->nterms <= 1 ? TDM_ALGO_OR : TDM_ALGO_MAXSCORE; /* the planner's rule */
+    return it->pl.alg;
 }
 
 static int submit(struct tdm_sched *sc, sjob *j)
@@ -284,6 +272,41 @@ static int submit(struct tdm_sched *sc, sjob *j)
     return j->rc;
 }
 
+static void count_failed(struct tdm_sched *sc)
+{
+    pthread_mutex_lock(&sc->mu);
+    sc->st.submitted++;
+    sc->st.failed++;
+    pthread_mutex_unlock(&sc->mu);
+}
+
+/* Places the prepared query j->one and waits for its answer. */
+static int place_one(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm_err *err)
+{
+    tdm_sbq *it = j->one;
+    tdm_qfeat_from(&it->q, j->o.k, &j->f);
+    j->alg = tdm_sched_expected_alg(it);
+    j->pin = j->o.device;
+    int rc = tdm_migrate_prepare(sc, j, err);
+    if (rc) {
+        count_failed(sc);
+        return rc;
+    }
+    j->items = &j->one;
+    j->deadline = j->arrive + (j->o.deadline_ms > 0 ? j->o.deadline_ms * 1e-3 : sc->deadline);
+    j->where = -2;
+    j->nq = 1;
+    pthread_cond_init(&j->cv, NULL);
+    submit(sc, j);
+    pthread_cond_destroy(&j->cv);
+    rc = finish(sc, j, out, err);
+    if (j->as) {
+        tdm_astep_free(j->as);
+        free(j->as);
+    }
+    return rc;
+}
+
 int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
                      tdm_search_result **out, tdm_err *err)
 {
@@ -297,45 +320,20 @@ int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_
     if (rc)
         return rc;
     j.policy = j.o.policy ? j.o.policy : sc->policy;
-    if (j.policy == TDM_POLICY_DIRECT)
-        return tdm_sched_run_direct(sc, q, &j.o, j.policy, 1, out, err);
-    tdm_query tq;
-    tdm_query_init(&tq);
-    rc = tdm_search_query_build(sc->s, q, &tq, err);
-    if (rc || tq.nterms == 0 || sc->s->ndocs == 0) {
-        tdm_query_free(&tq);
-        if (rc == TDM_OK) /* nothing for a device to do */
-            return tdm_sched_run_direct(sc, q, &j.o, j.policy, 1, out, err);
-        pthread_mutex_lock(&sc->mu);
-        sc->st.submitted++;
-        sc->st.failed++;
-        pthread_mutex_unlock(&sc->mu);
-        return rc;
+    /* prepared once, here: the scheduler reads it, a lane runs it */
+    tdm_sbq it;
+    j.one = &it;
+    tdm_search_prepare(sc->s, q, &j.o, &it);
+    if (j.policy == TDM_POLICY_DIRECT || (it.prc == TDM_OK && !it.run)) {
+        /* the direct policy, or nothing for a device to do */
+        rc = tdm_sched_run_direct(sc, &j.one, j.policy, 1, out, err);
+    } else if (it.prc) {
+        rc = tdm_err_copy(err, &it.err);
+        count_failed(sc);
+    } else {
+        rc = place_one(sc, &j, out, err);
     }
-    tdm_qfeat_from(&tq, j.o.k, &j.f);
-    j.alg = tdm_sched_expected_alg(&j.o, &tq);
-    j.pin = j.o.device;
-    rc = tdm_migrate_prepare(sc, &j, &tq, err);
-    tdm_query_free(&tq);
-    if (rc) {
-        pthread_mutex_lock(&sc->mu);
-        sc->st.submitted++;
-        sc->st.failed++;
-        pthread_mutex_unlock(&sc->mu);
-        return rc;
-    }
-    j.q = *q;
-    j.deadline = j.arrive + (j.o.deadline_ms > 0 ? j.o.deadline_ms * 1e-3 : sc->deadline);
-    j.where = -2;
-    j.nq = 1;
-    pthread_cond_init(&j.cv, NULL);
-    submit(sc, &j);
-    pthread_cond_destroy(&j.cv);
-    rc = finish(sc, &j, out, err);
-    if (j.as) {
-        tdm_astep_free(j.as);
-        free(j.as);
-    }
+    tdm_sbq_free(&it);
     return rc;
 }
 

@@ -2,9 +2,11 @@
  * lane with a worker thread and a queue; queries placed by policy and the
  * lanes' cost models; batches under load; faults handed to other lanes.
  *
- * It sits above host/query: a lane runs its queries through the query
- * area's internal batch entry (query/search.h, tdm_search_run_batch) pinned
- * to its device. The public search calls (sched_api.c) are built on it.
+ * It sits above host/query: a query is prepared once in the caller's
+ * thread (query/search_run.h, tdm_search_prepare), the scheduler reads the
+ * prepared query (its lists' lengths, its plan's algorithm) to place it, and
+ * a lane runs it on its device (tdm_search_run_prepared). The public search
+ * calls (search_api.c) are built on it.
  *
  * Threads: tdm_sched_search and tdm_sched_stats_get from any number of
  * threads at once; tdm_sched_close with no call running. */

@@ -12,6 +12,7 @@
 #include "fault.h"
 #include "model.h"
 #include "query/search.h"
+#include "query/search_run.h"
 #include "sched.h"
 #include "tandem.h"
 
@@ -23,10 +24,12 @@ enum { CLASS_GPU = 0, CLASS_CPU = 1, CLASS_EITHER = 2 };
 typedef struct sjob {
     struct sjob *prev, *next;
     int where;              /* queue it is in: a lane index, -1 the either queue, -2 none */
-    tdm_search_query q;     /* the caller's, valid while it waits */
-    tdm_search_options o;   /* checked; o.device is set per run */
+    tdm_sbq **items;        /* the prepared queries it carries ([nq]), the caller's,
+                               valid while it waits; a lane runs them on its device */
+    tdm_sbq *one;           /* a single query's: items points here */
+    tdm_search_options o;   /* checked */
     tdm_qfeat f;
-    int alg;                /* what the planner will run (model slot) */
+    int alg;                /* what the planner will run (model slot): the plan's */
     int policy;             /* never DEFAULT or DIRECT */
     int pin;                /* lane it must run on (opts.device), or -1 */
     int cls;                /* CLASS_* (hybrid) */
@@ -49,9 +52,8 @@ typedef struct sjob {
     int mig;                /* enum tdm_migrate: AUTO or FORCE */
     int first_dev;          /* lane of its first step, -1 before it */
     uint32_t migrations;
-    /* a part of a tdm_search_batch call (batch.c): bq[0 .. nq) with the
-     * options o, their results to bres[]; NULL for a single query (q, res) */
-    const tdm_search_query *bq;
+    /* a part of a tdm_search_batch call (batch.c): its results to bres[]
+     * (NULL for a single query: res) */
     tdm_search_result **bres;
     uint32_t nq;            /* queries the job carries: 1, or a part's */
 } sjob;
@@ -151,6 +153,7 @@ void tdm_lane_fail(slane *l, const char *msg, double now);
 /* Re-evaluates the load mode (lock held). */
 void tdm_sched_update_mode(struct tdm_sched *sc);
 
+/* ---- clock.c: seconds on the monotonic clock */
 double tdm_sched_now(void);
 
 /* ---- migrate.c: Griffin's intra-query migration */
@@ -169,9 +172,9 @@ int tdm_migrate_choose(const tdm_mig_in *in);
 /* Seconds to carry `bytes` of intermediate from lane `from` to lane `to`
  * (down from one device, up to the other). */
 double tdm_migrate_cost(const struct tdm_sched *sc, int from, int to, double bytes);
-/* Whether j runs step by step, and if so its state (j->as, from the
- * finished query *q, taken over). TDM_OK when it need not. */
-int tdm_migrate_prepare(struct tdm_sched *sc, sjob *j, tdm_query *q, tdm_err *err);
+/* Whether j runs step by step, and if so its state (j->as, from its
+ * prepared query's finished query). TDM_OK when it need not. */
+int tdm_migrate_prepare(struct tdm_sched *sc, sjob *j, tdm_err *err);
 /* Runs j's next segment on lane l (no lock held): *res when it ended
  * there, else *moved the lane its rest goes to (the intermediate pending). */
 int tdm_migrate_run(slane *l, sjob *j, int *moved, tdm_search_result **res, tdm_err *err);
@@ -184,11 +187,14 @@ int tdm_migrate_move(struct tdm_sched *sc, sjob *j, int from, int to, double now
  * lane (best, a pin) or split by predicted finish over the lanes the policy
  * allows (hybrid, cpu-only, gpu-only), each lane's part one job run there
  * as one batch. */
-/* What the planner will run for q under o (the model's slot). */
-int tdm_sched_expected_alg(const tdm_search_options *o, const tdm_query *q);
-/* A query needing no lane, counted (direct policy, no terms). */
-int tdm_sched_run_direct(struct tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *o,
-                         int policy, size_t n, tdm_search_result **out, tdm_err *err);
+/* What the planner will run for the prepared query it (the model's slot):
+ * its plan's algorithm. */
+int tdm_sched_expected_alg(const tdm_sbq *it);
+/* Prepared queries needing no lane, counted (direct policy, no terms),
+ * run in the caller's thread on their planned devices. A single one (n =
+ * 1) fails with its own error; a batch's keep theirs in their results. */
+int tdm_sched_run_direct(struct tdm_sched *sc, tdm_sbq *const *items, int policy, size_t n,
+                         tdm_search_result **out, tdm_err *err);
 
 /* ---- calib.c */
 /* Runs n sample queries on every lane (before the workers start) and feeds

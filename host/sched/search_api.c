@@ -1,29 +1,72 @@
-/* The public search calls that go through the lanes (tandem.h): a search
- * handle is opened by the query area (index resident on every device) and
- * gets its scheduler here; tdm_search_text and tdm_search_terms are placed
- * on lanes. tdm_search_batch, the options and the results stay in
- * host/query/search_api.c. */
+/* The public search calls (tandem.h, tdm_search_* and the algorithm
+ * names), all of them: a handle binds an index to an engine (the query
+ * area's handle, host/query/search_run.h, with this area's lanes); a query
+ * is prepared once in the caller's thread and placed on a lane by the
+ * scheduler (sched.h), whose lane runs it. */
 #include <stddef.h>
 #include <string.h>
+#include <strings.h>
 
 #include "query/search.h"
+#include "query/search_run.h"
 #include "sched.h"
 #include "tandem.h"
+
+static const char *const algo_names[] = {"auto", "or", "and", "and_or", "wand", "bmw", "maxscore"};
+
+TDM_API const char *tdm_algorithm_name(int a)
+{
+    return a >= 0 && a < (int)(sizeof algo_names / sizeof *algo_names) ? algo_names[a] : NULL;
+}
+
+TDM_API int tdm_algorithm_parse(const char *name, int *algorithm)
+{
+    tdm_api_enter();
+    if (!name || !algorithm)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_algorithm_parse: %s is NULL",
+                            !name ? "name" : "algorithm");
+    for (int a = 0; a < (int)(sizeof algo_names / sizeof *algo_names); a++)
+        if (strcasecmp(name, algo_names[a]) == 0) {
+            *algorithm = a;
+            return TDM_OK;
+        }
+    if (strcasecmp(name, "and-or") == 0 || strcasecmp(name, "andor") == 0) {
+        *algorithm = TDM_ALGO_AND_OR;
+        return TDM_OK;
+    }
+    if (strcasecmp(name, "block-max-wand") == 0) {
+        *algorithm = TDM_ALGO_BMW;
+        return TDM_OK;
+    }
+    return tdm_api_fail(TDM_ERR_INVALID_ARG,
+                        "algorithm '%.100s': expected auto, or, and, and_or, wand, bmw or maxscore",
+                        name);
+}
+
+TDM_API void tdm_search_options_init(tdm_search_options *o)
+{
+    if (o)
+        tdm_search_options_defaults(o);
+}
+
+/* ---- the handle */
 
 TDM_API int tdm_search_open(tdm_engine *engine, const tdm_index *index, tdm_search **out)
 {
     tdm_api_enter();
-    int rc = tdm_search_open_plain(engine, index, out);
-    if (rc)
-        return rc; /* its last error is set */
+    if (!out)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_open: out is NULL");
+    *out = NULL;
+    if (!engine || !index)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_open: %s is NULL",
+                            !engine ? "engine" : "index");
     tdm_err e = {0};
-    rc = tdm_sched_open(*out, &(*out)->sched, &e);
-    if (rc) {
-        tdm_search_close_plain(*out);
+    int rc = tdm_search_handle_open(engine, index, out, &e);
+    if (rc == TDM_OK && (rc = tdm_sched_open(*out, &(*out)->sched, &e)) != TDM_OK) {
+        tdm_search_handle_close(*out);
         *out = NULL;
-        return tdm_api_fail_err(&e, rc);
     }
-    return TDM_OK;
+    return tdm_api_result(rc, &e);
 }
 
 TDM_API void tdm_search_close(tdm_search *s)
@@ -33,7 +76,7 @@ TDM_API void tdm_search_close(tdm_search *s)
         return;
     tdm_sched_close(s->sched);
     s->sched = NULL;
-    tdm_search_close_plain(s);
+    tdm_search_handle_close(s);
 }
 
 static int search(tdm_search *s, const tdm_search_query *q, const tdm_search_options *opts,
@@ -115,4 +158,10 @@ TDM_API int tdm_search_stats(tdm_search *s, tdm_sched_stats *st)
                             st->struct_size, sizeof *st);
     tdm_sched_stats_get(s->sched, st);
     return TDM_OK;
+}
+
+TDM_API void tdm_search_result_free(tdm_search_result *r)
+{
+    tdm_api_enter();
+    tdm_search_result_release(r);
 }

@@ -1,0 +1,229 @@
+/* A query prepared once (search_run.h): its options checked, the query
+ * built (tokenized or looked up), its lists prepared (search_prep.c) and
+ * planned (search_plan.c). */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "search.h"
+#include "search_run.h"
+#include "tandem.h"
+
+_Static_assert((int)TDM_SCORE_BM25 == (int)TDM_SCORING_BM25 &&
+                   (int)TDM_SCORE_IMPACT == (int)TDM_SCORING_IMPACT,
+               "public and internal scoring kinds agree");
+_Static_assert(TDM_SEARCH_MAX_TERMS == TDM_QUERY_MAX_TERMS, "public and internal limits agree");
+
+/* ---- options */
+
+void tdm_search_options_defaults(tdm_search_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->algorithm = TDM_ALGO_AUTO;
+    o->k = 10;
+    o->scoring = TDM_SCORE_BM25;
+    o->k1 = TDM_BM25_K1_DEFAULT;
+    o->b = TDM_BM25_B_DEFAULT;
+    o->device = -1;
+    o->ranges = 0;
+    o->variant = TDM_VARIANT_AUTO;
+}
+
+int tdm_search_options_check(const tdm_search_options *in, tdm_search_options *o, tdm_err *err)
+{
+    tdm_search_options_defaults(o);
+    if (in) {
+        if (in->struct_size < offsetof(tdm_search_options, k) + sizeof in->k ||
+            in->struct_size > sizeof *o)
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                               "search options: struct_size %zu is not that of a "
+                               "tdm_search_options (%zu): initialise it with "
+                               "tdm_search_options_init",
+                               in->struct_size, sizeof *o);
+        memcpy(o, in, in->struct_size);
+        o->struct_size = sizeof *o;
+    }
+    if (o->algorithm < TDM_ALGO_AUTO || o->algorithm > TDM_ALGO_MAXSCORE)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: algorithm = %d is unknown",
+                           o->algorithm);
+    if (o->k < 1 || o->k > TDM_SEARCH_K_MAX)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: k = %u: must be 1 .. %d",
+                           o->k, TDM_SEARCH_K_MAX);
+    if (o->scoring != TDM_SCORE_BM25 && o->scoring != TDM_SCORE_IMPACT)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "search options: scoring = %d is neither BM25 nor impact", o->scoring);
+    if (o->variant < TDM_VARIANT_AUTO || o->variant > TDM_VARIANT_COMPRESSED)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: variant = %d is unknown",
+                           o->variant);
+    if (o->device < -1)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: device = %d", o->device);
+    /* Checked here for every caller, whatever the scoring (impact ignores
+     * them): a huge k1 made every score inf or NaN, and no hits. */
+    if (!(o->k1 >= 0 && o->k1 <= TDM_BM25_K1_MAX))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: k1 = %g: must lie in "
+                           "[0, %g]", o->k1, TDM_BM25_K1_MAX);
+    if (!(o->b >= 0 && o->b <= 1))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: b = %g: must lie in "
+                           "[0, 1]", o->b);
+    return TDM_OK;
+}
+
+/* ---- one query */
+
+static int add_terms(tdm_search *s, const tdm_search_query *rq, tdm_query *q, tdm_err *err)
+{
+    if (rq->text) {
+        if (!s->tok)
+            return tdm_err_set(err, TDM_ERR_UNSUPPORTED, "text query: %s",
+                               s->tok_error ? s->tok_error : "the index's stemmer is unavailable");
+        tdm_tokenizer *t = tdm_tokpool_get(s->tok, err);
+        if (!t)
+            return err->code ? err->code : TDM_ERR_NOMEM;
+        int rc = tdm_query_add_text(q, s->r, t, rq->text, strlen(rq->text), 1.0, err);
+        tdm_tokpool_put(s->tok, t);
+        return rc;
+    }
+    if (!rq->terms && rq->nterms)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search query: terms is NULL with %zu terms",
+                           rq->nterms);
+    for (size_t i = 0; i < rq->nterms; i++) {
+        const tdm_search_term *st = &rq->terms[i];
+        int rc = st->term ? tdm_query_add_term(q, s->r, st->term, strlen(st->term), st->weight, err)
+                          : tdm_query_add_id(q, s->r, st->id, st->weight, err);
+        if (rc)
+            return rc;
+    }
+    return TDM_OK;
+}
+
+int tdm_search_query_build(tdm_search *s, const tdm_search_query *rq, tdm_query *q, tdm_err *err)
+{
+    int rc = add_terms(s, rq, q, err);
+    if (rc == TDM_OK)
+        tdm_query_finish(q);
+    return rc;
+}
+
+/* Errors of a query's preparation that fail a whole call rather than that
+ * query (common/error.h): a bug met preparing one query is that query's. */
+int tdm_search_prep_fatal(int prc)
+{
+    return tdm_err_reach(prc) >= TDM_REACH_HOST;
+}
+
+int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_search_options *o,
+                       tdm_sbq *it)
+{
+    memset(it, 0, sizeof *it);
+    it->o = *o;
+    it->k = o->k;
+    tdm_query_init(&it->q);
+    int rc = tdm_search_query_build(s, rq, &it->q, &it->err);
+    if (rc == TDM_OK) {
+        it->pl.alg = tdm_search_auto_alg(o->algorithm, it->q.nterms);
+        tdm_score_params sp = {o->scoring == TDM_SCORE_IMPACT ? TDM_SCORING_IMPACT
+                                                             : TDM_SCORING_BM25,
+                               o->k1, o->b};
+        rc = tdm_sprep_build_cached(&it->p, s->r, &it->q, &sp, s->bcache, &it->err);
+        it->prepped = rc == TDM_OK;
+    } else {
+        tdm_query_reset(&it->q); /* what the scheduler reads: an empty query */
+    }
+    if (rc == TDM_OK && it->q.nterms && s->ndocs) {
+        /* planned alone for its pin or the planner's device: where it runs
+           on another, or in a batch, the run plans it again */
+        rc = tdm_search_plan(s, &it->p, o->algorithm, o->device, o->variant, o->ranges, o->k, 0,
+                             &it->pl, &it->err);
+        it->run = rc == TDM_OK;
+    }
+    if (it->run && !(it->so.keys = malloc((size_t)o->k * sizeof *it->so.keys))) {
+        rc = tdm_err_set(&it->err, TDM_ERR_NOMEM, "out of memory");
+        it->run = 0;
+    }
+    it->prc = it->rc = rc;
+    return rc;
+}
+
+void tdm_sbq_free(tdm_sbq *it)
+{
+    if (it->prepped)
+        tdm_sprep_free(&it->p);
+    tdm_query_free(&it->q);
+    free(it->so.keys);
+    tdm_err_clear(&it->err);
+    memset(it, 0, sizeof *it);
+}
+
+/* ---- many queries */
+
+/* Threads of tdm_search_parallel at most. */
+#define PAR_THREADS_MAX 16
+
+typedef struct par_work {
+    void (*fn)(void *ctx, size_t i);
+    void *ctx;
+    size_t n, next; /* next: taken atomically */
+} par_work;
+
+static void *par_some(void *arg)
+{
+    par_work *w = arg;
+    for (;;) {
+        size_t i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+        if (i >= w->n)
+            return NULL;
+        w->fn(w->ctx, i);
+    }
+}
+
+void tdm_search_parallel(size_t n, size_t per_thread, void (*fn)(void *ctx, size_t i), void *ctx)
+{
+    par_work w = {fn, ctx, n, 0};
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = n / (per_thread ? per_thread : 1);
+    if (cpus > 0 && nt > (size_t)cpus)
+        nt = (size_t)cpus;
+    if (nt > PAR_THREADS_MAX)
+        nt = PAR_THREADS_MAX;
+    pthread_t th[PAR_THREADS_MAX];
+    size_t started = 0;
+    for (size_t t = 1; t < nt; t++)
+        if (pthread_create(&th[started], NULL, par_some, &w) == 0)
+            started++;
+    par_some(&w);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+}
+
+/* Preparing a query costs tens of microseconds of host time (tokenizer,
+ * lexicon, every block's bound): a big batch prepares its queries on
+ * several threads, or the host, not the device, bounds its throughput. */
+#define PREP_PER_THREAD 32u
+
+typedef struct prep_work {
+    tdm_search *s;
+    const tdm_search_query *qs;
+    const tdm_search_options *o;
+    tdm_sbq *items;
+} prep_work;
+
+static void prep_one(void *ctx, size_t i)
+{
+    prep_work *w = ctx;
+    double tp = tdm_sprof_on() ? tdm_sprof_now() : 0;
+    tdm_search_prepare(w->s, &w->qs[i], w->o, &w->items[i]);
+    if (tp > 0) {
+        tdm_sprof pf = {.on = 1, .salg = -1, .k = w->o->k, .t0 = tp};
+        tdm_sprof_host(&pf, "prepare (query, sprep, plan)", tp);
+    }
+}
+
+void tdm_search_prepare_all(tdm_search *s, const tdm_search_query *qs, const tdm_search_options *o,
+                            size_t n, tdm_sbq *items)
+{
+    prep_work w = {s, qs, o, items};
+    tdm_search_parallel(n, PREP_PER_THREAD, prep_one, &w);
+}

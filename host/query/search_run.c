@@ -1,0 +1,319 @@
+/* The search handle without lanes, and the runs of prepared queries
+ * (search_run.h): each planned for its device and batch, seeded, run in
+ * device batches (search_batch.c) and answered. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "index/index_priv.h"
+#include "bounds.h"
+#include "search.h"
+#include "search_run.h"
+#include "search_seed.h"
+#include "search_testing.h"
+#include "tandem.h"
+
+/* ---- the handle */
+
+static int open_devices(tdm_search *s, tdm_err *err)
+{
+    s->ndev = tdm_engine_device_count(s->engine);
+    s->dev = calloc(s->ndev > 0 ? (size_t)s->ndev : 1, sizeof *s->dev);
+    if (!s->dev)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < s->ndev; i++) {
+        tdm_sdev *sd = &s->dev[i];
+        sd->d = tdm_engine_device(s->engine, i);
+        sd->index = i;
+        const char *ext = sd->d->info.extensions;
+        sd->fp64 = ext && strstr(ext, "cl_khr_fp64") != NULL;
+        int rc = tdm_resident_upload(s->r, sd->d, &sd->res, err);
+        if (rc)
+            return rc;
+    }
+    return TDM_OK;
+}
+
+void tdm_search_handle_close(tdm_search *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; s->dev && i < s->ndev; i++) {
+        tdm_search_pool_free(&s->dev[i]);
+        tdm_search_bpool_free(&s->dev[i]);
+        tdm_resident_release(&s->dev[i].res);
+    }
+    free(s->dev);
+    tdm_tokpool_free(s->tok);
+    free(s->tok_error);
+    tdm_bcache_close(s->bcache);
+    free(s);
+}
+
+/* The bounds cache's budget: TANDEM_BOUNDS_CACHE_MB, else 64 MiB. 0: no
+ * cache, the device recomputes the bounds on every call (tests compare).
+ * The engine's devices share its settings: the first one's are the engine's. */
+static size_t bcache_bytes(tdm_engine *engine)
+{
+    const tdm_tuning *t = tdm_settings_tuning(tdm_engine_device(engine, 0)->settings);
+    return t->bounds_cache_set ? t->bounds_cache_mb << 20 : TDM_BCACHE_DEFAULT_BYTES;
+}
+
+int tdm_search_handle_open(tdm_engine *engine, const tdm_index *index, tdm_search **out,
+                           tdm_err *err)
+{
+    *out = NULL;
+    tdm_search *s = calloc(1, sizeof *s);
+    if (!s)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "tdm_search_open: out of memory");
+    s->engine = engine;
+    s->r = tdm_index_ireader(index);
+    const tdm_ireader_info *info = tdm_ireader_info_get(s->r);
+    tdm_err e = {0};
+    int rc = TDM_OK;
+    if (info->ndocs >= UINT32_MAX)
+        rc = tdm_err_set(err, TDM_ERR_LIMIT, "%s: %llu documents (search handles at most %u)",
+                         tdm_ireader_path(s->r), (unsigned long long)info->ndocs, UINT32_MAX - 1);
+    s->ndocs = (uint32_t)info->ndocs;
+    if (rc == TDM_OK && tdm_tokpool_open(s->r, &s->tok, &e) != TDM_OK) {
+        /* only text queries need the stemmer: they fail with this message */
+        s->tok = NULL;
+        size_t len = strlen(tdm_err_msg(&e)) + 1;
+        s->tok_error = malloc(len);
+        if (s->tok_error)
+            memcpy(s->tok_error, tdm_err_msg(&e), len);
+    }
+    tdm_err_clear(&e);
+    size_t cache_bytes = bcache_bytes(engine);
+    if (rc == TDM_OK && cache_bytes)
+        rc = tdm_bcache_open(cache_bytes, &s->bcache, err);
+    if (rc == TDM_OK)
+        rc = open_devices(s, err);
+    if (rc) {
+        tdm_search_handle_close(s);
+        return rc;
+    }
+    *out = s;
+    return TDM_OK;
+}
+
+/* ---- results */
+
+void tdm_search_result_release(tdm_search_result *r)
+{
+    if (!r)
+        return;
+    free(r->hits);
+    free((char *)r->error);
+    free(r);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int fill_hits(const tdm_search *s, const tdm_sout *so, tdm_search_result *res, tdm_err *err)
+{
+    res->hits = calloc(so->n ? so->n : 1, sizeof *res->hits);
+    if (!res->hits)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for %u hits", so->n);
+    for (uint32_t i = 0; i < so->n; i++) {
+        uint64_t key = so->keys[i];
+        uint32_t bits = (uint32_t)(key >> 32);
+        tdm_search_hit *h = &res->hits[i];
+        h->docid = 0xffffffffu - (uint32_t)key;
+        memcpy(&h->score, &bits, sizeof h->score);
+        h->name = tdm_ireader_docname(s->r, h->docid);
+        if (h->docid >= s->ndocs)
+            return tdm_err_set(err, TDM_ERR_INTERNAL, "search: docid %u out of range", h->docid);
+    }
+    res->n = so->n;
+    return TDM_OK;
+}
+
+/* A query's result from its item (its own error as status and message). */
+static int finish_one(tdm_search *s, tdm_sbq *it, tdm_search_result *res, tdm_err *err)
+{
+    const tdm_search_options *o = &it->o;
+    res->terms = (uint32_t)it->q.nterms;
+    res->unknown = it->q.unknown;
+    res->device = -1;
+    res->algorithm = o->algorithm == TDM_ALGO_AUTO ? TDM_ALGO_OR : o->algorithm;
+    res->batch = 1;
+    res->status = it->rc;
+    if (it->rc) {
+        const char *m = tdm_err_msg(&it->err);
+        size_t len = strlen(m) + 1;
+        char *copy = malloc(len);
+        if (!copy)
+            return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+        memcpy(copy, m, len);
+        res->error = copy;
+        res->hits = calloc(1, sizeof *res->hits);
+        return res->hits ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    }
+    if (!it->run)
+        return fill_hits(s, &(tdm_sout){0}, res, err);
+    res->device = s->dev[it->pl.dev].index;
+    res->algorithm = it->pl.alg;
+    res->ranges = it->pl.ranges;
+    res->variant = it->pl.variant;
+    res->launches = it->so.launches;
+    res->bytes_up = it->so.bytes_up;
+    res->bytes_down = it->so.bytes_down;
+    res->batch = it->batch;
+    return fill_hits(s, &it->so, res, err);
+}
+
+/* ---- runs */
+
+typedef struct run_work {
+    tdm_search *s;
+    tdm_sbq *const *items;
+    int device, batched;
+} run_work;
+
+/* Whether item it's prepared plan is not the one for a run on `device`
+ * (-1: its own) in a batch (batched) or alone. */
+static int plan_again(const tdm_search *s, const tdm_sbq *it, int device, int batched)
+{
+    return (device >= 0 && s->dev[it->pl.dev].index != device) || batched != it->pl_batched;
+}
+
+/* Item i made ready for this run: its outcome back to its preparation's,
+ * planned for the run's device and batch where that differs, seeded from
+ * the host where the plan says (search_seed.h). */
+static void ready_one(void *ctx, size_t i)
+{
+    run_work *w = ctx;
+    tdm_search *s = w->s;
+    tdm_sbq *it = w->items[i];
+    uint64_t *keys = it->so.keys;
+    it->so = (tdm_sout){.keys = keys};
+    it->batch = 0;
+    it->rc = it->prc;
+    if (it->prc || !it->run)
+        return; /* its preparation's answer, every time */
+    tdm_err_clear(&it->err);
+    double tp = tdm_sprof_on() ? tdm_sprof_now() : 0;
+    int rc = TDM_OK;
+    if (plan_again(s, it, w->device, w->batched)) {
+        const tdm_search_options *o = &it->o;
+        rc = tdm_search_plan(s, &it->p, o->algorithm, w->device >= 0 ? w->device : o->device,
+                             o->variant, o->ranges, o->k, w->batched, &it->pl, &it->err);
+        it->pl_batched = w->batched;
+    }
+    static const int map[] = {
+        [TDM_ALGO_OR] = TDM_SALG_OR,     [TDM_ALGO_AND] = TDM_SALG_AND,
+        [TDM_ALGO_AND_OR] = TDM_SALG_AND_OR, [TDM_ALGO_WAND] = TDM_SALG_WAND,
+        [TDM_ALGO_BMW] = TDM_SALG_BMW,   [TDM_ALGO_MAXSCORE] = TDM_SALG_MAXSCORE,
+    };
+    it->salg = map[it->pl.alg];
+    /* the seed of the shared threshold from the host (the compressed
+       variant's, and a GPU batch's: it has no seed pass), from 0 again on
+       every run (word 7 of term 0: search_seed.h) */
+    if (rc == TDM_OK) {
+        it->p.terms[7] = 0;
+        rc = tdm_search_hseed_plan(&it->p, s->r, s->bcache, &it->pl, it->salg, it->k, w->batched,
+                                   &it->err);
+    }
+    it->rc = rc;
+    if (tp > 0) {
+        tdm_sprof pf = {.on = 1, .salg = it->salg, .k = it->k, .t0 = tp};
+        tdm_sprof_host(&pf, "run: plan, host seed", tp);
+    }
+}
+
+/* Planning and the host seed cost host time a query: a big batch's on
+ * several threads (tdm_search_parallel). */
+#define READY_PER_THREAD 32u
+
+int tdm_search_run_prepared(tdm_search *s, tdm_sbq *const *items, size_t n, int device,
+                            tdm_search_result **results, tdm_err *err)
+{
+    double t0 = now_s();
+    for (size_t i = 0; i < n; i++)
+        results[i] = NULL;
+    int rc = TDM_OK;
+    if (device >= s->ndev)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "device = %d: the engine has devices 0 .. %d",
+                           device, s->ndev - 1);
+    /* TANDEM_SEARCH_PROFILE: a batch call's phases ("call: ...", rows of
+       its first query's algorithm and k) */
+    tdm_sprof pf = {.on = n > 1 && tdm_sprof_on()};
+    double tp = pf.t0 = pf.on ? tdm_sprof_now() : 0;
+    run_work w = {s, items, device, n > 1};
+    tdm_search_parallel(n, READY_PER_THREAD, ready_one, &w);
+    pf.salg = n ? items[0]->salg : -1;
+    pf.k = n ? items[0]->k : 0;
+    if (pf.on) {
+        tdm_sprof_host(&pf, "call: plan, host seed (all threads)", tp);
+        tp = tdm_sprof_now();
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (tdm_search_prep_fatal(items[i]->rc)) {
+            rc = tdm_err_copy(err, &items[i]->err);
+            break;
+        }
+    }
+    if (rc == TDM_OK)
+        rc = tdm_search_dev_batches(s, items, n, err);
+    if (pf.on) {
+        tdm_sprof_host(&pf, "call: device batches", tp);
+        tp = tdm_sprof_now();
+    }
+    for (size_t i = 0; rc == TDM_OK && i < n; i++) {
+        if (!(results[i] = calloc(1, sizeof *results[i])))
+            rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+        else
+            rc = finish_one(s, items[i], results[i], err);
+    }
+    double dt = now_s() - t0;
+    for (size_t i = 0; i < n; i++) {
+        if (rc && results[i]) {
+            tdm_search_result_release(results[i]);
+            results[i] = NULL;
+        } else if (results[i]) {
+            results[i]->seconds = dt;
+        }
+    }
+    if (pf.on)
+        tdm_sprof_host(&pf, "call: results", tp);
+    return rc;
+}
+
+/* ---- the path without lanes, for the tests (search_testing.h) */
+
+int tdm_search_terms_plain(tdm_search *s, const tdm_search_term *terms, size_t n,
+                           const tdm_search_options *opts, tdm_search_result **out)
+{
+    tdm_api_enter();
+    if (!out)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_terms: out is NULL");
+    *out = NULL;
+    if (!s || (!terms && n))
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_terms: %s is NULL",
+                            !s ? "search handle" : "terms");
+    tdm_err e = {0};
+    tdm_search_options o;
+    tdm_search_query rq = {NULL, terms, n};
+    tdm_sbq it, *one = &it;
+    int rc = tdm_search_options_check(opts, &o, &e);
+    if (rc)
+        return tdm_api_fail_err(&e, rc);
+    tdm_search_prepare(s, &rq, &o, &it);
+    tdm_search_result *res = NULL;
+    rc = tdm_search_run_prepared(s, &one, 1, -1, &res, &e);
+    tdm_sbq_free(&it);
+    if (rc == TDM_OK && res->status) {
+        rc = tdm_err_set(&e, res->status, "%s", res->error);
+        tdm_search_result_release(res);
+    }
+    if (rc)
+        return tdm_api_fail_err(&e, rc);
+    *out = res;
+    return TDM_OK;
+}
