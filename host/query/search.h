@@ -20,9 +20,9 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "index/decode_jobs.h"
+#include "resident/decode_jobs.h"
 #include "index/reader.h"
-#include "index/resident.h"
+#include "resident/resident.h"
 #include "index/tokpool.h"
 #include "query/and_select.h"
 #include "query/query.h"
