@@ -41,6 +41,13 @@ for t in "${targets[@]}"; do
   if [[ "$t" == fuzz_parse_* || "$t" == fuzz_pisa ]] && [ -z "$(ls -A "$corpus")" ]; then
     scripts/fuzz_seeds.sh "$t" "$corpus" "$dir/tandem" "$data"
   fi
+  # Seed the serve request parser with valid /search and /search/batch bodies.
+  if [ "$t" = fuzz_serve_req ] && [ -z "$(ls -A "$corpus")" ]; then
+    printf '{"query": "boundary layer", "k": 10, "algorithm": "wand", "policy": "hybrid"}' > "$corpus/text"
+    printf '{"terms": {"flow": 1.5, "heat": 2}, "scoring": "bm25", "k1": 0.9, "b": 0.4, "device": "auto"}' > "$corpus/terms"
+    printf '[{"query": "a"}, {"terms": {"b": 1}, "device": 0}]' > "$corpus/batch"
+    printf '{"queries": [{"query": "x", "scoring": "impact"}]}' > "$corpus/queries"
+  fi
   echo "== $t for ${secs}s"
   # (the OpenCL implementation's own leaks, which fuzz_search meets, are
   # suppressed as in the tests; PoCL alone, as in the asan preset: rusticl's
