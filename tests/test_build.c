@@ -16,7 +16,7 @@
 #include "common/cleanup.h"
 #include "common/fsutil.h"
 #include "build/build.h"
-#include "index/collection_gen.h"
+#include "support/collection_gen.h"
 #include "index/writer.h"
 #include "testutil.h"
 

@@ -11,7 +11,7 @@
 #include "common/buf.h"
 #include "common/fsutil.h"
 #include "import/ciff.h"
-#include "index/collection_gen.h"
+#include "support/collection_gen.h"
 #include "import/pisa.h"
 #include "index/reader.h"
 #include "support/listgen.h"

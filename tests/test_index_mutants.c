@@ -19,7 +19,7 @@
 #include "common/fsutil.h"
 #include "common/rng.h"
 #include "forge.h"
-#include "index/collection_gen.h"
+#include "support/collection_gen.h"
 #include "index/format.h"
 #include "index/reader.h"
 #include "tandem.h"

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "common/fsutil.h"
-#include "index/collection_gen.h"
+#include "support/collection_gen.h"
 #include "support/listgen.h"
 #include "tandem.h"
 

@@ -17,8 +17,8 @@
  *
  * Reentrant; no global state (the threads are the call's own).
  */
-#ifndef TDM_INDEX_COLLECTION_GEN_H
-#define TDM_INDEX_COLLECTION_GEN_H
+#ifndef TDM_SUPPORT_COLLECTION_GEN_H
+#define TDM_SUPPORT_COLLECTION_GEN_H
 
 #include <stddef.h>
 #include <stdint.h>
