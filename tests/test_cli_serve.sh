@@ -135,6 +135,7 @@ def post(body):
     return json.loads(r.read())
 texts = [l.split(":", 1)[1].strip() for l in open("q.txt")]
 want = {t: post({"query": t, "k": 10})["hits"] for t in texts}
+json.dump(want, open("want.json", "w"))
 bad, batched = [], [0]
 def client(n):
     for i in range(25):
@@ -288,6 +289,39 @@ begin "SIGINT: exit 0"
 stop INT
 [ "$src" = 0 ] || fail "exit $src: $(tail -3 serve.err)"
 grep -q "SIGINT: stopping" serve.err && grep -q "stopped$" serve.err || fail "$(tail -3 serve.err)"
+
+begin "device faults: a lane that dies hands its queries over; every request answered"
+TANDEM_FAULT_INJECT=1:build@2,0:oom@7 start
+python3 - "$URL" <<'EOF' || fail "faults"
+import json, sys, threading, urllib.error, urllib.request
+url = sys.argv[1]
+def post(body):
+    try:
+        r = urllib.request.urlopen(urllib.request.Request(url + "/search", json.dumps(body).encode()), timeout=120)
+        return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+texts = [l.split(":", 1)[1].strip() for l in open("q.txt")]
+want = json.load(open("want.json"))
+bad, codes = [], {}
+def client(n):
+    for i in range(10):
+        t = texts[(n + i) % len(texts)]
+        st, b = post({"query": t, "k": 10})
+        codes[st] = codes.get(st, 0) + 1
+        if st == 200 and b["hits"] != want[t]: bad.append(t)
+        if st != 200 and not (st >= 500 and b["error"]): bad.append((st, b))
+ts = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+for t in ts: t.start()
+for t in ts: t.join()
+assert not bad and sum(codes.values()) == 80 and codes.get(200, 0) > 0, (bad[:3], codes)
+print("fault run:", codes)
+EOF
+req /metrics -
+grep -q '^tandem_device_alive{device="1"} 0$' body.txt || fail "lane 1 alive: $(grep alive body.txt)"
+grep -q '^tandem_sched_handovers_total [1-9]' body.txt || fail "no handovers: $(grep handovers_total body.txt)"
+stop TERM
+[ "$src" = 0 ] || fail "exit $src: $(tail -3 serve.err)"
 
 begin "bearer token: every route but /health"
 printf 's3cret-token\n' > token.txt
