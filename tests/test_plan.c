@@ -18,6 +18,7 @@
 
 #include "query/search.h"
 #include "query/search_seed.h"
+#include "runtime/tune_table.h"
 #include "testutil.h"
 
 typedef struct fake {
@@ -216,6 +217,93 @@ static void tuning_reaches_the_plan(void **state)
     assert_true(plan(&f, 3, TDM_ALGO_MAXSCORE, 0, TDM_VARIANT_AUTO, 0).ranges > 2);
 }
 
+/* The tuning table (runtime/tune_table.h): a row for every kind, each
+ * complete; a device's kind from what it reports; the plan carries its
+ * device's row and reads it (the same choices on NVIDIA's and another
+ * GPU's, whose row copies NVIDIA's); k decides which runs stay alone. */
+static void tuning_table(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < TDM_KIND_COUNT; kind++) {
+        const tdm_tune_row *r = tdm_tune_row_get(kind);
+        assert_non_null(r->name);
+        assert_true(r->item_local >= 1 && r->item_ranges_per_cu >= 1 && r->zr_ranges_per_cu >= 1);
+        assert_true(r->min_rlen >= 1 && r->group_per_cu >= 1 && r->batch_min_rlen >= 1);
+        assert_true(r->batch_ranges_per_cu >= 1 && r->seed_rlen_per_k >= 1);
+        assert_true(r->zr_words >= TDM_ZR_MAX_WORDS);
+        assert_true(r->zr_layout == TDM_ZR_RANGE || r->zr_layout == TDM_ZR_INTERLEAVED);
+        assert_true(r->decode_variant == TDM_TUNE_DECODE_GROUP ||
+                    r->decode_variant == TDM_TUNE_DECODE_SERIAL);
+        for (int a = TDM_ALGO_OR; a <= TDM_ALGO_MAXSCORE; a++) {
+            assert_true(r->auto_variant[a] >= TDM_VARIANT_ITEM &&
+                        r->auto_variant[a] <= TDM_VARIANT_COMPRESSED);
+            /* where COMPRESSED cannot run: a decoded variant */
+            assert_true(r->fallback[a] == TDM_VARIANT_ITEM || r->fallback[a] == TDM_VARIANT_GROUP);
+        }
+    }
+    tdm_device_info info;
+    memset(&info, 0, sizeof info);
+    info.type = TDM_DEVICE_GPU;
+    snprintf(info.vendor, sizeof info.vendor, "NVIDIA Corporation");
+    assert_int_equal(tdm_tune_kind_of(&info), TDM_KIND_NVIDIA_GPU);
+    snprintf(info.vendor, sizeof info.vendor, "Advanced Micro Devices, Inc.");
+    assert_int_equal(tdm_tune_kind_of(&info), TDM_KIND_GPU);
+    snprintf(info.platform, sizeof info.platform, "Oclgrind");
+    assert_int_equal(tdm_tune_kind_of(&info), TDM_KIND_SIMULATOR);
+    assert_false(tdm_tune_row_of(&info)->staging); /* its runtime is not thread-safe */
+    assert_true(tdm_tune_row_of(&info)->gpu);
+    info.type = TDM_DEVICE_CPU;
+    assert_int_equal(tdm_tune_kind_of(&info), TDM_KIND_CPU);
+    assert_int_equal(tdm_tune_row_of(&info)->decode_variant, TDM_TUNE_DECODE_SERIAL);
+    info.type = TDM_DEVICE_ACCELERATOR;
+    assert_int_equal(tdm_tune_kind_of(&info), TDM_KIND_OTHER);
+    assert_false(tdm_tune_row_of(&info)->gpu); /* plans as a CPU */
+    assert_int_equal(tdm_tune_row_of(&info)->decode_variant, TDM_TUNE_DECODE_GROUP);
+
+    /* another GPU plans as NVIDIA's; the plan carries the row */
+    fake f;
+    fake_init(&f);
+    snprintf(f.dev[0].info.vendor, sizeof f.dev[0].info.vendor, "NVIDIA Corporation");
+    static const int algs[] = {TDM_ALGO_OR,   TDM_ALGO_AND, TDM_ALGO_AND_OR,
+                               TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+    tdm_splan nv[6];
+    for (size_t a = 0; a < 6; a++) {
+        nv[a] = plan(&f, 3, algs[a], 0, TDM_VARIANT_AUTO, 0);
+        assert_ptr_equal(nv[a].row, tdm_tune_row_get(TDM_KIND_NVIDIA_GPU));
+        assert_int_equal(nv[a].variant, tdm_tune_row_get(TDM_KIND_NVIDIA_GPU)->auto_variant[algs[a]]);
+    }
+    snprintf(f.dev[0].info.vendor, sizeof f.dev[0].info.vendor, "Intel(R) Corporation");
+    for (size_t a = 0; a < 6; a++) {
+        tdm_splan pl = plan(&f, 3, algs[a], 0, TDM_VARIANT_AUTO, 0);
+        assert_ptr_equal(pl.row, tdm_tune_row_get(TDM_KIND_GPU));
+        assert_int_equal(pl.variant, nv[a].variant);
+        assert_int_equal(pl.ranges, nv[a].ranges);
+        assert_int_equal(pl.local, nv[a].local);
+    }
+    assert_ptr_equal(plan(&f, 3, TDM_ALGO_OR, 1, TDM_VARIANT_AUTO, 0).row,
+                     tdm_tune_row_get(TDM_KIND_CPU));
+
+    /* k: above the row's batch_max_k the pruning algorithms and OR run
+       alone; ranked AND and AND-then-OR batch at any k */
+    tdm_sprep p;
+    memset(&p, 0, sizeof p);
+    p.nt = 3;
+    p.min_df = 1000;
+    p.max_block = 128;
+    uint32_t kmax = tdm_tune_row_get(TDM_KIND_NVIDIA_GPU)->batch_max_k;
+    for (size_t a = 0; a < 6; a++) {
+        for (uint32_t k = kmax; k <= kmax + 1; k++) {
+            tdm_splan pl;
+            tdm_err err = {0};
+            assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], 0, TDM_VARIANT_AUTO, 0, k, 1, &pl,
+                                             &err),
+                             TDM_OK);
+            int and = algs[a] == TDM_ALGO_AND || algs[a] == TDM_ALGO_AND_OR;
+            assert_int_equal(pl.alone, !and && k > kmax);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +312,7 @@ int main(void)
         cmocka_unit_test(scratch_budget),
         cmocka_unit_test(wanted_ranges_fall_back),
         cmocka_unit_test(tuning_reaches_the_plan),
+        cmocka_unit_test(tuning_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

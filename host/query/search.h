@@ -28,6 +28,7 @@
 #include "query/query.h"
 #include "query/score.h"
 #include "runtime/runtime.h"
+#include "runtime/tune_table.h"
 #include "tandem.h"
 
 /* Must match cl/search_range.cl. */
@@ -128,6 +129,11 @@ typedef struct tdm_splan {
     int seed, zr_seed;  /* the device's TANDEM_SEED, TANDEM_ZR_SEED (TDM_TUNE_RULE,
                            _OFF or _ON; runtime/settings.h): search_seed.h's rules
                            unless forced */
+    const tdm_tune_row *row; /* the device's row of the tuning table
+                                (runtime/tune_table.h): the constants of every
+                                choice here and of the runs' (seeds, batches) */
+    int alone;          /* never in a device batch: OR, WAND, BMW or MaxScore
+                           with k above the row's batch_max_k */
 } tdm_splan;
 
 #define TDM_ZR_CW 8u /* cursor words (cl/search_zrange.cl) */

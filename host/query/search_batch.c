@@ -3,10 +3,11 @@
  * (device, algorithm, k, scoring and its constants), each group of two or
  * more run as device batches (search_batch_dev.c), the others alone through
  * the single-query path (tdm_search_dev_run), which is also what OR, WAND,
- * BMW and MaxScore with k above BATCH_MAX_K take. Ranked AND batches at any
+ * BMW and MaxScore with k above the tuning table's batch_max_k take (the
+ * plan's `alone`). Ranked AND batches at any
  * k (Wu's mapping: k sizes only the merge); AND-then-OR runs its AND pass
  * as an AND batch and then, for the queries that found fewer than k
- * documents, an OR pass (batched within BATCH_MAX_K), which is what the
+ * documents, an OR pass (batched within batch_max_k), which is what the
  * single path returns for them; pruning with device-computed bounds
  * batches with the bounds computed for the whole batch on the device. */
 #include <stdlib.h>
@@ -38,12 +39,6 @@ static uint64_t max_postings(const tdm_device *d)
     }
     return m;
 }
-/* Above this k queries run alone: on the H200 (1M documents, terabyte05)
- * MaxScore at k = 1,000 answered 2,852 lone queries/s and 1,599/s in
- * batches of 512 (the lone path's select stages and shared-threshold seed
- * beat the batch's few long ranges per query); at k = 10 batches won (12,314
- * against 3,539). */
-#define BATCH_MAX_K 128u
 
 /* Errors that end the whole batch (the others belong to one query): a
  * device batch's bug cannot be pinned on one of its queries either. */
@@ -66,7 +61,7 @@ static int run_alone(const struct tdm_search *s, tdm_sbq *it, int salg, tdm_err 
 
 static int batchable(const tdm_sbq *it)
 {
-    return it->salg == TDM_SALG_AND || it->salg == TDM_SALG_AND_OR || it->k <= BATCH_MAX_K;
+    return !it->pl.alone; /* the plan's (k above the row's batch_max_k) */
 }
 
 static int same_launches(const tdm_sbq *a, const tdm_sbq *b)
@@ -164,9 +159,10 @@ static int run_and_or(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err
         g[i]->so.launches = 0;
         g[i]->so.bytes_up = g[i]->so.bytes_down = 0;
     }
-    if (g[0]->k <= BATCH_MAX_K)
+    int or_batch = g[0]->k <= g[0]->pl.row->batch_max_k; /* the OR pass's, as OR's plan */
+    if (or_batch)
         rc = run_group(s, g, m, TDM_SALG_OR, TDM_SALG_OR, err);
-    for (size_t i = 0; rc == TDM_OK && g[0]->k > BATCH_MAX_K && i < m; i++)
+    for (size_t i = 0; rc == TDM_OK && !or_batch && i < m; i++)
         rc = run_alone(s, g[i], TDM_SALG_OR, err);
     for (size_t i = 0; i < m; i++) {
         g[i]->so.launches += and_pass[i].launches;

@@ -21,8 +21,8 @@
  * query), and one copy back of every query's header and keys.
  *
  * Ranges: a count of the device's is shared by the batch's queries in
- * proportion to their postings (a GPU's 16,384 ranges per compute unit,
- * GPU_RANGES_PER_CU; a CPU's 4 per core), at least one each, so a big CPU
+ * proportion to their postings (a GPU's 16,384 ranges per compute unit, a
+ * CPU's 4 per core: the tuning table's batch_ranges_per_cu), at least one each, so a big CPU
  * batch runs about one work-item per query and a GPU's thousands of short
  * ranges a query; at large k fewer (ranges of at least 8k documents) so
  * the merge of each query reads few heap entries. A query's results do
@@ -52,17 +52,6 @@
 #include "search_testing.h"
 
 #define TDM_SBQ_W 8u /* cl/search_batch.cl */
-/* A range's walk is serial: more of them fill the GPU and balance it. On
- * the H200 (2,000 terabyte05 queries, k = 10, batches of 512 / 4,096,
- * queries/s), 1,024 ranges a compute unit against 16,384: 1M documents
- * AND 55,750 / 71,350 against 70,749 / 97,789, MaxScore 34,557 / 37,864
- * against 54,454 / 69,512, BMW 27,571 / 31,038 against 44,836 / 47,188;
- * 10M documents (512) AND 8,261 against 13,897, MaxScore 4,990 against
- * 8,982, BMW 3,877 against 5,857; 4,096 and 65,536 were slower, 32,768
- * about the same. */
-#define GPU_RANGES_PER_CU 16384u
-#define CPU_RANGES_PER_CU 4u
-#define GPU_MIN_RLEN 64u
 /* The queue's work-items a compute unit. One a PoCL thread would do, but
  * PoCL 3.1 hands a thread up to 1 + left / threads work-groups at a time
  * (they run one after the other): of 2 work-items on 2 cores, one thread
@@ -119,23 +108,30 @@ static const tdm_tuning *tuning(const tdm_device *d)
     return tdm_settings_tuning(d->settings);
 }
 
+/* Device d's row of the tuning table (runtime/tune_table.h): the
+ * batches' constants and why. */
+static const tdm_tune_row *row(const tdm_device *d)
+{
+    return tdm_tune_row_of(&d->info);
+}
+
 /* Ranges a compute unit: TANDEM_BATCH_RANGES_PER_CU (to time others) or
- * the default of the device's kind. */
-static uint32_t ranges_per_cu(const tdm_device *d, int gpu)
+ * the row's. */
+static uint32_t ranges_per_cu(const tdm_device *d)
 {
     uint32_t v = tuning(d)->batch_ranges_per_cu;
-    return v ? v : gpu ? GPU_RANGES_PER_CU : CPU_RANGES_PER_CU;
+    return v ? v : row(d)->batch_ranges_per_cu;
 }
 
 /* The compressed batch's queue (tdm_search_zrange_queue: a work-item a
- * compute unit takes whole ranges, longest first) on device d: on every
- * device but GPUs, whose warps want a work-item per range;
+ * compute unit takes whole ranges, longest first) on device d: the row's
+ * (every device but GPUs, whose warps want a work-item per range);
  * TANDEM_BATCH_QUEUE=on or off on every device (A/B runs, and the tests,
  * which run both kernels on every device). */
 static int queue_wanted(const tdm_device *d)
 {
     int v = tuning(d)->batch_queue;
-    return v != TDM_TUNE_RULE ? v == TDM_TUNE_ON : d->info.type != TDM_DEVICE_GPU;
+    return v != TDM_TUNE_RULE ? v == TDM_TUNE_ON : row(d)->batch_queue;
 }
 
 /* A query's work, estimated for the queue's ranges and order: ranked AND
@@ -160,14 +156,13 @@ static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint6
                        uint32_t n, uint32_t nt, uint32_t k, int mode, double scale,
                        tdm_splan *pl)
 {
-    int gpu = d->info.type == TDM_DEVICE_GPU;
     uint32_t cus = d->info.compute_units ? d->info.compute_units : 1;
-    uint64_t total = (uint64_t)((double)cus * ranges_per_cu(d, gpu) * scale);
+    uint64_t total = (uint64_t)((double)cus * ranges_per_cu(d) * scale);
     double share = allpost ? (double)total * (double)post / (double)allpost : (double)total / n;
     uint64_t r = mode == SIZE_ONE ? 1 : (uint64_t)share;
     if (mode == SIZE_QUEUE && (double)r < share)
         r++;
-    uint64_t most = ndocs / (gpu ? GPU_MIN_RLEN : 1u);
+    uint64_t most = ndocs / row(d)->batch_min_rlen;
     uint64_t klim = ndocs / (8ull * k);
     if (r > most)
         r = most;
@@ -180,7 +175,7 @@ static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint6
     pl->rlen = (uint32_t)(((uint64_t)ndocs + r - 1) / r);
     pl->ranges = (uint32_t)(((uint64_t)ndocs + pl->rlen - 1) / pl->rlen);
     pl->variant = TDM_VARIANT_ITEM;
-    pl->local = gpu ? 64u : 1u;
+    pl->local = row(d)->item_local;
 }
 
 typedef struct unit_key {
@@ -827,7 +822,7 @@ static int read_back(tdm_device *d, const host_side *h, dev_side *ds, uint32_t *
  * matching lead element takes 12.6 of a batch's 15.7 ms. */
 static int and_wu(const tdm_device *d, uint32_t k)
 {
-    return k > 128 || tuning(d)->batch_and == TDM_TUNE_AND_WU;
+    return k > row(d)->and_wu_k || tuning(d)->batch_and == TDM_TUNE_AND_WU;
 }
 
 static int bounds_mode(const tdm_sdev *sd, const tdm_sprep *p0, int salg)

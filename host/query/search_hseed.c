@@ -249,26 +249,11 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
     return rc;
 }
 
-/* The rule: k >= HSEED_MIN_K, where each range must fill its own heap of k
- * before it prunes; any k on a GPU's plan (groups of ranges of a few
- * documents that never fill a heap; the device seed's rule) and on plans of
- * HSEED_MIN_RANGES ranges or more (a CPU of 8 compute units or more: the
- * first of its ranges, all running at once, see no published threshold).
- * The last by the counters model only (prune_counters, 1M, 300 queries,
- * MaxScore k10, 64 ranges, postings scored without / with: run 16 at a time
- * 68,762 / 53,399, 2 at a time 58,480 / 52,214): to be timed on 16 cores
- * (TANDEM_ZR_SEED=0/1). PoCL, 2 cores,
- * 1M collection, 300 terabyte05 queries, medians of 4 alternating runs on a
- * loaded VM, mean us without / with: 8 ranges (the plan) k1000 MaxScore
- * 14,893 / 11,126, BMW 17,812 / 14,025, WAND 19,065 / 15,798; 64 ranges (as
- * on 16 cores) k1000 MaxScore 15,796 / 8,699, BMW 16,726 / 9,224, WAND 16,028
- * / 9,120; at k = 10 no gain measured (8 ranges MaxScore 3,178 / 3,541, BMW
- * 6,533 / 6,444, WAND 8,008 / 6,983; 64 ranges 2,476 / 2,668, 4,791 / 5,166,
- * 5,298 / 5,269), though the range kernel scores 5-44 % fewer postings:
- * the host's 25-40 us a query (uncached) eat it. */
-#define HSEED_MIN_K 100u
-#define HSEED_MIN_RANGES 32u
-
+/* The rule (the row's constants: runtime/tune_table.h says why): k >=
+ * hseed_min_k, where each range must fill its own heap of k before it
+ * prunes; any k on a GPU's plan (groups of ranges of a few documents that
+ * never fill a heap; the device seed's rule) and on plans of
+ * hseed_min_ranges ranges or more. */
 int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
 {
     int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
@@ -278,7 +263,8 @@ int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
     /* TANDEM_ZR_SEED: 0 never, 1 always (for A/B runs), unset the rule */
     if (pl->zr_seed != TDM_TUNE_RULE)
         return pl->zr_seed == TDM_TUNE_ON;
-    return !zr || k >= HSEED_MIN_K || pl->local > 1 || pl->ranges >= HSEED_MIN_RANGES;
+    const tdm_tune_row *rw = pl->row ? pl->row : tdm_tune_row_get(TDM_KIND_OTHER);
+    return !zr || k >= rw->hseed_min_k || pl->local > 1 || pl->ranges >= rw->hseed_min_ranges;
 }
 
 int tdm_search_hseed_plan(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,

@@ -25,16 +25,19 @@
 #include "search_testing.h"
 #include "tandem.h"
 
-#define CPU_RANGES_PER_CU 4u
-#define CPU_MIN_RLEN 256u
-#define GPU_LOCAL 64u
-#define GPU_MIN_RLEN 64u
 /* Cursor and order scratch: ranges x terms words each. */
 #define MAX_CURSORS (1u << 22)
 
+/* The tuning table's row of device sd (runtime/tune_table.h): every
+ * constant of the planner's choices. */
+static const tdm_tune_row *row(const tdm_sdev *sd)
+{
+    return tdm_tune_row_of(&sd->d->info);
+}
+
 static int is_gpu(const tdm_sdev *sd)
 {
-    return sd->d->info.type == TDM_DEVICE_GPU;
+    return row(sd)->gpu;
 }
 
 /* Any device computes exact BM25 (search_range.cl's division: PTX, fp64,
@@ -66,29 +69,27 @@ static const tdm_tuning *tuning(const tdm_sdev *sd)
     return tdm_settings_tuning(sd->d->settings);
 }
 
-/* Ranges a CPU compute unit gets: CPU_RANGES_PER_CU, or
- * TANDEM_CPU_RANGES_PER_CU (for timing runs). */
-static uint32_t cpu_ranges_per_cu(const tdm_tuning *t)
+/* Ranges a compute unit gets for variant v (ITEM or COMPRESSED): the
+ * row's, or for timing runs TANDEM_CPU_RANGES_PER_CU (a CPU's, every
+ * variant) and TANDEM_GPU_ZGROUPS_PER_CU (a GPU's groups, COMPRESSED). */
+static uint32_t ranges_per_cu(const tdm_sdev *sd, int v)
 {
-    return t->cpu_ranges_per_cu ? t->cpu_ranges_per_cu : CPU_RANGES_PER_CU;
+    const tdm_tune_row *rw = row(sd);
+    const tdm_tuning *t = tuning(sd);
+    if (!rw->gpu)
+        return t->cpu_ranges_per_cu ? t->cpu_ranges_per_cu
+               : v == TDM_VARIANT_COMPRESSED ? rw->zr_ranges_per_cu
+                                             : rw->item_ranges_per_cu;
+    if (v != TDM_VARIANT_COMPRESSED)
+        return rw->item_ranges_per_cu;
+    return t->gpu_zgroups_per_cu ? t->gpu_zgroups_per_cu * rw->item_local : rw->zr_ranges_per_cu;
 }
 
-/* Groups of GPU_LOCAL ranges a GPU compute unit gets for COMPRESSED, or
- * TANDEM_GPU_ZGROUPS_PER_CU (for timing runs). Its cursors keep a
- * decoded block per term a range in global memory, so fewer, longer ranges
- * than ITEM's (which shares decoded lists). H200, 1M documents, 5,000
- * queries, interleaved scratch, mean us at 1 / 2 / 4 groups: AND k10
- * 171.8 / 153.8 / 153.2, MaxScore k10 255.6 / 192.4 / 190.6 (BENCHMARKS.md,
- * fifth session). */
-static uint32_t gpu_zgroups_per_cu(const tdm_tuning *t)
+/* The shortest range: the row's, or on a GPU TANDEM_GPU_MIN_RLEN (timing). */
+static uint32_t min_rlen(const tdm_sdev *sd)
 {
-    return t->gpu_zgroups_per_cu ? t->gpu_zgroups_per_cu : 2u;
-}
-
-/* The shortest range a GPU gets, or TANDEM_GPU_MIN_RLEN (for timing runs). */
-static uint32_t gpu_min_rlen(const tdm_tuning *t)
-{
-    return t->gpu_min_rlen ? t->gpu_min_rlen : GPU_MIN_RLEN;
+    uint32_t v = tuning(sd)->gpu_min_rlen;
+    return row(sd)->gpu && v ? v : row(sd)->min_rlen;
 }
 
 /* zwords: the compressed cursors' scratch words a term a range (0: another
@@ -99,17 +100,8 @@ static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
                         uint32_t want, tdm_splan *pl)
 {
     uint32_t cus = sd->d->info.compute_units ? sd->d->info.compute_units : 1;
-    uint32_t r, minlen;
-    if (is_gpu(sd)) {
-        pl->local = GPU_LOCAL;
-        r = cus * GPU_LOCAL *
-            (pl->variant == TDM_VARIANT_COMPRESSED ? gpu_zgroups_per_cu(tuning(sd)) : 4u);
-        minlen = gpu_min_rlen(tuning(sd));
-    } else {
-        pl->local = 1;
-        r = cus * cpu_ranges_per_cu(tuning(sd));
-        minlen = CPU_MIN_RLEN;
-    }
+    pl->local = row(sd)->item_local;
+    uint32_t r = cus * ranges_per_cu(sd, pl->variant), minlen = min_rlen(sd);
     if (want) {
         r = want;
     } else if ((uint64_t)r * minlen > ndocs) {
@@ -132,14 +124,11 @@ static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
         pl->ranges = 1;
 }
 
-/* Work-groups per compute unit for the GROUP variant. */
-#define GROUPS_PER_CU 8u
-
 static void size_groups(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_t want,
                         tdm_splan *pl)
 {
     uint32_t cus = sd->d->info.compute_units ? sd->d->info.compute_units : 1;
-    uint32_t r = want ? want : cus * GROUPS_PER_CU;
+    uint32_t r = want ? want : cus * row(sd)->group_per_cu;
     if (r > MAX_CURSORS / (nt ? nt : 1))
         r = MAX_CURSORS / (nt ? nt : 1);
     if (r > ndocs)
@@ -165,11 +154,10 @@ static void size_plan(const tdm_sdev *sd, uint32_t ndocs, const tdm_sprep *p, ui
 
 uint64_t tdm_search_zr_words(const tdm_device *d)
 {
-    if (d->info.type != TDM_DEVICE_GPU)
-        return TDM_ZR_MAX_WORDS;
     uint64_t w = d->info.max_alloc_bytes / 2; /* the docs buffer: 4 bytes, half the words */
-    if (w > TDM_ZR_GPU_WORDS)
-        w = TDM_ZR_GPU_WORDS;
+    uint64_t most = tdm_tune_row_of(&d->info)->zr_words;
+    if (w > most)
+        w = most;
     return w > TDM_ZR_MAX_WORDS ? w : TDM_ZR_MAX_WORDS;
 }
 
@@ -200,24 +188,16 @@ static void zr_layout(const tdm_sdev *sd, tdm_splan *pl)
     pl->zlayout = f >= 0                          ? (uint32_t)f
                   : e == TDM_TUNE_ZR_RANGE        ? TDM_ZR_RANGE
                   : e == TDM_TUNE_ZR_INTERLEAVED  ? TDM_ZR_INTERLEAVED
-                  : is_gpu(sd)                    ? TDM_ZR_INTERLEAVED
-                                                  : TDM_ZR_RANGE;
+                                                  : row(sd)->zr_layout;
 }
 
-/* Ranked AND on a GPU runs GROUP instead of COMPRESSED when its shortest
- * list holds more than 1/AND_GROUP_FRACTION of the documents: every range's
- * cursors then decode a block of every list, the slowest ranges set the
- * query's time, and GROUP's coalesced scan of the lists wins. H200, 1M
- * documents, 5,000 queries, k10, both variants per query (bench queries
- * --per-query): COMPRESSED alone mean 164.1 / p99 577 us, GROUP alone
- * 215.1 / 408, GROUP where the shortest list is past 36,085 postings (a
- * tenth of the queries) 153.1 / 391, past 9,292 (a quarter) 159.0 / 366,
- * the better of the two per query 151.0 / 363. */
-#define AND_GROUP_FRACTION 32u
-
-static int and_group(const tdm_sprep *p, uint32_t ndocs)
+/* Whether ranked AND's shortest list is long for the row (its
+ * and_long_fraction of the documents): every range's cursors then decode a
+ * block of every list, and the row's fallback wins. */
+static int and_long(const tdm_tune_row *rw, const tdm_sprep *p, uint32_t ndocs)
 {
-    return p->nt > 1 && (uint64_t)p->min_df * AND_GROUP_FRACTION > ndocs;
+    return rw->and_long_fraction && p->nt > 1 &&
+           (uint64_t)p->min_df * rw->and_long_fraction > ndocs;
 }
 
 int tdm_search_auto_alg(int algorithm, size_t nt)
@@ -231,7 +211,6 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
                     int variant, uint32_t ranges, uint32_t k, int batched, tdm_splan *out,
                     tdm_err *err)
 {
-    (void)k;
     memset(out, 0, sizeof *out);
     int i = pick_device(s, device, err);
     if (i < 0)
@@ -240,6 +219,11 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
     out->alg = tdm_search_auto_alg(algorithm, p->nt);
     int exhaustive = out->alg == TDM_ALGO_OR || out->alg == TDM_ALGO_AND ||
                      out->alg == TDM_ALGO_AND_OR;
+    const tdm_tune_row *rw = out->row = row(&s->dev[i]);
+    /* k: above the row's batch_max_k OR, WAND, BMW and MaxScore run alone
+       (ranked AND and AND-then-OR batch at any k) */
+    out->alone = !(out->alg == TDM_ALGO_AND || out->alg == TDM_ALGO_AND_OR) &&
+                 k > rw->batch_max_k;
     /* TANDEM_SEARCH_VARIANT: what AUTO means, for A/B runs of a whole
      * benchmark (a request's own variant wins) */
     const tdm_tuning *tn = tuning(&s->dev[i]);
@@ -247,28 +231,14 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
         variant = tn->search_variant;
     out->seed = tn->seed;
     out->zr_seed = tn->zr_seed;
-    /* On a CPU COMPRESSED for every algorithm: PoCL, 2 cores, 1M documents,
-     * 300 queries, mean us ITEM / COMPRESSED, two alternating runs: OR k10
-     * 16,908, 14,070 / 6,622, 6,729; AND-then-OR k10 8,426, 8,426 / 3,555,
-     * 3,754; AND 4,592 / 929 and MaxScore 5,716 / 1,282 (f38a427, before
-     * the serial decode; docs/SEARCH.md). */
-    /* On a GPU: GROUP for OR and AND-then-OR, ITEM for WAND, BMW and
-     * MaxScore, and for AND COMPRESSED unless its shortest list is long
-     * (AND_GROUP_FRACTION). H200, 1M documents, 5,000 queries, mean us GROUP
-     * or ITEM / COMPRESSED (2 groups a compute unit): AND k10 218.9 / 153.8,
-     * k1000 235.0 / 179.2; OR k10 229.6 / 289.1; AND-then-OR k10 235.1 /
-     * 232.9, k1000 404.4 / 420.4; MaxScore k10 152.2 / 192.4 (BENCHMARKS.md). */
-    /* In a batch of several on a GPU, AND runs ITEM (the decoded range
-     * batch), as the others do: H200, 10M documents, 2,000 queries, k10,
-     * batches of 512, 8,901 queries/s against 2,817 on the compressed
-     * cursors, whose lanes each decode every block they enter alone. */
-    int gpu_default = exhaustive ? TDM_VARIANT_GROUP : TDM_VARIANT_ITEM;
+    /* AUTO: the row's variant for the algorithm (runtime/tune_table.h says
+       why), except ranked AND in a batch of several and ranked AND over a
+       long shortest list, where the row says otherwise */
     if (variant == TDM_VARIANT_AUTO)
-        variant = !is_gpu(&s->dev[i])                   ? TDM_VARIANT_COMPRESSED
-                  : out->alg == TDM_ALGO_AND && batched ? TDM_VARIANT_ITEM
-                  : out->alg == TDM_ALGO_AND && !and_group(p, s->ndocs)
-                      ? TDM_VARIANT_COMPRESSED
-                      : gpu_default;
+        variant = out->alg == TDM_ALGO_AND && batched && rw->and_batched ? rw->and_batched
+                  : out->alg == TDM_ALGO_AND && and_long(rw, p, s->ndocs)
+                      ? rw->fallback[TDM_ALGO_AND]
+                      : rw->auto_variant[out->alg];
     out->variant = exhaustive || variant == TDM_VARIANT_COMPRESSED ? variant : TDM_VARIANT_ITEM;
     size_plan(&s->dev[i], s->ndocs, p, ranges, out);
     if (out->variant == TDM_VARIANT_COMPRESSED) {
@@ -280,7 +250,7 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
                    : out->alg == TDM_ALGO_BMW      ? TDM_SALG_BMW
                                                    : TDM_SALG_MAXSCORE;
         if (!tdm_search_zrange_fits(s->dev[i].d, p, salg, out->ranges)) {
-            out->variant = is_gpu(&s->dev[i]) ? gpu_default : TDM_VARIANT_ITEM;
+            out->variant = rw->fallback[out->alg];
             size_plan(&s->dev[i], s->ndocs, p, ranges, out);
         }
     }
@@ -289,17 +259,9 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
 }
 
 /* Which runs get the seed (search_seed.h). Its cost is one score per
- * decoded posting, in parallel; its gain, the range kernel's work. On a GPU
- * (groups of 64 ranges of 64 documents, all running at once) no range sees
- * another's heap in time: always. On a CPU (a few long ranges a core) when
- * ranges are shorter than SEED_RLEN_PER_K x k. The host model's counters
- * (tests/prune_counters, 300k documents, 200 terabyte05 queries, MaxScore),
- * range kernel postings scored per query, without / with the seed:
- * GPU plan k = 1000 248,303 / 52,264, k = 10 200,232 / 21,697; CPU plan
- * (64 ranges, 16 at once) k = 1000 182,452 / 52,115 (+124,151 seeded), k = 10
- * 31,912 / 18,981 (+124,151 seeded: not worth it). */
-#define SEED_RLEN_PER_K 16u
-
+ * decoded posting, in parallel; its gain, the range kernel's work: on a
+ * GPU's plan (groups of ranges) always, else when ranges are shorter than
+ * the row's seed_rlen_per_k x k (runtime/tune_table.h says why). */
 int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k)
 {
     int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
@@ -309,5 +271,6 @@ int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k)
     /* TANDEM_SEED=0 never, =1 always, for A/B runs */
     if (pl->seed != TDM_TUNE_RULE)
         return pl->seed == TDM_TUNE_ON;
-    return pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)SEED_RLEN_PER_K * k;
+    const tdm_tune_row *rw = pl->row ? pl->row : tdm_tune_row_get(TDM_KIND_OTHER);
+    return pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)rw->seed_rlen_per_k * k;
 }

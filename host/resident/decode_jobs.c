@@ -7,6 +7,7 @@
 
 #include "codec/codec_dev.h"
 #include "index/format.h"
+#include "runtime/tune_table.h"
 
 const char *tdm_decode_jobs_kernel(int codec)
 {
@@ -28,7 +29,10 @@ int tdm_decode_jobs_variant(const tdm_device *d)
     case TDM_TUNE_DECODE_SERIAL:
         return TDM_DECODE_SERIAL;
     default:
-        return d->info.type == TDM_DEVICE_CPU ? TDM_DECODE_SERIAL : TDM_DECODE_GROUP;
+        /* the tuning table's (runtime/tune_table.h): serial on a CPU */
+        return tdm_tune_row_of(&d->info)->decode_variant == TDM_TUNE_DECODE_SERIAL
+                   ? TDM_DECODE_SERIAL
+                   : TDM_DECODE_GROUP;
     }
 }
 

@@ -2,6 +2,7 @@
 #include "stager.h"
 
 #include "common/strutil.h"
+#include "runtime/tune_table.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,10 +50,11 @@ static double now(void)
 int tdm_stager_wanted(const tdm_device *d)
 {
     cl_bool unified = CL_TRUE;
-    /* Oclgrind calls itself a GPU without unified memory, but its runtime is
-     * not thread-safe: the workers' concurrent maps and copies corrupted its
-     * heap (the kernel tests under it crashed at random). */
-    if (d->info.type != TDM_DEVICE_GPU || tdm_strcasestr(d->info.platform, "oclgrind"))
+    /* the tuning table's (runtime/tune_table.h): GPUs. Oclgrind calls
+     * itself a GPU without unified memory, but its runtime is not
+     * thread-safe: the workers' concurrent maps and copies corrupted its
+     * heap (the kernel tests under it crashed at random); its row says no. */
+    if (!tdm_tune_row_of(&d->info)->staging)
         return 0;
     if (clGetDeviceInfo(d->id, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL) !=
         CL_SUCCESS)

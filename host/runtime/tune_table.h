@@ -1,0 +1,189 @@
+/* The tuning table: every constant that chooses a search's path, per kind
+ * of device, in one place (models: zstd's clevels.h, CLBlast's per-device
+ * database). The planner (query/search_plan.c) reads a device's row into
+ * the plan; the device residency (resident/decode_jobs.c, stager.c) reads
+ * its own columns. The environment's tuning switches (settings.h,
+ * TANDEM_*) override some columns for timing runs; 0 there means the row.
+ *
+ * Rows are named kinds, picked from what the device reports
+ * (tdm_tune_kind_of). A kind that was never measured copies the nearest
+ * measured row and says so. Numbers quoted below are means of `tandem
+ * bench queries` (BENCHMARKS.md) unless said otherwise. */
+#ifndef TDM_RUNTIME_TUNE_TABLE_H
+#define TDM_RUNTIME_TUNE_TABLE_H
+
+#include <stdint.h>
+
+#include "runtime/settings.h"
+#include "tandem.h"
+
+enum tdm_tune_kind {
+    TDM_KIND_NVIDIA_GPU = 0, /* NVIDIA's driver (the H200 of BENCHMARKS.md) */
+    TDM_KIND_GPU,            /* any other GPU: unmeasured, NVIDIA's row */
+    TDM_KIND_SIMULATOR,      /* Oclgrind: a "GPU" run on the host, for checking */
+    TDM_KIND_CPU,            /* PoCL, rusticl's llvmpipe */
+    TDM_KIND_OTHER,          /* accelerators and the rest: the CPU's planning */
+    TDM_KIND_COUNT
+};
+
+typedef struct tdm_tune_row {
+    const char *name;
+    /* ---- the planner, one query (search_plan.c) */
+    int gpu;                 /* plans as a GPU: ranges in groups of item_local, many
+                                short ones (TANDEM_GPU_* apply), else a few long
+                                ranges a core (TANDEM_CPU_* apply) */
+    uint32_t item_local;     /* work-items a group, ITEM and COMPRESSED */
+    uint32_t item_ranges_per_cu; /* ranges a compute unit, ITEM */
+    uint32_t zr_ranges_per_cu;   /* ranges a compute unit, COMPRESSED */
+    uint32_t min_rlen;       /* the shortest range */
+    uint32_t group_per_cu;   /* work-groups a compute unit, GROUP */
+    int auto_variant[TDM_ALGO_MAXSCORE + 1]; /* variant AUTO, by algorithm */
+    int fallback[TDM_ALGO_MAXSCORE + 1];     /* where COMPRESSED cannot run */
+    int and_batched;         /* ranked AND in a batch of several (0: auto_variant's) */
+    uint32_t and_long_fraction; /* ranked AND takes fallback[AND] when its shortest
+                                   list holds more than 1/this of the documents (0: never) */
+    uint64_t zr_words;       /* the compressed cursors' scratch words a launch, within
+                                half the largest allocation, never below 2^24 */
+    uint32_t zr_layout;      /* TDM_ZR_RANGE (0) or TDM_ZR_INTERLEAVED (1) */
+    /* ---- the seeds of the shared threshold (search_seed.h) */
+    uint32_t seed_rlen_per_k; /* device seed where ranges are shorter than this x k
+                                 (always where item_local > 1) */
+    uint32_t hseed_min_k;    /* host seed of COMPRESSED from this k */
+    uint32_t hseed_min_ranges; /* ... or on plans of this many ranges */
+    /* ---- device batches (search_batch*.c) */
+    uint32_t batch_max_k;    /* above it OR, WAND, BMW and MaxScore run alone */
+    uint32_t and_wu_k;       /* above it ranked AND batches by Wu's mapping */
+    uint32_t batch_ranges_per_cu; /* ranges a compute unit shared by a batch */
+    uint32_t batch_min_rlen; /* the shortest range of a batch's query */
+    int batch_queue;         /* compressed batches through the queue kernel */
+    /* ---- device residency (resident/) */
+    int decode_variant;      /* TDM_TUNE_DECODE_GROUP or _SERIAL (settings.h) */
+    int staging;             /* uploads through pinned staging buffers (stager.c) */
+} tdm_tune_row;
+
+/* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
+const tdm_tune_row *tdm_tune_row_get(int kind);
+/* The kind of a device from what it reports. */
+int tdm_tune_kind_of(const tdm_device_info *info);
+/* The row of a device: tdm_tune_row_get(tdm_tune_kind_of(info)). */
+const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
+
+/* ---- the rows (compiled once, in tune_table.c) */
+#ifdef TDM_TUNE_TABLE_ROWS
+
+/* ITEM on a GPU: groups of 64 ranges, 4 groups a compute unit, none shorter
+ * than 64 documents (TANDEM_GPU_MIN_RLEN). COMPRESSED: 2 groups a compute
+ * unit (TANDEM_GPU_ZGROUPS_PER_CU): its cursors keep a decoded block per
+ * term a range in global memory, so fewer, longer ranges than ITEM's. H200,
+ * 1M documents, 5,000 queries, interleaved scratch, mean us at 1 / 2 / 4
+ * groups: AND k10 171.8 / 153.8 / 153.2, MaxScore k10 255.6 / 192.4 / 190.6
+ * (fifth session).
+ * AUTO on a GPU: GROUP for OR and AND-then-OR, ITEM for WAND, BMW and
+ * MaxScore, COMPRESSED for AND. H200, 1M documents, 5,000 queries, mean us
+ * GROUP or ITEM / COMPRESSED: AND k10 218.9 / 153.8, k1000 235.0 / 179.2;
+ * OR k10 229.6 / 289.1; AND-then-OR k10 235.1 / 232.9, k1000 404.4 / 420.4;
+ * MaxScore k10 152.2 / 192.4.
+ * AND in a batch of several: ITEM (the decoded range batch): H200, 10M
+ * documents, 2,000 queries, k10, batches of 512, 8,901 queries/s against
+ * 2,817 on the compressed cursors, whose lanes each decode every block they
+ * enter alone.
+ * AND whose shortest list holds more than 1/32 of the documents: GROUP
+ * (every range's cursors then decode a block of every list; GROUP's
+ * coalesced scan wins). H200, 1M documents, 5,000 queries, k10, per query:
+ * COMPRESSED alone mean 164.1 / p99 577 us, GROUP alone 215.1 / 408, GROUP
+ * past 36,085 postings (a tenth of the queries) 153.1 / 391, past 9,292 (a
+ * quarter) 159.0 / 366, the better of the two per query 151.0 / 363.
+ * Compressed scratch: 2^27 words (512 MB) within half the largest
+ * allocation, so that a batch of hundreds of queries keeps enough ranges.
+ * Layout interleaved: a warp's 32 ranges run in lockstep, so each cursor,
+ * buffer and ord access is one coalesced transaction instead of 32.
+ * Device seed always (item_local > 1: groups of 64 ranges of 64 documents,
+ * all running at once, never see another's heap in time): host model
+ * counters (tests/prune_counters, 300k documents, 200 terabyte05 queries,
+ * MaxScore), range kernel postings scored without / with: k = 1000 248,303
+ * / 52,264, k = 10 200,232 / 21,697.
+ * Batches: OR, WAND, BMW and MaxScore above k = 128 run alone: MaxScore at
+ * k = 1,000 answered 2,852 lone queries/s against 1,599/s in batches of 512
+ * (the lone path's select stages and seed beat the batch's few long ranges
+ * a query); at k = 10 batches won (12,314 against 3,539). Ranked AND above
+ * k = 128 by Wu's mapping (the range batch's heaps stop there; below, Wu's
+ * mapping 27,321 q/s against 24,737 on 1M documents but 995 against 4,557
+ * on 10M, where its per-query merge takes 12.6 of a batch's 15.7 ms).
+ * 16,384 batch ranges a compute unit: 2,000 terabyte05 queries, k = 10,
+ * batches of 512 / 4,096, queries/s, 1,024 against 16,384: 1M documents
+ * AND 55,750 / 71,350 against 70,749 / 97,789, MaxScore 34,557 / 37,864
+ * against 54,454 / 69,512, BMW 27,571 / 31,038 against 44,836 / 47,188; 10M
+ * documents (512) AND 8,261 against 13,897, MaxScore 4,990 against 8,982,
+ * BMW 3,877 against 5,857; 4,096 and 65,536 slower, 32,768 about the same.
+ * No queue: warps want a work-item per range.
+ * Decode: a work-group per job. Staging: pinned buffers (discrete memory). */
+#define TDM_TUNE_ROW_GPU(nm, stg)                                                                 \
+    {                                                                                          \
+        .name = nm, .gpu = 1, .item_local = 64, .item_ranges_per_cu = 64 * 4,                 \
+        .zr_ranges_per_cu = 64 * 2, .min_rlen = 64, .group_per_cu = 8,                         \
+        .auto_variant = {0, TDM_VARIANT_GROUP, TDM_VARIANT_COMPRESSED, TDM_VARIANT_GROUP,      \
+                         TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM},                \
+        .fallback = {0, TDM_VARIANT_GROUP, TDM_VARIANT_GROUP, TDM_VARIANT_GROUP,               \
+                     TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM},                    \
+        .and_batched = TDM_VARIANT_ITEM, .and_long_fraction = 32, .zr_words = 1u << 27,       \
+        .zr_layout = 1, .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32,     \
+        .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
+        .batch_min_rlen = 64, .batch_queue = 0, .decode_variant = TDM_TUNE_DECODE_GROUP,        \
+        .staging = stg                                                                         \
+    }
+
+/* A CPU (PoCL): groups of one work-item, 4 ranges a core
+ * (TANDEM_CPU_RANGES_PER_CU) of at least 256 documents, so every core works
+ * on the one query with long ranges (few cursor set-ups, good pruning).
+ * AUTO: COMPRESSED for every algorithm, also in batches: PoCL, 2 cores, 1M
+ * documents, 300 queries, mean us ITEM / COMPRESSED, two alternating runs:
+ * OR k10 16,908, 14,070 / 6,622, 6,729; AND-then-OR k10 8,426, 8,426 /
+ * 3,555, 3,754; AND 4,592 / 929 and MaxScore 5,716 / 1,282 (f38a427,
+ * docs/SEARCH.md). Where COMPRESSED cannot run: ITEM.
+ * Compressed scratch 2^24 words (64 MB): its plans run few ranges. Layout
+ * range-major: each range runs on one core and must not share cache lines
+ * with its neighbours' (d3186ea).
+ * Device seed where ranges are shorter than 16 k: CPU plan (64 ranges, 16
+ * at once) k = 1000 182,452 / 52,115 (+124,151 seeded), k = 10 31,912 /
+ * 18,981 (+124,151 seeded: not worth it). Host seed of COMPRESSED from k =
+ * 100 or on 32 ranges or more (a CPU of 8 compute units or more, whose
+ * first ranges, all running at once, see no published threshold): PoCL, 2
+ * cores, 1M collection, 300 terabyte05 queries, mean us without / with: 8
+ * ranges (the plan) k1000 MaxScore 14,893 / 11,126, BMW 17,812 / 14,025,
+ * WAND 19,065 / 15,798; 64 ranges k1000 MaxScore 15,796 / 8,699; at k = 10
+ * no gain (the host's 25-40 us a query uncached eat it).
+ * Batches: 4 ranges a core of any length; compressed batches through the
+ * queue (a few work-items a core take whole ranges, longest first, as PISA
+ * runs whole queries). Decode: serial, a work-item per job. No staging
+ * (host memory). */
+#define TDM_TUNE_ROW_CPU(nm, decode)                                                           \
+    {                                                                                          \
+        .name = nm, .gpu = 0, .item_local = 1, .item_ranges_per_cu = 4, .zr_ranges_per_cu = 4, \
+        .min_rlen = 256, .group_per_cu = 8,                                                    \
+        .auto_variant = {0, TDM_VARIANT_COMPRESSED, TDM_VARIANT_COMPRESSED,                    \
+                         TDM_VARIANT_COMPRESSED, TDM_VARIANT_COMPRESSED,                       \
+                         TDM_VARIANT_COMPRESSED, TDM_VARIANT_COMPRESSED},                      \
+        .fallback = {0, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM,                  \
+                     TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM},                    \
+        .and_batched = 0, .and_long_fraction = 0, .zr_words = 1u << 24, .zr_layout = 0,       \
+        .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32, .batch_max_k = 128, \
+        .and_wu_k = 128, .batch_ranges_per_cu = 4, .batch_min_rlen = 1, .batch_queue = 1,      \
+        .decode_variant = decode, .staging = 0                                                 \
+    }
+
+static const tdm_tune_row tdm_tune_rows[TDM_KIND_COUNT] = {
+    [TDM_KIND_NVIDIA_GPU] = TDM_TUNE_ROW_GPU("NVIDIA GPU", 1),
+    /* unmeasured: NVIDIA's row */
+    [TDM_KIND_GPU] = TDM_TUNE_ROW_GPU("GPU", 1),
+    /* plans as the GPU it says it is (the GPU paths' kernels checked), but
+     * its runtime is the host's: no staging */
+    [TDM_KIND_SIMULATOR] = TDM_TUNE_ROW_GPU("Oclgrind", 0),
+    [TDM_KIND_CPU] = TDM_TUNE_ROW_CPU("CPU", TDM_TUNE_DECODE_SERIAL),
+    /* unmeasured: plans as a CPU (never a GPU's rules unmeasured), decodes
+     * a work-group per job as GPUs do */
+    [TDM_KIND_OTHER] = TDM_TUNE_ROW_CPU("other", TDM_TUNE_DECODE_GROUP),
+};
+
+#endif /* TDM_TUNE_TABLE_ROWS */
+
+#endif
