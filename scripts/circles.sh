@@ -1,6 +1,6 @@
 #!/bin/sh
 # Lists the circles of calls between the library's source files: groups of
-# files of host/ that reach each other through their symbols (file A uses a
+# files of host/ (and of the harness, tools/harness) that reach each other through their symbols (file A uses a
 # symbol that B defines, and B, perhaps through others, one that A defines).
 # Read from `nm` of the area object files of a configured and built tree, so
 # it sees calls through headers and macros as the linker does.
@@ -14,11 +14,15 @@ set -eu
 dir=${1:-build}
 mode=${2:-}
 [ -d "$dir/CMakeFiles" ] || { echo "circles.sh: $dir is not a built tree" >&2; exit 2; }
-objs=$(find "$dir/CMakeFiles" -path '*/tdm_*.dir/host/*' -name '*.o' | grep -v '/tdm_layer_' | sort)
+src_root=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt")
+objs=$(find "$dir/CMakeFiles" \( -path '*/tdm_*.dir/host/*' -o -path '*/tdm_harness.dir/tools/*' \) \
+            -name '*.o' | grep -v '/tdm_layer_' | sort)
 [ -n "$objs" ] || { echo "circles.sh: no area objects under $dir" >&2; exit 2; }
 for o in $objs; do
     src=${o#*.dir/}
     src=${src%.o}
+    # an object left behind by a source since moved or removed
+    [ -z "$src_root" ] || [ -f "$src_root/$src" ] || continue
     nm "$o" | awk -v f="$src" '$1 == "U" {print f, "U", $2; next}
                                NF == 3 && $2 ~ /[TDBR]/ {print f, "D", $3}'
 done | python3 -c '

@@ -17,7 +17,7 @@
 #include "index/tokpool.h"
 #include "prune_sim.h"
 #include "query/and_select.h"
-#include "query/oracle.h"
+#include "harness/oracle.h"
 #include "query/search.h"
 
 static int alg_of(const char *s)

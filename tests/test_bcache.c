@@ -15,7 +15,7 @@
 
 #include "index/index_priv.h"
 #include "query/bounds.h"
-#include "query/oracle.h"
+#include "harness/oracle.h"
 #include "query/search.h"
 #include "query/search_run.h"
 #include "query/search_testing.h"

@@ -1,4 +1,4 @@
-/* Evaluation (host/query/eval.h and `tandem eval`): hand-made qrels and runs
+/* Evaluation (tools/harness/eval.h and `tandem eval`): hand-made qrels and runs
  * whose measures are worked out by hand below, in TREC and Cranfield form;
  * trec_eval's tie order; the cut-offs at 10 and 1000; queries without
  * judgments and judged queries missing from the run; malformed input. */
@@ -9,10 +9,10 @@
 
 #include "index/reader.h"
 #include "index/tokpool.h"
-#include "query/eval.h"
-#include "query/eval_measure.h"
-#include "query/oracle.h"
-#include "query/queryfile.h"
+#include "harness/eval.h"
+#include "harness/eval_measure.h"
+#include "harness/oracle.h"
+#include "harness/queryfile.h"
 #include "testutil.h"
 
 static void eval_files(const char *qrels, const char *run, int format, const tdm_eval_options *o,

@@ -18,7 +18,7 @@
 #include "index/writer.h"
 #include "query/and_select.h"
 #include "query/and_step.h"
-#include "query/oracle.h"
+#include "harness/oracle.h"
 #include "randcoll.h"
 #include "sched/sched_priv.h"
 #include "testutil.h"

@@ -13,7 +13,7 @@
 #include "index/bm25.h"
 #include "index/tokpool.h"
 #include "query/bounds.h"
-#include "query/oracle.h"
+#include "harness/oracle.h"
 #include "randcoll.h"
 #include "testutil.h"
 

@@ -13,7 +13,7 @@
 #include "index/index_priv.h"
 #include "index/writer.h"
 #include "prune_sim.h"
-#include "query/oracle.h"
+#include "harness/oracle.h"
 #include "query/search.h"
 #include "query/search_seed.h"
 #include "randcoll.h"

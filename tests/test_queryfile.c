@@ -1,4 +1,4 @@
-/* Query files (host/query/queryfile.h): each format on small hand-made files,
+/* Query files (tools/harness/queryfile.h): each format on small hand-made files,
  * format guessing, TREC field choice, SMART numbering by position, weighted
  * JSON queries, an error naming file and line for each kind of malformed
  * input, and the real files under ../shared/data when present. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/queryfile.h"
+#include "harness/queryfile.h"
 #include "testutil.h"
 
 static const char *put(const char *name, const char *text)

@@ -1,4 +1,4 @@
-/* Search on the devices (tdm_search_*) against the oracle (query/oracle.h):
+/* Search on the devices (tdm_search_*) against the oracle (harness/oracle.h):
  * random indexes of every codec, 1 to 100k documents (small under
  * TANDEM_TEST_SMALL); random queries of 1 to 64 terms with repeats, unknown
  * terms and weights; uniform, clustered and one-posting lists; k = 1, 10,
@@ -17,7 +17,7 @@
 
 #include "index/index_priv.h"
 #include "index/writer.h"
-#include "query/oracle.h"
+#include "harness/oracle.h"
 #include "query/search.h"
 #include "query/search_testing.h"
 #include "forge.h"

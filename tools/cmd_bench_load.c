@@ -11,8 +11,8 @@
 #include "cmd_bench_load.h"
 #include "index/index_priv.h"
 #include "resident/resident.h"
-#include "query/oracle.h"
-#include "query/queryfile.h"
+#include "harness/oracle.h"
+#include "harness/queryfile.h"
 #include "tandem.h"
 
 static const char C[] = "bench load";

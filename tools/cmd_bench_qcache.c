@@ -19,7 +19,7 @@
 #include "cmd_bench_queries.h"
 #include "common/fsutil.h"
 #include "index/format.h"
-#include "query/oracle.h"
+#include "harness/oracle.h"
 #include "tandem.h"
 
 static const char C[] = "bench queries";

@@ -1,5 +1,5 @@
 /* `tandem bench queries`: the oracle pass. Every query once through the
- * exhaustive host evaluator (query/oracle.h) at the largest k asked for
+ * exhaustive host evaluator (harness/oracle.h) at the largest k asked for
  * (a smaller k's answer is the prefix: the order is total), each call
  * timed, and the exact float answers kept for the devices' check. With
  * several threads each runs its own oracle on every threads-th query (the
@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "cmd_bench_queries.h"
-#include "query/oracle.h"
+#include "harness/oracle.h"
 #include "tandem.h"
 
 int tdm_bq_answers_check(const tdm_bq_answers *and_ans, const tdm_bq_answers *or_ans,

@@ -13,8 +13,8 @@
 #include "common/fsutil.h"
 #include "index/index_priv.h"
 #include "index/tokpool.h"
-#include "query/oracle.h"
-#include "query/queryfile.h"
+#include "harness/oracle.h"
+#include "harness/queryfile.h"
 #include "tandem.h"
 
 static const char C[] = "bench queries";

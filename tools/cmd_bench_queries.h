@@ -20,7 +20,7 @@
 #include "index/reader.h"
 #include "query/query.h"
 #include "query/score.h"
-#include "query/queryfile.h"
+#include "harness/queryfile.h"
 #include "tandem.h"
 
 int tdm_bench_queries(int argc, char **argv);
@@ -105,7 +105,7 @@ int tdm_bq_write_tput_svg(const char *path, const tdm_bq_set *s, const char *tit
 
 /* The oracle's exact answers at the largest k asked for (the top k of a
  * smaller k is their prefix: the order, score then docid, is total, see
- * query/oracle.h; test_oracle checks it), in the float precision every
+ * harness/oracle.h; test_oracle checks it), in the float precision every
  * device must match bit for bit, for OR and AND. */
 typedef struct tdm_bq_answers {
     uint32_t k;

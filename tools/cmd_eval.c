@@ -1,10 +1,10 @@
-/* `tandem eval`: a TREC run against relevance judgments (host/query/eval.h). */
+/* `tandem eval`: a TREC run against relevance judgments (tools/harness/eval.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "eval_measures.h"
-#include "query/eval.h"
+#include "harness/eval.h"
 #include "tandem.h"
 
 static void usage(FILE *f)

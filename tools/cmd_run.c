@@ -11,7 +11,7 @@
 #include "common/fsutil.h"
 #include "progress.h"
 #include "qrun.h"
-#include "query/queryfile.h"
+#include "harness/queryfile.h"
 #include "tandem.h"
 
 #define BATCH_DEFAULT 64

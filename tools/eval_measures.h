@@ -4,8 +4,8 @@
 
 #include <stdio.h>
 
-#include "query/eval.h"
-#include "query/eval_measure.h"
+#include "harness/eval.h"
+#include "harness/eval_measure.h"
 
 /* Prints `name<TAB>qid<TAB>value` for each measure of m[0..n): each query's
  * of res (when per_query), then "all" (the mean; counts summed). Returns

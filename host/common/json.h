@@ -1,6 +1,6 @@
 /* A small strict JSON reader over one buffer (RFC 8259's grammar), for the
  * one-object-per-line files tandem reads: collections (build/json.h) and
- * query files (query/qf_lines.c). A cursor: callers read the values of the
+ * query files (harness/qf_lines.c). A cursor: callers read the values of the
  * keys they know and skip the rest (any JSON value, nesting bounded).
  * Functions return 1 on success, 0 on failure with `why` (and `pos`, the
  * byte where it went wrong) set. Pure functions over the buffer; a cursor

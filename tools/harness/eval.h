@@ -46,8 +46,8 @@
  *
  * Threads: the objects are immutable once read.
  */
-#ifndef TDM_QUERY_EVAL_H
-#define TDM_QUERY_EVAL_H
+#ifndef TDM_HARNESS_EVAL_H
+#define TDM_HARNESS_EVAL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -30,14 +30,14 @@
  *
  * Threads: a read file is immutable.
  */
-#ifndef TDM_QUERY_QUERYFILE_H
-#define TDM_QUERY_QUERYFILE_H
+#ifndef TDM_HARNESS_QUERYFILE_H
+#define TDM_HARNESS_QUERYFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/error.h"
-#include "query/arena.h"
+#include "harness/arena.h"
 
 enum tdm_qf_format {
     TDM_QF_AUTO = 0,

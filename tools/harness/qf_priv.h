@@ -1,11 +1,11 @@
 /* Shared by the query-file readers (queryfile.c, qf_*.c). Internal. */
-#ifndef TDM_QUERY_QF_PRIV_H
-#define TDM_QUERY_QF_PRIV_H
+#ifndef TDM_HARNESS_QF_PRIV_H
+#define TDM_HARNESS_QF_PRIV_H
 
 #include "common/buf.h"
 #include "common/error.h"
 #include "text/linereader.h"
-#include "query/queryfile.h"
+#include "harness/queryfile.h"
 
 typedef struct tdm_qf_ctx {
     tdm_qfile *f;

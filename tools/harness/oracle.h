@@ -28,8 +28,8 @@
  *
  * Threads: one oracle per thread; the reader may be shared.
  */
-#ifndef TDM_QUERY_ORACLE_H
-#define TDM_QUERY_ORACLE_H
+#ifndef TDM_HARNESS_ORACLE_H
+#define TDM_HARNESS_ORACLE_H
 
 #include <stddef.h>
 #include <stdint.h>

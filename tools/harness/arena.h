@@ -1,7 +1,7 @@
 /* Strings that live as long as the object that read them (qrels, runs,
  * query files): copied into large blocks, freed together. One thread. */
-#ifndef TDM_QUERY_ARENA_H
-#define TDM_QUERY_ARENA_H
+#ifndef TDM_HARNESS_ARENA_H
+#define TDM_HARNESS_ARENA_H
 
 #include <stddef.h>
 

@@ -1,12 +1,12 @@
 /* What eval_read.c builds and eval.c reads. Internal to host/query. */
-#ifndef TDM_QUERY_EVAL_PRIV_H
-#define TDM_QUERY_EVAL_PRIV_H
+#ifndef TDM_HARNESS_EVAL_PRIV_H
+#define TDM_HARNESS_EVAL_PRIV_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "query/arena.h"
-#include "query/eval.h"
+#include "harness/arena.h"
+#include "harness/eval.h"
 
 typedef struct tdm_judgment {
     const char *qid, *docno;

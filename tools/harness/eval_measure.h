@@ -14,14 +14,14 @@
  * A measure that takes cut-offs given none gets trec_eval's: 5, 10, 15, 20,
  * 30, 100, 200, 500, 1000. Relevant: level >= 1, as everywhere in eval.h.
  */
-#ifndef TDM_QUERY_EVAL_MEASURE_H
-#define TDM_QUERY_EVAL_MEASURE_H
+#ifndef TDM_HARNESS_EVAL_MEASURE_H
+#define TDM_HARNESS_EVAL_MEASURE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/error.h"
-#include "query/eval.h"
+#include "harness/eval.h"
 
 enum tdm_measure_kind {
     TDM_MEASURE_MAP, TDM_MEASURE_MAP_CUT, TDM_MEASURE_P, TDM_MEASURE_RECALL,
