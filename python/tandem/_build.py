@@ -7,17 +7,35 @@ that a KeyboardInterrupt reaches Python at once (a thread blocked in a foreign
 call would not see it until the call returned); the callback then returns
 nonzero, the library stops, removes what it wrote (TDM_ERR_CANCELLED), and the
 KeyboardInterrupt is raised again here."""
+from __future__ import annotations
+
 import os
 import sys
 import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, TypeVar, Union
 
 from . import _lib
+from ._types import StrPath
 from .errors import error
+
+__all__ = ["build", "import_ciff", "import_pisa", "BuildProgress", "ImportProgress",
+           "Progress"]
+
+#: What build()'s progress callable receives: a copy of
+#: tdm_index_build_progress (phase 0 reading, 1 merging, 2 done; documents,
+#: bytes_read, bytes_total, terms_done, terms_total, runs, seconds).
+BuildProgress = _lib.BuildProgress
+#: What import_ciff()'s and import_pisa()'s progress callable receives: a
+#: copy of tdm_index_import_progress (lists_done, lists_total, seconds).
+ImportProgress = _lib.ImportProgress
+
+#: progress=: None (a bar when stderr is a terminal), True, False, or a callable.
+Progress = Union[None, bool, Callable[[Any], object]]
 
 _FORMATS = {"auto": 0, "lines": 1, "trec": 2, "smart": 3, "jsonl": 4}
 
 
-def _bytes(s, what):
+def _bytes(s: Optional[StrPath], what: str) -> Optional[bytes]:
     """s as the bytes of a C string; a NUL inside would end it early (a term
     'flow\\0x' searched as 'flow'), so it is refused."""
     if s is None:
@@ -36,27 +54,27 @@ def _bytes(s, what):
 class _Bar:
     """A one-line progress bar on stderr (only when it is a terminal)."""
 
-    def __init__(self, what, stream=None):
+    def __init__(self, what: str, stream: Optional[TextIO] = None) -> None:
         self.what = what
         self.stream = stream or sys.stderr
         self.shown = False
 
-    def show(self, text):
+    def show(self, text: str) -> None:
         self.stream.write("\r%s: %s\x1b[K" % (self.what, text))
         self.stream.flush()
         self.shown = True
 
-    def done(self):
+    def done(self) -> None:
         if self.shown:
             self.stream.write("\n")
             self.stream.flush()
 
 
-def _mb(n):
+def _mb(n: float) -> str:
     return "%.1f MB" % (n / 1e6)
 
 
-def _build_text(p):
+def _build_text(p: Any) -> str:
     if p.phase == 0:
         rate = p.documents / p.seconds if p.seconds > 0 else 0.0
         text = "reading %d docs (%.0f/s), %s" % (p.documents, rate, _mb(p.bytes_read))
@@ -74,11 +92,11 @@ def _build_text(p):
     return "done: %d docs in %.1fs" % (p.documents, p.seconds)
 
 
-def _import_text(p):
+def _import_text(p: Any) -> str:
     return "%d/%d lists, %.1fs" % (p.lists_done, p.lists_total, p.seconds)
 
 
-def _want_bar(progress):
+def _want_bar(progress: Progress) -> bool:
     if progress is None:
         try:
             return sys.stderr is not None and sys.stderr.isatty()
@@ -87,15 +105,16 @@ def _want_bar(progress):
     return progress is True
 
 
-def _run_cancellable(call, make_callback, progress, bar_what, to_text):
+def _run_cancellable(call: Callable[[Any], int], make_callback: Any, progress: Progress,
+                     bar_what: str, to_text: Callable[[Any], str]) -> int:
     """Runs call(c_callback) in a thread; returns its status, or raises
     KeyboardInterrupt after the library cancelled and cleaned up."""
     cancel = threading.Event()
     bar = _Bar(bar_what) if _want_bar(progress) else None
     user = progress if callable(progress) else None
-    failed = []
+    failed: List[BaseException] = []
 
-    def on_progress(_user, p):
+    def on_progress(_user: Any, p: Any) -> int:
         try:
             p = p.contents
             if bar is not None:
@@ -108,11 +127,11 @@ def _run_cancellable(call, make_callback, progress, bar_what, to_text):
         return 1 if cancel.is_set() else 0
 
     c_cb = make_callback(on_progress)
-    result = {}
+    result: Dict[str, Any] = {}
 
     finished = threading.Event()
 
-    def worker():
+    def worker() -> None:
         try:
             result["status"] = call(c_cb)
             raw = _lib.last_error()   # thread-local: read it on this thread
@@ -134,7 +153,7 @@ def _run_cancellable(call, make_callback, progress, bar_what, to_text):
     t.join()
     if bar is not None:
         bar.done()
-    status = result.get("status", _lib.ERR_INTERNAL)
+    status: int = result.get("status", _lib.ERR_INTERNAL)
     if interrupted is not None and status in (_lib.ERR_CANCELLED, _lib.OK):
         raise interrupted
     if failed and status == _lib.ERR_CANCELLED:
@@ -144,9 +163,14 @@ def _run_cancellable(call, make_callback, progress, bar_what, to_text):
     return status
 
 
-def build(inputs, path, *, stemmer="english", codec="bp128", threads=0, format="auto",
-          stopwords="lucene", memory_mb=512, k1=1.2, b=0.75, tmp_dir=None, allow_empty=False,
-          progress=None):
+_Out = TypeVar("_Out", bound=StrPath)
+
+
+def build(inputs: Union[StrPath, Sequence[StrPath]], path: _Out, *,
+          stemmer: Optional[str] = "english", codec: str = "bp128", threads: int = 0,
+          format: str = "auto", stopwords: Optional[StrPath] = "lucene", memory_mb: int = 512,
+          k1: float = 1.2, b: float = 0.75, tmp_dir: Optional[StrPath] = None,
+          allow_empty: bool = False, progress: Progress = None) -> _Out:
     """Builds an index at `path` from `inputs` (a path or a list of paths; "-"
     for stdin; gzip read transparently) with tdm_index_build. The file
     appears when complete; on an error or KeyboardInterrupt nothing is left.
@@ -156,6 +180,12 @@ def build(inputs, path, *, stemmer="english", codec="bp128", threads=0, format="
     bytes_read, bytes_total, terms_done, terms_total, runs, seconds).
     stopwords: "lucene" (Lucene's 33 English words, Anserini's default),
     "snowball", "none" (or None), or a stopword file's path.
+    stemmer: a Snowball language ("english", "porter", "french", ...) or
+    "none". codec: the lists' codec (bp128, vbyte128, pef, ...). k1, b: the
+    BM25 parameters of the block-max bounds stored in the index.
+    format: auto, lines, trec, smart or jsonl. memory_mb: the inverter's
+    budget before it spills sorted runs to tmp_dir (default: next to
+    `path`). allow_empty: an empty collection is an index, not an error.
     threads: 0 uses every core. Returns `path`."""
     if isinstance(inputs, (str, bytes, os.PathLike)):
         inputs = [inputs]
@@ -183,38 +213,70 @@ def build(inputs, path, *, stemmer="english", codec="bp128", threads=0, format="
     o.threads = threads
     out = _bytes(path, "path")
 
-    def call(cb):
+    def call(cb: Any) -> int:
         o.progress = cb
-        return _lib.index_build(arr, len(enc), out, o)
+        return int(_lib.index_build(arr, len(enc), out, o))
 
     _run_cancellable(call, _lib.BUILD_PROGRESS_FN, progress, "tandem build", _build_text)
     return path
 
 
-def _import(fmt, input, path, codec, k1, b, progress):
+def _import(fmt: int, input: StrPath, path: _Out, codec: str, k1: float, b: float,
+            stemmer: Optional[str], stopwords: Optional[StrPath], progress: Progress) -> _Out:
     o = _lib.options(_lib.ImportOptions, _lib.import_options_init)
     o.format = fmt
     o.codec = _bytes(codec, "codec")
     o.k1 = k1
     o.b = b
+    if stemmer is not None or stopwords is not None:
+        # A library from before the analyzer fields would not read them.
+        f = _lib.ImportOptions.stopwords
+        if o.struct_size < f.offset + f.size:
+            raise error(_lib.ERR_UNSUPPORTED, "stemmer=/stopwords=: this libtandem (%s) "
+                        "cannot set an imported index's analyzer" % _lib.path)
+        o.stemmer = _bytes(stemmer, "stemmer")
+        o.stopwords = _bytes(stopwords, "stopwords")
     src = _bytes(input, "input")
     out = _bytes(path, "path")
 
-    def call(cb):
+    def call(cb: Any) -> int:
         o.progress = cb
-        return _lib.index_import(src, out, o)
+        return int(_lib.index_import(src, out, o))
 
     _run_cancellable(call, _lib.IMPORT_PROGRESS_FN, progress, "tandem import", _import_text)
     return path
 
 
-def import_ciff(input, path, *, codec="bp128", k1=1.2, b=0.75, progress=None):
-    """Converts a CIFF file to an index at `path` (tdm_index_import); progress
-    and cancellation as build(). Returns `path`."""
-    return _import(1, input, path, codec, k1, b, progress)
+_ANALYZER_DOC = """
+    stemmer, stopwords: the analyzer the index records, which its searches
+    then apply to query text (as `tandem import --stemmer/--stopwords`).
+    None (the default) keeps what the input carries (a tandem export writes
+    it into the CIFF description or the PISA side file BASE.analyzer); an
+    input that carries none gives stemmer "unknown", and query text is then
+    only lowercased and split. stemmer: a Snowball language ("english", ...)
+    or "none"; stopwords: "lucene", "snowball", "none" or a stopword file's
+    path, as build()'s. Returns `path`."""
 
 
-def import_pisa(basename, path, *, codec="bp128", k1=1.2, b=0.75, progress=None):
+def import_ciff(input: StrPath, path: _Out, *, codec: str = "bp128", k1: float = 1.2,
+                b: float = 0.75, stemmer: Optional[str] = None,
+                stopwords: Optional[StrPath] = None, progress: Progress = None) -> _Out:
+    """Converts a CIFF file to an index at `path` (tdm_index_import); codec,
+    k1 and b as build()'s, progress and cancellation too (the callable gets
+    each ImportProgress: lists_done, lists_total, seconds).
+    """
+    return _import(1, input, path, codec, k1, b, stemmer, stopwords, progress)
+
+
+def import_pisa(basename: StrPath, path: _Out, *, codec: str = "bp128", k1: float = 1.2,
+                b: float = 0.75, stemmer: Optional[str] = None,
+                stopwords: Optional[StrPath] = None, progress: Progress = None) -> _Out:
     """Converts a PISA binary collection (BASE.docs/.freqs/.sizes/.terms and
-    optionally .documents) to an index at `path`. Returns `path`."""
-    return _import(2, basename, path, codec, k1, b, progress)
+    optionally .documents and .analyzer) to an index at `path`; the other
+    arguments as import_ciff's.
+    """
+    return _import(2, basename, path, codec, k1, b, stemmer, stopwords, progress)
+
+
+import_ciff.__doc__ = (import_ciff.__doc__ or "").rstrip() + _ANALYZER_DOC
+import_pisa.__doc__ = (import_pisa.__doc__ or "").rstrip() + _ANALYZER_DOC

@@ -4,9 +4,12 @@
 ctypes.CDLL releases the GIL around every foreign call, so searches and builds
 run while other Python threads do; callbacks into Python take it back.
 """
+from __future__ import annotations
+
 import ctypes
 import ctypes.util
 import os
+from typing import Any, Callable, List, Tuple, Type, TypeVar
 
 c_size_t = ctypes.c_size_t
 c_char_p = ctypes.c_char_p
@@ -105,7 +108,9 @@ IMPORT_PROGRESS_FN = ctypes.CFUNCTYPE(c_int, c_void_p, P(ImportProgress))
 class ImportOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("format", c_int), ("codec", c_char_p),
                 ("k1", c_double), ("b", c_double), ("progress", IMPORT_PROGRESS_FN),
-                ("progress_user", c_void_p), ("empty_lists", c_uint64)]
+                ("progress_user", c_void_p), ("empty_lists", c_uint64),
+                # the analyzer to record (issue 27 item 7), appended
+                ("stemmer", c_char_p), ("stopwords", c_char_p)]
 
 
 class SearchOptions(ctypes.Structure):
@@ -141,7 +146,10 @@ class SearchQuery(ctypes.Structure):
     _fields_ = [("text", c_char_p), ("terms", P(SearchTerm)), ("nterms", c_size_t)]
 
 
-def options(struct_type, init):
+_S = TypeVar("_S", bound=ctypes.Structure)
+
+
+def options(struct_type: Type[_S], init: Callable[[_S], None]) -> _S:
     """An options struct filled by its C init function, in a buffer _SLACK
     bytes larger than Python's idea of it (a newer library's init writes its
     own, larger sizeof). struct_size is then the smaller of the library's
@@ -156,7 +164,7 @@ def options(struct_type, init):
     return obj
 
 
-def _candidates():
+def _candidates() -> List[str]:
     env = os.environ.get("TANDEM_LIBRARY")
     if env:
         return [env]
@@ -175,8 +183,8 @@ def _candidates():
     return out
 
 
-def _load():
-    errors = []
+def _load() -> Tuple[ctypes.CDLL, str]:
+    errors: List[str] = []
     for path in _candidates():
         try:
             return ctypes.CDLL(path), path
@@ -191,7 +199,7 @@ def _load():
 lib, path = _load()
 
 
-def _fn(name, restype, *argtypes):
+def _fn(name: str, restype: Any, *argtypes: Any) -> Any:
     f = getattr(lib, name)
     f.restype = restype
     f.argtypes = argtypes

@@ -6,29 +6,56 @@ once (the C handles are thread-safe and ctypes releases the GIL during each
 call, so searches overlap). close() makes later calls raise ValueError at
 once and waits for the calls in flight on that handle, up to a time limit
 (TandemTimeoutError past it; the last of them then frees the handle)."""
+from __future__ import annotations
+
 import ctypes
 import threading
 import time
 import weakref
-from collections import namedtuple
+from typing import (Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar,
+                    Union)
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _lib
 from ._build import _bytes
+from ._types import Hits, Query, StrPath
 from .errors import TandemTimeoutError, check, error
 
-Device = namedtuple("Device", "index platform_index type platform vendor name driver_version "
-                              "device_version opencl_c_version compute_units max_clock_mhz "
-                              "global_mem_bytes max_alloc_bytes local_mem_bytes "
-                              "max_work_group_size extensions")
+__all__ = ["Device", "devices", "Engine", "Searcher", "BatchResult", "CLOSE_TIMEOUT"]
+
+
+class Device(NamedTuple):
+    """An OpenCL device as tandem sees it (tdm_device_info): what
+    `tandem devices` lists. index: its position in discovery order (in
+    Engine.devices, the engine's own); type: "cpu", "gpu", "accelerator" or
+    "other"; sizes in bytes; extensions: the OpenCL extension names."""
+    index: int  # type: ignore[assignment]  # (a field named as tuple.index)
+    platform_index: int
+    type: str
+    platform: str
+    vendor: str
+    name: str
+    driver_version: str
+    device_version: str
+    opencl_c_version: str
+    compute_units: int
+    max_clock_mhz: int
+    global_mem_bytes: int
+    max_alloc_bytes: int
+    local_mem_bytes: int
+    max_work_group_size: int
+    extensions: List[str]
+
 
 _TYPES = {1: "cpu", 2: "gpu", 4: "accelerator", 8: "other"}
 _SCORING = {"bm25": 0, "impact": 1}
 
 
-def _device(d):
-    s = lambda b: b.decode("utf-8", "replace")  # noqa: E731
+def _device(d: Any) -> Device:
+    def s(b: bytes) -> str:
+        return b.decode("utf-8", "replace")
     return Device(d.index, d.platform_index, _TYPES.get(d.type, "other"), s(d.platform),
                   s(d.vendor), s(d.name), s(d.driver_version), s(d.device_version),
                   s(d.opencl_c_version), d.compute_units, d.max_clock_mhz,
@@ -37,7 +64,7 @@ def _device(d):
                   (d.extensions or b"").decode("utf-8", "replace").split())
 
 
-def _policy(name):
+def _policy(name: str) -> int:
     """The enum tdm_policy named `name` (tdm_policy_parse)."""
     if not _lib.HAVE_POLICY:
         raise error(_lib.ERR_UNSUPPORTED, "policy %r: this libtandem (%s) has no "
@@ -47,7 +74,7 @@ def _policy(name):
     return v.value
 
 
-def devices():
+def devices() -> List[Device]:
     """Every OpenCL device the ICD loader exposes, in discovery order (as
     `tandem devices` lists them), as Device tuples; [] without a platform."""
     arr = ctypes.POINTER(_lib.DeviceInfo)()
@@ -59,7 +86,15 @@ def devices():
         _lib.free(ctypes.cast(arr, ctypes.c_void_p))
 
 
-CLOSE_TIMEOUT = 30.0   # seconds close() waits for calls in flight, by default
+#: Seconds close() waits for the calls in flight, by default.
+CLOSE_TIMEOUT: float = 30.0
+
+
+def _secs(timeout: Optional[float]) -> str:
+    return "no limit" if timeout is None else "%.3g s" % timeout
+
+
+_H = TypeVar("_H", bound="_Handle")
 
 
 class _Handle:
@@ -68,22 +103,23 @@ class _Handle:
     waits only for those in flight, up to a time limit; past it the handle
     is freed by the last of them to return."""
 
-    def __init__(self, what):
+    def __init__(self, what: str) -> None:
         self._what = what
-        self._ptr = None
+        self._ptr: Optional[int] = None
         self._busy = 0
         self._closing = False
-        self._release = None   # frees the C handle; set when a close gave up waiting
+        # frees the C handle; set when a close gave up waiting
+        self._release: Optional[Callable[[], object]] = None
         self._cv = threading.Condition()
 
-    def _enter(self):
+    def _enter(self) -> int:
         with self._cv:
             if self._ptr is None or self._closing:
                 raise ValueError("%s is closed" % self._what)
             self._busy += 1
             return self._ptr
 
-    def _leave(self):
+    def _leave(self) -> None:
         release = None
         with self._cv:
             self._busy -= 1
@@ -93,7 +129,8 @@ class _Handle:
         if release is not None:
             release()
 
-    def _take(self, timeout, release):
+    def _take(self, timeout: Optional[float],
+              release: Callable[[int], object]) -> Optional[int]:
         """Refuses new calls, then waits up to `timeout` seconds (None: no
         limit) for those in flight. Returns the pointer to free (None if it
         was closed already), or, when calls are still in flight at the
@@ -110,24 +147,29 @@ class _Handle:
             ptr, self._ptr = self._ptr, None
             if not self._busy or ptr is None:
                 return ptr
-            busy = self._busy
-            self._release = lambda: release(ptr)
+            busy, held = self._busy, ptr
+            self._release = lambda: release(held)
         raise TandemTimeoutError(
-            "%s.close: %d call(s) still in flight after %.3g s; new calls are refused, and "
-            "the handle is freed when they return" % (self._what, busy, timeout),
+            "%s.close: %d call(s) still in flight after %s; new calls are refused, and "
+            "the handle is freed when they return" % (self._what, busy, _secs(timeout)),
             _lib.ERR_TIMEOUT)
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
+        """Whether close() was called (or the open failed)."""
         return self._ptr is None or self._closing
 
-    def __enter__(self):
+    def close(self, timeout: Optional[float] = CLOSE_TIMEOUT) -> None:
+        """Closes the handle (Engine.close, Searcher.close)."""
+        raise NotImplementedError
+
+    def __enter__(self: _H) -> _H:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
@@ -144,9 +186,11 @@ class Engine(_Handle):
     "cpu-only", "gpu-only" or "direct" (None: TANDEM_POLICY, else hybrid;
     docs/SCHED.md). Open one engine per process and share it between threads."""
 
-    def __init__(self, devices=None, *, cache_dir=None, policy=None):
+    def __init__(self, devices: Optional[str] = None, *, cache_dir: Optional[StrPath] = None,
+                 policy: Optional[str] = None) -> None:
         super().__init__("Engine")
-        self._searchers = weakref.WeakSet()   # closed with the engine
+        # closed with the engine
+        self._searchers: weakref.WeakSet[Searcher] = weakref.WeakSet()
         o = _lib.options(_lib.EngineOptions, _lib.engine_options_init)
         o.devices = _bytes(devices, "devices")
         o.cache_dir = _bytes(cache_dir, "cache_dir")
@@ -157,7 +201,7 @@ class Engine(_Handle):
         self._ptr = ptr.value
 
     @property
-    def devices(self):
+    def devices(self) -> List[Device]:
         """The engine's devices, as Device tuples (index: the engine's)."""
         p = self._enter()
         try:
@@ -171,7 +215,7 @@ class Engine(_Handle):
             self._leave()
 
     @property
-    def warnings(self):
+    def warnings(self) -> str:
         """Devices skipped at open (their driver failed), one line each; ""."""
         p = self._enter()
         try:
@@ -179,12 +223,12 @@ class Engine(_Handle):
         finally:
             self._leave()
 
-    def open(self, index_path):
+    def open(self, index_path: StrPath) -> Searcher:
         """Opens the index at index_path and makes it searchable on this
         engine's devices: a Searcher (close it, or use it in a with block)."""
         return Searcher(self, index_path)
 
-    def close(self, timeout=CLOSE_TIMEOUT):
+    def close(self, timeout: Optional[float] = CLOSE_TIMEOUT) -> None:
         """Closes the engine and every Searcher opened from it. Idempotent.
         New calls (opens, searches) fail with ValueError at once; the calls
         in flight are waited for, up to `timeout` seconds in all (None: no
@@ -199,11 +243,12 @@ class Engine(_Handle):
         late = self._close_searchers(ptr, end)
         if late:
             raise TandemTimeoutError(
-                "Engine.close: %d searcher(s) still have calls in flight after %.3g s; new "
-                "calls are refused, and the engine is freed when they return" % (late, timeout),
+                "Engine.close: %d searcher(s) still have calls in flight after %s; new "
+                "calls are refused, and the engine is freed when they return"
+                % (late, _secs(timeout)),
                 _lib.ERR_TIMEOUT)
 
-    def _close_searchers(self, ptr, end=None):
+    def _close_searchers(self, ptr: int, end: Optional[float] = None) -> int:
         """Closes the searchers registered by now (waiting until `end`),
         then frees the engine once every one of them is freed; returns how
         many are freed later, by their last call in flight."""
@@ -213,7 +258,7 @@ class Engine(_Handle):
         pending = [len(searchers) + 1]
         lock = threading.Lock()
 
-        def one_freed():
+        def one_freed() -> None:
             with lock:
                 pending[0] -= 1
                 last = pending[0] == 0
@@ -234,24 +279,32 @@ class _HitRaw(ctypes.Structure):
                 ("name", ctypes.c_uint64)]
 
 
-class BatchResult(namedtuple("BatchResult", "qid docid score")):
+class BatchResult(NamedTuple):
     """search_batch's result: three numpy arrays of one row per hit, query by
     query, each query's hits best first: qid (int64, the query's position in
     the batch), docid (uint32), score (float32, the engine's exact score).
     Unpacks as (qid, docid, score); docnames() names the documents."""
-    __slots__ = ()
+    qid: npt.NDArray[np.int64]
+    docid: npt.NDArray[np.uint32]
+    score: npt.NDArray[np.float32]
 
-    def docnames(self, searcher):
+    def docnames(self, searcher: Searcher) -> List[str]:
         """The document name of every row (a list of str)."""
         return searcher.docnames(self.docid)
 
 
 class Searcher(_Handle):
-    """An open index bound to an engine (tdm_index_open + tdm_search_open)."""
+    """An open index bound to an engine (tdm_index_open + tdm_search_open),
+    made by Engine.open(index_path): search(), search_batch(), the index's
+    stats, normalize() and docnames(). `engine` and `path` are those it was
+    opened with. Close it (or use it in a with block)."""
 
-    def __init__(self, engine, index_path):
+    engine: Engine
+    path: StrPath
+
+    def __init__(self, engine: Engine, index_path: StrPath) -> None:
         super().__init__("Searcher")
-        self._index = None
+        self._index: Optional[int] = None
         self.engine = engine
         self.path = index_path
         ep = engine._enter()
@@ -271,31 +324,38 @@ class Searcher(_Handle):
         finally:
             engine._leave()
 
-    def close(self, timeout=CLOSE_TIMEOUT):
+    def close(self, timeout: Optional[float] = CLOSE_TIMEOUT) -> None:
         """Closes the search handle and the index. Idempotent. New searches
         fail with ValueError at once; those in flight are waited for, up to
         `timeout` seconds (None: no limit). Past it TandemTimeoutError says
         how many still run, and the handle is freed when they return."""
         if self._close(timeout, lambda: None):
             raise TandemTimeoutError(
-                "Searcher.close: calls still in flight after %.3g s; new calls are refused, "
-                "and the handle is freed when they return" % timeout, _lib.ERR_TIMEOUT)
+                "Searcher.close: calls still in flight after %s; new calls are refused, "
+                "and the handle is freed when they return" % _secs(timeout), _lib.ERR_TIMEOUT)
 
-    def _free(self, ptr):
+    def _free(self, ptr: int) -> None:
         _lib.search_close(ptr)
         _lib.index_close(self._index)
         self._index = None
 
-    def _close(self, timeout, freed):
+    def _close(self, timeout: Optional[float], freed: Callable[[], None]) -> int:
         """Closes as close() does, then calls freed() once the handle is
         freed; returns 1 when that is left to a call in flight, else 0."""
         with self._cv:
             if self._ptr is None and self._release is not None:
                 prev = self._release   # an earlier close gave up waiting
-                self._release = lambda: (prev(), freed())
+
+                def both() -> None:
+                    prev()
+                    freed()
+                self._release = both
                 return 1
+        def free_then_tell(p: int) -> None:
+            self._free(p)
+            freed()
         try:
-            ptr = self._take(timeout, lambda p: (self._free(p), freed()))
+            ptr = self._take(timeout, free_then_tell)
         except TandemTimeoutError:
             return 1
         if ptr is not None:
@@ -306,20 +366,20 @@ class Searcher(_Handle):
     # ---- the index
 
     @property
-    def stats(self):
+    def stats(self) -> Dict[str, Any]:
         """Collection facts (tdm_index_stats) as a dict."""
         self._enter()
         try:
             st = _lib.IndexStats()
             check(_lib.index_stats_get(self._index, ctypes.byref(st)))
-            d = {f: getattr(st, f) for f, _ in _lib.IndexStats._fields_}
+            d = {f[0]: getattr(st, f[0]) for f in _lib.IndexStats._fields_}
             d["codec"] = st.codec.decode()
             d["stemmer"] = st.stemmer.decode()
             return d
         finally:
             self._leave()
 
-    def normalize(self, word):
+    def normalize(self, word: Union[str, bytes]) -> Optional[str]:
         """`word` through the index's tokenizer, stopwords and stemmer: the
         term as stored, or None when it yields none (a stopword, say)."""
         self._enter()
@@ -333,12 +393,13 @@ class Searcher(_Handle):
         finally:
             self._leave()
 
-    def docname(self, docid):
+    def docname(self, docid: int) -> str:
         """The name of document `docid`; NotFoundError when out of range."""
         return self.docnames([docid])[0]
 
-    def docnames(self, docids):
-        """The names of the documents `docids` (any iterable of ints)."""
+    def docnames(self, docids: npt.ArrayLike) -> List[str]:
+        """The names of the documents `docids` (any iterable of ints, or a
+        numpy array, such as BatchResult.docid)."""
         self._enter()
         try:
             out = []
@@ -353,7 +414,8 @@ class Searcher(_Handle):
 
     # ---- searching
 
-    def _options(self, k, algorithm, scoring, k1, b, device, policy):
+    def _options(self, k: int, algorithm: str, scoring: str, k1: float, b: float,
+                 device: Optional[int], policy: Optional[str]) -> Any:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
             raise TypeError("k: expected an int, got %s" % type(k).__name__)
         if not 0 <= k <= 0xFFFFFFFF:
@@ -380,13 +442,14 @@ class Searcher(_Handle):
         return o
 
     @staticmethod
-    def _query(q):
+    def _query(q: Query) -> Tuple[Optional[bytes], Any, int]:
         """(text bytes, None, 0) or (None, SearchTerm array, n) for a query
         given as text, a list of terms (weight 1 each) or {term: weight};
         a term may be a str (as stored in the index) or an int (its lexicon
         position)."""
         if isinstance(q, (str, bytes)):
             return _bytes(q, "query"), None, 0
+        items: List[Tuple[Any, Any]]
         if isinstance(q, dict):
             items = list(q.items())
         elif isinstance(q, (list, tuple)):
@@ -412,7 +475,7 @@ class Searcher(_Handle):
                 raise TypeError("weight of term %r: expected a number, got %r" % (t, w))
         return None, arr, len(items)
 
-    def _one(self, p, q, o):
+    def _one(self, p: int, q: Query, o: Any) -> Any:
         """Runs one query; returns the C result pointer (caller frees)."""
         text, terms, n = self._query(q)
         r = ctypes.POINTER(_lib.SearchResult)()
@@ -422,8 +485,9 @@ class Searcher(_Handle):
             check(_lib.search_terms(p, terms, n, o, ctypes.byref(r)))
         return r
 
-    def search(self, query, k=10, algorithm="auto", scoring="bm25", k1=1.2, b=0.75,
-               device=None, policy=None):
+    def search(self, query: Query, k: int = 10, algorithm: str = "auto",
+               scoring: str = "bm25", k1: float = 1.2, b: float = 0.75,
+               device: Optional[int] = None, policy: Optional[str] = None) -> Hits:
         """The top k documents of `query` as a list of (docname, score), best
         first. query: text (through the index's tokenizer and stemmer), a list
         of terms as stored (weight 1 each), or a dict term -> weight (with
@@ -444,8 +508,10 @@ class Searcher(_Handle):
         finally:
             self._leave()
 
-    def search_batch(self, queries, k=10, algorithm="auto", scoring="bm25", k1=1.2,
-                     b=0.75, device=None, policy=None):
+    def search_batch(self, queries: Sequence[Query], k: int = 10, algorithm: str = "auto",
+                     scoring: str = "bm25", k1: float = 1.2, b: float = 0.75,
+                     device: Optional[int] = None,
+                     policy: Optional[str] = None) -> BatchResult:
         """Ranks every query of `queries` (a list; each as in search()) with
         one set of options, through tdm_search_batch (as few launches as the
         batch needs; the results are those of search() one by one). Returns a
@@ -455,10 +521,10 @@ class Searcher(_Handle):
         queries = list(queries)
         p = self._enter()
         try:
+            results: List[Any] = []
             if _lib.HAVE_BATCH:
                 results = self._batch_c(p, queries, o)
             else:
-                results = []
                 try:
                     for i, q in enumerate(queries):
                         try:
@@ -475,7 +541,7 @@ class Searcher(_Handle):
         finally:
             self._leave()
 
-    def _batch_c(self, p, queries, o):
+    def _batch_c(self, p: int, queries: List[Query], o: Any) -> List[Any]:
         n = len(queries)
         arr = (_lib.SearchQuery * max(1, n))()
         keep = []
@@ -499,7 +565,7 @@ class Searcher(_Handle):
         return results
 
     @staticmethod
-    def _arrays(results):
+    def _arrays(results: List[Any]) -> BatchResult:
         """Frees the C results into a BatchResult."""
         try:
             counts = [r.contents.n for r in results]

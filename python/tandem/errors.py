@@ -1,12 +1,29 @@
 """tandem's status codes as Python exceptions, each carrying the library's
 message (tdm_last_error) and status (tdm_last_status)."""
+from __future__ import annotations
+
+from typing import Dict, Optional, Type
+
 from . import _lib
+
+__all__ = ["TandemError", "InvalidArgumentError", "LimitError", "TandemIOError",
+           "FormatError", "CorruptError", "VersionError", "NoDeviceError", "DeviceError",
+           "NotFoundError", "UnsupportedError", "TandemMemoryError", "TandemTimeoutError",
+           "error", "check"]
 
 
 class TandemError(Exception):
-    """A failed tandem call: str(e) is tandem's message, e.status its code."""
+    """A failed tandem call: str(e) is tandem's message, e.status its code
+    (a TDM_ERR_* value, negative; tandem.h).
 
-    def __init__(self, message, status=_lib.ERR_INTERNAL):
+    Every subclass is also the matching built-in exception where there is one
+    (InvalidArgumentError is a ValueError, TandemIOError an OSError, ...), so
+    code that catches those keeps working."""
+
+    status: int
+    message: str
+
+    def __init__(self, message: str, status: int = _lib.ERR_INTERNAL) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -61,7 +78,7 @@ class TandemTimeoutError(TandemError, TimeoutError):
     time limit (TDM_ERR_TIMEOUT)."""
 
 
-_BY_STATUS = {
+_BY_STATUS: Dict[int, Type[TandemError]] = {
     _lib.ERR_INVALID_ARG: InvalidArgumentError,
     _lib.ERR_NOMEM: TandemMemoryError,
     _lib.ERR_IO: TandemIOError,
@@ -79,7 +96,7 @@ _BY_STATUS = {
 }
 
 
-def error(status, message=None):
+def error(status: int, message: Optional[str] = None) -> TandemError:
     """The exception for `status`, with `message` or else this thread's
     tdm_last_error() (or the status's name when that is empty)."""
     if message is None:
@@ -90,9 +107,10 @@ def error(status, message=None):
     return _BY_STATUS.get(status, TandemError)(message, status)
 
 
-def check(status):
+def check(status: int) -> int:
     """Raises the exception for a failed call's status (reads the calling
-    thread's last error, so call it right after the call, on its thread)."""
+    thread's last error, so call it right after the call, on its thread);
+    returns `status` (tandem's OK) otherwise."""
     if status != _lib.OK:
         raise error(status)
     return status

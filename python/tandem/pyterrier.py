@@ -15,17 +15,18 @@ import os
 import re
 import tempfile
 import threading
-from typing import Any, Dict, Iterable, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, TextIO, Union
 
 try:
-    import pandas as pd
-    import pyterrier as pt
+    import pandas as pd  # type: ignore[import-untyped,unused-ignore]
+    import pyterrier as pt  # type: ignore[import-not-found,import-untyped,unused-ignore]
 except ImportError as e:   # python-terrier is optional for the rest of tandem
     raise ImportError("tandem.pyterrier needs PyTerrier: pip install python-terrier "
                       "(%s)" % e) from e
 
 from ._build import build
-from .engine import Engine
+from ._types import Query
+from .engine import Engine, Searcher
 
 __all__ = ["TandemIndex", "TandemIndexer", "TandemRetrieve"]
 
@@ -52,10 +53,11 @@ class TandemIndex:
 
     Searchers are opened on first use and shared by the retrievers made here."""
 
-    def __init__(self, path: Union[str, os.PathLike], engine: Optional[Engine] = None):
+    def __init__(self, path: Union[str, "os.PathLike[str]"],
+                 engine: Optional[Engine] = None) -> None:
         self.path: str = os.fspath(path)
         self._engine = engine
-        self._searcher = None
+        self._searcher: Optional[Searcher] = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -65,7 +67,7 @@ class TandemIndex:
         """Whether the index file is there."""
         return os.path.isfile(self.path)
 
-    def searcher(self):
+    def searcher(self) -> Searcher:
         """The tandem.Searcher of this index (opened once, then shared)."""
         with self._lock:
             if self._searcher is None or self._searcher.closed:
@@ -90,7 +92,7 @@ class TandemIndex:
                 self._searcher = None
 
 
-class TandemIndexer(pt.Indexer):
+class TandemIndexer(pt.Indexer):  # type: ignore[misc,unused-ignore]
     """Builds a tandem index at `path` from an iterator of dicts:
     {"docno", "text"} (tokenized, stopped and stemmed by the index), or
     {"docno", "toks"} with toks a dict term -> weight (learned sparse, e.g.
@@ -100,8 +102,8 @@ class TandemIndexer(pt.Indexer):
     build_options go to tandem.build (stemmer, stopwords, codec, threads,
     memory_mb, k1, b, tmp_dir). overwrite=False refuses an existing path."""
 
-    def __init__(self, path: Union[str, os.PathLike], *, overwrite: bool = False,
-                 **build_options: Any):
+    def __init__(self, path: Union[str, "os.PathLike[str]"], *, overwrite: bool = False,
+                 **build_options: Any) -> None:
         self.path = os.fspath(path)
         self.overwrite = overwrite
         self.build_options = build_options
@@ -134,7 +136,7 @@ def _clean(s: str) -> str:
     return s.replace("\t", " ").replace("\r", " ").replace("\n", " ")
 
 
-def _write_docs(docs: Iterable[Mapping[str, Any]], f) -> Optional[str]:
+def _write_docs(docs: Iterable[Mapping[str, Any]], f: TextIO) -> Optional[str]:
     """Writes `docno<TAB>text` lines; returns "text" or "toks" (every
     document must be of the same kind), None for no document."""
     kind = None
@@ -168,7 +170,7 @@ def _write_docs(docs: Iterable[Mapping[str, Any]], f) -> Optional[str]:
     return kind
 
 
-class TandemRetrieve(pt.Transformer):
+class TandemRetrieve(pt.Transformer):  # type: ignore[misc,unused-ignore]
     """Retrieval: a DataFrame of (qid, query) in, (qid, docno, score, rank)
     out (rank from 0, best first), with the input's other columns kept.
 
@@ -179,9 +181,10 @@ class TandemRetrieve(pt.Transformer):
     scoring (bm25, impact), k1, b, device, policy. All queries of a frame go
     to the engine as one batch (search_batch)."""
 
-    def __init__(self, index: Union[TandemIndex, str, os.PathLike], *, k: int = 1000,
+    def __init__(self, index: Union[TandemIndex, str, "os.PathLike[str]"], *, k: int = 1000,
                  algorithm: str = "auto", scoring: str = "bm25", k1: float = 1.2,
-                 b: float = 0.75, device: Optional[int] = None, policy: Optional[str] = None):
+                 b: float = 0.75, device: Optional[int] = None,
+                 policy: Optional[str] = None) -> None:
         self.index = index if isinstance(index, TandemIndex) else TandemIndex(index)
         self.options: Dict[str, Any] = dict(k=k, algorithm=algorithm, scoring=scoring, k1=k1,
                                             b=b, device=device, policy=policy)
@@ -194,6 +197,7 @@ class TandemRetrieve(pt.Transformer):
         """Ranks every topic; see the class."""
         if "qid" not in topics.columns:
             raise KeyError("TandemRetrieve: the input has no qid column")
+        queries: List[Query]
         if "query_toks" in topics.columns:
             queries = [dict(q) for q in topics["query_toks"]]
         elif "query" in topics.columns:

@@ -1,15 +1,25 @@
 """write_trec_run: results to a TREC run file, line for line as `tandem run`
 writes them ("qid Q0 docname rank score tag", the score with six decimals)."""
-import io
+from __future__ import annotations
+
 import os
 import secrets
+from typing import (Any, Iterable, Iterator, List, Mapping, Optional, Sequence, TextIO,
+                    Tuple, Union, cast)
 
-from .engine import BatchResult
+from ._types import Hits, StrPath
+from .engine import BatchResult, Searcher
+
+__all__ = ["write_trec_run", "RunResults"]
+
+#: What write_trec_run writes: {qid: hits}, a list of hits per query (with
+#: qids), or a BatchResult (with searcher= and qids).
+RunResults = Union[Mapping[Any, Hits], Sequence[Hits], BatchResult]
 
 _TAG = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
-def _trec_field(what, v):
+def _trec_field(what: str, v: object) -> str:
     """v as a column of a run line: TREC's columns are split at white space
     and its lines at line ends, so neither may be in one, nor any other
     control character (as `tandem run` refuses such query ids)."""
@@ -21,7 +31,7 @@ def _trec_field(what, v):
     return v
 
 
-def _create_temp(path):
+def _create_temp(path: str) -> Tuple[str, int]:
     """A new file PATH.tmp.PID.TAG, TAG 12 random [0-9a-z], created
     exclusively (a link planted there is never followed): the C library's
     temporary names (tempfile.h), so that its sweep of a killed process's
@@ -38,7 +48,8 @@ def _create_temp(path):
     raise FileExistsError("%s: no free temporary name next to it" % path)
 
 
-def _lines(results, qids, searcher, prefix, tag):
+def _lines(results: RunResults, qids: Optional[Iterable[Any]], searcher: Optional[Searcher],
+           prefix: str, tag: str) -> Iterator[str]:
     if isinstance(results, BatchResult):
         if searcher is None:
             raise TypeError("write_trec_run: a BatchResult needs searcher= to name "
@@ -54,7 +65,8 @@ def _lines(results, qids, searcher, prefix, tag):
             qid = ids[q] if ids is not None else str(q + 1)
             yield "%s Q0 %s%s %d %.6f %s\n" % (qid, prefix, names[i], rank, scores[i], tag)
         return
-    if isinstance(results, dict):
+    items: Iterable[Tuple[Any, Hits]]
+    if isinstance(results, Mapping):
         items = results.items()
     else:
         results = list(results)
@@ -68,29 +80,36 @@ def _lines(results, qids, searcher, prefix, tag):
             yield "%s Q0 %s%s %d %.6f %s\n" % (qid, prefix, name, rank, score, tag)
 
 
-def write_trec_run(out, results, qids=None, *, tag="tandem", searcher=None,
-                   docname_prefix=""):
+def write_trec_run(out: Union[StrPath, TextIO], results: RunResults,
+                   qids: Optional[Iterable[Any]] = None, *, tag: str = "tandem",
+                   searcher: Optional[Searcher] = None, docname_prefix: str = "") -> None:
     """Writes `results` as a TREC run to `out` (a path, written to a temporary
     file and renamed into place when complete, or an open text file).
 
     results: {qid: [(docname, score), ...]} as search() gives per query; or a
     list of such lists with `qids` (default "1", "2", ...); or a BatchResult
     from search_batch with searcher= (its docnames) and qids (the id of each
-    position of the batch; default "1", "2", ...)."""
+    position of the batch; default "1", "2", ...).
+
+    tag: the run's name (the last column); docname_prefix: put before every
+    document name. Every qid and the tag are checked before anything is
+    written: TREC's columns cannot hold white space or control characters
+    (ValueError)."""
     for what, v in (("tag", tag), ("docname_prefix", docname_prefix)):
         if not isinstance(v, str):
             raise ValueError("write_trec_run: %s %r: must be a str" % (what, v))
         if v or what == "tag":
             _trec_field(what, v)
     # Every qid checked before the first line is written anywhere.
-    for q in (results.keys() if isinstance(results, dict) else qids or ()):
+    for q in (results.keys() if isinstance(results, Mapping) else qids or ()):
         _trec_field("qid", q)
     lines = _lines(results, qids, searcher, docname_prefix, tag)
-    if isinstance(out, io.TextIOBase) or hasattr(out, "write"):
+    write = getattr(out, "write", None)   # an open text file (io.TextIOBase or alike)
+    if write is not None:
         for line in lines:
-            out.write(line)
+            write(line)
         return
-    path = os.fsdecode(os.fspath(out))
+    path = os.fsdecode(os.fspath(cast(StrPath, out)))
     tmp, fd = _create_temp(path)
     try:
         with open(fd, "w") as f:

@@ -72,7 +72,7 @@ def _same_results(engine, a, b, as_terms=False):
     with engine.open(a) as sa, engine.open(b) as sb:
         for _, q in QUERIES:
             want = sa.search(q, k=20)
-            if as_terms:   # CIFF and PISA carry no stemmer: give b a's terms
+            if as_terms:   # b's own analyzer aside: give it a's terms
                 q = [t for t in map(sa.normalize, q.split()) if t]
             assert sb.search(q, k=20) == want
 
@@ -90,6 +90,53 @@ def test_import_ciff_and_pisa(engine, index, cli, tmp_path):
     run_cli(cli, "export", "--to", "pisa", index, "-o", base)
     _same_results(engine, index, tandem.import_pisa(base, str(tmp_path / "p.idx"),
                                                    codec="vbyte128"), as_terms=True)
+
+
+def _analyzer(engine, path):
+    with engine.open(path) as s:
+        return s.stats["stemmer"], s.stats["stopwords"], s.normalize("sailing")
+
+
+def test_import_analyzer(engine, index, cli, tmp_path):
+    """stemmer= and stopwords= as `tandem import --stemmer/--stopwords`: over
+    what the input carries (the export's), for an input that carries none,
+    the same file as the CLI's; bad values refused, nothing left behind."""
+    base = str(tmp_path / "p")
+    run_cli(cli, "export", "--to", "pisa", index, "-o", base)
+    ciff = str(tmp_path / "x.ciff")
+    run_cli(cli, "export", "--to", "ciff", index, "-o", ciff)
+    english = ("english", 33, "sail")   # tandem.build's defaults
+    # carried by the export (BASE.analyzer, the CIFF description)
+    assert _analyzer(engine, tandem.import_pisa(base, str(tmp_path / "a.idx"))) == english
+    assert _analyzer(engine, tandem.import_ciff(ciff, str(tmp_path / "b.idx"))) == english
+    # set over what is carried
+    none = tandem.import_ciff(ciff, str(tmp_path / "c.idx"), stemmer="none", stopwords="none")
+    assert _analyzer(engine, none) == ("none", 0, "sailing")
+    stop = tmp_path / "stop.txt"
+    stop.write_text("river\nboats\n")
+    got = tandem.import_pisa(base, str(tmp_path / "d.idx"), stopwords=stop)
+    assert _analyzer(engine, got)[:2] == ("english", 2)
+    # an input without an analyzer: unknown, unless given
+    open(base + ".analyzer", "w").close()
+    assert _analyzer(engine, tandem.import_pisa(base, str(tmp_path / "e.idx")))[0] == "unknown"
+    got = tandem.import_pisa(base, str(tmp_path / "f.idx"), stemmer="english",
+                             stopwords="lucene", progress=False)
+    assert _analyzer(engine, got) == english
+    _same_results(engine, index, got)   # query text, analyzed as the original's
+    run_cli(cli, "import", "--from", "pisa", base, "--stemmer", "english", "--stopwords",
+            "lucene", "-o", str(tmp_path / "cli.idx"))
+    assert open(got, "rb").read() == open(tmp_path / "cli.idx", "rb").read()
+    # refused: nothing written
+    before = sorted(os.listdir(tmp_path))
+    with pytest.raises(tandem.TandemError, match="klingon"):
+        tandem.import_pisa(base, str(tmp_path / "bad.idx"), stemmer="klingon")
+    with pytest.raises(tandem.TandemIOError):
+        tandem.import_ciff(ciff, str(tmp_path / "bad.idx"), stopwords=str(tmp_path / "none"))
+    with pytest.raises(tandem.InvalidArgumentError, match="NUL"):
+        tandem.import_ciff(ciff, str(tmp_path / "bad.idx"), stemmer="english\0x")
+    with pytest.raises(TypeError):
+        tandem.import_ciff(ciff, str(tmp_path / "bad.idx"), stemmer=3)
+    assert sorted(os.listdir(tmp_path)) == before
 
 
 def test_import_toy_ciff(engine, shared_data, tmp_path):

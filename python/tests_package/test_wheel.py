@@ -1,6 +1,6 @@
 """The wheel as installed by run.sh: its own libtandem, linked to the OpenCL
 ICD loader, the version of CMakeLists.txt's project(), TANDEM_LIBRARY still
-overriding it, docstrings that help() shows."""
+overriding it, docstrings that help() shows, py.typed for type checkers."""
 import importlib.metadata
 import os
 import pydoc
@@ -49,3 +49,11 @@ def test_help_shows_docstrings():
     import tandem.pyterrier as tp
     page = pydoc.render_doc(tp.TandemRetrieve)
     assert "query_toks" in page and "transform" in page
+
+
+def test_py_typed_shipped():
+    """PEP 561: the wheel marks the package as typed."""
+    pkg = os.path.dirname(os.path.abspath(tandem.__file__))
+    assert os.path.isfile(os.path.join(pkg, "py.typed"))
+    files = [str(f) for f in importlib.metadata.files("tandem") or ()]
+    assert "tandem/py.typed" in files, files
