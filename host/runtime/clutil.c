@@ -68,3 +68,29 @@ double tdm_event_seconds(cl_event ev)
         return 0.0;
     return t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
 }
+
+void tdm_wait_flush(cl_command_queue q, cl_uint nwait, const cl_event *wait)
+{
+    cl_command_queue flushed[4];
+    size_t nf = 0;
+    for (cl_uint i = 0; wait && i < nwait; i++) {
+        cl_command_queue eq = NULL;
+        if (!wait[i] || clGetEventInfo(wait[i], CL_EVENT_COMMAND_QUEUE, sizeof eq, &eq, NULL) !=
+                            CL_SUCCESS || !eq || eq == q)
+            continue; /* a user event has no queue; q's own are in order */
+        size_t j = 0;
+        while (j < nf && flushed[j] != eq)
+            j++;
+        if (j < nf)
+            continue;
+        clFlush(eq);
+        if (nf < sizeof flushed / sizeof *flushed)
+            flushed[nf++] = eq;
+    }
+}
+
+void tdm_event_flush(cl_event e)
+{
+    if (e)
+        tdm_wait_flush(NULL, 1, &e);
+}

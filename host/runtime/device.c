@@ -50,6 +50,28 @@ static int queue_plain(tdm_device *d, cl_command_queue *out, tdm_err *err)
     return TDM_OK;
 }
 
+/* The probe state (probe.h) is made and freed with the device; probe.c fills
+ * it. */
+int tdm_probe_new(struct tdm_probe **out, tdm_err *err)
+{
+    struct tdm_probe *p = calloc(1, sizeof *p);
+    if (!p || pthread_mutex_init(&p->lock, NULL) != 0) {
+        free(p);
+        *out = NULL;
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for device probes");
+    }
+    *out = p;
+    return TDM_OK;
+}
+
+void tdm_probe_free(struct tdm_probe *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
 int tdm_device_start(tdm_device *d, tdm_err *err)
 {
     int st = tdm_queue_create(d, &d->xfer, err);
@@ -131,32 +153,6 @@ int tdm_kernel_launch_on(tdm_device *d, cl_command_queue q, const char *name,
     }
     tdm_kernel_return(d, k);
     return rc == CL_SUCCESS ? TDM_OK : err->code;
-}
-
-void tdm_wait_flush(cl_command_queue q, cl_uint nwait, const cl_event *wait)
-{
-    cl_command_queue flushed[4];
-    size_t nf = 0;
-    for (cl_uint i = 0; wait && i < nwait; i++) {
-        cl_command_queue eq = NULL;
-        if (!wait[i] || clGetEventInfo(wait[i], CL_EVENT_COMMAND_QUEUE, sizeof eq, &eq, NULL) !=
-                            CL_SUCCESS || !eq || eq == q)
-            continue; /* a user event has no queue; q's own are in order */
-        size_t j = 0;
-        while (j < nf && flushed[j] != eq)
-            j++;
-        if (j < nf)
-            continue;
-        clFlush(eq);
-        if (nf < sizeof flushed / sizeof *flushed)
-            flushed[nf++] = eq;
-    }
-}
-
-void tdm_event_flush(cl_event e)
-{
-    if (e)
-        tdm_wait_flush(NULL, 1, &e);
 }
 
 cl_int tdm_kernel_enqueue(tdm_device *d, cl_command_queue q, cl_kernel k, const char *name,

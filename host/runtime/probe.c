@@ -8,32 +8,6 @@
 
 #include "probe.h"
 
-struct tdm_probe {
-    pthread_mutex_t lock; /* held for the whole measurement: one at a time */
-    int done;
-    tdm_device_probe val;
-};
-
-int tdm_probe_new(struct tdm_probe **out, tdm_err *err)
-{
-    struct tdm_probe *p = calloc(1, sizeof *p);
-    if (!p || pthread_mutex_init(&p->lock, NULL) != 0) {
-        free(p);
-        *out = NULL;
-        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for device probes");
-    }
-    *out = p;
-    return TDM_OK;
-}
-
-void tdm_probe_free(struct tdm_probe *p)
-{
-    if (!p)
-        return;
-    pthread_mutex_destroy(&p->lock);
-    free(p);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
