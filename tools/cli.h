@@ -28,7 +28,7 @@ int tdm_cmd_gen(int argc, char **argv);
 int tdm_cmd_eval(int argc, char **argv);
 int tdm_cmd_search(int argc, char **argv);
 int tdm_cmd_run(int argc, char **argv);
-int tdm_cmd_serve(int argc, char **argv); /* cmd_serve.c, or tandem.c's refusal */
+int tdm_cmd_serve(int argc, char **argv); /* cmd_serve.c, or main.c's refusal */
 
 /* Writes s as a JSON string literal (quotes and escapes included). */
 void tdm_cli_json_string(FILE *f, const char *s);
