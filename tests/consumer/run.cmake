@@ -8,7 +8,10 @@
 #    only there): no xxhash, stemmer, protobuf-c, zlib or OpenCL development
 #    files, so the shared library must need none of them; there
 #    find_package(tandem COMPONENTS static) must fail and say why;
-#  - through find_package on the whole system, shared and static.
+#  - through find_package and pkg-config (tandem.pc, tandem-static.pc) on the
+#    whole system, shared and static: a static link must not need
+#    libtandem.so (readelf -d: no DT_NEEDED; -ltandem would take the shared
+#    library wherever both are installed).
 # Every example built is run. The roots are built from `dpkg -L`; without dpkg
 # only the whole-system part runs and the test reports skipped.
 # Usage: cmake -DBUILD_DIR= -DSOURCE_DIR= -DWORK= -DGENERATOR= -DCC= -P run.cmake
@@ -45,6 +48,7 @@ find_program(DPKG dpkg)
 find_program(DPKG_QUERY dpkg-query)
 find_program(LDD ldd)
 find_program(PKG_CONFIG NAMES pkg-config pkgconf)
+find_program(READELF NAMES readelf llvm-readelf)
 set(have_roots OFF)
 if(DPKG AND DPKG_QUERY AND LDD)
   set(have_roots ON)
@@ -133,6 +137,46 @@ function(make_runtime_root root lib)
   endforeach()
 endfunction()
 
+# needs_libtandem(<exe> <want>): fails unless <exe> needs libtandem.so (a
+# DT_NEEDED entry) exactly when <want> is ON.
+function(needs_libtandem exe want)
+  if(READELF)
+    execute_process(COMMAND "${READELF}" -d "${exe}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+    set(re "\\(NEEDED\\)[^\n]*\\[libtandem\\.so")
+  elseif(LDD)
+    execute_process(COMMAND "${LDD}" "${exe}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+    set(re "libtandem\\.so")
+  else()
+    message("(no readelf or ldd: not checking what ${exe} links)")
+    return()
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "readelf -d / ldd ${exe} failed")
+  endif()
+  if(out MATCHES "${re}")
+    set(got ON)
+  else()
+    set(got OFF)
+  endif()
+  if(NOT got STREQUAL want)
+    message(FATAL_ERROR "${exe}: needs libtandem.so is ${got}, expected ${want}:\n${out}")
+  endif()
+endfunction()
+
+# pkg_config_link(<module> <out> [pkg-config options]): compiles the
+# example with `pkg-config --cflags --libs <module>` into <out>.
+function(pkg_config_link module out)
+  execute_process(COMMAND "${PKG_CONFIG}" ${ARGN} --cflags --libs ${module}
+                  OUTPUT_VARIABLE flags RESULT_VARIABLE rc ERROR_VARIABLE perr
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config ${ARGN} --cflags --libs ${module}: ${perr}")
+  endif()
+  set(pc_flags "${flags}" PARENT_SCOPE)
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  run("${CC}" "${WORK}/src/example.c" -o "${out}" ${flags})
+endfunction()
+
 # ---- a consumer per layout
 # consume(<layout> <prefix> <libdir>): builds and runs the example against
 # the install in root-<layout>.
@@ -145,6 +189,29 @@ function(consume layout prefix libdir)
   run("${CMAKE_COMMAND}" --build "${b}-system")
   run("${b}-system/example")
   run("${b}-system/example_static")
+  needs_libtandem("${b}-system/example" ON)
+  needs_libtandem("${b}-system/example_static" OFF)
+  # pkg-config on the whole system, this install's .pc files first.
+  if(PKG_CONFIG)
+    set(ENV{PKG_CONFIG_PATH} "${root}${prefix}/${libdir}/pkgconfig")
+    unset(ENV{PKG_CONFIG_LIBDIR})
+    pkg_config_link(tandem "${b}-system-pc")
+    set(ENV{LD_LIBRARY_PATH} "${root}${prefix}/${libdir}")
+    run("${b}-system-pc")
+    unset(ENV{LD_LIBRARY_PATH})
+    needs_libtandem("${b}-system-pc" ON)
+    # the static library, also as `pkg-config --static` users ask for it
+    foreach(opt "" --static)
+      set(exe "${b}-system-pc-static${opt}")
+      pkg_config_link(tandem-static "${exe}" ${opt})
+      if(NOT pc_flags MATCHES "libtandem\\.a" OR pc_flags MATCHES "-ltandem( |$)")
+        message(FATAL_ERROR "pkg-config ${opt} --libs tandem-static: ${pc_flags}")
+      endif()
+      run("${exe}")
+      needs_libtandem("${exe}" OFF)
+    endforeach()
+    unset(ENV{PKG_CONFIG_PATH})
+  endif()
   if(NOT have_roots)
     return()
   endif()
