@@ -42,14 +42,13 @@ if command -v oclgrind >/dev/null; then
 fi
 # Mesa's rusticl (llvmpipe, the CPU): a third implementation, stricter than
 # PoCL; small inputs (CMakePresets.json, rusticl): runtime, every codec,
-# residency, batched decode, damaged indexes, search, batches,
+# residency, batched decode, the list cache, damaged indexes, search,
+# batches and their bounds cache,
 # merge, pruning, seeds, AND's block selection, migration across a PoCL and a
 # rusticl lane, the CLI. Not yet here: test_sched (a mixed PoCL + rusticl
 # open hung 2 runs in 4 for one engineer, 0 in 3 for another),
 # test_sched_batch (it wants both lanes to take queries; rusticl is too slow
-# to get any), test_listcache and test_bcache (21 s here with warm caches,
-# but in a clean clone's run each spun over 7 minutes, growing past 3 GB),
-# the CLI scripts past test_cli (minutes on llvmpipe), Python
+# to get any), the CLI scripts past test_cli (minutes on llvmpipe), Python
 # (docs/HACKING.md, portability).
 if RUSTICL_ENABLE=swrast ./build/tandem devices 2>/dev/null | grep -q rusticl; then
   echo "== device tests on rusticl (llvmpipe)"

@@ -23,6 +23,11 @@ const char *tdm_decode_jobs_kernel(int codec)
 
 int tdm_decode_jobs_variant(const tdm_device *d)
 {
+    /* The serial kernel decodes every codec through codec_serial.cl, as the
+       compressed cursors do: rusticl inlines all of it twice into one kernel,
+       which llvmpipe took 5 minutes and GBs to compile (no_zcur, runtime.h) */
+    if (d->no_zcur)
+        return TDM_DECODE_GROUP;
     switch (tdm_settings_tuning(d->settings)->decode_variant) {
     case TDM_TUNE_DECODE_GROUP:
         return TDM_DECODE_GROUP;

@@ -45,8 +45,9 @@
  * decodes a run of whole blocks alone (cl/codec_serial.cl), which a CPU
  * driver runs as plain loops. The environment variable
  * TANDEM_DECODE_VARIANT=group|serial overrides the choice on every device
- * (A/B runs, tests); the engine reads it at open (runtime/settings.h). Both
- * give the same outputs and status bits. */
+ * but rusticl's (no_zcur: always the work-group kernels, whose serial
+ * kernel llvmpipe takes minutes to compile); the engine reads it at open
+ * (runtime/settings.h). Both give the same outputs and status bits. */
 enum tdm_decode_variant { TDM_DECODE_GROUP = 0, TDM_DECODE_SERIAL = 1 };
 int tdm_decode_jobs_variant(const tdm_device *d);
 

@@ -83,9 +83,11 @@ typedef struct tdm_device {
     int hung;               /* missed its first kernel's limit: abandoned, never released */
     size_t merge_local;     /* query/search_dev.c's tdm_search_merge_local, found once
                                (0 until then; read and written atomically) */
-    int no_zcur;            /* the compressed cursors' kernels are never run here: rusticl
-                               inlines every call into them (NIR) and its llvmpipe then
-                               took 24 GB compiling one (docs/HACKING.md, portability) */
+    int no_zcur;            /* the kernels that decode every codec (codec_serial.cl: the
+                               compressed cursors', the serial batched decode) are never
+                               run here: rusticl inlines every call into them (NIR) and
+                               its llvmpipe then took 24 GB compiling the range kernel,
+                               minutes and GBs tdm_jobs_serial (docs/HACKING.md) */
     void *serial;           /* a pthread_mutex_t: one host thread at a time drives the
                                device (serial.c: PoCL's basic driver), else NULL */
     struct tdm_kcache *kcache; /* kernels of `program`, reused (kcache.c) */
