@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "codec/codec_dev.h"
+#include "codec/codec_dev_list.h"
 #include "codec/gather.h"
 #include "runtime/runtime.h"
 #include "testutil.h"

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "cmd_bench.h"
-#include "codec/codec_dev.h"
+#include "codec/codec_dev_list.h"
 #include "index/reader.h"
 
 typedef struct ilists {

@@ -1,4 +1,5 @@
-/* Random access on a device (gather.h): one work-item per position. */
+/* Random access on a device (gather.h; tests and benchmarks only): one
+ * work-item per position. */
 #include "gather.h"
 
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* Random access on a device: value i of a resident list (codec_dev.h) for a
+/* TESTS AND BENCHMARKS ONLY (the search path never gathers): random
+ * access on a device, value i of a resident list (codec_dev_list.h) for a
  * batch of positions, one work-item each, for the codecs whose format reads
  * a value without decoding its block: GPU-BP (one field at the block's
  * width), partitioned Elias-Fano (select on the partition's high part) and PForDelta (a slot plus, for an exception, its
@@ -22,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codec_dev.h"
+#include "codec_dev_list.h"
 
 /* Whether codec `codec` has random access on a device. */
 int tdm_codec_gather_supported(int codec);
