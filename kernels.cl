@@ -26,6 +26,9 @@
 /* ---- block layouts shared with the host codecs (C and OpenCL C) */
 #include "host/codec/layout.h"
 
+/* ---- term, query and selection tables shared with the search drivers */
+#include "host/query/search_layout.h"
+
 /* ---- shared building blocks: work-group scans, delta decoding */
 #include "cl/common.cl"
 

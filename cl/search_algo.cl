@@ -135,7 +135,7 @@ void TDM_SA(and)(TDM_SA_S *s)
 {
     uint lead = 0;
     for (uint t = 1; t < s->nt; t++)
-        if (TDM_SA(term)(s, t, 1) < TDM_SA(term)(s, lead, 1))
+        if (TDM_SA(term)(s, t, TDM_TW_DF) < TDM_SA(term)(s, lead, TDM_TW_DF))
             lead = t;
     uint d = TDM_SA(doc)(s, lead);
     while (d != TDM_SEARCH_NODOC) {
@@ -237,7 +237,7 @@ void TDM_SA(wand)(TDM_SA_S *s, int bmw)
             uint t = TDM_SA(ord)(s, i);
             if (TDM_SA(doc)(s, t) == TDM_SEARCH_NODOC)
                 break;
-            acc = acc + as_float(TDM_SA(term)(s, t, 5));
+            acc = acc + as_float(TDM_SA(term)(s, t, TDM_TW_BOUND));
             if (acc * TDM_SEARCH_SLACK > th) {
                 piv = i;
                 break;
@@ -293,7 +293,7 @@ uint TDM_SA(split)(TDM_SA_S *s, float th)
     float acc = 0.0f;
     uint ne = 0;
     for (uint i = 0; i < s->nt; i++) {
-        acc = acc + as_float(TDM_SA(term)(s, TDM_SA(term)(s, i, 6), 5));
+        acc = acc + as_float(TDM_SA(term)(s, TDM_SA(term)(s, i, TDM_TW_ORDER), TDM_TW_BOUND));
         s->ord[TDM_SA(oi)(s, i)] = as_uint(acc);
         if (acc * TDM_SEARCH_SLACK <= th)
             ne = i + 1u;
@@ -310,12 +310,12 @@ void TDM_SA(maxscore)(TDM_SA_S *s)
             return;
         uint d = TDM_SEARCH_NODOC;
         for (uint i = ne; i < s->nt; i++)
-            d = min(d, TDM_SA(doc)(s, TDM_SA(term)(s, i, 6)));
+            d = min(d, TDM_SA(doc)(s, TDM_SA(term)(s, i, TDM_TW_ORDER)));
         if (d == TDM_SEARCH_NODOC)
             return;
         float part = 0.0f;
         for (uint i = ne; i < s->nt; i++) {
-            uint t = TDM_SA(term)(s, i, 6);
+            uint t = TDM_SA(term)(s, i, TDM_TW_ORDER);
             if (TDM_SA(doc)(s, t) == d)
                 part = part + TDM_SA(at)(s, t);
         }
@@ -327,7 +327,7 @@ void TDM_SA(maxscore)(TDM_SA_S *s)
                 keep = 0;
                 break;
             }
-            uint t = TDM_SA(term)(s, i, 6);
+            uint t = TDM_SA(term)(s, i, TDM_TW_ORDER);
             TDM_SA(seek)(s, t, d);
             if (TDM_SA(doc)(s, t) == d)
                 part = part + TDM_SA(at)(s, t);
@@ -340,7 +340,7 @@ void TDM_SA(maxscore)(TDM_SA_S *s)
         if (keep && rescore) /* not `keep && (constant || ...)`: clang warns */
             TDM_SA(push)(s, d, TDM_SA(full)(s, d, 0));
         for (uint i = ne; i < s->nt; i++) {
-            uint t = TDM_SA(term)(s, i, 6);
+            uint t = TDM_SA(term)(s, i, TDM_TW_ORDER);
             if (TDM_SA(doc)(s, t) == d)
                 TDM_SA(next)(s, t);
         }
@@ -376,7 +376,7 @@ uint TDM_SA(begin)(TDM_SA_S *s, __global uint *terms, __global float *hs, __glob
     s->c0 = c0;
     s->c1 = c1;
     uint share = alg == TDM_ALG_WAND || alg == TDM_ALG_BMW || alg == TDM_ALG_MAXSCORE;
-    s->shared = terms + 7u;
+    s->shared = terms + TDM_TW_SHARED;
     s->pub = share && cap < rlen;
     s->gth = share ? tdm_sr_below(atomic_max(s->shared, 0u)) : -1.0f;
     return rbeg;

@@ -3,7 +3,8 @@
    postings, cursors and heaps lie one after another in shared buffers, and
    a query table says where each query's part begins.
 
-   Query table (uint words, TDM_SBQ_W per query, ascending first range):
+   Query table (uint words, TDM_SBQ_W per query, ascending first range;
+   the words' names, TDM_SBQ_*, in host/query/search_layout.h):
      0 first term of the query in the batch's term table
      1 terms
      2 first range (the query's ranges are global ranges w[2] .. w[2] + w[3])
@@ -16,15 +17,13 @@
    the batch's buffers. A query's ranges and heaps are exactly those of a
    lone query with that many ranges, so its top k is the same. */
 
-#define TDM_SBQ_W 8u
-
 /* The query whose ranges hold global range g. */
 uint tdm_sb_query(__global const uint *qtab, uint nq, uint g)
 {
     uint lo = 0, hi = nq;
     while (hi - lo > 1u) {
         uint mid = (lo + hi) / 2u;
-        if (qtab[mid * TDM_SBQ_W + 2u] <= g)
+        if (qtab[mid * TDM_SBQ_W + TDM_SBQ_RANGE] <= g)
             lo = mid;
         else
             hi = mid;
@@ -46,20 +45,21 @@ __kernel void tdm_search_range_batch(__global const uint *docs, __global const u
     if (g >= nranges)
         return;
     __global const uint *w = qtab + tdm_sb_query(qtab, nq, g) * TDM_SBQ_W;
-    uint r = g - w[2], nr = w[3], rlen = w[4], cap = w[5], nt = w[1];
-    __global uint *qterms = terms + w[0] * TDM_SEARCH_TW;
+    uint r = g - w[TDM_SBQ_RANGE], nr = w[TDM_SBQ_NR], rlen = w[TDM_SBQ_RLEN], cap = w[TDM_SBQ_CAP],
+         nt = w[TDM_SBQ_NT];
+    __global uint *qterms = terms + w[TDM_SBQ_TERM] * TDM_SEARCH_TW;
     tdm_srange s;
     s.docs = docs;
     s.freqs = freqs;
     s.bmax = bmax;
     s.doclens = doclens;
-    s.cur = cur + w[7];
-    s.ord = ord + w[7];
-    uint rbeg = tdm_sr_begin(&s, qterms, hs + w[6], hd + w[6], nt, nr, r, rlen, ndocs, cap, alg,
-                             kind, c0, c1);
+    s.cur = cur + w[TDM_SBQ_CUR];
+    s.ord = ord + w[TDM_SBQ_CUR];
+    uint rbeg = tdm_sr_begin(&s, qterms, hs + w[TDM_SBQ_HEAP], hd + w[TDM_SBQ_HEAP], nt, nr, r,
+                             rlen, ndocs, cap, alg, kind, c0, c1);
     for (uint t = 0; t < nt; t++) {
-        uint seg = tdm_sr_term(&s, t, 0);
-        s.cur[t * nr + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, 1), rbeg);
+        uint seg = tdm_sr_term(&s, t, TDM_TW_POS);
+        s.cur[t * nr + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, TDM_TW_DF), rbeg);
     }
     tdm_sr_run(&s, alg);
     hn[g] = s.n;
@@ -77,9 +77,9 @@ __kernel void tdm_search_merge_batch(__global const float *hs, __global const ui
     __local ulong lkeys[TDM_MERGE_LKEYS];
     __global const uint *w = qtab + get_group_id(0) * TDM_SBQ_W;
     uint m, total;
-    tdm_merge_top(hs + w[6], hd + w[6], hn + w[2], w[3], w[5], k, pow2,
-                  out + (size_t)get_group_id(0) * (pow2 + 2u), status[0], hist, shared, lkeys,
-                  &m, &total);
+    tdm_merge_top(hs + w[TDM_SBQ_HEAP], hd + w[TDM_SBQ_HEAP], hn + w[TDM_SBQ_RANGE], w[TDM_SBQ_NR],
+                  w[TDM_SBQ_CAP], k, pow2, out + (size_t)get_group_id(0) * (pow2 + 2u), status[0],
+                  hist, shared, lkeys, &m, &total);
 }
 
 /* Device-computed bounds for a batch (requests whose k1, b are not the
@@ -94,30 +94,30 @@ __kernel void tdm_search_order_batch(__global uint *terms, __global const float 
     if (q >= nq)
         return;
     __global const uint *w = qtab + q * TDM_SBQ_W;
-    __global uint *qt = terms + w[0] * TDM_SEARCH_TW;
-    uint nt = w[1];
+    __global uint *qt = terms + w[TDM_SBQ_TERM] * TDM_SEARCH_TW;
+    uint nt = w[TDM_SBQ_NT];
     for (uint t = 0; t < nt; t++) {
         __global uint *x = qt + t * TDM_SEARCH_TW;
-        uint nb = (x[1] + x[2] - 1u) / x[2];
+        uint nb = (x[TDM_TW_DF] + x[TDM_TW_BSIZE] - 1u) / x[TDM_TW_BSIZE];
         float m = 0.0f;
         for (uint b = 0; b < nb; b++)
-            m = fmax(m, bmax[x[3] + b]);
-        x[5] = as_uint(m);
+            m = fmax(m, bmax[x[TDM_TW_BMAX] + b]);
+        x[TDM_TW_BOUND] = as_uint(m);
     }
     for (uint i = 0; i < nt; i++)
-        qt[i * TDM_SEARCH_TW + 6u] = i;
+        qt[i * TDM_SEARCH_TW + TDM_TW_ORDER] = i;
     for (uint i = 1; i < nt; i++) {
-        uint t = qt[i * TDM_SEARCH_TW + 6u];
-        float u = as_float(qt[t * TDM_SEARCH_TW + 5u]);
+        uint t = qt[i * TDM_SEARCH_TW + TDM_TW_ORDER];
+        float u = as_float(qt[t * TDM_SEARCH_TW + TDM_TW_BOUND]);
         uint j = i;
         while (j > 0u) {
-            uint p = qt[(j - 1u) * TDM_SEARCH_TW + 6u];
-            if (as_float(qt[p * TDM_SEARCH_TW + 5u]) <= u)
+            uint p = qt[(j - 1u) * TDM_SEARCH_TW + TDM_TW_ORDER];
+            if (as_float(qt[p * TDM_SEARCH_TW + TDM_TW_BOUND]) <= u)
                 break;
-            qt[j * TDM_SEARCH_TW + 6u] = p;
+            qt[j * TDM_SEARCH_TW + TDM_TW_ORDER] = p;
             j--;
         }
-        qt[j * TDM_SEARCH_TW + 6u] = t;
+        qt[j * TDM_SEARCH_TW + TDM_TW_ORDER] = t;
     }
 }
 
@@ -129,7 +129,6 @@ __kernel void tdm_search_order_batch(__global uint *terms, __global const float 
    a block. sb: TDM_SB_W words a term (first block-table entry, max_score
    bits, weight as a double's low and high words). Launched only on devices
    with cl_khr_fp64 (BM25 needs it). */
-#define TDM_SB_W 4u
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -143,17 +142,17 @@ __kernel void tdm_search_stored_bounds_batch(__global const uint *terms, __globa
     uint lo = 0, hi = nt; /* the last term whose first block is <= g */
     while (hi - lo > 1u) {
         uint mid = (lo + hi) / 2u;
-        if (terms[mid * TDM_SEARCH_TW + 3u] <= g)
+        if (terms[mid * TDM_SEARCH_TW + TDM_TW_BMAX] <= g)
             lo = mid;
         else
             hi = mid;
     }
     __global const uint *w = terms + lo * TDM_SEARCH_TW, *x = sb + lo * TDM_SB_W;
-    uint b = g - w[3], nb = (w[1] + w[2] - 1u) / w[2];
-    float ms = as_float(x[1]);
-    float stored = nb > 1u ? ms * (float)((uint)block_max[x[0] + b] + 1u) * 0x1p-8f : ms;
+    uint b = g - w[TDM_TW_BMAX], nb = (w[TDM_TW_DF] + w[TDM_TW_BSIZE] - 1u) / w[TDM_TW_BSIZE];
+    float ms = as_float(x[TDM_SB_MAXSCORE]);
+    float stored = nb > 1u ? ms * (float)((uint)block_max[x[TDM_SB_ENTRY] + b] + 1u) * 0x1p-8f : ms;
 #ifdef cl_khr_fp64
-    double wt = as_double(((ulong)x[3] << 32) | (ulong)x[2]);
+    double wt = as_double(((ulong)x[TDM_SB_WT_HI] << 32) | (ulong)x[TDM_SB_WT_LO]);
     bmax[g] = (float)((double)stored * wt * (1.0 + 1.0 / 131072.0));
 #else
     bmax[g] = stored; /* never launched: the host uploads bounds instead */
@@ -181,17 +180,18 @@ __kernel void tdm_search_stored_bounds_batch(__global const uint *terms, __globa
 void tdm_zb_range(TDM_ZB_ARGS, uint g)
 {
     __global const uint *w = qtab + tdm_sb_query(qtab, nq, g) * TDM_SBQ_W;
-    uint r = g - w[2], nr = w[3], rlen = w[4], cap = w[5], nt = w[1];
+    uint r = g - w[TDM_SBQ_RANGE], nr = w[TDM_SBQ_NR], rlen = w[TDM_SBQ_RLEN], cap = w[TDM_SBQ_CAP],
+         nt = w[TDM_SBQ_NT];
     tdm_zrange s;
     tdm_zr_index(&s, arena, lists, codecs, block_last, block_docs, block_freqs, nlists,
                  arena_words, spans);
     s.bw = bw;
     s.bmax = bmax;
     s.doclens = doclens;
-    uint rbeg = tdm_zr_begin(&s, terms + w[0] * TDM_SEARCH_TW, hs + w[6], hd + w[6], nt, nr, r,
-                             rlen, ndocs, cap, alg, kind, c0, c1);
-    tdm_zr_scratch(&s, cur + w[7] * TDM_ZR_CW, zdocs + w[7] * bw, zfreqs + w[7] * bw,
-                   ord + w[7], layout);
+    uint rbeg = tdm_zr_begin(&s, terms + w[TDM_SBQ_TERM] * TDM_SEARCH_TW, hs + w[TDM_SBQ_HEAP],
+                             hd + w[TDM_SBQ_HEAP], nt, nr, r, rlen, ndocs, cap, alg, kind, c0, c1);
+    tdm_zr_scratch(&s, cur + w[TDM_SBQ_CUR] * TDM_ZR_CW, zdocs + w[TDM_SBQ_CUR] * bw,
+                   zfreqs + w[TDM_SBQ_CUR] * bw, ord + w[TDM_SBQ_CUR], layout);
     tdm_zr_search(&s, rbeg, alg);
     hn[g] = s.n;
     if (s.st)

@@ -35,15 +35,13 @@
      2 blocks, 3 first block-table entry, 4 position of the list's postings,
      5 block size, 6 position of the query's lead, 7 lead length. */
 
-#define TDM_SBA_W 8u
-
 /* The last row in [0, n) of a table of w-word rows whose word 0 is <= x. */
 uint tdm_sba_find(__global const uint *tab, uint n, uint x)
 {
     uint lo = 0, hi = n;
     while (hi - lo > 1u) {
         uint mid = (lo + hi) / 2u;
-        if (tab[mid * TDM_SBA_W] <= x)
+        if (tab[mid * TDM_SBA_W + TDM_SBA_JOB0] <= x)
             lo = mid;
         else
             hi = mid;
@@ -65,14 +63,15 @@ __kernel void tdm_sband_select(__global const uint *block_last, __global const u
         return;
     tab += row0 * TDM_SBA_W;
     __global const uint *w = tab + tdm_sba_find(tab, nrows, g) * TDM_SBA_W;
-    uint j = g - w[0], sel = 1u;
-    if (w[2] > 1u) {
-        __global const uint *bl = block_last + w[3];
+    uint j = g - w[TDM_SBA_JOB0], sel = 1u;
+    if (w[TDM_SBA_NB] > 1u) {
+        __global const uint *bl = block_last + w[TDM_SBA_ENTRY];
         uint lo = j ? bl[j] + 1u : 0u, hi = bl[j + 1u];
-        uint p = tdm_sr_lower(docs, w[6], w[6] + w[7], lo);
-        sel = p < w[6] + w[7] && docs[p] <= hi;
+        uint p =
+            tdm_sr_lower(docs, w[TDM_SBA_LEADPOS], w[TDM_SBA_LEADPOS] + w[TDM_SBA_LEADLEN], lo);
+        sel = p < w[TDM_SBA_LEADPOS] + w[TDM_SBA_LEADLEN] && docs[p] <= hi;
     }
-    jobs[g] = (uint4)(w[1], j, j + sel, w[4] + j * w[5]);
+    jobs[g] = (uint4)(w[TDM_SBA_LIST], j, j + sel, w[TDM_SBA_POS] + j * w[TDM_SBA_BSIZE]);
 }
 
 /* Position of docid d in term t's decoded postings (terms: the query's
@@ -81,11 +80,11 @@ uint tdm_sba_find_doc(__global const uint *docs, __global const uint *terms,
                       __global const uint *block_last, uint t, uint d)
 {
     __global const uint *w = terms + t * TDM_SEARCH_TW;
-    uint seg = w[0], df = w[1], bs = w[2], nb = w[6], j = 0;
+    uint seg = w[TDM_TW_POS], df = w[TDM_TW_DF], bs = w[TDM_TW_BSIZE], nb = w[TDM_TW_AND_NB], j = 0;
     if (df == 0u)
         return TDM_SEARCH_NODOC;
     if (nb > 1u) {
-        __global const uint *bl = block_last + w[5];
+        __global const uint *bl = block_last + w[TDM_TW_AND_ENTRY];
         uint hi = nb;
         while (j < hi) { /* the first block whose last docid is >= d */
             uint mid = j + (hi - j) / 2u;
@@ -115,9 +114,9 @@ __kernel void tdm_sband_score(__global const uint *docs, __global const uint *fr
     if (g >= nelem)
         return;
     __global uint *w = qtab + tdm_sb_query(qtab, nq, g) * TDM_SBQ_W;
-    __global const uint *qt = terms + w[0] * TDM_SEARCH_TW;
-    uint nt = w[1], lead = w[4];
-    uint lp = qt[lead * TDM_SEARCH_TW] + (g - w[2]);
+    __global const uint *qt = terms + w[TDM_SBQ_TERM] * TDM_SEARCH_TW;
+    uint nt = w[TDM_SBQ_NT], lead = w[TDM_SBQ_LEAD];
+    uint lp = qt[lead * TDM_SEARCH_TW + TDM_TW_POS] + (g - w[TDM_SBQ_LEAD0]);
     uint d = docs[lp];
     if (d >= ndocs)
         return; /* past the last document: a forged index's, never a hit */
@@ -141,7 +140,7 @@ __kernel void tdm_sband_score(__global const uint *docs, __global const uint *fr
     }
     if (!hit)
         return;
-    uint at = w[6] + atomic_inc(&w[3]);
+    uint at = w[TDM_SBQ_HEAP] + atomic_inc(&w[TDM_SBQ_MATCHES]);
     hs[at] = acc;
     hd[at] = d;
     hn[at] = 1u;

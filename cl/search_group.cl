@@ -56,8 +56,8 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
     uint rbeg = r * rlen;
     uint rend = ndocs - rbeg > rlen ? rbeg + rlen : ndocs;
     for (uint t = lid; t < nt; t += ls) {
-        uint seg = tdm_sr_term(&s, t, 0);
-        cur[t * nranges + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, 1), rbeg);
+        uint seg = tdm_sr_term(&s, t, TDM_TW_POS);
+        cur[t * nranges + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, TDM_TW_DF), rbeg);
     }
     if (lid == 0u)
         nheap = 0u;
@@ -70,7 +70,7 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
         }
         for (uint t = 0; t < nt; t++) {
             if (lid == 0u) {
-                uint seg = tdm_sr_term(&s, t, 0), e = seg + tdm_sr_term(&s, t, 1);
+                uint seg = tdm_sr_term(&s, t, TDM_TW_POS), e = seg + tdm_sr_term(&s, t, TDM_TW_DF);
                 uint p = cur[t * nranges + r];
                 span[0] = p;
                 span[1] = tdm_sr_lower(docs, p, e, ce);

@@ -34,7 +34,8 @@
    is < G, i.e. <= the float just below G, which is what the range's
    threshold becomes when it is larger than its own heap's worst.
 
-   Term table (uint words, TDM_SEARCH_TW per term, host: search_dev.c):
+   Term table (uint words, TDM_SEARCH_TW per term, host: search_dev.c; the
+   words' names, TDM_TW_*, in host/query/search_layout.h):
      0 first position of the term's postings in docs/freqs
      1 df
      2 block size of the list (the unit of its block bounds)
@@ -58,15 +59,8 @@
 #define TDM_SEARCH_DIV(a, b) ((a) / (b))
 #endif
 
-#define TDM_SEARCH_TW 8u
 #define TDM_SEARCH_NODOC 0xffffffffu
 #define TDM_SEARCH_SLACK 1.00048828125f
-
-#define TDM_ALG_OR 0u
-#define TDM_ALG_AND 1u
-#define TDM_ALG_WAND 2u
-#define TDM_ALG_BMW 3u
-#define TDM_ALG_MAXSCORE 4u
 
 /* Work counters of the host build of this file (tests/prune_sim.c), for
    device-independent measurements; nothing in a device build. */
@@ -98,7 +92,7 @@ uint tdm_sr_term(const tdm_srange *s, uint t, uint w) { return s->terms[t * TDM_
 uint tdm_sr_doc(const tdm_srange *s, uint t)
 {
     uint p = s->cur[t * s->nr + s->r];
-    uint e = tdm_sr_term(s, t, 0) + tdm_sr_term(s, t, 1);
+    uint e = tdm_sr_term(s, t, TDM_TW_POS) + tdm_sr_term(s, t, TDM_TW_DF);
     if (p >= e)
         return TDM_SEARCH_NODOC;
     uint d = s->docs[p];
@@ -124,8 +118,8 @@ float tdm_sr_formula(uint kind, float c0, float c1, float qw, uint tf,
 /* The score of the posting at position p of term t. */
 float tdm_sr_score(const tdm_srange *s, uint t, uint p)
 {
-    return tdm_sr_formula(s->kind, s->c0, s->c1, as_float(tdm_sr_term(s, t, 4)), s->freqs[p],
-                          s->doclens, s->docs[p]);
+    return tdm_sr_formula(s->kind, s->c0, s->c1, as_float(tdm_sr_term(s, t, TDM_TW_QW)),
+                          s->freqs[p], s->doclens, s->docs[p]);
 }
 
 /* First position in [lo, e) whose docid is >= target (e if none). */
@@ -160,7 +154,7 @@ void tdm_sr_seek(tdm_srange *s, uint t, uint target)
 {
     uint i = t * s->nr + s->r;
     uint p = s->cur[i];
-    uint e = tdm_sr_term(s, t, 0) + tdm_sr_term(s, t, 1);
+    uint e = tdm_sr_term(s, t, TDM_TW_POS) + tdm_sr_term(s, t, TDM_TW_DF);
     if (p >= e || s->docs[p] >= target)
         return;
     s->cur[i] = tdm_sr_gallop(s->docs, p, e, target);
@@ -187,14 +181,15 @@ int tdm_sr_worse(float as, uint ad, float bs, uint bd)
    ends before d), and in *last that block's last docid. */
 float tdm_sr_block(const tdm_srange *s, uint t, uint d, uint *last)
 {
-    uint seg = tdm_sr_term(s, t, 0), df = tdm_sr_term(s, t, 1), bs = tdm_sr_term(s, t, 2);
+    uint seg = tdm_sr_term(s, t, TDM_TW_POS), df = tdm_sr_term(s, t, TDM_TW_DF),
+         bs = tdm_sr_term(s, t, TDM_TW_BSIZE);
     uint nb = (df + bs - 1u) / bs;
     uint b = (s->cur[t * s->nr + s->r] - seg) / bs;
     while (b < nb) {
         uint l = s->docs[seg + min((b + 1u) * bs, df) - 1u];
         if (l >= d) {
             *last = l;
-            return s->bmax[tdm_sr_term(s, t, 3) + b];
+            return s->bmax[tdm_sr_term(s, t, TDM_TW_BMAX) + b];
         }
         b++;
     }
@@ -240,8 +235,8 @@ __kernel void tdm_search_range(__global const uint *docs, __global const uint *f
     uint rbeg = tdm_sr_begin(&s, terms, hs, hd, nt, nranges, r, rlen, ndocs, cap, alg, kind, c0,
                              c1);
     for (uint t = 0; t < nt; t++) {
-        uint seg = tdm_sr_term(&s, t, 0);
-        cur[t * nranges + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, 1), rbeg);
+        uint seg = tdm_sr_term(&s, t, TDM_TW_POS);
+        cur[t * nranges + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, TDM_TW_DF), rbeg);
     }
     tdm_sr_run(&s, alg);
     hn[r] = s.n;
@@ -271,13 +266,13 @@ __kernel void tdm_search_bounds(__global const uint *docs, __global const uint *
     uint lo = 0, hi = nt; /* the last term whose first block is <= g */
     while (hi - lo > 1u) {
         uint mid = (lo + hi) / 2u;
-        if (terms[mid * TDM_SEARCH_TW + 3u] <= g)
+        if (terms[mid * TDM_SEARCH_TW + TDM_TW_BMAX] <= g)
             lo = mid;
         else
             hi = mid;
     }
-    uint t = lo, seg = tdm_sr_term(&s, t, 0), df = tdm_sr_term(&s, t, 1);
-    uint bs = tdm_sr_term(&s, t, 2), b = g - tdm_sr_term(&s, t, 3);
+    uint t = lo, seg = tdm_sr_term(&s, t, TDM_TW_POS), df = tdm_sr_term(&s, t, TDM_TW_DF);
+    uint bs = tdm_sr_term(&s, t, TDM_TW_BSIZE), b = g - tdm_sr_term(&s, t, TDM_TW_BMAX);
     uint end = min((b + 1u) * bs, df);
     float m = 0.0f;
     for (uint i = b * bs; i < end; i++) /* a docid past the last: a forged index's, */
@@ -294,28 +289,28 @@ __kernel void tdm_search_order(__global uint *terms, __global const float *bmax,
     uint lid = get_local_id(0), ls = get_local_size(0);
     for (uint t = lid; t < nt; t += ls) {
         __global uint *w = terms + t * TDM_SEARCH_TW;
-        uint nb = (w[1] + w[2] - 1u) / w[2];
+        uint nb = (w[TDM_TW_DF] + w[TDM_TW_BSIZE] - 1u) / w[TDM_TW_BSIZE];
         float m = 0.0f;
         for (uint b = 0; b < nb; b++)
-            m = fmax(m, bmax[w[3] + b]);
-        w[5] = as_uint(m);
+            m = fmax(m, bmax[w[TDM_TW_BMAX] + b]);
+        w[TDM_TW_BOUND] = as_uint(m);
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
     if (lid == 0u) {
         for (uint i = 0; i < nt; i++)
-            terms[i * TDM_SEARCH_TW + 6u] = i;
+            terms[i * TDM_SEARCH_TW + TDM_TW_ORDER] = i;
         for (uint i = 1; i < nt; i++) {
-            uint t = terms[i * TDM_SEARCH_TW + 6u];
-            float u = as_float(terms[t * TDM_SEARCH_TW + 5u]);
+            uint t = terms[i * TDM_SEARCH_TW + TDM_TW_ORDER];
+            float u = as_float(terms[t * TDM_SEARCH_TW + TDM_TW_BOUND]);
             uint j = i;
             while (j > 0u) {
-                uint p = terms[(j - 1u) * TDM_SEARCH_TW + 6u];
-                if (as_float(terms[p * TDM_SEARCH_TW + 5u]) <= u)
+                uint p = terms[(j - 1u) * TDM_SEARCH_TW + TDM_TW_ORDER];
+                if (as_float(terms[p * TDM_SEARCH_TW + TDM_TW_BOUND]) <= u)
                     break;
-                terms[j * TDM_SEARCH_TW + 6u] = p;
+                terms[j * TDM_SEARCH_TW + TDM_TW_ORDER] = p;
                 j--;
             }
-            terms[j * TDM_SEARCH_TW + 6u] = t;
+            terms[j * TDM_SEARCH_TW + TDM_TW_ORDER] = t;
         }
     }
 }

@@ -18,8 +18,6 @@
    or more buckets below the bound (a factor 2^-8 below it) are not
    counted. Scores are >= 0, so float bits order as uints. */
 
-#define TDM_SEED_BUCKETS 1024u
-
 /* The bucket of score bits x for a term whose bound has bits ub (the last
    one, TDM_SEED_BUCKETS - 1, is not counted). */
 uint tdm_seed_bucket(uint x, uint ub)
@@ -34,7 +32,7 @@ uint tdm_seed_term(__global const uint *terms, uint nt, uint p)
     uint lo = 0, hi = nt;
     while (hi - lo > 1u) {
         uint mid = (lo + hi) / 2u;
-        if (terms[mid * TDM_SEARCH_TW] <= p)
+        if (terms[mid * TDM_SEARCH_TW + TDM_TW_POS] <= p)
             lo = mid;
         else
             hi = mid;
@@ -76,7 +74,8 @@ __kernel void tdm_search_seed_hist(__global const uint *docs, __global const uin
     uint t0 = lt[0], one = lt[0] == lt[1];
     if (p < npost && docs[p] < ndocs) {
         uint t = one ? t0 : tdm_seed_term(terms, nt, p);
-        uint b = tdm_seed_bucket(as_uint(tdm_sr_score(&s, t, p)), terms[t * TDM_SEARCH_TW + 5u]);
+        uint b = tdm_seed_bucket(as_uint(tdm_sr_score(&s, t, p)),
+                                 terms[t * TDM_SEARCH_TW + TDM_TW_BOUND]);
         if (b < TDM_SEED_BUCKETS - 1u) {
             if (one)
                 atomic_inc(&lh[b]);
@@ -99,11 +98,11 @@ __kernel void tdm_search_seed(__global uint *terms, __global uint *hist, uint nt
 {
     uint lid = get_local_id(0), ls = get_local_size(0);
     for (uint t = lid; t < nt; t += ls) {
-        uint top = terms[t * TDM_SEARCH_TW + 5u] >> 16, cum = 0;
+        uint top = terms[t * TDM_SEARCH_TW + TDM_TW_BOUND] >> 16, cum = 0;
         for (uint j = 0; j + 1u < TDM_SEED_BUCKETS && j <= top; j++) {
             cum += hist[t * TDM_SEED_BUCKETS + j];
             if (cum >= k) {
-                atomic_max(terms + 7u, (top - j) << 16);
+                atomic_max(terms + TDM_TW_SHARED, (top - j) << 16);
                 break;
             }
         }

@@ -19,13 +19,12 @@
    table) for the compacted layout: the lead at 0, then the other terms in
    term order.
 
-   Selection table (TDM_SEL_TW uints a term):
+   Selection table (TDM_SEL_TW uints a term; TDM_SEL_* in
+   host/query/search_layout.h):
      0 list id, 1 df, 2 blocks, 3 block size, 4 first block-table entry,
      5 mode: 0 the lead, 1 per block, 2 per lead docid, 3 one block (kept),
      6 first task of the term, 7 first selection flag, 8 codec,
      9 first job slot in its codec's job table. */
-
-#define TDM_SEL_TW 10u
 
 /* The last term t whose word w is <= x (words w ascend with t). */
 uint tdm_sel_find(__global const uint *tab, uint nt, uint w, uint x)
@@ -52,16 +51,16 @@ __kernel void tdm_and_select(__global const uint *block_last, __global const uin
     uint g = get_global_id(0);
     if (g >= ntasks)
         return;
-    __global const uint *w = tab + tdm_sel_find(tab, nt, 6u, g) * TDM_SEL_TW;
-    uint i = g - w[6];
-    __global const uint *bl = block_last + w[4];
-    if (w[5] == 1u) {
+    __global const uint *w = tab + tdm_sel_find(tab, nt, TDM_SEL_TASK, g) * TDM_SEL_TW;
+    uint i = g - w[TDM_SEL_TASK];
+    __global const uint *bl = block_last + w[TDM_SEL_ENTRY];
+    if (w[TDM_SEL_MODE] == TDM_SEL_M_BLOCK) {
         /* block i holds (bl[i], bl[i + 1]], block 0 from docid 0 */
         uint lo = i ? bl[i] + 1u : 0u, hi = bl[i + 1u];
         uint p = tdm_sr_lower(lead, 0u, lead_df, lo);
-        flags[w[7] + i] = p < lead_df && lead[p] <= hi;
-    } else if (w[5] == 2u) {
-        uint d = lead[i], lo = 0, hi = w[2];
+        flags[w[TDM_SEL_FLAG] + i] = p < lead_df && lead[p] <= hi;
+    } else if (w[TDM_SEL_MODE] == TDM_SEL_M_DOC) {
+        uint d = lead[i], lo = 0, hi = w[TDM_SEL_NB];
         while (lo < hi) { /* the first block whose last docid is >= d */
             uint mid = lo + (hi - lo) / 2u;
             if (bl[mid + 1u] < d)
@@ -69,8 +68,8 @@ __kernel void tdm_and_select(__global const uint *block_last, __global const uin
             else
                 hi = mid;
         }
-        if (lo < w[2])
-            atomic_or(&flags[w[7] + lo], 1u);
+        if (lo < w[TDM_SEL_NB])
+            atomic_or(&flags[w[TDM_SEL_FLAG] + lo], 1u);
     }
 }
 
@@ -86,33 +85,33 @@ __kernel void tdm_and_jobs(__global const uint *tab, uint nt, __global const uin
     uint lid = get_local_id(0), ls = get_local_size(0);
     uint base = 0;
     for (uint t = 0; t < nt; t++)
-        if (tab[t * TDM_SEL_TW + 5u] == 0u)
-            base = tab[t * TDM_SEL_TW + 1u]; /* the lead, at 0 */
+        if (tab[t * TDM_SEL_TW + TDM_SEL_MODE] == TDM_SEL_M_LEAD)
+            base = tab[t * TDM_SEL_TW + TDM_SEL_DF]; /* the lead, at 0 */
     for (uint t = 0; t < nt; t++) {
         __global const uint *w = tab + t * TDM_SEL_TW;
         uint start = base;
-        if (w[5] == 0u) {
+        if (w[TDM_SEL_MODE] == TDM_SEL_M_LEAD) {
             if (write_terms && lid == 0u) {
-                terms[t * TDM_SEARCH_TW] = 0u;
-                terms[t * TDM_SEARCH_TW + 1u] = w[1];
+                terms[t * TDM_SEARCH_TW + TDM_TW_POS] = 0u;
+                terms[t * TDM_SEARCH_TW + TDM_TW_DF] = w[TDM_SEL_DF];
             }
             continue;
         }
-        uint nb = w[2], bs = w[3], df = w[1];
+        uint nb = w[TDM_SEL_NB], bs = w[TDM_SEL_BSIZE], df = w[TDM_SEL_DF];
         for (uint c0 = 0; c0 < nb; c0 += ls) {
             uint j = c0 + lid, sel = 0, n = 0;
             if (j < nb) {
-                sel = w[5] == 3u ? 1u : flags[w[7] + j];
+                sel = w[TDM_SEL_MODE] == TDM_SEL_M_ONE ? 1u : flags[w[TDM_SEL_FLAG] + j];
                 n = sel ? min(df - j * bs, bs) : 0u;
             }
             uint total, incl = tdm_wg_scan_incl(n, scratch, &total);
-            if (j < nb && w[8] == codec)
-                jobs[w[9] + j] = (uint4)(w[0], j, j + sel, base + incl - n);
+            if (j < nb && w[TDM_SEL_CODEC] == codec)
+                jobs[w[TDM_SEL_JOB] + j] = (uint4)(w[TDM_SEL_LIST], j, j + sel, base + incl - n);
             base += total;
         }
         if (write_terms && lid == 0u) {
-            terms[t * TDM_SEARCH_TW] = start;
-            terms[t * TDM_SEARCH_TW + 1u] = base - start;
+            terms[t * TDM_SEARCH_TW + TDM_TW_POS] = start;
+            terms[t * TDM_SEARCH_TW + TDM_TW_DF] = base - start;
         }
     }
 }

@@ -67,7 +67,7 @@ uint TDM_ZR(load)(tdm_zrange *s, uint t, uint j, uint want_docs, __global uint *
     uint st = 0u;
     uint n = tdm_zs_block(s->arena, s->lists, s->codecs, s->block_last, s->block_docs,
                           s->block_freqs, s->nlists, s->arena_words, s->spans,
-                          TDM_ZR(term)(s, t, 0), j, want_docs, out, TDM_ZR_WS(s), &st);
+                          TDM_ZR(term)(s, t, TDM_TW_LIST), j, want_docs, out, TDM_ZR_WS(s), &st);
     s->st |= st;
     return n;
 }
@@ -112,7 +112,7 @@ int TDM_ZR(sound)(__global const uint *zd, uint ws, uint n, uint want, uint j, u
 void TDM_ZR(enter)(tdm_zrange *s, uint t, __global uint *c, uint j, uint target)
 {
     uint nb = TDM_ZC(s, c, 7u), ext = TDM_ZC(s, c, 6u);
-    uint bs = TDM_ZR(term)(s, t, 2), df = TDM_ZR(term)(s, t, 1);
+    uint bs = TDM_ZR(term)(s, t, TDM_TW_BSIZE), df = TDM_ZR(term)(s, t, TDM_TW_DF);
     uint base = nb > 1u ? s->block_last[ext + j] : 0u, last = 0u;
     TDM_ZC(s, c, 0u) = j;
     TDM_ZC(s, c, 2u) = 0u;
@@ -146,7 +146,8 @@ void TDM_ZR(enter)(tdm_zrange *s, uint t, __global uint *c, uint j, uint target)
 void TDM_ZR(init)(tdm_zrange *s, uint t, uint rbeg)
 {
     __global uint *c = TDM_ZR(cur)(s, t);
-    uint list = TDM_ZR(term)(s, t, 0), df = TDM_ZR(term)(s, t, 1), bs = TDM_ZR(term)(s, t, 2);
+    uint list = TDM_ZR(term)(s, t, TDM_TW_LIST), df = TDM_ZR(term)(s, t, TDM_TW_DF),
+         bs = TDM_ZR(term)(s, t, TDM_TW_BSIZE);
     TDM_ZC(s, c, 2u) = 0u;
     TDM_ZC(s, c, 3u) = 0u;
     TDM_ZC(s, c, 6u) = 0u;
@@ -234,7 +235,7 @@ float TDM_ZR(at)(tdm_zrange *s, uint t)
             s->st |= TDM_CODEC_ST_CORRUPT;
         TDM_ZC(s, c, 3u) = b + 1u;
     }
-    return tdm_sr_formula(s->kind, s->c0, s->c1, as_float(TDM_ZR(term)(s, t, 4)),
+    return tdm_sr_formula(s->kind, s->c0, s->c1, as_float(TDM_ZR(term)(s, t, TDM_TW_QW)),
                           zf[TDM_ZC(s, c, 1u) * TDM_ZR_WS(s)], s->doclens, TDM_ZC(s, c, 4u));
 }
 
@@ -247,14 +248,14 @@ float TDM_ZR(block)(const tdm_zrange *s, uint t, uint d, uint *last)
     if (nb == 1u && b == 0u) { /* its last docid from its decoded block */
         uint l = TDM_ZC(s, c, 5u);
         *last = l >= d ? l : TDM_SEARCH_NODOC;
-        return l >= d ? s->bmax[TDM_ZR(term)(s, t, 3)] : 0.0f;
+        return l >= d ? s->bmax[TDM_ZR(term)(s, t, TDM_TW_BMAX)] : 0.0f;
     }
     __global const uint *bl = s->block_last + TDM_ZC(s, c, 6u) + 1u;
     for (; nb > 1u && b < nb; b++) {
         uint l = bl[b];
         if (l >= d) {
             *last = l;
-            return s->bmax[TDM_ZR(term)(s, t, 3) + b];
+            return s->bmax[TDM_ZR(term)(s, t, TDM_TW_BMAX) + b];
         }
     }
     *last = TDM_SEARCH_NODOC;

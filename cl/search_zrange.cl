@@ -53,10 +53,6 @@
    it; the host fails the search) and ends the cursor, so a damaged index
    gives an error, never an answer. */
 
-#define TDM_ZR_CW 8u
-#define TDM_ZR_RANGE 0u
-#define TDM_ZR_INTERLEAVED 1u
-
 typedef struct tdm_zrange {
     __global const uint *arena;
     __global const uint4 *lists;

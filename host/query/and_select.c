@@ -10,9 +10,6 @@
 #include "search.h"
 #include "tandem.h"
 
-enum { W_LIST, W_DF, W_NB, W_BS, W_ENTRY, W_MODE, W_TASK, W_FLAG, W_CODEC, W_JOB };
-enum { M_LEAD, M_BLOCK, M_DOC, M_ONE };
-
 void tdm_and_sel_free(tdm_and_sel *a)
 {
     free(a->tab);
@@ -22,24 +19,27 @@ void tdm_and_sel_free(tdm_and_sel *a)
 /* Each term's mode, tasks, flags and job slots once the lead is known. */
 static void fill_modes(tdm_and_sel *a, uint32_t ratio)
 {
-    uint32_t lead_df = a->tab[a->lead * TDM_SEL_TW + W_DF];
+    uint32_t lead_df = a->tab[a->lead * TDM_SEL_TW + TDM_SEL_DF];
     uint32_t task = 0, flag = 0;
     for (uint32_t t = 0; t < a->nt; t++) {
         uint32_t *w = a->tab + (size_t)t * TDM_SEL_TW;
         if (t == a->lead)
-            w[W_MODE] = M_LEAD;
-        else if (w[W_NB] <= 1)
-            w[W_MODE] = M_ONE;
+            w[TDM_SEL_MODE] = TDM_SEL_M_LEAD;
+        else if (w[TDM_SEL_NB] <= 1)
+            w[TDM_SEL_MODE] = TDM_SEL_M_ONE;
         else
-            w[W_MODE] = (uint64_t)w[W_DF] > (uint64_t)ratio * lead_df ? M_DOC : M_BLOCK;
-        w[W_TASK] = task;
-        w[W_FLAG] = flag;
-        task += w[W_MODE] == M_BLOCK ? w[W_NB] : w[W_MODE] == M_DOC ? lead_df : 0;
-        if (w[W_MODE] != M_LEAD) {
-            flag += w[W_NB];
-            w[W_JOB] = a->njobs[w[W_CODEC]];
-            a->njobs[w[W_CODEC]] += w[W_NB];
-            a->blocks_all += w[W_NB];
+            w[TDM_SEL_MODE] = (uint64_t)w[TDM_SEL_DF] > (uint64_t)ratio * lead_df ? TDM_SEL_M_DOC
+                                                                                  : TDM_SEL_M_BLOCK;
+        w[TDM_SEL_TASK] = task;
+        w[TDM_SEL_FLAG] = flag;
+        task += w[TDM_SEL_MODE] == TDM_SEL_M_BLOCK ? w[TDM_SEL_NB]
+                : w[TDM_SEL_MODE] == TDM_SEL_M_DOC ? lead_df
+                                                   : 0;
+        if (w[TDM_SEL_MODE] != TDM_SEL_M_LEAD) {
+            flag += w[TDM_SEL_NB];
+            w[TDM_SEL_JOB] = a->njobs[w[TDM_SEL_CODEC]];
+            a->njobs[w[TDM_SEL_CODEC]] += w[TDM_SEL_NB];
+            a->blocks_all += w[TDM_SEL_NB];
         }
     }
     a->ntasks = task;
@@ -76,18 +76,18 @@ int tdm_and_sel_build_lists(const tdm_ireader *r, const tdm_query *q, const tdm_
             return rc;
         }
         uint32_t *w = a->tab + (size_t)t * TDM_SEL_TW;
-        w[W_LIST] = (uint32_t)q->terms[t].id;
-        w[W_DF] = l.df;
-        w[W_NB] = l.nblocks;
-        w[W_BS] = l.docs.block_size;
-        w[W_ENTRY] = l.nblocks > 1 ? l.first_entry : 0;
-        w[W_CODEC] = codecs[q->terms[t].id];
-        if (l.df < a->tab[a->lead * TDM_SEL_TW + W_DF])
+        w[TDM_SEL_LIST] = (uint32_t)q->terms[t].id;
+        w[TDM_SEL_DF] = l.df;
+        w[TDM_SEL_NB] = l.nblocks;
+        w[TDM_SEL_BSIZE] = l.docs.block_size;
+        w[TDM_SEL_ENTRY] = l.nblocks > 1 ? l.first_entry : 0;
+        w[TDM_SEL_CODEC] = codecs[q->terms[t].id];
+        if (l.df < a->tab[a->lead * TDM_SEL_TW + TDM_SEL_DF])
             a->lead = t;
     }
     const uint32_t *lw = a->tab + (size_t)a->lead * TDM_SEL_TW;
-    a->lead_job = (tdm_decode_job){lw[W_LIST], 0, lw[W_NB], 0};
-    a->lead_codec = (int)lw[W_CODEC];
+    a->lead_job = (tdm_decode_job){lw[TDM_SEL_LIST], 0, lw[TDM_SEL_NB], 0};
+    a->lead_codec = (int)lw[TDM_SEL_CODEC];
     fill_modes(a, ratio ? ratio : TDM_SEL_RATIO);
     return TDM_OK;
 }
@@ -121,7 +121,7 @@ static int select_and_jobs(const tdm_resident *res, cl_command_queue q, const td
                                     NULL);
     if (cr != CL_SUCCESS)
         return tdm_cl_fail(err, cr, "clEnqueueFillBuffer (AND selection flags)");
-    cl_uint nt = a->nt, ntasks = a->ntasks, ldf = a->tab[a->lead * TDM_SEL_TW + W_DF];
+    cl_uint nt = a->nt, ntasks = a->ntasks, ldf = a->tab[a->lead * TDM_SEL_TW + TDM_SEL_DF];
     int rc = TDM_OK;
     if (ntasks) {
         tdm_karg sa[] = {TDM_KARG_MEM(&res->block_last), TDM_KARG_MEM(&tab), TDM_KARG_U32(&nt),
@@ -230,10 +230,10 @@ int tdm_and_sel_ref(const tdm_ireader *r, const tdm_query *q, const tdm_and_sel 
     if (!a->nt)
         return TDM_OK;
     const uint32_t *lw = a->tab + (size_t)a->lead * TDM_SEL_TW;
-    int rc = tdm_ireader_decode(r, lw[W_LIST], docs, freqs, err);
+    int rc = tdm_ireader_decode(r, lw[TDM_SEL_LIST], docs, freqs, err);
     if (rc)
         return rc;
-    uint32_t n = lw[W_DF], at = n;
+    uint32_t n = lw[TDM_SEL_DF], at = n;
     pos[a->lead] = 0;
     len[a->lead] = n;
     uint32_t *ld = malloc((size_t)(n ? n : 1) * 4);

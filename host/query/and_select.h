@@ -23,9 +23,8 @@
 #include "index/reader.h"
 #include "resident/resident.h"
 #include "query/query.h"
+#include "query/search_layout.h" /* the selection table, TDM_SEL_* */
 
-/* Must match cl/search_select.cl. */
-#define TDM_SEL_TW 10u
 #define TDM_SEL_RATIO 128u /* Griffin's starting point */
 
 typedef struct tdm_and_sel {

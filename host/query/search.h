@@ -6,7 +6,7 @@
  * are decoded there by one batched launch per codec (index/decode_jobs.h)
  * into scratch buffers, one segment per term in the query's term order
  * (docids ascending, tf); the kernels read those, the term table
- * (TDM_SEARCH_TW words a term, layout in cl/search_range.cl), the block
+ * (TDM_SEARCH_TW words a term, named in search_layout.h), the block
  * bounds and the resident document lengths. Only the term table, the decode
  * jobs and (for the index's own BM25 parameters) the block bounds go up;
  * k results come down.
@@ -27,12 +27,11 @@
 #include "query/and_select.h"
 #include "query/query.h"
 #include "query/score.h"
+#include "query/search_layout.h" /* the kernels' tables: TDM_SEARCH_TW, TDM_ZR_*, ... */
 #include "runtime/runtime.h"
 #include "runtime/tune_table.h"
 #include "tandem.h"
 
-/* Must match cl/search_range.cl. */
-#define TDM_SEARCH_TW 8u
 enum { TDM_SALG_OR = 0, TDM_SALG_AND = 1, TDM_SALG_WAND = 2, TDM_SALG_BMW = 3,
        TDM_SALG_MAXSCORE = 4,
        TDM_SALG_AND_OR = 5 /* host only: an AND pass, then an OR pass the device skips
@@ -136,13 +135,6 @@ typedef struct tdm_splan {
                            with k above the row's batch_max_k */
 } tdm_splan;
 
-#define TDM_ZR_CW 8u /* cursor words (cl/search_zrange.cl) */
-/* The compressed variant's scratch layouts (cl/search_zrange.cl): word w of
- * term t of range r, W words a term, R ranges, at (r * nt + t) * W + w
- * (RANGE: a range's words contiguous, for CPU cores) or (t * W + w) * R + r
- * (INTERLEAVED: a GPU warp's lanes on consecutive words). */
-#define TDM_ZR_RANGE 0u
-#define TDM_ZR_INTERLEAVED 1u
 /* The compressed cursors' scratch words (cursors, docs and freqs buffers
  * together) one launch may use on device d: 2^24 (64 MB) on a CPU, whose
  * plans run few ranges; 2^27 (512 MB) on a GPU, within half its largest

@@ -16,9 +16,6 @@
 #include "index/format.h"
 #include "resident/listcache.h"
 
-#define SBQ_W 8u /* cl/search_batch.cl */
-#define SBA_W 8u /* cl/search_batch_and.cl */
-
 /* What the tables need of one term of a query. */
 typedef struct tinfo {
     uint32_t list, df, nb, entry, bs, codec, pos;
@@ -36,12 +33,12 @@ static int term_info(const tdm_ireader *r, const tdm_query *q, const tdm_sprep *
     const uint8_t *codecs = tdm_ireader_section(r, TDM_SEC_CODECS, &sz);
     const uint32_t *w = p->terms + (size_t)t * TDM_SEARCH_TW;
     o->list = (uint32_t)q->terms[t].id;
-    o->df = w[1]; /* the term table's (tests shorten it) */
+    o->df = w[TDM_TW_DF]; /* the term table's (tests shorten it) */
     o->nb = l.nblocks;
     o->entry = l.nblocks > 1 ? l.first_entry : 0;
     o->bs = l.docs.block_size;
     o->codec = codecs[q->terms[t].id];
-    o->pos = w[0];
+    o->pos = w[TDM_TW_POS];
     if (o->codec >= TDM_CODEC_COUNT)
         return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: list %u: codec %u unknown",
                            tdm_ireader_path(r), o->list, o->codec);
@@ -134,8 +131,8 @@ static int count(const tdm_ireader *r, tdm_sbq *const *qs, uint32_t n, host_side
 static int alloc_host(host_side *h, uint32_t n, uint32_t p2, tdm_err *err)
 {
     h->terms = calloc((h->nterms ? h->nterms : 1) * TDM_SEARCH_TW, 4);
-    h->qtab = calloc((size_t)n * SBQ_W, 4);
-    h->selt = malloc((h->nrows ? h->nrows : 1) * SBA_W * 4);
+    h->qtab = calloc((size_t)n * TDM_SBQ_W, 4);
+    h->selt = malloc((h->nrows ? h->nrows : 1) * TDM_SBA_W * 4);
     h->out = malloc((size_t)n * (p2 + 2) * 8);
     int ok = h->terms && h->qtab && h->selt && h->out;
     for (int c = 0; ok && c < TDM_CODEC_COUNT; c++) {
@@ -161,11 +158,12 @@ static void fill(tdm_sbq *const *qs, uint32_t n, host_side *h)
         uint32_t lead = p->nt ? lead_of(ti, p->nt) : 0;
         uint32_t *w = h->terms + tb * TDM_SEARCH_TW;
         for (uint32_t t = 0; t < p->nt; t++) {
-            memcpy(w + t * TDM_SEARCH_TW, p->terms + (size_t)t * TDM_SEARCH_TW, 5 * 4);
-            w[t * TDM_SEARCH_TW + 0] += (uint32_t)pb;
-            w[t * TDM_SEARCH_TW + 3] += (uint32_t)bb;
-            w[t * TDM_SEARCH_TW + 5] = ti[t].entry;
-            w[t * TDM_SEARCH_TW + 6] = ti[t].nb;
+            uint32_t *x = w + t * TDM_SEARCH_TW; /* words POS .. QW, then AND's own */
+            memcpy(x, p->terms + (size_t)t * TDM_SEARCH_TW, (TDM_TW_QW + 1) * 4);
+            x[TDM_TW_POS] += (uint32_t)pb;
+            x[TDM_TW_BMAX] += (uint32_t)bb;
+            x[TDM_TW_AND_ENTRY] = ti[t].entry;
+            x[TDM_TW_AND_NB] = ti[t].nb;
             uint32_t c = ti[t].codec, at = ti[t].pos + (uint32_t)pb;
             h->all[c][na[c]++] = (tdm_decode_job){ti[t].list, 0, ti[t].nb, at};
             if (t == lead)
@@ -176,25 +174,25 @@ static void fill(tdm_sbq *const *qs, uint32_t n, host_side *h)
             if (t == lead || !ti[t].nb)
                 continue;
             uint32_t c = ti[t].codec;
-            uint32_t *s = h->selt + (size_t)row[c]++ * SBA_W;
-            s[0] = blk[c];
-            s[1] = ti[t].list;
-            s[2] = ti[t].nb;
-            s[3] = ti[t].entry;
-            s[4] = ti[t].pos + (uint32_t)pb;
-            s[5] = ti[t].bs;
-            s[6] = lat;
-            s[7] = ldf;
+            uint32_t *s = h->selt + (size_t)row[c]++ * TDM_SBA_W;
+            s[TDM_SBA_JOB0] = blk[c];
+            s[TDM_SBA_LIST] = ti[t].list;
+            s[TDM_SBA_NB] = ti[t].nb;
+            s[TDM_SBA_ENTRY] = ti[t].entry;
+            s[TDM_SBA_POS] = ti[t].pos + (uint32_t)pb;
+            s[TDM_SBA_BSIZE] = ti[t].bs;
+            s[TDM_SBA_LEADPOS] = lat;
+            s[TDM_SBA_LEADLEN] = ldf;
             blk[c] += ti[t].nb;
         }
-        uint32_t *q = h->qtab + (size_t)i * SBQ_W;
-        q[0] = (uint32_t)tb;
-        q[1] = p->nt;
-        q[2] = (uint32_t)eb;
-        q[3] = 0; /* matches, counted on the device */
-        q[4] = lead;
-        q[5] = 1;
-        q[6] = (uint32_t)eb;
+        uint32_t *q = h->qtab + (size_t)i * TDM_SBQ_W;
+        q[TDM_SBQ_TERM] = (uint32_t)tb;
+        q[TDM_SBQ_NT] = p->nt;
+        q[TDM_SBQ_LEAD0] = (uint32_t)eb;
+        q[TDM_SBQ_MATCHES] = 0; /* counted on the device */
+        q[TDM_SBQ_LEAD] = lead;
+        q[TDM_SBQ_CAP] = 1;
+        q[TDM_SBQ_HEAP] = (uint32_t)eb;
         tb += p->nt;
         pb += p->npost;
         bb += p->nbmax;
@@ -231,10 +229,16 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
 {
     static const cl_uint zero = 0;
     size_t bytes[D_COUNT] = {
-        [D_DOCS] = h->npost * 4, [D_FREQS] = h->npost * 4,
-        [D_TERMS] = h->nterms * TDM_SEARCH_TW * 4, [D_QTAB] = (size_t)n * SBQ_W * 4,
-        [D_SELT] = h->nrows * SBA_W * 4, [D_HS] = h->nelem * 4, [D_HD] = h->nelem * 4,
-        [D_HN] = h->nelem * 4, [D_OUT] = (size_t)n * (p2 + 2) * 8, [D_STATUS] = 4,
+        [D_DOCS] = h->npost * 4,
+        [D_FREQS] = h->npost * 4,
+        [D_TERMS] = h->nterms * TDM_SEARCH_TW * 4,
+        [D_QTAB] = (size_t)n * TDM_SBQ_W * 4,
+        [D_SELT] = h->nrows * TDM_SBA_W * 4,
+        [D_HS] = h->nelem * 4,
+        [D_HD] = h->nelem * 4,
+        [D_HN] = h->nelem * 4,
+        [D_OUT] = (size_t)n * (p2 + 2) * 8,
+        [D_STATUS] = 4,
     };
     int rc = TDM_OK;
     for (int i = 0; rc == TDM_OK && i < D_COUNT; i++)
@@ -381,11 +385,11 @@ static int get_trace(tdm_device *d, const host_side *h, uint32_t n, dev_side *ds
     t->nelem = h->nelem;
     t->nq = n;
     uint32_t *qt = NULL;
-    int rc = read_buf(d, ds->b[D_QTAB], (size_t)n * SBQ_W * 4, (void **)&qt, err);
+    int rc = read_buf(d, ds->b[D_QTAB], (size_t)n * TDM_SBQ_W * 4, (void **)&qt, err);
     if (rc == TDM_OK && !(t->count = malloc((size_t)n * 4)))
         rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; rc == TDM_OK && i < n; i++)
-        t->count[i] = qt[(size_t)i * SBQ_W + 3];
+        t->count[i] = qt[(size_t)i * TDM_SBQ_W + TDM_SBQ_MATCHES];
     free(qt);
     if (rc == TDM_OK)
         rc = read_buf(d, ds->b[D_HS], h->nelem * 4, (void **)&t->hs, err);
@@ -502,7 +506,7 @@ static long find_doc(const uint32_t *list, uint32_t n, uint32_t d)
 /* score.h's float formula (tdm_score_f) with the term table's qw. */
 static float ref_score(const tdm_sprep *p, uint32_t t, uint32_t tf, uint32_t dl)
 {
-    float qw = tdm_u2f(p->terms[(size_t)t * TDM_SEARCH_TW + 4]), f = (float)tf;
+    float qw = tdm_u2f(p->terms[(size_t)t * TDM_SEARCH_TW + TDM_TW_QW]), f = (float)tf;
     if (p->kind == TDM_SCORING_IMPACT)
         return qw * f;
     float kk = p->c0 + p->c1 * (float)dl;

@@ -51,7 +51,6 @@
 #include "search_batch_dev.h"
 #include "search_testing.h"
 
-#define TDM_SBQ_W 8u /* cl/search_batch.cl */
 /* The queue's work-items a compute unit. One a PoCL thread would do, but
  * PoCL 3.1 hands a thread up to 1 + left / threads work-groups at a time
  * (they run one after the other): of 2 work-items on 2 cores, one thread
@@ -66,7 +65,6 @@ enum { D_DOCS, D_FREQS, D_TERMS, D_BMAX, D_CUR, D_ORD, D_HS, D_HD, D_HN, D_QTAB,
  * (a device without fp64), the stored bounds made on the device, or
  * recomputed from the postings on the device (k1, b not the index's). */
 enum { BOUNDS_NONE, BOUNDS_HOST, BOUNDS_STORED, BOUNDS_POSTINGS };
-#define TDM_SB_W 4u /* cl/search_batch.cl, tdm_search_stored_bounds_batch */
 
 typedef struct host_side {
     uint32_t *terms, *qtab, *sb;
@@ -216,9 +214,8 @@ static int order_units(tdm_sbq *const *qs, uint32_t n, int salg, host_side *h, t
 }
 
 /* The batch's host tables from its queries' preparations. */
-/* Query it's rows of the stored-bounds table (TDM_SB_W words a term: the
- * list's first block-table entry, its max_score bits, the term's weight as
- * a double's low and high words). */
+/* Query it's rows of the stored-bounds table (TDM_SB_W words a term,
+ * search_layout.h). */
 static int stored_rows(const tdm_ireader *r, const tdm_sbq *it, uint32_t *sb, tdm_err *err)
 {
     for (uint32_t t = 0; t < it->p.nt; t++) {
@@ -230,10 +227,10 @@ static int stored_rows(const tdm_ireader *r, const tdm_sbq *it, uint32_t *sb, td
         uint64_t wb;
         memcpy(&wb, &wt, 8);
         uint32_t *x = sb + (size_t)t * TDM_SB_W;
-        x[0] = l.nblocks > 1 ? l.first_entry : 0;
-        memcpy(&x[1], &l.max_score, 4);
-        x[2] = (uint32_t)wb;
-        x[3] = (uint32_t)(wb >> 32);
+        x[TDM_SB_ENTRY] = l.nblocks > 1 ? l.first_entry : 0;
+        memcpy(&x[TDM_SB_MAXSCORE], &l.max_score, 4);
+        x[TDM_SB_WT_LO] = (uint32_t)wb;
+        x[TDM_SB_WT_HI] = (uint32_t)(wb >> 32);
     }
     return TDM_OK;
 }
@@ -359,8 +356,9 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
         memcpy(w, p->terms, (size_t)p->nt * TDM_SEARCH_TW * 4);
         for (uint32_t t = 0; t < p->nt; t++) {
             /* word 0: the first posting in the decoded batch, or the list */
-            w[t * TDM_SEARCH_TW + 0] = h->zr ? p->ids[t] : w[t * TDM_SEARCH_TW + 0] + (uint32_t)pb;
-            w[t * TDM_SEARCH_TW + 3] += (uint32_t)bb;
+            uint32_t *x = w + t * TDM_SEARCH_TW;
+            x[TDM_TW_POS] = h->zr ? p->ids[t] : x[TDM_TW_POS] + (uint32_t)pb;
+            x[TDM_TW_BMAX] += (uint32_t)bb;
         }
         for (int c = 0; c < TDM_CODEC_COUNT; c++) {
             for (uint32_t j = 0; j < p->batch.njobs[c]; j++) {
@@ -371,14 +369,14 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
         }
         uint32_t cap = k < pl->rlen ? k : pl->rlen;
         uint32_t *q = h->qtab + (size_t)i * TDM_SBQ_W;
-        q[0] = (uint32_t)tb;
-        q[1] = p->nt;
-        q[2] = (uint32_t)rb;
-        q[3] = pl->ranges;
-        q[4] = pl->rlen;
-        q[5] = cap;
-        q[6] = (uint32_t)hb;
-        q[7] = (uint32_t)cb;
+        q[TDM_SBQ_TERM] = (uint32_t)tb;
+        q[TDM_SBQ_NT] = p->nt;
+        q[TDM_SBQ_RANGE] = (uint32_t)rb;
+        q[TDM_SBQ_NR] = pl->ranges;
+        q[TDM_SBQ_RLEN] = pl->rlen;
+        q[TDM_SBQ_CAP] = cap;
+        q[TDM_SBQ_HEAP] = (uint32_t)hb;
+        q[TDM_SBQ_CUR] = (uint32_t)cb;
         tb += p->nt;
         bb += p->nbmax;
         pb += p->npost;
@@ -656,19 +654,20 @@ static int host_merge(const host_side *h, uint32_t n, uint32_t k, uint32_t p2, t
     size_t most = 1;
     for (uint32_t i = 0; i < n; i++) {
         const uint32_t *q = h->qtab + (size_t)i * TDM_SBQ_W;
-        most = (size_t)q[3] * q[5] > most ? (size_t)q[3] * q[5] : most;
+        size_t keys = (size_t)q[TDM_SBQ_NR] * q[TDM_SBQ_CAP];
+        most = keys > most ? keys : most;
     }
     uint64_t *keys = malloc(most * 8);
     if (!keys)
         return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory for %u queries", n);
     for (uint32_t i = 0; i < n; i++) {
         const uint32_t *q = h->qtab + (size_t)i * TDM_SBQ_W;
-        uint32_t r0 = q[2], nr = q[3], cap = q[5];
+        uint32_t r0 = q[TDM_SBQ_RANGE], nr = q[TDM_SBQ_NR], cap = q[TDM_SBQ_CAP];
         size_t m = 0;
         uint64_t total = 0;
         for (uint32_t r = 0; r < nr; r++) {
             uint32_t c = h->hn[r0 + r] < cap ? h->hn[r0 + r] : cap;
-            size_t at = q[6] + (size_t)r * cap;
+            size_t at = q[TDM_SBQ_HEAP] + (size_t)r * cap;
             total += c;
             for (uint32_t j = 0; j < c; j++) {
                 uint32_t sb;
@@ -861,7 +860,7 @@ static int stored_apply(const tdm_ireader *r, const tdm_sbq *it)
     int ok = sc.nterms == p->nt && memcmp(&sc.c0, &p->c0, 4) == 0 &&
              memcmp(&sc.c1, &p->c1, 4) == 0;
     for (uint32_t t = 0; ok && t < p->nt; t++)
-        ok = memcmp(&sc.qw[t], &p->terms[(size_t)t * TDM_SEARCH_TW + 4], 4) == 0;
+        ok = memcmp(&sc.qw[t], &p->terms[(size_t)t * TDM_SEARCH_TW + TDM_TW_QW], 4) == 0;
     tdm_scorer_free(&sc);
     return ok;
 }

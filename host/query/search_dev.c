@@ -341,26 +341,26 @@ void tdm_sprep_host_order(const tdm_sprep *p)
     uint32_t *terms = p->terms; /* the call's own table, before its upload */
     for (uint32_t t = 0; !p->term_bounds && t < p->nt; t++) {
         uint32_t *w = terms + t * TDM_SEARCH_TW;
-        uint32_t nb = (w[1] + w[2] - 1u) / w[2];
+        uint32_t nb = (w[TDM_TW_DF] + w[TDM_TW_BSIZE] - 1u) / w[TDM_TW_BSIZE];
         float m = 0.0f;
         for (uint32_t b = 0; b < nb; b++)
-            m = p->bmax[w[3] + b] > m ? p->bmax[w[3] + b] : m;
-        memcpy(&w[5], &m, sizeof m);
+            m = p->bmax[w[TDM_TW_BMAX] + b] > m ? p->bmax[w[TDM_TW_BMAX] + b] : m;
+        memcpy(&w[TDM_TW_BOUND], &m, sizeof m);
     }
     for (uint32_t i = 0; i < p->nt; i++)
-        terms[i * TDM_SEARCH_TW + 6] = i;
+        terms[i * TDM_SEARCH_TW + TDM_TW_ORDER] = i;
     for (uint32_t i = 1; i < p->nt; i++) {
-        uint32_t t = terms[i * TDM_SEARCH_TW + 6];
-        float u = tdm_u2f(terms[t * TDM_SEARCH_TW + 5]);
+        uint32_t t = terms[i * TDM_SEARCH_TW + TDM_TW_ORDER];
+        float u = tdm_u2f(terms[t * TDM_SEARCH_TW + TDM_TW_BOUND]);
         uint32_t j = i;
         while (j > 0) {
-            uint32_t q = terms[(j - 1) * TDM_SEARCH_TW + 6];
-            if (tdm_u2f(terms[q * TDM_SEARCH_TW + 5]) <= u)
+            uint32_t q = terms[(j - 1) * TDM_SEARCH_TW + TDM_TW_ORDER];
+            if (tdm_u2f(terms[q * TDM_SEARCH_TW + TDM_TW_BOUND]) <= u)
                 break;
-            terms[j * TDM_SEARCH_TW + 6] = q;
+            terms[j * TDM_SEARCH_TW + TDM_TW_ORDER] = q;
             j--;
         }
-        terms[j * TDM_SEARCH_TW + 6] = t;
+        terms[j * TDM_SEARCH_TW + TDM_TW_ORDER] = t;
     }
 }
 
@@ -449,7 +449,7 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
     if (zr) { /* word 0: the term's list, not a position in decoded postings */
         uint32_t *w = (uint32_t *)tdm_spack_host(pk, R_TERMS);
         for (size_t t = 0; t < nt; t++)
-            w[t * TDM_SEARCH_TW] = p->ids[t];
+            w[t * TDM_SEARCH_TW + TDM_TW_LIST] = p->ids[t];
     }
     if (sel) {
         FILL(R_SELTAB, p->andsel.tab, need[R_SELTAB]);

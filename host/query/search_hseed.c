@@ -192,16 +192,18 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
     int any = 0;
     for (uint32_t t = 0; t < p->nt; t++) {
         const uint32_t *w = p->terms + (size_t)t * TDM_SEARCH_TW;
-        uint32_t nb = w[2] ? (uint32_t)(((uint64_t)w[1] + w[2] - 1) / w[2]) : 0;
+        uint32_t bs = w[TDM_TW_BSIZE];
+        uint32_t nb = bs ? (uint32_t)(((uint64_t)w[TDM_TW_DF] + bs - 1) / bs) : 0;
         float m = 0, v;
         for (uint32_t b = 0; b < nb; b++)
-            m = p->bmax[w[3] + b] > m ? p->bmax[w[3] + b] : m;
+            m = p->bmax[w[TDM_TW_BMAX] + b] > m ? p->bmax[w[TDM_TW_BMAX] + b] : m;
         tb[t] = m;
         order[t] = t;
         maxnb = nb > maxnb ? nb : maxnb;
-        maxbs = w[2] > maxbs ? w[2] : maxbs;
-        if (w[1] >= k && bc &&
-            tdm_bcache_kth_get(bc, p->kind, p->c0, p->c1, p->ids[t], tdm_u2f(w[4]), k, &v)) {
+        maxbs = w[TDM_TW_BSIZE] > maxbs ? w[TDM_TW_BSIZE] : maxbs;
+        if (w[TDM_TW_DF] >= k && bc &&
+            tdm_bcache_kth_get(bc, p->kind, p->c0, p->c1, p->ids[t], tdm_u2f(w[TDM_TW_QW]), k,
+                               &v)) {
             tb[t] = -1; /* known: not computed again */
             if (v >= 0 && (!any || v > g)) {
                 g = v;
@@ -225,11 +227,11 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
     for (uint32_t i = 0; rc == TDM_OK && i < p->nt; i++) {
         uint32_t t = order[i];
         const uint32_t *w = p->terms + (size_t)t * TDM_SEARCH_TW;
-        if (tb[t] < 0 || w[1] < k || (any && tb[t] <= g))
+        if (tb[t] < 0 || w[TDM_TW_DF] < k || (any && tb[t] <= g))
             continue;
-        float qw = tdm_u2f(w[4]), v;
+        float qw = tdm_u2f(w[TDM_TW_QW]), v;
         tdm_scorer sc = {.kind = p->kind, .c0 = p->c0, .c1 = p->c1, .nterms = 1, .qw = &qw};
-        if (!term_kth(r, p->ids[t], p->bmax + w[3], &sc, k, any ? g : -1.0f, &wk, &v))
+        if (!term_kth(r, p->ids[t], p->bmax + w[TDM_TW_BMAX], &sc, k, any ? g : -1.0f, &wk, &v))
             continue;
         if (bc)
             tdm_bcache_kth_put(bc, p->kind, p->c0, p->c1, p->ids[t], qw, k, v);

@@ -120,12 +120,12 @@ int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *
         if (cached)
             rc = tdm_bcache_bounds(bc, r, q, &sc, t, p->bmax + boff, err);
         else if (!p->device_bounds)
-            w[5] = tdm_f2u(stored_bounds(p, r, q, &sc, t, l, boff));
-        w[0] = (uint32_t)pos;
-        w[1] = l->df;
-        w[2] = l->docs.block_size;
-        w[3] = (uint32_t)boff;
-        w[4] = tdm_f2u(sc.qw[t]);
+            w[TDM_TW_BOUND] = tdm_f2u(stored_bounds(p, r, q, &sc, t, l, boff));
+        w[TDM_TW_POS] = (uint32_t)pos;
+        w[TDM_TW_DF] = l->df;
+        w[TDM_TW_BSIZE] = l->docs.block_size;
+        w[TDM_TW_BMAX] = (uint32_t)boff;
+        w[TDM_TW_QW] = tdm_f2u(sc.qw[t]);
         p->ids[t] = (uint32_t)q->terms[t].id;
         p->max_block = l->docs.block_size > p->max_block ? l->docs.block_size : p->max_block;
         /* words 5 and 6 (bound, MaxScore order): tdm_search_order, on the device */

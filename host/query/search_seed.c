@@ -73,13 +73,13 @@ int tdm_search_seed_ref(const uint32_t *terms, uint32_t nt, const uint32_t *docs
     *seed = 0;
     for (uint32_t t = 0; t < nt; t++) {
         const uint32_t *w = terms + (size_t)t * TDM_SEARCH_TW;
-        uint32_t pos = w[0], df = w[1], top = w[5] >> 16;
+        uint32_t pos = w[TDM_TW_POS], df = w[TDM_TW_DF], top = w[TDM_TW_BOUND] >> 16;
         if (df < k || k == 0)
             continue;
         uint32_t *sc = malloc((size_t)df * sizeof *sc);
         if (!sc)
             return TDM_ERR_NOMEM;
-        float qw = tdm_u2f(w[4]);
+        float qw = tdm_u2f(w[TDM_TW_QW]);
         for (uint32_t i = 0; i < df; i++) {
             float f = (float)freqs[pos + i];
             float s = kind == TDM_SCORING_IMPACT

@@ -13,10 +13,8 @@
 
 #include "common/error.h"
 #include "index/reader.h"
+#include "query/search_layout.h" /* TDM_SEED_BUCKETS */
 #include "runtime/runtime.h"
-
-/* Must match cl/search_seed.cl. */
-#define TDM_SEED_BUCKETS 1024u
 
 struct tdm_splan;
 struct tdm_sprep;
