@@ -189,7 +189,8 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
 
 /* ---- profile (search_prof.c): TANDEM_SEARCH_PROFILE=1 sums each device
  * run's host phases and command events per algorithm, k and name, and prints
- * the means to stderr at exit. */
+ * the means to stderr at exit. A run's profile is its own, passed to the
+ * steps that record into it (search_dev.c: the run context). */
 #define TDM_SPROF_EVENTS 48
 typedef struct tdm_sprof {
     int on, salg, nev;
@@ -213,9 +214,6 @@ void tdm_sprof_host_span(tdm_sprof *p, const char *name, double t_begin, double 
 /* After the run's last command completed: adds its times (ok) and releases
  * the events. */
 void tdm_sprof_end(tdm_sprof *p, int ok);
-/* The run the calling thread is profiling (NULL: none); search_dev.c's
- * launch, upload and download wrappers record into it. */
-extern _Thread_local tdm_sprof *tdm_sprof_cur;
 
 /* ---- batches */
 

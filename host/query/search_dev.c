@@ -16,107 +16,130 @@
 #include "search_seed.h"
 #include "tandem.h"
 
-/* The queue of a search's commands: the device's queue without profiling,
- * where an event costs nothing (H200: an enqueue 4.5 us, with an event
- * 6.4 us; 11.7 on the profiling queue, a 1 KB write 3 us instead of 9), and
- * no event is made unless the run is profiled, on the profiling queue. */
-static cl_command_queue run_queue(const tdm_device *d)
+/* One device run (tdm_search_dev_run): the device and its handle, the queue
+ * every command of the run goes on, and the run's profile. Every step of
+ * the run takes it, so that profiling is the run's own, not a thread's.
+ *
+ * The queue is the device's queue without profiling, where an event costs
+ * nothing to skip (H200: an enqueue 4.5 us, with an event 6.4 us; 11.7 on
+ * the profiling queue, a 1 KB write 3 us instead of 9), and no event is made
+ * unless the run is profiled, on the profiling queue. Every command of a run
+ * is on that one in-order queue (copies too: on the H200 the transfer
+ * queue's download started ~35 us after the merge it waited for), so the
+ * run's commands need no wait list for each other: run_launch and run_copy
+ * take none. What crosses queues (the index's and the list cache's uploads,
+ * on the transfer queue) is waited for by event, through
+ * tdm_search_after_index and the decode and selection enqueues. */
+typedef struct srun {
+    const tdm_sdev *sd;
+    tdm_device *d;
+    cl_command_queue q;
+    tdm_sprof *pf;      /* NULL: not profiled */
+    uint32_t *launches; /* the run's kernel launches, counted */
+} srun;
+
+static void run_init(srun *r, const tdm_sdev *sd, tdm_sprof *pf, uint32_t *launches)
 {
-    return tdm_sprof_cur && tdm_sprof_cur->events ? d->queue : d->lat;
+    r->sd = sd;
+    r->d = sd->d;
+    r->pf = pf->on ? pf : NULL;
+    r->q = r->pf && r->pf->events ? r->d->queue : r->d->lat;
+    r->launches = launches;
 }
 
-static void ev_release(cl_event e)
+/* Where the profile wants device times: the event for a command (else NULL). */
+static cl_event *run_event(const srun *r, cl_event *e)
 {
-    if (e)
-        clReleaseEvent(e);
+    *e = NULL;
+    return r->pf && r->pf->events ? e : NULL;
 }
 
-/* Profile (search_prof.c, TANDEM_SEARCH_PROFILE=1): every launch and copy
- * of this file goes through these wrappers, which time the enqueue on the
- * host and keep the command's event for the run's table. */
-static int sprof_launch(tdm_device *d, const char *name, const tdm_karg *args, cl_uint nargs,
-                        size_t global, size_t local, cl_uint nwait, const cl_event *wait,
-                        cl_event *ev, tdm_err *err)
+/* Records a command's event in the profile under `name` and releases it. */
+static void run_record(const srun *r, const char *name, cl_event e)
 {
-    tdm_sprof *pf = tdm_sprof_cur;
-    /* every command of a search is on d->queue, in order, so a wait list
-       only makes the driver resolve events (the callers keep passing them:
-       the order they state is the queue's) */
-    (void)nwait;
-    (void)wait;
-    if (!pf) { /* no event: every later command is in order on the same queue */
-        if (ev)
-            *ev = NULL;
-        return tdm_kernel_launch_on(d, d->lat, name, args, nargs, global, local, 0, NULL, NULL,
-                                    err);
+    if (!e)
+        return;
+    tdm_sprof_event(r->pf, name, e);
+    clReleaseEvent(e);
+}
+
+/* A host phase of the profile from *t to now; *t becomes now. */
+static void run_phase(const srun *r, const char *name, double *t)
+{
+    if (!r->pf)
+        return;
+    tdm_sprof_host(r->pf, name, *t);
+    *t = tdm_sprof_now();
+}
+
+/* Launches kernel `name` with args on the run's queue, in order after the
+ * run's earlier commands. Profiled, the launch's host steps are timed one
+ * by one and its event kept for the run's table. */
+static int run_launch(const srun *r, const char *name, const tdm_karg *args, cl_uint nargs,
+                      size_t global, size_t local, tdm_err *err)
+{
+    tdm_sprof *pf = r->pf;
+    int rc = TDM_OK;
+    if (!pf) {
+        rc = tdm_kernel_launch_on(r->d, r->q, name, args, nargs, global, local, 0, NULL, NULL,
+                                  err);
+    } else {
+        double t0 = tdm_sprof_now();
+        cl_kernel k;
+        if ((rc = tdm_kernel_borrow(r->d, name, &k, err)))
+            return rc;
+        double t1 = tdm_sprof_now();
+        cl_int cr = CL_SUCCESS;
+        for (cl_uint i = 0; cr == CL_SUCCESS && i < nargs; i++)
+            cr = clSetKernelArg(k, i, args[i].size, args[i].p);
+        double t2 = tdm_sprof_now();
+        cl_event e, *ev = run_event(r, &e);
+        if (cr == CL_SUCCESS)
+            cr = tdm_kernel_enqueue(r->d, r->q, k, name, global, local, 0, NULL, ev);
+        double t3 = tdm_sprof_now();
+        tdm_kernel_return(r->d, k);
+        if (cr != CL_SUCCESS)
+            return tdm_cl_fail(err, cr, "clSetKernelArg/clEnqueueNDRangeKernel (profiled)");
+        tdm_sprof_host_span(pf, "launch: borrow", t0, t1);
+        tdm_sprof_host_span(pf, "launch: set args", t1, t2);
+        tdm_sprof_host_span(pf, "launch: clEnqueueNDRangeKernel", t2, t3);
+        tdm_sprof_host(pf, "launch: return", t3);
+        tdm_sprof_host(pf, name, t0);
+        run_record(r, name, e);
     }
-    /* profiled: the launch's host steps one by one */
-    double t0 = tdm_sprof_now();
-    if (ev)
-        *ev = NULL;
-    cl_kernel k;
-    int rc = tdm_kernel_borrow(d, name, &k, err);
-    if (rc)
-        return rc;
-    double t1 = tdm_sprof_now();
-    cl_int cr = CL_SUCCESS;
-    for (cl_uint i = 0; cr == CL_SUCCESS && i < nargs; i++)
-        cr = clSetKernelArg(k, i, args[i].size, args[i].p);
-    double t2 = tdm_sprof_now();
-    if (cr == CL_SUCCESS)
-        cr = tdm_kernel_enqueue(d, run_queue(d), k, name, global, local, 0, NULL,
-                                pf->events ? ev : NULL);
-    double t3 = tdm_sprof_now();
-    tdm_kernel_return(d, k);
-    if (cr != CL_SUCCESS)
-        return tdm_cl_fail(err, cr, "clSetKernelArg/clEnqueueNDRangeKernel (profiled)");
-    tdm_sprof_host_span(pf, "launch: borrow", t0, t1);
-    tdm_sprof_host_span(pf, "launch: set args", t1, t2);
-    tdm_sprof_host_span(pf, "launch: clEnqueueNDRangeKernel", t2, t3);
-    tdm_sprof_host(pf, "launch: return", t3);
-    tdm_sprof_host(pf, name, t0);
-    if (ev && *ev)
-        tdm_sprof_event(pf, name, *ev);
-    return TDM_OK;
+    if (rc == TDM_OK)
+        ++*r->launches;
+    return rc;
 }
 
-/* Every copy of a search goes on the search's queue (run_queue), in order
- * with its kernels: no event crosses queues (on the H200 the transfer
- * queue's download started ~35 us after the merge it waited for). Blocking
- * when ev is NULL, as tdm_upload/tdm_download; else *ev gets an event only
- * when profiled (NULL otherwise: nothing waits on it). */
-static int qcopy(int up, tdm_device *d, cl_mem m, size_t off, size_t bytes, void *host,
-                 cl_uint nwait, const cl_event *wait, cl_event *ev, tdm_err *err)
+/* A copy between host and m on the run's queue, in order with its kernels:
+ * blocking, or not (then `host` must outlive the run's last command). */
+static int run_copy(const srun *r, int up, int blocking, cl_mem m, size_t bytes, void *host,
+                    tdm_err *err)
 {
-    tdm_sprof *pf = tdm_sprof_cur;
-    double t = pf ? tdm_sprof_now() : 0;
-    cl_event e = NULL;
-    cl_bool block = ev ? CL_FALSE : CL_TRUE;
-    (void)nwait; /* in order on one queue */
-    (void)wait;
-    cl_command_queue q = run_queue(d);
-    cl_event *pe = pf && pf->events ? &e : NULL;
-    cl_int rc = up ? clEnqueueWriteBuffer(q, m, block, off, bytes, host, 0, NULL, pe)
-                   : clEnqueueReadBuffer(q, m, block, off, bytes, host, 0, NULL, pe);
+    double t = r->pf ? tdm_sprof_now() : 0;
+    cl_event e, *ev = run_event(r, &e);
+    cl_bool block = blocking ? CL_TRUE : CL_FALSE;
+    cl_int rc = up ? clEnqueueWriteBuffer(r->q, m, block, 0, bytes, host, 0, NULL, ev)
+                   : clEnqueueReadBuffer(r->q, m, block, 0, bytes, host, 0, NULL, ev);
     if (rc != CL_SUCCESS) {
         tdm_cl_fail(err, rc, up ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
-        tdm_err_append(err, " (%zu bytes %s %s)", bytes, up ? "to" : "from", d->info.name);
+        tdm_err_append(err, " (%zu bytes %s %s)", bytes, up ? "to" : "from", r->d->info.name);
         return err->code;
     }
-    if (pf) {
-        tdm_sprof_host(pf, up ? (block ? "upload (blocking)" : "enqueue upload")
-                              : (block ? "download (blocking)" : "enqueue download"), t);
-        tdm_sprof_event(pf, up ? "upload" : "download", e);
+    if (r->pf) {
+        tdm_sprof_host(r->pf, up ? (block ? "upload (blocking)" : "enqueue upload")
+                                 : (block ? "download (blocking)" : "enqueue download"), t);
+        run_record(r, up ? "upload" : "download", e);
     }
-    if (ev)
-        *ev = e;
-    else if (e)
-        clReleaseEvent(e);
     return TDM_OK;
 }
-#define tdm_kernel_launch sprof_launch
-#define tdm_upload(d, m, o, b, h, nw, w, ev, err) qcopy(1, d, m, o, b, (void *)(h), nw, w, ev, err)
-#define tdm_download(d, m, o, b, h, nw, w, ev, err) qcopy(0, d, m, o, b, h, nw, w, ev, err)
+
+/* The kernels' algorithm codes are the host's (search_layout.h). */
+_Static_assert(TDM_SALG_OR == TDM_ALG_OR && TDM_SALG_AND == TDM_ALG_AND &&
+                   TDM_SALG_WAND == TDM_ALG_WAND && TDM_SALG_BMW == TDM_ALG_BMW &&
+                   TDM_SALG_MAXSCORE == TDM_ALG_MAXSCORE,
+               "algorithm codes");
 
 enum { B_DOCS, B_FREQS, B_TERMS, B_BMAX, B_CUR, B_ORD, B_HS, B_HD, B_HN, B_OUT, B_OUTN, B_STATUS,
        B_SS, B_SD, B_SN, B_SEED, B_SELTAB, B_SELLEAD, B_SELFLAGS, B_COUNT };
@@ -367,10 +390,11 @@ void tdm_sprep_host_order(const tdm_sprep *p)
 /* Sizes the scratch for this call and enqueues its one upload (status
  * word, term table, AND selection or decode jobs, stored bounds: the packed
  * regions) on the call's queue. */
-static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, int salg,
+static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, int salg,
                         uint32_t cap, uint32_t pow2, uint32_t k, uint32_t ngroups, scratch *s,
                         tdm_sout *out, tdm_err *err)
 {
+    tdm_device *d = r->d;
     size_t nt = p->nt, nr = pl->ranges, heap = nr * (size_t)cap;
     int sel = and_selects(p, pl, salg), zr = zrange(pl);
     /* the compressed variant: each cursor's block buffers and words */
@@ -400,7 +424,7 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
     if (rc == TDM_OK && s->cap[B_SEED] != seed_was) {
         /* zeroed once when made: every seed leaves the part it used zeroed */
         static const cl_uint zero = 0;
-        cl_int cr = clEnqueueFillBuffer(run_queue(d), s->b[B_SEED], &zero, 4, 0,
+        cl_int cr = clEnqueueFillBuffer(r->q, s->b[B_SEED], &zero, 4, 0,
                                         s->cap[B_SEED] / 4 * 4, 0, NULL, NULL);
         if (cr != CL_SUCCESS)
             rc = tdm_cl_fail(err, cr, "clEnqueueFillBuffer (search seed histogram)");
@@ -461,173 +485,239 @@ static int make_buffers(tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, 
     if (bounds && !p->device_bounds && p->nbmax)
         FILL(R_BMAX, p->bmax, p->nbmax * 4);
 #undef FILL
-    cl_event e = NULL;
-    rc = tdm_upload(d, pk->parent, 0, end, pk->host, 0, NULL, &e, err);
+    rc = run_copy(r, 1, 0, pk->parent, end, pk->host, err); /* in order before the kernels */
     if (rc == TDM_OK)
         out->bytes_up += end;
-    ev_release(e); /* in order before the kernels; the profile has its own reference */
     return rc;
 }
 
-/* The block bounds where the device computes them, then each term's bound
- * and MaxScore's order, then the shared threshold's seed where planned;
- * *ev gets the last kernel's event. */
-static int prepare(const tdm_sdev *sd, const tdm_sprep *p, const tdm_splan *pl, int salg,
-                   uint32_t k, scratch *s, cl_event dec, cl_event *ev, uint32_t *launches,
-                   tdm_err *err)
+/* ---- one builder per kernel: its arguments by name, in the kernel's order */
+
+/* tdm_search_bounds (cl/search_range.cl). */
+static cl_uint bounds_args(const scratch *s, const tdm_sdev *sd, const cl_uint *nd,
+                           const cl_uint *nt, const cl_uint *nb, const cl_uint *kind,
+                           const cl_float *c0, const cl_float *c1, tdm_karg *a)
 {
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&s->b[B_DOCS]), TDM_KARG_MEM(&s->b[B_FREQS]), TDM_KARG_MEM(&s->b[B_TERMS]),
+        TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_U32(nd), TDM_KARG_MEM(&s->b[B_BMAX]),
+        TDM_KARG_U32(nt), TDM_KARG_U32(nb), TDM_KARG_U32(kind), {sizeof *c0, c0},
+        {sizeof *c1, c1},
+    };
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* What the range kernels (tdm_search_range, _group, _zrange) take of one
+ * pass, by name; range_args, group_args and zrange_args put them in each
+ * kernel's order. */
+typedef struct pass_args {
+    const cl_mem *docs, *freqs, *terms, *bmax, *doclens, *cur, *ord, *hs, *hd, *hn;
+    const cl_mem *gate;   /* the merge's counts (AND-then-OR's OR pass reads them) */
+    const cl_mem *status; /* the call's status word (group, zrange) */
+    cl_uint nt, nranges, rlen, ndocs, cap, alg, kind, gate_min;
+    cl_float c0, c1;
+    /* the compressed variant: the resident index, its block buffers'
+       width and its scratch's layout */
+    const tdm_resident *res;
+    cl_uint nlists, arena_words, spans, bw, layout;
+} pass_args;
+
+#define PASS_MAX_ARGS 34
+
+/* tdm_search_range (cl/search_range.cl). */
+static cl_uint range_args(const pass_args *p, tdm_karg *a)
+{
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(p->docs),     TDM_KARG_MEM(p->freqs),    TDM_KARG_MEM(p->terms),
+        TDM_KARG_MEM(p->bmax),     TDM_KARG_MEM(p->doclens),  TDM_KARG_MEM(p->cur),
+        TDM_KARG_MEM(p->ord),      TDM_KARG_MEM(p->hs),       TDM_KARG_MEM(p->hd),
+        TDM_KARG_MEM(p->hn),       TDM_KARG_U32(&p->nt),      TDM_KARG_U32(&p->nranges),
+        TDM_KARG_U32(&p->rlen),    TDM_KARG_U32(&p->ndocs),   TDM_KARG_U32(&p->cap),
+        TDM_KARG_U32(&p->alg),     TDM_KARG_U32(&p->kind),    {sizeof p->c0, &p->c0},
+        {sizeof p->c1, &p->c1},    TDM_KARG_MEM(p->gate),     TDM_KARG_U32(&p->gate_min),
+    };
+    _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "range args");
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* tdm_search_group (cl/search_group.cl): no block bounds, no ord. */
+static cl_uint group_args(const pass_args *p, tdm_karg *a)
+{
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(p->docs),     TDM_KARG_MEM(p->freqs),    TDM_KARG_MEM(p->terms),
+        TDM_KARG_MEM(p->doclens),  TDM_KARG_MEM(p->cur),      TDM_KARG_MEM(p->hs),
+        TDM_KARG_MEM(p->hd),       TDM_KARG_MEM(p->hn),       TDM_KARG_U32(&p->nt),
+        TDM_KARG_U32(&p->nranges), TDM_KARG_U32(&p->rlen),    TDM_KARG_U32(&p->ndocs),
+        TDM_KARG_U32(&p->cap),     TDM_KARG_U32(&p->alg),     TDM_KARG_U32(&p->kind),
+        {sizeof p->c0, &p->c0},    {sizeof p->c1, &p->c1},    TDM_KARG_MEM(p->gate),
+        TDM_KARG_U32(&p->gate_min), TDM_KARG_MEM(p->status),
+    };
+    _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "group args");
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* tdm_search_zrange (cl/search_zrange.cl): the resident index (TDM_ZS_IDX),
+ * the cursors' block buffers in docs and freqs. */
+static cl_uint zrange_args(const pass_args *p, tdm_karg *a)
+{
+    const tdm_resident *rs = p->res;
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&rs->arena),       TDM_KARG_MEM(&rs->lists),    TDM_KARG_MEM(&rs->codecs),
+        TDM_KARG_MEM(&rs->block_last),  TDM_KARG_MEM(&rs->block_docs),
+        TDM_KARG_MEM(&rs->block_freqs), TDM_KARG_U32(&p->nlists),   TDM_KARG_U32(&p->arena_words),
+        TDM_KARG_U32(&p->spans),        TDM_KARG_MEM(p->docs),       TDM_KARG_MEM(p->freqs),
+        TDM_KARG_U32(&p->bw),           TDM_KARG_MEM(p->terms),      TDM_KARG_MEM(p->bmax),
+        TDM_KARG_MEM(p->doclens),       TDM_KARG_MEM(p->cur),        TDM_KARG_MEM(p->ord),
+        TDM_KARG_MEM(p->hs),            TDM_KARG_MEM(p->hd),         TDM_KARG_MEM(p->hn),
+        TDM_KARG_U32(&p->nt),           TDM_KARG_U32(&p->nranges),   TDM_KARG_U32(&p->rlen),
+        TDM_KARG_U32(&p->ndocs),        TDM_KARG_U32(&p->cap),       TDM_KARG_U32(&p->alg),
+        TDM_KARG_U32(&p->kind),         {sizeof p->c0, &p->c0},      {sizeof p->c1, &p->c1},
+        TDM_KARG_MEM(p->gate),          TDM_KARG_U32(&p->gate_min),  TDM_KARG_MEM(p->status),
+        TDM_KARG_U32(&p->layout),
+    };
+    _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "zrange args");
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* Where a select or merge stage reads its keys and how many. */
+typedef struct keys_in {
+    const cl_mem *hs, *hd, *hn;
+    cl_uint off, nranges, cap;
+} keys_in;
+
+/* tdm_search_select and tdm_search_select_small (cl/search_merge.cl). */
+static cl_uint select_args(const keys_in *in, const cl_uint *k, const cl_uint *per,
+                           const scratch *s, const cl_uint *out_off, tdm_karg *a)
+{
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(in->hs),        TDM_KARG_MEM(in->hd),         TDM_KARG_MEM(in->hn),
+        TDM_KARG_U32(&in->off),      TDM_KARG_U32(&in->nranges),   TDM_KARG_U32(&in->cap),
+        TDM_KARG_U32(k),             TDM_KARG_U32(per),            TDM_KARG_MEM(&s->b[B_SS]),
+        TDM_KARG_MEM(&s->b[B_SD]),   TDM_KARG_MEM(&s->b[B_SN]),    TDM_KARG_U32(out_off),
+    };
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* tdm_search_merge and tdm_search_merge_small (cl/search_merge.cl). */
+static cl_uint merge_args(const keys_in *in, const cl_uint *k, const cl_uint *pow2,
+                          const scratch *s, tdm_karg *a)
+{
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(in->hs),      TDM_KARG_MEM(in->hd),         TDM_KARG_MEM(in->hn),
+        TDM_KARG_U32(&in->off),    TDM_KARG_U32(&in->nranges),   TDM_KARG_U32(&in->cap),
+        TDM_KARG_U32(k),           TDM_KARG_U32(pow2),           TDM_KARG_MEM(&s->b[B_OUT]),
+        TDM_KARG_MEM(&s->b[B_OUTN]), TDM_KARG_MEM(&s->b[B_STATUS]),
+    };
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* The block bounds where the device computes them, then each term's bound
+ * and MaxScore's order, then the shared threshold's seed where planned. */
+static int prepare(const srun *r, const tdm_sprep *p, const tdm_splan *pl, int salg, uint32_t k,
+                   scratch *s, tdm_err *err)
+{
+    const tdm_sdev *sd = r->sd;
     cl_uint nt = p->nt, nb = (cl_uint)p->nbmax, kind = (cl_uint)p->kind, nd = sd->res.ndocs;
     cl_float c0 = p->c0, c1 = p->c1;
-    cl_event e0 = NULL;
+    size_t wg = r->d->wg_size;
     int rc = TDM_OK;
-    if (p->device_bounds) {
-        tdm_karg ba[] = {
-            TDM_KARG_MEM(&s->b[B_DOCS]), TDM_KARG_MEM(&s->b[B_FREQS]), TDM_KARG_MEM(&s->b[B_TERMS]),
-            TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_U32(&nd), TDM_KARG_MEM(&s->b[B_BMAX]),
-            TDM_KARG_U32(&nt), TDM_KARG_U32(&nb), TDM_KARG_U32(&kind), {sizeof c0, &c0},
-            {sizeof c1, &c1},
-        };
-        size_t wg = sd->d->wg_size;
-        rc = tdm_kernel_launch(sd->d, "tdm_search_bounds", ba, sizeof ba / sizeof *ba,
-                               tdm_round_up(nb, wg), wg, 1, &dec, &e0, err);
-        if (rc)
-            return rc;
-        ++*launches;
-    }
-    if (p->device_bounds) {
+    if (p->device_bounds) { /* else words 5 and 6 came from the host (tdm_sprep_host_order) */
+        tdm_karg a[11];
+        cl_uint na = bounds_args(s, sd, &nd, &nt, &nb, &kind, &c0, &c1, a);
+        rc = run_launch(r, "tdm_search_bounds", a, na, tdm_round_up(nb, wg), wg, err);
         tdm_karg oa[] = {TDM_KARG_MEM(&s->b[B_TERMS]), TDM_KARG_MEM(&s->b[B_BMAX]),
-                         TDM_KARG_U32(&nt)};
-        size_t wg = sd->d->wg_size;
-        rc = tdm_kernel_launch(sd->d, "tdm_search_order", oa, 3, wg, wg, 1, &e0, ev, err);
-        ev_release(e0);
+                         TDM_KARG_U32(&nt)}; /* tdm_search_order */
         if (rc == TDM_OK)
-            ++*launches;
-    } else { /* words 5 and 6 came from the host (tdm_sprep_host_order) */
-        *ev = dec;
-        if (dec)
-            clRetainEvent(dec);
+            rc = run_launch(r, "tdm_search_order", oa, 3, wg, wg, err);
     }
     if (rc == TDM_OK && tdm_search_seeded(pl, salg, k)) {
-        cl_event eo = *ev;
         /* the kept histogram is zero (make_buffers, and each seed after it) */
-        rc = tdm_search_seed_enqueue(sd->d, run_queue(sd->d), s->b[B_DOCS], s->b[B_FREQS],
-                                     s->b[B_TERMS], sd->res.doclens, sd->res.ndocs,
-                                     s->b[B_SEED], 1, nt,
-                                     (uint32_t)p->npost, kind, c0, c1, k, eo, ev, launches, err);
-        ev_release(eo);
-        if (rc)
-            *ev = NULL;
+        cl_event e, *ev = run_event(r, &e);
+        rc = tdm_search_seed_enqueue(r->d, r->q, s->b[B_DOCS], s->b[B_FREQS], s->b[B_TERMS],
+                                     sd->res.doclens, sd->res.ndocs, s->b[B_SEED], 1, nt,
+                                     (uint32_t)p->npost, kind, c0, c1, k, NULL, ev, r->launches,
+                                     err);
+        run_record(r, "tdm_search_seed (last kernel)", rc == TDM_OK ? e : NULL);
     }
     return rc;
+}
+
+/* The range kernel of the plan's variant over the pass's arguments. */
+static int launch_ranges(const srun *r, const tdm_splan *pl, const pass_args *pa, tdm_err *err)
+{
+    tdm_karg a[PASS_MAX_ARGS];
+    cl_uint nr = pa->nranges;
+    if (zrange(pl))
+        return run_launch(r, "tdm_search_zrange", a, zrange_args(pa, a),
+                          tdm_round_up(nr, pl->local), pl->local, err);
+    if (pl->variant == TDM_VARIANT_GROUP)
+        return run_launch(r, "tdm_search_group", a, group_args(pa, a), (size_t)nr * pl->local,
+                          pl->local, err);
+    return run_launch(r, "tdm_search_range", a, range_args(pa, a), tdm_round_up(nr, pl->local),
+                      pl->local, err);
+}
+
+/* The select stages, while more than one group's worth of ranges is left,
+ * then the merge into B_OUT. */
+static int launch_merge(const srun *r, uint32_t nr, uint32_t cap, uint32_t k, uint32_t pow2,
+                        scratch *s, tdm_err *err)
+{
+    size_t wg = tdm_search_merge_local(r->d);
+    uint32_t per;
+    cl_uint ng = select_groups(r->d, nr, cap, &per), kk = k, p2 = pow2;
+    keys_in in = {&s->b[B_HS], &s->b[B_HD], &s->b[B_HN], 0, nr, cap};
+    cl_uint area2 = ng; /* the second output area's first slice */
+    tdm_karg a[12];
+    int rc = TDM_OK;
+    for (uint32_t stage = 0; rc == TDM_OK && ng > 1; stage++) {
+        cl_uint pr = per, ooff = stage % 2 ? area2 : 0; /* areas in turn */
+        int small = tdm_search_small_fits(r->d, wg, kk, (uint64_t)pr * in.cap);
+        rc = run_launch(r, small ? "tdm_search_select_small" : "tdm_search_select", a,
+                        select_args(&in, &kk, &pr, s, &ooff, a), (size_t)ng * wg, wg, err);
+        in = (keys_in){&s->b[B_SS], &s->b[B_SD], &s->b[B_SN], ooff, ng, kk};
+        /* another stage while more than select_fan(k) slices are left */
+        per = select_fan(kk);
+        ng = in.nranges > per ? (in.nranges + per - 1) / per : 1;
+    }
+    if (rc)
+        return rc;
+    int small = tdm_search_small_fits(r->d, wg, kk, (uint64_t)in.nranges * in.cap);
+    return run_launch(r, small ? "tdm_search_merge_small" : "tdm_search_merge", a,
+                      merge_args(&in, &kk, &p2, s, a), wg, wg, err);
 }
 
 /* One pass: bounds where needed, range or group kernel, merge. gate_min:
  * 0, or k for AND-then-OR's OR pass (skipped on the device when the AND
  * pass's counts, in B_OUTN, reach k). */
-static int launch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs, const tdm_splan *pl,
+static int launch(const srun *r, const tdm_sprep *p, uint32_t ndocs, const tdm_splan *pl,
                   int salg, uint32_t k, uint32_t cap, uint32_t pow2, uint32_t gate_min,
-                  scratch *s, cl_event dec, cl_event *ev, uint32_t *launches, tdm_err *err)
+                  scratch *s, tdm_err *err)
 {
-    cl_event e0 = NULL;
     int rc = TDM_OK;
     /* exhaustive OR and AND read no bound */
-    if (salg != TDM_SALG_OR && salg != TDM_SALG_AND &&
-        (rc = prepare(sd, p, pl, salg, k, s, dec, &e0, launches, err)))
+    if (salg != TDM_SALG_OR && salg != TDM_SALG_AND && (rc = prepare(r, p, pl, salg, k, s, err)))
         return rc;
-    if (!e0 && dec) {
-        e0 = dec;
-        clRetainEvent(e0);
-    }
-    cl_uint nt = p->nt, nr = pl->ranges, rlen = pl->rlen, nd = ndocs, cp = cap, alg = (cl_uint)salg,
-            kind = (cl_uint)p->kind, kk = k, p2 = pow2, gm = gate_min;
-    cl_float c0 = p->c0, c1 = p->c1;
-    tdm_karg ra[] = {
-        TDM_KARG_MEM(&s->b[B_DOCS]), TDM_KARG_MEM(&s->b[B_FREQS]), TDM_KARG_MEM(&s->b[B_TERMS]),
-        TDM_KARG_MEM(&s->b[B_BMAX]), TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_MEM(&s->b[B_CUR]),
-        TDM_KARG_MEM(&s->b[B_ORD]),  TDM_KARG_MEM(&s->b[B_HS]),    TDM_KARG_MEM(&s->b[B_HD]),
-        TDM_KARG_MEM(&s->b[B_HN]),   TDM_KARG_U32(&nt),            TDM_KARG_U32(&nr),
-        TDM_KARG_U32(&rlen),         TDM_KARG_U32(&nd),            TDM_KARG_U32(&cp),
-        TDM_KARG_U32(&alg),          TDM_KARG_U32(&kind),          {sizeof c0, &c0},
-        {sizeof c1, &c1},            TDM_KARG_MEM(&s->b[B_OUTN]),  TDM_KARG_U32(&gm),
+    const tdm_resident *rs = &r->sd->res;
+    pass_args pa = {
+        .docs = &s->b[B_DOCS], .freqs = &s->b[B_FREQS], .terms = &s->b[B_TERMS],
+        .bmax = &s->b[B_BMAX], .doclens = &rs->doclens, .cur = &s->b[B_CUR],
+        .ord = &s->b[B_ORD], .hs = &s->b[B_HS], .hd = &s->b[B_HD], .hn = &s->b[B_HN],
+        .gate = &s->b[B_OUTN], .status = &s->b[B_STATUS],
+        .nt = p->nt, .nranges = pl->ranges, .rlen = pl->rlen, .ndocs = ndocs, .cap = cap,
+        .alg = (cl_uint)salg, .kind = (cl_uint)p->kind, .gate_min = gate_min,
+        .c0 = p->c0, .c1 = p->c1,
+        .res = rs, .nlists = rs->nlists, .arena_words = rs->arena_words, .spans = rs->spans,
+        .bw = p->max_block, .layout = pl->zlayout,
     };
-    tdm_karg ga[] = {
-        ra[0],  ra[1],  ra[2],  ra[4],  ra[5],  ra[7],  ra[8],  ra[9],  ra[10], ra[11],
-        ra[12], ra[13], ra[14], ra[15], ra[16], ra[17], ra[18], ra[19], ra[20],
-        TDM_KARG_MEM(&s->b[B_STATUS]),
-    };
-    cl_uint bw = p->max_block, nl = sd->res.nlists, aw = sd->res.arena_words, sp = sd->res.spans;
-    cl_uint zl = pl->zlayout;
-    const tdm_resident *rs = &sd->res;
-    tdm_karg za[] = {
-        TDM_KARG_MEM(&rs->arena),       TDM_KARG_MEM(&rs->lists),      TDM_KARG_MEM(&rs->codecs),
-        TDM_KARG_MEM(&rs->block_last),  TDM_KARG_MEM(&rs->block_docs),
-        TDM_KARG_MEM(&rs->block_freqs), TDM_KARG_U32(&nl),             TDM_KARG_U32(&aw),
-        TDM_KARG_U32(&sp),              ra[0],                         ra[1],
-        TDM_KARG_U32(&bw),              ra[2],  ra[3],  ra[4],  ra[5],  ra[6],  ra[7],  ra[8],
-        ra[9],  ra[10], ra[11], ra[12], ra[13], ra[14], ra[15], ra[16], ra[17], ra[18], ra[19],
-        ra[20],                         TDM_KARG_MEM(&s->b[B_STATUS]), TDM_KARG_U32(&zl),
-    };
-    cl_event e1 = NULL;
-    if (zrange(pl))
-        rc = tdm_kernel_launch(sd->d, "tdm_search_zrange", za, sizeof za / sizeof *za,
-                               tdm_round_up(nr, pl->local), pl->local, 1, &e0, &e1, err);
-    else if (pl->variant == TDM_VARIANT_GROUP)
-        rc = tdm_kernel_launch(sd->d, "tdm_search_group", ga, sizeof ga / sizeof *ga,
-                               (size_t)nr * pl->local, pl->local, 1, &e0, &e1, err);
-    else
-        rc = tdm_kernel_launch(sd->d, "tdm_search_range", ra, sizeof ra / sizeof *ra,
-                               tdm_round_up(nr, pl->local), pl->local, 1, &e0, &e1, err);
-    ev_release(e0);
-    if (rc)
+    if ((rc = launch_ranges(r, pl, &pa, err)))
         return rc;
-    size_t wg = tdm_search_merge_local(sd->d);
-    *launches += 1;
-    uint32_t per;
-    cl_uint ng = select_groups(sd->d, nr, cp, &per), mr = nr, mcap = cp, moff = 0;
-    cl_mem *mh = &s->b[B_HS], *md = &s->b[B_HD], *mn = &s->b[B_HN];
-    cl_uint area2 = ng; /* the second output area's first slice */
-    for (uint32_t stage = 0; ng > 1; stage++) {
-        cl_uint pr = per, ooff = stage % 2 ? area2 : 0; /* areas in turn */
-        tdm_karg sa[] = {
-            TDM_KARG_MEM(mh),          TDM_KARG_MEM(md),          TDM_KARG_MEM(mn),
-            TDM_KARG_U32(&moff),       TDM_KARG_U32(&mr),         TDM_KARG_U32(&mcap),
-            TDM_KARG_U32(&kk),         TDM_KARG_U32(&pr),         TDM_KARG_MEM(&s->b[B_SS]),
-            TDM_KARG_MEM(&s->b[B_SD]), TDM_KARG_MEM(&s->b[B_SN]), TDM_KARG_U32(&ooff),
-        };
-        cl_event e2 = NULL;
-        rc = tdm_kernel_launch(sd->d,
-                               tdm_search_small_fits(sd->d, wg, kk, (uint64_t)pr * mcap)
-                                   ? "tdm_search_select_small"
-                                   : "tdm_search_select",
-                               sa, sizeof sa / sizeof *sa, (size_t)ng * wg, wg, 1, &e1, &e2, err);
-        ev_release(e1);
-        e1 = e2;
-        if (rc)
-            return rc;
-        *launches += 1;
-        mh = &s->b[B_SS];
-        md = &s->b[B_SD];
-        mn = &s->b[B_SN];
-        mr = ng;
-        mcap = kk;
-        moff = ooff;
-        /* another stage while more than select_fan(k) slices are left */
-        per = select_fan(kk);
-        ng = mr > per ? (mr + per - 1) / per : 1;
-    }
-    tdm_karg ma[] = {
-        TDM_KARG_MEM(mh),  TDM_KARG_MEM(md),   TDM_KARG_MEM(mn), TDM_KARG_U32(&moff),
-        TDM_KARG_U32(&mr), TDM_KARG_U32(&mcap), TDM_KARG_U32(&kk),
-        TDM_KARG_U32(&p2), TDM_KARG_MEM(&s->b[B_OUT]), TDM_KARG_MEM(&s->b[B_OUTN]),
-        TDM_KARG_MEM(&s->b[B_STATUS]),
-    };
-    int small = tdm_search_small_fits(sd->d, wg, kk, (uint64_t)mr * mcap);
-    rc = tdm_kernel_launch(sd->d, small ? "tdm_search_merge_small" : "tdm_search_merge", ma,
-                           sizeof ma / sizeof *ma, wg, wg, 1, &e1, ev, err);
-    ev_release(e1);
-    if (rc == TDM_OK)
-        *launches += 1;
-    return rc;
+    return launch_merge(r, pl->ranges, cap, k, pow2, s, err);
 }
 
 /* The compressed variant reads the index itself, whose upload (res.ready)
@@ -655,85 +745,62 @@ int tdm_search_after_index(const tdm_sdev *sd, cl_command_queue q, cl_uint nwait
                             : tdm_cl_fail(err, cr, "clEnqueueMarkerWithWaitList (index upload)");
 }
 
-int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
-                       const tdm_splan *pl, int salg, uint32_t k, tdm_sout *out, tdm_err *err)
+/* The query's inputs on the device, in order on the run's queue: the list
+ * cache's hold of its lists (index/listcache.h; first, so that a query it
+ * refuses has enqueued nothing that reads p), the buffers and the one
+ * upload, then the decode, AND's selection or (compressed variant, whose
+ * cursors decode what they enter) a wait for the index. The uploads are
+ * not waited for: p's arrays outlive the run, which ends after its
+ * download. *hold gets the list cache's hold. */
+static int run_inputs(const srun *r, const tdm_sprep *p, const tdm_splan *pl, int salg,
+                      uint32_t cap, uint32_t pow2, uint32_t k, scratch *s,
+                      tdm_listcache_hold **hold, tdm_sout *out, tdm_err *err)
 {
-    uint32_t cap = k < pl->rlen ? k : pl->rlen;
-    uint32_t pow2 = tdm_pow2_at_least(k);
-    tdm_sprof pf;
-    tdm_sprof_begin(&pf, salg, k);
-    tdm_sprof_cur = pf.on ? &pf : NULL;
-    scratch *sp = pool_take((tdm_sdev *)sd);
-    if (!sp)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    scratch s = *sp; /* a copy: the pool entry is updated at the end */
-    cl_event ev = NULL, dec = NULL, upev[1];
-    tdm_listcache_hold *hold = NULL;
+    const tdm_sdev *sd = r->sd;
+    double t = r->pf ? r->pf->t0 : 0;
+    cl_event upev[1];
     cl_uint nup = 0;
-    /* the uploads are not waited for here: p's arrays outlive the call,
-       which ends after the last download */
-    uint32_t per;
-    uint32_t ngroups = select_groups(sd->d, pl->ranges, cap, &per);
-    /* a list cache holds the query's lists (index/listcache.h); first, so
-       that a query it refuses has enqueued nothing that reads p */
-    double tph = pf.on ? tdm_sprof_now() : 0;
-    int rc = tdm_resident_acquire_batch(&sd->res, &p->batch, &upev[nup], &hold, &out->bytes_up,
-                                        err);
-    if (rc == TDM_OK && upev[nup])
-        nup++;
-    tdm_sprof_host(&pf, "phase: pool take, list hold", pf.t0);
-    tph = pf.on ? tdm_sprof_now() : 0;
+    int rc = tdm_resident_acquire_batch(&sd->res, &p->batch, &upev[0], hold, &out->bytes_up, err);
+    if (rc == TDM_OK && upev[0])
+        nup = 1; /* on the transfer queue: waited for by event below */
+    run_phase(r, "phase: pool take, list hold", &t);
+    uint32_t per, ngroups = select_groups(r->d, pl->ranges, cap, &per);
     if (rc == TDM_OK)
-        rc = make_buffers(sd->d, p, pl, salg, cap, pow2, k, ngroups, &s, out, err);
-    tdm_sprof_host(&pf, "phase: buffers and uploads", tph);
-    tph = pf.on ? tdm_sprof_now() : 0;
-    cl_command_queue q = run_queue(sd->d);
-    if (rc == TDM_OK && zrange(pl)) /* the cursors decode what they enter */
-        rc = tdm_search_after_index(sd, q, nup, upev, err);
+        rc = make_buffers(r, p, pl, salg, cap, pow2, k, ngroups, s, out, err);
+    run_phase(r, "phase: buffers and uploads", &t);
+    cl_event dec, *ev = run_event(r, &dec); /* the decode's event only where profiled */
+    if (rc == TDM_OK && zrange(pl))
+        rc = tdm_search_after_index(sd, r->q, nup, upev, err);
     else if (rc == TDM_OK && and_selects(p, pl, salg))
-        rc = tdm_and_sel_enqueue(&sd->res, q, &s.dsc, &p->andsel, 1, s.b[B_SELTAB],
-                                 s.b[B_SELLEAD],
-                                 s.b[B_SELFLAGS], s.ajobs, s.b[B_DOCS], s.b[B_FREQS],
-                                 s.b[B_TERMS], s.b[B_STATUS], nup, upev,
-                                 pf.events ? &dec : NULL, &out->launches,
-                                 &out->bytes_up, err);
-    else if (rc == TDM_OK) /* its event only where profiled */
-        rc = tdm_decode_batch_enqueue_in(&sd->res, q, &p->batch, s.jobs, s.b[B_DOCS],
-                                         s.b[B_FREQS], s.b[B_STATUS], &s.dsc, nup, upev,
-                                         pf.events ? &dec : NULL, err);
+        rc = tdm_and_sel_enqueue(&sd->res, r->q, &s->dsc, &p->andsel, 1, s->b[B_SELTAB],
+                                 s->b[B_SELLEAD], s->b[B_SELFLAGS], s->ajobs, s->b[B_DOCS],
+                                 s->b[B_FREQS], s->b[B_TERMS], s->b[B_STATUS], nup, upev, ev,
+                                 r->launches, &out->bytes_up, err);
+    else if (rc == TDM_OK)
+        rc = tdm_decode_batch_enqueue_in(&sd->res, r->q, &p->batch, s->jobs, s->b[B_DOCS],
+                                         s->b[B_FREQS], s->b[B_STATUS], &s->dsc, nup, upev, ev,
+                                         err);
     for (cl_uint i = 0; i < nup; i++)
-        ev_release(upev[i]);
-    tdm_sprof_host(&pf, "phase: decode (or AND selection) enqueue", tph);
-    tph = pf.on ? tdm_sprof_now() : 0;
+        clReleaseEvent(upev[i]);
+    if (ev)
+        run_record(r, "decode (last kernel)", dec);
     for (int c = 0; rc == TDM_OK && !and_selects(p, pl, salg) && !zrange(pl) &&
                     c < TDM_CODEC_COUNT; c++)
-        out->launches += p->batch.njobs[c] ? 1 : 0;
-    if (rc == TDM_OK && salg == TDM_SALG_AND_OR) {
-        /* AND, then OR, which the device skips when AND found k */
-        cl_event e_and = NULL;
-        rc = launch(sd, p, ndocs, pl, TDM_SALG_AND, k, cap, pow2, 0, &s, dec, &e_and,
-                    &out->launches, err);
-        if (rc == TDM_OK)
-            rc = launch(sd, p, ndocs, pl, TDM_SALG_OR, k, cap, pow2, k, &s, e_and, &ev,
-                        &out->launches, err);
-        ev_release(e_and);
-    } else if (rc == TDM_OK) {
-        rc = launch(sd, p, ndocs, pl, salg, k, cap, pow2, 0, &s, dec, &ev, &out->launches, err);
-    }
-    tdm_sprof_host(&pf, "phase: bounds, seed, range, select, merge enqueue", tph);
-    tph = pf.on ? tdm_sprof_now() : 0;
-    if (dec) {
-        tdm_sprof_event(&pf, "decode (last kernel)", dec);
-        clReleaseEvent(dec);
-    }
+        *r->launches += p->batch.njobs[c] ? 1 : 0;
+    run_phase(r, "phase: decode (or AND selection) enqueue", &t);
+    return rc;
+}
+
+/* The header (counts, status) and the k keys in one blocking copy, in order
+ * after the merge on the run's queue, then checked. */
+static int run_results(const srun *r, const scratch *s, uint32_t k, tdm_sout *out, tdm_err *err)
+{
+    const tdm_sdev *sd = r->sd;
     uint32_t n[3] = {0, 0, 0};
-    /* the header (counts, status) and the k keys in one copy, in order
-       after the merge on the same queue */
-    uint64_t *got = malloc(((size_t)k + 2) * 8);
-    if (rc == TDM_OK && !got)
-        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    if (rc == TDM_OK)
-        rc = tdm_download(sd->d, s.b[B_OUT], 0, ((size_t)k + 2) * 8, got, 0, NULL, NULL, err);
+    size_t bytes = ((size_t)k + 2) * 8;
+    uint64_t *got = malloc(bytes);
+    int rc = got ? run_copy(r, 0, 1, s->b[B_OUT], bytes, got, err)
+                 : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     if (rc == TDM_OK) {
         n[0] = (uint32_t)got[0];
         n[1] = (uint32_t)(got[0] >> 32);
@@ -741,8 +808,6 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
         memcpy(out->keys, got + 2, (size_t)k * 8);
     }
     free(got);
-    tdm_sprof_host(&pf, "phase: download (waits for the device)", tph);
-    tph = pf.on ? tdm_sprof_now() : 0;
     if (rc == TDM_OK && (n[2] & TDM_CODEC_ST_CORRUPT))
         rc = tdm_err_set(err, TDM_ERR_CORRUPT, "%s: section arena: a list of the query is "
                          "damaged (its payload failed to decode, or decoded out of order, on "
@@ -755,20 +820,55 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     if (rc == TDM_OK) {
         out->n = n[0];
         out->total = n[1];
-        out->bytes_down += ((size_t)k + 2) * 8;
+        out->bytes_down += bytes;
     }
-    ev_release(ev);
-    if (rc) { /* commands may still read p's arrays and the held lists: wait for them */
-        cl_event mk = NULL;
-        if (clEnqueueMarkerWithWaitList(run_queue(sd->d), 0, NULL, &mk) == CL_SUCCESS && mk) {
-            clWaitForEvents(1, &mk);
-            clReleaseEvent(mk);
-        }
+    return rc;
+}
+
+/* After a failed run: commands may still read p's arrays and the held
+ * lists; waits for them. */
+static void run_drain(const srun *r)
+{
+    cl_event mk = NULL;
+    if (clEnqueueMarkerWithWaitList(r->q, 0, NULL, &mk) == CL_SUCCESS && mk) {
+        clWaitForEvents(1, &mk);
+        clReleaseEvent(mk);
     }
-    tdm_resident_unhold(&sd->res, hold, NULL); /* the downloads waited for the kernels */
-    tdm_sprof_host(&pf, "phase: checks, unhold", tph);
+}
+
+int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
+                       const tdm_splan *pl, int salg, uint32_t k, tdm_sout *out, tdm_err *err)
+{
+    uint32_t cap = k < pl->rlen ? k : pl->rlen;
+    uint32_t pow2 = tdm_pow2_at_least(k);
+    scratch *sp = pool_take((tdm_sdev *)sd);
+    if (!sp)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    tdm_sprof pf; /* TANDEM_SEARCH_PROFILE */
+    tdm_sprof_begin(&pf, salg, k);
+    srun r;
+    run_init(&r, sd, &pf, &out->launches);
+    scratch s = *sp; /* a copy: the pool entry is updated at the end */
+    tdm_listcache_hold *hold = NULL;
+    int rc = run_inputs(&r, p, pl, salg, cap, pow2, k, &s, &hold, out, err);
+    double t = r.pf ? tdm_sprof_now() : 0;
+    if (rc == TDM_OK && salg == TDM_SALG_AND_OR) {
+        /* AND, then OR, which the device skips when AND found k */
+        rc = launch(&r, p, ndocs, pl, TDM_SALG_AND, k, cap, pow2, 0, &s, err);
+        if (rc == TDM_OK)
+            rc = launch(&r, p, ndocs, pl, TDM_SALG_OR, k, cap, pow2, k, &s, err);
+    } else if (rc == TDM_OK) {
+        rc = launch(&r, p, ndocs, pl, salg, k, cap, pow2, 0, &s, err);
+    }
+    run_phase(&r, "phase: bounds, seed, range, select, merge enqueue", &t);
+    if (rc == TDM_OK)
+        rc = run_results(&r, &s, k, out, err);
+    run_phase(&r, "phase: download (waits for the device)", &t);
+    if (rc)
+        run_drain(&r);
+    tdm_resident_unhold(&sd->res, hold, NULL); /* the download waited for the kernels */
+    run_phase(&r, "phase: checks, unhold", &t);
     tdm_sprof_end(&pf, rc == TDM_OK);
-    tdm_sprof_cur = NULL;
     s.next = NULL;
     *sp = s;
     if (rc == TDM_OK)

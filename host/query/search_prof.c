@@ -25,7 +25,6 @@ static row rows[ROWS];
 static int nrows;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int state = -1; /* -1 unknown, 0 off, 1 on, 2 host phases only */
-_Thread_local tdm_sprof *tdm_sprof_cur;
 
 static const char *alg_name(int salg)
 {
