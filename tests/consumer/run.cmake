@@ -67,7 +67,7 @@ run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix /usr/local)
 run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${WORK}/build-usr" -G "${GENERATOR}"
     -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-O0
     -DTANDEM_BUILD_TESTS=OFF "-DCMAKE_C_COMPILER=${CC}")
-run("${CMAKE_COMMAND}" --build "${WORK}/build-usr" --parallel 2 --target tandem tandem_static)
+run("${CMAKE_COMMAND}" --build "${WORK}/build-usr" --parallel 2 --target tandem_libraries)
 execute_process(COMMAND "${CMAKE_COMMAND}" -LA -N "${WORK}/build-usr" OUTPUT_VARIABLE cache)
 string(REGEX MATCH "CMAKE_INSTALL_LIBDIR:PATH=([^\n]*)" _ "${cache}")
 set(libdir_usr "${CMAKE_MATCH_1}")
