@@ -270,6 +270,32 @@ static void same_entry_written_at_once(void **state)
         printf("no two identical devices: no entry was written twice at once\n");
 }
 
+/* Each device's preferred work-group multiple is tdm_first_kernel's, not
+ * that of whichever kernel the program lists first: rusticl lists a program
+ * read from a binary in a different order in every process, and creating a
+ * compressed cursors' kernel there (no_zcur) spun the open for minutes. */
+static void wg_multiple_from_first_kernel(void **state)
+{
+    (void)state;
+    int rc;
+    tdm_engine *e = open_all(&rc);
+    assert_int_equal(rc, TDM_OK);
+    for (int i = 0; i < tdm_engine_device_count(e); i++) {
+        tdm_device *d = tdm_engine_device(e, i);
+        cl_kernel k = clCreateKernel(d->program, "tdm_first_kernel", &rc);
+        assert_int_equal(rc, CL_SUCCESS);
+        size_t m = 0;
+        assert_int_equal(clGetKernelWorkGroupInfo(k, d->id,
+                                                  CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                                                  sizeof m, &m, NULL), CL_SUCCESS);
+        clReleaseKernel(k);
+        if (m == 0 || d->info.preferred_wg_multiple != m)
+            fail_msg("%s: preferred multiple %zu, tdm_first_kernel's %zu", d->info.name,
+                     d->info.preferred_wg_multiple, m);
+    }
+    tdm_engine_close(e);
+}
+
 int main(void)
 {
     /* Before the ICD loader starts PoCL: two CPU devices instead of one. */
@@ -281,6 +307,7 @@ int main(void)
         cmocka_unit_test(last_fails_others_open),
         cmocka_unit_test(every_fail_listed_in_order),
         cmocka_unit_test(same_entry_written_at_once),
+        cmocka_unit_test(wg_multiple_from_first_kernel),
     };
     return cmocka_run_group_tests(tests, discover, forget);
 }

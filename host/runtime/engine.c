@@ -22,19 +22,40 @@ struct tdm_engine {
     tdm_err warnings;      /* only its message: the devices skipped at open */
 };
 
-/* The preferred work-group multiple, read from the program's first kernel. */
+/* Whether the ';'-separated list `names` holds `name` exactly. */
+static int has_kernel(const char *names, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = names; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == names || p[-1] == ';') && (p[n] == ';' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* The preferred work-group multiple, read from tdm_first_kernel, else (a
+ * caller's own source) from the program's first kernel. Not simply the
+ * first: rusticl lists a program's kernels in an order that changes from
+ * one process to the next (a hash map's), and creating a kernel there
+ * compiles it; when the first was a compressed cursors' kernel (no_zcur)
+ * the engine open spun for minutes past 3 GB (test_sched, 2 runs in 4). */
 static size_t probe_wg_multiple(tdm_device *d)
 {
-    char names[4096] = "";
-    size_t m = 0;
-    if (clGetProgramInfo(d->program, CL_PROGRAM_KERNEL_NAMES, sizeof names - 1, names, NULL) !=
-        CL_SUCCESS)
+    size_t m = 0, len = 0;
+    char *names = NULL;
+    if (clGetProgramInfo(d->program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &len) != CL_SUCCESS ||
+        !(names = calloc(len + 1, 1)) ||
+        clGetProgramInfo(d->program, CL_PROGRAM_KERNEL_NAMES, len, names, NULL) != CL_SUCCESS) {
+        free(names);
         return 0;
+    }
     char *semi = strchr(names, ';');
-    if (semi)
+    if (has_kernel(names, "tdm_first_kernel"))
+        strcpy(names, "tdm_first_kernel"); /* it is in the list: room for it */
+    else if (semi)
         *semi = '\0';
     cl_int rc;
     cl_kernel k = clCreateKernel(d->program, names, &rc);
+    free(names);
     if (rc != CL_SUCCESS)
         return 0;
     clGetKernelWorkGroupInfo(k, d->id, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof m,
