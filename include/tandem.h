@@ -336,6 +336,32 @@ typedef struct tdm_index_stats {
 
 TDM_API int tdm_index_stats_get(const tdm_index *index, tdm_index_stats *stats);
 
+/* How the weights of a learned sparse collection (SPLADE, uniCOIL, ...)
+ * became the integer impacts an impact index stores (docs/LEARNED_SPARSE.md). */
+enum tdm_quantize {
+    TDM_QUANT_INTEGER = 0, /* integer weights taken as they are */
+    TDM_QUANT_SCALE = 1,   /* impact = round(weight x scale), halves away from
+                              zero, in double; 0 drops the posting */
+    TDM_QUANT_LINEAR = 2   /* PISA's linear quantizer to `bits` bits over the
+                              collection's largest weight M: in float,
+                              impact = round(weight x s) + 1 with
+                              s = (2^bits - 2) / M, so 1 .. 2^bits - 1 */
+};
+#define TDM_QUANT_BITS_MIN 2
+#define TDM_QUANT_BITS_MAX 24
+
+/* An index's kind: impact (its frequencies are impacts, searched with
+ * TDM_SCORE_IMPACT) or not (term frequencies, BM25). Plain data. */
+typedef struct tdm_index_impact {
+    int impact;                /* 1: an impact index; 0: term frequencies */
+    int quantize;              /* impact: enum tdm_quantize */
+    unsigned bits;             /* TDM_QUANT_LINEAR's bits; else 0 */
+    double scale;              /* the rule's scale (1 for TDM_QUANT_INTEGER) */
+    double max_weight;         /* TDM_QUANT_LINEAR's M; else 0 */
+} tdm_index_impact;
+
+TDM_API int tdm_index_impact_get(const tdm_index *index, tdm_index_impact *impact);
+
 /* Looks up a term exactly as stored (already normalized). TDM_ERR_NOT_FOUND
  * if absent. df or cf may be NULL. */
 TDM_API int tdm_index_term_get(const tdm_index *index, const char *term, uint32_t *df,
@@ -374,7 +400,13 @@ enum tdm_build_format {
     TDM_BUILD_LINES = 1,  /* name<TAB>text, one document per line */
     TDM_BUILD_TREC = 2,   /* <DOC><DOCNO>name</DOCNO> text </DOC> */
     TDM_BUILD_SMART = 3,  /* .I name, .T and .W indexed, other fields ignored */
-    TDM_BUILD_JSONL = 4   /* {"id": ..., "contents": "..."} one object a line */
+    TDM_BUILD_JSONL = 4,  /* {"id": ..., "contents": "..."} one object a line */
+    TDM_BUILD_JSON_VECTOR = 5 /* Anserini's JSON vector collections (learned
+                              sparse): {"id": ..., "contents": ...,
+                              "vector": {"term": weight, ...}} a line; the
+                              terms are taken as they are (no tokenizer, stemmer
+                              or stopwords), the weights become impacts by
+                              `quantize`, and the index is an impact index */
 };
 
 /* Progress, reported to the callback at most every ~100 ms and once at the
@@ -424,6 +456,15 @@ typedef struct tdm_index_build_options {
                                   a document of that text named by its ordinal;
                                   init: 0, such a line is TDM_ERR_FORMAT naming it
                                   (a qrels or query file given by mistake) */
+    const char *quantize;      /* TDM_BUILD_JSON_VECTOR's rule (enum tdm_quantize):
+                                  NULL or "integer": every weight an integer
+                                  (1 .. 2^24; 0 drops the term), taken as it is;
+                                  "scale:S" (S > 0): round(weight x S);
+                                  "linear:B" (B in 2 .. 24): PISA's linear
+                                  quantizer to B bits, over the collection's
+                                  largest weight (a first pass reads the inputs
+                                  for it: no stdin), or "linear:B:M" with M
+                                  given. Recorded in the index. init: NULL */
 } tdm_index_build_options;
 
 /* Sets o->struct_size and every option to the default shown above. */
@@ -513,7 +554,13 @@ TDM_API int tdm_algorithm_parse(const char *name, int *algorithm);
 
 enum tdm_scoring {
     TDM_SCORE_BM25 = 0,    /* BM25 (idf = ln(1 + (N - df + 0.5) / (df + 0.5))) */
-    TDM_SCORE_IMPACT = 1   /* stored frequencies are impacts: sum of weight x impact */
+    TDM_SCORE_IMPACT = 1,  /* stored frequencies are impacts: sum of weight x impact.
+                              On an index that is not an impact index this is
+                              asked for on purpose (a CIFF or PISA import of
+                              impacts made before indexes recorded it) */
+    TDM_SCORE_AUTO = 2     /* the index's own (init): impact on an impact index
+                              (tdm_index_impact_get), else BM25. BM25 on an
+                              impact index is refused (TDM_ERR_INVALID_ARG) */
 };
 
 /* How a device splits a query's work (the same results either way). */
@@ -551,7 +598,7 @@ typedef struct tdm_search_options {
     size_t struct_size;    /* sizeof(tdm_search_options), from _init */
     int algorithm;         /* enum tdm_algorithm; init TDM_ALGO_AUTO */
     uint32_t k;            /* results wanted, 1 .. TDM_SEARCH_K_MAX; init 10 */
-    int scoring;           /* enum tdm_scoring; init TDM_SCORE_BM25 */
+    int scoring;           /* enum tdm_scoring; init TDM_SCORE_AUTO */
     double k1, b;          /* BM25: k1 in [0, TDM_BM25_K1_MAX], b in [0, 1];
                               init 1.2, 0.75.
                               Any values give exact results (block bounds are

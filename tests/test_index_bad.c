@@ -353,7 +353,7 @@ static void d_term_order(unsigned char *b)
 }
 static void d_term_span(unsigned char *b) { ((uint32_t *)section(b, TDM_SEC_TERM_OFFS))[40]++; }
 static void d_pad(unsigned char *b) { b[sec(b, TDM_SEC_LISTS)->offset - 1] = 7; }
-static void d_reserved(unsigned char *b) { hdr(b)->reserved = 1; }
+static void d_reserved(unsigned char *b) { hdr(b)->quant = 1; }
 static void d_name_pad(unsigned char *b) { hdr(b)->codec[30] = 'x'; }
 static void d_sec_id(unsigned char *b) { sec(b, 3)->id = 4; }
 static void d_sec_moved(unsigned char *b) { sec(b, TDM_SEC_STOPWORDS)->offset += 64; }

@@ -14,7 +14,15 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tandem build [options] -o INDEX INPUT...\n"
             "  INPUT is a file, '-' for stdin; gzip files are read transparently\n"
-            "  --format auto|lines|trec|smart|jsonl   input format (default auto: guessed)\n"
+            "  --format auto|lines|trec|smart|jsonl|jsonvector\n"
+            "                                         input format (default auto: guessed;\n"
+            "                                         jsonvector: Anserini's JSON vectors of\n"
+            "                                         learned sparse models, an impact index)\n"
+            "  --quantize integer|scale:S|linear:B[:M]\n"
+            "                                         jsonvector weights to impacts: integers\n"
+            "                                         as they are (default), round(w x S), or\n"
+            "                                         PISA's linear quantizer to B bits over\n"
+            "                                         the largest weight M (docs/LEARNED_SPARSE.md)\n"
             "  --stemmer english|none|LANG            Snowball stemmer (default english)\n"
             "  --stopwords lucene|snowball|none|FILE  words to drop: Lucene's 33 English words\n"
             "                                         (default, as Anserini), Snowball's 174,\n"
@@ -87,10 +95,12 @@ static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
     } else if ((v = tdm_cli_opt(argc, argv, i, "--format"))) {
         o->format = tdm_format_by_name(v);
         if (o->format < 0) {
-            tdm_cli_fail("build", "--format '%s': unknown; expected auto, lines, trec, smart "
-                                  "or jsonl", v);
+            tdm_cli_fail("build", "--format '%s': unknown; expected auto, lines, trec, smart, "
+                                  "jsonl or jsonvector", v);
             return -1;
         }
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--quantize"))) {
+        o->quantize = v;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--stemmer"))) {
         o->stemmer = v;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--stopwords"))) {

@@ -35,8 +35,10 @@ int tdm_cli_search_opt(const char *cmd, int argc, char **argv, int *i, tdm_cli_s
             s->o.scoring = TDM_SCORE_BM25;
         else if (!strcmp(v, "impact"))
             s->o.scoring = TDM_SCORE_IMPACT;
+        else if (!strcmp(v, "auto"))
+            s->o.scoring = TDM_SCORE_AUTO;
         else {
-            tdm_cli_fail(cmd, "--scoring '%s': expected bm25 or impact", v);
+            tdm_cli_fail(cmd, "--scoring '%s': expected auto, bm25 or impact", v);
             return -1;
         }
     } else if ((v = tdm_cli_opt(argc, argv, i, "--k1"))) {
@@ -75,7 +77,8 @@ const char tdm_cli_search_help[] =
     "  -k N             results wanted, 1..10000 (default 10)\n"
     "  --algorithm A    auto (default), or, and, and_or, wand, bmw, maxscore: all exact\n"
     "  --device D       an engine device index ('tandem devices'), or auto\n"
-    "  --scoring S      bm25 (default) or impact (stored frequencies are impacts)\n"
+    "  --scoring S      auto (default: impact on an impact index, else bm25), bm25,\n"
+    "                   or impact (frequencies taken as impacts, on purpose)\n"
     "  --k1 X --b X     BM25 parameters (1.2, 0.75); any values stay exact\n"
     "  --ranges N       docid ranges a device splits the work into (planner's choice)\n"
     "  --variant V      auto (default), item, group or compressed (docs/SEARCH.md)\n"

@@ -55,8 +55,17 @@ static void print_stats(const tdm_ireader *r, const walk *w)
            (unsigned long long)in->npostings);
     printf("avg doc length %.2f (%llu tokens)\n", in->avg_doclen,
            (unsigned long long)in->total_doclen);
-    printf("codec          %s\nstemmer        %s\nstopwords      %u\nbm25           k1=%g b=%g\n",
-           in->codec, in->stemmer, in->nstopwords, in->k1, in->b);
+    printf("codec          %s\nstemmer        %s\nstopwords      %u\n", in->codec, in->stemmer,
+           in->nstopwords);
+    if (!in->impact)
+        printf("bm25           k1=%g b=%g\n", in->k1, in->b);
+    else if (in->quant == TDM_QUANT_LINEAR)
+        printf("scoring        impact (quantized linear:%u, largest weight %.9g, scale %.9g)\n",
+               in->quant_bits, in->quant_max, in->quant_scale);
+    else if (in->quant == TDM_QUANT_SCALE)
+        printf("scoring        impact (quantized scale:%.17g)\n", in->quant_scale);
+    else
+        printf("scoring        impact (integer weights as given)\n");
     printf("block entries  %llu\n", (unsigned long long)in->block_entries);
     printf("device memory  %llu bytes (resident: sections arena .. doclens)\n",
            (unsigned long long)tdm_resident_bytes_needed(r));

@@ -17,6 +17,7 @@
 #include "parse.h"
 #include "runs.h"
 #include "text/tokenize.h"
+#include "vector.h"
 #include "common/workers.h"
 #include "index/writer.h"
 
@@ -50,6 +51,8 @@ typedef struct builder {
     char *run_prefix;
     const tdm_build_tuning *t;
     uint32_t doc, doclen;
+    int vector;              /* JSON vector inputs: an impact index */
+    tdm_quant quant;         /* their weights to impacts */
     int tok_rc;
     tdm_index_build_progress prog;
     double start, last_report;
@@ -237,9 +240,12 @@ static int add_doc(builder *b, const char *name, const char *text, size_t len)
     if (b->doc == UINT32_MAX)
         return tdm_err_set(b->err, TDM_ERR_LIMIT, "more than 2^32-1 documents");
     b->doclen = 0;
-    int rc = tdm_tokenize(b->tok, text, len, on_token, b);
+    int rc = b->vector ? tdm_vector_invert(b->inv, text, len, b->doc, &b->doclen)
+             : tdm_tokenize(b->tok, text, len, on_token, b) ? TDM_ERR_NOMEM : TDM_OK;
     if (rc)
-        return tdm_err_set(b->err, TDM_ERR_NOMEM, "out of memory inverting document %u", b->doc);
+        return tdm_err_set(b->err, rc, rc == TDM_ERR_LIMIT
+                           ? "document %u (%s): its impacts add up past 2^32 - 1"
+                           : "out of memory inverting document %u (%s)", b->doc, name);
     rc = tdm_iwriter_add_doc(b->w, b->doclen, name, b->err);
     b->doc++;
     if (!b->ck)   /* else counted as read */
@@ -247,6 +253,18 @@ static int add_doc(builder *b, const char *name, const char *text, size_t len)
     if (!rc && tdm_inverter_bytes(b->inv) > b->budget)
         rc = flush_run(b);
     return rc;
+}
+
+/* Every input of one build is a JSON vector collection, or none is. */
+static int same_kind(builder *b, tdm_parser *p, const char *path)
+{
+    int vec = tdm_parser_format(p) == TDM_BUILD_JSON_VECTOR;
+    if (vec == b->vector)
+        return TDM_OK;
+    return tdm_err_set(b->err, TDM_ERR_FORMAT, "%s: %s, but the build's first input %s: a "
+                       "build takes text collections or JSON vector collections, not both",
+                       path, vec ? "a JSON vector collection" : "not a JSON vector collection",
+                       b->vector ? "was one" : "was text");
 }
 
 static int read_input(builder *b, const char *path, uint64_t *bytes_before)
@@ -257,6 +275,8 @@ static int read_input(builder *b, const char *path, uint64_t *bytes_before)
     {
         tdm_parser_allow_empty(p, b->o->allow_empty);
         tdm_parser_allow_unnamed(p, b->o->unnamed_lines);
+        tdm_parser_set_quant(p, &b->quant);
+        rc = same_kind(b, p, path);
     }
     const char *name, *text;
     size_t len;
@@ -451,7 +471,8 @@ static int open_chunker(builder *b, const char *const *stops, size_t nstops)
     tdm_chunker_config cfg = {
         .threads = b->threads, .chunk_bytes = chunk,
         .worker_budget = rest / t > (2u << 20) ? rest / t - (1u << 20) : rest / t / 2,
-        .stemmer = b->o->stemmer, .stopwords = stops, .nstopwords = nstops,
+        .stemmer = b->vector ? "none" : b->o->stemmer, .stopwords = stops,
+        .nstopwords = nstops, .vector = b->vector,
         .new_run = chunk_run_path, .on_doc = chunk_doc, .on_run = chunk_run,
         .direct = chunk_direct, .user = b};
     b->lb.max_post = b->budget / 32 > (1 << 16) ? b->budget / 32 : 1 << 16;
@@ -463,11 +484,15 @@ static int setup(builder *b, const char *out_path)
     const tdm_index_build_options *o = b->o;
     char **stops = NULL;
     size_t nstops = 0;
-    int rc = o->stopwords ? tdm_stopwords_load(o->stopwords, &stops, &nstops, b->err) : 0;
+    /* vectors: terms as they are, nothing stopped or stemmed */
+    const char *stemmer = b->vector ? "none" : o->stemmer ? o->stemmer : "english";
+    int rc = o->stopwords && !b->vector ? tdm_stopwords_load(o->stopwords, &stops, &nstops,
+                                                              b->err) : 0;
     if (!rc)
-        rc = tdm_tokenizer_open(o->stemmer, (const char *const *)stops, nstops, &b->tok, b->err);
-    tdm_iwriter_options wo = {o->codec, o->k1, o->b, o->stemmer ? o->stemmer : "english",
-                              (const char *const *)stops, nstops, 1};
+        rc = tdm_tokenizer_open(stemmer, (const char *const *)stops, nstops, &b->tok, b->err);
+    tdm_iwriter_options wo = {o->codec, o->k1, o->b, stemmer, (const char *const *)stops,
+                              nstops, 1, b->vector, b->quant.kind, b->quant.bits,
+                              b->quant.scale, b->quant.max};
     if (!rc)
         rc = run_files(b, out_path);
     if (!rc)
@@ -488,6 +513,67 @@ static int setup(builder *b, const char *out_path)
     return rc;
 }
 
+/* The linear rule's largest weight, from a first pass over the inputs. */
+static int scan_max(builder *b, const char *const *inputs, size_t ninputs)
+{
+    tdm_quant scan = {.kind = TDM_QUANT_SCAN};
+    double m = 0;
+    int rc = TDM_OK;
+    for (size_t i = 0; rc == TDM_OK && i < ninputs; i++) {
+        if (!strcmp(inputs[i], "-"))
+            return tdm_err_set(b->err, TDM_ERR_INVALID_ARG, "quantize linear:%u reads its "
+                               "inputs twice (for the largest weight), which stdin cannot be: "
+                               "give the largest weight (linear:%u:M) or a file", b->quant.bits,
+                               b->quant.bits);
+        tdm_parser *p = NULL;
+        const char *name, *text;
+        size_t len;
+        rc = tdm_parser_open(inputs[i], b->o->format, &p, b->err);
+        if (rc == TDM_OK) {
+            tdm_parser_allow_empty(p, 1);
+            tdm_parser_set_quant(p, &scan);
+            rc = same_kind(b, p, inputs[i]);
+        }
+        while (rc == TDM_OK && (rc = tdm_parser_next(p, &name, &text, &len, b->err)) == 1)
+            rc = TDM_OK;
+        if (p && tdm_parser_max_weight(p) > m)
+            m = tdm_parser_max_weight(p);
+        tdm_parser_close(p);
+    }
+    if (rc == TDM_OK && !(m > 0))
+        return tdm_err_set(b->err, TDM_ERR_FORMAT, "quantize linear:%u: no weight above 0 in "
+                           "the inputs", b->quant.bits);
+    if (rc == TDM_OK)
+        tdm_quant_set_max(&b->quant, m);
+    return rc;
+}
+
+/* Whether the build reads JSON vectors (the format, or the first input's
+ * guess), and their rule, completed by a first pass where it needs one. */
+static int vector_kind(builder *b, const char *const *inputs, size_t ninputs)
+{
+    const tdm_index_build_options *o = b->o;
+    char why[256];
+    const char *spec = o->quantize;
+    if (tdm_quant_parse(spec, &b->quant, why, sizeof why))
+        return tdm_err_set(b->err, TDM_ERR_INVALID_ARG, "%s", why);
+    b->vector = o->format == TDM_BUILD_JSON_VECTOR;
+    if (o->format == TDM_BUILD_AUTO && strcmp(inputs[0], "-") != 0) {
+        tdm_parser *p = NULL;
+        int rc = tdm_parser_open(inputs[0], TDM_BUILD_AUTO, &p, b->err);
+        if (rc)
+            return rc;
+        b->vector = tdm_parser_format(p) == TDM_BUILD_JSON_VECTOR;
+        tdm_parser_close(p);
+    }
+    if (spec && !b->vector)
+        return tdm_err_set(b->err, TDM_ERR_INVALID_ARG, "quantize '%s' applies to JSON vector "
+                           "collections only (format jsonvector)", spec);
+    if (b->vector && b->quant.kind == TDM_QUANT_LINEAR && b->quant.max == 0)
+        return scan_max(b, inputs, ninputs);
+    return TDM_OK;
+}
+
 int tdm_build_index(const char *const *inputs, size_t ninputs, const char *out_path,
                     const tdm_index_build_options *opts, tdm_err *err)
 {
@@ -502,7 +588,7 @@ int tdm_build_index_tuned(const char *const *inputs, size_t ninputs, const char 
     builder b = {.o = opts ? opts : &dflt, .err = err, .t = tuning};
     if (ninputs == 0 || !out_path)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "no inputs or no output path");
-    if (b.o->format < TDM_BUILD_AUTO || b.o->format > TDM_BUILD_JSONL)
+    if (b.o->format < TDM_BUILD_AUTO || b.o->format > TDM_BUILD_JSON_VECTOR)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "unknown input format %d", b.o->format);
     /* Before anything is opened: the output must be replaceable and no input. */
     int guard = tdm_output_check(out_path, inputs, ninputs, err);
@@ -516,7 +602,9 @@ int tdm_build_index_tuned(const char *const *inputs, size_t ninputs, const char 
         if (strcmp(inputs[i], "-") != 0 && stat(inputs[i], &st) == 0)
             b.prog.bytes_total += (uint64_t)st.st_size;
     }
-    int rc = setup(&b, out_path);
+    int rc = vector_kind(&b, inputs, ninputs);
+    if (rc == TDM_OK)
+        rc = setup(&b, out_path);
     uint64_t bytes = 0;
     for (size_t i = 0; rc == TDM_OK && i < ninputs; i++)
         rc = read_input(&b, inputs[i], &bytes);

@@ -68,7 +68,7 @@ TDM_API void tdm_index_build_options_init(tdm_index_build_options *o)
 static int check_build_options(const tdm_index_build_options *o)
 {
     const char *what = "tdm_index_build_options";
-    if (o->format < TDM_BUILD_AUTO || o->format > TDM_BUILD_JSONL)
+    if (o->format < TDM_BUILD_AUTO || o->format > TDM_BUILD_JSON_VECTOR)
         return tdm_api_fail(TDM_ERR_INVALID_ARG, "%s: format %d is not a tdm_build_format", what,
                             o->format);
     if (o->memory_mb == 0 || o->memory_mb > ((size_t)1 << 30))

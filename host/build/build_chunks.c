@@ -12,6 +12,7 @@
 #include "runs.h"
 #include "tandem.h"
 #include "text/tokenize.h"
+#include "vector.h"
 
 enum { FREE, FILLING, READY, BUSY, DONE };
 
@@ -123,9 +124,14 @@ static int process(worker *w, chunk *k)
         doc *d = &k->docs[i];
         w->doc = k->doc0 + (uint32_t)i;
         w->doclen = 0;
-        if (tdm_tokenize(w->tok, k->bytes + d->text, d->len, on_token, w))
-            return tdm_err_set(&k->err, TDM_ERR_NOMEM, "out of memory inverting document %u",
-                               w->doc);
+        int rc = w->c->cfg.vector ? tdm_vector_invert(w->inv, k->bytes + d->text, d->len,
+                                                      w->doc, &w->doclen)
+                 : tdm_tokenize(w->tok, k->bytes + d->text, d->len, on_token, w)
+                     ? TDM_ERR_NOMEM : TDM_OK;
+        if (rc)
+            return tdm_err_set(&k->err, rc, rc == TDM_ERR_LIMIT
+                               ? "document %u: its impacts add up past 2^32 - 1"
+                               : "out of memory inverting document %u", w->doc);
         d->doclen = w->doclen;
         if (tdm_inverter_bytes(w->inv) > w->c->cfg.worker_budget) {
             int rc = write_run(w, k);

@@ -35,6 +35,7 @@ typedef struct tdm_chunker_config {
     const char *stemmer;       /* as tdm_tokenizer_open */
     const char *const *stopwords;
     size_t nstopwords;
+    int vector;                /* documents are packed vectors (vector.h), not text */
     /* A new run file path, registered for cleanup (malloc'd), NULL when out
      * of memory; called by workers, one at a time. */
     char *(*new_run)(void *user);

@@ -131,11 +131,19 @@ static entry *lookup(tdm_inverter *inv, const char *term, size_t len)
 
 int tdm_inverter_add(tdm_inverter *inv, const char *term, size_t len, uint32_t doc)
 {
+    return tdm_inverter_add_n(inv, term, len, doc, 1);
+}
+
+int tdm_inverter_add_n(tdm_inverter *inv, const char *term, size_t len, uint32_t doc,
+                       uint32_t count)
+{
     entry *e = lookup(inv, term, len);
     if (!e)
         return TDM_ERR_NOMEM;
     if (e->n && e->post[2 * (e->n - 1)] == doc) {
-        e->post[2 * (e->n - 1) + 1]++;
+        if (e->post[2 * (e->n - 1) + 1] > UINT32_MAX - count)
+            return TDM_ERR_LIMIT;
+        e->post[2 * (e->n - 1) + 1] += count;
         return TDM_OK;
     }
     if (e->n == e->cap) {
@@ -148,7 +156,7 @@ int tdm_inverter_add(tdm_inverter *inv, const char *term, size_t len, uint32_t d
         e->cap = cap;
     }
     e->post[2 * e->n] = doc;
-    e->post[2 * e->n + 1] = 1;
+    e->post[2 * e->n + 1] = count;
     e->n++;
     return TDM_OK;
 }

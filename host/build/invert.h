@@ -16,6 +16,10 @@ int tdm_inverter_new(tdm_inverter **out, tdm_err *err);
 void tdm_inverter_free(tdm_inverter *inv);
 /* One occurrence of term in document `doc` (docs arrive in increasing order). */
 int tdm_inverter_add(tdm_inverter *inv, const char *term, size_t len, uint32_t doc);
+/* `count` (>= 1) occurrences at once (an impact); TDM_ERR_LIMIT when the
+ * term's frequency in the document would pass 2^32 - 1. */
+int tdm_inverter_add_n(tdm_inverter *inv, const char *term, size_t len, uint32_t doc,
+                       uint32_t count);
 /* Bytes held now (table, terms, postings). */
 size_t tdm_inverter_bytes(const tdm_inverter *inv);
 size_t tdm_inverter_terms(const tdm_inverter *inv);

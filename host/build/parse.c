@@ -1,4 +1,5 @@
-/* Collection parsers: lines, TREC, SMART, JSON lines, over the line reader. */
+/* Collection parsers: lines, TREC, SMART, JSON lines, JSON vectors, over the
+ * line reader. */
 #include "parse.h"
 
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <strings.h>
 
 #include "json.h"
+#include "vector.h"
 #include "text/linereader.h"
 
 struct tdm_parser {
@@ -19,13 +21,19 @@ struct tdm_parser {
     char *pending;          /* SMART: the .I line that ended the previous record */
     char *rest;             /* TREC: the unread part of the current line, or NULL */
     size_t rest_len;
+    tdm_quant quant;        /* JSON vectors: their weights to impacts */
+    double max_weight;      /* JSON vectors: the largest weight read */
 };
 
-static const char *const format_names[] = {"auto", "lines", "trec", "smart", "jsonl"};
+static const char *const format_names[] = {"auto", "lines", "trec", "smart", "jsonl",
+                                           "jsonvector"};
+#define NFORMATS 6
 
 int tdm_format_by_name(const char *name)
 {
-    for (int i = 0; i < 5; i++)
+    if (strcasecmp(name, "vector") == 0 || strcasecmp(name, "json-vector") == 0)
+        return TDM_BUILD_JSON_VECTOR;
+    for (int i = 0; i < NFORMATS; i++)
         if (strcasecmp(name, format_names[i]) == 0)
             return i;
     if (strcasecmp(name, "json") == 0 || strcasecmp(name, "tsv") == 0)
@@ -35,10 +43,23 @@ int tdm_format_by_name(const char *name)
 
 const char *tdm_format_name(int format)
 {
-    return format >= 0 && format < 5 ? format_names[format] : "unknown";
+    return format >= 0 && format < NFORMATS ? format_names[format] : "unknown";
 }
 
-/* From the first non-blank bytes: "<DOC" TREC, ".I" SMART, "{" JSON, else lines. */
+/* Whether the first line of p[0..n) holds the key "vector" (Anserini's JSON
+ * vector documents). */
+static int has_vector_key(const char *p, size_t n)
+{
+    const char *nl = memchr(p, '\n', n);
+    size_t m = nl ? (size_t)(nl - p) : n;
+    for (size_t i = 0; i + 8 <= m; i++)
+        if (memcmp(p + i, "\"vector\"", 8) == 0)
+            return 1;
+    return 0;
+}
+
+/* From the first non-blank bytes: "<DOC" TREC, ".I" SMART, "{" JSON (a JSON
+ * vector when its first line has a "vector" key), else lines. */
 static int guess(const char *p, size_t n)
 {
     size_t i = 0;
@@ -49,18 +70,19 @@ static int guess(const char *p, size_t n)
     if (n - i >= 2 && p[i] == '.' && p[i + 1] == 'I' && (n - i == 2 || p[i + 2] == ' '))
         return TDM_BUILD_SMART;
     if (i < n && p[i] == '{')
-        return TDM_BUILD_JSONL;
+        return has_vector_key(p + i, n - i) ? TDM_BUILD_JSON_VECTOR : TDM_BUILD_JSONL;
     return TDM_BUILD_LINES;
 }
 
 int tdm_parser_open(const char *path, int format, tdm_parser **out, tdm_err *err)
 {
     *out = NULL;
-    if (format < TDM_BUILD_AUTO || format > TDM_BUILD_JSONL)
+    if (format < TDM_BUILD_AUTO || format > TDM_BUILD_JSON_VECTOR)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "unknown input format %d", format);
     tdm_parser *p = calloc(1, sizeof *p);
     if (!p)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    tdm_quant_parse(NULL, &p->quant, NULL, 0);
     int rc = tdm_lr_open(path, &p->lr, err);
     if (!rc && format == TDM_BUILD_AUTO) {
         const char *head = NULL;
@@ -92,6 +114,8 @@ void tdm_parser_close(tdm_parser *p)
 void tdm_parser_allow_empty(tdm_parser *p, int allow) { p->allow_empty = allow; }
 void tdm_parser_allow_unnamed(tdm_parser *p, int allow) { p->unnamed = allow; }
 uint64_t tdm_parser_bytes(const tdm_parser *p) { return tdm_lr_bytes(p->lr); }
+void tdm_parser_set_quant(tdm_parser *p, const tdm_quant *q) { p->quant = *q; }
+double tdm_parser_max_weight(const tdm_parser *p) { return p->max_weight; }
 int tdm_parser_format(const tdm_parser *p) { return p->format; }
 
 static int nomem(tdm_parser *p, tdm_err *err)
@@ -348,6 +372,27 @@ static int next_json_doc(tdm_parser *p, tdm_err *err)
     return 1;
 }
 
+/* A JSON vector document: its text is the packed vector (vector.h). */
+static int next_vector_doc(tdm_parser *p, tdm_err *err)
+{
+    char *l;
+    size_t n, pos;
+    char why[256];
+    int rc;
+    while ((rc = tdm_lr_next(p->lr, &l, &n, err)) == 1 && strspn(l, " \t\r") == n)
+        ;
+    if (rc != 1)
+        return rc;
+    if (tdm_json_vector_doc(l, n, &p->quant, &p->name, &p->text, &p->max_weight, why,
+                            sizeof why, &pos))
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: line %llu, column %zu: %s",
+                           tdm_lr_path(p->lr), (unsigned long long)tdm_lr_lineno(p->lr),
+                           pos + 1, why);
+    if (p->name.len == 0 && set_name(p, "", 0))   /* no id: the ordinal */
+        return nomem(p, err);
+    return 1;
+}
+
 /* The end of an input: one that gave no document is an error unless allowed. */
 static int at_end(tdm_parser *p, tdm_err *err)
 {
@@ -372,6 +417,7 @@ int tdm_parser_next(tdm_parser *p, const char **name, const char **text, size_t 
     case TDM_BUILD_TREC: rc = next_trec_doc(p, err); break;
     case TDM_BUILD_SMART: rc = next_smart_doc(p, err); break;
     case TDM_BUILD_JSONL: rc = next_json_doc(p, err); break;
+    case TDM_BUILD_JSON_VECTOR: rc = next_vector_doc(p, err); break;
     default: rc = next_line_doc(p, err); break;
     }
     if (rc == 0)

@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "tandem.h"
+#include "vector.h"
 
 /* Formats are enum tdm_build_format (include/tandem.h). */
 
@@ -38,12 +39,18 @@ void tdm_parser_allow_unnamed(tdm_parser *p, int allow);
  * text stays text. */
 int tdm_parser_next(tdm_parser *p, const char **name, const char **text, size_t *text_len,
                     tdm_err *err);
+/* JSON vectors: the rule their weights become impacts by (default:
+ * integers as they are; TDM_QUANT_SCAN only checks them and keeps the
+ * largest, tdm_parser_max_weight). The text of a JSON vector document is
+ * its packed vector (vector.h). */
+void tdm_parser_set_quant(tdm_parser *p, const tdm_quant *q);
+double tdm_parser_max_weight(const tdm_parser *p);
 /* Compressed bytes consumed so far (for progress). */
 uint64_t tdm_parser_bytes(const tdm_parser *p);
 int tdm_parser_format(const tdm_parser *p);
 void tdm_parser_close(tdm_parser *p);
 
-/* "auto", "lines", "trec", "smart", "jsonl" <-> enum; -1 if unknown. */
+/* "auto", "lines", "trec", "smart", "jsonl", "jsonvector" <-> enum; -1 if unknown. */
 int tdm_format_by_name(const char *name);
 const char *tdm_format_name(int format);
 

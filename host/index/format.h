@@ -53,20 +53,31 @@ typedef struct tdm_idx_header {
     uint32_t version;
     uint32_t header_size;      /* sizeof(tdm_idx_header) */
     uint32_t nsections;        /* entries in the section table that follows */
-    uint32_t flags;            /* 0; reserved */
+    uint32_t flags;            /* TDM_IDX_FLAG_*: 0, or IMPACT */
     uint64_t file_size;        /* whole file, for truncation checks */
     uint64_t ndocs;
     uint64_t nterms;
     uint64_t npostings;
     uint64_t total_doclen;     /* sum of DOCLENS */
-    double k1, b;              /* BM25 parameters of the stored upper bounds */
+    double k1, b;              /* BM25 parameters of the stored upper bounds; in an
+                                  impact index the quantization's scale and
+                                  largest weight (TDM_IDX_FLAG_IMPACT) */
     char codec[TDM_IDX_NAME_MAX];   /* codec name used to build (informative) */
     char stemmer[TDM_IDX_NAME_MAX]; /* Snowball language, or "none" */
     uint32_t nstopwords;
-    uint32_t reserved;
+    uint32_t quant;            /* an impact index's quantization rule: kind
+                                  (enum tdm_quantize) | bits << 8; else 0 */
     uint64_t checksum;         /* XXH64 (seed 0) of the header with this field 0
                                   plus the section table */
 } tdm_idx_header;
+
+/* header.flags. IMPACT: the stored frequencies are impacts (learned sparse
+ * models: SPLADE, uniCOIL, ...), made from the collection's weights by the
+ * rule in `quant` (FORMAT.md, "Impact indexes"); its stored bounds are
+ * impact bounds (the largest impact of each block) instead of BM25's, and
+ * k1 and b hold the rule's scale and largest weight. */
+#define TDM_IDX_FLAG_IMPACT 1u
+#define TDM_IDX_FLAGS_KNOWN TDM_IDX_FLAG_IMPACT
 
 /* One entry of the section table, which follows the header. */
 typedef struct tdm_idx_section_entry {

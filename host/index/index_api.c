@@ -72,6 +72,21 @@ TDM_API int tdm_index_stats_get(const tdm_index *ix, tdm_index_stats *s)
     return TDM_OK;
 }
 
+int tdm_index_impact_get(const tdm_index *ix, tdm_index_impact *out)
+{
+    tdm_api_enter();
+    if (!ix || !out)
+        return null_arg("tdm_index_impact_get", !ix ? "index" : "impact");
+    const tdm_ireader_info *i = tdm_ireader_info_get(ix->r);
+    memset(out, 0, sizeof *out);
+    out->impact = i->impact;
+    out->quantize = i->quant;
+    out->bits = i->quant_bits;
+    out->scale = i->quant_scale;
+    out->max_weight = i->quant_max;
+    return TDM_OK;
+}
+
 /* Finds `term`; TDM_ERR_NOT_FOUND naming it when absent. */
 static int find_term(const tdm_index *ix, const char *term, uint64_t *i)
 {

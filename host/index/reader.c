@@ -2,6 +2,8 @@
  * trust, so that no accessor can read outside the mapping (FORMAT.md). */
 #include "reader.h"
 
+#include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -62,6 +64,36 @@ static int check_version(const tdm_ireader *r, const tdm_idx_header *h, tdm_err 
     return TDM_OK;
 }
 
+/* An impact index's quantization rule (FORMAT.md, "Impact indexes"): a
+ * known kind, its bits and scale in range; any other index has none. */
+static int check_quant(const tdm_idx_header *h, const char *p, tdm_err *err)
+{
+    size_t at = offsetof(tdm_idx_header, quant);
+    if (!(h->flags & TDM_IDX_FLAG_IMPACT)) {
+        if (h->quant)
+            return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: quantization rule 0x%x "
+                               "in an index that is not an impact index (reserved fields "
+                               "not zero)", p, at, h->quant);
+        return TDM_OK;
+    }
+    unsigned kind = h->quant & 0xffu, bits = h->quant >> 8 & 0xffu;
+    int ok = h->quant >> 16 == 0 && isfinite(h->k1) && h->k1 > 0 && isfinite(h->b) &&
+             h->b >= 0;
+    if (kind == TDM_QUANT_INTEGER)
+        ok = ok && bits == 0 && h->k1 == 1 && h->b == 0;
+    else if (kind == TDM_QUANT_SCALE)
+        ok = ok && bits == 0 && h->b == 0;
+    else if (kind == TDM_QUANT_LINEAR)
+        ok = ok && bits >= TDM_QUANT_BITS_MIN && bits <= TDM_QUANT_BITS_MAX && h->b > 0;
+    else
+        ok = 0;
+    if (!ok)
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: impact index with a bad "
+                           "quantization rule (kind %u, %u bits, scale %g, largest weight %g)",
+                           p, at, kind, bits, h->k1, h->b);
+    return TDM_OK;
+}
+
 static int check_header(tdm_ireader *r, tdm_err *err)
 {
     const char *p = r->path;
@@ -96,10 +128,11 @@ static int check_header(tdm_ireader *r, tdm_err *err)
     if (!padded_name(h->codec, sizeof h->codec) || !padded_name(h->stemmer, sizeof h->stemmer))
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: codec or stemmer name "
                            "unterminated or not zero-padded", p, offsetof(tdm_idx_header, codec));
-    if (h->flags || h->reserved)
-        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: reserved header fields are "
-                           "not zero", p, offsetof(tdm_idx_header, flags));
-    return TDM_OK;
+    if (h->flags & ~TDM_IDX_FLAGS_KNOWN)
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: unknown header flags 0x%x "
+                           "(reserved bits not zero)", p, offsetof(tdm_idx_header, flags),
+                           h->flags & ~TDM_IDX_FLAGS_KNOWN);
+    return check_quant(h, p, err);
 }
 
 /* Padding before section i (from `from`) must be zero. */
@@ -267,8 +300,14 @@ static void fill_info(tdm_ireader *r)
     i->npostings = h->npostings;
     i->total_doclen = h->total_doclen;
     i->avg_doclen = h->ndocs ? (double)h->total_doclen / h->ndocs : 0;
-    i->k1 = h->k1;
-    i->b = h->b;
+    i->impact = (h->flags & TDM_IDX_FLAG_IMPACT) != 0;
+    /* an impact index's k1 and b are its quantization, not BM25's */
+    i->k1 = i->impact ? 0 : h->k1;
+    i->b = i->impact ? 0 : h->b;
+    i->quant = i->impact ? (int)(h->quant & 0xffu) : 0;
+    i->quant_bits = h->quant >> 8 & 0xffu;
+    i->quant_scale = i->impact ? h->k1 : 0;
+    i->quant_max = i->impact ? h->b : 0;
     memcpy(i->codec, h->codec, sizeof i->codec);
     memcpy(i->stemmer, h->stemmer, sizeof i->stemmer);
     i->nstopwords = h->nstopwords;

@@ -63,10 +63,15 @@ typedef struct tdm_ireader_info {
     uint32_t version;
     uint64_t ndocs, nterms, npostings, total_doclen;
     double avg_doclen;
-    double k1, b;
+    double k1, b;               /* BM25 of the stored bounds; 0 in an impact index */
     char codec[32];
     char stemmer[32];
     uint32_t nstopwords;
+    int impact;                 /* frequencies are impacts, bounds impact bounds */
+    int quant;                  /* impact: enum tdm_quantize */
+    unsigned quant_bits;        /* TDM_QUANT_LINEAR's bits */
+    double quant_scale;         /* impact = round(weight x scale) (+ 1 for linear) */
+    double quant_max;           /* TDM_QUANT_LINEAR: the largest weight; else 0 */
     uint64_t file_size;
     uint64_t section_size[TDM_SEC_COUNT];   /* by enum tdm_idx_section */
     uint64_t arena_words;       /* ARENA section, in words */

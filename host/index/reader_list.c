@@ -238,14 +238,16 @@ static int verify_bounds(const tdm_ireader *r, const tdm_ilist *l, const uint32_
         size_t s = (size_t)b * l->docs.block_size, e = s + tdm_encoded_block_len(&l->docs, b);
         double bound = tdm_ilist_block_max(l, b);
         for (size_t k = s; k < e; k++) {
-            double sc = tdm_bm25(r->info.k1, r->info.b, r->info.ndocs, l->df, freqs[k],
-                                 r->doclens[docids[k]], r->info.avg_doclen);
+            double sc = r->info.impact ? (double)freqs[k]
+                        : tdm_bm25(r->info.k1, r->info.b, r->info.ndocs, l->df, freqs[k],
+                                   r->doclens[docids[k]], r->info.avg_doclen);
             if (!(sc <= bound))   /* NaN fails too */
                 return list_fail(r, l->term_index,
                                  l->block_maxq ? TDM_SEC_BLOCK_MAX : TDM_SEC_LISTS,
                                  l->block_maxq ? l->first_entry + b
                                                : l->term_index * sizeof(tdm_idx_list),
-                                 "BM25 bound below a score", err);
+                                 r->info.impact ? "impact bound below an impact"
+                                                : "BM25 bound below a score", err);
         }
     }
     return TDM_OK;

@@ -98,6 +98,12 @@ static int set_options(tdm_iwriter *w, const tdm_iwriter_options *o, tdm_err *er
     w->k1 = o->bm25_as_given || o->k1 > 0 ? o->k1 : TDM_IDX_DEFAULT_K1;
     w->b = o->bm25_as_given || o->b > 0 ? o->b : TDM_IDX_DEFAULT_B;
     snprintf(w->stemmer, sizeof w->stemmer, "%s", o->stemmer ? o->stemmer : "none");
+    w->impact = o->impact != 0;
+    if (w->impact) {
+        w->quant = (uint32_t)o->quant | (uint32_t)o->quant_bits << 8;
+        w->quant_scale = o->quant == TDM_QUANT_INTEGER ? 1 : o->quant_scale;
+        w->quant_max = o->quant == TDM_QUANT_LINEAR ? o->quant_max : 0;
+    }
     uint64_t zero = 0;
     uint32_t zero32 = 0;
     if (tdm_buf_append(&w->nameoffs, &zero, 8) || tdm_buf_append(&w->termoffs, &zero32, 4))
@@ -272,8 +278,11 @@ static void fill_header(const tdm_iwriter *w, tdm_idx_header *h)
     h->nterms = w->nterms;
     h->npostings = w->npostings;
     h->total_doclen = w->total_doclen;
-    h->k1 = w->k1;
-    h->b = w->b;
+    /* an impact index has no BM25 bounds: k1 and b hold its rule */
+    h->k1 = w->impact ? w->quant_scale : w->k1;
+    h->b = w->impact ? w->quant_max : w->b;
+    h->flags = w->impact ? TDM_IDX_FLAG_IMPACT : 0;
+    h->quant = w->impact ? w->quant : 0;
     snprintf(h->codec, sizeof h->codec, "%s", w->codec->name);
     memcpy(h->stemmer, w->stemmer, sizeof h->stemmer);
     h->nstopwords = w->nstopwords;

@@ -37,6 +37,13 @@ typedef struct tdm_iwriter_options {
     int bm25_as_given;       /* nonzero: k1 and b exactly as given (b = 0 is BM25
                                 without length normalisation); the public API
                                 validates them and always sets this */
+    int impact;              /* nonzero: an impact index (format.h
+                                TDM_IDX_FLAG_IMPACT): impact bounds, and the
+                                quantization rule below recorded */
+    int quant;               /* enum tdm_quantize */
+    unsigned quant_bits;     /* TDM_QUANT_LINEAR */
+    double quant_scale;      /* the rule's scale (1 for TDM_QUANT_INTEGER) */
+    double quant_max;        /* TDM_QUANT_LINEAR's largest weight */
 } tdm_iwriter_options;
 
 int tdm_iwriter_open(const char *path, const tdm_iwriter_options *opts, tdm_iwriter **out,

@@ -107,7 +107,8 @@ static int encode_list(const tdm_iwriter *w, const uint32_t *docids, const uint3
     return rc;
 }
 
-/* The largest BM25 score of each block into bmax[nblocks] and of the list. */
+/* The largest BM25 score of each block into bmax[nblocks] and of the list;
+ * in an impact index the largest impact (the score of a query weight of 1). */
 static double block_scores(const tdm_iwriter *w, const tdm_encoded *enc,
                            const uint32_t *docids, const uint32_t *freqs, double *bmax)
 {
@@ -117,8 +118,9 @@ static double block_scores(const tdm_iwriter *w, const tdm_encoded *enc,
         size_t s = (size_t)blk * enc->block_size, e = s + tdm_encoded_block_len(enc, blk);
         double m = 0;
         for (size_t i = s; i < e; i++) {
-            double sc = tdm_bm25(w->k1, w->b, w->ndocs, enc->n, freqs[i], lens[docids[i]],
-                                 avgdl);
+            double sc = w->impact ? (double)freqs[i]
+                                  : tdm_bm25(w->k1, w->b, w->ndocs, enc->n, freqs[i],
+                                             lens[docids[i]], avgdl);
             m = sc > m ? sc : m;
         }
         bmax[blk] = m;

@@ -30,6 +30,9 @@ struct tdm_iwriter {
     const tdm_codec_ops *codec;   /* named at open, recorded in the header */
     const tdm_codec_ops *list_codec; /* of the lists added now */
     double k1, b;
+    int impact;                   /* TDM_IDX_FLAG_IMPACT: bounds are impacts */
+    uint32_t quant;               /* header.quant */
+    double quant_scale, quant_max;
     char stemmer[TDM_IDX_NAME_MAX];
     tdm_buf stopwords;            /* NUL-terminated words */
     uint32_t nstopwords;

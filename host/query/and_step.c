@@ -65,8 +65,7 @@ int tdm_astep_open(tdm_search *s, tdm_query *q, const tdm_search_options *o, tdm
     a->q = *q;
     tdm_query_init(q);
     int rc;
-    tdm_score_params sp = {o->scoring == TDM_SCORE_IMPACT ? TDM_SCORING_IMPACT : TDM_SCORING_BM25,
-                           o->k1, o->b};
+    tdm_score_params sp = tdm_score_params_for(s->r, o->scoring, o->k1, o->b);
     tdm_scorer sc;
     if ((rc = tdm_scorer_init(&sc, s->r, &a->q, &sp, err)))
         return rc;

@@ -11,6 +11,13 @@ tdm_score_params tdm_score_params_default(void)
     return (tdm_score_params){TDM_SCORING_BM25, TDM_BM25_K1_DEFAULT, TDM_BM25_B_DEFAULT};
 }
 
+tdm_score_params tdm_score_params_for(const tdm_ireader *r, int scoring, double k1, double b)
+{
+    int impact = scoring == TDM_SCORE_IMPACT ||
+                 (scoring == TDM_SCORE_AUTO && tdm_ireader_info_get(r)->impact);
+    return (tdm_score_params){impact ? TDM_SCORING_IMPACT : TDM_SCORING_BM25, k1, b};
+}
+
 double tdm_score_idf(uint64_t ndocs, uint32_t df)
 {
     /* bm25.c's expression, verbatim, so the oracle's scores equal tdm_bm25. */
@@ -37,6 +44,11 @@ int tdm_scorer_init(tdm_scorer *s, const tdm_ireader *r, const tdm_query *q,
 {
     *s = (tdm_scorer){0};
     int rc = check_params(p, err);
+    if (!rc && p->kind == TDM_SCORING_BM25 && tdm_ireader_info_get(r)->impact)
+        rc = tdm_err_set(err, TDM_ERR_INVALID_ARG, "%s is an impact index (learned sparse "
+                         "weights): BM25 needs term frequencies; search it with impact "
+                         "scoring (the default, --scoring auto or impact)",
+                         tdm_ireader_path(r));
     if (rc)
         return rc;
     if (!q->finished)

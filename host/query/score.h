@@ -89,6 +89,9 @@ typedef struct tdm_score_params {
 
 /* BM25 with the defaults (1.2, 0.75). */
 tdm_score_params tdm_score_params_default(void);
+/* What a request's scoring (enum tdm_scoring of tandem.h) means on index r:
+ * TDM_SCORE_AUTO is impact on an impact index, else BM25. */
+tdm_score_params tdm_score_params_for(const tdm_ireader *r, int scoring, double k1, double b);
 
 /* A query's scoring constants (the per-request and per-term values above). */
 typedef struct tdm_scorer {
@@ -101,7 +104,8 @@ typedef struct tdm_scorer {
     float *qw;              /* [nterms] float: the formula's qw[t] */
 } tdm_scorer;
 
-/* Checks p (TDM_ERR_INVALID_ARG naming the bad value) and computes the
+/* Checks p (TDM_ERR_INVALID_ARG naming the bad value; BM25 on an impact
+ * index too: its frequencies are impacts, not term counts) and computes the
  * constants for q (finished) on index r. tdm_scorer_free releases them. */
 int tdm_scorer_init(tdm_scorer *s, const tdm_ireader *r, const tdm_query *q,
                     const tdm_score_params *p, tdm_err *err);

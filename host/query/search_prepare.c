@@ -24,7 +24,7 @@ void tdm_search_options_defaults(tdm_search_options *o)
     o->struct_size = sizeof *o;
     o->algorithm = TDM_ALGO_AUTO;
     o->k = 10;
-    o->scoring = TDM_SCORE_BM25;
+    o->scoring = TDM_SCORE_AUTO;
     o->k1 = TDM_BM25_K1_DEFAULT;
     o->b = TDM_BM25_B_DEFAULT;
     o->device = -1;
@@ -52,9 +52,11 @@ int tdm_search_options_check(const tdm_search_options *in, tdm_search_options *o
     if (o->k < 1 || o->k > TDM_SEARCH_K_MAX)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: k = %u: must be 1 .. %d",
                            o->k, TDM_SEARCH_K_MAX);
-    if (o->scoring != TDM_SCORE_BM25 && o->scoring != TDM_SCORE_IMPACT)
+    if (o->scoring != TDM_SCORE_BM25 && o->scoring != TDM_SCORE_IMPACT &&
+        o->scoring != TDM_SCORE_AUTO)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                           "search options: scoring = %d is neither BM25 nor impact", o->scoring);
+                           "search options: scoring = %d is none of BM25, impact, auto",
+                           o->scoring);
     if (o->variant < TDM_VARIANT_AUTO || o->variant > TDM_VARIANT_COMPRESSED)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "search options: variant = %d is unknown",
                            o->variant);
@@ -124,9 +126,7 @@ int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_sear
     int rc = tdm_search_query_build(s, rq, &it->q, &it->err);
     if (rc == TDM_OK) {
         it->pl.alg = tdm_search_auto_alg(o->algorithm, it->q.nterms);
-        tdm_score_params sp = {o->scoring == TDM_SCORE_IMPACT ? TDM_SCORING_IMPACT
-                                                             : TDM_SCORING_BM25,
-                               o->k1, o->b};
+        tdm_score_params sp = tdm_score_params_for(s->r, o->scoring, o->k1, o->b);
         rc = tdm_sprep_build_cached(&it->p, s->r, &it->q, &sp, s->bcache, &it->err);
         it->prepped = rc == TDM_OK;
     } else {
