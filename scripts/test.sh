@@ -44,11 +44,9 @@ fi
 # PoCL; small inputs (CMakePresets.json, rusticl): runtime, every codec,
 # residency, batched decode, the list cache, damaged indexes, search,
 # batches and their bounds cache,
-# merge, pruning, seeds, AND's block selection, migration across a PoCL and a
-# rusticl lane, the CLI. Not yet here: test_sched (a mixed PoCL + rusticl
-# open hung 2 runs in 4 for one engineer, 0 in 3 for another),
-# test_sched_batch (it wants both lanes to take queries; rusticl is too slow
-# to get any), the CLI scripts past test_cli (minutes on llvmpipe), Python
+# merge, pruning, seeds, AND's block selection, the scheduler's lanes and
+# batches and migration across a PoCL and a rusticl lane, the CLI. Not yet
+# here: the CLI scripts past test_cli (minutes on llvmpipe), Python
 # (docs/HACKING.md, portability).
 if RUSTICL_ENABLE=swrast ./build/tandem devices 2>/dev/null | grep -q rusticl; then
   echo "== device tests on rusticl (llvmpipe)"
