@@ -282,7 +282,7 @@ static void oracle_run(const char *index, const char *queries, int precision, co
     tdm_tokpool *pool;
     tdm_oracle *o;
     tdm_qfile *qf;
-    tdm_qf_options qo = {TDM_QF_SMART, 0, 1};
+    tdm_qf_options qo = {TDM_QF_SMART, 0, 1, 0};
     if (tdm_ireader_open(index, &r, &err) || tdm_tokpool_open(r, &pool, &err) ||
         tdm_oracle_open(r, &o, &err) || tdm_qfile_read(queries, &qo, &qf, &err))
         fail_msg("%s", tdm_err_msg(&err));

@@ -16,7 +16,7 @@ static const char *put(const char *name, const char *text)
 
 static tdm_qfile *read_ok(const char *text, int format, unsigned fields, int bypos)
 {
-    tdm_qf_options o = {format, fields, bypos};
+    tdm_qf_options o = {format, fields, bypos, 0};
     tdm_qfile *f = NULL;
     tdm_err err = {0};
     if (tdm_qfile_read(put("q", text), &o, &f, &err) != TDM_OK)
@@ -27,7 +27,7 @@ static tdm_qfile *read_ok(const char *text, int format, unsigned fields, int byp
 
 static void expect_error(const char *text, int format, const char *what)
 {
-    tdm_qf_options o = {format, 0, 0};
+    tdm_qf_options o = {format, 0, 0, 0};
     tdm_qfile *f = NULL;
     tdm_err err = {0};
     const char *path = put("bad", text);
@@ -247,11 +247,11 @@ static void cr_ids_weights(void **state)
 static void bad_options(void **state)
 {
     (void)state;
-    tdm_qf_options o = {99, 0, 0};
+    tdm_qf_options o = {99, 0, 0, 0};
     tdm_qfile *f = NULL;
     tdm_err err = {0};
     assert_int_equal(tdm_qfile_read(put("q", "1:a\n"), &o, &f, &err), TDM_ERR_INVALID_ARG);
-    o = (tdm_qf_options){0, 8, 0};
+    o = (tdm_qf_options){0, 8, 0, 0};
     assert_int_equal(tdm_qfile_read(put("q", "1:a\n"), &o, &f, &err), TDM_ERR_INVALID_ARG);
     assert_true(tdm_qfile_read("/nonexistent/queries", NULL, &f, &err) < 0);
     assert_non_null(strstr(tdm_err_msg(&err), "/nonexistent/queries"));
@@ -264,7 +264,7 @@ static void bad_options(void **state)
 static tdm_qfile *read_real(const char *rel, int bypos)
 {
     const char *path = tdm_test_data(rel);
-    tdm_qf_options o = {0, 0, bypos};
+    tdm_qf_options o = {0, 0, bypos, 0};
     tdm_qfile *f = NULL;
     tdm_err err = {0};
     if (tdm_qfile_read(path, &o, &f, &err) != TDM_OK)
@@ -318,6 +318,100 @@ static void tab_in_colon_file(void **state)
     expect_error("1:a\nno separator\n", 0, "line 2: no ':'");
 }
 
+/* Learned sparse query logs (SPLADE, uniCOIL TSV): repeated tokens are one
+ * term weighing its count, WordPieces whole, the limit on distinct terms. */
+static void tokens(void **state)
+{
+    (void)state;
+    tdm_qf_options o = {TDM_QF_AUTO, 0, 0, 1};
+    tdm_qfile *f = NULL;
+    tdm_err err = {0};
+    assert_int_equal(tdm_qfile_read(put("t", "q1\tcat ##s cat cat  ##s\tdog\nq2\t\n"), &o, &f,
+                                    &err), TDM_OK);
+    assert_int_equal(f->format, TDM_QF_TAB);
+    assert_int_equal(f->n, 2);
+    assert_null(f->q[0].text);
+    assert_int_equal(f->q[0].nterms, 3);
+    assert_string_equal(f->q[0].terms[0].term, "cat");
+    assert_true(f->q[0].terms[0].weight == 3);
+    assert_string_equal(f->q[0].terms[1].term, "##s");
+    assert_true(f->q[0].terms[1].weight == 2);
+    assert_string_equal(f->q[0].terms[2].term, "dog");
+    assert_true(f->q[0].terms[2].weight == 1);
+    assert_int_equal(f->q[1].nterms, 0);
+    tdm_qfile_free(f);
+    /* "tokens" as a --format name */
+    tdm_qf_options t = {0};
+    assert_int_equal(tdm_qf_options_by_name("tokens", &t), 0);
+    assert_int_equal(t.format, TDM_QF_TAB);
+    assert_true(t.tokens);
+    assert_int_equal(tdm_qf_options_by_name("jsonl", &t), 0);
+    assert_false(t.tokens);
+    assert_int_equal(tdm_qf_options_by_name("splade", &t), -1);
+    /* 100,000 tokens of 1,024 distinct terms: fine; a 1,025th term: an error
+       naming the query, the line and the rule */
+    size_t cap = 2u << 20, n = 0;
+    char *big = malloc(cap);
+    assert_non_null(big);
+    n += (size_t)snprintf(big + n, cap - n, "x\tfirst\nbig\t");
+    for (int i = 0; i < 100000; i++)
+        n += (size_t)snprintf(big + n, cap - n, "t%d ", i % 1024);
+    n += (size_t)snprintf(big + n, cap - n, "\n");
+    f = NULL;
+    assert_int_equal(tdm_qfile_read(put("big", big), &o, &f, &err), TDM_OK);
+    assert_int_equal(f->q[1].nterms, 1024);
+    double sum = 0;
+    for (size_t i = 0; i < f->q[1].nterms; i++)
+        sum += f->q[1].terms[i].weight;
+    assert_true(sum == 100000);
+    tdm_qfile_free(f);
+    n -= 1;
+    n += (size_t)snprintf(big + n, cap - n, "t_more\n");
+    const char *bad = put("big2", big);
+    assert_int_equal(tdm_qfile_read(bad, &o, &f, &err), TDM_ERR_FORMAT);
+    assert_non_null(strstr(tdm_err_msg(&err), "line 2"));
+    assert_non_null(strstr(tdm_err_msg(&err), "query 'big'"));
+    assert_non_null(strstr(tdm_err_msg(&err), "more than 1024 distinct terms"));
+    tdm_err_clear(&err);
+    free(big);
+    /* colon lines too */
+    o.format = TDM_QF_COLON;
+    assert_int_equal(tdm_qfile_read(put("c", "7:a a b\n"), &o, &f, &err), TDM_OK);
+    assert_int_equal(f->q[0].nterms, 2);
+    assert_true(f->q[0].terms[0].weight == 2);
+    tdm_qfile_free(f);
+}
+
+/* JSON queries: "vector" as "terms" (Anserini's JSON vector topics); weights
+ * checked; at most 1024 terms. */
+static void json_vector_queries(void **state)
+{
+    (void)state;
+    tdm_qfile *f = read_ok("{\"id\": \"1\", \"vector\": {\"##ing\": 2.5, \"cat\": 3}}\n", 0, 0,
+                           0);
+    assert_int_equal(f->format, TDM_QF_JSONL);
+    assert_int_equal(f->q[0].nterms, 2);
+    assert_string_equal(f->q[0].terms[0].term, "##ing");
+    assert_true(f->q[0].terms[0].weight == 2.5);
+    tdm_qfile_free(f);
+    expect_error("{\"id\": 1, \"vector\": {\"a\": -1}}\n", 0, "weight -1");
+    expect_error("{\"id\": 1, \"vector\": {\"a\": 0}}\n", 0, "weight 0");
+    expect_error("{\"id\": 1, \"vector\": {\"a\": \"NaN\"}}\n", 0, "line 1");
+    expect_error("{\"id\": 1, \"vector\": {\"a\": NaN}}\n", 0, "line 1");
+    expect_error("{\"id\": 1, \"vector\": {\"a\": 1e999}}\n", 0, "line 1");
+    expect_error("{\"id\": 1, \"vector\": {\"a\": 1}, \"terms\": {\"b\": 1}}\n", 0,
+                 "twice");
+    expect_error("{\"id\": 1, \"vector\": {\"a\": 1}\n", 0, "line 1");
+    char *big = malloc(64u << 10);
+    assert_non_null(big);
+    size_t n = (size_t)sprintf(big, "{\"id\": 1, \"terms\": {");
+    for (int i = 0; i < 1025; i++)
+        n += (size_t)sprintf(big + n, "%s\"t%d\": 1", i ? ", " : "", i);
+    sprintf(big + n, "}}\n");
+    expect_error(big, 0, "more than 1024 distinct terms");
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +419,7 @@ int main(void)
         cmocka_unit_test(smart),         cmocka_unit_test(jsonl),
         cmocka_unit_test(bad_options),   cmocka_unit_test(real_files),
         cmocka_unit_test(cr_ids_weights), cmocka_unit_test(tab_in_colon_file),
+        cmocka_unit_test(tokens),        cmocka_unit_test(json_vector_queries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,7 +40,9 @@ static void usage(FILE *f)
         "  failed query makes the exit status 1). BM25 (1.2, 0.75).\n"
         "options:\n"
         "  --queries FILE       id:text lines, id<TAB>text, TREC topics, SMART, JSON lines\n"
-        "  --format F           auto (default), colon, tab, trec, smart, jsonl\n"
+        "  --format F           auto (default), colon, tab, trec, smart, jsonl,\n"
+        "                       tokens (id<TAB>terms, repeated: the default for\n"
+        "                       colon and tab lines on an impact index)\n"
         "  --fields LIST        TREC topics: title,desc,narr (title)\n"
         "  --limit N            the first N queries of the file (default: all)\n"
         "  --algorithm A        or, and, and_or, wand, bmw, maxscore, auto (default auto)\n"
@@ -191,7 +193,7 @@ static int parse_opt(int argc, char **argv, int *i, opts *o, int *budget_set)
     if ((v = tdm_cli_opt(argc, argv, i, "--queries"))) {
         o->queries = v;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--format"))) {
-        if ((o->qo.format = tdm_qf_format_by_name(v)) < 0)
+        if (tdm_qf_options_by_name(v, &o->qo) < 0)
             return tdm_cli_fail(C, "--format '%s': expected auto, colon, tab, trec, smart or "
                                    "jsonl", v);
     } else if ((v = tdm_cli_opt(argc, argv, i, "--fields"))) {
@@ -300,7 +302,9 @@ static int run_oracle(bl *b)
     int a = b->o.algo;
     int need_or = a != TDM_ALGO_AND;
     int need_and = a == TDM_ALGO_AND || a == TDM_ALGO_AND_OR || a == TDM_ALGO_AUTO;
-    tdm_bq_oracle_job j = {b->r, b->qs.q, b->qs.nq, b->o.k, TDM_MATCH_OR, tdm_score_params_default(),
+    tdm_bq_oracle_job j = {b->r, b->qs.q, b->qs.nq, b->o.k, TDM_MATCH_OR,
+                           tdm_score_params_for(b->r, TDM_SCORE_AUTO, TDM_BM25_K1_DEFAULT,
+                                                TDM_BM25_B_DEFAULT),
                            (unsigned)b->o.oracle_threads, 0, NULL, NULL, NULL};
     tdm_bq_set scratch = {0};
     double t0 = tdm_cli_now();

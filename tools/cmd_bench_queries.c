@@ -41,7 +41,9 @@ static void usage(FILE *f)
         "  Queries without a term in the index are left out (and counted).\n"
         "options:\n"
         "  --queries FILE     id:text lines, id<TAB>text, TREC topics, SMART, JSON lines\n"
-        "  --format F         auto (default), colon, tab, trec, smart, jsonl\n"
+        "  --format F         auto (default), colon, tab, trec, smart, jsonl,\n"
+        "                     tokens (id<TAB>terms, repeated: the default for\n"
+        "                     colon and tab lines on an impact index)\n"
         "  --fields LIST      TREC topics: title,desc,narr (title)\n"
         "  --limit N          the first N queries of the file (default: all)\n"
         "  --algorithms LIST  comma-separated: or, and, and_or, wand, bmw, maxscore, auto,\n"
@@ -182,7 +184,7 @@ static int parse(int argc, char **argv, opts *o)
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--queries"))) {
             o->queries = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
-            if ((o->qo.format = tdm_qf_format_by_name(v)) < 0)
+            if (tdm_qf_options_by_name(v, &o->qo) < 0)
                 return tdm_cli_fail(C, "--format '%s': expected auto, colon, tab, trec, smart "
                                        "or jsonl", v);
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--fields"))) {
@@ -329,7 +331,10 @@ int tdm_bq_queries_load(tdm_bq_queries *s, const char *cmd, const char *path,
                         const char *index)
 {
     tdm_err err = {0};
-    if (tdm_qfile_read(path, qo, &s->qf, &err) != TDM_OK) {
+    tdm_qf_options q2 = qo ? *qo : (tdm_qf_options){0};
+    /* an impact index's colon and tab query logs are repeated terms */
+    q2.tokens |= tdm_ireader_info_get(r)->impact;
+    if (tdm_qfile_read(path, &q2, &s->qf, &err) != TDM_OK) {
         tdm_cli_fail(cmd, "%s", tdm_err_msg(&err));
         tdm_err_clear(&err);
         return 1;
@@ -397,7 +402,8 @@ static int run_oracles(bq *b)
         need_or |= a != TDM_ALGO_AND;
         need_and |= a == TDM_ALGO_AND || a == TDM_ALGO_AND_OR || a == TDM_ALGO_AUTO;
     }
-    tdm_score_params sp = {TDM_SCORING_BM25, b->o.k1, b->o.b};
+    /* the index's own scoring, as the searches' (TDM_SCORE_AUTO) */
+    tdm_score_params sp = tdm_score_params_for(b->r, TDM_SCORE_AUTO, b->o.k1, b->o.b);
     uint32_t k = b->o.ks[b->o.nk - 1]; /* the others are its prefixes */
     size_t nq = b->qs.nq ? b->qs.nq : 1;
     tdm_bq_cache *cache = NULL;

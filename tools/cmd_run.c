@@ -49,7 +49,9 @@ static void usage(void)
            "  --tag T          run tag (tandem)\n"
            "  --docname-prefix P  P before every document name (CACM-, to match\n"
            "                   qrels.cacm.trec.txt)\n"
-           "  --format F       auto (default), colon, tab, trec, smart, jsonl\n"
+           "  --format F       auto (default), colon, tab, trec, smart, jsonl,\n"
+           "                   tokens (id<TAB>terms, repeated: the default for\n"
+           "                   colon and tab lines on an impact index)\n"
            "  --fields LIST    TREC topics: title,desc,narr (title)\n"
            "  --by-position    SMART: number queries 1, 2, 3 ... in file order\n"
            "  --batch N        queries a search call carries (tdm_search_batch), 1..%d;\n"
@@ -88,9 +90,9 @@ static int parse(int argc, char **argv, ropts *o)
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--docname-prefix"))) {
             o->prefix = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
-            if ((o->qo.format = tdm_qf_format_by_name(v)) < 0)
+            if (tdm_qf_options_by_name(v, &o->qo) < 0)
                 return tdm_cli_fail(C, "--format '%s': expected auto, colon, tab, trec, "
-                                       "smart or jsonl", v);
+                                       "smart, jsonl or tokens", v);
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--fields"))) {
             if (!(o->qo.trec_fields = tdm_qf_fields_by_names(v)))
                 return tdm_cli_fail(C, "--fields '%s': expected a comma list of title, "
@@ -224,6 +226,19 @@ static int run_all(const ropts *o, const tdm_qfile *qf, tdm_search *sh, FILE *f,
     return 0;
 }
 
+/* On an impact index, colon and tab query lines are learned sparse query
+ * logs: terms as stored, repeated as often as their weight. */
+static void impact_tokens(const char *index, tdm_qf_options *qo)
+{
+    tdm_index *ix;
+    tdm_index_impact im;
+    if (tdm_index_open(index, &ix) != TDM_OK)
+        return;   /* said again when the search opens it */
+    if (tdm_index_impact_get(ix, &im) == TDM_OK && im.impact)
+        qo->tokens = 1;
+    tdm_index_close(ix);
+}
+
 int tdm_cmd_run(int argc, char **argv)
 {
     ropts o;
@@ -236,6 +251,7 @@ int tdm_cmd_run(int argc, char **argv)
         return 1;
     tdm_err err = {0};
     tdm_qfile *qf = NULL;
+    impact_tokens(o.s.index, &o.qo);
     if (tdm_qfile_read(o.qpath, &o.qo, &qf, &err) != TDM_OK) {
         tdm_cli_fail(C, "%s", tdm_err_msg(&err));
         tdm_err_clear(&err);

@@ -23,6 +23,17 @@ const char *tdm_qf_format_name(int format)
     return format >= 0 && format < (int)(sizeof names / sizeof *names) ? names[format] : "?";
 }
 
+int tdm_qf_options_by_name(const char *name, tdm_qf_options *o)
+{
+    int tokens = !strcmp(name, "tokens");
+    int f = tokens ? TDM_QF_TAB : tdm_qf_format_by_name(name);
+    if (f < 0)
+        return -1;
+    o->format = f;
+    o->tokens = tokens;
+    return 0;
+}
+
 unsigned tdm_qf_fields_by_names(const char *list)
 {
     unsigned f = 0;
