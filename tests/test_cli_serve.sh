@@ -8,7 +8,9 @@
 # and HTTP, oversize bodies (declared and chunked), every limit, unknown
 # terms and routes, each a 4xx with a JSON error naming it; slow clients cut
 # off; the bearer token; SIGINT, and SIGTERM in the middle of a load that
-# loses nothing in flight. Usage: test_cli_serve.sh TANDEM. The exit status
+# loses nothing in flight; the load generator (scripts/serve_load.py) short,
+# failing on a wrong answer and on server errors; /health once every lane
+# died. Usage: test_cli_serve.sh TANDEM. The exit status
 # is the number of failures (77: skipped, no serve, curl or python3).
 set -u
 T=$1
@@ -320,6 +322,46 @@ EOF
 req /metrics -
 grep -q '^tandem_device_alive{device="1"} 0$' body.txt || fail "lane 1 alive: $(grep alive body.txt)"
 grep -q '^tandem_sched_handovers_total [1-9]' body.txt || fail "no handovers: $(grep handovers_total body.txt)"
+stop TERM
+[ "$src" = 0 ] || fail "exit $src: $(tail -3 serve.err)"
+
+begin "load generator (scripts/serve_load.py): open-loop Poisson, every answer checked"
+LOAD=$(cd "$(dirname "$0")/.." && pwd)/scripts/serve_load.py
+start --max-connections 64
+python3 "$LOAD" "$URL" --queries q.txt --policies best,gpu-only --rates 30 --duration 1 \
+    --warmup 0.3 --workers 2 --connections 16 --check-with "$T" idx --check-sample 3 \
+    --csv load.csv > load.out 2> load.err || fail "serve_load: exit $?: $(tail -5 load.err)"
+grep -q "3 of 3 sampled queries have the hits of tandem search --json" load.err &&
+    grep -q "every answer has its query's reference hits" load.err || fail "$(tail -5 load.err)"
+grep -q '^best  *30 .* ok$' load.out && grep -q '^gpu-only  *30 .* ok$' load.out ||
+    fail "$(cat load.out)"
+[ "$(head -1 load.csv | cut -d, -f1-4)" = "policy,rate,probe,arrivals" ] &&
+    [ "$(grep -c '^best,30,0,' load.csv)" = 1 ] || fail "csv: $(head -3 load.csv)"
+python3 "$LOAD" "$URL" --queries q.txt --policies gpu-only --find-max --start-rate 50 \
+    --precision 0.5 --time-limit 3 --duration 0.5 --warmup 0.2 --workers 2 > load.out 2> load.err ||
+    fail "serve_load --find-max: exit $?: $(tail -5 load.err)"
+grep -A2 '^highest sustained rate over HTTP (p95 <= 50 ms' load.out | grep -q '^gpu-only  *[0-9]' ||
+    fail "$(cat load.out)"
+SERVE_LOAD_CORRUPT=2 python3 "$LOAD" "$URL" --queries q.txt --policies best --rates 30 \
+    --duration 0.5 --warmup 0 --workers 1 > load.out 2> load.err
+[ $? = 1 ] && grep -q "MISMATCH query" load.err && grep -q "answers differ" load.err ||
+    fail "a wrong answer passed: $(tail -3 load.err)"
+python3 "$LOAD" "$URL" --route health --rates 500 --duration 0.5 --warmup 0.1 --workers 2 \
+    > load.out 2> load.err && grep -q '^health  *500 ' load.out || fail "$(tail -3 load.err)"
+stop TERM
+[ "$src" = 0 ] || fail "exit $src: $(tail -3 serve.err)"
+
+begin "no lane alive: /health is 503 saying why; the load generator fails on the errors"
+TANDEM_FAULT_INJECT=0:build@40,1:build@40 start
+python3 "$LOAD" "$URL" --queries q.txt --policies best --rates 100 --duration 1 --warmup 0 \
+    --workers 1 > load.out 2> load.err
+[ $? = 1 ] && grep -q "requests failed" load.err && grep -q "FAILED best rate 100: status 50" load.err ||
+    fail "errors passed: $(tail -3 load.err)"
+req /health -
+[ "$code" = 503 ] && grep -q '"status": "unavailable", "reason": "no lane alive: all 2 failed' body.txt &&
+    grep -q '"lanes_alive": 0' body.txt || fail "$code $(cat body.txt)"
+req /search '{"query": "flow"}'
+[ "${code:0:1}" = 5 ] && grep -q '"error": ' body.txt || fail "$code $(cat body.txt)"
 stop TERM
 [ "$src" = 0 ] || fail "exit $src: $(tail -3 serve.err)"
 

@@ -149,13 +149,50 @@ static void body_append(tdm_serve *sv, conn_req *rq, const char *data, size_t n)
     rq->len += n;
 }
 
+/* How many of the scheduler's lanes live (*n: of how many). A lane dies
+ * when its device fails (its queries handed to another); with none left
+ * no search can be answered, so the server is not ready. */
+static int lanes_alive(tdm_serve *sv, int *n)
+{
+    tdm_sched_stats st;
+    tdm_sched_stats_init(&st);
+    if (tdm_search_stats(sv->s, &st) != TDM_OK) {
+        *n = 0;
+        return 0;
+    }
+    int alive = 0;
+    for (int l = 0; l < st.nlanes; l++)
+        alive += st.lanes[l].alive != 0;
+    *n = st.nlanes;
+    return alive;
+}
+
+/* 200 {"status": "ready", ...} when searches can be answered, else 503
+ * with the reason: loading, stopping, or every lane dead. */
 static enum MHD_Result health(tdm_serve *sv, struct MHD_Connection *c, conn_req *rq)
 {
     int stopping = atomic_load(&sv->stopping), ready = atomic_load(&sv->ready);
-    const char *st = stopping ? "stopping" : ready ? "ready" : "loading";
-    return respond_json(sv, c, rq, ready && !stopping ? 200 : 503,
-                        json_pack("{s:s, s:f}", "status", st, "uptime_seconds",
-                                  tdm_cli_now() - sv->started));
+    double up = tdm_cli_now() - sv->started;
+    if (stopping || !ready)
+        return respond_json(sv, c, rq, 503,
+                            json_pack("{s:s, s:s, s:f}", "status",
+                                      stopping ? "stopping" : "loading", "reason",
+                                      stopping ? "the server is shutting down"
+                                               : "the index is loading",
+                                      "uptime_seconds", up));
+    int n, alive = lanes_alive(sv, &n);
+    if (n > 0 && alive == 0) {
+        char why[128];
+        snprintf(why, sizeof why, "no lane alive: all %d failed (their devices faulted); "
+                                  "restart the server", n);
+        return respond_json(sv, c, rq, 503,
+                            json_pack("{s:s, s:s, s:i, s:i, s:f}", "status", "unavailable",
+                                      "reason", why, "lanes", n, "lanes_alive", 0,
+                                      "uptime_seconds", up));
+    }
+    return respond_json(sv, c, rq, 200,
+                        json_pack("{s:s, s:i, s:i, s:f}", "status", "ready", "lanes", n,
+                                  "lanes_alive", alive, "uptime_seconds", up));
 }
 
 static enum MHD_Result metrics(tdm_serve *sv, struct MHD_Connection *c, conn_req *rq)
