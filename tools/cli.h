@@ -19,6 +19,7 @@ int tdm_cmd_devices(int argc, char **argv);
 int tdm_cmd_selfcheck(int argc, char **argv);
 int tdm_cmd_build(int argc, char **argv);
 int tdm_cmd_stats(int argc, char **argv);
+int tdm_cmd_shard(int argc, char **argv);
 int tdm_cmd_lookup(int argc, char **argv);
 int tdm_cmd_terms(int argc, char **argv);
 int tdm_cmd_bench(int argc, char **argv);

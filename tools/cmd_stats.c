@@ -66,6 +66,11 @@ static void print_stats(const tdm_ireader *r, const walk *w)
         printf("scoring        impact (quantized scale:%.17g)\n", in->quant_scale);
     else
         printf("scoring        impact (integer weights as given)\n");
+    if (in->shard)
+        printf("shard          %u of %u of split %016llx: documents [%u, %u); documents,\n"
+               "               average length and dfs are the whole index's (%llu postings)\n",
+               in->shard_index, in->nshards, (unsigned long long)in->split_id, in->doc_lo,
+               in->doc_hi, (unsigned long long)in->whole_npostings);
     printf("block entries  %llu\n", (unsigned long long)in->block_entries);
     printf("device memory  %llu bytes (resident: sections arena .. doclens)\n",
            (unsigned long long)tdm_resident_bytes_needed(r));

@@ -25,6 +25,7 @@ static const tdm_cli_command commands[] = {
     {"selfcheck", tdm_cmd_selfcheck, "build the kernels and check one on every device"},
     {"build", tdm_cmd_build, "build an index from text (lines, TREC, SMART, JSONL; gzip ok)"},
     {"stats", tdm_cmd_stats, "documents, terms, postings, bytes per posting (--verify)"},
+    {"shard", tdm_cmd_shard, "split an index by docid range into shards that score as the whole"},
     {"lookup", tdm_cmd_lookup, "df, cf and the first postings of a term"},
     {"terms", tdm_cmd_terms, "the terms of an index with df and cf (--top N, --prefix P)"},
     {"bench", tdm_cmd_bench, "benchmarks: 'bench codecs' (decoding), 'bench queries' (latency), 'bench load' (Poisson arrivals per policy)"},

@@ -126,4 +126,30 @@ static inline float tdm_idx_block_bound(float max_score, uint8_t q)
     return max_score * (float)(q + 1) * 0x1p-8f;
 }
 
+/* A shard (docs/PARTITION.md): the documents [doc_lo, doc_hi) of an index,
+ * with their GLOBAL docids and the whole index's statistics, so that a
+ * document scores on its shard exactly as in the whole index. Its header has
+ * nsections = TDM_SEC_SHARD_COUNT (a reader of plain files refuses it), the
+ * whole index's ndocs and total_doclen, DOCLENS of every document (what
+ * avgdl and the kernels read), names only for its own documents (the others
+ * empty), and every term of the whole index in the same order, so term ids
+ * agree across shards: a term without postings in the shard has df 0, cf 0,
+ * an empty arena span, ext 0 and max_score 0. Two more sections follow the
+ * plain ones: */
+#define TDM_SEC_SHARD 14u        /* tdm_idx_shard */
+#define TDM_SEC_TERM_GDF 15u     /* uint32[nterms]: each term's df in the whole index */
+#define TDM_SEC_SHARD_COUNT 16u
+
+/* Section TDM_SEC_SHARD (64 bytes). */
+typedef struct tdm_idx_shard {
+    uint64_t split_id;         /* the split's identity (a hash of the whole
+                                  index's header checksum, the shard count and
+                                  every boundary): shards of two splits never mix */
+    uint32_t shard, nshards;   /* shard < nshards */
+    uint32_t doc_lo, doc_hi;   /* its documents, doc_lo < doc_hi <= ndocs */
+    uint64_t whole_npostings;  /* postings of the whole index */
+    uint64_t whole_checksum;   /* the whole index's header checksum */
+    uint32_t reserved[6];      /* 0 */
+} tdm_idx_shard;
+
 #endif

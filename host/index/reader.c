@@ -13,14 +13,14 @@
 #include "reader_priv.h"
 #include "tandem.h"
 
-static const char *const section_names[TDM_SEC_COUNT] = {
+static const char *const section_names[TDM_SEC_SHARD_COUNT] = {
     "arena",     "lists",     "codecs",    "block_last", "block_docs",
     "block_freqs", "block_max", "doclens", "term_offs",  "term_cf",
-    "terms",     "docname_offs", "docnames", "stopwords"};
+    "terms",     "docname_offs", "docnames", "stopwords", "shard", "term_gdf"};
 
 const char *tdm_ireader_section_name(unsigned id)
 {
-    return id < TDM_SEC_COUNT ? section_names[id] : NULL;
+    return id < TDM_SEC_SHARD_COUNT ? section_names[id] : NULL;
 }
 
 static int host_is_le(void)
@@ -29,10 +29,13 @@ static int host_is_le(void)
     return *(const unsigned char *)&one == 1;
 }
 
-static size_t table_end(void)
+/* Where the section table ends: a plain file has TDM_SEC_COUNT entries, a
+ * shard TDM_SEC_SHARD_COUNT (r->nsec, set by check_version). */
+static size_t table_end_of(const tdm_ireader *r)
 {
-    return sizeof(tdm_idx_header) + TDM_SEC_COUNT * sizeof(tdm_idx_section_entry);
+    return sizeof(tdm_idx_header) + r->nsec * sizeof(tdm_idx_section_entry);
 }
+#define table_end() table_end_of(r)
 
 /* A NUL-padded name: terminated, and zero after its terminator. */
 static int padded_name(const char *s, size_t n)
@@ -57,10 +60,11 @@ static int check_version(const tdm_ireader *r, const tdm_idx_header *h, tdm_err 
         return tdm_err_set(err, TDM_ERR_VERSION, "%s: offset 8: format version %u is newer "
                            "than this library reads (%u)", p, h->version, TDM_IDX_VERSION);
     if (h->version != TDM_IDX_VERSION || h->header_size != sizeof *h ||
-        h->nsections != TDM_SEC_COUNT)
+        (h->nsections != TDM_SEC_COUNT && h->nsections != TDM_SEC_SHARD_COUNT))
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset 8: bad version %u, header size "
                            "%u or section count %u", p, h->version, h->header_size,
                            h->nsections);
+    ((tdm_ireader *)r)->nsec = h->nsections; /* a shard has two more (format.h) */
     return TDM_OK;
 }
 
@@ -161,7 +165,7 @@ static int check_sections(tdm_ireader *r, tdm_err *err)
     const tdm_idx_header *h = (const void *)r->base;
     r->sec = (const void *)(r->base + sizeof *h);
     uint64_t end = table_end();
-    for (uint32_t i = 0; i < TDM_SEC_COUNT; i++) {
+    for (uint32_t i = 0; i < r->nsec; i++) {
         const tdm_idx_section_entry *s = &r->sec[i];
         size_t at = sizeof *h + i * sizeof *s;
         uint64_t want = (end + TDM_IDX_ALIGN - 1) / TDM_IDX_ALIGN * TDM_IDX_ALIGN;
@@ -177,7 +181,8 @@ static int check_sections(tdm_ireader *r, tdm_err *err)
         if (!lazy_section(i) && XXH64(r->base + s->offset, s->size, 0) != s->checksum)
             return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset %llu: checksum mismatch in "
                                "section %s", r->path, OFF(s->offset), section_names[i]);
-        r->info.section_size[i] = s->size;
+        if (i < TDM_SEC_COUNT)
+            r->info.section_size[i] = s->size;
         end = s->offset + s->size;
     }
     if (end != r->size)
@@ -333,6 +338,8 @@ static int validate(tdm_ireader *r, tdm_err *err)
         rc = check_stopwords(r, err);
     if (!rc)
         rc = tdm_ir_check_lexicon(r, err);
+    if (!rc)
+        rc = tdm_ir_check_shard(r, err);
     return rc;
 }
 
@@ -400,6 +407,27 @@ int tdm_ireader_open_mem(const void *data, size_t size, const char *name, tdm_ir
     return TDM_OK;
 }
 
+int tdm_ireader_open_take(void *data, size_t size, const char *name, tdm_ireader **out,
+                          tdm_err *err)
+{
+    *out = NULL;
+    tdm_ireader *r = new_reader(name ? name : "<memory>", err);
+    if (!r) {
+        free(data);
+        return TDM_ERR_NOMEM;
+    }
+    r->base = data; /* malloc's alignment, as open_mem's copy */
+    r->owned = 1;
+    r->size = size;
+    int rc = validate(r, err);
+    if (rc) {
+        tdm_ireader_close(r);
+        return rc;
+    }
+    *out = r;
+    return TDM_OK;
+}
+
 void tdm_ireader_close(tdm_ireader *r)
 {
     if (!r)
@@ -420,7 +448,7 @@ const uint32_t *tdm_ireader_doclens(const tdm_ireader *r) { return r->doclens; }
 
 const void *tdm_ireader_section(const tdm_ireader *r, unsigned id, uint64_t *size)
 {
-    if (id >= TDM_SEC_COUNT)
+    if (id >= r->nsec)
         return NULL;
     if (size)
         *size = r->sec[id].size;

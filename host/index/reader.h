@@ -76,6 +76,13 @@ typedef struct tdm_ireader_info {
     uint64_t section_size[TDM_SEC_COUNT];   /* by enum tdm_idx_section */
     uint64_t arena_words;       /* ARENA section, in words */
     uint64_t block_entries;     /* rows of the block table */
+    /* A shard (format.h, docs/PARTITION.md): ndocs, total_doclen and
+     * avg_doclen above are the whole index's; npostings the shard's. */
+    int shard;                  /* 1: the file is a shard */
+    uint64_t split_id;
+    uint32_t shard_index, nshards;
+    uint32_t doc_lo, doc_hi;    /* its documents [doc_lo, doc_hi); 0, ndocs if plain */
+    uint64_t whole_npostings;   /* the whole index's postings (npostings if plain) */
 } tdm_ireader_info;
 
 /* Maps `path` and validates it. Errors name the file and the byte offset. */
@@ -83,6 +90,10 @@ int tdm_ireader_open(const char *path, tdm_ireader **out, tdm_err *err);
 /* The same on a buffer (copied; for tests and fuzzing); `name` labels errors. */
 int tdm_ireader_open_mem(const void *data, size_t size, const char *name, tdm_ireader **out,
                          tdm_err *err);
+/* The same on a malloc'd buffer the reader takes (freed at close, or here
+ * on failure): a shard made in memory (index/shard.h). */
+int tdm_ireader_open_take(void *data, size_t size, const char *name, tdm_ireader **out,
+                          tdm_err *err);
 void tdm_ireader_close(tdm_ireader *r);
 
 const tdm_ireader_info *tdm_ireader_info_get(const tdm_ireader *r);
@@ -107,6 +118,14 @@ int tdm_ireader_decode(const tdm_ireader *r, uint64_t i, uint32_t *docids, uint3
                        tdm_err *err);
 
 const uint32_t *tdm_ireader_doclens(const tdm_ireader *r);  /* [ndocs] */
+/* The df that scores read for term i (its idf): the whole index's in a
+ * shard, where a list's own df counts only the shard's postings (and may be
+ * 0: a term of the whole index without postings here); else the list's. */
+uint32_t tdm_ireader_score_df(const tdm_ireader *r, uint64_t i);
+/* A shard's section (format.h), NULL for a plain index. */
+const tdm_idx_shard *tdm_ireader_shard(const tdm_ireader *r);
+/* The file's header, as validated (index/shard.c copies it). */
+const tdm_idx_header *tdm_ireader_header(const tdm_ireader *r);
 /* The name of document d, NUL-terminated in the mapping; NULL if d is out of
  * range or the entry is malformed. */
 const char *tdm_ireader_docname(const tdm_ireader *r, uint64_t d);

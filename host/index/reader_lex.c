@@ -55,6 +55,13 @@ static int check_list(tdm_ireader *r, uint64_t i, uint64_t *entry, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: section codecs: list %llu: "
                            "unknown codec %u", r->path, tdm_ir_at(r, TDM_SEC_CODECS, i),
                            OFF(i), r->codecs[i]);
+    if (l->df == 0 && r->nsec == TDM_SEC_SHARD_COUNT) {
+        /* a shard's term without postings here: nothing in the arena */
+        if (r->cfs[i] || l->ext || l->max_score != 0 || l->words != tdm_ir_list_end(r, i) ||
+            (i == 0 && l->words != 0))
+            return list_fail(r, i, "a shard's empty list with postings, bounds or words", err);
+        return TDM_OK;
+    }
     if (l->df == 0 || l->df > r->info.ndocs || r->cfs[i] < l->df)
         return list_fail(r, i, "absurd df or cf", err);
     if (!(l->max_score > 0) || isinf(l->max_score))

@@ -131,6 +131,15 @@ int tdm_ireader_list(const tdm_ireader *r, uint64_t i, tdm_ilist *out, tdm_err *
     /* Open checked the codec, the counts and the arena span of every list. */
     const tdm_idx_list *l = &r->lists[i];
     const tdm_codec_ops *ops = tdm_codec_by_id(r->codecs[i]);
+    if (l->df == 0) { /* a shard's term without postings here: an empty view */
+        set_term(r, i, out);
+        set_encoded(&out->docs, ops->id, 1, l, ops->block_size, 0);
+        set_encoded(&out->freqs, ops->id, 0, l, ops->block_size, 0);
+        out->docs.bases = out->docs.offsets = out->freqs.offsets = (uint32_t *)pairs;
+        out->docs.words = out->freqs.words = (uint32_t *)r->arena;
+        out->freqs.bases = out->docs.bases;
+        return TDM_OK;
+    }
     uint32_t np = tdm_idx_codec_nparams(ops->id), bs = ops->block_size;
     uint32_t nb = (uint32_t)(((uint64_t)l->df + bs - 1) / bs);
     unsigned char *ok = checked_map(r);
@@ -214,7 +223,7 @@ int tdm_ireader_decode(const tdm_ireader *r, uint64_t i, uint32_t *docids, uint3
 {
     tdm_ilist l;
     int rc = tdm_ireader_list(r, i, &l, err);
-    if (rc)
+    if (rc || l.df == 0) /* a shard's empty list decodes to nothing */
         return rc;
     if (docids && freqs) /* straight into the caller's arrays: no copy, no allocation */
         return decode_checked(r, &l, docids, freqs, err);
@@ -286,8 +295,8 @@ int tdm_ireader_check_list(const tdm_ireader *r, uint64_t i, tdm_err *err)
 int tdm_ireader_verify(const tdm_ireader *r, tdm_err *err)
 {
     int rc = tdm_ireader_check_payload(r, err);
-    if (rc)
-        return rc;
+    if (rc || r->shard)
+        return rc ? rc : tdm_ir_verify_shard(r, err);
     uint32_t maxdf = 0;
     for (uint64_t i = 0; i < r->info.nterms; i++)
         maxdf = r->lists[i].df > maxdf ? r->lists[i].df : maxdf;

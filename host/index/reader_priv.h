@@ -32,6 +32,10 @@ struct tdm_ireader {
                                    at first use, atomically; a cache, not the file) */
     int arena_state;            /* ARENA's checksum: 0 not checked yet, 1 matches,
                                    -1 does not (atomic; a cache, not the file) */
+    uint32_t nsec;              /* sections in the file: TDM_SEC_COUNT, or
+                                   TDM_SEC_SHARD_COUNT for a shard */
+    const tdm_idx_shard *shard; /* a shard's section, else NULL */
+    const uint32_t *gdf;        /* a shard's whole-index dfs [nterms], else NULL */
 };
 
 /* File offset of byte `at` of section id. */
@@ -39,6 +43,15 @@ static inline unsigned long long tdm_ir_at(const tdm_ireader *r, unsigned id, ui
 {
     return OFF(r->sec[id].offset + at);
 }
+
+/* A shard's own sections and facts (reader_shard.c): sizes, the range,
+ * the whole-index dfs; fills r->info's shard fields. TDM_OK for a plain
+ * file. After tdm_ir_check_lexicon. */
+int tdm_ir_check_shard(tdm_ireader *r, tdm_err *err);
+/* tdm_ireader_verify's pass over a shard's lists (reader_shard.c): the
+ * plain checks, docids within the shard's range, bounds with the whole
+ * index's statistics. */
+int tdm_ir_verify_shard(const tdm_ireader *r, tdm_err *err);
 
 /* Terms strictly increasing, list descriptors consistent (reader_lex.c). */
 int tdm_ir_check_lexicon(tdm_ireader *r, tdm_err *err);

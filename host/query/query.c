@@ -16,7 +16,7 @@ void tdm_query_init(tdm_query *q)
 void tdm_query_reset(tdm_query *q)
 {
     q->nterms = 0;
-    q->given = q->unknown = 0;
+    q->given = q->unknown = q->absent = 0;
     q->finished = 0;
 }
 
@@ -70,6 +70,10 @@ int tdm_query_add_term(tdm_query *q, const tdm_ireader *r, const char *term, siz
     }
     uint32_t df = 0;
     tdm_ireader_term(r, id, NULL, &df, NULL);
+    if (df == 0) { /* a shard's term without postings here */
+        q->absent++;
+        return TDM_OK;
+    }
     return push(q, id, df, weight, err);
 }
 
@@ -86,6 +90,10 @@ int tdm_query_add_id(tdm_query *q, const tdm_ireader *r, uint64_t id, double wei
                            (unsigned long long)tdm_ireader_info_get(r)->nterms);
     if ((rc = count_given(q, err)))
         return rc;
+    if (df == 0) { /* a shard's term without postings here */
+        q->absent++;
+        return TDM_OK;
+    }
     return push(q, id, df, weight, err);
 }
 

@@ -14,7 +14,9 @@
  *     Lucene, Anserini and PISA's query parsing;
  *   - unknown terms (not in the lexicon) are ignored, and counted in
  *     `unknown`; a query whose terms are all unknown or stopwords has no
- *     terms (and no results: not an error);
+ *     terms (and no results: not an error); on a shard, a term of the whole
+ *     index without postings in the shard is left out too and counted in
+ *     `absent` (it scores nothing here, but AND must match nothing);
  *   - more than TDM_QUERY_MAX_TERMS terms given (after tokenizing, repeats
  *     and unknown terms included) is TDM_ERR_LIMIT;
  *   - a weight must be finite and > 0 (top-k pruning needs non-negative
@@ -50,6 +52,9 @@ typedef struct tdm_query {
     size_t nterms;
     uint32_t given;     /* terms given, repeats and unknown terms included */
     uint32_t unknown;   /* of which not in the lexicon */
+    uint32_t absent;    /* of which in the lexicon of a shard's whole index but
+                           without postings in the shard (df 0): not in terms;
+                           a conjunction over them matches nothing here */
     size_t cap;         /* internal */
     int finished;
 } tdm_query;

@@ -74,7 +74,9 @@ int tdm_scorer_init(tdm_scorer *s, const tdm_ireader *r, const tdm_query *q,
             s->wd[t] = w;
             s->qw[t] = (float)w;
         } else {
-            s->wd[t] = w * tdm_score_idf(s->ndocs, q->terms[t].df);
+            /* the whole index's df on a shard (its list's df counts only
+               the shard's postings): the same idf as the whole index's */
+            s->wd[t] = w * tdm_score_idf(s->ndocs, tdm_ireader_score_df(r, q->terms[t].id));
             s->qw[t] = (float)(s->wd[t] * (p->k1 + 1.0));
         }
     }

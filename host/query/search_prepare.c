@@ -116,6 +116,19 @@ int tdm_search_prep_fatal(int prc)
     return tdm_err_reach(prc) >= TDM_REACH_HOST;
 }
 
+/* On a shard, a query term of the whole index without postings here
+ * (query.h, `absent`): no document of the shard matches AND, so AND has no
+ * terms left to run, and AND-then-OR's AND matches nothing: OR. The other
+ * algorithms rank the terms the shard holds, which score exactly as in the
+ * whole index. */
+static void absent_terms(tdm_sbq *it)
+{
+    if (it->o.algorithm == TDM_ALGO_AND)
+        it->q.nterms = 0;
+    else if (it->o.algorithm == TDM_ALGO_AND_OR)
+        it->o.algorithm = TDM_ALGO_OR;
+}
+
 int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_search_options *o,
                        tdm_sbq *it)
 {
@@ -124,8 +137,10 @@ int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_sear
     it->k = o->k;
     tdm_query_init(&it->q);
     int rc = tdm_search_query_build(s, rq, &it->q, &it->err);
+    if (rc == TDM_OK && it->q.absent)
+        absent_terms(it);
     if (rc == TDM_OK) {
-        it->pl.alg = tdm_search_auto_alg(o->algorithm, it->q.nterms);
+        it->pl.alg = tdm_search_auto_alg(it->o.algorithm, it->q.nterms);
         tdm_score_params sp = tdm_score_params_for(s->r, o->scoring, o->k1, o->b);
         rc = tdm_sprep_build_cached(&it->p, s->r, &it->q, &sp, s->bcache, &it->err);
         it->prepped = rc == TDM_OK;
@@ -135,8 +150,8 @@ int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_sear
     if (rc == TDM_OK && it->q.nterms && s->ndocs) {
         /* planned alone for its pin or the planner's device: where it runs
            on another, or in a batch, the run plans it again */
-        rc = tdm_search_plan(s, &it->p, o->algorithm, o->device, o->variant, o->ranges, o->k, 0,
-                             &it->pl, &it->err);
+        rc = tdm_search_plan(s, &it->p, it->o.algorithm, o->device, o->variant, o->ranges, o->k,
+                             0, &it->pl, &it->err);
         it->run = rc == TDM_OK;
     }
     if (it->run && !(it->so.keys = malloc((size_t)o->k * sizeof *it->so.keys))) {

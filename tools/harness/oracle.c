@@ -198,7 +198,9 @@ int tdm_oracle_search(tdm_oracle *o, const tdm_query *q, const tdm_oracle_reques
     int rc = check_request(req, err);
     if (rc || (rc = tdm_scorer_init(&s, o->r, q, &req->score, err)))
         return rc;
-    if (q->nterms == 0) {
+    /* a shard's term without postings here: no document of the shard has
+       every term */
+    if (q->nterms == 0 || (req->match == TDM_MATCH_AND && q->absent)) {
         tdm_scorer_free(&s);
         return TDM_OK;
     }
