@@ -30,7 +30,7 @@
  *
  * The random-access (gather) kernel contract: gather.h.
  *
- * The library decodes through index/decode_jobs.h (many lists a launch).
+ * The library decodes through resident/decode_jobs.h (many lists a launch).
  * The per-list driver that uploads and decodes one list at a time
  * (tdm_codec_dev_list) is for the tests and `tandem bench`: codec_dev_list.h.
  */

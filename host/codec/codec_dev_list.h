@@ -2,7 +2,7 @@
  * uploads one encoded list into a handle of its own and decodes it, whole
  * or a chosen set of blocks, with its codec's kernel (codec_dev.h has the
  * kernel contract). The library's search path never calls it: it decodes
- * the resident index through index/decode_jobs.h, many lists a launch.
+ * the resident index through resident/decode_jobs.h, many lists a launch.
  * The codec tests (tests/codec_cases.c, tests/test_decode_jobs.c) check the
  * kernels through it, and `tandem bench codecs` / `bench index` time them;
  * gather.h (random access, also tests and benchmarks only) builds on it.
