@@ -257,7 +257,22 @@ typedef struct tdm_engine_options {
      * others are used. Unset (0): TANDEM_FIRST_KERNEL_MS, else 10,000. At
      * most 3,600,000. Not run with a kernel_source of the caller's. */
     unsigned first_kernel_ms;
+    /* Whether a search handle partitions its index across the engine's
+     * devices by docid range (enum tdm_partition, docs/PARTITION.md): each
+     * device holds one shard, made in memory at tdm_search_open, and every
+     * query runs on all of them at once, their top k merged exactly. Unset
+     * (TDM_PARTITION_DEFAULT): TANDEM_PARTITION ("auto", "on", "off"), else
+     * auto: partitioned when the engine has two devices or more and the
+     * index does not fit one device's memory budget (device_memory). */
+    int partition;
 } tdm_engine_options;
+
+enum tdm_partition {
+    TDM_PARTITION_DEFAULT = 0, /* TANDEM_PARTITION, else AUTO */
+    TDM_PARTITION_AUTO = 1,    /* when the index does not fit one device */
+    TDM_PARTITION_ON = 2,      /* always, with two devices or more */
+    TDM_PARTITION_OFF = 3      /* never: the whole index on every device */
+};
 
 /* Sets o->struct_size and every option to its unset value as documented
  * above (NULL, TDM_CACHE_DEFAULT, 0, -1). Thread-safe. */

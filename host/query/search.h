@@ -79,6 +79,18 @@ struct tdm_search {
     int ndev;
     struct tdm_sched *sched; /* the lanes (host/sched), owned by them; query never uses it */
     struct tdm_bcache *bcache; /* recomputed block bounds per (k1, b, term) (bounds.h) */
+    /* A partitioned handle (docs/PARTITION.md): the index split by docid
+     * range, partition i a handle of its own on one device with its shard
+     * (tdm_search_handle_open_part); this handle keeps the whole index's
+     * reader and tokenizer, no device (ndev 0) and no lanes of its own.
+     * host/sched/partition.c runs and merges. NULL, 0: not partitioned. */
+    struct tdm_search **parts;
+    int nparts;
+    int device_base;         /* engine device of dev[0] less its index: a
+                                partition's handle is on one engine device,
+                                its device 0; 0 otherwise */
+    struct tdm_part *part;   /* host/sched's state of the partitioned handle */
+    const tdm_ireader *owned_r; /* a reader the handle owns (a partition's shard) */
 };
 
 /* A query prepared for the kernels, on the host. */

@@ -17,6 +17,9 @@ TDM_API int tdm_search_cache_stats(const tdm_search *s, int device, tdm_list_cac
     for (int i = 0; i < s->ndev; i++)
         if (s->dev[i].index == device)
             sd = &s->dev[i];
+    for (int p = 0; p < s->nparts; p++) /* partitioned: the partition's device */
+        if (s->parts[p]->device_base == device)
+            sd = &s->parts[p]->dev[0];
     if (!sd)
         return tdm_api_fail(TDM_ERR_INVALID_ARG,
                             "tdm_search_cache_stats: device %d is not one of the handle's %d",

@@ -15,16 +15,20 @@
 
 /* ---- the handle */
 
-static int open_devices(tdm_search *s, tdm_err *err)
+/* The index resident on the engine's devices: every one (only < 0), or
+ * engine device `only` alone (a partition's: its device 0, device_base
+ * `only`). */
+static int open_devices(tdm_search *s, int only, tdm_err *err)
 {
-    s->ndev = tdm_engine_device_count(s->engine);
+    s->ndev = only < 0 ? tdm_engine_device_count(s->engine) : 1;
+    s->device_base = only < 0 ? 0 : only;
     s->dev = calloc(s->ndev > 0 ? (size_t)s->ndev : 1, sizeof *s->dev);
     if (!s->dev)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     for (int i = 0; i < s->ndev; i++) {
         tdm_sdev *sd = &s->dev[i];
-        sd->d = tdm_engine_device(s->engine, i);
-        sd->index = i;
+        sd->index = i; /* the handle's devices: a partition's one is its 0 */
+        sd->d = tdm_engine_device(s->engine, s->device_base + i);
         const char *ext = sd->d->info.extensions;
         sd->fp64 = ext && strstr(ext, "cl_khr_fp64") != NULL;
         int rc = tdm_resident_upload(s->r, sd->d, &sd->res, err);
@@ -44,9 +48,13 @@ void tdm_search_handle_close(tdm_search *s)
         tdm_resident_release(&s->dev[i].res);
     }
     free(s->dev);
+    for (int i = 0; s->parts && i < s->nparts; i++)
+        tdm_search_handle_close(s->parts[i]);
+    free(s->parts);
     tdm_tokpool_free(s->tok);
     free(s->tok_error);
     tdm_bcache_close(s->bcache);
+    tdm_ireader_close((tdm_ireader *)s->owned_r);
     free(s);
 }
 
@@ -59,15 +67,17 @@ static size_t bcache_bytes(tdm_engine *engine)
     return t->bounds_cache_set ? t->bounds_cache_mb << 20 : TDM_BCACHE_DEFAULT_BYTES;
 }
 
-int tdm_search_handle_open(tdm_engine *engine, const tdm_index *index, tdm_search **out,
-                           tdm_err *err)
+/* The handle on reader r, resident on every device (only < 0), on engine
+ * device `only`, or on none (only = -2: a partitioned handle's own). */
+static int handle_open(tdm_engine *engine, const tdm_ireader *r, int only, tdm_search **out,
+                       tdm_err *err)
 {
     *out = NULL;
     tdm_search *s = calloc(1, sizeof *s);
     if (!s)
         return tdm_err_set(err, TDM_ERR_NOMEM, "tdm_search_open: out of memory");
     s->engine = engine;
-    s->r = tdm_index_ireader(index);
+    s->r = r;
     const tdm_ireader_info *info = tdm_ireader_info_get(s->r);
     tdm_err e = {0};
     int rc = TDM_OK;
@@ -87,14 +97,37 @@ int tdm_search_handle_open(tdm_engine *engine, const tdm_index *index, tdm_searc
     size_t cache_bytes = bcache_bytes(engine);
     if (rc == TDM_OK && cache_bytes)
         rc = tdm_bcache_open(cache_bytes, &s->bcache, err);
-    if (rc == TDM_OK)
-        rc = open_devices(s, err);
+    if (rc == TDM_OK && only != -2)
+        rc = open_devices(s, only, err);
     if (rc) {
         tdm_search_handle_close(s);
         return rc;
     }
     *out = s;
     return TDM_OK;
+}
+
+int tdm_search_handle_open(tdm_engine *engine, const tdm_index *index, tdm_search **out,
+                           tdm_err *err)
+{
+    return handle_open(engine, tdm_index_ireader(index), -1, out, err);
+}
+
+int tdm_search_handle_open_bare(tdm_engine *engine, const tdm_index *index, tdm_search **out,
+                                tdm_err *err)
+{
+    return handle_open(engine, tdm_index_ireader(index), -2, out, err);
+}
+
+int tdm_search_handle_open_part(tdm_engine *engine, tdm_ireader *r, int device,
+                                tdm_search **out, tdm_err *err)
+{
+    int rc = handle_open(engine, r, device, out, err);
+    if (rc == TDM_OK)
+        (*out)->owned_r = r;
+    else
+        tdm_ireader_close(r);
+    return rc;
 }
 
 /* ---- results */

@@ -34,6 +34,17 @@ void tdm_search_result_release(tdm_search_result *r);
  * scheduler's open adds them: host/sched/search_api.c). */
 int tdm_search_handle_open(tdm_engine *engine, const tdm_index *index, tdm_search **out,
                            tdm_err *err);
+/* The handle on the index with no device and no lanes: a partitioned
+ * handle's own (its partitions' handles added by host/sched/partition.c). */
+int tdm_search_handle_open_bare(tdm_engine *engine, const tdm_index *index, tdm_search **out,
+                                tdm_err *err);
+/* A partition's handle (docs/PARTITION.md): the shard r (taken: closed
+ * with the handle, also on failure) resident on engine device `device`
+ * only (the handle's device 0: device_base `device`), no lanes. */
+int tdm_search_handle_open_part(tdm_engine *engine, tdm_ireader *r, int device,
+                                tdm_search **out, tdm_err *err);
+/* Closes s and, for a partitioned handle, its partitions' handles (their
+ * lanes closed first by the caller). */
 void tdm_search_handle_close(tdm_search *s);
 
 /* Tokenizes (text) or looks up (terms) rq into the finished query q

@@ -200,6 +200,12 @@ static int choose_mode(const tdm_ireader *r, const tdm_device *d, const tdm_resi
     return full ? TDM_RESIDENT_FULL : TDM_RESIDENT_CACHED;
 }
 
+int tdm_resident_fits_full(const tdm_ireader *r, const tdm_device *d)
+{
+    tdm_resident_opts o = {0};
+    return choose_mode(r, d, &o) == TDM_RESIDENT_FULL;
+}
+
 static int upload_cached(const tdm_ireader *r, tdm_resident *res, const tdm_resident_opts *o,
                          int staged, tdm_err *err)
 {

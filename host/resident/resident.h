@@ -88,6 +88,11 @@ uint64_t tdm_resident_bytes_needed(const tdm_ireader *r);
  * memory, or a section is larger than its largest buffer. */
 int tdm_resident_check_fits(const tdm_ireader *r, const tdm_device *d, tdm_err *err);
 
+/* Whether AUTO would hold the whole index on d (FULL): it fits the
+ * device and its budget (d->settings->device_memory). A partitioned
+ * search handle is chosen where it does not (docs/PARTITION.md). */
+int tdm_resident_fits_full(const tdm_ireader *r, const tdm_device *d);
+
 /* Creates the buffers on d and enqueues the copies (on d->xfer, or the
  * stager's queue) without waiting for them: out->ready completes when they
  * are done (kernels wait for it; a caller that wants the data there now

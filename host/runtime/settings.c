@@ -442,6 +442,26 @@ static int resolve_device_memory(const tdm_engine_options *o, tdm_settings *s, t
     return TDM_OK;
 }
 
+/* The option, else TANDEM_PARTITION: auto, on or off (docs/PARTITION.md). */
+static int resolve_partition(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
+{
+    static const char *const names[] = {"", "auto", "on", "off"};
+    const char *v = o->partition ? NULL : env("TANDEM_PARTITION");
+    s->partition = o->partition ? o->partition : TDM_PARTITION_AUTO;
+    if (o->partition < 0 || o->partition > TDM_PARTITION_OFF)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "engine option partition: %d is unknown",
+                           o->partition);
+    if (!v)
+        return TDM_OK;
+    for (int m = TDM_PARTITION_AUTO; m <= TDM_PARTITION_OFF; m++)
+        if (!strcasecmp(v, names[m])) {
+            s->partition = m;
+            return TDM_OK;
+        }
+    return tdm_err_set(err, TDM_ERR_INVALID_ARG, "TANDEM_PARTITION=%s: expected auto, on or off",
+                       v);
+}
+
 /* TANDEM_LAUNCH_GUARD: auto (the default: PoCL's CPU devices) or off. */
 static int resolve_launch_guard(tdm_settings *s, tdm_err *err)
 {
@@ -488,6 +508,8 @@ int tdm_settings_resolve(const tdm_engine_options *o, tdm_settings *s, tdm_err *
     if (rc == TDM_OK)
         rc = resolve_device_memory(o, s, err);
     if (rc == TDM_OK)
+        rc = resolve_partition(o, s, err);
+    if (rc == TDM_OK)
         rc = resolve_launch_guard(s, err);
     if (rc == TDM_OK)
         rc = resolve_first_kernel(o, s, err);
@@ -530,6 +552,10 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_DEVICE_MEMORY", "engine",
      "device memory an index may take on each device: bytes, or a number with K, M or G "
      "(the device's; docs/CACHE.md)"},
+    {"TANDEM_PARTITION", "engine",
+     "auto, on or off: a search handle splits its index across the devices by docid range, "
+     "one shard a device, every query on all at once (auto: when the index does not fit one "
+     "device's memory budget; docs/PARTITION.md)"},
     {"TANDEM_LAUNCH_GUARD", "engine",
      "auto or off: the work-around for PoCL's kernel cache bug on PoCL CPU devices (auto; "
      "docs/SCHED.md)"},

@@ -30,6 +30,7 @@
  *   lane_slots            lane_slots                    TANDEM_LANE_SLOTS
  *   migrate               migrate                       TANDEM_MIGRATE (auto, force, off)
  *   device_memory         device_memory                 TANDEM_DEVICE_MEMORY
+ *   partition             partition                     TANDEM_PARTITION (auto, on, off)
  *   launch_guard          (none)                        TANDEM_LAUNCH_GUARD (auto, off:
  *                                                       the PoCL work-around, launch_guard.c)
  *   first_kernel_ms       first_kernel_ms               TANDEM_FIRST_KERNEL_MS
@@ -110,6 +111,7 @@ typedef struct tdm_settings {
     int migrate;              /* enum tdm_migrate, never DEFAULT (TANDEM_MIGRATE) */
     uint64_t device_memory;   /* bytes an index may take on a device, 0: no budget
                                  (resident/resident.h) */
+    int partition;            /* enum tdm_partition, never DEFAULT (host/sched/partition.c) */
     int launch_guard;         /* 1: PoCL CPU devices launch through the guard (auto); 0: off */
     unsigned first_kernel_ms; /* each device's first kernel's time limit at open */
     long test_hang;           /* test hook: the discovery index of a device whose first

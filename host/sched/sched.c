@@ -44,6 +44,8 @@ static int lane_kinds(const char *spec, struct tdm_sched *sc, tdm_err *err)
         p += len + (p[len] == ',');
     }
     const char *p = spec;
+    for (int i = 0; i < sc->s->device_base && *p; i++) /* a partition's: its device's item */
+        p += 3 + (p[3] == ',');
     for (int i = 0; i < sc->nl; i++) {
         slane *l = &sc->lanes[i];
         l->gpu = sc->s->dev[i].d->info.type != TDM_DEVICE_CPU;
@@ -80,6 +82,13 @@ static int open_lane(struct tdm_sched *sc, int i, const tdm_settings *st)
         return tdm_model_load(&l->model, l->model_path);
     l->model_path[0] = 0;
     return 0;
+}
+
+/* Lanes the engine's devices make (faults name them by engine device). */
+static int engine_lanes(const tdm_search *s)
+{
+    int n = tdm_engine_device_count(s->engine);
+    return n < TDM_SCHED_MAX_LANES ? n : TDM_SCHED_MAX_LANES;
 }
 
 static void free_sched(struct tdm_sched *sc)
@@ -119,7 +128,7 @@ int tdm_sched_open(tdm_search *s, tdm_sched **out, tdm_err *err)
         rc = lane_kinds(st->lane_kinds, sc, err);
     if (rc == TDM_OK)
         rc = tdm_fault_parse(st->fault_inject, "fault injection (TANDEM_FAULT_INJECT)", faults,
-                             sc->nl, err);
+                             engine_lanes(s), err);
     if (rc) {
         free_sched(sc);
         return rc;
@@ -127,7 +136,9 @@ int tdm_sched_open(tdm_search *s, tdm_sched **out, tdm_err *err)
     int loaded = 1;
     for (int i = 0; i < sc->nl; i++) {
         loaded &= open_lane(sc, i, st);
-        sc->lanes[i].fault = faults[i];
+        /* by engine device: a partition's handle has one lane, on its device */
+        int dev = s->device_base + i;
+        sc->lanes[i].fault = dev < TDM_SCHED_MAX_LANES ? faults[dev] : (tdm_fault){0};
     }
     if (!loaded && sc->nl > 1 && st->calibrate > 0)
         tdm_sched_calibrate(sc, st->calibrate);
@@ -280,8 +291,8 @@ static void count_failed(struct tdm_sched *sc)
     pthread_mutex_unlock(&sc->mu);
 }
 
-/* Places the prepared query j->one and waits for its answer. */
-static int place_one(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm_err *err)
+/* The job of the prepared query j->one, ready to place. */
+static int job_ready(struct tdm_sched *sc, sjob *j, tdm_err *err)
 {
     tdm_sbq *it = j->one;
     tdm_qfeat_from(&it->q, j->o.k, &j->f);
@@ -297,14 +308,29 @@ static int place_one(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm
     j->where = -2;
     j->nq = 1;
     pthread_cond_init(&j->cv, NULL);
-    submit(sc, j);
+    return TDM_OK;
+}
+
+/* The answer of a placed job that is done. */
+static int job_finish(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm_err *err)
+{
     pthread_cond_destroy(&j->cv);
-    rc = finish(sc, j, out, err);
+    int rc = finish(sc, j, out, err);
     if (j->as) {
         tdm_astep_free(j->as);
         free(j->as);
     }
     return rc;
+}
+
+/* Places the prepared query j->one and waits for its answer. */
+static int place_one(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm_err *err)
+{
+    int rc = job_ready(sc, j, err);
+    if (rc)
+        return rc;
+    submit(sc, j);
+    return job_finish(sc, j, out, err);
 }
 
 int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
@@ -324,6 +350,7 @@ int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_
     tdm_sbq it;
     j.one = &it;
     tdm_search_prepare(sc->s, q, &j.o, &it);
+    j.o.algorithm = it.o.algorithm; /* a shard may turn AND-then-OR into OR */
     if (j.policy == TDM_POLICY_DIRECT || (it.prc == TDM_OK && !it.run)) {
         /* the direct policy, or nothing for a device to do */
         rc = tdm_sched_run_direct(sc, &j.one, j.policy, 1, out, err);
@@ -334,6 +361,94 @@ int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_
         rc = place_one(sc, &j, out, err);
     }
     tdm_sbq_free(&it);
+    return rc;
+}
+
+/* ---- a query placed without waiting for it (tdm_sched_begin) */
+
+struct tdm_sched_call {
+    struct tdm_sched *sc;
+    sjob j;
+    tdm_sbq it;
+    int placed;             /* in a lane's queue: wait for it */
+    int rc;                 /* else the answer: rc, res, err */
+    tdm_search_result *res;
+    tdm_err err;
+};
+
+/* Queues j on a lane (never the caller's thread). */
+static void submit_queued(struct tdm_sched *sc, sjob *j)
+{
+    pthread_mutex_lock(&sc->mu);
+    sc->st.submitted += j->nq;
+    sc->st.in_flight += j->nq;
+    sc->st.stepped += j->as != NULL;
+    tdm_sched_update_mode(sc);
+    tdm_place_predict(sc, j);
+    if (tdm_place(sc, j, j->arrive, 0) == -2) {
+        j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE,
+                            "search: policy %s: no lane can run the query (the engine has "
+                            "no lane of its kind, or every lane has failed)",
+                            tdm_policy_name(j->policy));
+        j->done = 1;
+        sc->st.in_flight--;
+        sc->st.failed++;
+    }
+    pthread_mutex_unlock(&sc->mu);
+}
+
+int tdm_sched_begin(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
+                    tdm_sched_call **out, tdm_err *err)
+{
+    *out = NULL;
+    tdm_sched_call *c = calloc(1, sizeof *c);
+    if (!c)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    c->sc = sc;
+    sjob *j = &c->j;
+    j->arrive = tdm_sched_now();
+    int rc = tdm_search_options_check(opts, &j->o, &c->err);
+    if (rc == TDM_OK)
+        rc = check_request(&j->o, sc->nl, &c->err);
+    *out = c;
+    if ((c->rc = rc))
+        return TDM_OK;
+    j->policy = j->o.policy ? j->o.policy : sc->policy;
+    j->one = &c->it;
+    tdm_search_prepare(sc->s, q, &j->o, &c->it);
+    j->o.algorithm = c->it.o.algorithm;
+    if (j->policy == TDM_POLICY_DIRECT || (c->it.prc == TDM_OK && !c->it.run)) {
+        c->rc = tdm_sched_run_direct(sc, &j->one, j->policy, 1, &c->res, &c->err);
+    } else if (c->it.prc) {
+        c->rc = tdm_err_copy(&c->err, &c->it.err);
+        count_failed(sc);
+    } else if ((c->rc = job_ready(sc, j, &c->err)) == TDM_OK) {
+        c->placed = 1;
+        submit_queued(sc, j);
+    }
+    return TDM_OK;
+}
+
+int tdm_sched_end(tdm_sched_call *c, tdm_search_result **out, tdm_err *err)
+{
+    *out = NULL;
+    int rc = c->rc;
+    if (c->placed) {
+        struct tdm_sched *sc = c->sc;
+        pthread_mutex_lock(&sc->mu);
+        while (!c->j.done)
+            pthread_cond_wait(&c->j.cv, &sc->mu);
+        pthread_mutex_unlock(&sc->mu);
+        rc = job_finish(sc, &c->j, out, err);
+    } else if (rc) {
+        rc = tdm_err_copy(err, &c->err);
+    } else {
+        *out = c->res;
+    }
+    tdm_err_clear(&c->err);
+    if (c->j.one)
+        tdm_sbq_free(&c->it);
+    free(c);
     return rc;
 }
 

@@ -31,6 +31,20 @@ void tdm_sched_close(tdm_sched *sc);
 int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
                      tdm_search_result **out, tdm_err *err);
 
+/* tdm_sched_search in two halves, for a caller that places several
+ * queries before it waits (a partitioned handle: one on each partition's
+ * lane, run at once). Begin prepares the query and queues it on a lane
+ * (never runs it in the caller's thread; a query needing no lane, or
+ * failing its preparation, is answered here); *call (allocated, also on a
+ * failure, which tdm_sched_end reports) is ended exactly once by
+ * tdm_sched_end, which waits for the answer and gives what
+ * tdm_sched_search would have. Begin returns TDM_OK or TDM_ERR_NOMEM
+ * (*call NULL). */
+typedef struct tdm_sched_call tdm_sched_call;
+int tdm_sched_begin(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
+                    tdm_sched_call **call, tdm_err *err);
+int tdm_sched_end(tdm_sched_call *call, tdm_search_result **out, tdm_err *err);
+
 /* Ranks a batch (tdm_search_batch) with the checked options o: placed on
  * the lanes by policy, split by predicted finish under hybrid; results[i]
  * as tdm_search_batch fills them. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "partition.h"
 #include "query/search.h"
 #include "query/search_run.h"
 #include "sched.h"
@@ -61,6 +62,8 @@ TDM_API int tdm_search_open(tdm_engine *engine, const tdm_index *index, tdm_sear
         return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_open: %s is NULL",
                             !engine ? "engine" : "index");
     tdm_err e = {0};
+    if (tdm_part_wanted(engine, index)) /* split across the devices (docs/PARTITION.md) */
+        return tdm_api_result(tdm_part_open(engine, index, out, &e), &e);
     int rc = tdm_search_handle_open(engine, index, out, &e);
     if (rc == TDM_OK && (rc = tdm_sched_open(*out, &(*out)->sched, &e)) != TDM_OK) {
         tdm_search_handle_close(*out);
@@ -74,6 +77,10 @@ TDM_API void tdm_search_close(tdm_search *s)
     tdm_api_enter();
     if (!s)
         return;
+    if (s->part) {
+        tdm_part_close(s);
+        return;
+    }
     tdm_sched_close(s->sched);
     s->sched = NULL;
     tdm_search_handle_close(s);
@@ -83,7 +90,8 @@ static int search(tdm_search *s, const tdm_search_query *q, const tdm_search_opt
                   tdm_search_result **out)
 {
     tdm_err e = {0};
-    int rc = tdm_sched_search(s->sched, q, opts, out, &e);
+    int rc = s->part ? tdm_part_search(s, q, opts, out, &e)
+                     : tdm_sched_search(s->sched, q, opts, out, &e);
     return tdm_api_result(rc, &e);
 }
 
@@ -133,7 +141,8 @@ TDM_API int tdm_search_batch(tdm_search *s, const tdm_search_query *queries, siz
         rc = tdm_err_set(&e, TDM_ERR_INVALID_ARG, "search options: policy = %d is unknown",
                          o.policy);
     if (rc == TDM_OK)
-        rc = tdm_sched_batch_search(s->sched, queries, n, &o, results, &e);
+        rc = s->part ? tdm_part_batch(s, queries, n, &o, results, &e)
+                     : tdm_sched_batch_search(s->sched, queries, n, &o, results, &e);
     return tdm_api_result(rc, &e);
 }
 
@@ -156,7 +165,10 @@ TDM_API int tdm_search_stats(tdm_search *s, tdm_sched_stats *st)
                             "tdm_search_stats: struct_size %zu is not that of a tdm_sched_stats "
                             "(%zu): initialise it with tdm_sched_stats_init",
                             st->struct_size, sizeof *st);
-    tdm_sched_stats_get(s->sched, st);
+    if (s->part)
+        tdm_part_stats(s, st);
+    else
+        tdm_sched_stats_get(s->sched, st);
     return TDM_OK;
 }
 

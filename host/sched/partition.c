@@ -1,0 +1,482 @@
+/* A partitioned search handle (partition.h, docs/PARTITION.md): open,
+ * fan-out and exact merge of single queries and batches, counters. */
+#include "partition.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/index_priv.h"
+#include "index/shard.h"
+#include "query/search.h"
+#include "query/search_run.h"
+#include "resident/resident.h"
+#include "runtime/settings.h"
+#include "sched.h"
+#include "sched_priv.h"
+
+/* What a partitioned handle keeps besides its partitions' handles. */
+struct tdm_part {
+    uint32_t bounds[TDM_SCHED_MAX_LANES + 1]; /* partition i: documents [bounds[i], bounds[i+1]) */
+};
+
+/* ---- open and close */
+
+/* Partition p's error as the call's: named. */
+static int part_fail(const tdm_search *s, int p, int rc, tdm_err *from, tdm_err *err)
+{
+    rc = tdm_err_set(err, rc, "partition %d (device %d): %s", p,
+                     s->parts[p] ? s->parts[p]->device_base : p, tdm_err_msg(from));
+    tdm_err_clear(from);
+    return rc;
+}
+
+
+int tdm_part_wanted(tdm_engine *engine, const tdm_index *index)
+{
+    int n = tdm_engine_device_count(engine);
+    tdm_device *d0 = tdm_engine_device(engine, 0);
+    int mode = d0->settings ? d0->settings->partition : TDM_PARTITION_AUTO;
+    if (n < 2 || mode == TDM_PARTITION_OFF)
+        return 0;
+    if (mode == TDM_PARTITION_ON)
+        return 1;
+    /* auto: the whole index does not fit one of the devices it would go to */
+    const tdm_ireader *r = tdm_index_ireader(index);
+    for (int i = 0; i < n; i++)
+        if (!tdm_resident_fits_full(r, tdm_engine_device(engine, i)))
+            return 1;
+    return 0;
+}
+
+int tdm_part_open(tdm_engine *engine, const tdm_index *index, tdm_search **out, tdm_err *err)
+{
+    *out = NULL;
+    int n = tdm_engine_device_count(engine);
+    if (n > TDM_SCHED_MAX_LANES)
+        n = TDM_SCHED_MAX_LANES;
+    const tdm_ireader *r = tdm_index_ireader(index);
+    tdm_search *s = NULL;
+    int rc = tdm_search_handle_open_bare(engine, index, &s, err);
+    if (rc)
+        return rc;
+    s->part = calloc(1, sizeof *s->part);
+    s->parts = calloc((size_t)n, sizeof *s->parts);
+    if (!s->part || !s->parts)
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    if (rc == TDM_OK)
+        rc = tdm_shard_bounds(r, (uint32_t)n, s->part->bounds, err);
+    for (int p = 0; rc == TDM_OK && p < n; p++) {
+        tdm_ireader *sr = NULL;
+        rc = tdm_shard_open_mem(r, (uint32_t)n, s->part->bounds, (uint32_t)p, 0, &sr, err);
+        if (rc == TDM_OK)
+            rc = tdm_search_handle_open_part(engine, sr, p, &s->parts[p], err);
+        if (rc == TDM_OK) {
+            s->nparts = p + 1;
+            rc = tdm_sched_open(s->parts[p], &s->parts[p]->sched, err);
+        }
+        if (rc) {
+            tdm_err e = {0};
+            tdm_err_copy(&e, err);
+            rc = part_fail(s, p, rc, &e, err);
+        }
+    }
+    if (rc) {
+        tdm_part_close(s);
+        return rc;
+    }
+    *out = s;
+    return TDM_OK;
+}
+
+void tdm_part_close(tdm_search *s)
+{
+    if (!s)
+        return;
+    for (int p = 0; s->parts && p < s->nparts; p++) {
+        tdm_sched_close(s->parts[p]->sched);
+        s->parts[p]->sched = NULL;
+    }
+    free(s->part);
+    s->part = NULL;
+    tdm_search_handle_close(s); /* and the partitions' handles */
+}
+
+/* ---- merging */
+
+static int better(const tdm_search_hit *a, const tdm_search_hit *b)
+{
+    return a->score > b->score || (a->score == b->score && a->docid < b->docid);
+}
+
+/* The whole index's top k from the partitions' lists (each best first):
+ * score descending, docid ascending. Names are the whole index's. */
+static int merge_hits(const tdm_search *s, tdm_search_result *const *res, int n, uint32_t k,
+                      tdm_search_result *out, tdm_err *err)
+{
+    size_t at[TDM_SCHED_MAX_LANES] = {0}, total = 0;
+    for (int p = 0; p < n; p++)
+        total += res[p]->n;
+    size_t m = total < k ? total : k;
+    out->hits = calloc(m ? m : 1, sizeof *out->hits);
+    if (!out->hits)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for %zu hits", m);
+    for (size_t h = 0; h < m; h++) {
+        int best = -1;
+        for (int p = 0; p < n; p++)
+            if (at[p] < res[p]->n &&
+                (best < 0 || better(&res[p]->hits[at[p]], &res[best]->hits[at[best]])))
+                best = p;
+        out->hits[h] = res[best]->hits[at[best]++];
+        out->hits[h].name = tdm_ireader_docname(s->r, out->hits[h].docid);
+    }
+    out->n = m;
+    return TDM_OK;
+}
+
+/* The merged result's account: the partitions' work added up, waits the
+ * longest, the device the first partition's. */
+static void merge_account(const tdm_search *s, tdm_search_result *const *res, int n,
+                          tdm_search_result *out)
+{
+    out->device = s->parts[0]->device_base;
+    out->variant = res[0]->variant;
+    out->policy = res[0]->policy;
+    out->load_mode = res[0]->load_mode;
+    out->first_device = -1;
+    for (int p = 0; p < n; p++) {
+        const tdm_search_result *r = res[p];
+        out->ranges += r->ranges;
+        out->launches += r->launches;
+        out->bytes_up += r->bytes_up;
+        out->bytes_down += r->bytes_down;
+        out->handovers += r->handovers;
+        out->steps += r->steps;
+        out->migrations += r->migrations;
+        out->carried_bytes += r->carried_bytes;
+        out->batch = r->batch > out->batch ? r->batch : out->batch;
+        if (r->queue_seconds > out->queue_seconds)
+            out->queue_seconds = r->queue_seconds;
+        if (r->predicted_seconds > out->predicted_seconds)
+            out->predicted_seconds = r->predicted_seconds;
+    }
+}
+
+static void free_results(tdm_search_result **res, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tdm_search_result_release(res[i]);
+        res[i] = NULL;
+    }
+}
+
+static size_t hits_of(tdm_search_result *const *res, int n)
+{
+    size_t t = 0;
+    for (int p = 0; p < n; p++)
+        t += res[p]->n;
+    return t;
+}
+
+/* ---- one query */
+
+/* q with o on every partition at once: one job on each partition's lane,
+ * the last run in the caller's thread (when its lane is free). Every
+ * res[p] is set, or the first failing partition's error is returned. */
+static int fan_out(tdm_search *s, const tdm_search_query *q, const tdm_search_options *o,
+                   tdm_search_result **res, tdm_err *err)
+{
+    int n = s->nparts, bad = -1, rc = TDM_OK;
+    tdm_sched_call *calls[TDM_SCHED_MAX_LANES] = {0};
+    tdm_err e[TDM_SCHED_MAX_LANES];
+    int rcs[TDM_SCHED_MAX_LANES] = {0};
+    memset(e, 0, sizeof e);
+    for (int p = 0; p < n - 1 && bad < 0; p++)
+        if ((rcs[p] = tdm_sched_begin(s->parts[p]->sched, q, o, &calls[p], &e[p])))
+            bad = p;
+    if (bad < 0)
+        rcs[n - 1] = tdm_sched_search(s->parts[n - 1]->sched, q, o, &res[n - 1], &e[n - 1]);
+    for (int p = 0; p < n - 1; p++)
+        if (calls[p])
+            rcs[p] = tdm_sched_end(calls[p], &res[p], &e[p]);
+    for (int p = 0; p < n; p++)
+        if (rcs[p] && rc == TDM_OK)
+            rc = part_fail(s, p, rcs[p], &e[p], err);
+    for (int p = 0; p < n; p++)
+        tdm_err_clear(&e[p]);
+    if (rc)
+        free_results(res, (size_t)n);
+    return rc;
+}
+
+/* The whole index's view of q: its distinct known terms, unknown ones. */
+static int whole_query(tdm_search *s, const tdm_search_query *q, tdm_query *wq, tdm_err *err)
+{
+    tdm_query_init(wq);
+    int rc = tdm_search_query_build(s, q, wq, err);
+    if (rc)
+        tdm_query_free(wq);
+    return rc;
+}
+
+int tdm_part_search(tdm_search *s, const tdm_search_query *q, const tdm_search_options *opts,
+                    tdm_search_result **out, tdm_err *err)
+{
+    *out = NULL;
+    double t0 = tdm_sched_now();
+    tdm_search_options o;
+    int rc = tdm_search_options_check(opts, &o, err);
+    if (rc == TDM_OK && o.device >= 0)
+        rc = tdm_err_set(err, TDM_ERR_INVALID_ARG, "device = %d: a partitioned search handle "
+                         "runs every query on every partition's device", o.device);
+    tdm_query wq;
+    if (rc || (rc = whole_query(s, q, &wq, err)))
+        return rc;
+    int alg = tdm_search_auto_alg(o.algorithm, wq.nterms), ran = alg;
+    tdm_search_result *res[TDM_SCHED_MAX_LANES] = {0};
+    tdm_search_options po = o;
+    po.algorithm = alg == TDM_ALGO_AND_OR ? TDM_ALGO_AND : alg;
+    rc = fan_out(s, q, &po, res, err);
+    if (rc == TDM_OK && alg == TDM_ALGO_AND_OR) {
+        /* AND-then-OR: AND when the partitions' AND matches reach k
+           together (each answers min(k, its matches)), else OR */
+        if (hits_of(res, s->nparts) < o.k) {
+            free_results(res, (size_t)s->nparts);
+            po.algorithm = TDM_ALGO_OR;
+            rc = fan_out(s, q, &po, res, err);
+        }
+    }
+    tdm_search_result *r = rc ? NULL : calloc(1, sizeof *r);
+    if (rc == TDM_OK && !r)
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    if (rc == TDM_OK && (rc = merge_hits(s, res, s->nparts, o.k, r, err)) == TDM_OK) {
+        merge_account(s, res, s->nparts, r);
+        r->algorithm = ran;
+        r->terms = (uint32_t)wq.nterms;
+        r->unknown = wq.unknown;
+        r->seconds = tdm_sched_now() - t0;
+        *out = r;
+    } else if (r) {
+        tdm_search_result_release(r);
+    }
+    free_results(res, (size_t)s->nparts); /* NULL after a failed fan-out */
+    tdm_query_free(&wq);
+    return rc;
+}
+
+/* ---- batches */
+
+typedef struct bwork {
+    tdm_search *s;
+    const tdm_search_query *qs;
+    size_t nq;
+    tdm_search_options o;
+    tdm_search_result **res;  /* [nparts * nq] partition p's at p * nq */
+    int rc[TDM_SCHED_MAX_LANES];
+    tdm_err e[TDM_SCHED_MAX_LANES];
+} bwork;
+
+static void batch_one(void *ctx, size_t p)
+{
+    bwork *w = ctx;
+    w->rc[p] = tdm_sched_batch_search(w->s->parts[p]->sched, w->qs, w->nq, &w->o,
+                                      w->res + p * w->nq, &w->e[p]);
+}
+
+/* The batch qs[0 .. nq) with o on every partition at once (a thread
+ * each); w->res filled, or the first failing partition's error. */
+static int batch_fan_out(bwork *w, tdm_err *err)
+{
+    int n = w->s->nparts, rc = TDM_OK;
+    memset(w->rc, 0, sizeof w->rc);
+    memset(w->e, 0, sizeof w->e);
+    tdm_search_parallel((size_t)n, 1, batch_one, w);
+    for (int p = 0; p < n; p++)
+        if (w->rc[p] && rc == TDM_OK)
+            rc = part_fail(w->s, p, w->rc[p], &w->e[p], err);
+    for (int p = 0; p < n; p++)
+        tdm_err_clear(&w->e[p]);
+    if (rc)
+        free_results(w->res, (size_t)n * w->nq);
+    return rc;
+}
+
+/* Query i's merged result from the partitions' (its own error if any
+ * partition failed it, named). */
+static tdm_search_result *merge_one(tdm_search *s, tdm_search_result **res, size_t nq, size_t i,
+                                    uint32_t k, int *rc, tdm_err *err)
+{
+    int n = s->nparts;
+    tdm_search_result *pr[TDM_SCHED_MAX_LANES], *r = calloc(1, sizeof *r);
+    if (!r) {
+        *rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (int p = 0; p < n; p++)
+        pr[p] = res[(size_t)p * nq + i];
+    for (int p = 0; p < n; p++)
+        if (pr[p]->status) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "partition %d (device %d): %s", p,
+                     s->parts[p]->device_base, pr[p]->error ? pr[p]->error : "search failed");
+            r->status = pr[p]->status;
+            r->error = strdup(msg);
+            r->hits = calloc(1, sizeof *r->hits);
+            r->device = -1;
+            return r;
+        }
+    tdm_err e = {0};
+    if ((*rc = merge_hits(s, pr, n, k, r, &e)) != TDM_OK) {
+        tdm_err_copy(err, &e);
+        tdm_err_clear(&e);
+        tdm_search_result_release(r);
+        return NULL;
+    }
+    merge_account(s, pr, n, r);
+    r->algorithm = pr[0]->algorithm;
+    r->terms = pr[0]->terms;
+    r->unknown = pr[0]->unknown;
+    return r;
+}
+
+/* The queries AND-then-OR must run again as OR (the partitions' AND
+ * matches below k together): their indexes into idx, how many. */
+static size_t short_of_k(const bwork *w, size_t *idx)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < w->nq; i++) {
+        size_t hits = 0;
+        int ok = 1;
+        for (int p = 0; p < w->s->nparts; p++) {
+            const tdm_search_result *r = w->res[(size_t)p * w->nq + i];
+            ok &= r->status == TDM_OK;
+            hits += r->n;
+        }
+        if (ok && hits < w->o.k)
+            idx[m++] = i;
+    }
+    return m;
+}
+
+/* AND-then-OR's second pass: the queries short of k as OR, their merged
+ * results in place of the AND's. */
+static int or_pass(bwork *w, tdm_search_result **results, tdm_err *err)
+{
+    size_t *idx = malloc((w->nq ? w->nq : 1) * sizeof *idx);
+    if (!idx)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    size_t m = short_of_k(w, idx), n = (size_t)w->s->nparts;
+    int rc = TDM_OK;
+    tdm_search_query *sub = m ? malloc(m * sizeof *sub) : NULL;
+    bwork *v = m ? malloc(sizeof *v) : NULL;
+    if (m && (!sub || !v || !(v->res = calloc(n * m, sizeof *v->res))))
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    if (m && rc == TDM_OK) {
+        for (size_t j = 0; j < m; j++)
+            sub[j] = w->qs[idx[j]];
+        v->s = w->s;
+        v->qs = sub;
+        v->nq = m;
+        v->o = w->o;
+        v->o.algorithm = TDM_ALGO_OR;
+        rc = batch_fan_out(v, err);
+        for (size_t j = 0; rc == TDM_OK && j < m; j++) {
+            tdm_search_result *r = merge_one(w->s, v->res, m, j, w->o.k, &rc, err);
+            if (r) {
+                r->algorithm = TDM_ALGO_AND_OR;
+                tdm_search_result_release(results[idx[j]]);
+                results[idx[j]] = r;
+            }
+        }
+        free_results(v->res, n * m);
+    }
+    if (v)
+        free(v->res);
+    free(v);
+    free(sub);
+    free(idx);
+    return rc;
+}
+
+int tdm_part_batch(tdm_search *s, const tdm_search_query *queries, size_t nq,
+                   const tdm_search_options *o, tdm_search_result **results, tdm_err *err)
+{
+    double t0 = tdm_sched_now();
+    if (o->device >= 0)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "device = %d: a partitioned search handle "
+                           "runs every query on every partition's device", o->device);
+    size_t n = (size_t)s->nparts;
+    bwork w = {.s = s, .qs = queries, .nq = nq, .o = *o};
+    w.res = calloc(n * (nq ? nq : 1), sizeof *w.res);
+    if (!w.res)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    if (o->algorithm == TDM_ALGO_AND_OR)
+        w.o.algorithm = TDM_ALGO_AND;
+    int rc = batch_fan_out(&w, err);
+    for (size_t i = 0; rc == TDM_OK && i < nq; i++)
+        results[i] = merge_one(s, w.res, nq, i, o->k, &rc, err);
+    if (rc == TDM_OK && o->algorithm == TDM_ALGO_AND_OR)
+        rc = or_pass(&w, results, err);
+    for (size_t i = 0; rc == TDM_OK && o->algorithm == TDM_ALGO_AND_OR && i < nq; i++)
+        if (results[i]->status == TDM_OK)
+            results[i]->algorithm = TDM_ALGO_AND_OR; /* as the whole index says */
+    for (size_t i = 0; rc == TDM_OK && i < nq; i++) {
+        /* the whole index's terms (a shard counts only those it holds) */
+        tdm_query wq;
+        if (whole_query(s, &queries[i], &wq, err) == TDM_OK) {
+            results[i]->terms = (uint32_t)wq.nterms;
+            results[i]->unknown = wq.unknown;
+            if (o->algorithm == TDM_ALGO_AUTO && results[i]->status == TDM_OK)
+                results[i]->algorithm = tdm_search_auto_alg(TDM_ALGO_AUTO, wq.nterms);
+            tdm_query_free(&wq);
+        } else {
+            tdm_err_clear(err);
+        }
+        results[i]->seconds = tdm_sched_now() - t0;
+    }
+    free_results(w.res, n * nq);
+    if (rc)
+        free_results(results, nq);
+    free(w.res);
+    return rc;
+}
+
+/* ---- counters */
+
+void tdm_part_stats(tdm_search *s, tdm_sched_stats *out)
+{
+    tdm_sched_stats st, one;
+    memset(&st, 0, sizeof st);
+    for (int p = 0; p < s->nparts; p++) {
+        tdm_sched_stats_init(&one);
+        tdm_sched_stats_get(s->parts[p]->sched, &one);
+        if (p == 0)
+            st = one;
+        else {
+            st.submitted += one.submitted;
+            st.answered += one.answered;
+            st.failed += one.failed;
+            st.in_flight += one.in_flight;
+            st.direct += one.direct;
+            st.stolen += one.stolen;
+            st.promoted += one.promoted;
+            st.handovers += one.handovers;
+            st.batches += one.batches;
+            st.batched += one.batched;
+            st.mode_switches += one.mode_switches;
+            st.window_wait += one.window_wait;
+            st.deadline_misses += one.deadline_misses;
+            st.stepped += one.stepped;
+            st.migrations += one.migrations;
+            st.carried_bytes += one.carried_bytes;
+            st.pred_n += one.pred_n;
+        }
+        st.lanes[p] = one.lanes[0];
+        st.lanes[p].device = s->parts[p]->device_base;
+    }
+    st.nlanes = s->nparts;
+    st.struct_size = sizeof st;
+    size_t n = out->struct_size < sizeof st ? out->struct_size : sizeof st;
+    memcpy(out, &st, n);
+    out->struct_size = n;
+}

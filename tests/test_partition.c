@@ -1,0 +1,415 @@
+/* A partitioned search handle (host/sched/partition.c, docs/PARTITION.md)
+ * on several PoCL devices (POCL_DEVICES="pthread pthread", and a second
+ * run with three): the index split by docid range, a shard resident on
+ * each device, every query on all of them at once. Single queries and
+ * batches answer exactly as the whole index on one device, bit for bit,
+ * for every algorithm, k and BM25 parameters (unknown terms, repeats,
+ * weights, empty and bad queries included), also from several threads; a
+ * memory budget (TANDEM_DEVICE_MEMORY) below the index partitions it by
+ * itself; a partition whose device fails (TANDEM_FAULT_INJECT) gives an
+ * error naming it or the right answer, never a partial one. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/index_priv.h"
+#include "query/search.h"
+#include "randcoll.h"
+#include "resident/resident.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    randcoll c;
+    tdm_index *ix;
+    tdm_engine *plain;  /* the whole index, one device */
+    tdm_search *whole;
+} fixture;
+
+static tdm_engine *engine_with(const char *devices, int partition, const char *faults,
+                               uint64_t memory)
+{
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
+    o.devices = devices;
+    o.partition = partition;
+    o.fault_inject = faults ? faults : "";
+    o.device_memory = memory;
+    o.calibrate = 0;
+    o.cache_mode = TDM_CACHE_OFF;
+    tdm_engine *e = NULL;
+    if (tdm_engine_open(&o, &e) != TDM_OK)
+        fail_msg("tdm_engine_open: %s", tdm_last_error());
+    return e;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    randcoll_init(&f->c, 91, tdm_test_small() ? 600 : 6000, 50);
+    f->ix = randcoll_index(&f->c, tdm_test_tmpdir("partition"), "p.tdm", NULL);
+    f->plain = engine_with("0", TDM_PARTITION_OFF, NULL, 0);
+    if (tdm_search_open(f->plain, f->ix, &f->whole) != TDM_OK)
+        fail_msg("tdm_search_open: %s", tdm_last_error());
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    tdm_search_close(f->whole);
+    tdm_engine_close(f->plain);
+    tdm_index_close(f->ix);
+    randcoll_free(&f->c);
+    free(f);
+    return 0;
+}
+
+/* The engine over every PoCL device, partitioned (NULL: fewer than two). */
+static tdm_engine *engine_parts(int partition, const char *faults, uint64_t memory)
+{
+    tdm_engine *e = engine_with("cpu", partition, faults, memory);
+    if (tdm_engine_device_count(e) < 2) {
+        tdm_engine_close(e);
+        print_message("only one device: set POCL_DEVICES=\"pthread pthread\"\n");
+        return NULL;
+    }
+    return e;
+}
+
+#define MAXQ 120
+#define MAXT 6
+
+typedef struct qset {
+    tdm_search_query q[MAXQ];
+    tdm_search_term t[MAXQ][MAXT];
+    size_t n;
+} qset;
+
+/* n random queries of 0 .. 6 terms (unknown terms, repeats, weights, an
+ * empty one now and then, and a bad weight). */
+static void make_queries(qset *s, const randcoll *c, uint64_t seed, size_t n, int bad)
+{
+    tdm_rng r;
+    tdm_rng_seed(&r, seed);
+    s->n = n;
+    for (size_t i = 0; i < n; i++) {
+        size_t nt = i % 29 == 5 ? 0 : tdm_rng_range(&r, 1, MAXT);
+        for (size_t k = 0; k < nt; k++) {
+            s->t[i][k].term = tdm_rng_range(&r, 0, 12) == 0
+                                  ? "no-such-term"
+                                  : c->terms[tdm_rng_range(&r, 0, (uint32_t)c->nlists - 1)];
+            s->t[i][k].id = 0;
+            s->t[i][k].weight = bad && i % 41 == 7 ? -1.0 : 1.0 + tdm_rng_range(&r, 0, 2);
+        }
+        s->q[i] = (tdm_search_query){NULL, s->t[i], nt};
+    }
+}
+
+static void same_result(const tdm_search_result *a, const tdm_search_result *b, size_t q,
+                        int algo, uint32_t k)
+{
+    if (a->n != b->n)
+        fail_msg("query %zu, %s, k %u: %zu hits partitioned, %zu whole", q,
+                 tdm_algorithm_name(algo), k, a->n, b->n);
+    for (size_t h = 0; h < a->n; h++)
+        if (a->hits[h].docid != b->hits[h].docid ||
+            memcmp(&a->hits[h].score, &b->hits[h].score, sizeof(float)))
+            fail_msg("query %zu, %s, k %u, hit %zu: partitioned %u %.9g, whole %u %.9g", q,
+                     tdm_algorithm_name(algo), k, h, a->hits[h].docid, a->hits[h].score,
+                     b->hits[h].docid, b->hits[h].score);
+        else
+            assert_string_equal(a->hits[h].name, b->hits[h].name);
+    assert_int_equal(a->terms, b->terms);
+    assert_int_equal(a->unknown, b->unknown);
+    if (algo != TDM_ALGO_AUTO)
+        assert_int_equal(a->algorithm, b->algorithm);
+}
+
+static const int algos[] = {TDM_ALGO_AUTO, TDM_ALGO_OR, TDM_ALGO_AND, TDM_ALGO_AND_OR,
+                            TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+static const uint32_t ks[] = {1, 10, 100, 1000};
+
+static void options_for(tdm_search_options *o, size_t q, size_t a)
+{
+    tdm_search_options_init(o);
+    o->algorithm = algos[a];
+    o->k = ks[(q + a) % 4];
+    if (q % 9 == 4) { /* other BM25 parameters: bounds recomputed per shard */
+        o->k1 = 0.8;
+        o->b = 0.3;
+    }
+}
+
+/* Every query alone through both handles: the same answer or the same error. */
+static size_t check_singles(tdm_search *parts, tdm_search *whole, const qset *qs)
+{
+    size_t hits = 0;
+    for (size_t i = 0; i < qs->n; i++)
+        for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+            tdm_search_options o;
+            options_for(&o, i, a);
+            tdm_search_result *p = NULL, *w = NULL;
+            int rp = tdm_search_terms(parts, qs->q[i].terms, qs->q[i].nterms, &o, &p);
+            int rw = tdm_search_terms(whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
+            if (rp != rw)
+                fail_msg("query %zu: partitioned %d, whole %d (%s)", i, rp, rw, tdm_last_error());
+            if (rp == TDM_OK) {
+                same_result(p, w, i, algos[a], o.k);
+                hits += p->n;
+            }
+            tdm_search_result_free(p);
+            tdm_search_result_free(w);
+        }
+    return hits;
+}
+
+static void singles(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = engine_parts(TDM_PARTITION_ON, NULL, 0);
+    if (!e)
+        skip();
+    tdm_search *s = NULL;
+    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    assert_int_equal(s->nparts, tdm_engine_device_count(e));
+    qset *qs = malloc(sizeof *qs);
+    make_queries(qs, &f->c, 5, tdm_test_small() ? 20 : MAXQ, 1);
+    size_t hits = check_singles(s, f->whole, qs);
+    print_message("%zu queries x %zu algorithms on %d partitions: %zu hits the same\n", qs->n,
+                  sizeof algos / sizeof *algos, s->nparts, hits);
+    assert_true(hits > 0);
+    /* a pin has no meaning: every partition runs every query */
+    tdm_search_options o;
+    tdm_search_options_init(&o);
+    o.device = 0;
+    tdm_search_result *r = NULL;
+    assert_int_equal(tdm_search_terms(s, qs->q[1].terms, qs->q[1].nterms, &o, &r),
+                     TDM_ERR_INVALID_ARG);
+    tdm_sched_stats st;
+    tdm_sched_stats_init(&st);
+    assert_int_equal(tdm_search_stats(s, &st), TDM_OK);
+    assert_int_equal(st.nlanes, s->nparts);
+    assert_true(st.answered > 0);
+    free(qs);
+    tdm_search_close(s);
+    tdm_engine_close(e);
+}
+
+/* Every algorithm as one batch call: each result the whole index's. */
+static void batches(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = engine_parts(TDM_PARTITION_ON, NULL, 0);
+    if (!e)
+        skip();
+    tdm_search *s = NULL;
+    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    qset *qs = malloc(sizeof *qs);
+    make_queries(qs, &f->c, 6, tdm_test_small() ? 30 : MAXQ, 1);
+    tdm_search_result *res[MAXQ];
+    size_t hits = 0;
+    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++)
+        for (size_t ki = 0; ki < 4; ki += 1 + (a % 2)) {
+            tdm_search_options o;
+            tdm_search_options_init(&o);
+            o.algorithm = algos[a];
+            o.k = ks[ki];
+            if (tdm_search_batch(s, qs->q, qs->n, &o, res) != TDM_OK)
+                fail_msg("batch %s: %s", tdm_algorithm_name(algos[a]), tdm_last_error());
+            for (size_t i = 0; i < qs->n; i++) {
+                tdm_search_result *w = NULL;
+                int rw = tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
+                if (rw != res[i]->status)
+                    fail_msg("query %zu: batch status %d, whole %d", i, res[i]->status, rw);
+                if (rw == TDM_OK) {
+                    same_result(res[i], w, i, algos[a], o.k);
+                    hits += w->n;
+                }
+                tdm_search_result_free(w);
+                tdm_search_result_free(res[i]);
+            }
+        }
+    print_message("batches of %zu: %zu hits the same\n", qs->n, hits);
+    free(qs);
+    tdm_search_close(s);
+    tdm_engine_close(e);
+}
+
+typedef struct tjob {
+    tdm_search *parts, *whole;
+    qset *qs;
+    size_t hits;
+} tjob;
+
+static void *thread_run(void *arg)
+{
+    tjob *j = arg;
+    j->hits = check_singles(j->parts, j->whole, j->qs);
+    return NULL;
+}
+
+/* Four threads at once on one partitioned handle (jobs meet in the lanes). */
+static void threads(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = engine_parts(TDM_PARTITION_ON, NULL, 0);
+    if (!e)
+        skip();
+    tdm_search *s = NULL;
+    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    enum { NT = 4 };
+    pthread_t th[NT];
+    tjob jobs[NT];
+    for (int t = 0; t < NT; t++) {
+        jobs[t] = (tjob){s, f->whole, malloc(sizeof(qset)), 0};
+        make_queries(jobs[t].qs, &f->c, 100 + t, tdm_test_small() ? 6 : 25, 0);
+        pthread_create(&th[t], NULL, thread_run, &jobs[t]);
+    }
+    for (int t = 0; t < NT; t++) {
+        pthread_join(th[t], NULL);
+        assert_true(jobs[t].hits > 0);
+        free(jobs[t].qs);
+    }
+    tdm_search_close(s);
+    tdm_engine_close(e);
+}
+
+/* A budget below the whole index partitions it by itself (auto); every
+ * shard then fits and is held whole; a budget above it does not. */
+static void auto_by_budget(void **state)
+{
+    fixture *f = *state;
+    uint64_t need = tdm_resident_bytes_needed(tdm_index_ireader(f->ix));
+    char v[32];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)(need * 3 / 4));
+    setenv("TANDEM_DEVICE_MEMORY", v, 1);
+    tdm_engine *e = engine_parts(TDM_PARTITION_DEFAULT, NULL, 0);
+    unsetenv("TANDEM_DEVICE_MEMORY");
+    if (!e)
+        skip();
+    tdm_search *s = NULL;
+    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    assert_int_equal(s->nparts, tdm_engine_device_count(e));
+    for (int p = 0; p < s->nparts; p++) {
+        tdm_list_cache_stats cs;
+        assert_int_equal(tdm_search_cache_stats(s, p, &cs), TDM_OK);
+        assert_int_equal(cs.cached, 0); /* its shard fits: no list cache */
+    }
+    qset *qs = malloc(sizeof *qs);
+    make_queries(qs, &f->c, 8, tdm_test_small() ? 5 : 20, 0);
+    assert_true(check_singles(s, f->whole, qs) > 0);
+    tdm_search_close(s);
+    tdm_engine_close(e);
+    /* room for the whole index: one handle on every device, as before */
+    e = engine_parts(TDM_PARTITION_DEFAULT, NULL, need * 2);
+    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    assert_int_equal(s->nparts, 0);
+    tdm_search_close(s);
+    tdm_engine_close(e);
+    /* off: never, whatever the budget (the list cache then) */
+    e = engine_parts(TDM_PARTITION_OFF, NULL, need * 3 / 4);
+    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    assert_int_equal(s->nparts, 0);
+    tdm_search_close(s);
+    tdm_engine_close(e);
+    free(qs);
+}
+
+/* Faults on a partition's device: each call gives the whole index's answer
+ * or an error naming the partition, never a partial answer; a dead lane's
+ * partition fails every later query, an out-of-memory run is run again. */
+static void faults(void **state)
+{
+    fixture *f = *state;
+    static const char *specs[] = {"1:lost@2", "1:build@1", "0:oom@1,1:oom@2", "0:lost@3"};
+    qset *qs = malloc(sizeof *qs);
+    make_queries(qs, &f->c, 9, 12, 0);
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+        tdm_engine *e = engine_parts(TDM_PARTITION_ON, specs[k], 0);
+        if (!e)
+            skip();
+        tdm_search *s = NULL;
+        assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+        size_t ok = 0, failed = 0;
+        for (size_t i = 0; i < qs->n; i++) {
+            if (!qs->q[i].nterms)
+                continue;
+            tdm_search_options o;
+            options_for(&o, i, 1 + i % 6);
+            tdm_search_result *p = NULL, *w = NULL;
+            int rp = tdm_search_terms(s, qs->q[i].terms, qs->q[i].nterms, &o, &p);
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", rp ? tdm_last_error() : "");
+            assert_int_equal(tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms, &o,
+                                              &w), TDM_OK);
+            if (rp == TDM_OK) {
+                same_result(p, w, i, o.algorithm, o.k);
+                ok++;
+            } else {
+                if (!strstr(msg, "partition 1") && !strstr(msg, "partition 0"))
+                    fail_msg("%s: query %zu failed without naming the partition: %s", specs[k],
+                             i, msg);
+                failed++;
+            }
+            tdm_search_result_free(p);
+            tdm_search_result_free(w);
+        }
+        /* a batch after the faults: whole answers or a failed call */
+        tdm_search_options o;
+        tdm_search_options_init(&o);
+        tdm_search_result *res[MAXQ];
+        if (tdm_search_batch(s, qs->q, qs->n, &o, res) == TDM_OK) {
+            for (size_t i = 0; i < qs->n; i++) {
+                tdm_search_result *w = NULL;
+                assert_int_equal(tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms,
+                                                  &o, &w), TDM_OK);
+                same_result(res[i], w, i, o.algorithm, o.k);
+                tdm_search_result_free(w);
+                tdm_search_result_free(res[i]);
+            }
+        } else if (!strstr(tdm_last_error(), "partition ")) {
+            fail_msg("%s: batch failed without naming the partition: %s", specs[k],
+                     tdm_last_error());
+        }
+        print_message("%s: %zu answered exactly, %zu failed\n", specs[k], ok, failed);
+        if (strstr(specs[k], "oom"))
+            assert_int_equal(failed, 0); /* run again: answered */
+        else
+            assert_true(failed > 0);   /* the partition's lane is dead */
+        tdm_search_close(s);
+        tdm_engine_close(e);
+    }
+    free(qs);
+}
+
+/* The setting's values: a bad one fails the open naming the variable. */
+static void setting(void **state)
+{
+    (void)state;
+    setenv("TANDEM_PARTITION", "sideways", 1);
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
+    o.devices = "cpu";
+    tdm_engine *e = NULL;
+    assert_int_equal(tdm_engine_open(&o, &e), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_last_error(), "TANDEM_PARTITION"));
+    unsetenv("TANDEM_PARTITION");
+    o.partition = 9;
+    assert_int_equal(tdm_engine_open(&o, &e), TDM_ERR_INVALID_ARG);
+}
+
+int main(void)
+{
+    (void)assert_same_index; /* randcoll.h's, for other tests */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(setting),
+        cmocka_unit_test(singles),
+        cmocka_unit_test(batches),
+        cmocka_unit_test(threads),
+        cmocka_unit_test(auto_by_budget),
+        cmocka_unit_test(faults),
+    };
+    return tdm_test_run_group("partition", tests, sizeof tests / sizeof *tests, setup, teardown);
+}
