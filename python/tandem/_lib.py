@@ -70,7 +70,9 @@ class EngineOptions(ctypes.Structure):
                 ("load_threshold", c_uint), ("deadline_ms", c_double), ("calibrate", c_int),
                 ("fault_inject", c_char_p), ("lane_kinds", c_char_p),
                 ("device_memory", c_uint64), ("lane_slots", c_uint),
-                ("migrate", c_int)]
+                ("migrate", c_int), ("first_kernel_ms", c_uint),
+                # docs/PARTITION.md: tdm_engine_options_init writes every field
+                ("partition", c_int)]
 
 
 class IndexStats(ctypes.Structure):
