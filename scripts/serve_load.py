@@ -22,7 +22,7 @@ arrival of the one schedule; an arrival that finds no free connection waits
 for one (its wait counts). The loops wait in select(2), whose timeout is in
 microseconds (epoll's is in milliseconds); at light load a worker also
 yields busily for the last --spin-us before each arrival, as a woken process
-can be late (the mean lag from arrival to send is in the CSV).
+can be late (the median lag from arrival to send is in the CSV).
 --route health drives GET /health instead: what the generator itself can
 push, to know it is not the bottleneck.
 
@@ -299,7 +299,8 @@ class Worker:
 
     def send(self, c, j):
         lag = mono() - (self.t0 + self.t[j])
-        self.lag_sum += lag
+        if self.t[j] >= self.warmup:
+            self.lags.append(lag)
         if lag > LATE_S:
             self.late += 1
             self.late_max = max(self.late_max, lag)
@@ -392,7 +393,8 @@ class Worker:
         self.pending, self.msgs, self.drained = collections.deque(), [], None
         self.sent_n = self.done = self.failed = self.mism = 0
         self.late = self.over = self.inflight_max = self.batched = self.bmode = 0
-        self.late_max = self.last = self.lag_sum = 0.0
+        self.late_max = self.last = 0.0
+        self.lags = array.array("d")
         self.running = True
         self.loop.run_until_complete(self.dispatch())
         self.running = False
@@ -405,7 +407,7 @@ class Worker:
                 "late_max": self.late_max, "inflight_max": self.inflight_max,
                 "last": self.last, "conns": len(self.conns), "batched": self.batched,
                 "bmode": self.bmode, "msgs": self.msgs, "errors": self.errors,
-                "lag_sum": self.lag_sum, "sent": self.sent_n}
+                "lags": self.lags.tobytes()}
 
 
 def worker_main(pipe, srv, cap, spin, refs, health, stop):
@@ -496,16 +498,17 @@ class Load:
                     "t0": t0, "warmup": a.warmup, "limit": limit_ms * 1e-3,
                     "give_up": give_up, "hopeless": hopeless // W, "W": W, "gap": W / rate})
         rs = [p.recv() for p in self.pipes]
-        lat = array.array("d")
+        lat, lags = array.array("d"), array.array("d")
         for r in rs:
             lat.frombytes(r["lat"])
+            lags.frombytes(r["lags"])
         lat = sorted(lat)
         pt = {"policy": self.policy, "rate": rate, "probe": probe,
               "arrivals": sum(r["arrivals"] for r in rs), "answered": len(lat),
               "failed": sum(r["failed"] for r in rs), "dropped": sum(r["dropped"] for r in rs),
               "late": sum(r["late"] for r in rs),
               "late_max_ms": max(r["late_max"] for r in rs) * 1e3,
-              "send_lag_us": 1e6 * sum(r["lag_sum"] for r in rs) / max(1, sum(r["sent"] for r in rs)),
+              "send_lag_p50_us": 1e6 * pct(sorted(lags), 0.5),
               "mismatches": sum(r["wrong"] for r in rs),
               "max_inflight": sum(r["inflight_max"] for r in rs),
               "connections": sum(r["conns"] for r in rs), "stopped": self.stop.value}
@@ -612,7 +615,7 @@ def print_point(p):
 
 
 CSV_FIELDS = ("policy", "rate", "probe", "arrivals", "answered", "failed", "dropped", "late",
-              "late_max_ms", "send_lag_us", "throughput", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms",
+              "late_max_ms", "send_lag_p50_us", "throughput", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms",
               "max_ms", "misses", "miss_pct", "mismatches", "batch_mode_pct", "batched_pct",
               "stopped", "sustained", "max_inflight", "connections")
 
@@ -641,9 +644,11 @@ def print_max(a, best):
             pt["miss_pct"], "   (cut by --time-limit: a higher rate may be)" if cut else ""))
 
 
-def compare(path, a, points, best):
+def compare(path, points, best):
     """Beside `tandem bench load --csv`: per policy the highest sustained
-    rate in process and over HTTP, and the p50 at the lowest --rates rate."""
+    rate in process and over HTTP, and the p50 of each at the lowest rate
+    of --rates (with the client's own median lag from arrival to send,
+    part of the HTTP p50)."""
     try:
         with open(path, newline="") as f:
             ref = list(csv.DictReader(f))
@@ -651,26 +656,25 @@ def compare(path, a, points, best):
         fail(f"--compare {path}: {e.strerror}")
     print(f"\nover HTTP against in process ({path}); targets: rate >= 90 %, "
           "light-load p50 <= +100 us")
-    print("%-8s %12s %12s %7s %9s %12s %12s %9s" % (
-        "policy", "in-proc q/s", "HTTP q/s", "HTTP %", "at rate", "in-proc p50", "HTTP p50",
-        "+us"))
+    fmt = "%-8s %12s %12s %7s %8s %12s %12s %7s %10s"
+    print(fmt % ("policy", "in-proc q/s", "HTTP q/s", "HTTP %", "at q/s", "in-proc p50",
+                 "HTTP p50", "+us", "client lag"))
     for pol in best:
         mine = [r for r in ref if r["policy"] == pol and r.get("memory", "full") == "full"]
         inmax = max((float(r["rate"]) for r in mine
                      if r["probe"] == "1" and r["sustained"] == "1"), default=0)
-        pt = best[pol][0]
-        hmax = pt["rate"] if pt else 0
+        hmax = best[pol][0]["rate"] if best[pol][0] else 0
         light = [p for p in points if p["policy"] == pol and not p["probe"]]
-        lr = min((p["rate"] for p in light), default=None)
-        ip = [float(r["p50_ms"]) for r in mine if r["probe"] == "0" and lr is not None
-              and abs(float(r["rate"]) - lr) < 1e-9]
-        hp = [p["p50_ms"] for p in light if p["rate"] == lr]
-        print("%-8s %12s %12s %7s %9s %12s %12s %9s" % (
+        hp = min(light, key=lambda p: p["rate"]) if light else None
+        ip = [float(r["p50_ms"]) for r in mine if r["probe"] == "0" and hp
+              and abs(float(r["rate"]) - hp["rate"]) < 1e-9]
+        print(fmt % (
             pol, "%.6g" % inmax if inmax else "-", "%.6g" % hmax if hmax else "-",
             "%.1f" % (100 * hmax / inmax) if inmax and hmax else "-",
-            "%g" % lr if lr is not None else "-",
-            "%.3f ms" % ip[0] if ip else "-", "%.3f ms" % hp[0] if hp else "-",
-            "%+.0f" % ((hp[0] - ip[0]) * 1e3) if ip and hp else "-"))
+            "%g" % hp["rate"] if hp else "-", "%.3f ms" % ip[0] if ip else "-",
+            "%.3f ms" % hp["p50_ms"] if hp else "-",
+            "%+.0f" % ((hp["p50_ms"] - ip[0]) * 1e3) if ip and hp else "-",
+            "%.0f us" % hp["send_lag_p50_us"] if hp else "-"))
 
 
 def parse_args(argv):
@@ -787,7 +791,7 @@ def main(argv):
     if a.csv:
         write_csv(a.csv, load.points)
     if a.compare and a.find_max:
-        compare(a.compare, a, load.points, best)
+        compare(a.compare, load.points, best)
     mism = load.mismatches + bad
     if mism or load.failures:
         print(f"serve_load: {mism} answers differ from the references, {load.failures} "
