@@ -314,3 +314,45 @@ int tdm_ireader_verify(const tdm_ireader *r, tdm_err *err)
     free(buf);
     return rc;
 }
+
+/* ---- a shard's verification (tdm_ir_verify_shard, reader_priv.h) */
+
+static int verify_list(const tdm_ireader *r, uint64_t t, uint32_t *d, uint32_t *f, tdm_err *err)
+{
+    tdm_ilist l;
+    int rc = tdm_ireader_list(r, t, &l, err);
+    if (!rc && l.df)
+        rc = tdm_ireader_decode(r, t, d, f, err);
+    if (rc || !l.df)
+        return rc;
+    const tdm_ireader_info *in = &r->info;
+    for (uint32_t k = 0; k < l.df; k++) {
+        if (d[k] < in->doc_lo || d[k] >= in->doc_hi)
+            return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: list of term '%.*s': docid %u "
+                               "outside the shard's documents [%u, %u)", r->path,
+                               (int)l.term_len, l.term, d[k], in->doc_lo, in->doc_hi);
+        /* an impact index's bounds are its largest impacts */
+        double sc = !in->impact ? tdm_bm25(in->k1, in->b, in->ndocs, r->gdf[t], f[k],
+                                           r->doclens[d[k]], in->avg_doclen)
+                                : (double)f[k];
+        if (!(sc <= tdm_ilist_block_max(&l, k / l.docs.block_size)))
+            return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: list of term '%.*s': block bound "
+                               "below a score", r->path, (int)l.term_len, l.term);
+    }
+    return TDM_OK;
+}
+
+int tdm_ir_verify_shard(const tdm_ireader *r, tdm_err *err)
+{
+    uint32_t maxdf = 0;
+    for (uint64_t t = 0; t < r->info.nterms; t++)
+        maxdf = r->lists[t].df > maxdf ? r->lists[t].df : maxdf;
+    uint32_t *buf = malloc(((size_t)maxdf + 1) * 8);
+    if (!buf)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    int rc = TDM_OK;
+    for (uint64_t t = 0; rc == TDM_OK && t < r->info.nterms; t++)
+        rc = verify_list(r, t, buf, buf + maxdf + 1, err);
+    free(buf);
+    return rc;
+}

@@ -48,7 +48,7 @@ static inline unsigned long long tdm_ir_at(const tdm_ireader *r, unsigned id, ui
  * the whole-index dfs; fills r->info's shard fields. TDM_OK for a plain
  * file. After tdm_ir_check_lexicon. */
 int tdm_ir_check_shard(tdm_ireader *r, tdm_err *err);
-/* tdm_ireader_verify's pass over a shard's lists (reader_shard.c): the
+/* tdm_ireader_verify's pass over a shard's lists (reader_list.c): the
  * plain checks, docids within the shard's range, bounds with the whole
  * index's statistics. */
 int tdm_ir_verify_shard(const tdm_ireader *r, tdm_err *err);

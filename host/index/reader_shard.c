@@ -1,9 +1,6 @@
-/* A shard's sections and checks (format.h, docs/PARTITION.md): the shard
- * record, the whole index's dfs, and the verification pass that reads
- * them. */
-#include <stdlib.h>
-
-#include "bm25.h"
+/* A shard's sections and checks at open (format.h, docs/PARTITION.md):
+ * the shard record and the whole index's dfs (its verification pass is
+ * reader_list.c's). */
 #include "reader_priv.h"
 #include "tandem.h"
 
@@ -11,7 +8,7 @@ static int shard_fail(const tdm_ireader *r, unsigned id, uint64_t at, const char
                       tdm_err *err)
 {
     return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %llu: section %s: %s", r->path,
-                       tdm_ir_at(r, id, at), tdm_ireader_section_name(id), what);
+                       tdm_ir_at(r, id, at), id == TDM_SEC_SHARD ? "shard" : "term_gdf", what);
 }
 
 static int check_record(const tdm_ireader *r, const tdm_idx_shard *s, tdm_err *err)
@@ -74,50 +71,4 @@ const tdm_idx_shard *tdm_ireader_shard(const tdm_ireader *r) { return r->shard; 
 const tdm_idx_header *tdm_ireader_header(const tdm_ireader *r)
 {
     return (const tdm_idx_header *)r->base;
-}
-
-/* The stored bounds are BM25's unless a header flag says otherwise (the
- * impact flag: the largest impact of each block). */
-static int bm25_bounds(const tdm_ireader *r)
-{
-    return ((const tdm_idx_header *)r->base)->flags == 0;
-}
-
-static int verify_list(const tdm_ireader *r, uint64_t t, uint32_t *d, uint32_t *f, tdm_err *err)
-{
-    tdm_ilist l;
-    int rc = tdm_ireader_list(r, t, &l, err);
-    if (!rc && l.df)
-        rc = tdm_ireader_decode(r, t, d, f, err);
-    if (rc || !l.df)
-        return rc;
-    const tdm_ireader_info *in = &r->info;
-    for (uint32_t k = 0; k < l.df; k++) {
-        if (d[k] < in->doc_lo || d[k] >= in->doc_hi)
-            return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: list of term '%.*s': docid %u "
-                               "outside the shard's documents [%u, %u)", r->path,
-                               (int)l.term_len, l.term, d[k], in->doc_lo, in->doc_hi);
-        double sc = bm25_bounds(r) ? tdm_bm25(in->k1, in->b, in->ndocs, r->gdf[t], f[k],
-                                              r->doclens[d[k]], in->avg_doclen)
-                                   : (double)f[k];
-        if (!(sc <= tdm_ilist_block_max(&l, k / l.docs.block_size)))
-            return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: list of term '%.*s': block bound "
-                               "below a score", r->path, (int)l.term_len, l.term);
-    }
-    return TDM_OK;
-}
-
-int tdm_ir_verify_shard(const tdm_ireader *r, tdm_err *err)
-{
-    uint32_t maxdf = 0;
-    for (uint64_t t = 0; t < r->info.nterms; t++)
-        maxdf = r->lists[t].df > maxdf ? r->lists[t].df : maxdf;
-    uint32_t *buf = malloc(((size_t)maxdf + 1) * 8);
-    if (!buf)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    int rc = TDM_OK;
-    for (uint64_t t = 0; rc == TDM_OK && t < r->info.nterms; t++)
-        rc = verify_list(r, t, buf, buf + maxdf + 1, err);
-    free(buf);
-    return rc;
 }

@@ -412,7 +412,7 @@ int tdm_shard_make(const tdm_ireader *r, uint32_t n, const uint32_t *bounds, uin
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "%s: shard %u of %u: not a split of "
                            "this index", tdm_ireader_path(r), i, n);
     ctx c = {.r = r, .in = in, .lo = bounds[i], .hi = bounds[i + 1]};
-    c.bm25 = tdm_ireader_header(r)->flags == 0;
+    c.bm25 = !in->impact; /* an impact index's bounds: from the source blocks */
     if (threads == 0)
         threads = tdm_ncpus();
     image im;

@@ -448,7 +448,8 @@ void tdm_part_stats(tdm_search *s, tdm_sched_stats *out)
     tdm_sched_stats st, one;
     memset(&st, 0, sizeof st);
     for (int p = 0; p < s->nparts; p++) {
-        tdm_sched_stats_init(&one);
+        memset(&one, 0, sizeof one);
+        one.struct_size = sizeof one;
         tdm_sched_stats_get(s->parts[p]->sched, &one);
         if (p == 0)
             st = one;
