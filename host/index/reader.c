@@ -31,11 +31,10 @@ static int host_is_le(void)
 
 /* Where the section table ends: a plain file has TDM_SEC_COUNT entries, a
  * shard TDM_SEC_SHARD_COUNT (r->nsec, set by check_version). */
-static size_t table_end_of(const tdm_ireader *r)
+static size_t table_end(const tdm_ireader *r)
 {
     return sizeof(tdm_idx_header) + r->nsec * sizeof(tdm_idx_section_entry);
 }
-#define table_end() table_end_of(r)
 
 /* A NUL-padded name: terminated, and zero after its terminator. */
 static int padded_name(const char *s, size_t n)
@@ -112,7 +111,7 @@ static int check_header(tdm_ireader *r, tdm_err *err)
     int rc = check_version(r, h, err);
     if (rc)
         return rc;
-    if (h->file_size != r->size || r->size < table_end())
+    if (h->file_size != r->size || r->size < table_end(r))
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: truncated or extended: the "
                            "header says %llu bytes, the file has %zu", p, r->size,
                            OFF(h->file_size), r->size);
@@ -123,7 +122,7 @@ static int check_header(tdm_ireader *r, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     XXH64_reset(st, 0);
     XXH64_update(st, &copy, sizeof copy);
-    XXH64_update(st, r->base + sizeof *h, table_end() - sizeof *h);
+    XXH64_update(st, r->base + sizeof *h, table_end(r) - sizeof *h);
     uint64_t sum = XXH64_digest(st);
     XXH64_freeState(st);
     if (sum != h->checksum)
@@ -164,7 +163,7 @@ static int check_sections(tdm_ireader *r, tdm_err *err)
 {
     const tdm_idx_header *h = (const void *)r->base;
     r->sec = (const void *)(r->base + sizeof *h);
-    uint64_t end = table_end();
+    uint64_t end = table_end(r);
     for (uint32_t i = 0; i < r->nsec; i++) {
         const tdm_idx_section_entry *s = &r->sec[i];
         size_t at = sizeof *h + i * sizeof *s;
