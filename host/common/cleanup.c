@@ -13,7 +13,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "tempfile.h"
+#include "tempname.h"
 
 /* Slots in chunks that are never freed, so that the handler can walk them at
  * any moment; a slot holds a path or NULL. */

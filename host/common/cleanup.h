@@ -30,8 +30,8 @@ void tdm_cleanup_unlink_all(void);
 void tdm_cleanup_on_signals(void);
 
 /* Removes the leftovers of killed processes next to `prefix` (a path): files
- * named PREFIX.tmp.PID.TAG or PREFIX.runN.tmp.PID.TAG (tdm_temp_pid knows
- * the shapes, TAG included), regular files of this user (not links), whose
+ * named PREFIX.tmp.PID.TAG or PREFIX.runN.tmp.PID.TAG (tdm_temp_pid in
+ * tempname.h knows the shapes, TAG included), regular files of this user (not links), whose
  * PID is not that of a live process (kill(PID, 0) fails with ESRCH): a file
  * a user named otherwise is never touched. A process in another PID
  * namespace or on another host sharing the directory counts as dead: such

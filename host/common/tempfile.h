@@ -17,7 +17,7 @@
 #ifndef TDM_COMMON_TEMPFILE_H
 #define TDM_COMMON_TEMPFILE_H
 
-#define TDM_TEMP_TAG_LEN 12
+#include "tempname.h" /* TDM_TEMP_TAG_LEN, tdm_temp_pid */
 
 /* A fresh name BASE.tmp.PID.TAG (malloc'd), registered for cleanup; the
  * file is not created. NULL when out of memory. */
@@ -35,9 +35,5 @@ int tdm_temp_create(const char *path, char **tmp);
 void tdm_temp_keep(char *tmp);
 /* Unlinks the file, unregisters and frees `tmp`. NULL ok. */
 void tdm_temp_discard(char *tmp);
-
-/* The PID in the end of a temporary file's name, what follows "BASE.":
- * "tmp.PID.TAG" or "runN.tmp.PID.TAG"; 0 if it has any other shape. */
-long tdm_temp_pid(const char *tail);
 
 #endif
