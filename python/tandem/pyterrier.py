@@ -108,7 +108,10 @@ class TandemIndexer(pt.Indexer):  # type: ignore[misc,unused-ignore]
         self.overwrite = overwrite
         self.build_options = build_options
 
-    def index(self, docs: Iterable[Mapping[str, Any]]) -> TandemIndex:
+    # (pt.Indexer's is index(iter, **kwargs); PyTerrier calls it positionally
+    # and takes no options here that tandem could honour)
+    def index(self,  # type: ignore[override,unused-ignore]
+              docs: Iterable[Mapping[str, Any]]) -> TandemIndex:
         """Writes the documents out and builds the index; returns it."""
         if os.path.exists(self.path) and not self.overwrite:
             raise FileExistsError("%s exists (TandemIndexer(..., overwrite=True) replaces it)"
