@@ -473,18 +473,6 @@ static int fit(const tdm_sdev *sd, cl_mem_flags flags, cl_mem *m, size_t *cap, s
     return rc;
 }
 
-int tdm_search_batch_upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64_t *up,
-                            tdm_err *err)
-{
-    if (!bytes)
-        return TDM_OK;
-    cl_int rc = clEnqueueWriteBuffer(d->queue, m, CL_FALSE, 0, bytes, src, 0, NULL, NULL);
-    if (rc != CL_SUCCESS)
-        return tdm_cl_fail(err, rc, "search batch: clEnqueueWriteBuffer");
-    *up += bytes;
-    return TDM_OK;
-}
-
 /* The host's block bounds, each query's straight from its preparation
  * (BOUNDS_HOST), in the batch's order (its term tables' word 3). Gathered
  * first into one host table, the 10M collection's 512 queries (60 MB of
@@ -985,13 +973,4 @@ int tdm_search_dev_batch_tables(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *con
         *bmax = NULL;
     }
     return rc;
-}
-
-void tdm_search_batch_drain(tdm_device *d)
-{
-    cl_event e = NULL;
-    if (clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &e) == CL_SUCCESS && e) {
-        clWaitForEvents(1, &e);
-        clReleaseEvent(e);
-    }
 }

@@ -289,17 +289,6 @@ static void scratch_free(scratch *s)
     free(s);
 }
 
-void tdm_search_pool_lock(tdm_sdev *sd)
-{
-    while (__atomic_exchange_n(&sd->pool_lock, 1, __ATOMIC_ACQUIRE))
-        ;
-}
-
-void tdm_search_pool_unlock(tdm_sdev *sd)
-{
-    __atomic_store_n(&sd->pool_lock, 0, __ATOMIC_RELEASE);
-}
-
 static scratch *pool_take(tdm_sdev *sd)
 {
     tdm_search_pool_lock(sd);
@@ -327,26 +316,6 @@ void tdm_search_pool_free(tdm_sdev *sd)
         sd->pool = s->next;
         scratch_free(s);
     }
-}
-
-int tdm_search_buffer_fit(tdm_device *d, cl_mem_flags flags, cl_mem *m, size_t *cap,
-                          size_t bytes, tdm_err *err)
-{
-    if (bytes < 4)
-        bytes = 4;
-    if (*m && *cap >= bytes)
-        return TDM_OK;
-    if (*m)
-        clReleaseMemObject(*m);
-    *m = NULL;
-    *cap = 0;
-    size_t want = bytes + bytes / 2, most = (size_t)d->info.max_alloc_bytes;
-    if (most && want > most)
-        want = bytes;
-    int rc = tdm_buffer_create(d, flags, want, NULL, m, err);
-    if (rc == TDM_OK)
-        *cap = want;
-    return rc;
 }
 
 static int ensure(tdm_device *d, cl_mem *m, size_t *cap, size_t bytes, tdm_err *err)

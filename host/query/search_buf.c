@@ -1,0 +1,58 @@
+/* Device buffers and uploads the drivers share (search.h): the scratch
+ * pools' lock, a pooled buffer grown to fit, a batch's non-blocking upload
+ * and its drain after a failure. Apart from the drivers, so that the single
+ * path (search_dev.c), the device batches (search_batch_dev.c) and ranked
+ * AND's (search_batch_and.c) use them without calling one another back. */
+#include "search.h"
+
+void tdm_search_pool_lock(tdm_sdev *sd)
+{
+    while (__atomic_exchange_n(&sd->pool_lock, 1, __ATOMIC_ACQUIRE))
+        ;
+}
+
+void tdm_search_pool_unlock(tdm_sdev *sd)
+{
+    __atomic_store_n(&sd->pool_lock, 0, __ATOMIC_RELEASE);
+}
+
+int tdm_search_buffer_fit(tdm_device *d, cl_mem_flags flags, cl_mem *m, size_t *cap,
+                          size_t bytes, tdm_err *err)
+{
+    if (bytes < 4)
+        bytes = 4;
+    if (*m && *cap >= bytes)
+        return TDM_OK;
+    if (*m)
+        clReleaseMemObject(*m);
+    *m = NULL;
+    *cap = 0;
+    size_t want = bytes + bytes / 2, most = (size_t)d->info.max_alloc_bytes;
+    if (most && want > most)
+        want = bytes;
+    int rc = tdm_buffer_create(d, flags, want, NULL, m, err);
+    if (rc == TDM_OK)
+        *cap = want;
+    return rc;
+}
+
+int tdm_search_batch_upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64_t *up,
+                            tdm_err *err)
+{
+    if (!bytes)
+        return TDM_OK;
+    cl_int rc = clEnqueueWriteBuffer(d->queue, m, CL_FALSE, 0, bytes, src, 0, NULL, NULL);
+    if (rc != CL_SUCCESS)
+        return tdm_cl_fail(err, rc, "search batch: clEnqueueWriteBuffer");
+    *up += bytes;
+    return TDM_OK;
+}
+
+void tdm_search_batch_drain(tdm_device *d)
+{
+    cl_event e = NULL;
+    if (clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &e) == CL_SUCCESS && e) {
+        clWaitForEvents(1, &e);
+        clReleaseEvent(e);
+    }
+}
