@@ -1,12 +1,15 @@
 /* Generators: the Uniform and Clustered lists (sorted, distinct, inside the
  * universe, deterministic, clustered gaps smaller) and the synthetic
  * collection (deterministic, mean length, Zipf shape, names by query-log
- * rank, and an index built from it). */
+ * rank, and an index built from it), and its learned sparse form (JSON
+ * vectors: distinct terms, impacts 1..255, names from a query log's tokens,
+ * gzip, an impact index built from it). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "common/buf.h"
 #include "common/fsutil.h"
@@ -539,6 +542,220 @@ static void cli_gen_collection(void **state)
     free(got);
 }
 
+/* ---- learned sparse vectors */
+
+/* The bytes of a gzip (or plain) file, through zlib; *n its length. */
+static char *read_gz(const char *path, size_t *n)
+{
+    gzFile f = gzopen(path, "rb");
+    assert_non_null(f);
+    tdm_buf b = {0};
+    char chunk[65536];
+    int got;
+    while ((got = gzread(f, chunk, sizeof chunk)) > 0)
+        assert_int_equal(tdm_buf_append(&b, chunk, (size_t)got), 0);
+    assert_int_equal(got, 0);
+    gzclose(f);
+    *n = b.len;
+    return b.p;
+}
+
+/* Seeded and reproducible: the same bytes for any thread count, and the
+ * bytes of seed 7 are these for good (the collection of a seed is a
+ * benchmark's input). */
+static void vector_deterministic(void **state)
+{
+    (void)state;
+    tdm_gen_options o = {.ndocs = 2, .seed = 7, .vocab = 40, .mean_len = 6,
+                         .format = TDM_GEN_VECTORS, .threads = 1};
+    size_t n;
+    char *a = generate(&o, &n);
+    const char *want =
+        "{\"id\": \"doc0\", \"contents\": \"\", \"vector\": {\"bbf\": 77, \"baf\": 43, "
+        "\"bao\": 27, \"bag\": 43, \"bae\": 28, \"bay\": 32}}\n"
+        "{\"id\": \"doc1\", \"contents\": \"\", \"vector\": {\"bab\": 9, \"bay\": 40, "
+        "\"baw\": 125, \"bai\": 34, \"bak\": 27}}\n";
+    assert_int_equal(n, strlen(want));
+    assert_memory_equal(a, want, n);
+    free(a);
+    o = (tdm_gen_options){.ndocs = 3000, .seed = 5, .format = TDM_GEN_VECTORS, .threads = 1};
+    size_t n1, n3;
+    a = generate(&o, &n1);
+    o.threads = 3;
+    char *b = generate(&o, &n3);
+    assert_int_equal(n1, n3);
+    assert_memory_equal(a, b, n1);
+    free(b);
+    /* gzip: members a block each, the same bytes inflated */
+    char path[1100];
+    snprintf(path, sizeof path, "%s/v.jsonl.gz", tdm_test_tmpdir("gen_vec"));
+    FILE *f = fopen(path, "wb");
+    o.gzip = 1;
+    tdm_err err = {0};
+    assert_int_equal(tdm_gen_collection(&o, f, path, &err), TDM_OK);
+    long zbytes = ftell(f);
+    fclose(f);
+    size_t nz;
+    char *z = read_gz(path, &nz);
+    assert_int_equal(nz, n1);
+    assert_memory_equal(z, a, n1);
+    assert_true(zbytes > 0 && (size_t)zbytes < n1 / 2);
+    free(z);
+    free(a);
+}
+
+/* Every document: distinct terms, impacts in 1..255; about 100 terms a
+ * document and most impacts small. */
+static void vector_shape(void **state)
+{
+    (void)state;
+    tdm_gen_options o = {.ndocs = tdm_test_small() ? 300 : 2000, .seed = 2,
+                         .format = TDM_GEN_VECTORS};
+    size_t n;
+    char *text = generate(&o, &n);
+    uint64_t docs = 0, postings = 0, small = 0, cap = 0;
+    char *save;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *v = strstr(line, "\"vector\": {");
+        assert_non_null(v);
+        v += 11;
+        char seen[64][16];
+        size_t ns = 0;
+        for (char *p = v; *p == '"';) {
+            char *q = strchr(p + 1, '"');
+            assert_non_null(q);
+            size_t len = (size_t)(q - p - 1);
+            assert_true(len > 0 && len < 16);
+            for (size_t i = 0; i < ns && i < 64; i++) /* distinct (the first 64 checked) */
+                assert_false(strlen(seen[i]) == len && !memcmp(seen[i], p + 1, len));
+            if (ns < 64) {
+                memcpy(seen[ns], p + 1, len);
+                seen[ns][len] = 0;
+            }
+            ns++;
+            assert_memory_equal(q, "\": ", 3);
+            long x = strtol(q + 3, &p, 10);
+            assert_true(x >= 1 && x <= TDM_GEN_IMPACT_MAX);
+            small += x <= 40;
+            cap += x == TDM_GEN_IMPACT_MAX;
+            postings++;
+            if (*p == ',')
+                p += 2;
+        }
+        assert_true(ns >= 1);
+        docs++;
+    }
+    assert_int_equal(docs, o.ndocs);
+    double mean = (double)postings / (double)docs;
+    assert_true(mean > 90 && mean < 110);
+    assert_true(small > postings / 2);      /* median about 35 */
+    assert_true(cap > 0 && cap < postings / 100);
+    free(text);
+}
+
+static const char *write_token_log(void)
+{
+    static char path[1100];
+    snprintf(path, sizeof path, "%s/q.tsv.gz", tdm_test_tmpdir("gen_tok"));
+    gzFile f = gzopen(path, "wb");
+    assert_non_null(f);
+    /* cat in 3 queries; ##ing 2 (repeated: a weight, counted once a query);
+     * "x and dog 1 each, ties in byte order; a JSON line skipped */
+    gzputs(f, "1\t##ing ##ing ##ing cat \"x\n2:cat  dog ##ing\r\n"
+              "{\"id\": \"3\", \"terms\": {\"zz\": 1}}\n4\tcat cat\n5\t\n");
+    gzclose(f);
+    return path;
+}
+
+static void vector_names_follow_query_tokens(void **state)
+{
+    (void)state;
+    const char *q = write_token_log();
+    char **words;
+    size_t nw;
+    uint64_t *counts;
+    tdm_err err = {0};
+    assert_int_equal(tdm_gen_query_tokens(q, &words, &nw, &counts, &err), TDM_OK);
+    assert_int_equal(nw, 4);
+    assert_string_equal(words[0], "cat");
+    assert_string_equal(words[1], "##ing");
+    assert_string_equal(words[2], "\"x");
+    assert_string_equal(words[3], "dog");
+    assert_int_equal(counts[0], 3);
+    assert_int_equal(counts[1], 2);
+    free(words);
+    free(counts);
+    assert_int_equal(tdm_gen_query_tokens("/nonexistent/q.tsv", &words, &nw, NULL, &err),
+                     TDM_ERR_NOT_FOUND);
+    tdm_err_clear(&err);
+}
+
+/* A generated vector collection (gzip, names from a token log) builds as an
+ * impact index whose longest list is the log's most frequent token, and its
+ * escaped name ("x) is a term. */
+static void vector_collection_builds(void **state)
+{
+    (void)state;
+    char q[1100], coll[1100], idx[1100];
+    snprintf(q, sizeof q, "%s", write_token_log());
+    const char *dir = tdm_test_tmpdir("gen_vbuild");
+    snprintf(coll, sizeof coll, "%s/c.jsonl.gz", dir);
+    snprintf(idx, sizeof idx, "%s/c.tdm", dir);
+    FILE *f = fopen(coll, "wb");
+    tdm_gen_options o = {.ndocs = 700, .seed = 4, .vocab = 2000, .vocab_from = q,
+                         .format = TDM_GEN_VECTORS, .gzip = 1};
+    tdm_err err = {0};
+    assert_int_equal(tdm_gen_collection(&o, f, coll, &err), TDM_OK);
+    fclose(f);
+    tdm_index_build_options b;
+    tdm_index_build_options_init(&b);
+    b.format = TDM_BUILD_JSON_VECTOR;
+    const char *inputs[] = {coll};
+    if (tdm_index_build(inputs, 1, idx, &b) != TDM_OK)
+        fail_msg("build: %s", tdm_last_error());
+    tdm_ireader *r;
+    assert_int_equal(tdm_ireader_open(idx, &r, &err), TDM_OK);
+    const tdm_ireader_info *info = tdm_ireader_info_get(r);
+    assert_int_equal(info->ndocs, 700);
+    assert_int_equal(info->impact, 1);
+    uint64_t best = 0, bestdf = 0;
+    int quote = 0;
+    for (uint64_t i = 0; i < info->nterms; i++) {
+        uint32_t df;
+        size_t len;
+        const char *t = tdm_ireader_term(r, i, &len, &df, NULL);
+        quote |= len == 2 && !memcmp(t, "\"x", 2);
+        if (df > bestdf) {
+            bestdf = df;
+            best = i;
+        }
+    }
+    assert_true(quote);
+    size_t len;
+    const char *term = tdm_ireader_term(r, best, &len, NULL, NULL);
+    assert_int_equal(len, 3);
+    assert_memory_equal(term, "cat", 3);
+    tdm_ireader_close(r);
+}
+
+static void cli_gen_vectors(void **state)
+{
+    (void)state;
+    char args[2048], path[1100];
+    snprintf(path, sizeof path, "%s/v.jsonl.gz", tdm_test_tmpdir("gen_cli3"));
+    snprintf(args, sizeof args, "gen collection --impact --docs 40 --seed 8 --threads 2 --quiet -o '%s'",
+             path);
+    assert_int_equal(run_cli(args), 0);
+    size_t n, m;
+    char *got = read_gz(path, &n); /* gzip by the name */
+    tdm_gen_options o = {.ndocs = 40, .seed = 8, .format = TDM_GEN_VECTORS};
+    char *want = generate(&o, &m);
+    assert_int_equal(n, m);
+    assert_memory_equal(got, want, n);
+    free(got);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -554,6 +771,11 @@ int main(void)
         cmocka_unit_test(library_outputs_guarded),
         cmocka_unit_test(cli_gen_lists),
         cmocka_unit_test(cli_gen_collection),
+        cmocka_unit_test(vector_deterministic),
+        cmocka_unit_test(vector_shape),
+        cmocka_unit_test(vector_names_follow_query_tokens),
+        cmocka_unit_test(vector_collection_builds),
+        cmocka_unit_test(cli_gen_vectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,14 +17,22 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tandem gen collection --docs N [options] -o FILE|-\n"
             "  --seed S                 random seed (default 1)\n"
-            "  --format lines|jsonl     name<TAB>text or {\"id\",\"contents\"} (default lines)\n"
+            "  --format lines|jsonl|jsonvector\n"
+            "                           name<TAB>text, {\"id\",\"contents\"}, or a learned sparse\n"
+            "                           collection of {\"id\",\"vector\":{term: impact}} (default lines)\n"
+            "  --impact                 the same as --format jsonvector: SPLADE-like distinct\n"
+            "                           terms with impacts 1..255 (docs/LEARNED_SPARSE.md)\n"
             "  --vocab-from QUERYLOG    name the k-th most frequent term after the k-th most\n"
-            "                           frequent word of an id:query log\n"
-            "  --vocab V                vocabulary size (default 10 * tokens^0.6; <= 2^32)\n"
+            "                           frequent word of an id:query log (jsonvector: the\n"
+            "                           tokens as written of id<TAB>tokens or id:tokens lines,\n"
+            "                           plain or gzip, by the queries holding them)\n"
+            "  --vocab V                vocabulary size (default 10 * tokens^0.6; jsonvector\n"
+            "                           30522, BERT's WordPieces; <= 2^32)\n"
             "  --zipf S                 Zipf exponent in (0, 10] (default 1.0)\n"
             "  --mean-length L          mean tokens a document, log-normal, in (0, 10^6]\n"
-            "                           (default 250)\n"
-            "  --sigma X                log-normal shape in (0, 4] (default 0.8)\n"
+            "                           (default 250; jsonvector: distinct terms, 100)\n"
+            "  --sigma X                log-normal shape in (0, 4] (default 0.8; jsonvector 0.5)\n"
+            "  --gzip                   gzip the output (also when -o ends in .gz)\n"
             "  --threads N              threads (default: every processor; the output is\n"
             "                           the same for any)\n"
             "  --quiet                  no progress on a terminal\n"
@@ -111,9 +119,17 @@ static int gen_collection_opts(int argc, char **argv, tdm_gen_options *o, const 
             if (tdm_cli_real("gen", "--sigma", v, 0, 1, TDM_GEN_MAX_SIGMA, &o->sigma))
                 return -1;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
-            o->format = !strcmp(v, "jsonl") ? TDM_GEN_JSONL : !strcmp(v, "lines") ? TDM_GEN_LINES : -1;
+            o->format = !strcmp(v, "jsonl")        ? TDM_GEN_JSONL
+                        : !strcmp(v, "lines")      ? TDM_GEN_LINES
+                        : !strcmp(v, "jsonvector") ? TDM_GEN_VECTORS
+                                                   : -1;
             if (o->format < 0)
-                return -tdm_cli_fail("gen", "--format '%s': expected lines or jsonl", v);
+                return -tdm_cli_fail("gen", "--format '%s': expected lines, jsonl or jsonvector",
+                                     v);
+        } else if (!strcmp(argv[i], "--impact")) {
+            o->format = TDM_GEN_VECTORS;
+        } else if (!strcmp(argv[i], "--gzip")) {
+            o->gzip = 1;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
             *out = v;
         } else if (!strcmp(argv[i], "--quiet")) {
@@ -144,6 +160,9 @@ static int gen_collection(int argc, char **argv)
     }
     if (tdm_cli_output("gen", "-o", out, 1, &o.vocab_from, 1, &to_stdout))
         return 1;
+    size_t olen = strlen(out);
+    if (!to_stdout && olen > 3 && !strcmp(out + olen - 3, ".gz"))
+        o.gzip = 1;
     double t0 = tdm_cli_now();
     if (!quiet && isatty(2)) {
         o.progress = gen_progress;

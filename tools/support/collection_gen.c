@@ -1,6 +1,7 @@
 /* Synthetic collections: Zipf tokens (Hörmann & Derflinger's
  * rejection-inversion, as in Apache Commons' RejectionInversionZipfSampler),
- * log-normal lengths, names by frequency rank from a query log. */
+ * log-normal lengths, names by frequency rank from a query log; or learned
+ * sparse vectors of distinct Zipf-ranked terms with log-normal impacts. */
 #include "collection_gen.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "common/buf.h"
 #include "common/fsutil.h"
@@ -16,6 +18,7 @@
 #include "common/workers.h"
 
 #define WORD_MAX 64 /* the tokenizer's TDM_TERM_MAX_BYTES */
+#define TOKEN_MAX 1024 /* a JSON vector term's longest (host/build/vector.h) */
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif
@@ -107,6 +110,7 @@ static uint64_t zipf_sample(const zipf *z, rng *r)
 
 typedef struct entry {
     uint64_t hash, count;
+    uint64_t last;      /* the query line that counted it last (counter_add_line) */
     uint64_t off;       /* into words.p; 0 = empty slot (arena starts with a pad byte) */
     uint32_t len;
 } entry;
@@ -152,10 +156,11 @@ static int counter_grow(counter *c)
     return 0;
 }
 
-static int counter_add(counter *c, const char *w, size_t n, uint64_t times)
+/* The entry of w, added with count 0 when new; NULL when memory runs out. */
+static entry *counter_get(counter *c, const char *w, size_t n)
 {
     if ((c->n + 1) * 2 > c->cap && counter_grow(c))
-        return -1;
+        return NULL;
     uint64_t h = hash_bytes(w, n);
     entry *e = counter_find(c, w, n, h);
     if (!e->off) {
@@ -165,7 +170,7 @@ static int counter_add(counter *c, const char *w, size_t n, uint64_t times)
                 cap *= 2;
             char *p = realloc(c->p, cap);
             if (!p)
-                return -1;
+                return NULL;
             c->p = p;
             c->pcap = cap;
         }
@@ -173,11 +178,32 @@ static int counter_add(counter *c, const char *w, size_t n, uint64_t times)
             c->p[c->len++] = 0; /* offset 0 marks an empty slot */
         memcpy(c->p + c->len, w, n);
         c->p[c->len + n] = 0;
-        *e = (entry){h, 0, c->len, (uint32_t)n};
+        *e = (entry){.hash = h, .off = c->len, .len = (uint32_t)n};
         c->len += n + 1;
         c->n++;
     }
+    return e;
+}
+
+static int counter_add(counter *c, const char *w, size_t n, uint64_t times)
+{
+    entry *e = counter_get(c, w, n);
+    if (!e)
+        return -1;
     e->count += times;
+    return 0;
+}
+
+/* Counts w once for query line `line` (>= 1), however often the line repeats it. */
+static int counter_add_line(counter *c, const char *w, size_t n, uint64_t line)
+{
+    entry *e = counter_get(c, w, n);
+    if (!e)
+        return -1;
+    if (e->last != line) {
+        e->last = line;
+        e->count++;
+    }
     return 0;
 }
 
@@ -284,6 +310,107 @@ static int load_query_counter(const char *path, counter *c, tdm_err *err)
     return rc;
 }
 
+/* ---- query tokens (learned sparse logs), plain or gzip */
+
+typedef struct tokenizer {
+    counter *c;
+    char tok[TOKEN_MAX], prev[TOKEN_MAX];
+    size_t len, prev_len;   /* prev_len: the last token counted on this line, or SIZE_MAX */
+    int too_long;
+    uint64_t line;
+} tokenizer;
+
+/* Counts the token gathered so far; a run of one token repeated (a weight)
+ * is compared to the previous token instead of hashed again. */
+static int token_end(tokenizer *t)
+{
+    int rc = 0;
+    if (t->len && !t->too_long &&
+        !(t->len == t->prev_len && !memcmp(t->tok, t->prev, t->len))) {
+        rc = counter_add_line(t->c, t->tok, t->len, t->line);
+        memcpy(t->prev, t->tok, t->len);
+        t->prev_len = t->len;
+    }
+    t->len = 0;
+    t->too_long = 0;
+    return rc;
+}
+
+enum { AT_START, IN_ID, IN_TOKENS, SKIP_LINE };
+
+static int tokens_of(tokenizer *t, const char *p, size_t n, int *state)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        if (ch == '\n') {
+            if (token_end(t))
+                return -1;
+            *state = AT_START;
+            t->line++;
+            t->prev_len = SIZE_MAX;
+            continue;
+        }
+        if (*state == AT_START)
+            *state = ch == '{' ? SKIP_LINE : IN_ID;
+        if (*state == SKIP_LINE)
+            continue;
+        if (*state == IN_ID) {
+            if (ch == '\t' || ch == ':')
+                *state = IN_TOKENS;
+            continue;
+        }
+        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f') {
+            if (token_end(t))
+                return -1;
+        } else if (t->len < TOKEN_MAX && ch) {
+            t->tok[t->len++] = (char)ch;
+        } else {
+            t->too_long = 1;    /* over TOKEN_MAX, or a NUL: no term can hold it */
+        }
+    }
+    return 0;
+}
+
+static int load_query_tokens(const char *path, counter *c, tdm_err *err)
+{
+    gzFile f = gzopen(path, "rb");
+    if (!f)
+        return tdm_err_set(err, errno == ENOENT ? TDM_ERR_NOT_FOUND : TDM_ERR_IO, "%s: %s",
+                           path, strerror(errno));
+    size_t cap = (size_t)1 << 20;
+    char *buf = malloc(cap);
+    tokenizer *t = malloc(sizeof *t);
+    int rc = buf && t ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory", path);
+    if (t)
+        *t = (tokenizer){.c = c, .prev_len = SIZE_MAX, .line = 1};
+    int state = AT_START, got = 0;
+    while (rc == TDM_OK && (got = gzread(f, buf, (unsigned)cap)) > 0)
+        if (tokens_of(t, buf, (size_t)got, &state))
+            rc = tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory counting tokens", path);
+    int zerr = Z_OK;
+    const char *msg = gzerror(f, &zerr);
+    if (rc == TDM_OK && (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)))
+        rc = tdm_err_set(err, TDM_ERR_IO, "%s: read: %s", path,
+                         zerr == Z_ERRNO ? strerror(errno) : msg);
+    if (rc == TDM_OK && token_end(t))
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory counting tokens", path);
+    gzclose(f);
+    free(buf);
+    free(t);
+    return rc;
+}
+
+int tdm_gen_query_tokens(const char *path, char ***words, size_t *n, uint64_t **counts,
+                         tdm_err *err)
+{
+    counter c = {0};
+    int rc = load_query_tokens(path, &c, err);
+    if (rc == TDM_OK && ranked_words(&c, words, n, counts))
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory", path);
+    counter_free(&c);
+    return rc;
+}
+
 int tdm_gen_query_words(const char *path, char ***words, size_t *n, uint64_t **counts,
                         tdm_err *err)
 {
@@ -315,7 +442,29 @@ static size_t synth_name(uint64_t j, char *out)
     return n;
 }
 
-static int names_build(names *nm, uint64_t v, char **qw, size_t nq, const counter *qset)
+/* w as the inside of a JSON string into out (room for 6 x strlen(w)); its length. */
+static size_t json_escape(const char *w, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)w; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            out[n++] = '\\';
+            out[n++] = (char)*p;
+        } else if (*p < 0x20) {
+            memcpy(out + n, "\\u00", 4);
+            out[n + 4] = hex[*p >> 4];
+            out[n + 5] = hex[*p & 15];
+            n += 6;
+        } else {
+            out[n++] = (char)*p;
+        }
+    }
+    return n;
+}
+
+static int names_build(names *nm, uint64_t v, char **qw, size_t nq, const counter *qset,
+                       int escape)
 {
     size_t cap = 1 << 20, len = 0;
     nm->p = malloc(cap);
@@ -324,10 +473,13 @@ static int names_build(names *nm, uint64_t v, char **qw, size_t nq, const counte
         return -1;
     uint64_t j = 0;
     for (uint64_t k = 0; k < v; k++) {
-        char buf[WORD_MAX + 1];
+        char buf[WORD_MAX + 1], esc[6 * TOKEN_MAX];
         const char *w = buf;
         size_t n;
-        if (k < nq) {
+        if (k < nq && escape) { /* a JSON vector's key */
+            n = json_escape(qw[k], esc);
+            w = esc;
+        } else if (k < nq) {
             w = qw[k];
             n = strlen(w);
         } else {
@@ -335,7 +487,7 @@ static int names_build(names *nm, uint64_t v, char **qw, size_t nq, const counte
                 n = synth_name(j++, buf);
             while (counter_has(qset, buf, n));
         }
-        if (len + n > cap) {
+        while (len + n > cap) {
             char *p = realloc(nm->p, cap *= 2);
             if (!p)
                 return -1;
@@ -356,12 +508,14 @@ static int names_make(names *nm, const tdm_gen_options *o, uint64_t v, tdm_err *
     char **qw = NULL;
     size_t nq = 0;
     int rc = TDM_OK;
+    int vec = o->format == TDM_GEN_VECTORS;
     if (o->vocab_from) {
-        rc = load_query_counter(o->vocab_from, &qset, err);
+        rc = vec ? load_query_tokens(o->vocab_from, &qset, err)
+                 : load_query_counter(o->vocab_from, &qset, err);
         if (rc == TDM_OK && ranked_words(&qset, &qw, &nq, NULL))
             rc = tdm_err_set(err, TDM_ERR_NOMEM, "%s: out of memory", o->vocab_from);
     }
-    if (rc == TDM_OK && names_build(nm, v, qw, nq, &qset))
+    if (rc == TDM_OK && names_build(nm, v, qw, nq, &qset, vec))
         rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory for %llu term names",
                          (unsigned long long)v);
     free(qw);
@@ -385,6 +539,8 @@ typedef struct gen {
     size_t name_max;    /* the longest name */
     zipf z;
     double mu, sigma;
+    uint64_t v;         /* vocabulary */
+    uint64_t terms_max; /* vectors: the most distinct terms a document, v / 2 or 1 */
 } gen;
 
 /* Each document draws from its own stream, seeded from (seed, docid): the
@@ -400,6 +556,115 @@ static uint64_t doc_length(const gen *g, rng *r)
     double x = exp(g->mu + g->sigma * rng_normal(r));
     return x < 1.0 ? 1 : x > 1e6 ? 1000000 : (uint64_t)llround(x);
 }
+
+/* ---- learned sparse vectors */
+
+/* The impact of a posting of the term of 0-based rank k: log-normal with
+ * median 20 + 3 ln(k + 1) (20 for the most frequent term, 51 for rank 30522:
+ * rarer terms weigh more, as SPLADE's idf-like weights) and shape 0.7,
+ * rounded, clamped to 1 .. TDM_GEN_IMPACT_MAX. An assumption stated in
+ * docs/LEARNED_SPARSE.md: most impacts are small, a long tail reaches the cap. */
+static unsigned impact_of(uint64_t k, rng *r)
+{
+    double x = (20.0 + 3.0 * log((double)k + 1.0)) * exp(0.7 * rng_normal(r));
+    return x < 1.5 ? 1u : x >= TDM_GEN_IMPACT_MAX ? TDM_GEN_IMPACT_MAX : (unsigned)lround(x);
+}
+
+/* A document's set of term ranks (open addressing, rank + 1; 0 = empty). */
+typedef struct rankset {
+    uint64_t *slot;
+    size_t cap;
+} rankset;
+
+static int rankset_clear(rankset *s, uint64_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    if (cap > s->cap) {
+        free(s->slot);
+        s->slot = malloc(cap * sizeof *s->slot);
+        s->cap = s->slot ? cap : 0;
+        if (!s->slot)
+            return -1;
+    }
+    memset(s->slot, 0, s->cap * sizeof *s->slot);
+    return 0;
+}
+
+/* 1 when k was not in the set (and is now), else 0. */
+static int rankset_add(rankset *s, uint64_t k)
+{
+    size_t mask = s->cap - 1;
+    for (size_t i = (size_t)((k + 1) * 0x9E3779B97F4A7C15ull >> 20) & mask;; i = (i + 1) & mask) {
+        if (s->slot[i] == k + 1)
+            return 0;
+        if (!s->slot[i]) {
+            s->slot[i] = k + 1;
+            return 1;
+        }
+    }
+}
+
+static char *put_uint(char *p, unsigned x)
+{
+    char tmp[10];
+    size_t n = 0;
+    do
+        tmp[n++] = (char)('0' + x % 10);
+    while (x /= 10);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+/* A rank for a vector's next term: Zipf, or uniform once the document has
+ * drawn many repeats (a document of many terms over a small vocabulary). */
+static uint64_t vector_rank(const gen *g, rng *r, uint64_t draws, uint64_t len)
+{
+    if (draws <= 8 * len + 64)
+        return zipf_sample(&g->z, r) - 1;
+    uint64_t k = (uint64_t)(rng_open01(r) * (double)g->v);
+    return k < g->v ? k : g->v - 1;
+}
+
+/* Appends vector document d to b: distinct terms, each once with its impact;
+ * returns its postings, or 0 on allocation failure. */
+static uint64_t make_vector_doc(const gen *g, uint64_t d, tdm_buf *b, rankset *set)
+{
+    char head[80];
+    int hn = snprintf(head, sizeof head, "{\"id\": \"doc%llu\", \"contents\": \"\", \"vector\": {",
+                      (unsigned long long)d);
+    rng r;
+    doc_rng(&r, g->o->seed, d);
+    uint64_t len = doc_length(g, &r);
+    if (len > g->terms_max)
+        len = g->terms_max;
+    if (rankset_clear(set, len) || tdm_buf_reserve(b, (size_t)hn + len * (g->name_max + 10) + 4))
+        return 0;
+    char *p = b->p + b->len;
+    memcpy(p, head, (size_t)hn);
+    p += hn;
+    uint64_t draws = 0;
+    for (uint64_t t = 0; t < len;) {
+        uint64_t k = vector_rank(g, &r, ++draws, len);
+        if (!rankset_add(set, k))
+            continue;
+        size_t n = g->nm.off[k + 1] - g->nm.off[k];
+        if (t++)
+            *p++ = ',', *p++ = ' ';
+        *p++ = '"';
+        memcpy(p, g->nm.p + g->nm.off[k], n);
+        p += n;
+        *p++ = '"', *p++ = ':', *p++ = ' ';
+        p = put_uint(p, impact_of(k, &r));
+    }
+    memcpy(p, "}}\n", 3);
+    b->len = (size_t)(p + 3 - b->p);
+    return len;
+}
+
+/* ---- text documents */
 
 /* Appends document d to b; returns its token count, or 0 on allocation failure. */
 static uint64_t make_doc(const gen *g, uint64_t d, tdm_buf *b)
@@ -440,6 +705,8 @@ static uint64_t make_doc(const gen *g, uint64_t d, tdm_buf *b)
 
 typedef struct block {
     tdm_buf b;
+    tdm_buf z;          /* b as a gzip member (options' gzip) */
+    rankset set;        /* vectors: the document's terms */
     uint64_t tokens;
     int bad;            /* out of memory */
 } block;
@@ -455,6 +722,29 @@ typedef struct window {
     int werr;           /* errno of a failed write, else 0 */
 } window;
 
+/* b as one gzip member into z (zlib level 1: compressing must keep up with
+ * generating); -1 when memory runs out. */
+static int gzip_block(const tdm_buf *b, tdm_buf *z)
+{
+    z_stream s = {0};
+    if (b->len > UINT32_MAX / 2 ||
+        deflateInit2(&s, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    uLong bound = deflateBound(&s, (uLong)b->len);
+    z->len = 0;
+    int rc = -1;
+    if (tdm_buf_reserve(z, bound) == 0) {
+        s.next_in = (Bytef *)b->p;
+        s.avail_in = (uInt)b->len;
+        s.next_out = (Bytef *)z->p;
+        s.avail_out = (uInt)bound;
+        rc = deflate(&s, Z_FINISH) == Z_STREAM_END ? 0 : -1;
+        z->len = (size_t)(bound - s.avail_out);
+    }
+    deflateEnd(&s);
+    return rc;
+}
+
 static void gen_block(void *ctx, size_t i, unsigned worker)
 {
     (void)worker;
@@ -466,19 +756,24 @@ static void gen_block(void *ctx, size_t i, unsigned worker)
     k->b.len = 0;
     k->tokens = 0;
     k->bad = 0;
+    int vec = w->g->o->format == TDM_GEN_VECTORS;
     for (; d < end && !k->bad; d++) {
-        uint64_t n = make_doc(w->g, d, &k->b);
+        uint64_t n = vec ? make_vector_doc(w->g, d, &k->b, &k->set) : make_doc(w->g, d, &k->b);
         k->bad = n == 0;
         k->tokens += n;
     }
+    if (!k->bad && w->g->o->gzip)
+        k->bad = gzip_block(&k->b, &k->z) != 0;
 }
 
 static void *write_window(void *arg)
 {
     window *w = arg;
-    for (size_t i = 0; i < w->n && !w->werr; i++)
-        if (fwrite(w->blk[i].b.p, 1, w->blk[i].b.len, w->out) != w->blk[i].b.len)
+    for (size_t i = 0; i < w->n && !w->werr; i++) {
+        const tdm_buf *b = w->g->o->gzip ? &w->blk[i].z : &w->blk[i].b;
+        if (fwrite(b->p, 1, b->len, w->out) != b->len)
             w->werr = errno ? errno : EIO;
+    }
     return NULL;
 }
 
@@ -549,8 +844,11 @@ static int generate(const gen *g, unsigned threads, FILE *out, const char *name,
     if (rc == TDM_OK)
         rc = rc2;
     for (size_t k = 0; k < 2; k++)
-        for (size_t i = 0; p.win[k].blk && i < per; i++)
+        for (size_t i = 0; p.win[k].blk && i < per; i++) {
             free(p.win[k].blk[i].b.p);
+            free(p.win[k].blk[i].z.p);
+            free(p.win[k].blk[i].set.slot);
+        }
     free(p.win[0].blk);
     free(p.win[1].blk);
     return rc;
@@ -575,7 +873,7 @@ static int check_options(const tdm_gen_options *o, tdm_err *err)
     if (bad_real(o->sigma, TDM_GEN_MAX_SIGMA))
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "sigma %g: expected (0, %g]", o->sigma,
                            TDM_GEN_MAX_SIGMA);
-    if (o->format != TDM_GEN_LINES && o->format != TDM_GEN_JSONL)
+    if (o->format != TDM_GEN_LINES && o->format != TDM_GEN_JSONL && o->format != TDM_GEN_VECTORS)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "unknown output format %d", o->format);
     if (o->vocab > TDM_GEN_MAX_VOCAB)
         return tdm_err_set(err, TDM_ERR_LIMIT, "vocabulary of %llu terms (at most 2^32)",
@@ -589,10 +887,15 @@ int tdm_gen_collection(const tdm_gen_options *o, FILE *out, const char *name, td
     if (rc != TDM_OK)
         return rc;
     gen g = {.o = o};
-    double mean = o->mean_len > 0 ? o->mean_len : 250.0;
-    g.sigma = o->sigma > 0 ? o->sigma : 0.8;
+    int vec = o->format == TDM_GEN_VECTORS;
+    double mean = o->mean_len > 0 ? o->mean_len : vec ? TDM_GEN_VECTOR_MEAN_TERMS : 250.0;
+    g.sigma = o->sigma > 0 ? o->sigma : vec ? TDM_GEN_VECTOR_SIGMA : 0.8;
     g.mu = log(mean) - g.sigma * g.sigma / 2; /* so that E[length] = mean */
-    uint64_t v = o->vocab ? o->vocab : tdm_gen_default_vocab(o->ndocs, mean);
+    uint64_t v = o->vocab ? o->vocab
+                 : vec    ? TDM_GEN_VECTOR_VOCAB
+                          : tdm_gen_default_vocab(o->ndocs, mean);
+    g.v = v;
+    g.terms_max = v / 2 ? v / 2 : 1; /* room to draw distinct terms */
     zipf_init(&g.z, v, o->zipf_s > 0 ? o->zipf_s : 1.0);
     rc = names_make(&g.nm, o, v, err);
     for (uint64_t k = 0; rc == TDM_OK && k < v; k++)
