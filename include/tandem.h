@@ -525,6 +525,12 @@ typedef struct tdm_index_import_options {
                                   init: NULL = the input's, else "unknown" */
     const char *stopwords;     /* "lucene", "snowball", "none" or a file, as in
                                   tdm_index_build_options; init: NULL = the input's */
+    int impact;                /* nonzero: the input's frequencies are impacts (a
+                                  learned sparse export, PISA's or Anserini's): the
+                                  index is an impact index, searched by impacts and
+                                  refusing BM25, its quantization recorded as
+                                  TDM_QUANT_INTEGER (the impacts as they are; the
+                                  rule that made them is not known); init: 0 */
 } tdm_index_import_options;
 
 TDM_API void tdm_index_import_options_init(tdm_index_import_options *o);

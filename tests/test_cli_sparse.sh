@@ -93,6 +93,28 @@ run "$T" bench queries idx --queries q.tsv --algorithms or,wand,bmw,maxscore --k
 want_ok
 grep -q "every answer is the oracle's" out.txt err.txt || fail "$(tail -3 out.txt)"
 
+begin "import --impact: CIFF and PISA exports of impacts are impact indexes"
+run "$T" export --to ciff idx -o idx.ciff
+want_ok
+run "$T" export --to pisa idx -o idxp
+want_ok
+run "$T" import --quiet --from ciff idx.ciff -o plain.idx
+want_ok
+run "$T" search --scoring bm25 plain.idx goddess
+want_ok  # not marked: BM25 allowed (the impact scoring must be asked for)
+for from in ciff pisa; do
+    in=idx.ciff; [ $from = pisa ] && in=idxp
+    run "$T" import --quiet --impact --from $from $in -o imp.$from.idx
+    want_ok
+    "$T" stats imp.$from.idx | grep -q "scoring        impact (integer weights as given)" ||
+        fail "$from: not an impact index"
+    run "$T" search --scoring bm25 imp.$from.idx goddess
+    want_fail "is an impact index"
+    run "$T" run imp.$from.idx --queries q.tsv -k 10 -o q.imp.$from.run
+    want_ok
+    cmp -s q.run q.imp.$from.run || fail "$from: $(diff q.run q.imp.$from.run)"
+done
+
 begin "run: more than 1024 distinct terms in a line is named"
 { printf 'big\t'; for i in $(seq 1030); do printf 't%d ' $i; done; printf '\n'; } > big.tsv
 run "$T" run idx --queries big.tsv -o big.run

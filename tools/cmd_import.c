@@ -60,6 +60,8 @@ static void import_usage(FILE *f)
                "  --stopwords lucene|snowball|none|FILE   its stopwords (default: carried)\n"
                "  --codec NAME        list codec (default bp128)\n"
                "  --k1 X --b X        BM25 of the block-max bounds (1.2, 0.75)\n"
+               "  --impact            the frequencies are impacts (a learned sparse export):\n"
+               "                      an impact index, BM25 refused (docs/LEARNED_SPARSE.md)\n"
                "  --quiet             no progress on a terminal\n");
 }
 
@@ -113,6 +115,8 @@ int tdm_cmd_import(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(argv[i], "--impact")) {
+            o.impact = 1;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--from"))) {
             from = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {

@@ -159,7 +159,9 @@ static int write_source(const tdm_coll_source *src, const char *out_path,
     tdm_iwriter_options wo = {.codec = o->codec, .k1 = o->k1, .b = o->b, .bm25_as_given = 1,
                               .stemmer = an->stemmer,
                               .stopwords = (const char *const *)an->stops,
-                              .nstopwords = an->nstops};
+                              .nstopwords = an->nstops,
+                              /* impacts as they are: the export's rule is not known */
+                              .impact = o->impact != 0, .quant = TDM_QUANT_INTEGER};
     if (!o->progress)
         return tdm_collection_write(src, out_path, &wo, e);
     progress_src ps = {.inner = *src, .o = o, .t0 = now()};

@@ -618,7 +618,15 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_TEST_HANG", "testing",
      "the discovery index (0 to 1048576) of a device whose first kernel at engine open never "
      "ends (environment only)"},
+    {"TANDEM_BENCH_LOAD_CORRUPT", "testing",
+     "N, 1 or more: `tandem bench load` spoils the answer to arrival N of each run, to show "
+     "its check fails (environment only)"},
 };
+
+const char *tdm_settings_bench_load_corrupt(void)
+{
+    return env("TANDEM_BENCH_LOAD_CORRUPT");
+}
 
 const tdm_settings_var *tdm_settings_vars(size_t *n)
 {

@@ -159,6 +159,11 @@ typedef struct tdm_settings_var {
  * --help-env` prints them; *n gets their count. */
 const tdm_settings_var *tdm_settings_vars(size_t *n);
 
+/* TANDEM_BENCH_LOAD_CORRUPT, a test switch of `tandem bench load` (the CLI
+ * checks its value): NULL when unset or empty. Read when called: a tool's
+ * switch, not an engine's. */
+const char *tdm_settings_bench_load_corrupt(void);
+
 /* The OpenCL driver environment, for the hint when no device is found
  * (icdhint.c): the ICD loader's vendor directory (OCL_ICD_VENDORS where it
  * names a directory, else /etc/OpenCL/vendors) and the kernel cache directory
