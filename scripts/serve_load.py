@@ -236,9 +236,10 @@ class Worker:
     q[j]; lat[j] the latency, or one of the marks below."""
     UNSENT, FAILED, DROPPED, WRONG = -1.0, -2.0, -3.0, -4.0
 
-    def __init__(self, srv, cap, spin, refs, health, stop):
+    def __init__(self, srv, cap, spin, refs, health, stop, over):
         self.srv, self.cap, self.spin = srv, cap, spin
         self.reqs, self.refs, self.health, self.stop = None, refs, health, stop
+        self.over = over  # answers of the point over its limit, shared
         # select(2) takes its timeout in microseconds, epoll in milliseconds:
         # sends on time without spinning (while the descriptors fit its set)
         self.loop = asyncio.SelectorEventLoop(selectors.SelectSelector()) if cap <= 900 \
@@ -260,6 +261,8 @@ class Worker:
         j, c.cur = c.cur, -1
         if j >= 0 and self.running:
             self.settle(j, self.FAILED, f"connection lost: {exc or 'closed by the server'}")
+        if self.running and self.pending and len(self.conns) + self.connecting < self.cap:
+            self.connect()  # the waiting ones need a carrier
 
     def connect(self):
         self.connecting += 1
@@ -325,9 +328,12 @@ class Worker:
                 if measured:
                     self.last = max(self.last, now)
                 if measured and self.limit > 0 and lat > self.limit:
-                    self.over += 1
-                    if self.over > self.hopeless:
-                        self.stop.value = 1  # p95 is over the limit whatever follows
+                    with self.over.get_lock():  # over every worker
+                        self.over.value += 1
+                        if self.over.value > self.hopeless and not self.stop.value:
+                            self.stop.value = 1  # p95 is over the limit whatever follows
+                            self.why = (f"over 5 % of the arrivals took over "
+                                        f"{self.limit * 1e3:g} ms")
                 self.settle(j, lat)
         if c.closing:
             c.tr.close()
@@ -354,8 +360,13 @@ class Worker:
             if j % YIELD_EVERY == YIELD_EVERY - 1:
                 await asyncio.sleep(0)
             now = mono()
-            if self.stop.value or now - when > self.give_up or self.backlogged(now):
+            if self.stop.value:
+                break
+            if now - when > self.give_up or self.backlogged(now):
                 self.stop.value = 1  # hopeless: the rest are dropped
+                self.why = (f"an arrival {now - when:.2f} s late" if now - when > self.give_up
+                            else f"{self.sent_n - self.done} unanswered at "
+                                 f"{now - self.t0:.2f} s, {self.done} answered")
                 break
             self.sent_n += 1
             self.inflight_max = max(self.inflight_max, self.sent_n - self.done)
@@ -392,9 +403,10 @@ class Worker:
         self.lat = array.array("d", [self.UNSENT]) * n
         self.pending, self.msgs, self.drained = collections.deque(), [], None
         self.sent_n = self.done = self.failed = self.mism = 0
-        self.late = self.over = self.inflight_max = self.batched = self.bmode = 0
+        self.late = self.inflight_max = self.batched = self.bmode = 0
         self.late_max = self.last = 0.0
         self.lags = array.array("d")
+        self.why = None
         self.running = True
         self.loop.run_until_complete(self.dispatch())
         self.running = False
@@ -407,11 +419,11 @@ class Worker:
                 "late_max": self.late_max, "inflight_max": self.inflight_max,
                 "last": self.last, "conns": len(self.conns), "batched": self.batched,
                 "bmode": self.bmode, "msgs": self.msgs, "errors": self.errors,
-                "lags": self.lags.tobytes()}
+                "lags": self.lags.tobytes(), "why": self.why}
 
 
-def worker_main(pipe, srv, cap, spin, refs, health, stop):
-    w = Worker(srv, cap, spin, refs, health, stop)
+def worker_main(pipe, srv, cap, spin, refs, health, stop, over):
+    w = Worker(srv, cap, spin, refs, health, stop, over)
     while True:
         cmd = pipe.recv()
         if cmd is None:
@@ -449,6 +461,7 @@ class Load:
     def __init__(self, a, srv, queries, refs):
         self.a, self.srv, self.queries, self.points = a, srv, queries, []
         self.stop = mp.Value("i", 0, lock=False)
+        self.over = mp.Value("l", 0)
         ctx = mp.get_context("fork")
         cap = max(1, a.connections // a.workers)
         self.pipes, self.procs = [], []
@@ -456,7 +469,7 @@ class Load:
             here, there = ctx.Pipe()
             p = ctx.Process(target=worker_main, daemon=True,
                             args=(there, srv, cap, a.spin_us * 1e-6, refs,
-                                  a.route == "health", self.stop))
+                                  a.route == "health", self.stop, self.over))
             p.start()
             self.pipes.append(here)
             self.procs.append(p)
@@ -492,11 +505,12 @@ class Load:
         give_up = max(deadline * 4, 2.0)
         hopeless = int((len(t) - nwarm) * 0.05)
         self.stop.value = 0
+        self.over.value = 0
         t0 = mono() + 0.05 + len(t) * 2e-7  # the workers have their arrivals by then
         for w, p in enumerate(self.pipes):
             p.send({"t": t[w::W], "q": array.array("l", (i % nq for i in range(w, len(t), W))),
                     "t0": t0, "warmup": a.warmup, "limit": limit_ms * 1e-3,
-                    "give_up": give_up, "hopeless": hopeless // W, "W": W, "gap": W / rate})
+                    "give_up": give_up, "hopeless": hopeless, "W": W, "gap": W / rate})
         rs = [p.recv() for p in self.pipes]
         lat, lags = array.array("d"), array.array("d")
         for r in rs:
@@ -532,6 +546,9 @@ class Load:
             for m in r["msgs"]:
                 print(f"{'' if m.startswith('MISMATCH') else 'FAILED '}{self.policy} rate "
                       f"{rate:g}: {m}", file=sys.stderr)
+        whys = [r["why"] for r in rs if r["why"]]
+        if whys:
+            print(f"{self.policy} rate {rate:g}: stopped: {whys[0]}", file=sys.stderr)
         self.points.append(pt)
         return pt
 
