@@ -87,6 +87,18 @@ run "$T" search idx goddess
 want_ok
 head -1 out.txt | grep -q $'\t60.000000\t' || fail "$(cat out.txt)"
 
+begin "search: free text on an impact index is split on white space, terms as written"
+run "$T" search idx '##ing'
+want_ok
+head -1 out.txt | grep -q $'^1\t9.000000\tminerva$' || fail "$(cat out.txt)"
+# a run of one token repeated weighs its length: athena 3 x 5 + 40, minerva 3 x 9
+run "$T" search idx '##ing ##ing ##ing   greek'
+want_ok
+head -1 out.txt | grep -q $'^1\t55.000000\tathena$' || fail "$(cat out.txt)"
+run "$T" search idx 'Greek'
+want_ok
+grep -q '^0 results' err.txt || fail "case folded: $(cat out.txt err.txt)"
+
 begin "bench queries: the tokens log on the impact index, answers the oracle's"
 run "$T" bench queries idx --queries q.tsv --algorithms or,wand,bmw,maxscore --k 10,1000 \
     --warmup 1 --budget 1 --batch 2

@@ -110,12 +110,54 @@ static int on_token(void *user, const char *term, size_t len)
     return tdm_query_add_term(c->q, c->r, term, len, c->weight, c->err);
 }
 
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* An impact index's text: its terms were taken as written (a JSON vector
+ * build keeps them so; an impact import holds a model's vocabulary), so a
+ * tokenizer would miss them ("##ing", case). Words split on ASCII white space;
+ * a run of one word repeated is one term weighing w x its length, so a
+ * SPLADE line of thousands of repeated tokens stays within the term limit. */
+static int add_words(tdm_query *q, const tdm_ireader *r, const char *text, size_t len,
+                     double weight, tdm_err *err)
+{
+    const char *prev = NULL;
+    size_t prev_len = 0, run = 0;
+    for (size_t i = 0;;) {
+        while (i < len && is_space(text[i]))
+            i++;
+        size_t b = i;
+        while (i < len && !is_space(text[i]))
+            i++;
+        size_t n = i - b; /* 0 only at the end */
+        if (n && run && n == prev_len && !memcmp(text + b, prev, n)) {
+            run++;
+            continue;
+        }
+        if (run) {
+            double w = weight * (double)run;
+            int rc = check_weight(w, err);
+            if (rc || (rc = tdm_query_add_term(q, r, prev, prev_len, w, err)))
+                return rc;
+        }
+        if (!n)
+            return TDM_OK;
+        prev = text + b;
+        prev_len = n;
+        run = 1;
+    }
+}
+
 int tdm_query_add_text(tdm_query *q, const tdm_ireader *r, tdm_tokenizer *t,
                        const char *text, size_t len, double weight, tdm_err *err)
 {
     int rc = check_weight(weight, err);
     if (rc)
         return rc;
+    if (tdm_ireader_info_get(r)->impact)
+        return add_words(q, r, text, len, weight, err);
     text_ctx c = {q, r, weight, err};
     return tdm_tokenize(t, text, len, on_token, &c);
 }

@@ -5,6 +5,11 @@
  *   tdm_query_add_text  words through the index's tokenizer (lowercase,
  *                       stopwords, stemmer: the tokenizer must be the index's,
  *                       see index/tokpool.h), each resulting term weight w;
+ *                       on an impact index, words split on white space and
+ *                       taken exactly as written instead (its terms were
+ *                       kept as written: WordPieces such as "##ing" whole),
+ *                       a run of one word repeated one term of weight
+ *                       w x its length (SPLADE's repeated-token queries);
  *   tdm_query_add_term  a term exactly as stored (already normalised);
  *   tdm_query_add_id    a lexicon position;
  * then tdm_query_finish. Rules:
