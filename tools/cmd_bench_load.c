@@ -11,6 +11,7 @@
 #include "cmd_bench_load.h"
 #include "index/index_priv.h"
 #include "resident/resident.h"
+#include "runtime/settings.h"
 #include "harness/oracle.h"
 #include "harness/queryfile.h"
 #include "tandem.h"
@@ -571,8 +572,8 @@ static int write_outputs(const bl *b)
 
 static int setup(bl *b)
 {
-    const char *c = getenv("TANDEM_BENCH_LOAD_CORRUPT");
-    if (c && *c && tdm_cli_uint(C, "TANDEM_BENCH_LOAD_CORRUPT", c, 1, UINT64_MAX, &b->corrupt))
+    const char *c = tdm_settings_bench_load_corrupt();
+    if (c && tdm_cli_uint(C, "TANDEM_BENCH_LOAD_CORRUPT", c, 1, UINT64_MAX, &b->corrupt))
         return 1;
     b->index_bytes = tdm_resident_bytes_needed(b->r);
     for (size_t m = 0; m < TDM_BL_MAX_MEM; m++)
