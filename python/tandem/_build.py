@@ -32,7 +32,7 @@ ImportProgress = _lib.ImportProgress
 #: progress=: None (a bar when stderr is a terminal), True, False, or a callable.
 Progress = Union[None, bool, Callable[[Any], object]]
 
-_FORMATS = {"auto": 0, "lines": 1, "trec": 2, "smart": 3, "jsonl": 4}
+_FORMATS = {"auto": 0, "lines": 1, "trec": 2, "smart": 3, "jsonl": 4, "jsonvector": 5}
 
 
 def _bytes(s: Optional[StrPath], what: str) -> Optional[bytes]:
@@ -183,7 +183,9 @@ def build(inputs: Union[StrPath, Sequence[StrPath]], path: _Out, *,
     stemmer: a Snowball language ("english", "porter", "french", ...) or
     "none". codec: the lists' codec (bp128, vbyte128, pef, ...). k1, b: the
     BM25 parameters of the block-max bounds stored in the index.
-    format: auto, lines, trec, smart or jsonl. memory_mb: the inverter's
+    format: auto, lines, trec, smart, jsonl or jsonvector (Anserini's JSON
+    vectors of learned sparse models: an impact index, terms as written,
+    docs/LEARNED_SPARSE.md). memory_mb: the inverter's
     budget before it spills sorted runs to tmp_dir (default: next to
     `path`). allow_empty: an empty collection is an index, not an error.
     threads: 0 uses every core. Returns `path`."""

@@ -50,7 +50,8 @@ class Device(NamedTuple):
 
 
 _TYPES = {1: "cpu", 2: "gpu", 4: "accelerator", 8: "other"}
-_SCORING = {"bm25": 0, "impact": 1}
+# auto: the index's own (impact on an impact index, else BM25; tandem.h TDM_SCORE_AUTO)
+_SCORING = {"bm25": 0, "impact": 1, "auto": 2}
 
 
 def _device(d: Any) -> Device:
@@ -426,7 +427,7 @@ class Searcher(_Handle):
         check(_lib.algorithm_parse(_bytes(algorithm, "algorithm"), ctypes.byref(algo)))
         o.algorithm = algo.value
         if scoring not in _SCORING:
-            raise error(_lib.ERR_INVALID_ARG, "scoring '%s': expected bm25 or impact"
+            raise error(_lib.ERR_INVALID_ARG, "scoring '%s': expected auto, bm25 or impact"
                         % (scoring,))
         o.scoring = _SCORING[scoring]
         o.k1 = float(k1)
@@ -486,12 +487,15 @@ class Searcher(_Handle):
         return r
 
     def search(self, query: Query, k: int = 10, algorithm: str = "auto",
-               scoring: str = "bm25", k1: float = 1.2, b: float = 0.75,
+               scoring: str = "auto", k1: float = 1.2, b: float = 0.75,
                device: Optional[int] = None, policy: Optional[str] = None) -> Hits:
         """The top k documents of `query` as a list of (docname, score), best
-        first. query: text (through the index's tokenizer and stemmer), a list
-        of terms as stored (weight 1 each), or a dict term -> weight (with
-        scoring="impact" for learned sparse models). algorithm: auto, or,
+        first. query: text (through the index's tokenizer and stemmer; on an
+        impact index split on white space, words as written), a list of terms
+        as stored (weight 1 each), or a dict term -> weight (learned sparse
+        models). scoring: auto (impact on an impact index, e.g. built from
+        JSON vectors; BM25 elsewhere), bm25 (refused on an impact index) or
+        impact (on purpose on any index). algorithm: auto, or,
         and, and_or, wand, bmw, maxscore (all exact). device: an engine
         device index, None for the planner's choice. policy: this request's
         placement policy (as Engine's), None for the engine's."""
@@ -509,7 +513,7 @@ class Searcher(_Handle):
             self._leave()
 
     def search_batch(self, queries: Sequence[Query], k: int = 10, algorithm: str = "auto",
-                     scoring: str = "bm25", k1: float = 1.2, b: float = 0.75,
+                     scoring: str = "auto", k1: float = 1.2, b: float = 0.75,
                      device: Optional[int] = None,
                      policy: Optional[str] = None) -> BatchResult:
         """Ranks every query of `queries` (a list; each as in search()) with

@@ -11,8 +11,8 @@ without it raises ImportError saying so. Nothing here starts Java: tandem
 does the indexing and retrieval, PyTerrier the DataFrames and evaluation."""
 from __future__ import annotations
 
+import json
 import os
-import re
 import tempfile
 import threading
 from typing import Any, Dict, Iterable, List, Mapping, Optional, TextIO, Union
@@ -30,10 +30,6 @@ from .engine import Engine, Searcher
 
 __all__ = ["TandemIndex", "TandemIndexer", "TandemRetrieve"]
 
-# A term as the index stores it (host/text/tokenize.h: ASCII letters and
-# digits, lowercased, at most 64 bytes); pre-tokenized documents must use such
-# terms, since they are written out as text for the builder.
-_TERM = re.compile(r"[a-z0-9]{1,64}\Z")
 
 _engine_lock = threading.Lock()
 _engine: Optional[Engine] = None
@@ -96,8 +92,10 @@ class TandemIndexer(pt.Indexer):  # type: ignore[misc,unused-ignore]
     """Builds a tandem index at `path` from an iterator of dicts:
     {"docno", "text"} (tokenized, stopped and stemmed by the index), or
     {"docno", "toks"} with toks a dict term -> weight (learned sparse, e.g.
-    SPLADE quantized to integers: each weight is stored as the term's
-    frequency, searched with scoring="impact"; no stemming or stopwords).
+    SPLADE quantized to integers): written as JSON vectors and built into an
+    impact index (each weight rounded to an integer impact, 0 dropping the
+    term; terms kept as written, WordPieces such as "##ing" whole), which
+    TandemRetrieve scores by impacts by default.
 
     build_options go to tandem.build (stemmer, stopwords, codec, threads,
     memory_mb, k1, b, tmp_dir). overwrite=False refuses an existing path."""
@@ -124,10 +122,12 @@ class TandemIndexer(pt.Indexer):  # type: ignore[misc,unused-ignore]
                 kind = _write_docs(docs, f)
             opts = dict(self.build_options)
             opts.setdefault("progress", False)
-            if kind == "toks":   # the words are the terms: nothing dropped or stemmed
+            fmt = "lines"
+            if kind == "toks":   # JSON vectors: an impact index, terms as written
+                fmt = "jsonvector"
                 opts["stemmer"] = "none"
                 opts["stopwords"] = None
-            build([tmp], self.path, format="lines", allow_empty=True, **opts)
+            build([tmp], self.path, format=fmt, allow_empty=True, **opts)
         finally:
             os.unlink(tmp)
         return TandemIndex(self.path)
@@ -140,7 +140,8 @@ def _clean(s: str) -> str:
 
 
 def _write_docs(docs: Iterable[Mapping[str, Any]], f: TextIO) -> Optional[str]:
-    """Writes `docno<TAB>text` lines; returns "text" or "toks" (every
+    """Writes `docno<TAB>text` lines, or for toks JSON vector lines
+    ({"id", "vector": {term: impact}}); returns "text" or "toks" (every
     document must be of the same kind), None for no document."""
     kind = None
     for n, d in enumerate(docs):
@@ -155,21 +156,20 @@ def _write_docs(docs: Iterable[Mapping[str, Any]], f: TextIO) -> Optional[str]:
             raise ValueError("document %d (%s): has %s where the first had %s; give every "
                              "document text or every one toks" % (n, docno, this, kind))
         if kind == "text":
-            text = _clean(str(d["text"]))
-        else:
-            words = []
-            for term, w in d["toks"].items():
-                if not _TERM.match(term):
-                    raise ValueError("document %s: term %r is not a single lowercase ASCII "
-                                     "letter-and-digit token, which the index stores as is"
-                                     % (docno, term))
-                reps = int(round(float(w)))
-                if reps < 0:
-                    raise ValueError("document %s: term %r has negative weight %r"
-                                     % (docno, term, w))
-                words.extend([term] * reps)
-            text = " ".join(words)
-        f.write("%s\t%s\n" % (docno, text))
+            f.write("%s\t%s\n" % (docno, _clean(str(d["text"]))))
+            continue
+        vector = {}
+        for term, w in d["toks"].items():
+            term = str(term)
+            if not term or "\0" in term or len(term.encode("utf-8")) > 1024:
+                raise ValueError("document %s: term %r: a term is 1 to 1024 bytes, no NUL"
+                                 % (docno, term))
+            impact = int(round(float(w)))
+            if impact < 0:
+                raise ValueError("document %s: term %r has negative weight %r"
+                                 % (docno, term, w))
+            vector[term] = vector.get(term, 0) + impact
+        f.write(json.dumps({"id": docno, "vector": vector}) + "\n")
     return kind
 
 
@@ -178,14 +178,14 @@ class TandemRetrieve(pt.Transformer):  # type: ignore[misc,unused-ignore]
     out (rank from 0, best first), with the input's other columns kept.
 
     A `query_toks` column (dicts term -> weight, learned sparse models) is
-    used instead of `query` where present; set scoring="impact" for an index
-    of impacts (TandemIndexer with toks). The options are tandem.Searcher's
+    used instead of `query` where present. The options are tandem.Searcher's
     search(): k, algorithm (auto, or, and, and_or, wand, bmw, maxscore),
-    scoring (bm25, impact), k1, b, device, policy. All queries of a frame go
+    scoring (auto: impact on an impact index such as TandemIndexer builds
+    from toks, else BM25; bm25; impact), k1, b, device, policy. All queries of a frame go
     to the engine as one batch (search_batch)."""
 
     def __init__(self, index: Union[TandemIndex, str, "os.PathLike[str]"], *, k: int = 1000,
-                 algorithm: str = "auto", scoring: str = "bm25", k1: float = 1.2,
+                 algorithm: str = "auto", scoring: str = "auto", k1: float = 1.2,
                  b: float = 0.75, device: Optional[int] = None,
                  policy: Optional[str] = None) -> None:
         self.index = index if isinstance(index, TandemIndex) else TandemIndex(index)

@@ -70,13 +70,23 @@ def test_learned_sparse_toks(tmp_path):
             {"docno": "c", "toks": {"sand": 2, "river": 1.4}}]
     ix = TandemIndexer(tmp_path / "imp.idx").index(docs)
     topics = pd.DataFrame({"qid": ["q"], "query_toks": [{"river": 2.0, "boat": 1.0}]})
-    res = TandemRetrieve(ix, scoring="impact", k=10).transform(topics)
-    # impact score: sum of query weight x stored impact (1.4 stored as 1)
-    assert list(res.docno) == ["a", "b", "c"]
-    assert [math.isclose(x, y, rel_tol=1e-6) for x, y in zip(res.score, [7.0, 5.0, 2.0])] \
-        == [True] * 3
-    with pytest.raises(ValueError, match="term '##ing'"):
-        TandemIndexer(tmp_path / "bad.idx").index([{"docno": "a", "toks": {"##ing": 1}}])
+    # an impact index: scored by impacts by default, as scoring="impact" asks
+    for opts in ({}, {"scoring": "impact"}):
+        res = TandemRetrieve(ix, k=10, **opts).transform(topics)
+        # impact score: sum of query weight x stored impact (1.4 stored as 1)
+        assert list(res.docno) == ["a", "b", "c"]
+        assert [math.isclose(x, y, rel_tol=1e-6) for x, y in zip(res.score, [7.0, 5.0, 2.0])] \
+            == [True] * 3
+    with pytest.raises(tandem.InvalidArgumentError):   # BM25 on impacts is refused
+        TandemRetrieve(ix, scoring="bm25").transform(topics)
+    # terms as written: WordPieces and case kept
+    wp = TandemIndexer(tmp_path / "wp.idx").index([{"docno": "a", "toks": {"##ing": 2, "Cat": 1}},
+                                                   {"docno": "b", "toks": {"cat": 4}}])
+    res = TandemRetrieve(wp).transform(pd.DataFrame({"qid": ["q"],
+                                                     "query_toks": [{"##ing": 3, "Cat": 1}]}))
+    assert list(res.docno) == ["a"] and math.isclose(res.score[0], 7.0)
+    with pytest.raises(ValueError, match="negative weight"):
+        TandemIndexer(tmp_path / "neg.idx").index([{"docno": "a", "toks": {"x": -2}}])
     with pytest.raises(ValueError, match="every document text or every one toks"):
         TandemIndexer(tmp_path / "mix.idx").index([{"docno": "a", "toks": {"x": 1}},
                                                    {"docno": "b", "text": "x"}])
