@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common/cleanup.h"
 #include "cmd_search.h"
 #include "tmpi.h"
 
@@ -202,6 +203,8 @@ int main(int argc, char **argv)
         return 1;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    tdm_cleanup_on_signals(); /* mpirun ends a failed job's ranks with SIGTERM:
+                                 no RUN's temporary file is left */
     static tmpi_ctx c; /* large: the shards' tables */
     static tmpi_opts o;
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/cleanup.h"
 #include "tmpi.h"
 
 enum { TAG_DOWN = 11, TAG_UP = 12 };
@@ -27,6 +28,7 @@ void tmpi_abort(tmpi_ctx *c, int code)
 {
     fflush(stdout);
     fflush(stderr);
+    tdm_cleanup_unlink_all(); /* an unfinished RUN's temporary file */
     MPI_Abort(MPI_COMM_WORLD, code);
     (void)c;
     exit(code); /* not reached */
