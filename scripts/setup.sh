@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what tandem needs on Debian 12 (as root), only when something is
 # missing: the build and test dependencies (Open MPI for tandem-mpi), and
-# wordnet-base, the real text corpus the main job indexes (WordNet 3.0: 117,659 synsets with glosses,
-# 6.5 MB download, no dependencies). apt's output goes to a log that is
-# printed only when something fails.
+# wordnet-base, the real text corpus the main job indexes (WordNet 3.0:
+# 117,659 synsets with glosses, 6.5 MB download, no dependencies). apt's
+# output goes to a log that is printed only when something fails.
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
       libcmocka-dev libstemmer-dev libprotobuf-c-dev protobuf-c-compiler libxxhash-dev
