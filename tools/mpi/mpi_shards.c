@@ -88,8 +88,9 @@ static int check_rank(tmpi_ctx *c, int r, tmpi_rd *rd, const rec *r0, rec *bysha
     char *msg = tmpi_get_str(rd);
     uint32_t n = tmpi_get_u32(rd);
     int rc = 0;
+    static int said; /* every rank past N says the same: once */
     if (bad && first_missing && r0 && (uint32_t)r >= r0->nshards)
-        rc = tmpi_fail(c, "%d ranks for %u shards (%s.0 is shard 0 of %u): run at most %u "
+        rc = said++ ? 1 : tmpi_fail(c, "%d ranks for %u shards (%s.0 is shard 0 of %u): run at most %u "
                        "ranks; shard i goes to rank i %% ranks", c->size, r0->nshards,
                        c->o->prefix, r0->nshards, r0->nshards);
     else if (bad)
