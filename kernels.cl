@@ -27,7 +27,7 @@
 #include "host/codec/layout.h"
 
 /* ---- term, query and selection tables shared with the search drivers */
-#include "host/query/search_layout.h"
+#include "host/plan/search_layout.h"
 
 /* ---- shared building blocks: work-group scans, delta decoding */
 #include "cl/common.cl"

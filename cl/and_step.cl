@@ -5,9 +5,9 @@
    summed only at the end, in the query's term order (tdm_and_step_final),
    so the score is score.h's sum bit for bit whatever the order the lists
    were taken in and whichever device took each step. Between two steps the
-   candidates may move to another device (host/query/and_step.c): only
+   candidates may move to another device (host/drive/and_step.c): only
    their docids and columns travel. The plain-C reference of every kernel
-   is in host/query/and_step_ref.c.
+   is in host/drive/and_step_ref.c.
 
    Layouts: candidates cand[0 .. n); column j at cols[j * stride ..
    j * stride + n). A step writes its survivors at out positions taken by

@@ -1,10 +1,10 @@
-/* Batches of queries in one set of launches (host/query/search_batch_dev.c,
+/* Batches of queries in one set of launches (host/drive/search_batch_dev.c,
    docs/SEARCH.md "Batches"): the queries' term tables, block bounds, decoded
    postings, cursors and heaps lie one after another in shared buffers, and
    a query table says where each query's part begins.
 
    Query table (uint words, TDM_SBQ_W per query, ascending first range;
-   the words' names, TDM_SBQ_*, in host/query/search_layout.h):
+   the words' names, TDM_SBQ_*, in host/plan/search_layout.h):
      0 first term of the query in the batch's term table
      1 terms
      2 first range (the query's ranges are global ranges w[2] .. w[2] + w[3])

@@ -1,5 +1,5 @@
 /* Ranked AND for a batch of queries with Wu 2010's mapping
-   (host/query/search_batch_and.c drives it and holds the plain-C
+   (host/drive/search_batch_and.c drives it and holds the plain-C
    reference): one work-item per element of each query's shortest list (the
    lead), the leads of every query of the batch one after another.
 

@@ -4,7 +4,7 @@
    keeping the range's own top cap = min(k, rlen) in a heap in global memory,
    and its own threshold for pruning (WAND, Block-Max WAND, MaxScore).
    tdm_search_merge (search_merge.cl) then takes the query's top k from every
-   range's heap. The host side and the layouts are in host/query/search_dev.c.
+   range's heap. The host side and the layouts are in host/drive/search_dev.c.
 
    Scores are score.h's device-exact float formula: every operation binary32,
    nothing contracted (the pragma below), a document's score summed in
@@ -35,7 +35,7 @@
    threshold becomes when it is larger than its own heap's worst.
 
    Term table (uint words, TDM_SEARCH_TW per term, host: search_dev.c; the
-   words' names, TDM_TW_*, in host/query/search_layout.h):
+   words' names, TDM_TW_*, in host/plan/search_layout.h):
      0 first position of the term's postings in docs/freqs
      1 df
      2 block size of the list (the unit of its block bounds)

@@ -2,7 +2,7 @@
    (search_range.cl, word 7 of term 0), before the range kernel: a score G
    that at least k distinct documents of the query reach, so that every
    range prunes against the query's k-th score from its first document
-   (short ranges, a GPU's, never fill a heap of k). host/query/search_seed.c
+   (short ranges, a GPU's, never fill a heap of k). host/drive/search_seed.c
    launches it; tdm_search_seed_ref there is the plain-C reference.
 
    Why G is a lower bound of the query's k-th score: a document's float

@@ -5,7 +5,7 @@
    each list's compacted into its segment. A document of the intersection is
    a lead docid that lies in one block of every other list, and that block is
    selected: AND over the selected postings is AND over the lists.
-   host/query/and_select.c drives it and holds the plain-C reference.
+   host/plan/and_select.c drives it and holds the plain-C reference.
 
    Per term, the host picks how (Griffin's ratio): a list more than `ratio`
    times longer than the lead is searched per lead docid (a binary search of
@@ -20,7 +20,7 @@
    term order.
 
    Selection table (TDM_SEL_TW uints a term; TDM_SEL_* in
-   host/query/search_layout.h):
+   host/plan/search_layout.h):
      0 list id, 1 df, 2 blocks, 3 block size, 4 first block-table entry,
      5 mode: 0 the lead, 1 per block, 2 per lead docid, 3 one block (kept),
      6 first task of the term, 7 first selection flag, 8 codec,

@@ -18,7 +18,7 @@
    and AND needs no block selection: the shortest list leads, the others
    seek.
 
-   Scratch layout (argument `layout`, TDM_ZR_* of host/query/search.h):
+   Scratch layout (argument `layout`, TDM_ZR_* of host/plan/search_layout.h):
    word w of term t of range r (of R ranges; W words a term: TDM_ZR_CW in
    cur, bw in docs and freqs, 1 in ord) is at
      TDM_ZR_RANGE (0, CPUs):       (r * nt + t) * W + w   range-major

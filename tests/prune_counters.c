@@ -6,7 +6,7 @@
  * heap, skips. ALG: or, and, wand, bmw, maxscore. Checks every answer against
  * the float oracle. Device-independent: the lead's way to see what a change
  * of the pruning does before timing it on a GPU. With ALG and, also the
- * postings and blocks AND's block selection decodes (query/and_select.h,
+ * postings and blocks AND's block selection decodes (plan/and_select.h,
  * its reference, Griffin's ratio: env PRUNE_RATIO, default 128). SEED: 0
  * none, 1 the device seed pass, 2 the compressed variant's host seed. */
 
@@ -16,9 +16,9 @@
 
 #include "index/tokpool.h"
 #include "prune_sim.h"
-#include "query/and_select.h"
+#include "plan/and_select.h"
 #include "harness/oracle.h"
-#include "query/search.h"
+#include "drive/search.h"
 
 static int alg_of(const char *s)
 {

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/search.h"
-#include "query/search_seed.h"
+#include "drive/search.h"
+#include "drive/search_seed.h"
+#include "plan/search_hseed.h"
 #include "tandem.h"
 
 /* ---- OpenCL C to C */

@@ -1,4 +1,4 @@
-/* AND's block selection before decoding (query/and_select.h,
+/* AND's block selection before decoding (plan/and_select.h,
  * cl/search_select.cl) on every device against the plain-C reference:
  * random indexes of several codecs, queries of 1 to 8 terms mixing
  * one-block, short and long lists (uniform and clustered), Griffin's ratio at
@@ -11,8 +11,8 @@
 
 #include "index/index_priv.h"
 #include "index/writer.h"
-#include "query/and_select.h"
-#include "query/search.h"
+#include "plan/and_select.h"
+#include "drive/search.h"
 #include "randcoll.h"
 #include "testutil.h"
 

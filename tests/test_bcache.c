@@ -16,9 +16,9 @@
 #include "index/index_priv.h"
 #include "query/bounds.h"
 #include "harness/oracle.h"
-#include "query/search.h"
-#include "query/search_run.h"
-#include "query/search_testing.h"
+#include "drive/search.h"
+#include "drive/search_run.h"
+#include "drive/search_testing.h"
 #include "randcoll.h"
 #include "testutil.h"
 

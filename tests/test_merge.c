@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/search.h"
+#include "drive/search.h"
 #include "runtime/runtime.h"
 #include "testutil.h"
 

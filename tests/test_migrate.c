@@ -1,4 +1,4 @@
-/* Griffin's intra-query migration (host/sched/migrate.c, query/and_step.h,
+/* Griffin's intra-query migration (host/sched/migrate.c, drive/and_step.h,
  * docs/SCHED.md):
  *  - the step kernels (cl/and_step.cl) on every device against their
  *    plain-C references on random and edge-case inputs, bit for bit;
@@ -16,8 +16,8 @@
 
 #include "index/index_priv.h"
 #include "index/writer.h"
-#include "query/and_select.h"
-#include "query/and_step.h"
+#include "plan/and_select.h"
+#include "drive/and_step.h"
 #include "harness/oracle.h"
 #include "randcoll.h"
 #include "sched/sched_priv.h"

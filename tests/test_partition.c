@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "index/index_priv.h"
-#include "query/search.h"
+#include "drive/search.h"
 #include "randcoll.h"
 #include "resident/resident.h"
 #include "testutil.h"

@@ -1,4 +1,4 @@
-/* The planner (query/search_plan.c, tdm_search_plan) on devices described,
+/* The planner (plan/search_plan.c, tdm_search_plan) on devices described,
  * not opened: a GPU of 132 compute units and a CPU of 16. What it must keep:
  *  - auto on a GPU: COMPRESSED for ranked AND (GROUP when its shortest list
  *    holds more than 1/32 of the documents; ITEM in a batch of several),
@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/search.h"
-#include "query/search_seed.h"
+#include "drive/search.h"
+#include "drive/search_seed.h"
+#include "plan/search_hseed.h"
 #include "runtime/tune_table.h"
 #include "testutil.h"
 

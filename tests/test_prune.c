@@ -14,8 +14,8 @@
 #include "index/writer.h"
 #include "prune_sim.h"
 #include "harness/oracle.h"
-#include "query/search.h"
-#include "query/search_seed.h"
+#include "drive/search.h"
+#include "drive/search_seed.h"
 #include "randcoll.h"
 #include "testutil.h"
 

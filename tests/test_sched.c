@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 
 #include "index/writer.h"
-#include "query/search.h"
-#include "query/search_testing.h"
+#include "drive/search.h"
+#include "drive/search_testing.h"
 #include "randcoll.h"
 #include "sched/model.h"
 #include "testutil.h"

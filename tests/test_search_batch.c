@@ -31,11 +31,12 @@
 
 #include "index/writer.h"
 #include "index/format.h"
-#include "query/search_batch_and.h"
-#include "query/search.h"
-#include "query/search_run.h"
-#include "query/search_testing.h"
-#include "query/search_batch_dev.h"
+#include "drive/search_batch_and.h"
+#include "drive/search.h"
+#include "drive/search_run.h"
+#include "drive/search_testing.h"
+#include "plan/plan_testing.h"
+#include "drive/search_batch_dev.h"
 #include "randcoll.h"
 #include "testutil.h"
 

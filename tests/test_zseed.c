@@ -1,5 +1,5 @@
 /* The compressed variant's host seed of the shared threshold
- * (query/search_seed.h, tdm_search_hseed):
+ * (drive/search_seed.h, tdm_search_hseed):
  *  - against a plain-C reference (every list decoded whole, its scores
  *    sorted: the largest k-th score over the terms) and the oracle, on random
  *    indexes of every codec, queries with repeated terms and weights, BM25 at
@@ -22,9 +22,10 @@
 #include "index/writer.h"
 #include "query/bounds.h"
 #include "harness/oracle.h"
-#include "query/search.h"
-#include "query/search_run.h"
-#include "query/search_seed.h"
+#include "drive/search.h"
+#include "drive/search_run.h"
+#include "drive/search_seed.h"
+#include "plan/search_hseed.h"
 #include "randcoll.h"
 #include "testutil.h"
 

@@ -81,7 +81,7 @@ typedef struct tdm_device {
     int from_cache;         /* program came from the binary cache */
     int launch_guard;       /* launches go through the PoCL work-around (launch_guard.c) */
     int hung;               /* missed its first kernel's limit: abandoned, never released */
-    size_t merge_local;     /* query/search_dev.c's tdm_search_merge_local, found once
+    size_t merge_local;     /* drive/search_dev.c's tdm_search_merge_local, found once
                                (0 until then; read and written atomically) */
     int no_zcur;            /* the kernels that decode every codec (codec_serial.cl: the
                                compressed cursors', the serial batched decode) are never
@@ -151,12 +151,12 @@ int tdm_program_get(const tdm_cache_cfg *cache, cl_context ctx, cl_device_id dev
 /* Creates the transfer and latency queues, the kernel pool and the probe
  * state of a device whose context, compute queue and program exist. */
 int tdm_device_start(tdm_device *d, tdm_err *err);
-/* Releases what tdm_device_start made (waits for both queues first).
+/* Releases what tdm_device_start made (waits for its three queues first).
  * Accepts a device that was never started. */
 void tdm_device_stop(tdm_device *d);
 
 /* Puts `prog`, built for work-groups of wg_size, in place of the device's
- * program (tests and benchmarks that try other builds): waits for both
+ * program (tests and benchmarks that try other builds): waits for its three
  * queues, drops the pooled kernels (none may be lent out) and hands the old
  * program and size back in *old and *old_wg (the caller releases or restores
  * them). No other thread may use the device meanwhile. */

@@ -146,7 +146,7 @@ void tdm_settings_free(tdm_settings *s);
 const tdm_tuning *tdm_settings_tuning(const tdm_settings *s);
 
 /* TANDEM_SEARCH_PROFILE as the process's first engine open read it (0 before
- * any): the profile's table is one for the process (query/search_prof.c). */
+ * any): the profile's table is one for the process (plan/search_prof.c). */
 int tdm_settings_search_profile(void);
 
 /* One documented environment variable: its name, its group and what it

@@ -1,6 +1,6 @@
 /* The tuning table: every constant that chooses a search's path, per kind
  * of device, in one place (models: zstd's clevels.h, CLBlast's per-device
- * database). The planner (query/search_plan.c) reads a device's row into
+ * database). The planner (plan/search_plan.c) reads a device's row into
  * the plan; the device residency (resident/decode_jobs.c, stager.c) reads
  * its own columns. The environment's tuning switches (settings.h,
  * TANDEM_*) override some columns for timing runs; 0 there means the row.

@@ -4,7 +4,7 @@
  * gpu-only split it over the lanes they allow, each query to the lane that
  * would finish it first given what that lane has already (its backlog and
  * the part of the batch it took); each lane's part runs there as one run
- * (query/search_run.h), so GPU lanes take theirs as a batch. A part is one
+ * (drive/search_run.h), so GPU lanes take theirs as a batch. A part is one
  * job: handed over whole when its lane fails. The batch's queries are
  * prepared once, here, before they are placed. */
 #include <stdlib.h>

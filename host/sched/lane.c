@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "query/and_step.h"
+#include "drive/and_step.h"
 #include "sched_priv.h"
 
 #define RETRIES 3 /* runs of a query on a lane that failed it but lives on */

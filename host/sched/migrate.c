@@ -1,12 +1,12 @@
 /* Griffin's intra-query migration (Liu et al. 2018; docs/SCHED.md): a
- * ranked AND runs step by step (query/and_step.h) and after each step the
+ * ranked AND runs step by step (drive/and_step.h) and after each step the
  * rest of the query may move to the lane the cost model now prefers,
  * carrying only the candidates and their score columns. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/and_select.h"
-#include "query/and_step.h"
+#include "plan/and_select.h"
+#include "drive/and_step.h"
 #include "sched_priv.h"
 
 /* Move only when the other lane's finish (its wait, the carrying, the rest

@@ -8,8 +8,8 @@
 
 #include "index/index_priv.h"
 #include "index/shard.h"
-#include "query/search.h"
-#include "query/search_run.h"
+#include "drive/search.h"
+#include "drive/search_run.h"
 #include "resident/resident.h"
 #include "runtime/settings.h"
 #include "sched.h"

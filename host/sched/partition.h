@@ -1,7 +1,7 @@
 /* A partitioned search handle (docs/PARTITION.md): the index split by docid
  * range into one shard per engine device (index/shard.h, made in memory at
  * open), each shard a handle of its own on its device with its own lane
- * (query/search_run.h's tdm_search_handle_open_part, this area's
+ * (drive/search_run.h's tdm_search_handle_open_part, this area's
  * tdm_sched_open). A query goes to every partition's lane at once (one job
  * each, tdm_sched_begin; the caller's thread runs the last), and their top
  * k lists merge into the whole index's top k, bit for bit: the shards score

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "query/and_step.h"
+#include "drive/and_step.h"
 #include "sched_priv.h"
 
 /* ---- open */

@@ -2,8 +2,8 @@
  * lane with a worker thread and a queue; queries placed by policy and the
  * lanes' cost models; batches under load; faults handed to other lanes.
  *
- * It sits above host/query: a query is prepared once in the caller's
- * thread (query/search_run.h, tdm_search_prepare), the scheduler reads the
+ * It sits above host/drive and host/plan: a query is prepared once in the caller's
+ * thread (plan/search_prepare.h, tdm_search_prepare), the scheduler reads the
  * prepared query (its lists' lengths, its plan's algorithm) to place it, and
  * a lane runs it on its device (tdm_search_run_prepared). The public search
  * calls (search_api.c) are built on it.

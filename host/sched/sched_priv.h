@@ -11,8 +11,8 @@
 
 #include "fault.h"
 #include "model.h"
-#include "query/search.h"
-#include "query/search_run.h"
+#include "drive/search.h"
+#include "drive/search_run.h"
 #include "sched.h"
 #include "tandem.h"
 

@@ -1,6 +1,6 @@
 /* The public search calls (tandem.h, tdm_search_* and the algorithm
  * names), all of them: a handle binds an index to an engine (the query
- * area's handle, host/query/search_run.h, with this area's lanes); a query
+ * area's handle, host/drive/search_run.h, with this area's lanes); a query
  * is prepared once in the caller's thread and placed on a lane by the
  * scheduler (sched.h), whose lane runs it. */
 #include <stddef.h>
@@ -8,8 +8,8 @@
 #include <strings.h>
 
 #include "partition.h"
-#include "query/search.h"
-#include "query/search_run.h"
+#include "drive/search.h"
+#include "drive/search_run.h"
 #include "sched.h"
 #include "tandem.h"
 

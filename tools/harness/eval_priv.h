@@ -1,4 +1,4 @@
-/* What eval_read.c builds and eval.c reads. Internal to host/query. */
+/* What eval_read.c builds and eval.c reads. Internal to the harness. */
 #ifndef TDM_HARNESS_EVAL_PRIV_H
 #define TDM_HARNESS_EVAL_PRIV_H
 

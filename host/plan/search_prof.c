@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "search.h"
+#include "search_prof.h"
 
 typedef struct row {
     char key[64];

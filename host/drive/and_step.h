@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "query/search.h"
+#include "drive/search.h"
 #include "tandem.h"
 
 /* An intermediate on the host: n candidates, `done` columns of n floats. */

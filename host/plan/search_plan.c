@@ -20,9 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search.h"
-#include "search_seed.h"
-#include "search_testing.h"
+#include "plan_testing.h"
+#include "search_plan.h"
 #include "tandem.h"
 
 /* Cursor and order scratch: ranges x terms words each. */

@@ -5,9 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounds.h"
+#include "query/bounds.h"
 #include "index/format.h"
-#include "search.h"
+#include "search_prof.h"
+#include "sprep.h"
 #include "tandem.h"
 
 void tdm_sprep_free(tdm_sprep *p)

@@ -1,5 +1,5 @@
 /* The tables the search kernels (the cl folder) and their host drivers
- * (host/query) share, one statement for both languages, as
+ * (host/drive) share, one statement for both languages, as
  * host/codec/layout.h is for the codecs: plain macros only, valid C and
  * OpenCL C. kernels.cl includes this file and the embed step
  * (cmake/embed_cl.cmake) pastes it into the kernel source; the host
@@ -85,7 +85,7 @@
 #define TDM_SBA_LEADLEN 7u /* lead length */
 
 /* ---- ranked AND's block selection (cl/search_select.cl,
-   query/and_select.c): TDM_SEL_TW words a term */
+   plan/and_select.c): TDM_SEL_TW words a term */
 #define TDM_SEL_TW 10u
 #define TDM_SEL_LIST 0u  /* list id */
 #define TDM_SEL_DF 1u    /* df */

@@ -23,7 +23,7 @@
 #include "index/reader.h"
 #include "resident/resident.h"
 #include "query/query.h"
-#include "query/search_layout.h" /* the selection table, TDM_SEL_* */
+#include "plan/search_layout.h" /* the selection table, TDM_SEL_* */
 
 #define TDM_SEL_RATIO 128u /* Griffin's starting point */
 

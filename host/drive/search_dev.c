@@ -1,6 +1,6 @@
 /* The search kernels' driver (search.h): per call, the query's scratch
  * buffers and tables uploaded, its lists decoded on the device (one launch
- * per codec of its lists, index/decode_jobs.h), the bounds kernels where
+ * per codec of its lists, resident/decode_jobs.h), the bounds kernels where
  * the algorithm prunes, the range (or group) kernel and the merge kernel,
  * then the k keys and the counts copied back: a number of commands that
  * grows with nothing but the codecs present. The compressed variant
@@ -150,7 +150,7 @@ static int zrange(const tdm_splan *pl)
     return pl->variant == TDM_VARIANT_COMPRESSED;
 }
 
-/* AND's block selection (query/and_select.h) replaces the whole decode. */
+/* AND's block selection (plan/and_select.h) replaces the whole decode. */
 static int and_selects(const tdm_sprep *p, const tdm_splan *pl, int salg)
 {
     return salg == TDM_SALG_AND && p->andsel.nt > 1 && !zrange(pl);
@@ -715,7 +715,7 @@ int tdm_search_after_index(const tdm_sdev *sd, cl_command_queue q, cl_uint nwait
 }
 
 /* The query's inputs on the device, in order on the run's queue: the list
- * cache's hold of its lists (index/listcache.h; first, so that a query it
+ * cache's hold of its lists (resident/listcache.h; first, so that a query it
  * refuses has enqueued nothing that reads p), the buffers and the one
  * upload, then the decode, AND's selection or (compressed variant, whose
  * cursors decode what they enter) a wait for the index. The uploads are

@@ -19,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounds.h"
+#include "query/bounds.h"
 #include "codec/codec.h"
-#include "search.h"
-#include "search_seed.h"
+#include "search_hseed.h"
+#include "search_plan.h"
+#include "search_prof.h"
+#include "sprep.h"
 #include "tandem.h"
 
 /* Blocks decoded for one term at most: twice the blocks that hold k

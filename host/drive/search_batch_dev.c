@@ -691,7 +691,7 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
         *launches += h->njobs[c] && !h->zr ? 1 : 0;
     }
     db.npostings = h->npost;
-    cl_event lev = NULL; /* a list cache holds the batch's lists (index/listcache.h) */
+    cl_event lev = NULL; /* a list cache holds the batch's lists (resident/listcache.h) */
     tdm_listcache_hold *hold = NULL;
     int rc = tdm_resident_acquire_batch(&sd->res, &db, &lev, &hold, NULL, err);
     if (rc == TDM_OK && h->zr) /* the cursors decode what they enter */

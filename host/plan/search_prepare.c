@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "search.h"
-#include "search_run.h"
+#include "search_prepare.h"
+#include "search_prof.h"
 #include "tandem.h"
 
 _Static_assert((int)TDM_SCORE_BM25 == (int)TDM_SCORING_BM25 &&

@@ -1,5 +1,5 @@
 /* tdm_search_cache_stats (tandem.h): a device's list cache, as counted by
- * index/listcache.h. */
+ * resident/listcache.h. */
 #include <string.h>
 
 #include "resident/listcache.h"

@@ -6,10 +6,10 @@
 #include <time.h>
 
 #include "index/index_priv.h"
-#include "bounds.h"
+#include "query/bounds.h"
 #include "search.h"
 #include "search_run.h"
-#include "search_seed.h"
+#include "plan/search_hseed.h"
 #include "search_testing.h"
 #include "tandem.h"
 

@@ -7,7 +7,7 @@
 
 #include "codec/codec.h"
 #include "index/format.h"
-#include "search.h"
+#include "search_plan.h"
 #include "tandem.h"
 
 void tdm_and_sel_free(tdm_and_sel *a)

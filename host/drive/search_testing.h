@@ -1,18 +1,13 @@
-/* Test hooks of the query area: switches and twins that only the tests use,
+/* Test hooks of the drivers (host/drive): switches and twins that only the tests use,
  * kept out of the product headers so that product code never reaches for
  * them by accident. Nothing here is part of the library's contract. */
-#ifndef TDM_QUERY_SEARCH_TESTING_H
-#define TDM_QUERY_SEARCH_TESTING_H
+#ifndef TDM_DRIVE_SEARCH_TESTING_H
+#define TDM_DRIVE_SEARCH_TESTING_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "tandem.h"
-
-/* Every later plan gets `layout` (TDM_ZR_*), or the planner's own choice
- * again for -1. Process-wide; thread-safe, but meant to be set while no
- * search runs. */
-void tdm_search_zr_layout_force(int layout);
 
 /* A device batch whose tables pass `limit` entries (instead of 2^32 - 1) is
  * refused as too big, so that its queries rerun alone; 0 gives the default

@@ -449,7 +449,7 @@ int tdm_search_dev_batch_and(const tdm_sdev *sd, tdm_sbq *const *qs, uint32_t n,
     if (rc == TDM_OK)
         fill(qs, n, &h);
     tdm_sprof_host(&pf, "AND batch: host tables", t);
-    /* a list cache holds every list of the batch (index/listcache.h) */
+    /* a list cache holds every list of the batch (resident/listcache.h) */
     tdm_decode_batch all;
     memset(&all, 0, sizeof all);
     for (int c = 0; c < TDM_CODEC_COUNT; c++) {

@@ -1,0 +1,86 @@
+/* The planner (search_plan.c): every choice of a query's path, the
+ * algorithm (AUTO resolved), the variant, ranges and work-groups, the
+ * compressed scratch's layout, the seeds, from the device's row of the
+ * tuning table (runtime/tune_table.h); the drivers read the plan. */
+#ifndef TDM_PLAN_SEARCH_PLAN_H
+#define TDM_PLAN_SEARCH_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "common/error.h"
+#include "plan/search_handle.h"
+#include "plan/sprep.h"
+#include "runtime/runtime.h"
+#include "runtime/tune_table.h"
+
+enum { TDM_SALG_OR = 0, TDM_SALG_AND = 1, TDM_SALG_WAND = 2, TDM_SALG_BMW = 3,
+       TDM_SALG_MAXSCORE = 4,
+       TDM_SALG_AND_OR = 5 /* host only: an AND pass, then an OR pass the device skips
+                              when AND found k */ };
+
+/* The planner's choices for one request. */
+typedef struct tdm_splan {
+    int dev;            /* index into tdm_search.dev */
+    int alg;            /* public enum tdm_algorithm, never AUTO */
+    int variant;        /* TDM_VARIANT_ITEM, GROUP (OR/AND only) or COMPRESSED
+                           (cl/search_zrange.cl: ITEM on the compressed index) */
+    uint32_t ranges, rlen, local;
+    uint32_t zlayout;   /* COMPRESSED: its scratch's layout, TDM_ZR_RANGE or
+                           TDM_ZR_INTERLEAVED (the planner's: range-major on a
+                           CPU, interleaved on a GPU; TANDEM_ZR_LAYOUT) */
+    int seed, zr_seed;  /* the device's TANDEM_SEED, TANDEM_ZR_SEED (TDM_TUNE_RULE,
+                           _OFF or _ON; runtime/settings.h): search_seed.h's rules
+                           unless forced */
+    const tdm_tune_row *row; /* the device's row of the tuning table
+                                (runtime/tune_table.h): the constants of every
+                                choice here and of the runs' (seeds, batches) */
+    int alone;          /* never in a device batch: OR, WAND, BMW or MaxScore
+                           with k above the row's batch_max_k */
+} tdm_splan;
+
+/* The compressed cursors' scratch words (cursors, docs and freqs buffers
+ * together) one launch may use on device d: 2^24 (64 MB) on a CPU, whose
+ * plans run few ranges; 2^27 (512 MB) on a GPU, within half its largest
+ * allocation (the docs buffer holds about half the words), so that a batch
+ * of hundreds of queries keeps enough ranges to fill it. Offsets stay
+ * within 32 bits. */
+#define TDM_ZR_MAX_WORDS (1u << 24)
+#define TDM_ZR_GPU_WORDS (1u << 27)
+uint64_t tdm_search_zr_words(const tdm_device *d);
+/* Whether the compressed variant can run p with algorithm salg
+ * (TDM_SALG_*) over nranges ranges on device d: bounds from the host where
+ * it prunes, cursor buffers within tdm_search_zr_words(d), and a device that
+ * runs its kernels (not d->no_zcur: rusticl). Where not, the planner takes a
+ * decoded variant, whose answers are the same. */
+int tdm_search_zrange_fits(const tdm_device *d, const tdm_sprep *p, int salg, uint32_t nranges);
+
+/* The algorithm the planner runs for `algorithm` (enum tdm_algorithm) on a
+ * query of nt terms: itself, or for AUTO OR with one term (nothing to prune
+ * across terms) and MaxScore with more. */
+int tdm_search_auto_alg(int algorithm, size_t nt);
+
+/* Picks the device (opts->device or the planner's), the algorithm (AUTO by
+ * the query's features) and the ranges. TDM_ERR_INVALID_ARG for a device
+ * index out of range, TDM_ERR_UNSUPPORTED for BM25 on a device without
+ * exact division. batched: the query runs in a device batch of several,
+ * where ranked AND takes the compressed batch kernel whatever its lists
+ * (the GPU's GROUP rule for AND is for one query's latency). */
+int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
+                    int variant, uint32_t ranges, uint32_t k, int batched, tdm_splan *out,
+                    tdm_err *err);
+
+/* The smallest power of two >= k (heap and key capacities). */
+static inline uint32_t tdm_pow2_at_least(uint32_t k)
+{
+    uint32_t p = 1;
+    while (p < k)
+        p <<= 1;
+    return p;
+}
+
+/* Whether a run of algorithm salg (TDM_SALG_*) with plan pl and k gets the
+ * seed (search_plan.c): the pruning algorithms, on a GPU's plan (groups of
+ * more than one range) or when the ranges are short for k. */
+int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k);
+
+#endif

@@ -1,0 +1,58 @@
+/* A query prepared for the device kernels (cl/search_range.cl,
+ * cl/search_merge.cl), on the host (search_prep.c): its lists' decoding,
+ * one batched launch per codec (resident/decode_jobs.h) into scratch
+ * buffers, one segment per term in the query's term order (docids
+ * ascending, tf); the term table (TDM_SEARCH_TW words a term, named in
+ * search_layout.h); the block bounds. Only the term table, the decode jobs
+ * and (for the index's own BM25 parameters) the block bounds go up; k
+ * results come down. */
+#ifndef TDM_PLAN_SPREP_H
+#define TDM_PLAN_SPREP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "common/error.h"
+#include "index/reader.h"
+#include "plan/and_select.h"
+#include "plan/search_layout.h" /* the kernels' tables: TDM_SEARCH_TW, TDM_ZR_*, ... */
+#include "query/query.h"
+#include "query/score.h"
+#include "resident/decode_jobs.h"
+
+struct tdm_bcache;
+
+/* A query prepared for the kernels, on the host. */
+typedef struct tdm_sprep {
+    uint32_t nt;
+    uint32_t *terms;    /* [nt * TDM_SEARCH_TW] */
+    tdm_decode_batch batch; /* decode jobs: term t's postings at batch.out[t] */
+    size_t npost;
+    float *bmax;
+    size_t nbmax;
+    int kind;           /* enum tdm_scoring_kind */
+    int device_bounds;  /* bmax is computed on the device (tdm_search_bounds):
+                           the stored bounds do not apply to the request */
+    float c0, c1;
+    uint32_t min_df, max_df;
+    tdm_and_sel andsel; /* AND's block selection (and_select.h), for 2+ terms */
+    int term_bounds;    /* word 5 of each term holds its bound already (the
+                           largest of its stored block bounds) */
+    uint32_t *ids;      /* [nt] each term's list (the compressed variant's word 0) */
+    uint32_t max_block; /* the largest block size among the lists (its cursor buffers) */
+} tdm_sprep;
+
+/* Plans the decoding of q's lists and fills the term table (words 0-4) and, when the
+ * request's k1, b are the index's, each block's bound from the stored bounds
+ * (bounds.h); else device_bounds is set and the device recomputes them from
+ * the postings (exact maxima). */
+int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
+                    const tdm_score_params *sp, tdm_err *err);
+/* The same; where the stored bounds do not apply and bc is not NULL, the
+ * bounds come from the handle's cache of exact recomputed ones (bounds.h:
+ * computed on the host at a term's first use with these parameters) and
+ * device_bounds stays 0. */
+int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
+                           const tdm_score_params *sp, struct tdm_bcache *bc, tdm_err *err);
+void tdm_sprep_free(tdm_sprep *p);
+
+#endif
