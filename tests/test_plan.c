@@ -65,6 +65,13 @@ static tdm_splan plan(fake *f, uint32_t nt, int alg, int dev, int variant, uint3
     assert_true(pl.ranges >= 1 && pl.rlen >= 1);
     assert_true((uint64_t)pl.ranges * pl.rlen >= f->s.ndocs); /* every document in a range */
     assert_true((uint64_t)(pl.ranges - 1) * pl.rlen < f->s.ndocs); /* no empty range */
+    /* every choice is the plan's: the algorithm's one mapping, the seeds'
+       rules on the finished plan */
+    assert_int_equal(pl.salg, tdm_search_salg(pl.alg));
+    assert_int_equal(pl.seeded, tdm_search_seeded(&pl, pl.salg, 10));
+    assert_int_equal(pl.hseeded, tdm_search_hseeded(&pl, pl.salg, 10, batched));
+    assert_true(pl.bounds == TDM_SBOUNDS_NONE || pl.salg == TDM_SALG_WAND ||
+                pl.salg == TDM_SALG_BMW || pl.salg == TDM_SALG_MAXSCORE);
     return pl;
 }
 

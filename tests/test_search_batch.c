@@ -547,7 +547,14 @@ static void prep_items(tdm_search *s, const randcoll *c, tdm_rng *r, int scoring
         it->so.keys = calloc(k, 8);
         it->k = k;
         it->salg = salg;
+        /* the plan by hand: the decoded variant, the range kernel (not Wu's
+           mapping: and_batch_once calls that itself), no queue; the bounds
+           are bounds_batch_once's */
         it->pl.variant = TDM_VARIANT_ITEM;
+        it->pl.salg = salg;
+        it->pl.and_wu = 0;
+        it->pl.batch_queue = 0;
+        it->pl.bounds = TDM_SBOUNDS_NONE;
         qs[i] = it;
     }
 }
@@ -634,6 +641,13 @@ static void bounds_batch_once(tdm_search *s, int dev, const randcoll *c, tdm_rng
     float *bmax;
     size_t nt, nb;
     prep_items(s, c, r, scoring, salg, 10, items, qs, n, what);
+    /* the bounds' paths, as the planner picks them (tdm_splan.bounds):
+       from the postings where k1, b are not the index's, else made on the
+       device from the stored ones where it has fp64, else the host's */
+    for (uint32_t i = 0; i < n; i++)
+        qs[i]->pl.bounds = qs[i]->p.device_bounds ? TDM_SBOUNDS_POSTINGS
+                           : s->dev[dev].fp64     ? TDM_SBOUNDS_STORED
+                                                  : TDM_SBOUNDS_HOST;
     tdm_err err = {0};
     if (tdm_search_dev_batch_tables(&s->dev[dev], s->ndocs, qs, n, salg, 10, &terms, &bmax, &nt,
                                     &nb, &err) != TDM_OK)

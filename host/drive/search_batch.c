@@ -106,7 +106,7 @@ static int run_group(const struct tdm_search *s, tdm_sbq **g, size_t n, int salg
 {
     int zr = 1;
     for (size_t q = 0; q < n; q++)
-        zr = zr && tdm_search_batch_zr(&s->dev[g[q]->pl.dev], g[q], salg, g[q]->k);
+        zr = zr && tdm_search_batch_zr(g[q], salg);
     size_t i = 0;
     while (i < n) {
         size_t j = batch_end(s, g, n, i, zr);

@@ -13,7 +13,7 @@
  * index's and no bounds cache gave them, then each query's term bounds and
  * MaxScore order (device_bounds_enqueue). Bounds from the handle's cache
  * (bounds.h), and those of a device without fp64, are uploaded; so are all
- * of them with TANDEM_BATCH_BOUNDS=host (bounds_mode).
+ * of them with TANDEM_BATCH_BOUNDS=host (the planner's tdm_splan.bounds).
  * Device, on the compute queue in order: the uploads, one decode launch per
  * codec for every list of the batch, the bounds, tdm_search_range_batch (a
  * work-item per (query, docid range),
@@ -39,7 +39,7 @@
  *
  * Ranked AND comes here at k <= 128; above, or with TANDEM_BATCH_AND=wu, it
  * takes Wu's mapping, a work-item per element of each query's shortest list
- * (search_batch_and.h; and_wu). */
+ * (search_batch_and.h; the planner's tdm_splan.and_wu). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,11 +60,6 @@
 
 enum { D_DOCS, D_FREQS, D_TERMS, D_BMAX, D_CUR, D_ORD, D_HS, D_HD, D_HN, D_QTAB, D_OUT,
        D_STATUS, D_SB, D_UNITS, D_COUNT };
-
-/* Where a batch's block bounds come from: none read (OR), the host's upload
- * (a device without fp64), the stored bounds made on the device, or
- * recomputed from the postings on the device (k1, b not the index's). */
-enum { BOUNDS_NONE, BOUNDS_HOST, BOUNDS_STORED, BOUNDS_POSTINGS };
 
 typedef struct host_side {
     uint32_t *terms, *qtab, *sb;
@@ -119,17 +114,6 @@ static uint32_t ranges_per_cu(const tdm_device *d)
 {
     uint32_t v = tuning(d)->batch_ranges_per_cu;
     return v ? v : row(d)->batch_ranges_per_cu;
-}
-
-/* The compressed batch's queue (tdm_search_zrange_queue: a work-item a
- * compute unit takes whole ranges, longest first) on device d: the row's
- * (every device but GPUs, whose warps want a work-item per range);
- * TANDEM_BATCH_QUEUE=on or off on every device (A/B runs, and the tests,
- * which run both kernels on every device). */
-static int queue_wanted(const tdm_device *d)
-{
-    int v = tuning(d)->batch_queue;
-    return v != TDM_TUNE_RULE ? v == TDM_TUNE_ON : row(d)->batch_queue;
 }
 
 /* A query's work, estimated for the queue's ranges and order: ranked AND
@@ -300,12 +284,12 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
     h->bmode = bmode;
     /* compressed when the planner chose it for every query (a CPU device)
        and no bounds come from decoded postings */
-    int zr = bmode != BOUNDS_POSTINGS;
+    int zr = bmode != TDM_SBOUNDS_POSTINGS;
     for (uint32_t i = 0; i < n; i++) {
         zr = zr && qs[i]->pl.variant == TDM_VARIANT_COMPRESSED && qs[i]->p.max_block;
         h->bw = qs[i]->p.max_block > h->bw ? qs[i]->p.max_block : h->bw;
     }
-    int queue = zr && queue_wanted(sd->d);
+    int queue = zr && n && qs[0]->pl.batch_queue; /* the planner's */
     h->zlayout = n ? qs[0]->pl.zlayout : TDM_ZR_RANGE;
     size_all(sd, ndocs, qs, n, salg, k, queue ? SIZE_QUEUE : SIZE_SHARE, 1.0, h);
     /* the queue's extra ranges over the cursor budget: a range each (the
@@ -346,9 +330,9 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
     for (uint32_t i = 0; i < n; i++) {
         const tdm_sprep *p = &qs[i]->p;
         const tdm_splan *pl = &qs[i]->pl;
-        if (bmode == BOUNDS_HOST || bmode == BOUNDS_STORED) /* the bounds' host copy */
+        if (bmode == TDM_SBOUNDS_HOST || bmode == TDM_SBOUNDS_STORED) /* the bounds' host copy */
             tdm_sprep_host_order(p);
-        int rc = bmode == BOUNDS_STORED ? stored_rows(sd->res.r, qs[i], h->sb + tb * TDM_SB_W, err)
+        int rc = bmode == TDM_SBOUNDS_STORED ? stored_rows(sd->res.r, qs[i], h->sb + tb * TDM_SB_W, err)
                                         : TDM_OK;
         if (rc)
             return rc;
@@ -474,7 +458,7 @@ static int fit(const tdm_sdev *sd, cl_mem_flags flags, cl_mem *m, size_t *cap, s
 }
 
 /* The host's block bounds, each query's straight from its preparation
- * (BOUNDS_HOST), in the batch's order (its term tables' word 3). Gathered
+ * (TDM_SBOUNDS_HOST), in the batch's order (its term tables' word 3). Gathered
  * first into one host table, the 10M collection's 512 queries (60 MB of
  * bounds) cost the H200's host 40 ms a batch, mostly the fresh table's page
  * faults. */
@@ -512,7 +496,7 @@ static int make_device(const tdm_sdev *sd, const host_side *h, tdm_sbq *const *q
         [D_HS] = h->nheap * 4,    [D_HD] = h->nheap * 4, [D_HN] = h->nranges * 4,
         [D_QTAB] = (size_t)n * TDM_SBQ_W * 4,
         [D_OUT] = (size_t)n * (p2 + 2) * 8,     [D_STATUS] = sizeof zero,
-        [D_SB] = h->bmode == BOUNDS_STORED ? h->nterms * TDM_SB_W * 4 : 0,
+        [D_SB] = h->bmode == TDM_SBOUNDS_STORED ? h->nterms * TDM_SB_W * 4 : 0,
         [D_UNITS] = h->queue ? h->nranges * 4 : 0,
     };
     int rc = TDM_OK;
@@ -524,9 +508,9 @@ static int make_device(const tdm_sdev *sd, const host_side *h, tdm_sbq *const *q
                      (size_t)h->njobs[c] * sizeof(tdm_decode_job), err);
     if (rc == TDM_OK)
         rc = tdm_search_batch_upload(d, ds->b[D_TERMS], bytes[D_TERMS], h->terms, up, err);
-    if (rc == TDM_OK && h->bmode == BOUNDS_HOST)
+    if (rc == TDM_OK && h->bmode == TDM_SBOUNDS_HOST)
         rc = upload_bounds(d, qs, n, ds->b[D_BMAX], up, err);
-    if (rc == TDM_OK && h->bmode == BOUNDS_STORED)
+    if (rc == TDM_OK && h->bmode == TDM_SBOUNDS_STORED)
         rc = tdm_search_batch_upload(d, ds->b[D_SB], bytes[D_SB], h->sb, up, err);
     if (rc == TDM_OK)
         rc = tdm_search_batch_upload(d, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, up, err);
@@ -559,7 +543,7 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_
     cl_uint ndc = sd->res.ndocs;
     size_t wg = d->wg_size;
     int rc = TDM_OK;
-    if (nb && h->bmode == BOUNDS_STORED) {
+    if (nb && h->bmode == TDM_SBOUNDS_STORED) {
         tdm_karg sa[] = {TDM_KARG_MEM(&ds->b[D_TERMS]), TDM_KARG_MEM(&ds->b[D_SB]),
                          TDM_KARG_MEM(&sd->res.block_max), TDM_KARG_MEM(&ds->b[D_BMAX]),
                          TDM_KARG_U32(&nt), TDM_KARG_U32(&nb)};
@@ -588,7 +572,7 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_
         }
         ++*launches;
     }
-    if (h->bmode == BOUNDS_STORED)
+    if (h->bmode == TDM_SBOUNDS_STORED)
         return rc;
     tdm_karg oa[] = {TDM_KARG_MEM(&ds->b[D_TERMS]), TDM_KARG_MEM(&ds->b[D_BMAX]),
                      TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&nq)};
@@ -709,7 +693,7 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     }
     cl_uint nq = n, nr = (cl_uint)h->nranges, nd = ndocs, alg = (cl_uint)salg, kd = kind,
             kk = k, pp = p2;
-    if (rc == TDM_OK && (h->bmode == BOUNDS_STORED || h->bmode == BOUNDS_POSTINGS))
+    if (rc == TDM_OK && (h->bmode == TDM_SBOUNDS_STORED || h->bmode == TDM_SBOUNDS_POSTINGS))
         rc = device_bounds_enqueue(sd, h, n, kind, c0, c1, ds, launches, pf, err);
     tdm_karg ra[] = {
         TDM_KARG_MEM(&ds->b[D_DOCS]), TDM_KARG_MEM(&ds->b[D_FREQS]), TDM_KARG_MEM(&ds->b[D_TERMS]),
@@ -801,43 +785,22 @@ static int read_back(tdm_device *d, const host_side *h, dev_side *ds, uint32_t *
     return e == CL_SUCCESS ? TDM_OK : tdm_cl_fail(err, e, "search batch: reading tables back");
 }
 
-/* Ranked AND batches by the range kernel like the other algorithms, or by
- * Wu's mapping above k = 128 (the range batch's heaps stop there) or with
- * TANDEM_BATCH_AND=wu. On the H200, 2,000 terabyte05 queries, batches of
- * 512, k = 10: Wu's mapping 27,321 q/s against 24,737 on the 1M collection
- * but 995 against 4,557 on the 10M one, where its per-query merge of every
- * matching lead element takes 12.6 of a batch's 15.7 ms. */
-static int and_wu(const tdm_device *d, uint32_t k)
-{
-    return k > row(d)->and_wu_k || tuning(d)->batch_and == TDM_TUNE_AND_WU;
-}
-
-static int bounds_mode(const tdm_sdev *sd, const tdm_sprep *p0, int salg)
-{
-    if (salg != TDM_SALG_WAND && salg != TDM_SALG_BMW && salg != TDM_SALG_MAXSCORE)
-        return BOUNDS_NONE;
-    if (p0->device_bounds)
-        return BOUNDS_POSTINGS;
-    /* Made on the device from the stored ones (the terms' bounds and order
-     * from the host, which has them from the preparation: a per-query order
-     * kernel once took 6.3 of 13 ms a batch) unless TANDEM_BATCH_BOUNDS=host
-     * or without fp64: the upload of every block's bound cost the H200's
-     * host 27 ms a batch of 512 MaxScore queries on the 10M collection (60
-     * MB through the driver's staging). */
-    return sd->fp64 && tuning(sd->d)->batch_bounds != TDM_TUNE_BOUNDS_HOST ? BOUNDS_STORED
-                                                                            : BOUNDS_HOST;
-}
-
-/* Whether query it's bounds may be the index's stored ones: BM25 whose
- * float constants (c0, c1 and every term's qw, all that the float score
- * reads) are those of the index's k1, b. Its bounds may also be a cache's
- * exact recomputed ones (bounds.h) at other k1, b: those the host uploads. */
+/* Whether query it's bounds may be the index's stored ones: impact scores
+ * on an impact index (the bound is the stored one times the term's weight
+ * alone, bounds.h), or BM25 whose float constants (c0, c1 and every term's
+ * qw, all that the float score reads) are those of the index's k1, b. Its
+ * bounds may also be a cache's exact recomputed ones (bounds.h) at other
+ * k1, b, or of impact scores on a BM25 index: those the host uploads. */
 static int stored_apply(const tdm_ireader *r, const tdm_sbq *it)
 {
     const tdm_sprep *p = &it->p;
-    if (p->kind != TDM_SCORING_BM25 || p->device_bounds)
-        return 0;
     const tdm_ireader_info *info = tdm_ireader_info_get(r);
+    if (p->device_bounds)
+        return 0;
+    if (p->kind == TDM_SCORING_IMPACT)
+        return info->impact && p->term_bounds;
+    if (p->kind != TDM_SCORING_BM25)
+        return 0;
     tdm_score_params sp = {TDM_SCORING_BM25, info->k1, info->b};
     tdm_scorer sc;
     tdm_err e = {0};
@@ -858,7 +821,7 @@ static int stored_apply(const tdm_ireader *r, const tdm_sbq *it)
 static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uint32_t n,
                      int salg, uint32_t k, uint32_t **terms, float **bmax, tdm_err *err)
 {
-    if (salg == TDM_SALG_AND && and_wu(sd->d, k)) /* Wu's mapping: a work-item per lead element */
+    if (salg == TDM_SALG_AND && qs[0]->pl.and_wu) /* Wu's mapping: a work-item per lead element */
         return tdm_search_dev_batch_and(sd, qs, n, k, NULL, err);
     host_side h;
     uint32_t p2 = tdm_pow2_at_least(k), launches = 0;
@@ -867,10 +830,10 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
     tdm_sprof pf; /* TANDEM_SEARCH_PROFILE: rows "batch: ..." */
     tdm_sprof_begin(&pf, salg, k);
     double t = tdm_sprof_now();
-    int bmode = bounds_mode(sd, p0, salg);
-    for (uint32_t i = 0; bmode == BOUNDS_STORED && i < n; i++)
+    int bmode = qs[0]->pl.bounds; /* the planner's (tdm_splan.bounds) */
+    for (uint32_t i = 0; bmode == TDM_SBOUNDS_STORED && i < n; i++)
         if (!stored_apply(sd->res.r, qs[i]))
-            bmode = BOUNDS_HOST;
+            bmode = TDM_SBOUNDS_HOST;
     /* the queries' own plans, given back if the batch fails: the caller
        reruns them alone, and the batch's ranges (size_query) are not theirs
        (on the H200 a 10M batch refused by its size reran its 2,000 AND
@@ -941,10 +904,10 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
     return rc;
 }
 
-int tdm_search_batch_zr(const tdm_sdev *sd, const tdm_sbq *it, int salg, uint32_t k)
+int tdm_search_batch_zr(const tdm_sbq *it, int salg)
 {
     int pruning = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
-    return !(salg == TDM_SALG_AND && and_wu(sd->d, k)) && !(pruning && it->p.device_bounds) &&
+    return !(salg == TDM_SALG_AND && it->pl.and_wu) && !(pruning && it->p.device_bounds) &&
            it->pl.variant == TDM_VARIANT_COMPRESSED && it->p.max_block;
 }
 

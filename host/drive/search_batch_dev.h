@@ -24,7 +24,8 @@ int tdm_search_dev_batch_tables(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *con
  * ranges x (TDM_ZR_CW + 2 x the batch's largest block) words, must then fit
  * the device's budget (tdm_search_zr_words; the batch gets fewer ranges
  * until they do), and a batch of a range each always does when its terms
- * x (TDM_ZR_CW + 2 x block) fit. Device sd: its TANDEM_BATCH_AND. */
-int tdm_search_batch_zr(const tdm_sdev *sd, const tdm_sbq *it, int salg, uint32_t k);
+ * x (TDM_ZR_CW + 2 x block) fit. Ranked AND by Wu's mapping (the plan's
+ * and_wu) has no cursors. */
+int tdm_search_batch_zr(const tdm_sbq *it, int salg);
 
 #endif

@@ -381,7 +381,7 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
         [B_SS] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups, k)) * k * 4 : 4,
         [B_SD] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups, k)) * k * 4 : 4,
         [B_SN] = (size_t)(ngroups + select_groups2(ngroups, k)) * 4,
-        [B_SEED] = tdm_search_seeded(pl, salg, k) ? tdm_search_seed_bytes(p->nt) : 4,
+        [B_SEED] = pl->seeded ? tdm_search_seed_bytes(p->nt) : 4,
         [B_SELFLAGS] = sel ? tdm_and_sel_flag_bytes(&p->andsel) : 4,
     };
     int rc = TDM_OK;
@@ -588,8 +588,8 @@ static cl_uint merge_args(const keys_in *in, const cl_uint *k, const cl_uint *po
 
 /* The block bounds where the device computes them, then each term's bound
  * and MaxScore's order, then the shared threshold's seed where planned. */
-static int prepare(const srun *r, const tdm_sprep *p, const tdm_splan *pl, int salg, uint32_t k,
-                   scratch *s, tdm_err *err)
+static int prepare(const srun *r, const tdm_sprep *p, const tdm_splan *pl, uint32_t k, scratch *s,
+                   tdm_err *err)
 {
     const tdm_sdev *sd = r->sd;
     cl_uint nt = p->nt, nb = (cl_uint)p->nbmax, kind = (cl_uint)p->kind, nd = sd->res.ndocs;
@@ -605,7 +605,7 @@ static int prepare(const srun *r, const tdm_sprep *p, const tdm_splan *pl, int s
         if (rc == TDM_OK)
             rc = run_launch(r, "tdm_search_order", oa, 3, wg, wg, err);
     }
-    if (rc == TDM_OK && tdm_search_seeded(pl, salg, k)) {
+    if (rc == TDM_OK && pl->seeded) {
         /* the kept histogram is zero (make_buffers, and each seed after it) */
         cl_event e, *ev = run_event(r, &e);
         rc = tdm_search_seed_enqueue(r->d, r->q, s->b[B_DOCS], s->b[B_FREQS], s->b[B_TERMS],
@@ -670,7 +670,7 @@ static int launch(const srun *r, const tdm_sprep *p, uint32_t ndocs, const tdm_s
 {
     int rc = TDM_OK;
     /* exhaustive OR and AND read no bound */
-    if (salg != TDM_SALG_OR && salg != TDM_SALG_AND && (rc = prepare(r, p, pl, salg, k, s, err)))
+    if (salg != TDM_SALG_OR && salg != TDM_SALG_AND && (rc = prepare(r, p, pl, k, s, err)))
         return rc;
     const tdm_resident *rs = &r->sd->res;
     pass_args pa = {

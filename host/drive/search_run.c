@@ -239,19 +239,13 @@ static void ready_one(void *ctx, size_t i)
                              o->variant, o->ranges, o->k, w->batched, &it->pl, &it->err);
         it->pl_batched = w->batched;
     }
-    static const int map[] = {
-        [TDM_ALGO_OR] = TDM_SALG_OR,     [TDM_ALGO_AND] = TDM_SALG_AND,
-        [TDM_ALGO_AND_OR] = TDM_SALG_AND_OR, [TDM_ALGO_WAND] = TDM_SALG_WAND,
-        [TDM_ALGO_BMW] = TDM_SALG_BMW,   [TDM_ALGO_MAXSCORE] = TDM_SALG_MAXSCORE,
-    };
-    it->salg = map[it->pl.alg];
+    it->salg = it->pl.salg;
     /* the seed of the shared threshold from the host (the compressed
        variant's, and a GPU batch's: it has no seed pass), from 0 again on
        every run (word 7 of term 0: search_seed.h) */
     if (rc == TDM_OK) {
         it->p.terms[7] = 0;
-        rc = tdm_search_hseed_plan(&it->p, s->r, s->bcache, &it->pl, it->salg, it->k, w->batched,
-                                   &it->err);
+        rc = tdm_search_hseed_plan(&it->p, s->r, s->bcache, &it->pl, it->salg, it->k, &it->err);
     }
     it->rc = rc;
     if (tp > 0) {

@@ -272,9 +272,9 @@ int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
 }
 
 int tdm_search_hseed_plan(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
-                          const tdm_splan *pl, int salg, uint32_t k, int batched, tdm_err *err)
+                          const tdm_splan *pl, int salg, uint32_t k, tdm_err *err)
 {
-    if (!tdm_search_hseeded(pl, salg, k, batched) || p->nt == 0)
+    if (!pl->hseeded || p->nt == 0)
         return TDM_OK;
     /* profiled (search.h, TANDEM_SEARCH_PROFILE): "host: host seed" */
     tdm_sprof pf = {.on = tdm_sprof_on(), .salg = salg, .k = k};

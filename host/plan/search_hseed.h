@@ -37,11 +37,12 @@ int tdm_search_hseed(const struct tdm_sprep *p, const tdm_ireader *r, struct tdm
  * variant only when batched). */
 int tdm_search_hseeded(const struct tdm_splan *pl, int salg, uint32_t k, int batched);
 
-/* Where tdm_search_hseeded says so: the host seed into p's term table (word
- * 7 of term 0, the shared threshold G the range kernels start from, where
- * the device seed puts it), raised to it. */
+
+/* Where the plan says so (pl->hseeded, the planner's tdm_search_hseeded):
+ * the host seed into p's term table (word 7 of term 0, the shared threshold
+ * G the range kernels start from, where the device seed puts it), raised to
+ * it. salg names the run in the profile. */
 int tdm_search_hseed_plan(struct tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
-                          const struct tdm_splan *pl, int salg, uint32_t k, int batched,
-                          tdm_err *err);
+                          const struct tdm_splan *pl, int salg, uint32_t k, tdm_err *err);
 
 #endif

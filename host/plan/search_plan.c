@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "plan_testing.h"
+#include "search_hseed.h"
 #include "search_plan.h"
 #include "tandem.h"
 
@@ -199,6 +200,52 @@ static int and_long(const tdm_tune_row *rw, const tdm_sprep *p, uint32_t ndocs)
            (uint64_t)p->min_df * rw->and_long_fraction > ndocs;
 }
 
+int tdm_search_salg(int alg)
+{
+    static const int map[] = {
+        [TDM_ALGO_OR] = TDM_SALG_OR,         [TDM_ALGO_AND] = TDM_SALG_AND,
+        [TDM_ALGO_AND_OR] = TDM_SALG_AND_OR, [TDM_ALGO_WAND] = TDM_SALG_WAND,
+        [TDM_ALGO_BMW] = TDM_SALG_BMW,       [TDM_ALGO_MAXSCORE] = TDM_SALG_MAXSCORE,
+    };
+    return alg >= 0 && (size_t)alg < sizeof map / sizeof *map ? map[alg] : TDM_SALG_OR;
+}
+
+static int prunes(int salg)
+{
+    return salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
+}
+
+/* The device batch's choices (tdm_splan's and_wu, batch_queue, bounds).
+ * Ranked AND batches by the range kernel like the other algorithms, or by
+ * Wu's mapping above the row's and_wu_k (the range batch's heaps stop
+ * there) or with TANDEM_BATCH_AND=wu. On the H200, 2,000 terabyte05
+ * queries, batches of 512, k = 10: Wu's mapping 27,321 q/s against 24,737
+ * on the 1M collection but 995 against 4,557 on the 10M one, where its
+ * per-query merge of every matching lead element takes 12.6 of a batch's
+ * 15.7 ms. The compressed batch's queue (a work-item a compute unit takes
+ * whole ranges, longest first): the row's (every device but GPUs, whose
+ * warps want a work-item per range); TANDEM_BATCH_QUEUE=on or off on every
+ * device. Bounds for the pruning algorithms: from the postings where the
+ * request's k1, b are not the index's; else made on the device from the
+ * stored ones (the terms' bounds and order from the host, which has them
+ * from the preparation: a per-query order kernel once took 6.3 of 13 ms a
+ * batch) unless TANDEM_BATCH_BOUNDS=host or without fp64: the upload of
+ * every block's bound cost the H200's host 27 ms a batch of 512 MaxScore
+ * queries on the 10M collection (60 MB through the driver's staging). */
+static void plan_batch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t k, tdm_splan *out)
+{
+    const tdm_tune_row *rw = out->row;
+    const tdm_tuning *tn = tuning(sd);
+    out->and_wu = out->salg == TDM_SALG_AND &&
+                  (k > rw->and_wu_k || tn->batch_and == TDM_TUNE_AND_WU);
+    out->batch_queue = tn->batch_queue != TDM_TUNE_RULE ? tn->batch_queue == TDM_TUNE_ON
+                                                        : rw->batch_queue;
+    out->bounds = !prunes(out->salg)  ? TDM_SBOUNDS_NONE
+                  : p->device_bounds ? TDM_SBOUNDS_POSTINGS
+                  : sd->fp64 && tn->batch_bounds != TDM_TUNE_BOUNDS_HOST ? TDM_SBOUNDS_STORED
+                                                                         : TDM_SBOUNDS_HOST;
+}
+
 int tdm_search_auto_alg(int algorithm, size_t nt)
 {
     if (algorithm != TDM_ALGO_AUTO)
@@ -216,6 +263,7 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
         return i;
     out->dev = i;
     out->alg = tdm_search_auto_alg(algorithm, p->nt);
+    out->salg = tdm_search_salg(out->alg);
     int exhaustive = out->alg == TDM_ALGO_OR || out->alg == TDM_ALGO_AND ||
                      out->alg == TDM_ALGO_AND_OR;
     const tdm_tune_row *rw = out->row = row(&s->dev[i]);
@@ -242,18 +290,19 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
     size_plan(&s->dev[i], s->ndocs, p, ranges, out);
     if (out->variant == TDM_VARIANT_COMPRESSED) {
         /* AND-then-OR's passes are an AND and an OR: both need what OR needs */
-        int salg = out->alg == TDM_ALGO_OR         ? TDM_SALG_OR
-                   : out->alg == TDM_ALGO_AND      ? TDM_SALG_AND
-                   : out->alg == TDM_ALGO_AND_OR   ? TDM_SALG_OR
-                   : out->alg == TDM_ALGO_WAND     ? TDM_SALG_WAND
-                   : out->alg == TDM_ALGO_BMW      ? TDM_SALG_BMW
-                                                   : TDM_SALG_MAXSCORE;
+        int salg = out->salg == TDM_SALG_AND_OR ? TDM_SALG_OR : out->salg;
         if (!tdm_search_zrange_fits(s->dev[i].d, p, salg, out->ranges)) {
             out->variant = rw->fallback[out->alg];
             size_plan(&s->dev[i], s->ndocs, p, ranges, out);
         }
     }
     zr_layout(&s->dev[i], out);
+    /* the seeds, on the plan as it stands (a batch's resizing of its
+       queries' ranges does not change them: the batch has no seed pass, and
+       a query rerun alone gets its own plan back) */
+    out->seeded = tdm_search_seeded(out, out->salg, k);
+    out->hseeded = tdm_search_hseeded(out, out->salg, k, batched);
+    plan_batch(&s->dev[i], p, k, out);
     return TDM_OK;
 }
 
@@ -263,9 +312,8 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
  * the row's seed_rlen_per_k x k (runtime/tune_table.h says why). */
 int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k)
 {
-    int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
     /* the seed scores decoded postings: the compressed variant has none */
-    if (!prunes || pl->variant == TDM_VARIANT_COMPRESSED)
+    if (!prunes(salg) || pl->variant == TDM_VARIANT_COMPRESSED)
         return 0;
     /* TANDEM_SEED=0 never, =1 always, for A/B runs */
     if (pl->seed != TDM_TUNE_RULE)

@@ -36,7 +36,28 @@ typedef struct tdm_splan {
                                 choice here and of the runs' (seeds, batches) */
     int alone;          /* never in a device batch: OR, WAND, BMW or MaxScore
                            with k above the row's batch_max_k */
+    int salg;           /* the run's algorithm, TDM_SALG_* (tdm_search_salg) */
+    int seeded;         /* the device seed (tdm_search_seeded's rule) */
+    int hseeded;        /* the host seed (tdm_search_hseeded's rule) */
+    /* a device batch's choices (search_batch_dev.c), for every query of a
+       batch alike (one device, algorithm, k and scoring): */
+    int and_wu;         /* ranked AND by Wu's mapping (search_batch_and.c)
+                           instead of the range kernel */
+    int batch_queue;    /* a compressed batch by the queue kernel
+                           (tdm_search_zrange_queue) */
+    int bounds;         /* where a batch's block bounds come from, TDM_SBOUNDS_* */
 } tdm_splan;
+
+/* Where a device batch's block bounds come from (tdm_splan.bounds): none
+ * (not a pruning algorithm); made on the device from the postings (the
+ * request's k1, b are not the index's); made on the device from the
+ * stored ones; the host's, uploaded (the batch takes HOST where a query's
+ * bounds are not the stored ones after all: search_batch_dev.c). */
+enum { TDM_SBOUNDS_NONE = 0, TDM_SBOUNDS_POSTINGS, TDM_SBOUNDS_STORED, TDM_SBOUNDS_HOST };
+
+/* The kernels' algorithm code (TDM_SALG_*) of public algorithm alg (enum
+ * tdm_algorithm, not AUTO): the one mapping of the two. */
+int tdm_search_salg(int alg);
 
 /* The compressed cursors' scratch words (cursors, docs and freqs buffers
  * together) one launch may use on device d: 2^24 (64 MB) on a CPU, whose
