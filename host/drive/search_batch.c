@@ -16,9 +16,7 @@
 #include "search.h"
 #include "search_batch_dev.h"
 #include "runtime/serial.h"
-
-/* Queries of one device batch at most. */
-#define BATCH_MAX_QUERIES 8192u
+#include "runtime/tune_table.h"
 
 /* Decoded postings of one device batch at most on device d (8 bytes each,
  * docids and frequencies; a compressed batch decodes none, its cursors'
@@ -30,9 +28,10 @@
  * queries/s, while ranked AND, whose 512 ran as one, answered 8,901. */
 static uint64_t max_postings(const tdm_device *d)
 {
-    uint64_t m = 1ull << 26;
+    uint64_t m = TDM_TUNE_BATCH_POSTINGS;
     if (d->info.type == TDM_DEVICE_GPU) {
-        uint64_t mem = d->info.global_mem_bytes / 32, one = d->info.max_alloc_bytes / 4;
+        uint64_t mem = d->info.global_mem_bytes / TDM_TUNE_BATCH_POSTINGS_GPU_MEM_DIV,
+                 one = d->info.max_alloc_bytes / 4; /* a docid's bytes */
         uint64_t g = mem < one ? mem : one;
         g = g < UINT32_MAX ? g : UINT32_MAX;
         m = g > m ? g : m;
@@ -73,7 +72,7 @@ static int same_launches(const tdm_sbq *a, const tdm_sbq *b)
 }
 
 /* Where the device batch of group g[0..n) that starts at i ends: at most
- * BATCH_MAX_QUERIES queries, and max_postings decoded postings, or, when zr
+ * TDM_TUNE_BATCH_MAX_QUERIES queries, and max_postings decoded postings, or, when zr
  * (every query compressed: tdm_search_batch_zr), their cursors of a range
  * each within the device's budget, tdm_search_zr_words. */
 static size_t batch_end(const struct tdm_search *s, tdm_sbq **g, size_t n, size_t i, int zr)
@@ -82,7 +81,7 @@ static size_t batch_end(const struct tdm_search *s, tdm_sbq **g, size_t n, size_
     const tdm_device *d = s->dev[g[i]->pl.dev].d;
     uint64_t post = 0, terms = 0, zmax = tdm_search_zr_words(d), pmax = max_postings(d);
     uint32_t bw = 0;
-    while (j < n && j - i < BATCH_MAX_QUERIES) {
+    while (j < n && j - i < TDM_TUNE_BATCH_MAX_QUERIES) {
         const tdm_sprep *p = &g[j]->p;
         uint32_t b = p->max_block > bw ? p->max_block : bw;
         int fits = zr ? (terms + p->nt) * (TDM_ZR_CW + 2ull * b) <= zmax

@@ -30,8 +30,8 @@
  * TANDEM_BATCH_RANGES_PER_CU overrides the ranges a compute unit (timing).
  *
  * Compressed batches on CPU devices (TANDEM_BATCH_QUEUE): the queue,
- * tdm_search_zrange_queue, whose few work-items (QUEUE_ITEMS_PER_CU a compute
- * unit) take the batch's ranges from a counter, longest first (order_units),
+ * tdm_search_zrange_queue, whose few work-items (TDM_TUNE_QUEUE_ITEMS_PER_CU
+ * a compute unit) take the batch's ranges from a counter, longest first (order_units),
  * each running whole ranges as a PISA thread runs whole queries; a query gets
  * enough ranges that none is over 1 / (ranges a compute unit x compute units)
  * of the batch's estimated work (query_cost), so a big batch is about a range
@@ -50,13 +50,8 @@
 #include "search_batch_and.h"
 #include "search_batch_dev.h"
 #include "search_testing.h"
+#include "runtime/tune_table.h"
 
-/* The queue's work-items a compute unit. One a PoCL thread would do, but
- * PoCL 3.1 hands a thread up to 1 + left / threads work-groups at a time
- * (they run one after the other): of 2 work-items on 2 cores, one thread
- * took both, and the first ran every range alone. With 8 a core every
- * thread gets some; the extra work-items find the queue empty and end. */
-#define QUEUE_ITEMS_PER_CU 8u
 
 enum { D_DOCS, D_FREQS, D_TERMS, D_BMAX, D_CUR, D_ORD, D_HS, D_HD, D_HN, D_QTAB, D_OUT,
        D_STATUS, D_SB, D_UNITS, D_COUNT };
@@ -720,9 +715,8 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
                      : h->zr  ? "tdm_search_zrange_batch"
                               : "tdm_search_range_batch";
     size_t local = d->info.type == TDM_DEVICE_GPU ? 64u : 1u;
-    size_t items = h->queue ? QUEUE_ITEMS_PER_CU * (d->info.compute_units ? d->info.compute_units
-                                                                             : 1)
-                            : nr;
+    size_t cu = d->info.compute_units ? d->info.compute_units : 1;
+    size_t items = h->queue ? TDM_TUNE_QUEUE_ITEMS_PER_CU * cu : nr;
     if (h->queue)
         local = 1;
     if (rc == TDM_OK && h->zr)

@@ -11,6 +11,7 @@
 
 #include "codec/layout.h"
 #include "resident/listcache.h"
+#include "runtime/tune_table.h"
 #include "search.h"
 #include "search_pack.h"
 #include "search_seed.h"
@@ -156,17 +157,6 @@ static int and_selects(const tdm_sprep *p, const tdm_splan *pl, int salg)
     return salg == TDM_SALG_AND && p->andsel.nt > 1 && !zrange(pl);
 }
 
-/* The merge in stages (cl/search_merge.cl) above this many ranges a
- * stage-one group, with at most two stage-one groups per compute unit; later
- * stages reduce SELECT_FAN slices a group while more are left. */
-#define SELECT_MIN_RANGES 8u
-#define SELECT_GROUPS_PER_CU 2u
-#define SELECT_FAN 8u
-#define SELECT_GROUPS_MIN 128u
-/* Work-items of a select or merge group on a GPU: each pass of their radix
- * select is a loop over the candidates, so wide groups make it short (at
- * k = 1,000 the H200 spent 3.2 ms in a merge of 64 work-items). */
-#define MERGE_LOCAL_GPU 1024u
 
 /* The kernels launched with tdm_search_merge_local's groups. */
 static const char *const merge_kernels[] = {"tdm_search_select", "tdm_search_select_small",
@@ -187,7 +177,7 @@ size_t tdm_search_merge_local(tdm_device *d)
         size_t m = tdm_kernel_wg_limit(d, merge_kernels[i]);
         cap = m && m < cap ? m : cap;
     }
-    size_t l = MERGE_LOCAL_GPU;
+    size_t l = TDM_TUNE_MERGE_LOCAL_GPU;
     while (l > cap && l > d->wg_size)
         l >>= 1;
     l = l < d->wg_size ? d->wg_size : l;
@@ -208,12 +198,11 @@ int tdm_search_small_fits(const tdm_device *d, size_t wg, uint32_t k, uint64_t n
 }
 
 /* Slices a later select stage's group reduces (and the most the merge
- * takes): SELECT_FAN, or more at small k so that a group reads about
- * SELECT_KEYS keys (at k = 10 the first stage's slices go to the merge). */
-#define SELECT_KEYS 4096u
+ * takes): TDM_TUNE_SELECT_FAN, or more at small k (TDM_TUNE_SELECT_KEYS). */
 static uint32_t select_fan(uint32_t k)
 {
-    return SELECT_KEYS / k > SELECT_FAN ? SELECT_KEYS / k : SELECT_FAN;
+    uint32_t f = TDM_TUNE_SELECT_KEYS / k;
+    return f > TDM_TUNE_SELECT_FAN ? f : TDM_TUNE_SELECT_FAN;
 }
 
 /* The second select stage's groups (its output area follows the first's). */
@@ -223,24 +212,20 @@ static uint32_t select_groups2(uint32_t ng, uint32_t k)
     return ng > f ? (ng + f - 1) / f : 0;
 }
 
-/* At most this many candidates (ranges x their heaps' room) go to the merge
- * directly, without a select stage: a launch less (a dependent kernel on
- * the GPU, 30-67 us of host time on PoCL), and one group's passes over
- * them are short (OR and AND at k = 10 on the H200: 1,056 ranges). */
-#define MERGE_DIRECT_KEYS 16384u
 
 /* Stage-one groups for nr ranges of cap keys (1: the merge alone); *per
  * their share. */
 static uint32_t select_groups(const tdm_device *d, uint32_t nr, uint32_t cap, uint32_t *per)
 {
-    if ((uint64_t)nr * cap <= MERGE_DIRECT_KEYS) {
+    if ((uint64_t)nr * cap <= TDM_TUNE_MERGE_DIRECT_KEYS) {
         *per = nr;
         return 1;
     }
-    uint32_t g = (nr + SELECT_MIN_RANGES - 1) / SELECT_MIN_RANGES;
-    uint32_t most = (d->info.compute_units ? d->info.compute_units : 1) * SELECT_GROUPS_PER_CU;
-    if (most < SELECT_GROUPS_MIN)
-        most = SELECT_GROUPS_MIN; /* few cores: more stages rather than one long one */
+    uint32_t g = (nr + TDM_TUNE_SELECT_MIN_RANGES - 1) / TDM_TUNE_SELECT_MIN_RANGES;
+    uint32_t cu = d->info.compute_units ? d->info.compute_units : 1;
+    uint32_t most = cu * TDM_TUNE_SELECT_GROUPS_PER_CU;
+    if (most < TDM_TUNE_SELECT_GROUPS_MIN)
+        most = TDM_TUNE_SELECT_GROUPS_MIN; /* few cores: more stages rather than one long one */
     if (g > most)
         g = most;
     if (g < 1)

@@ -17,6 +17,48 @@
 #include "runtime/settings.h"
 #include "tandem.h"
 
+/* ---- constants of every kind of device alike (the drivers', host/drive) */
+
+/* The merge in stages (cl/search_merge.cl) above this many ranges a
+ * stage-one group, with at most two stage-one groups per compute unit; later
+ * stages reduce TDM_TUNE_SELECT_FAN slices a group while more are left. */
+#define TDM_TUNE_SELECT_MIN_RANGES 8u
+#define TDM_TUNE_SELECT_GROUPS_PER_CU 2u
+#define TDM_TUNE_SELECT_FAN 8u
+#define TDM_TUNE_SELECT_GROUPS_MIN 128u
+/* Work-items of a select or merge group on a GPU: each pass of their radix
+ * select is a loop over the candidates, so wide groups make it short (at
+ * k = 1,000 the H200 spent 3.2 ms in a merge of 64 work-items). */
+#define TDM_TUNE_MERGE_LOCAL_GPU 1024u
+
+/* Slices a later select stage's group reduces (and the most the merge
+ * takes): TDM_TUNE_SELECT_FAN, or more at small k so that a group reads about
+ * TDM_TUNE_SELECT_KEYS keys (at k = 10 the first stage's slices go to the merge). */
+#define TDM_TUNE_SELECT_KEYS 4096u
+
+/* At most this many candidates (ranges x their heaps' room) go to the merge
+ * directly, without a select stage: a launch less (a dependent kernel on
+ * the GPU, 30-67 us of host time on PoCL), and one group's passes over
+ * them are short (OR and AND at k = 10 on the H200: 1,056 ranges). */
+#define TDM_TUNE_MERGE_DIRECT_KEYS 16384u
+
+/* The queue's work-items a compute unit. One a PoCL thread would do, but
+ * PoCL 3.1 hands a thread up to 1 + left / threads work-groups at a time
+ * (they run one after the other): of 2 work-items on 2 cores, one thread
+ * took both, and the first ran every range alone. With 8 a core every
+ * thread gets some; the extra work-items find the queue empty and end. */
+#define TDM_TUNE_QUEUE_ITEMS_PER_CU 8u
+
+/* A device batch's queries at most, and its decoded postings at most
+ * (search_batch.c's max_postings; a bigger batch is cut):
+ * TDM_TUNE_BATCH_POSTINGS on a CPU, whose batches are compressed; on a GPU
+ * its memory's bytes / TDM_TUNE_BATCH_POSTINGS_GPU_MEM_DIV (8 bytes a
+ * posting: a quarter of it) and its largest allocation's worth of docids,
+ * within 32-bit offsets, never fewer (search_batch.c says why). */
+#define TDM_TUNE_BATCH_MAX_QUERIES 8192u
+#define TDM_TUNE_BATCH_POSTINGS (1ull << 26)
+#define TDM_TUNE_BATCH_POSTINGS_GPU_MEM_DIV 32u
+
 enum tdm_tune_kind {
     TDM_KIND_NVIDIA_GPU = 0, /* NVIDIA's driver (the H200 of BENCHMARKS.md) */
     TDM_KIND_GPU,            /* any other GPU: unmeasured, NVIDIA's row */
