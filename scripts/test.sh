@@ -43,11 +43,15 @@ fi
 # Mesa's rusticl (llvmpipe, the CPU): a third implementation, stricter than
 # PoCL; small inputs (CMakePresets.json, rusticl): runtime, every codec,
 # residency, batched decode, the list cache, damaged indexes, search,
-# batches and their bounds cache,
-# merge, pruning, seeds, AND's block selection, the scheduler's lanes and
-# batches and migration across a PoCL and a rusticl lane, the CLI. Not yet
-# here: the CLI scripts past test_cli (minutes on llvmpipe), Python
-# (docs/HACKING.md, portability).
+# batches and their bounds cache, merge, pruning, seeds, AND's block
+# selection, the scheduler's lanes and batches and migration across a PoCL
+# and a rusticl lane, the CLI scripts (search, run, bench queries,
+# temporary files, a new user's commands, effectiveness against Xapian's
+# figures), Python. Repetition trimmed there, not coverage: test_cli_search's
+# batch options in turn, effectiveness's two ways of sending queries
+# (TANDEM_EFF_MODES). test_codec_serial skips rusticl (no_zcur: its kernel
+# is never run there); PoCL's own test_cli_pocl_basic and test_bench_load
+# are not here (docs/HACKING.md, portability).
 if RUSTICL_ENABLE=swrast ./build/tandem devices 2>/dev/null | grep -q rusticl; then
   echo "== device tests on rusticl (llvmpipe)"
   timed "rusticl" stage ctest --preset rusticl -j "$jobs" --output-on-failure
