@@ -41,15 +41,15 @@ static int and_counts(const tdm_ireader *r, const tdm_query *q, uint64_t *post, 
         return rc;
     uint64_t n = 0;
     for (uint32_t t = 0; t < a.nt; t++)
-        n += a.tab[t * TDM_SEL_TW + 1];
+        n += a.tab[t * TDM_SEL_TW + TDM_SEL_DF];
     uint32_t *d = malloc(n * 4 + 4), *f = malloc(n * 4 + 4), *pos = malloc(a.nt * 8 + 8);
     uint64_t sel = 0;
     rc = d && f && pos ? tdm_and_sel_ref(r, q, &a, d, f, pos, pos + a.nt, &sel, err)
                        : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     for (uint32_t t = 0; rc == TDM_OK && t < a.nt; t++)
         *post += pos[a.nt + t];
-    *blk += sel + a.tab[a.lead * TDM_SEL_TW + 2];
-    *all += a.blocks_all + a.tab[a.lead * TDM_SEL_TW + 2];
+    *blk += sel + a.tab[a.lead * TDM_SEL_TW + TDM_SEL_NB];
+    *all += a.blocks_all + a.tab[a.lead * TDM_SEL_TW + TDM_SEL_NB];
     free(d);
     free(f);
     free(pos);

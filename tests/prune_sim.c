@@ -116,13 +116,13 @@ static int prepare(const tdm_ireader *r, const tdm_query *q, const tdm_sprep *p,
         int rc = tdm_search_hseed(p, r, NULL, o->k, &g, err);
         if (rc)
             return rc;
-        b->terms[7] = g;
+        b->terms[TDM_TW_SHARED] = g;
     } else if (o->seed) {
         uint32_t g;
         if (tdm_search_seed_ref(b->terms, p->nt, b->docs, b->freqs, dl, (uint32_t)p->kind, p->c0,
                                 p->c1, o->k, &g))
             return tdm_err_set(err, TDM_ERR_NOMEM, "sim: out of memory");
-        b->terms[7] = g;
+        b->terms[TDM_TW_SHARED] = g;
         sim_c.seeded += p->npost;
     }
     return TDM_OK;
@@ -147,17 +147,17 @@ static int run_ranges(const tdm_ireader *r, const tdm_sprep *p, const prune_opts
     b->all = malloc(heap * 8);
     if (!b->cur || !b->ord || !b->hs || !b->hd || !b->hn || !b->all)
         return tdm_err_set(err, TDM_ERR_NOMEM, "sim: out of memory");
-    uint32_t seed = b->terms[7], vis = seed, wave_max = seed, gate = 0;
+    uint32_t seed = b->terms[TDM_TW_SHARED], vis = seed, wave_max = seed, gate = 0;
     uint32_t wave = o->wave ? o->wave : 1;
     for (uint32_t i = 0; i < nr; i++) {
         if (i % wave == 0)
             vis = max(vis, wave_max);
-        b->terms[7] = o->share ? vis : seed;
+        b->terms[TDM_TW_SHARED] = o->share ? vis : seed;
         sim_gid = i;
         tdm_search_range(b->docs, b->freqs, b->terms, b->bmax, tdm_ireader_doclens(r), b->cur,
                          b->ord, b->hs, b->hd, b->hn, p->nt, nr, rlen, ndocs, cap,
                          (uint)o->salg, (uint)p->kind, p->c0, p->c1, &gate, 0);
-        wave_max = max(wave_max, b->terms[7]);
+        wave_max = max(wave_max, b->terms[TDM_TW_SHARED]);
     }
     size_t m = 0;
     for (uint32_t i = 0; i < nr; i++)

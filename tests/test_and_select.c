@@ -108,7 +108,7 @@ static void check_device(tdm_device *d, const tdm_resident *res, const tdm_and_s
             jobs[c] = buf(d, tdm_and_sel_job_bytes(a, c));
     uint32_t zero = 0, *tw = calloc((size_t)a->nt * TDM_SEARCH_TW, 4);
     for (uint32_t t = 0; t < a->nt; t++)
-        tw[t * TDM_SEARCH_TW + 0] = tw[t * TDM_SEARCH_TW + 1] = 0xdeadbeef;
+        tw[t * TDM_SEARCH_TW + TDM_TW_POS] = tw[t * TDM_SEARCH_TW + TDM_TW_DF] = 0xdeadbeef;
     cl_event ev[2], done = NULL;
     if (tdm_upload(d, status, 0, 4, &zero, 0, NULL, &ev[0], &err) ||
         tdm_upload(d, terms, 0, (size_t)a->nt * TDM_SEARCH_TW * 4, tw, 0, NULL, &ev[1], &err))
@@ -136,9 +136,11 @@ static void check_device(tdm_device *d, const tdm_resident *res, const tdm_and_s
     if (st)
         fail_msg("%s: decode status %u", what, st);
     for (uint32_t t = 0; t < a->nt; t++)
-        if (tw[t * TDM_SEARCH_TW] != ref->pos[t] || tw[t * TDM_SEARCH_TW + 1] != ref->len[t])
+        if (tw[t * TDM_SEARCH_TW + TDM_TW_POS] != ref->pos[t] ||
+            tw[t * TDM_SEARCH_TW + TDM_TW_DF] != ref->len[t])
             fail_msg("%s: term %u at %u len %u, reference %u len %u", what, t,
-                     tw[t * TDM_SEARCH_TW], tw[t * TDM_SEARCH_TW + 1], ref->pos[t], ref->len[t]);
+                     tw[t * TDM_SEARCH_TW + TDM_TW_POS], tw[t * TDM_SEARCH_TW + TDM_TW_DF], ref->pos[t],
+                     ref->len[t]);
     for (uint64_t i = 0; i < ref->total; i++)
         if (gd[i] != ref->docs[i] || gf[i] != ref->freqs[i])
             fail_msg("%s: posting %llu: %u/%u, reference %u/%u", what, (unsigned long long)i,

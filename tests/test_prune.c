@@ -165,13 +165,13 @@ static void seed_ref_edges(void **state)
     (void)state;
     uint32_t terms[2 * TDM_SEARCH_TW] = {0}, docs[4] = {0, 1, 2, 3}, freqs[4] = {1, 2, 3, 4};
     uint32_t dl[4] = {1, 1, 1, 1}, g = 1;
-    terms[1] = 3;        /* term 0: postings 0..2, impact, qw 1.5 */
-    terms[4] = tdm_f2u(1.5f);
-    terms[5] = tdm_f2u(4.5f);
-    terms[TDM_SEARCH_TW + 0] = 3;
-    terms[TDM_SEARCH_TW + 1] = 1; /* term 1: one posting, freq 4 */
-    terms[TDM_SEARCH_TW + 4] = tdm_f2u(1.0f);
-    terms[TDM_SEARCH_TW + 5] = tdm_f2u(4.0f);
+    terms[TDM_TW_DF] = 3; /* term 0: postings 0..2, impact, qw 1.5 */
+    terms[TDM_TW_QW] = tdm_f2u(1.5f);
+    terms[TDM_TW_BOUND] = tdm_f2u(4.5f);
+    terms[TDM_SEARCH_TW + TDM_TW_POS] = 3;
+    terms[TDM_SEARCH_TW + TDM_TW_DF] = 1; /* term 1: one posting, freq 4 */
+    terms[TDM_SEARCH_TW + TDM_TW_QW] = tdm_f2u(1.0f);
+    terms[TDM_SEARCH_TW + TDM_TW_BOUND] = tdm_f2u(4.0f);
     assert_int_equal(tdm_search_seed_ref(terms, 2, docs, freqs, dl, 1, 0, 0, 4, &g), TDM_OK);
     assert_int_equal(g, 0); /* no list of 4 */
     assert_int_equal(tdm_search_seed_ref(terms, 2, docs, freqs, dl, 1, 0, 0, 2, &g), TDM_OK);

@@ -432,8 +432,8 @@ static uint32_t lead_len(const tdm_sprep *p)
 {
     uint32_t len = UINT32_MAX;
     for (uint32_t t = 0; t < p->nt; t++)
-        if (p->terms[t * TDM_SEARCH_TW + 1] < len)
-            len = p->terms[t * TDM_SEARCH_TW + 1];
+        if (p->terms[t * TDM_SEARCH_TW + TDM_TW_DF] < len)
+            len = p->terms[t * TDM_SEARCH_TW + TDM_TW_DF];
     return p->nt ? len : 0;
 }
 
@@ -579,9 +579,10 @@ static void and_batch_once(tdm_search *s, int dev, const randcoll *c, tdm_rng *r
         tdm_sprep *p = &qs[1]->p;
         uint32_t lead = 0;
         for (uint32_t t = 1; t < p->nt; t++)
-            if (p->terms[t * TDM_SEARCH_TW + 1] < p->terms[lead * TDM_SEARCH_TW + 1])
+            if (p->terms[t * TDM_SEARCH_TW + TDM_TW_DF] <
+                p->terms[lead * TDM_SEARCH_TW + TDM_TW_DF])
                 lead = t;
-        p->terms[lead * TDM_SEARCH_TW + 1] = 0;
+        p->terms[lead * TDM_SEARCH_TW + TDM_TW_DF] = 0;
     }
     tdm_sband_trace dv, rf;
     tdm_err err = {0};
@@ -663,7 +664,7 @@ static void bounds_batch_once(tdm_search *s, int dev, const randcoll *c, tdm_rng
                 fail_msg("%s: query %u block %zu: device bound %.9g, reference %.9g (%s)", what,
                          i, j, bmax[bb + j], p->bmax[j], p->device_bounds ? "postings" : "stored");
         for (uint32_t t = 0; t < p->nt; t++)
-            for (uint32_t w = 5; w <= 6; w++)
+            for (uint32_t w = TDM_TW_BOUND; w <= TDM_TW_ORDER; w++)
                 if (terms[(tb + t) * TDM_SEARCH_TW + w] != p->terms[t * TDM_SEARCH_TW + w])
                     fail_msg("%s: query %u term %u word %u: device %u, reference %u", what, i, t,
                              w, terms[(tb + t) * TDM_SEARCH_TW + w], p->terms[t * TDM_SEARCH_TW + w]);

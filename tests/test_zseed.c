@@ -231,7 +231,7 @@ static void device_run(tdm_search *s, tdm_sprep *p, const tdm_splan *pl, int sal
     tdm_sout so = {0};
     so.keys = keys;
     tdm_err err = {0};
-    p->terms[7] = g;
+    p->terms[TDM_TW_SHARED] = g;
     if (tdm_search_dev_run(&s->dev[pl->dev], p, s->ndocs, pl, salg, k, &so, &err) != TDM_OK)
         fail_msg("device run: %s", tdm_err_msg(&err));
     *n = so.n;

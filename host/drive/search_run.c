@@ -244,7 +244,7 @@ static void ready_one(void *ctx, size_t i)
        variant's, and a GPU batch's: it has no seed pass), from 0 again on
        every run (word 7 of term 0: search_seed.h) */
     if (rc == TDM_OK) {
-        it->p.terms[7] = 0;
+        it->p.terms[TDM_TW_SHARED] = 0;
         rc = tdm_search_hseed_plan(&it->p, s->r, s->bcache, &it->pl, it->salg, it->k, &it->err);
     }
     it->rc = rc;

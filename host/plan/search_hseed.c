@@ -282,8 +282,9 @@ int tdm_search_hseed_plan(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache 
         pf.t0 = tdm_sprof_now();
     uint32_t g;
     int rc = tdm_search_hseed(p, r, bc, k, &g, err);
-    if (rc == TDM_OK && g > p->terms[7]) /* scores >= 0: float bits order as integers */
-        p->terms[7] = g;
+    /* scores >= 0: float bits order as integers */
+    if (rc == TDM_OK && g > p->terms[TDM_TW_SHARED])
+        p->terms[TDM_TW_SHARED] = g;
     tdm_sprof_host(&pf, "host seed", pf.t0);
     return rc;
 }
