@@ -262,14 +262,18 @@ typedef struct tdm_engine_options {
      * device holds one shard, made in memory at tdm_search_open, and every
      * query runs on all of them at once, their top k merged exactly. Unset
      * (TDM_PARTITION_DEFAULT): TANDEM_PARTITION ("auto", "on", "off"), else
-     * auto: partitioned when the engine has two devices or more and the
-     * index does not fit one device's memory budget (device_memory). */
+     * auto: partitioned when every device of the engine is a GPU (two or
+     * more), the index does not fit one device's memory budget
+     * (device_memory) and a shard fits each; else each device holds the
+     * whole index, or a list cache. A request whose policy excludes a
+     * partition's device kind (gpu-only with a CPU partition, cpu-only with
+     * a GPU one) is refused with TDM_ERR_INVALID_ARG. */
     int partition;
 } tdm_engine_options;
 
 enum tdm_partition {
     TDM_PARTITION_DEFAULT = 0, /* TANDEM_PARTITION, else AUTO */
-    TDM_PARTITION_AUTO = 1,    /* when the index does not fit one device */
+    TDM_PARTITION_AUTO = 1,    /* GPUs only, when the index does not fit one */
     TDM_PARTITION_ON = 2,      /* always, with two devices or more */
     TDM_PARTITION_OFF = 3      /* never: the whole index on every device */
 };

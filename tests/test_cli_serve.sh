@@ -31,19 +31,41 @@ bench_fixture
 SPID=
 trap '[ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null; cd / && rm -rf "$W"' EXIT
 
-# Starts the server (extra options in "$@") and waits for it to be ready;
-# sets SPID, PORT and URL.
+# Starts the server (extra options in "$@") and waits until /health says
+# ready; sets SPID, PORT and URL. serve.err is emptied here, before the
+# server starts: the background job's own redirection may come after the
+# first look at it, which then read the previous server's log (its port,
+# its "ready"). The bound is generous (START_WAIT, 300 s): the kernels may
+# compile on this start and the machine may be loaded. If it does not come
+# up: serve.err, and whether it died (its exit status; 137 is a SIGKILL
+# from outside, such as the OOM killer) or was still loading.
+START_WAIT=${START_WAIT:-300}
 start() {
-    "$T" serve idx --listen 127.0.0.1:0 "$@" 2> serve.err &
+    : > serve.err
+    "$T" serve idx --listen 127.0.0.1:0 "$@" 2>> serve.err &
     SPID=$!
-    for _ in $(seq 600); do
-        grep -q "ready in" serve.err && break
+    local t0=$SECONDS health=
+    PORT= URL=
+    while [ $((SECONDS - t0)) -lt "$START_WAIT" ]; do
+        [ -z "$PORT" ] &&
+            PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' serve.err)
+        if [ -n "$PORT" ]; then
+            URL=http://127.0.0.1:$PORT
+            health=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "$URL/health")
+            [ "$health" = 200 ] && return 0
+        fi
         kill -0 "$SPID" 2>/dev/null || break
         sleep 0.2
     done
-    PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' serve.err)
-    URL=http://127.0.0.1:$PORT
-    grep -q "ready in" serve.err || { echo "server did not start: $(cat serve.err)"; exit 1; }
+    local how="still running after $((SECONDS - t0)) s (/health: ${health:-no port yet})"
+    if ! kill -0 "$SPID" 2>/dev/null; then
+        wait "$SPID"
+        how="exited with status $? after $((SECONDS - t0)) s"
+        SPID=
+    fi
+    echo "server did not start ($*): $how; serve.err:"
+    sed 's/^/    /' serve.err
+    exit 1
 }
 # Stops it with signal $1; keeps its exit status in src.
 stop() {

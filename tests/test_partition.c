@@ -6,8 +6,11 @@
  * for every algorithm, k and BM25 parameters (unknown terms, repeats,
  * weights, empty and bad queries included), also from several threads; a
  * memory budget (TANDEM_DEVICE_MEMORY) below the index partitions it by
- * itself; a partition whose device fails (TANDEM_FAULT_INJECT) gives an
- * error naming it or the right answer, never a partial one. */
+ * itself on an engine of GPU lanes whose shards fit (TANDEM_LANE_KINDS),
+ * never with a CPU lane or a shard too large (the list cache then); a
+ * policy excluding a partition's only lane is refused up front; a
+ * partition whose device fails (TANDEM_FAULT_INJECT) gives an error
+ * naming it or the right answer, never a partial one. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,14 +281,64 @@ static void threads(void **state)
 
 /* A budget below the whole index partitions it by itself (auto); every
  * shard then fits and is held whole; a budget above it does not. */
-static void auto_by_budget(void **state)
+/* The engine over every PoCL device with the lane kinds `kinds` ("gpu":
+ * every device a GPU lane; "cpu,gpu": the first a CPU lane, the others
+ * GPU lanes; NULL: the devices' own, CPUs here), partitioning `partition`,
+ * a budget of `memory` bytes (NULL: fewer than two devices). */
+static tdm_engine *engine_kinds(const char *kinds, int partition, uint64_t memory)
+{
+    char spec[64] = "";
+    tdm_engine *e = engine_parts(TDM_PARTITION_OFF, NULL, 0); /* the device count */
+    if (!e)
+        return NULL;
+    int n = tdm_engine_device_count(e);
+    tdm_engine_close(e);
+    for (int i = 0; kinds && i < n; i++)
+        snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s%s", i ? "," : "",
+                 !strcmp(kinds, "gpu") || i ? "gpu" : "cpu");
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
+    o.devices = "cpu";
+    o.partition = partition;
+    o.fault_inject = "";
+    o.lane_kinds = kinds ? spec : "";
+    o.device_memory = memory;
+    o.calibrate = 0;
+    o.cache_mode = TDM_CACHE_OFF;
+    if (tdm_engine_open(&o, &e) != TDM_OK)
+        fail_msg("tdm_engine_open: %s", tdm_last_error());
+    return e;
+}
+
+/* Whether the handle on e holds its index partitioned, and whether each of
+ * its devices keeps a list cache (all or none, as wanted). */
+static int opened_parts(tdm_engine *e, const tdm_index *ix, int cached)
+{
+    tdm_search *s = NULL;
+    assert_int_equal(tdm_search_open(e, ix, &s), TDM_OK);
+    int parts = s->nparts;
+    for (int d = 0; d < tdm_engine_device_count(e); d++) {
+        tdm_list_cache_stats cs;
+        assert_int_equal(tdm_search_cache_stats(s, d, &cs), TDM_OK);
+        if (cs.cached != cached)
+            fail_msg("device %d: cached %d, want %d (partitioned: %d)", d, cs.cached, cached,
+                     parts);
+    }
+    tdm_search_close(s);
+    return parts;
+}
+
+/* auto partitions an engine of GPUs (two or more) when the index does not
+ * fit one of them and a shard fits each (docs/PARTITION.md): answers the
+ * whole index's, no list cache. */
+static void auto_gpus(void **state)
 {
     fixture *f = *state;
     uint64_t need = tdm_resident_bytes_needed(tdm_index_ireader(f->ix));
     char v[32];
     snprintf(v, sizeof v, "%llu", (unsigned long long)(need * 3 / 4));
-    setenv("TANDEM_DEVICE_MEMORY", v, 1);
-    tdm_engine *e = engine_parts(TDM_PARTITION_DEFAULT, NULL, 0);
+    setenv("TANDEM_DEVICE_MEMORY", v, 1); /* the budget by the setting */
+    tdm_engine *e = engine_kinds("gpu", TDM_PARTITION_DEFAULT, 0);
     unsetenv("TANDEM_DEVICE_MEMORY");
     if (!e)
         skip();
@@ -302,19 +355,95 @@ static void auto_by_budget(void **state)
     assert_true(check_singles(s, f->whole, qs) > 0);
     tdm_search_close(s);
     tdm_engine_close(e);
+    free(qs);
     /* room for the whole index: one handle on every device, as before */
-    e = engine_parts(TDM_PARTITION_DEFAULT, NULL, need * 2);
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
-    assert_int_equal(s->nparts, 0);
-    tdm_search_close(s);
+    e = engine_kinds("gpu", TDM_PARTITION_DEFAULT, need * 2);
+    assert_int_equal(opened_parts(e, f->ix, 0), 0);
     tdm_engine_close(e);
     /* off: never, whatever the budget (the list cache then) */
-    e = engine_parts(TDM_PARTITION_OFF, NULL, need * 3 / 4);
+    e = engine_kinds("gpu", TDM_PARTITION_OFF, need * 3 / 4);
+    assert_int_equal(opened_parts(e, f->ix, 1), 0);
+    tdm_engine_close(e);
+}
+
+/* auto leaves the list cache where partitioning would not help or not be
+ * safe: a CPU device in the engine (a mixed engine, or CPUs only), or a
+ * shard too large for a device's budget. */
+static void auto_not(void **state)
+{
+    fixture *f = *state;
+    const tdm_ireader *r = tdm_index_ireader(f->ix);
+    uint64_t need = tdm_resident_bytes_needed(r);
+    tdm_engine *e = engine_kinds("cpu,gpu", TDM_PARTITION_DEFAULT, need * 3 / 4);
+    if (!e)
+        skip();
+    assert_int_equal(opened_parts(e, f->ix, 1), 0);
+    tdm_engine_close(e);
+    e = engine_kinds(NULL, TDM_PARTITION_DEFAULT, need * 3 / 4); /* PoCL: CPU devices */
+    assert_int_equal(opened_parts(e, f->ix, 1), 0);
+    tdm_engine_close(e);
+    /* GPUs, a budget below any shard's share of the lists (but room for
+       the small sections and a cache) */
+    const tdm_ireader_info *in = tdm_ireader_info_get(r);
+    uint64_t small = need - in->section_size[0];
+    e = engine_kinds("gpu", TDM_PARTITION_DEFAULT, small + in->section_size[0] / 8);
+    assert_int_equal(opened_parts(e, f->ix, 1), 0);
+    tdm_engine_close(e);
+}
+
+/* A policy that excludes a partition's only lane is refused up front,
+ * saying so (single queries and batches, the request's or the engine's
+ * policy); the others run. TANDEM_PARTITION=on forces a mixed engine. */
+static void policies(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = engine_kinds("cpu,gpu", TDM_PARTITION_ON, 0);
+    if (!e)
+        skip();
+    tdm_search *s = NULL;
     assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
-    assert_int_equal(s->nparts, 0);
+    assert_int_equal(s->nparts, tdm_engine_device_count(e));
+    tdm_search_term t = {f->c.terms[0], 0, 1.0};
+    tdm_search_query q = {NULL, &t, 1};
+    tdm_search_options o;
+    tdm_search_options_init(&o);
+    static const struct {
+        int policy, rc;
+        const char *part;
+    } cases[] = {{TDM_POLICY_GPU_ONLY, TDM_ERR_INVALID_ARG,
+                  "partition 0's only lane, device 0, is a CPU lane"},
+                 {TDM_POLICY_CPU_ONLY, TDM_ERR_INVALID_ARG,
+                  "partition 1's only lane, device 1, is a GPU lane"},
+                 {TDM_POLICY_HYBRID, TDM_OK, NULL},
+                 {TDM_POLICY_BEST, TDM_OK, NULL},
+                 {TDM_POLICY_DIRECT, TDM_OK, NULL}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        o.policy = cases[c].policy;
+        tdm_search_result *r = NULL, *rs[1] = {NULL};
+        assert_int_equal(tdm_search_terms(s, &t, 1, &o, &r), cases[c].rc);
+        if (cases[c].part) {
+            assert_non_null(strstr(tdm_last_error(), cases[c].part));
+            assert_non_null(strstr(tdm_last_error(), "partitioned"));
+        }
+        tdm_search_result_free(r);
+        assert_int_equal(tdm_search_batch(s, &q, 1, &o, rs), cases[c].rc);
+        if (cases[c].part)
+            assert_non_null(strstr(tdm_last_error(), cases[c].part));
+        tdm_search_result_free(rs[0]);
+    }
     tdm_search_close(s);
     tdm_engine_close(e);
-    free(qs);
+    /* the engine's policy, for requests that leave it to the engine */
+    setenv("TANDEM_POLICY", "gpu-only", 1);
+    e = engine_kinds("cpu,gpu", TDM_PARTITION_ON, 0);
+    unsetenv("TANDEM_POLICY");
+    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    tdm_search_options_init(&o);
+    tdm_search_result *r = NULL;
+    assert_int_equal(tdm_search_terms(s, &t, 1, &o, &r), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_last_error(), "policy gpu-only"));
+    tdm_search_close(s);
+    tdm_engine_close(e);
 }
 
 /* Faults on a partition's device: each call gives the whole index's answer
@@ -408,7 +537,9 @@ int main(void)
         cmocka_unit_test(singles),
         cmocka_unit_test(batches),
         cmocka_unit_test(threads),
-        cmocka_unit_test(auto_by_budget),
+        cmocka_unit_test(auto_gpus),
+        cmocka_unit_test(auto_not),
+        cmocka_unit_test(policies),
         cmocka_unit_test(faults),
     };
     return tdm_test_run_group("partition", tests, sizeof tests / sizeof *tests, setup, teardown);

@@ -206,6 +206,18 @@ int tdm_resident_fits_full(const tdm_ireader *r, const tdm_device *d)
     return choose_mode(r, d, &o) == TDM_RESIDENT_FULL;
 }
 
+int tdm_resident_fits_sizes(const uint64_t *size, const tdm_device *d)
+{
+    uint64_t need = 0, gmem = d->info.global_mem_bytes, maxa = d->info.max_alloc_bytes;
+    uint64_t budget = d->settings ? d->settings->device_memory : 0;
+    for (unsigned s = 0; s < NSEC; s++) {
+        if (maxa && buffer_bytes(size[s]) > maxa)
+            return 0;
+        need += buffer_bytes(size[s]);
+    }
+    return !(gmem && need > gmem) && !(budget && need > budget);
+}
+
 static int upload_cached(const tdm_ireader *r, tdm_resident *res, const tdm_resident_opts *o,
                          int staged, tdm_err *err)
 {

@@ -93,6 +93,12 @@ int tdm_resident_check_fits(const tdm_ireader *r, const tdm_device *d, tdm_err *
  * search handle is chosen where it does not (docs/PARTITION.md). */
 int tdm_resident_fits_full(const tdm_ireader *r, const tdm_device *d);
 
+/* The same rule for an index not made yet, from its device sections'
+ * sizes (size[0 .. 7], by enum tdm_idx_section): whether AUTO would hold
+ * it whole on d. The partitioned handle's auto rule asks it of a shard's
+ * estimated sizes (docs/PARTITION.md). */
+int tdm_resident_fits_sizes(const uint64_t *size, const tdm_device *d);
+
 /* Creates the buffers on d and enqueues the copies (on d->xfer, or the
  * stager's queue) without waiting for them: out->ready completes when they
  * are done (kernels wait for it; a caller that wants the data there now

@@ -554,8 +554,8 @@ static const tdm_settings_var vars[] = {
      "(the device's; docs/CACHE.md)"},
     {"TANDEM_PARTITION", "engine",
      "auto, on or off: a search handle splits its index across the devices by docid range, "
-     "one shard a device, every query on all at once (auto: when the index does not fit one "
-     "device's memory budget; docs/PARTITION.md)"},
+     "one shard a device, every query on all at once (auto: on an engine of GPUs only, when the "
+     "index does not fit one device's memory budget and a shard fits each; docs/PARTITION.md)"},
     {"TANDEM_LAUNCH_GUARD", "engine",
      "auto or off: the work-around for PoCL's kernel cache bug on PoCL CPU devices (auto; "
      "docs/SCHED.md)"},

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "index/index_priv.h"
 #include "index/shard.h"
@@ -32,6 +33,50 @@ static int part_fail(const tdm_search *s, int p, int rc, tdm_err *from, tdm_err 
 }
 
 
+/* Whether engine device i runs a GPU lane: its item of the test switch
+ * TANDEM_LANE_KINDS, else its type, as sched.c's lane_kinds reads them (a
+ * malformed switch is refused there, when the scheduler opens). */
+static int device_gpu(tdm_engine *engine, int i)
+{
+    const tdm_device *d = tdm_engine_device(engine, i);
+    const tdm_device *d0 = tdm_engine_device(engine, 0);
+    const char *p = d0->settings && d0->settings->lane_kinds ? d0->settings->lane_kinds : "";
+    for (int k = 0; k < i && *p; k++) {
+        p += strcspn(p, ",");
+        p += *p == ',';
+    }
+    if (*p && !strncasecmp(p, "gpu", 3))
+        return 1;
+    if (*p && !strncasecmp(p, "cpu", 3))
+        return 0;
+    return d->info.type != TDM_DEVICE_CPU;
+}
+
+/* A shard's device sections (size[0 .. 7]) estimated from the whole
+ * index's before any shard is made (making them costs a decode and an
+ * encode of every list): the lists' sections (ARENA and the block table)
+ * split n ways with an eighth more (the split is by document length, not
+ * postings), plus a row a list in the block table and 64 bytes a list in
+ * the arena (the block the cut falls in, a list's parameters), at most the
+ * whole's; the descriptors, the codecs and DOCLENS whole (every shard keeps
+ * them). An estimate: a shard that turns out larger than its budget takes
+ * the list cache, as any index does. */
+static void shard_sizes(const tdm_ireader *r, int n, uint64_t *size)
+{
+    const tdm_ireader_info *in = tdm_ireader_info_get(r);
+    uint64_t rows = in->block_entries ? in->block_entries : 1;
+    for (unsigned s = 0; s <= TDM_SEC_DOCLENS; s++) {
+        uint64_t v = in->section_size[s], share = v / (uint64_t)n + v / (8u * (uint64_t)n);
+        size[s] = v;
+        if (s == TDM_SEC_ARENA)
+            size[s] = share + in->nterms * 64; /* a list's parameters, a cut block's padding */
+        else if (s >= TDM_SEC_BLOCK_LAST && s <= TDM_SEC_BLOCK_MAX)
+            size[s] = share + in->nterms * (v / rows); /* a cut block's row */
+        if (size[s] > v)
+            size[s] = v;
+    }
+}
+
 int tdm_part_wanted(tdm_engine *engine, const tdm_index *index)
 {
     int n = tdm_engine_device_count(engine);
@@ -41,12 +86,30 @@ int tdm_part_wanted(tdm_engine *engine, const tdm_index *index)
         return 0;
     if (mode == TDM_PARTITION_ON)
         return 1;
-    /* auto: the whole index does not fit one of the devices it would go to */
-    const tdm_ireader *r = tdm_index_ireader(index);
+    if (n > TDM_SCHED_MAX_LANES)
+        n = TDM_SCHED_MAX_LANES;
+    /* auto: GPUs only (a CPU beside them would hold a partition every
+       query waits for, and cpu-only or gpu-only would exclude a
+       partition's only lane) */
     for (int i = 0; i < n; i++)
-        if (!tdm_resident_fits_full(r, tdm_engine_device(engine, i)))
-            return 1;
-    return 0;
+        if (!device_gpu(engine, i))
+            return 0;
+    /* ... when the whole index does not fit one of them (else each holds
+       it whole, and its lanes share the queries) ... */
+    const tdm_ireader *r = tdm_index_ireader(index);
+    int whole = 1;
+    for (int i = 0; i < n; i++)
+        whole &= tdm_resident_fits_full(r, tdm_engine_device(engine, i));
+    if (whole)
+        return 0;
+    /* ... and a shard fits every one (else the list cache, which serves
+       an index of any size, on each device) */
+    uint64_t size[TDM_SEC_DOCLENS + 1];
+    shard_sizes(r, n, size);
+    for (int i = 0; i < n; i++)
+        if (!tdm_resident_fits_sizes(size, tdm_engine_device(engine, i)))
+            return 0;
+    return 1;
 }
 
 int tdm_part_open(tdm_engine *engine, const tdm_index *index, tdm_search **out, tdm_err *err)
@@ -219,6 +282,27 @@ static int whole_query(tdm_search *s, const tdm_search_query *q, tdm_query *wq, 
     return rc;
 }
 
+/* A request's policy (DEFAULT: the engine's) may not exclude a partition's
+ * lane: it is the only one holding the partition's documents, so the call
+ * is refused up front, saying why, rather than failing in a partition. */
+static int check_policy(const tdm_search *s, int policy, tdm_err *err)
+{
+    if (policy == TDM_POLICY_DEFAULT)
+        policy = s->parts[0]->sched->policy;
+    for (int p = 0; p < s->nparts; p++) {
+        int gpu = s->parts[p]->sched->lanes[0].gpu;
+        if ((policy == TDM_POLICY_CPU_ONLY && gpu) || (policy == TDM_POLICY_GPU_ONLY && !gpu))
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                               "policy %s: the search handle is partitioned (every query runs "
+                               "on every partition; docs/PARTITION.md) and partition %d's only "
+                               "lane, device %d, is a %s lane: use hybrid, best or direct, or "
+                               "TANDEM_PARTITION=off",
+                               tdm_policy_name(policy), p, s->parts[p]->device_base,
+                               gpu ? "GPU" : "CPU");
+    }
+    return TDM_OK;
+}
+
 int tdm_part_search(tdm_search *s, const tdm_search_query *q, const tdm_search_options *opts,
                     tdm_search_result **out, tdm_err *err)
 {
@@ -229,6 +313,8 @@ int tdm_part_search(tdm_search *s, const tdm_search_query *q, const tdm_search_o
     if (rc == TDM_OK && o.device >= 0)
         rc = tdm_err_set(err, TDM_ERR_INVALID_ARG, "device = %d: a partitioned search handle "
                          "runs every query on every partition's device", o.device);
+    if (rc == TDM_OK)
+        rc = check_policy(s, o.policy, err);
     tdm_query wq;
     if (rc || (rc = whole_query(s, q, &wq, err)))
         return rc;
@@ -405,6 +491,9 @@ int tdm_part_batch(tdm_search *s, const tdm_search_query *queries, size_t nq,
     if (o->device >= 0)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "device = %d: a partitioned search handle "
                            "runs every query on every partition's device", o->device);
+    int rc = check_policy(s, o->policy, err);
+    if (rc)
+        return rc;
     size_t n = (size_t)s->nparts;
     bwork w = {.s = s, .qs = queries, .nq = nq, .o = *o};
     w.res = calloc(n * (nq ? nq : 1), sizeof *w.res);
@@ -412,7 +501,7 @@ int tdm_part_batch(tdm_search *s, const tdm_search_query *queries, size_t nq,
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     if (o->algorithm == TDM_ALGO_AND_OR)
         w.o.algorithm = TDM_ALGO_AND;
-    int rc = batch_fan_out(&w, err);
+    rc = batch_fan_out(&w, err);
     for (size_t i = 0; rc == TDM_OK && i < nq; i++)
         results[i] = merge_one(s, w.res, nq, i, o->k, &rc, err);
     if (rc == TDM_OK && o->algorithm == TDM_ALGO_AND_OR)

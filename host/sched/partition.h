@@ -8,8 +8,10 @@
  * with the whole index's statistics. A batch goes to every partition at
  * once (a thread each) and merges query by query. A partition that fails
  * fails the call (its error, naming the partition and device): never a
- * partial answer. The public calls in search_api.c come here when the
- * handle is partitioned (s->part).
+ * partial answer. A request whose policy excludes a partition's lane
+ * (cpu-only, gpu-only) is refused up front (TDM_ERR_INVALID_ARG): that lane
+ * is the only one holding the partition's documents. The public calls in
+ * search_api.c come here when the handle is partitioned (s->part).
  *
  * Threads: as the public calls: any number at once on an open handle. */
 #ifndef TDM_SCHED_PARTITION_H
@@ -18,9 +20,11 @@
 #include "common/error.h"
 #include "tandem.h"
 
-/* Whether tdm_search_open partitions `index` on `engine`: the engine's
- * setting (on, off, auto: when the index does not fit one device's memory
- * budget), two devices or more. */
+/* Whether tdm_search_open partitions `index` on `engine` (two devices or
+ * more): the engine's setting, on, off or auto: when every device is a GPU
+ * lane (by type, or TANDEM_LANE_KINDS), the whole index does not fit one
+ * device's memory budget, and an estimated shard fits every device's
+ * (docs/PARTITION.md). */
 int tdm_part_wanted(tdm_engine *engine, const tdm_index *index);
 /* The partitioned handle: shards made, resident, their lanes open. */
 int tdm_part_open(tdm_engine *engine, const tdm_index *index, tdm_search **out, tdm_err *err);
