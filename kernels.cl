@@ -3,7 +3,7 @@
  *
  * OpenCL C 1.2 is the floor (NVIDIA compiles only 1.2): no sub-group
  * functions, no 64-bit atomics unless reported, every barrier reached by every
- * work-item of its group. The host (host/runtime/program.c) compiles this
+ * work-item of its group. The host (host/engine/program.c) compiles this
  * file with
  *   -DTDM_WG_SIZE=<work-group size the kernels are launched with>
  *   -DTDM_LOCAL_MEM=<local memory bytes>

@@ -120,7 +120,7 @@ __kernel void tdm_test_fdiv_rn(__global const float *a, __global const float *b,
 }
 
 /* ---- warp shuffles: NVIDIA only (the host defines TDM_NV_SHFL=1 for
-   compute capability 7.0 and up, host/runtime/program.c). OpenCL C 1.2 has
+   compute capability 7.0 and up, host/engine/program.c). OpenCL C 1.2 has
    no sub-group functions, but NVIDIA's compiler takes inline PTX, as
    CLBlast uses it. A warp is 32 consecutive work-items of a 1D group whose
    size is a multiple of 32; shfl.sync names all 32 lanes, so every lane

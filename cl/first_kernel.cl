@@ -1,4 +1,4 @@
-/* Each device's first kernel at engine open (host/runtime/first_kernel.c):
+/* Each device's first kernel at engine open (host/engine/first_kernel.c):
    one work-item writes a known word, read back within a time limit. */
 __kernel void tdm_first_kernel(__global uint *out)
 {

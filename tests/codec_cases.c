@@ -1,4 +1,6 @@
 /* Shared cases and checks for the codec tests: see codec_cases.h. */
+#include "engine/engine.h"
+#include "engine/program.h"
 #include "codec_cases.h"
 
 #include <stdio.h>

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "index/index_priv.h"
 #include "index/writer.h"
 #include "plan/and_select.h"

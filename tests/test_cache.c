@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "common/fsutil.h"
 #include "runtime/runtime.h"
 #include "testutil.h"

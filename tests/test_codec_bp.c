@@ -1,5 +1,6 @@
 /* GPU-BP (bp128, bp256): encoder, reference decoder, random access and the
  * device decoder on every device; corrupt payloads detected. */
+#include "engine/engine.h"
 #include "codec_cases.h"
 
 static void bp128_matches_reference(void **state)

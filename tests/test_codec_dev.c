@@ -3,6 +3,7 @@
  * out-of-memory, on every device of the engine. */
 #include <stdio.h>
 
+#include "engine/engine.h"
 #include "codec_cases.h"
 
 static void raw_matches_reference(void **state)

@@ -1,5 +1,6 @@
 /* Rice with a parameter per block: reference round trips, the kernel against
  * the list on every device, parameter choice, corrupt blocks. */
+#include "engine/engine.h"
 #include "codec_cases.h"
 
 static void rice_reference_round_trips(void **state)

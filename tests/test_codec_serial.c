@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "codec/layout.h"
 #include "index/format.h"
 #include "resident/resident.h"

@@ -1,6 +1,7 @@
 /* GPU-VByte (vbyte128, vbyte1024): encoder, reference decoder, random access
  * and the device decoder on every device; corrupt selectors detected by the
  * reference and by the kernel, which never reads outside the block. */
+#include "engine/engine.h"
 #include "codec_cases.h"
 
 static void vbyte128_matches_reference(void **state)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "codec/codec_dev.h"
 #include "resident/decode_jobs.h"
 #include "resident/resident.h"

@@ -11,9 +11,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/engine.h"
+#include "engine/program.h"
 #include "runtime/runtime.h"
-#include "runtime/runtime_testing.h"
-#include "runtime/selfcheck.h"
+#include "engine/engine_testing.h"
+#include "engine/selfcheck.h"
 #include "found.h"
 #include "testutil.h"
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "runtime/runtime.h"
 #include "testutil.h"
 

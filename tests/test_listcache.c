@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "resident/decode_jobs.h"
 #include "index/format.h"
 #include "index/index_priv.h"

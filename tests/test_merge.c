@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "drive/search.h"
 #include "runtime/runtime.h"
 #include "testutil.h"

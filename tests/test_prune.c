@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "index/index_priv.h"
 #include "index/writer.h"
 #include "prune_sim.h"

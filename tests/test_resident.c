@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "resident/decode_jobs.h"
 #include "resident/listcache.h"
 #include "resident/resident.h"

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "runtime/runtime.h"
-#include "runtime/selfcheck.h"
+#include "engine/selfcheck.h"
 #include "testutil.h"
 
 static void discovery_finds_a_device(void **state)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "runtime/launch_guard.h"
 #include "runtime/runtime.h"
 #include "testutil.h"

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "engine/engine.h"
 #include "codec_cases.h"
 
 enum { NTHREADS = 6, NLISTS = 4 };

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/engine.h"
 #include "common/fsutil.h"
 #include "runtime/runtime.h"
 

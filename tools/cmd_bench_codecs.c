@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "cmd_bench.h"
+#include "engine/engine.h"
 #include "codec/codec_dev_list.h"
 #include "index/reader.h"
 #include "runtime/runtime.h"

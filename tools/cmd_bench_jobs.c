@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "cmd_bench.h"
+#include "engine/engine.h"
 #include "resident/decode_jobs.h"
 #include "resident/resident.h"
 #include "resident/stager.h"

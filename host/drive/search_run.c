@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/engine.h"
 #include "index/index_priv.h"
 #include "query/bounds.h"
 #include "search.h"

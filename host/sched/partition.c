@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "engine/engine.h"
 #include "index/index_priv.h"
 #include "index/shard.h"
 #include "drive/search.h"

@@ -22,8 +22,9 @@
 
 #include "common/fsutil.h"
 #include "common/strutil.h"
-#include "runtime.h"
-#include "runtime_testing.h"
+#include "engine_testing.h"
+#include "program.h"
+#include "runtime/runtime.h"
 
 #define CACHE_MAGIC "TDMCLBIN"
 #define CACHE_FORMAT 1u

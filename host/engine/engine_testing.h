@@ -1,8 +1,8 @@
-/* Test hooks of the runtime: switches that only the tests set, kept out of
- * runtime.h so that product code never reaches for them by accident.
+/* Test hooks of the engine (a device's program build): switches that only
+ * the tests set, kept out of the product headers so that product code never reaches for them by accident.
  * Nothing here is part of the library's contract. */
-#ifndef TDM_RUNTIME_RUNTIME_TESTING_H
-#define TDM_RUNTIME_RUNTIME_TESTING_H
+#ifndef TDM_ENGINE_ENGINE_TESTING_H
+#define TDM_ENGINE_ENGINE_TESTING_H
 
 #include "runtime/runtime.h"
 

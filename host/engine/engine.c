@@ -8,12 +8,14 @@
 #include <string.h>
 
 #include "common/strutil.h"
+#include "engine.h"
 #include "first_kernel.h"
-#include "kcache.h"
-#include "launch_guard.h"
-#include "probe.h"
-#include "runtime.h"
-#include "serial.h"
+#include "program.h"
+#include "runtime/kcache.h"
+#include "runtime/launch_guard.h"
+#include "runtime/probe.h"
+#include "runtime/runtime.h"
+#include "runtime/serial.h"
 
 struct tdm_engine {
     tdm_device *dev;

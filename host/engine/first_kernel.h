@@ -1,8 +1,8 @@
 /* Each device's first kernel, run at engine open under a time limit. */
-#ifndef TDM_RUNTIME_FIRST_KERNEL_H
-#define TDM_RUNTIME_FIRST_KERNEL_H
+#ifndef TDM_ENGINE_FIRST_KERNEL_H
+#define TDM_ENGINE_FIRST_KERNEL_H
 
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 /* Runs tdm_first_kernel on d's compute queue and reads its word back,
  * waiting at most limit_ms. TDM_ERR_TIMEOUT when the device misses the limit:

@@ -3,8 +3,9 @@
 #include <string.h>
 
 #include "common/strutil.h"
-#include "runtime.h"
-#include "runtime_testing.h"
+#include "engine_testing.h"
+#include "program.h"
+#include "runtime/runtime.h"
 
 size_t tdm_choose_wg_size(const tdm_settings *settings, const tdm_device_info *info)
 {

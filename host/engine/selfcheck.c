@@ -8,7 +8,8 @@
 
 #include "common/rng.h"
 #include "common/strutil.h"
-#include "runtime.h"
+#include "engine.h"
+#include "runtime/runtime.h"
 #include "selfcheck.h"
 
 void tdm_delta_decode_ref(const uint32_t *gaps, const uint32_t *bases, uint32_t *out, size_t n,
