@@ -276,6 +276,57 @@ static void prof(tdm_sprof *pf, const char *name, cl_event *ev)
     }
 }
 
+/* tdm_sband_select (cl/search_batch_and.cl): codec c's selected blocks'
+ * jobs from the lead's docids. */
+static cl_uint select_args(const tdm_resident *res, const dev_side *ds, int c, const cl_uint *r0,
+                           const cl_uint *nr, const cl_uint *nb, tdm_karg *a)
+{
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&res->block_last), TDM_KARG_MEM(&ds->b[D_SELT]), TDM_KARG_U32(r0),
+        TDM_KARG_U32(nr),               TDM_KARG_U32(nb),              TDM_KARG_MEM(&ds->b[D_DOCS]),
+        TDM_KARG_MEM(&ds->jobs[c]),
+    };
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* What tdm_sband_score scores: the batch's queries, lead elements, scoring. */
+typedef struct score_in {
+    cl_uint nq, ne, kind, ndocs;
+    cl_float c0, c1;
+} score_in;
+
+/* tdm_sband_score (cl/search_batch_and.cl): a work-item a lead element. */
+static cl_uint score_args(const tdm_resident *res, const dev_side *ds, const score_in *in,
+                          tdm_karg *a)
+{
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&ds->b[D_DOCS]),  TDM_KARG_MEM(&ds->b[D_FREQS]),
+        TDM_KARG_MEM(&ds->b[D_TERMS]), TDM_KARG_MEM(&res->doclens),
+        TDM_KARG_U32(&in->ndocs),      TDM_KARG_MEM(&res->block_last),
+        TDM_KARG_MEM(&ds->b[D_QTAB]),  TDM_KARG_U32(&in->nq),
+        TDM_KARG_U32(&in->ne),         TDM_KARG_U32(&in->kind),
+        {sizeof in->c0, &in->c0},      {sizeof in->c1, &in->c1},
+        TDM_KARG_MEM(&ds->b[D_HS]),    TDM_KARG_MEM(&ds->b[D_HD]),
+        TDM_KARG_MEM(&ds->b[D_HN]),
+    };
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* tdm_search_merge_batch (cl/search_batch.cl): each query's heaps to its
+ * best k. */
+static cl_uint merge_args(const dev_side *ds, const cl_uint *k, const cl_uint *pow2, tdm_karg *a)
+{
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&ds->b[D_HS]),   TDM_KARG_MEM(&ds->b[D_HD]), TDM_KARG_MEM(&ds->b[D_HN]),
+        TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(k),            TDM_KARG_U32(pow2),
+        TDM_KARG_MEM(&ds->b[D_OUT]),  TDM_KARG_MEM(&ds->b[D_STATUS]),
+    };
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
 /* The leads' decodes, each codec's selection and decode. */
 static int enqueue_decodes(const tdm_sdev *sd, const host_side *h, dev_side *ds, cl_event lev,
                            uint32_t *launches, tdm_sprof *pf, tdm_err *err)
@@ -298,10 +349,9 @@ static int enqueue_decodes(const tdm_sdev *sd, const host_side *h, dev_side *ds,
         if (!h->nblk[c])
             continue;
         cl_uint r0 = h->row0[c], nr = h->rows[c], nb = h->nblk[c];
-        tdm_karg sa[] = {TDM_KARG_MEM(&sd->res.block_last), TDM_KARG_MEM(&ds->b[D_SELT]),
-                         TDM_KARG_U32(&r0), TDM_KARG_U32(&nr), TDM_KARG_U32(&nb),
-                         TDM_KARG_MEM(&ds->b[D_DOCS]), TDM_KARG_MEM(&ds->jobs[c])};
-        rc = tdm_kernel_launch(d, "tdm_sband_select", sa, sizeof sa / sizeof *sa,
+        tdm_karg sa[7];
+        rc = tdm_kernel_launch(d, "tdm_sband_select", sa,
+                               select_args(&sd->res, ds, c, &r0, &nr, &nb, sa),
                                tdm_round_up(nb, wg), wg, 0, NULL, evp, err);
         prof(pf, "tdm_sband_select", &ev);
         if (rc == TDM_OK)
@@ -320,31 +370,20 @@ static int enqueue_rest(const tdm_sdev *sd, const host_side *h, uint32_t n, cons
 {
     tdm_device *d = sd->d;
     cl_event ev = NULL, *evp = pf->on ? &ev : NULL;
-    cl_uint nq = n, ne = (cl_uint)h->nelem, kind = (cl_uint)p0->kind, kk = k, pp = p2;
-    cl_uint nd = sd->res.ndocs;
-    float c0 = p0->c0, c1 = p0->c1;
-    tdm_karg ra[] = {
-        TDM_KARG_MEM(&ds->b[D_DOCS]),  TDM_KARG_MEM(&ds->b[D_FREQS]), TDM_KARG_MEM(&ds->b[D_TERMS]),
-        TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_U32(&nd), TDM_KARG_MEM(&sd->res.block_last),
-        TDM_KARG_MEM(&ds->b[D_QTAB]),  TDM_KARG_U32(&nq),             TDM_KARG_U32(&ne),
-        TDM_KARG_U32(&kind),           {sizeof c0, &c0},              {sizeof c1, &c1},
-        TDM_KARG_MEM(&ds->b[D_HS]),    TDM_KARG_MEM(&ds->b[D_HD]),    TDM_KARG_MEM(&ds->b[D_HN]),
-    };
+    score_in in = {.nq = n, .ne = (cl_uint)h->nelem, .kind = (cl_uint)p0->kind,
+                   .ndocs = sd->res.ndocs, .c0 = p0->c0, .c1 = p0->c1};
+    cl_uint kk = k, pp = p2;
+    tdm_karg a[15];
     int rc = TDM_OK;
-    if (ne) {
-        rc = tdm_kernel_launch(d, "tdm_sband_score", ra, sizeof ra / sizeof *ra,
-                               tdm_round_up(ne, d->wg_size), d->wg_size, 0, NULL, evp, err);
+    if (in.ne) {
+        rc = tdm_kernel_launch(d, "tdm_sband_score", a, score_args(&sd->res, ds, &in, a),
+                               tdm_round_up(in.ne, d->wg_size), d->wg_size, 0, NULL, evp, err);
         prof(pf, "tdm_sband_score", &ev);
         ++*launches;
     }
-    tdm_karg ma[] = {
-        TDM_KARG_MEM(&ds->b[D_HS]),   TDM_KARG_MEM(&ds->b[D_HD]), TDM_KARG_MEM(&ds->b[D_HN]),
-        TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&kk),          TDM_KARG_U32(&pp),
-        TDM_KARG_MEM(&ds->b[D_OUT]),  TDM_KARG_MEM(&ds->b[D_STATUS]),
-    };
     size_t ml = tdm_search_merge_local(d);
     if (rc == TDM_OK)
-        rc = tdm_kernel_launch(d, "tdm_search_merge_batch", ma, sizeof ma / sizeof *ma,
+        rc = tdm_kernel_launch(d, "tdm_search_merge_batch", a, merge_args(ds, &kk, &pp, a),
                                (size_t)n * ml, ml, 0, NULL, evp, err);
     prof(pf, "tdm_search_merge_batch (AND)", &ev);
     ++*launches;

@@ -327,8 +327,9 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
         const tdm_splan *pl = &qs[i]->pl;
         if (bmode == TDM_SBOUNDS_HOST || bmode == TDM_SBOUNDS_STORED) /* the bounds' host copy */
             tdm_sprep_host_order(p);
-        int rc = bmode == TDM_SBOUNDS_STORED ? stored_rows(sd->res.r, qs[i], h->sb + tb * TDM_SB_W, err)
-                                        : TDM_OK;
+        int rc = bmode == TDM_SBOUNDS_STORED
+                     ? stored_rows(sd->res.r, qs[i], h->sb + tb * TDM_SB_W, err)
+                     : TDM_OK;
         if (rc)
             return rc;
         uint32_t *w = h->terms + tb * TDM_SEARCH_TW;
@@ -653,6 +654,84 @@ static int host_merge(const host_side *h, uint32_t n, uint32_t k, uint32_t p2, t
     return TDM_OK;
 }
 
+/* A batch's kernel arguments, named (each kernel's builder below lists
+ * them in its signature's order, cl/search_batch.cl, cl/search_zrange.cl). */
+typedef struct batch_args {
+    const dev_side *ds;
+    const tdm_resident *res;
+    cl_uint nq, nranges, ndocs, alg, kind;
+    cl_float c0, c1;
+    cl_uint bw, nlists, arena_words, spans, layout; /* the compressed kernels' */
+    cl_uint k, pow2;                                /* the merge's */
+} batch_args;
+
+#define BATCH_MAX_ARGS 32
+
+/* tdm_search_range_batch (cl/search_batch.cl). */
+static cl_uint range_batch_args(const batch_args *b, tdm_karg *a)
+{
+    const dev_side *ds = b->ds;
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&ds->b[D_DOCS]),    TDM_KARG_MEM(&ds->b[D_FREQS]),
+        TDM_KARG_MEM(&ds->b[D_TERMS]),   TDM_KARG_MEM(&ds->b[D_BMAX]),
+        TDM_KARG_MEM(&b->res->doclens),  TDM_KARG_MEM(&ds->b[D_CUR]),
+        TDM_KARG_MEM(&ds->b[D_ORD]),     TDM_KARG_MEM(&ds->b[D_HS]),
+        TDM_KARG_MEM(&ds->b[D_HD]),      TDM_KARG_MEM(&ds->b[D_HN]),
+        TDM_KARG_MEM(&ds->b[D_QTAB]),    TDM_KARG_U32(&b->nq),
+        TDM_KARG_U32(&b->nranges),       TDM_KARG_U32(&b->ndocs),
+        TDM_KARG_U32(&b->alg),           TDM_KARG_U32(&b->kind),
+        {sizeof b->c0, &b->c0},          {sizeof b->c1, &b->c1},
+    };
+    _Static_assert(sizeof args / sizeof *args <= BATCH_MAX_ARGS, "range batch args");
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* tdm_search_zrange_batch, and with `queue` tdm_search_zrange_queue, which
+ * takes the units table last (cl/search_zrange.cl): the resident index, the
+ * cursors' block buffers in docs and freqs. */
+static cl_uint zrange_batch_args(const batch_args *b, int queue, tdm_karg *a)
+{
+    const dev_side *ds = b->ds;
+    const tdm_resident *rs = b->res;
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&rs->arena),        TDM_KARG_MEM(&rs->lists),
+        TDM_KARG_MEM(&rs->codecs),       TDM_KARG_MEM(&rs->block_last),
+        TDM_KARG_MEM(&rs->block_docs),   TDM_KARG_MEM(&rs->block_freqs),
+        TDM_KARG_U32(&b->nlists),        TDM_KARG_U32(&b->arena_words),
+        TDM_KARG_U32(&b->spans),         TDM_KARG_MEM(&ds->b[D_DOCS]),
+        TDM_KARG_MEM(&ds->b[D_FREQS]),   TDM_KARG_U32(&b->bw),
+        TDM_KARG_MEM(&ds->b[D_TERMS]),   TDM_KARG_MEM(&ds->b[D_BMAX]),
+        TDM_KARG_MEM(&rs->doclens),      TDM_KARG_MEM(&ds->b[D_CUR]),
+        TDM_KARG_MEM(&ds->b[D_ORD]),     TDM_KARG_MEM(&ds->b[D_HS]),
+        TDM_KARG_MEM(&ds->b[D_HD]),      TDM_KARG_MEM(&ds->b[D_HN]),
+        TDM_KARG_MEM(&ds->b[D_QTAB]),    TDM_KARG_U32(&b->nq),
+        TDM_KARG_U32(&b->nranges),       TDM_KARG_U32(&b->ndocs),
+        TDM_KARG_U32(&b->alg),           TDM_KARG_U32(&b->kind),
+        {sizeof b->c0, &b->c0},          {sizeof b->c1, &b->c1},
+        TDM_KARG_MEM(&ds->b[D_STATUS]),
+        TDM_KARG_U32(&b->layout),        TDM_KARG_MEM(&ds->b[D_UNITS]), /* the queue's only */
+    };
+    _Static_assert(sizeof args / sizeof *args <= BATCH_MAX_ARGS, "zrange batch args");
+    size_t n = sizeof args / sizeof *args - (queue ? 0 : 1);
+    memcpy(a, args, n * sizeof *args);
+    return (cl_uint)n;
+}
+
+/* tdm_search_merge_batch (cl/search_batch.cl): each query's heaps to its
+ * best k. */
+static cl_uint merge_batch_args(const batch_args *b, tdm_karg *a)
+{
+    const dev_side *ds = b->ds;
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&ds->b[D_HS]),   TDM_KARG_MEM(&ds->b[D_HD]), TDM_KARG_MEM(&ds->b[D_HN]),
+        TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&b->k),        TDM_KARG_U32(&b->pow2),
+        TDM_KARG_MEM(&ds->b[D_OUT]),  TDM_KARG_MEM(&ds->b[D_STATUS]),
+    };
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
 /* Decode, range and merge launches, then the blocking copy of h->out (the
  * queue: of the heaps, which host_merge then reads). */
 static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, uint32_t n,
@@ -686,31 +765,14 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
         clReleaseEvent(ev);
         ev = NULL;
     }
-    cl_uint nq = n, nr = (cl_uint)h->nranges, nd = ndocs, alg = (cl_uint)salg, kd = kind,
-            kk = k, pp = p2;
+    batch_args ba = {.ds = ds, .res = &sd->res, .nq = n, .nranges = (cl_uint)h->nranges,
+                     .ndocs = ndocs, .alg = (cl_uint)salg, .kind = kind, .c0 = c0, .c1 = c1,
+                     .bw = h->bw, .nlists = sd->res.nlists, .arena_words = sd->res.arena_words,
+                     .spans = sd->res.spans, .layout = h->zlayout, .k = k, .pow2 = p2};
+    cl_uint nr = ba.nranges;
     if (rc == TDM_OK && (h->bmode == TDM_SBOUNDS_STORED || h->bmode == TDM_SBOUNDS_POSTINGS))
         rc = device_bounds_enqueue(sd, h, n, kind, c0, c1, ds, launches, pf, err);
-    tdm_karg ra[] = {
-        TDM_KARG_MEM(&ds->b[D_DOCS]), TDM_KARG_MEM(&ds->b[D_FREQS]), TDM_KARG_MEM(&ds->b[D_TERMS]),
-        TDM_KARG_MEM(&ds->b[D_BMAX]), TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_MEM(&ds->b[D_CUR]),
-        TDM_KARG_MEM(&ds->b[D_ORD]),  TDM_KARG_MEM(&ds->b[D_HS]),   TDM_KARG_MEM(&ds->b[D_HD]),
-        TDM_KARG_MEM(&ds->b[D_HN]),   TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&nq),
-        TDM_KARG_U32(&nr),            TDM_KARG_U32(&nd),            TDM_KARG_U32(&alg),
-        TDM_KARG_U32(&kd),            {sizeof c0, &c0},             {sizeof c1, &c1},
-    };
-    cl_uint bw = h->bw, nl = sd->res.nlists, aw = sd->res.arena_words, sp = sd->res.spans;
-    cl_uint zl = h->zlayout;
-    const tdm_resident *rs = &sd->res;
-    tdm_karg za[] = {
-        TDM_KARG_MEM(&rs->arena),       TDM_KARG_MEM(&rs->lists),  TDM_KARG_MEM(&rs->codecs),
-        TDM_KARG_MEM(&rs->block_last),  TDM_KARG_MEM(&rs->block_docs),
-        TDM_KARG_MEM(&rs->block_freqs), TDM_KARG_U32(&nl),         TDM_KARG_U32(&aw),
-        TDM_KARG_U32(&sp),              ra[0],  ra[1],  TDM_KARG_U32(&bw),  ra[2],  ra[3],
-        ra[4],  ra[5],  ra[6],  ra[7],  ra[8],  ra[9],  ra[10], ra[11], ra[12], ra[13], ra[14],
-        ra[15], ra[16], ra[17],         TDM_KARG_MEM(&ds->b[D_STATUS]), TDM_KARG_U32(&zl),
-        TDM_KARG_MEM(&ds->b[D_UNITS]), /* the queue's only */
-    };
-    size_t nza = sizeof za / sizeof *za - (h->queue ? 0 : 1);
+    tdm_karg a[BATCH_MAX_ARGS];
     const char *kn = h->queue ? "tdm_search_zrange_queue"
                      : h->zr  ? "tdm_search_zrange_batch"
                               : "tdm_search_range_batch";
@@ -720,24 +782,19 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     if (h->queue)
         local = 1;
     if (rc == TDM_OK && h->zr)
-        rc = tdm_kernel_launch(d, kn, za, nza, tdm_round_up(items, local), local, 0, NULL, evp,
-                               err);
+        rc = tdm_kernel_launch(d, kn, a, zrange_batch_args(&ba, h->queue, a),
+                               tdm_round_up(items, local), local, 0, NULL, evp, err);
     else if (rc == TDM_OK)
-        rc = tdm_kernel_launch(d, kn, ra, sizeof ra / sizeof *ra, tdm_round_up(nr, local), local,
+        rc = tdm_kernel_launch(d, kn, a, range_batch_args(&ba, a), tdm_round_up(nr, local), local,
                                0, NULL, evp, err);
     if (ev) {
         tdm_sprof_event(pf, kn, ev);
         clReleaseEvent(ev);
         ev = NULL;
     }
-    tdm_karg ma[] = {
-        TDM_KARG_MEM(&ds->b[D_HS]),  TDM_KARG_MEM(&ds->b[D_HD]),  TDM_KARG_MEM(&ds->b[D_HN]),
-        TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&kk),          TDM_KARG_U32(&pp),
-        TDM_KARG_MEM(&ds->b[D_OUT]), TDM_KARG_MEM(&ds->b[D_STATUS]),
-    };
     size_t ml = tdm_search_merge_local(d);
     if (rc == TDM_OK && !h->queue) /* the queue's heaps are merged on the host */
-        rc = tdm_kernel_launch(d, "tdm_search_merge_batch", ma, sizeof ma / sizeof *ma,
+        rc = tdm_kernel_launch(d, "tdm_search_merge_batch", a, merge_batch_args(&ba, a),
                                (size_t)n * ml, ml, 0, NULL, evp, err);
     if (ev) {
         tdm_sprof_event(pf, "tdm_search_merge_batch", ev);
