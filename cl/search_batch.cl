@@ -121,14 +121,15 @@ __kernel void tdm_search_order_batch(__global uint *terms, __global const float 
     }
 }
 
-/* The stored BM25 bounds of every block of a batch (bounds.h's
-   tdm_score_stored_bound of tdm_ilist_block_max, operation for operation:
+/* The stored bounds (BM25's, or an impact index's) of every block of a
+   batch (bounds.h's tdm_score_stored_bound of tdm_ilist_block_max,
+   operation for operation:
    the quantized bound max_score * (q + 1) * 2^-8 in float, one-block lists
    max_score, times the term's weight and TDM_SCORE_BOUND_SLACK in double,
    rounded to float), so that the host uploads 16 bytes a term instead of 4
    a block. sb: TDM_SB_W words a term (first block-table entry, max_score
    bits, weight as a double's low and high words). Launched only on devices
-   with cl_khr_fp64 (BM25 needs it). */
+   with cl_khr_fp64 (the product is a double's). */
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif

@@ -21,6 +21,8 @@
 #include "drive/search.h"
 #include "drive/search_testing.h"
 #include "plan/plan_testing.h"
+#include "plan/sprep.h"
+#include "query/bounds.h"
 #include "forge.h"
 #include "randcoll.h"
 #include "residx.h"
@@ -119,10 +121,10 @@ static size_t oracle_run(tdm_oracle *or, const tdm_ireader *ir, const tdm_search
                                             &err),
                          TDM_OK);
     tdm_query_finish(&q);
+    int impact = o->scoring == TDM_SCORE_IMPACT ||
+                 (o->scoring == TDM_SCORE_AUTO && tdm_ireader_info_get(ir)->impact);
     tdm_oracle_request req = {o->k, match, precision,
-                              {o->scoring == TDM_SCORE_IMPACT ? TDM_SCORING_IMPACT
-                                                              : TDM_SCORING_BM25,
-                               o->k1, o->b}};
+                              {impact ? TDM_SCORING_IMPACT : TDM_SCORING_BM25, o->k1, o->b}};
     size_t got = 0;
     if (tdm_oracle_search(or, &q, &req, hits, &got, matched, &err) != TDM_OK)
         fail_msg("oracle: %s", tdm_err_msg(&err));
@@ -820,6 +822,201 @@ static void compressed_corrupt(void **state)
     }
 }
 
+/* ---- impact indexes (issue 30 item 3): pruning by the stored bounds */
+
+/* randcoll's frequencies made impacts of learned sparse shapes, by list:
+ * flat (90..110, SPLADE's), uniform 1..255, mostly small with rare large
+ * ones (block bounds that vary), and impacts about 2^24 (a hundred
+ * postings: cf stays in 32 bits), whose float conversion rounds. */
+static void impact_lists(randcoll *c, tdm_rng *r)
+{
+    for (uint64_t i = 0; i < c->nlists; i++) {
+        if (i % 4 == 3 && c->n[i] > 100)
+            c->n[i] = 100;
+        for (size_t j = 0; j < c->n[i]; j++) {
+            uint32_t *f = &c->freqs[i][j];
+            switch (i % 4) {
+            case 0: *f = tdm_rng_range(r, 90, 110); break;
+            case 1: *f = tdm_rng_range(r, 1, 255); break;
+            case 2: *f = tdm_rng_range(r, 0, 30) ? tdm_rng_range(r, 1, 5) : tdm_rng_range(r, 200, 255); break;
+            default: *f = (1u << 24) - 8 + tdm_rng_range(r, 0, 16); break;
+            }
+        }
+    }
+}
+
+static tdm_index *impact_index(randcoll *c, const char *dir, const char *codec)
+{
+    tdm_coll_source src;
+    randcoll_source(c, &src);
+    tdm_iwriter_options o = {.codec = codec, .impact = 1, .quant = TDM_QUANT_INTEGER};
+    tdm_err err = {0};
+    char *path = path_in(dir, "impact.tdm");
+    if (tdm_collection_write(&src, path, &o, &err) != TDM_OK)
+        fail_msg("write %s: %s", path, tdm_err_msg(&err));
+    tdm_index *ix;
+    if (tdm_index_open(path, &ix) != TDM_OK)
+        fail_msg("open: %s", tdm_last_error());
+    if (tdm_index_verify(ix) != TDM_OK)
+        fail_msg("verify: %s", tdm_last_error());
+    return ix;
+}
+
+/* The query of st prepared for impact scores takes the stored bounds, and
+ * each block's is at or above the block's largest float score (the exact
+ * maxima, tdm_score_block_bounds). */
+static void stored_bounds_hold(const tdm_ireader *ir, const tdm_search_term *st, size_t n,
+                               const char *what)
+{
+    tdm_query q;
+    tdm_query_init(&q);
+    tdm_err err = {0};
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(tdm_query_add_term(&q, ir, st[i].term, strlen(st[i].term), st[i].weight,
+                                            &err),
+                         TDM_OK);
+    tdm_query_finish(&q);
+    tdm_score_params sp = {TDM_SCORING_IMPACT, 0, 0};
+    tdm_sprep p;
+    assert_int_equal(tdm_sprep_build(&p, ir, &q, &sp, &err), TDM_OK);
+    if (q.nterms && (p.device_bounds || !p.term_bounds))
+        fail_msg("%s: the stored bounds were not taken", what);
+    tdm_scorer sc;
+    assert_int_equal(tdm_scorer_init(&sc, ir, &q, &sp, &err), TDM_OK);
+    size_t boff = 0;
+    for (size_t t = 0; t < q.nterms; t++) {
+        tdm_ilist l;
+        assert_int_equal(tdm_ireader_list(ir, q.terms[t].id, &l, &err), TDM_OK);
+        float *ex = malloc(l.nblocks * sizeof *ex), mx;
+        assert_int_equal(tdm_score_block_bounds(ir, &q, &sc, t, ex, &mx, &err), TDM_OK);
+        for (uint32_t b = 0; b < l.nblocks; b++)
+            if (!(p.bmax[boff + b] >= ex[b]))
+                fail_msg("%s: term %zu block %u: stored bound %.9g below the block's %.9g",
+                         what, t, b, p.bmax[boff + b], ex[b]);
+        boff += l.nblocks;
+        free(ex);
+    }
+    tdm_scorer_free(&sc);
+    tdm_sprep_free(&p);
+    tdm_query_free(&q);
+}
+
+/* Every algorithm, k, variant and device on impact indexes (several
+ * codecs; many query terms, flat and varied weights) answers the oracle's,
+ * from the stored bounds: the handle's cache of recomputed bounds is never
+ * asked. A batch of the same queries too (its bounds made on the device
+ * from the stored ones). */
+static void impact_indexes(void **state)
+{
+    fixture *f = *state;
+    int small = tdm_test_small();
+    static const uint32_t ks[] = {1, 10, 1000};
+    static const char *icodecs[] = {"bp128", "pef", "vbyte128", "rice"};
+    const char *dir = tdm_test_tmpdir("search_impact");
+    for (size_t ci = 0; ci < (small ? 2u : 4u); ci++) {
+        randcoll c;
+        uint32_t ndocs = small ? 300 : 3000 + 4000 * (uint32_t)ci;
+        randcoll_init(&c, 300 + ci, ndocs, 40);
+        tdm_rng r;
+        tdm_rng_seed(&r, 77 + ci);
+        impact_lists(&c, &r);
+        tdm_index *ix = impact_index(&c, dir, icodecs[ci]);
+        const tdm_ireader *ir = tdm_index_ireader(ix);
+        assert_true(tdm_ireader_info_get(ir)->impact);
+        tdm_search *s;
+        if (tdm_search_open(f->eng, ix, &s) != TDM_OK)
+            fail_msg("search open: %s", tdm_last_error());
+        tdm_oracle *or;
+        tdm_err err = {0};
+        assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
+        enum { NQ = 8 };
+        tdm_search_term st[NQ][64];
+        size_t nst[NQ];
+        int nq = small ? 4 : NQ, ndev = tdm_engine_device_count(f->eng);
+        for (int qi = 0; qi < nq; qi++) {
+            nst[qi] = random_terms(&r, &c, st[qi], qi % 2 ? 64 : 24, 0);
+            for (size_t i = 0; qi % 4 == 1 && i < nst[qi]; i++) /* flat weights */
+                st[qi][i].weight = 1.0 + tdm_rng_range(&r, 0, 3) / 1024.0;
+            for (size_t i = 0; qi % 4 == 3 && i < nst[qi]; i++)
+                st[qi][i].weight = tdm_rng_range(&r, 1, 1000) / 64.0;
+            char what[128];
+            snprintf(what, sizeof what, "impact %s ndocs %u query %d", icodecs[ci], ndocs, qi);
+            stored_bounds_hold(ir, st[qi], nst[qi], what);
+        }
+        tdm_search_options o;
+        for (int qi = 0; qi < nq; qi++)
+            for (int d = 0; d < ndev; d++)
+                for (size_t a = 0; a < NALGOS; a++)
+                    for (size_t ki = 0; ki < 4; ki++) {
+                        if (small && (ki == 0 || ki == 2)) /* Oclgrind: k 10 and all */
+                            continue;
+                        tdm_search_options_init(&o);
+                        /* the index's own scoring (auto), or impact by name */
+                        o.scoring = qi % 2 ? TDM_SCORE_IMPACT : TDM_SCORE_AUTO;
+                        o.k = ki < 3 ? ks[ki] : ndocs + 5;
+                        o.k = o.k > TDM_SEARCH_K_MAX ? TDM_SEARCH_K_MAX : o.k;
+                        o.device = d;
+                        o.algorithm = algos[a];
+                        o.variant = (int)((qi + a + ki) % 4);
+                        char what[200];
+                        snprintf(what, sizeof what, "impact %s ndocs %u query %d (%zu terms) "
+                                 "k %u %s dev %d variant %d", icodecs[ci], ndocs, qi, nst[qi],
+                                 o.k, tdm_algorithm_name(o.algorithm), d, o.variant);
+                        check_search(s, or, ir, st[qi], nst[qi], &o, what);
+                    }
+        /* batches: every pruning algorithm and k on every device */
+        tdm_search_query bq[NQ];
+        for (int qi = 0; qi < nq; qi++)
+            bq[qi] = (tdm_search_query){NULL, st[qi], nst[qi]};
+        static const int pr[] = {TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+        for (int d = 0; d < ndev; d++)
+            for (size_t a = 0; a < 3; a++)
+                for (size_t ki = 0; ki < 3; ki++) {
+                    tdm_search_options_init(&o);
+                    o.device = d;
+                    o.algorithm = pr[a];
+                    o.k = ks[ki];
+                    tdm_search_result *res[NQ];
+                    if (tdm_search_batch(s, bq, (size_t)nq, &o, res) != TDM_OK)
+                        fail_msg("impact batch: %s", tdm_last_error());
+                    uint32_t shared = 0;
+                    for (int qi = 0; qi < nq; qi++) {
+                        tdm_hit *w = malloc(o.k * sizeof *w);
+                        size_t nw = oracle_run(or, ir, st[qi], nst[qi], &o, TDM_MATCH_OR,
+                                               TDM_ORACLE_FLOAT, w, NULL);
+                        const tdm_search_result *rq = res[qi];
+                        assert_int_equal(rq->status, TDM_OK);
+                        shared = rq->batch > shared ? rq->batch : shared;
+                        if (rq->n != nw)
+                            fail_msg("impact batch %s k %u dev %d query %d: %zu hits, oracle %zu",
+                                     tdm_algorithm_name(pr[a]), o.k, d, qi, rq->n, nw);
+                        for (size_t i = 0; i < nw; i++)
+                            if (rq->hits[i].docid != w[i].docid ||
+                                (double)rq->hits[i].score != w[i].score)
+                                fail_msg("impact batch %s k %u dev %d query %d rank %zu: doc %u "
+                                         "%.9g, oracle doc %u %.9g", tdm_algorithm_name(pr[a]),
+                                         o.k, d, qi, i, rq->hits[i].docid, rq->hits[i].score,
+                                         w[i].docid, w[i].score);
+                        free(w);
+                        tdm_search_result_free(res[qi]);
+                    }
+                    if (o.k <= 10 && shared < 2) /* at k = 1000 the planner may run them alone */
+                        fail_msg("impact batch %s k %u dev %d: no query shared its launches",
+                                 tdm_algorithm_name(pr[a]), o.k, d);
+                }
+        tdm_bcache_stats bs;
+        tdm_bcache_stats_get(s->bcache, &bs);
+        if (bs.hits + bs.misses)
+            fail_msg("impact %s: the bounds cache was asked (%llu hits, %llu misses): the "
+                     "stored bounds were not taken", icodecs[ci], (unsigned long long)bs.hits,
+                     (unsigned long long)bs.misses);
+        tdm_oracle_close(or);
+        tdm_search_close(s);
+        tdm_index_close(ix);
+        randcoll_free(&c);
+    }
+}
+
 int main(void)
 {
     (void)assert_same_index; /* randcoll.h's, for the round-trip tests */
@@ -828,6 +1025,9 @@ int main(void)
         cmocka_unit_test(unknown_stemmer),      cmocka_unit_test(random_small_indexes),
         cmocka_unit_test(many_threads),         cmocka_unit_test(random_large_indexes),
         cmocka_unit_test(compressed_edges),     cmocka_unit_test(compressed_corrupt),
+        cmocka_unit_test(impact_indexes),
     };
+    if (getenv("TDM_TEST_FILTER")) /* e.g. impact_indexes */
+        cmocka_set_test_filter(getenv("TDM_TEST_FILTER"));
     return cmocka_run_group_tests(tests, setup, teardown);
 }

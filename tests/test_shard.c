@@ -16,6 +16,7 @@
 #include "index/index_priv.h"
 #include "index/shard.h"
 #include "index/writer.h"
+#include "plan/sprep.h"
 #include "randcoll.h"
 #include "testutil.h"
 
@@ -217,6 +218,55 @@ static void merged_equal_whole(void **state)
     tdm_engine_close(e);
 }
 
+/* An impact index split: each shard's bounds come from the source blocks
+ * (the largest byte of those its postings came from: shard.c), verify as
+ * impact bounds, and are the ones the search takes (the stored ones, not
+ * recomputed); merged answers equal the whole's, every algorithm and k. */
+static void impact_merged_equal_whole(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = engine1();
+    tdm_coll_source src;
+    randcoll_source(&f->c, &src);
+    tdm_iwriter_options wo = {.codec = "bp128", .impact = 1, .quant = TDM_QUANT_INTEGER};
+    tdm_err err = {0};
+    char *path = path_in(f->dir, "impact.tdm");
+    if (tdm_collection_write(&src, path, &wo, &err) != TDM_OK)
+        fail_msg("write %s: %s", path, tdm_err_msg(&err));
+    tdm_index *whole = NULL;
+    assert_int_equal(tdm_index_open(path, &whole), TDM_OK);
+    assert_true(tdm_ireader_info_get(tdm_index_ireader(whole))->impact);
+    tdm_search *ws = NULL;
+    assert_int_equal(tdm_search_open(e, whole, &ws), TDM_OK);
+    for (uint32_t n = 2; n <= 3; n++) {
+        char prefix[1024];
+        snprintf(prefix, sizeof prefix, "%s/impact-s%u", f->dir, n);
+        split sp = {0};
+        split_open(&sp, whole, prefix, n, e);
+        for (uint32_t i = 0; i < n; i++) { /* the stored bounds apply on a shard */
+            const tdm_ireader *r = tdm_index_ireader(sp.ix[i]);
+            assert_true(tdm_ireader_info_get(r)->impact);
+            tdm_query q;
+            tdm_query_init(&q);
+            for (uint64_t t = 0; t < 8 && t < f->c.nlists; t++)
+                assert_int_equal(tdm_query_add_id(&q, r, t, 1.5, &err), TDM_OK);
+            tdm_query_finish(&q);
+            tdm_score_params sp_imp = {TDM_SCORING_IMPACT, 0, 0};
+            tdm_sprep p;
+            assert_int_equal(tdm_sprep_build(&p, r, &q, &sp_imp, &err), TDM_OK);
+            assert_false(p.device_bounds);
+            assert_true(p.term_bounds);
+            tdm_sprep_free(&p);
+            tdm_query_free(&q);
+        }
+        same_answers(ws, &sp, &f->c, 2000 + n, tdm_test_small() ? 15 : 60);
+        split_close(&sp);
+    }
+    tdm_search_close(ws);
+    tdm_index_close(whole);
+    tdm_engine_close(e);
+}
+
 /* Boundaries: non-empty ranges covering the documents, about equal length. */
 static void bounds(void **state)
 {
@@ -341,6 +391,7 @@ int main(void)
         cmocka_unit_test(bounds),
         cmocka_unit_test(refused),
         cmocka_unit_test(merged_equal_whole),
+        cmocka_unit_test(impact_merged_equal_whole),
     };
     return tdm_test_run_group("shard", tests, sizeof tests / sizeof *tests, setup, teardown);
 }

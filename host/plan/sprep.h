@@ -42,9 +42,9 @@ typedef struct tdm_sprep {
 } tdm_sprep;
 
 /* Plans the decoding of q's lists and fills the term table (words 0-4) and, when the
- * request's k1, b are the index's, each block's bound from the stored bounds
- * (bounds.h); else device_bounds is set and the device recomputes them from
- * the postings (exact maxima). */
+ * stored bounds apply (BM25 at the index's k1, b; impact scores on an impact
+ * index: bounds.h), each block's bound from them; else device_bounds is set
+ * and the device recomputes them from the postings (exact maxima). */
 int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
                     const tdm_score_params *sp, tdm_err *err);
 /* The same; where the stored bounds do not apply and bc is not NULL, the

@@ -36,11 +36,28 @@ int tdm_score_block_bounds(const tdm_ireader *r, const tdm_query *q, const tdm_s
     return rc;
 }
 
+/* Whether the index's stored bounds bound this scoring: BM25 at the k1, b
+ * they were computed for, or impact scoring of an impact index, whose stored
+ * bounds bound the block's impacts (FORMAT.md "Impact indexes"). Impact
+ * scoring of a BM25 index (asked for on purpose) has BM25 bounds: no. */
+static int stored_apply(const tdm_ireader_info *info, const tdm_scorer *s)
+{
+    if (s->kind == TDM_SCORING_IMPACT)
+        return info->impact;
+    return s->kind == TDM_SCORING_BM25 && !info->impact && s->k1 == info->k1 && s->b == info->b;
+}
+
 float tdm_score_stored_bound(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *s,
                              size_t t, float stored)
 {
-    const tdm_ireader_info *info = tdm_ireader_info_get(r);
-    if (s->kind != TDM_SCORING_BM25 || s->k1 != info->k1 || s->b != info->b)
+    if (!stored_apply(tdm_ireader_info_get(r), s))
         return -1;
+    /* One expression for both (cl/search_batch.cl computes it so too). For
+     * impacts, with u = 2^-24: every impact f of the block is <= stored (an
+     * integer below a float), so (float)f <= stored (rounding is monotone),
+     * and the float score qw * (float)f, qw = (float)w <= w (1 + u), is at
+     * most w * stored * (1 + u)^2 < w * stored * SLACK (1 - 2^-53)^2, which
+     * is below the double product here before its rounding to float, and
+     * that rounding cannot go below a float it is above. */
     return (float)((double)stored * q->terms[t].weight * TDM_SCORE_BOUND_SLACK);
 }

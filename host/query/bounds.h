@@ -14,11 +14,15 @@
  *     for any k1, b, any weight, and impact scoring. O(postings of the list):
  *     a search handle computes them once per (term, parameters) and keeps
  *     them in its tdm_bcache (below).
- *   - from the index's stored BM25 bounds (tdm_score_stored_bound), only
- *     when the request's k1 and b are those the index stored its bounds for:
- *     the stored bound B is >= the double BM25 of every posting of the block
- *     (FORMAT.md), the float score is within 2^-21 relative of weight times
- *     that, so (float)(B * weight * TDM_SCORE_BOUND_SLACK) is an upper bound.
+ *   - from the index's stored bounds (tdm_score_stored_bound), only when
+ *     they bound what the request scores: BM25 at the k1 and b the index
+ *     stored its bounds for (the stored bound B is >= the double BM25 of
+ *     every posting of the block, FORMAT.md, the float score is within
+ *     2^-21 relative of weight times that), or impact scores on an impact
+ *     index (B is >= every impact of the block, FORMAT.md "Impact indexes";
+ *     the float score qw * (float)impact is within 2^-23 relative of weight
+ *     times that, bounds.c): (float)(B * weight * TDM_SCORE_BOUND_SLACK) is
+ *     an upper bound either way. O(blocks), nothing decoded.
  *
  * Threads: pure functions of their arguments.
  */
@@ -36,16 +40,16 @@
 int tdm_score_block_bounds(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *s,
                            size_t t, float *bounds, float *list_max, tdm_err *err);
 
-/* A bound on the t-th term's float scores in a block whose stored BM25 bound
- * is `stored` (tdm_ilist_block_max); -1 when the stored bounds do not apply
- * (impact scoring, or k1, b other than the index's). */
+/* A bound on the t-th term's float scores in a block whose stored bound is
+ * `stored` (tdm_ilist_block_max); -1 when the stored bounds do not apply
+ * (BM25 at k1, b other than the index's; impact scoring of a BM25 index). */
 float tdm_score_stored_bound(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *s,
                              size_t t, float stored);
 
 /* ---- a cache of recomputed bounds (bounds_cache.c), one per search handle
  *
  * For requests whose k1, b are not those the index stored its bounds for
- * (and for impact scoring), the bounds of a term's blocks are the exact
+ * (and for impact scoring of a BM25 index), the bounds of a term's blocks are the exact
  * maxima tdm_score_block_bounds computes, which depend only on the scoring
  * (kind, k1, b), the term, and the term's float weight qw[t] (score.h):
  * that is the key. A hit copies the same floats a recomputation would give,
