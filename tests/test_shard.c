@@ -74,7 +74,8 @@ static void split_open(split *sp, const tdm_index *whole, const char *prefix, ui
     const tdm_ireader *rs[MAXS];
     for (uint32_t i = 0; i < n; i++) {
         char path[1024];
-        snprintf(path, sizeof path, "%s.%u", prefix, i);
+        if (snprintf(path, sizeof path, "%s.%u", prefix, i) >= (int)sizeof path)
+            fail_msg("shard path too long: %s.%u", prefix, i);
         if (tdm_index_open(path, &sp->ix[i]) != TDM_OK)
             fail_msg("%s: %s", path, tdm_last_error());
         rs[i] = tdm_index_ireader(sp->ix[i]);

@@ -30,11 +30,17 @@ static int bad(char *err, size_t errlen, const char *where, const char *fmt, ...
 static int real_field(json_t *v, const char *name, double lo, double hi, double *out,
                       char *err, size_t errlen)
 {
-    if (!json_is_number(v))
-        return bad(err, errlen, name, "expected a number in [%g, %g]", lo, hi);
+    /* 400, not bad()'s value, on failure: the compiler then sees that *out
+     * is set whenever 0 comes back (bad() is variadic, never inlined). */
+    if (!json_is_number(v)) {
+        bad(err, errlen, name, "expected a number in [%g, %g]", lo, hi);
+        return 400;
+    }
     double x = json_number_value(v);
-    if (!(x >= lo && x <= hi))
-        return bad(err, errlen, name, "%g is out of range [%g, %g]", x, lo, hi);
+    if (!(x >= lo && x <= hi)) {
+        bad(err, errlen, name, "%g is out of range [%g, %g]", x, lo, hi);
+        return 400;
+    }
     *out = x;
     return 0;
 }
@@ -43,9 +49,11 @@ static int real_field(json_t *v, const char *name, double lo, double hi, double 
 static int int_field(json_t *v, const char *name, json_int_t lo, json_int_t hi, json_int_t *out,
                      char *err, size_t errlen)
 {
-    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-        return bad(err, errlen, name, "expected a whole number in %lld..%lld", (long long)lo,
-                   (long long)hi);
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+        bad(err, errlen, name, "expected a whole number in %lld..%lld", (long long)lo,
+            (long long)hi);
+        return 400; /* as real_field: *out is set whenever 0 comes back */
+    }
     *out = json_integer_value(v);
     return 0;
 }
