@@ -490,8 +490,12 @@ typedef struct tdm_index_build_options {
 TDM_API void tdm_index_build_options_init(tdm_index_build_options *o);
 
 /* Builds an index at `out_path` from `ninputs` files (each a path, or "-"
- * for stdin; gzip files are read transparently). Documents get docids in
- * input order. The file appears atomically at the end; on failure or
+ * for stdin; gzip files are read transparently). A directory stands for
+ * every regular file under it: recursively, in byte order of the paths,
+ * names starting with '.' skipped, symbolic links followed (a file reached
+ * twice read once); an empty directory, an unreadable entry, a loop of
+ * links or `out_path` inside it is an error. Documents get docids in input
+ * order. The file appears atomically at the end; on failure or
  * cancellation nothing is left behind. `opts` may be NULL (the defaults).
  * On failure tdm_last_error() names the input and position.
  * Thread-safe (each call is independent). */

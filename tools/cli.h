@@ -40,7 +40,8 @@ const char *tdm_cli_opt(int argc, char **argv, int *i, const char *name);
 
 /* Checked numbers for options, one rule for every subcommand. Each parses
  * the whole of `v` (the value of option `opt` of command `cmd`), and on
- * failure prints "tandem CMD: OPT 'V': why; expected ..." and returns -1.
+ * failure prints "tandem CMD: OPT 'V': why; expected ..." and returns -1
+ * (a usage error: exit status 2).
  *
  * tdm_cli_uint: a whole decimal number in [lo, hi], optionally with a k, M
  * or G suffix (x1000, x10^6, x10^9) or written 2^P; no sign, no fraction,
@@ -60,7 +61,9 @@ int tdm_cli_real(const char *cmd, const char *opt, const char *v, double lo, int
 /* Checks an output path given to option `opt` (usually -o) before anything
  * is opened: "" is an error; "-" is stdout when `stdout_ok` (then *to_stdout
  * is set), else an error saying so; otherwise tdm_output_check against the
- * inputs (fsutil.h). Prints the error and returns -1 on failure. */
+ * inputs (fsutil.h). Prints the error and returns the exit status on
+ * failure (2 for "" or a refused "-", 1 for a path that cannot be written
+ * or is an input), 0 when the path is fine. */
 int tdm_cli_output(const char *cmd, const char *opt, const char *path, int stdout_ok,
                    const char *const *inputs, size_t ninputs, int *to_stdout);
 
@@ -76,11 +79,32 @@ int tdm_cli_close_stdout(const char *cmd, int rc);
 /* Monotonic wall-clock seconds, for rates and progress. */
 double tdm_cli_now(void);
 
+/* One exit-status rule for every subcommand (and tandem-mpi), stated in
+ * `tandem --help` and the README: 0 success; 2 a usage error, the command
+ * line itself is wrong (an unknown option, a missing or extra argument, a
+ * value the option does not take), found before any input is read; 1 any
+ * other failure (a file that cannot be read or written, a malformed input,
+ * a failed search, a benchmark's mismatch). */
+#define TDM_CLI_EXIT_FAIL 1
+#define TDM_CLI_EXIT_USAGE 2
+
 /* Prints "tandem <cmd>: <message>" to stderr and returns exit status 1. */
 int tdm_cli_fail(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* As tdm_cli_fail, for a usage error: returns exit status 2. */
+int tdm_cli_usage(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* The exit status of a failed library call: 2 for TDM_ERR_INVALID_ARG (an
+ * option value the library refused, such as an unknown codec or stemmer),
+ * else 1. */
+int tdm_cli_status(int rc);
 
 #endif

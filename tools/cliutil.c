@@ -24,6 +24,22 @@ int tdm_cli_fail(const char *cmd, const char *fmt, ...)
     return 1;
 }
 
+int tdm_cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tandem %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return TDM_CLI_EXIT_USAGE;
+}
+
+int tdm_cli_status(int rc)
+{
+    return rc == TDM_ERR_INVALID_ARG ? TDM_CLI_EXIT_USAGE : TDM_CLI_EXIT_FAIL;
+}
+
 void tdm_cli_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -121,25 +137,22 @@ int tdm_cli_output(const char *cmd, const char *opt, const char *path, int stdou
 {
     if (to_stdout)
         *to_stdout = 0;
-    if (!path || !*path) {
-        tdm_cli_fail(cmd, "%s: empty output path", opt);
-        return -1;
-    }
+    if (!path || !*path)
+        return tdm_cli_usage(cmd, "%s: empty output path", opt);
     if (!strcmp(path, "-")) {
         if (stdout_ok && to_stdout) {
             *to_stdout = 1;
             return 0;
         }
-        tdm_cli_fail(cmd, "%s -: this output cannot go to standard output; give a file name "
-                          "(./- for a file named '-')", opt);
-        return -1;
+        return tdm_cli_usage(cmd, "%s -: this output cannot go to standard output; give a "
+                                  "file name (./- for a file named '-')", opt);
     }
     tdm_err err = {0};
     int rc = tdm_output_check(path, inputs, ninputs, &err);
     if (rc != TDM_OK)
         tdm_cli_fail(cmd, "%s", tdm_err_msg(&err));
     tdm_err_clear(&err);
-    return rc == TDM_OK ? 0 : -1;
+    return rc == TDM_OK ? 0 : TDM_CLI_EXIT_FAIL;
 }
 
 void tdm_cli_std_fds(void)

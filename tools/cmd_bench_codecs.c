@@ -108,16 +108,19 @@ static int parse_sizes(const char *s, opts *o)
 }
 
 /* Before anything runs: the index opens, and --csv and --plot are files
- * that may be replaced (not the index, not a device, not stdout). */
+ * that may be replaced (not the index, not a device, not stdout). 0, or the
+ * exit status after a message. */
 static int check_paths(const opts *o)
 {
     static const char C[] = "bench codecs";
     const char *in[1] = {o->index};
-    if ((o->csv && tdm_cli_output(C, "--csv", o->csv, 0, in, 1, NULL)) ||
-        (o->plot && tdm_cli_output(C, "--plot", o->plot, 0, in, 1, NULL)))
-        return -1;
+    int bad = o->csv ? tdm_cli_output(C, "--csv", o->csv, 0, in, 1, NULL) : 0;
+    if (!bad && o->plot)
+        bad = tdm_cli_output(C, "--plot", o->plot, 0, in, 1, NULL);
+    if (bad)
+        return bad;
     if (o->csv && o->plot && !strcmp(o->csv, o->plot))
-        return -tdm_cli_fail(C, "--csv and --plot name the same file '%s'", o->csv);
+        return tdm_cli_usage(C, "--csv and --plot name the same file '%s'", o->csv);
     if (!o->index)
         return 0;
     tdm_err err = {0};
@@ -127,9 +130,11 @@ static int check_paths(const opts *o)
         tdm_cli_fail(C, "--index: %s", tdm_err_msg(&err));
     tdm_ireader_close(r);
     tdm_err_clear(&err);
-    return rc == TDM_OK ? 0 : -1;
+    return rc == TDM_OK ? 0 : TDM_CLI_EXIT_FAIL;
 }
 
+/* The options into o: 0, -1 after --help, or the exit status after a
+ * message. */
 static int parse(int argc, char **argv, opts *o)
 {
     *o = (opts){.dists = "uniform,clustered", .universe = 1u << 29, .reps = 50,
@@ -141,14 +146,14 @@ static int parse(int argc, char **argv, opts *o)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            return 1;
+            return -1;
         }
         if (!strcmp(a, "--no-check")) {
             o->no_check = 1;
             continue;
         }
         if (!v)
-            return tdm_cli_fail("bench codecs", "%s needs a value (or unknown option)", a) + 1;
+            return tdm_cli_usage("bench codecs", "%s needs a value (or unknown option)", a);
         i++;
         if (!strcmp(a, "--codecs"))
             o->codecs = v;
@@ -156,39 +161,39 @@ static int parse(int argc, char **argv, opts *o)
             o->dists = v;
         else if (!strcmp(a, "--sizes")) {
             if (parse_sizes(v, o))
-                return tdm_cli_fail("bench codecs", "bad --sizes '%s' (e.g. 16-25)", v) + 1;
+                return tdm_cli_usage("bench codecs", "bad --sizes '%s' (e.g. 16-25)", v);
         } else if (!strcmp(a, "--universe")) {
             if (tdm_cli_uint(C, a, v, 2, TDM_LISTGEN_MAX_UNIVERSE, &u))
-                return 2;
+                return TDM_CLI_EXIT_USAGE;
             o->universe = (uint32_t)u;
         } else if (!strcmp(a, "--devices"))
             o->devices = v;
         else if (!strcmp(a, "--reps")) {
             if (tdm_cli_uint(C, a, v, 1, 1000000, &u))
-                return 2;
+                return TDM_CLI_EXIT_USAGE;
             o->reps = (int)u;
         } else if (!strcmp(a, "--budget")) {
             if (tdm_cli_real(C, a, v, 0, 1, 3600, &o->budget_s))
-                return 2;
+                return TDM_CLI_EXIT_USAGE;
         } else if (!strcmp(a, "--e2e-reps")) {
             if (tdm_cli_uint(C, a, v, 0, 64, &u))
-                return 2;
+                return TDM_CLI_EXIT_USAGE;
             o->e2e_reps = (int)u;
         } else if (!strcmp(a, "--values")) {
             if (strcmp(v, "docids") && strcmp(v, "gaps"))
-                return tdm_cli_fail("bench codecs", "--values docids or gaps") + 1;
+                return tdm_cli_usage("bench codecs", "--values docids or gaps");
             o->gaps = !strcmp(v, "gaps");
         } else if (!strcmp(a, "--seed")) {
             if (tdm_cli_uint(C, a, v, 0, UINT64_MAX, &o->seed))
-                return 2;
+                return TDM_CLI_EXIT_USAGE;
         } else if (!strcmp(a, "--select")) {
             if (tdm_cli_real(C, a, v, 0, 1, 1, &o->select))
-                return 2;
+                return TDM_CLI_EXIT_USAGE;
         } else if (!strcmp(a, "--index"))
             o->index = v;
         else if (!strcmp(a, "--index-lists")) {
             if (tdm_cli_uint(C, a, v, 1, INT32_MAX, &u))
-                return 2;
+                return TDM_CLI_EXIT_USAGE;
             o->index_lists = (int)u;
         } else if (!strcmp(a, "--csv"))
             o->csv = v;
@@ -197,22 +202,22 @@ static int parse(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--build-options"))
             o->build_options = v;
         else
-            return tdm_cli_fail("bench codecs", "unknown option %s (see --help)", a) + 1;
+            return tdm_cli_usage("bench codecs", "unknown option %s (see --help)", a);
     }
     if (o->codecs && !*o->codecs)
-        return tdm_cli_fail(C, "--codecs '': empty; give codec names or all") + 1;
+        return tdm_cli_usage(C, "--codecs '': empty; give codec names or all");
     if (!*o->dists)
-        return tdm_cli_fail(C, "--dist '': empty; expected uniform, clustered or both") + 1;
+        return tdm_cli_usage(C, "--dist '': empty; expected uniform, clustered or both");
     for (const char *p = o->dists; *p;) { /* every name known before anything runs */
         size_t len = strcspn(p, ",");
         char name[32];
         snprintf(name, sizeof name, "%.*s", (int)(len < 31 ? len : 31), p);
         if (tdm_listgen_dist_by_name(name) < 0)
-            return tdm_cli_fail(C, "--dist '%s': unknown '%s'; expected uniform, clustered",
-                                o->dists, name) + 1;
+            return tdm_cli_usage(C, "--dist '%s': unknown '%s'; expected uniform, clustered",
+                                 o->dists, name);
         p += len + (p[len] == ',');
     }
-    return check_paths(o) ? 2 : 0;
+    return check_paths(o);
 }
 
 static int pick_codecs(bench *B)
@@ -546,9 +551,9 @@ int tdm_bench_codecs(int argc, char **argv)
     bench B = {0};
     int rc = parse(argc, argv, &B.o);
     if (rc)
-        return rc - 1;
+        return rc < 0 ? 0 : rc; /* --help, or the exit status after a message */
     if (pick_codecs(&B))
-        return 1;
+        return TDM_CLI_EXIT_USAGE; /* --codecs names no device codec */
     if (open_engine(&B)) {
         tdm_engine_close(B.e);
         free(B.roof_gbs);

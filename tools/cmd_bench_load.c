@@ -261,7 +261,8 @@ static int parse_opt(int argc, char **argv, int *i, opts *o, int *budget_set)
     return 0;
 }
 
-/* 0 parsed, 1 after an error message, -1 --help printed. */
+/* 0 parsed, -1 --help printed, or the exit status after an error message
+ * (every option's error a usage error, 2). */
 static int parse(int argc, char **argv, opts *o)
 {
     *o = (opts){.algo = TDM_ALGO_AUTO, .k = 10, .duration = 5, .warmup = 1,
@@ -274,14 +275,14 @@ static int parse(int argc, char **argv, opts *o)
             return -1;
         }
         if (parse_opt(argc, argv, &i, o, &budget_set))
-            return 1;
+            return TDM_CLI_EXIT_USAGE;
     }
     if (!o->index || !o->queries)
-        return tdm_cli_fail(C, "need INDEX and --queries FILE ('tandem bench load --help')");
+        return tdm_cli_usage(C, "need INDEX and --queries FILE ('tandem bench load --help')");
     if (!o->nrates && !o->find_max)
-        return tdm_cli_fail(C, "nothing to run: give --rates LIST, --find-max or both");
+        return tdm_cli_usage(C, "nothing to run: give --rates LIST, --find-max or both");
     if (budget_set && !o->find_max)
-        return tdm_cli_fail(C, "--budget-p95-ms is the budget of --find-max: add --find-max");
+        return tdm_cli_usage(C, "--budget-p95-ms is the budget of --find-max: add --find-max");
     if (!budget_set)
         o->budget_p95_ms = o->deadline_ms;
     if (!o->start_rate)
@@ -289,12 +290,13 @@ static int parse(int argc, char **argv, opts *o)
     if (!o->nmem)
         one_mem("full", o);
     const char *in[2] = {o->index, o->queries};
-    if (o->csv && tdm_cli_output(C, "--csv", o->csv, 0, in, 2, NULL))
-        return 1;
-    if (o->plot && tdm_cli_output(C, "--plot", o->plot, 0, in, 2, NULL))
-        return 1;
+    int bad = o->csv ? tdm_cli_output(C, "--csv", o->csv, 0, in, 2, NULL) : 0;
+    if (!bad && o->plot)
+        bad = tdm_cli_output(C, "--plot", o->plot, 0, in, 2, NULL);
+    if (bad)
+        return bad;
     if (o->csv && o->plot && !strcmp(o->csv, o->plot))
-        return tdm_cli_fail(C, "--csv and --plot name the same file '%s'", o->csv);
+        return tdm_cli_usage(C, "--csv and --plot name the same file '%s'", o->csv);
     return 0;
 }
 
@@ -618,5 +620,5 @@ int tdm_bench_load(int argc, char **argv)
     free(b.set.v);
     tdm_bq_queries_free(&b.qs);
     tdm_index_close(ix);
-    return rc;
+    return rc ? TDM_CLI_EXIT_FAIL : 0; /* past the options, every failure is 1 */
 }

@@ -168,7 +168,7 @@ static int probe(const char *opt, const char *path)
     return 0;
 }
 
-/* 0 parsed, 1 after an error message, -1 --help printed. */
+/* 0 parsed, -1 --help printed, or the exit status after an error message. */
 static int parse(int argc, char **argv, opts *o)
 {
     *o = (opts){.warmup = 100, .oracle_threads = 1, .batch_threads = 1,
@@ -185,56 +185,56 @@ static int parse(int argc, char **argv, opts *o)
             o->queries = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
             if (tdm_qf_options_by_name(v, &o->qo) < 0)
-                return tdm_cli_fail(C, "--format '%s': expected auto, colon, tab, trec, smart "
-                                       "or jsonl", v);
+                return tdm_cli_usage(C, "--format '%s': expected auto, colon, tab, trec, smart "
+                                        "or jsonl", v);
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--fields"))) {
             if (!(o->qo.trec_fields = tdm_qf_fields_by_names(v)))
-                return tdm_cli_fail(C, "--fields '%s': expected a comma list of title, desc, "
-                                       "narr", v);
+                return tdm_cli_usage(C, "--fields '%s': expected a comma list of title, desc, "
+                                        "narr", v);
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--limit"))) {
             if (tdm_cli_uint(C, "--limit", v, 1, UINT32_MAX, &o->limit))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--algorithms"))) {
             if (parse_algos(v, o))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "-k")) ||
                    (v = tdm_cli_opt(argc, argv, &i, "--k"))) {
             if (parse_ks(v, o))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--devices"))) {
             o->devices = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--spread"))) {
             if (tdm_policy_parse(v, &o->spread) != TDM_OK || o->spread == TDM_POLICY_DEFAULT)
-                return tdm_cli_fail(C, "--spread '%s': expected cpu-only, gpu-only, best, "
-                                       "hybrid or direct", v);
+                return tdm_cli_usage(C, "--spread '%s': expected cpu-only, gpu-only, best, "
+                                        "hybrid or direct", v);
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--warmup"))) {
             if (tdm_cli_uint(C, "--warmup", v, 0, UINT32_MAX, &o->warmup))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--budget"))) {
             if (tdm_cli_real(C, "--budget", v, 0, 1, 1e6, &o->budget))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--oracle-threads"))) {
             if (tdm_cli_uint(C, "--oracle-threads", v, 1, 1024, &o->oracle_threads))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--oracle-cache"))) {
             o->oracle_cache = v;
         } else if (!strcmp(argv[i], "--oracle-only")) {
             o->oracle_only = 1;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--k1"))) {
             if (tdm_cli_real(C, "--k1", v, 0, 0, TDM_CLI_MAX_K1, &o->k1))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--b"))) {
             if (tdm_cli_real(C, "--b", v, 0, 0, 1, &o->b))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--batch"))) {
             if (parse_list("--batch", v, 1, BATCH_MAX, o->batches, &o->nbatches))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--threads"))) {
             if (parse_list("--threads", v, 1, THREADS_MAX, o->threads, &o->nthreads))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--batch-threads"))) {
             if (tdm_cli_uint(C, "--batch-threads", v, 1, THREADS_MAX, &o->batch_threads))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--throughput-plot"))) {
             o->tput_plot = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--csv"))) {
@@ -244,27 +244,27 @@ static int parse(int argc, char **argv, opts *o)
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--plot"))) {
             o->plot = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tdm_cli_fail(C, "unknown or incomplete option '%s' (see --help)", argv[i]);
+            return tdm_cli_usage(C, "unknown or incomplete option '%s' (see --help)", argv[i]);
         } else if (!o->index) {
             o->index = argv[i];
         } else {
-            return tdm_cli_fail(C, "unexpected argument '%s'", argv[i]);
+            return tdm_cli_usage(C, "unexpected argument '%s'", argv[i]);
         }
     }
     if (!o->index || !o->queries)
-        return tdm_cli_fail(C, "need INDEX and --queries FILE ('tandem bench queries --help')");
+        return tdm_cli_usage(C, "need INDEX and --queries FILE ('tandem bench queries --help')");
     const char *in[2] = {o->index, o->queries};
     const char *outs[5] = {o->csv, o->plot, o->tput_plot, o->oracle_cache, o->per_query};
     static const char *const names[5] = {"--csv", "--plot", "--throughput-plot",
                                          "--oracle-cache", "--per-query"};
     for (int a = 0; a < 5; a++) {
-        if (outs[a] && (tdm_cli_output(C, names[a], outs[a], 0, in, 2, NULL) ||
-                        probe(names[a], outs[a])))
-            return 1;
+        int bad = outs[a] ? tdm_cli_output(C, names[a], outs[a], 0, in, 2, NULL) : 0;
+        if (bad || (outs[a] && probe(names[a], outs[a])))
+            return bad ? bad : TDM_CLI_EXIT_FAIL;
         for (int c = 0; c < a; c++)
             if (outs[a] && outs[c] && !strcmp(outs[a], outs[c]))
-                return tdm_cli_fail(C, "%s and %s name the same file '%s'", names[c], names[a],
-                                    outs[a]);
+                return tdm_cli_usage(C, "%s and %s name the same file '%s'", names[c], names[a],
+                                     outs[a]);
     }
     return 0;
 }
@@ -499,5 +499,5 @@ int tdm_bench_queries(int argc, char **argv)
     tdm_bq_set_free(&b.set);
     tdm_bq_queries_free(&b.qs);
     tdm_index_close(ix);
-    return rc;
+    return rc ? TDM_CLI_EXIT_FAIL : 0; /* past the options, every failure is 1 */
 }

@@ -13,7 +13,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: tandem build [options] -o INDEX INPUT...\n"
-            "  INPUT is a file, '-' for stdin; gzip files are read transparently\n"
+            "  INPUT is a file, '-' for stdin, or a directory: every file under it\n"
+            "  (recursively, in path order, names starting with '.' skipped); gzip\n"
+            "  files are read transparently\n"
             "  --format auto|lines|trec|smart|jsonl|jsonvector\n"
             "                                         input format (default auto: guessed;\n"
             "                                         jsonvector: Anserini's JSON vectors of\n"
@@ -80,7 +82,7 @@ static int progress_bar(void *user, const tdm_index_build_progress *p)
 }
 
 /* One option at argv[*i] into o (or *out, *quiet); 0, 1 for not an option,
- * -1 after an error message. */
+ * or minus the exit status after an error message. */
 static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
                      const char **out, int *quiet)
 {
@@ -95,9 +97,8 @@ static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
     } else if ((v = tdm_cli_opt(argc, argv, i, "--format"))) {
         o->format = tdm_format_by_name(v);
         if (o->format < 0) {
-            tdm_cli_fail("build", "--format '%s': unknown; expected auto, lines, trec, smart, "
-                                  "jsonl or jsonvector", v);
-            return -1;
+            return -tdm_cli_usage("build", "--format '%s': unknown; expected auto, lines, "
+                                           "trec, smart, jsonl or jsonvector", v);
         }
     } else if ((v = tdm_cli_opt(argc, argv, i, "--quantize"))) {
         o->quantize = v;
@@ -109,24 +110,22 @@ static int parse_opt(int argc, char **argv, int *i, tdm_index_build_options *o,
         o->codec = v;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--memory"))) {
         if (tdm_cli_uint("build", "--memory", v, 1, TDM_CLI_MAX_MEMORY_MB, &u))
-            return -1;
+            return -TDM_CLI_EXIT_USAGE;
         o->memory_mb = (size_t)u;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--threads"))) {
         if (tdm_cli_uint("build", "--threads", v, 1, 1024, &u))
-            return -1;
+            return -TDM_CLI_EXIT_USAGE;
         o->threads = (unsigned)u;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--k1"))) {
         if (tdm_cli_real("build", "--k1", v, 0, 0, TDM_CLI_MAX_K1, &o->k1))
-            return -1;
+            return -TDM_CLI_EXIT_USAGE;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--b"))) {
         if (tdm_cli_real("build", "--b", v, 0, 0, 1, &o->b))
-            return -1;
+            return -TDM_CLI_EXIT_USAGE;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--tmp"))) {
         struct stat st; /* now, not when the first run is written */
-        if (stat(v, &st) != 0 || !S_ISDIR(st.st_mode) || access(v, W_OK | X_OK) != 0) {
-            tdm_cli_fail("build", "--tmp '%s': not a writable directory", v);
-            return -1;
-        }
+        if (stat(v, &st) != 0 || !S_ISDIR(st.st_mode) || access(v, W_OK | X_OK) != 0)
+            return -tdm_cli_fail("build", "--tmp '%s': not a writable directory", v);
         o->tmp_dir = v;
     } else if ((v = tdm_cli_opt(argc, argv, i, "-o"))) {
         *out = v;
@@ -156,34 +155,37 @@ int tdm_cmd_build(int argc, char **argv)
         int r = parse_opt(argc, argv, &i, &o, &out, &quiet);
         if (r < 0) {
             free(inputs);
-            return 1;
+            return -r;
         }
         if (r == 0)
             continue;
         if (argv[i][0] == '-' && argv[i][1] != '\0') {
             free(inputs);
             usage(stderr);
-            return tdm_cli_fail("build", "unknown or incomplete option '%s'", argv[i]);
+            return tdm_cli_usage("build", "unknown or incomplete option '%s'", argv[i]);
         }
         inputs[n++] = argv[i];
     }
     if (!out || n == 0) {
         free(inputs);
         usage(stderr);
-        return tdm_cli_fail("build", "need -o INDEX and at least one INPUT");
+        return tdm_cli_usage("build", "need -o INDEX and at least one INPUT");
     }
     inputs[n] = o.stopwords;
-    if (tdm_cli_output("build", "-o", out, 0, inputs, n + 1, NULL)) {
+    int bad = tdm_cli_output("build", "-o", out, 0, inputs, n + 1, NULL);
+    if (bad) {
         free(inputs);
-        return 1;
+        return bad;
     }
     if (!quiet)
         o.progress = progress_bar;
     double t0 = tdm_cli_now();
     int rc = tdm_index_build(inputs, n, out, &o);
     free(inputs);
-    if (rc != TDM_OK)
-        return tdm_cli_fail("build", "%s: %s", tdm_strerror(rc), tdm_last_error());
+    if (rc != TDM_OK) {
+        tdm_cli_fail("build", "%s: %s", tdm_strerror(rc), tdm_last_error());
+        return tdm_cli_status(rc); /* 2 for an option the library refused */
+    }
     /* A summary on stdout, as import and export print: a script sees what
      * it built without a terminal's progress bar. */
     tdm_index *ix = NULL;

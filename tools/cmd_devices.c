@@ -91,7 +91,7 @@ int tdm_cmd_devices(int argc, char **argv)
                    "(the preferred work-group multiple then shows 0).\n");
             return 0;
         } else
-            return tdm_cli_fail("devices", "unknown option '%s'", argv[i]);
+            return tdm_cli_usage("devices", "unknown option '%s'", argv[i]);
     }
     tdm_device_info *d = NULL;
     size_t n = 0;
@@ -121,8 +121,8 @@ int tdm_cmd_selfcheck(int argc, char **argv)
         return 0;
     }
     if (argc > 1)
-        return tdm_cli_fail("selfcheck", "unexpected argument '%s' (it takes none; "
-                                         "TANDEM_DEVICES selects the devices)", argv[1]);
+        return tdm_cli_usage("selfcheck", "unexpected argument '%s' (it takes none; "
+                                          "TANDEM_DEVICES selects the devices)", argv[1]);
     tdm_engine *e = NULL;
     int rc = tdm_engine_open(NULL, &e);
     if (rc != TDM_OK)

@@ -105,28 +105,28 @@ int tdm_cmd_eval(int argc, char **argv)
             if (tdm_eval_measure_parse(v, ms, sizeof ms / sizeof *ms, &nms, &err) != TDM_OK) {
                 tdm_cli_fail("eval", "%s", tdm_err_msg(&err));
                 tdm_err_clear(&err);
-                return 2;
+                return TDM_CLI_EXIT_USAGE;
             }
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--gain"))) {
             if (strcmp(v, "linear") && strcmp(v, "exp"))
-                return tdm_cli_fail("eval", "--gain %s: want linear or exp", v);
+                return tdm_cli_usage("eval", "--gain %s: want linear or exp", v);
             o.gain = !strcmp(v, "exp") ? TDM_EVAL_GAIN_EXP : TDM_EVAL_GAIN_LINEAR;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--qrels-format"))) {
             format = !strcmp(v, "auto") ? TDM_QRELS_AUTO : !strcmp(v, "trec") ? TDM_QRELS_TREC
                    : !strcmp(v, "cranfield") ? TDM_QRELS_CRANFIELD : -1;
             if (format < 0)
-                return tdm_cli_fail("eval", "--qrels-format %s: want auto, trec or cranfield", v);
+                return tdm_cli_usage("eval", "--qrels-format %s: want auto, trec or cranfield", v);
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tdm_cli_fail("eval", "unknown option '%s' (--help lists them)", argv[i]);
+            return tdm_cli_usage("eval", "unknown option '%s' (--help lists them)", argv[i]);
         } else if (npos < 2) {
             pos[npos++] = argv[i];
         } else {
-            return tdm_cli_fail("eval", "one QRELS and one RUN, not '%s' too", argv[i]);
+            return tdm_cli_usage("eval", "one QRELS and one RUN, not '%s' too", argv[i]);
         }
     }
     if (npos != 2) {
         usage(stderr);
-        return 2;
+        return TDM_CLI_EXIT_USAGE;
     }
     return run_eval(pos[0], pos[1], format, &o, per_query, ms, nms);
 }

@@ -124,8 +124,8 @@ static int gen_collection_opts(int argc, char **argv, tdm_gen_options *o, const 
                         : !strcmp(v, "jsonvector") ? TDM_GEN_VECTORS
                                                    : -1;
             if (o->format < 0)
-                return -tdm_cli_fail("gen", "--format '%s': expected lines, jsonl or jsonvector",
-                                     v);
+                return -tdm_cli_usage("gen", "--format '%s': expected lines, jsonl or jsonvector",
+                                      v);
         } else if (!strcmp(argv[i], "--impact")) {
             o->format = TDM_GEN_VECTORS;
         } else if (!strcmp(argv[i], "--gzip")) {
@@ -135,8 +135,8 @@ static int gen_collection_opts(int argc, char **argv, tdm_gen_options *o, const 
         } else if (!strcmp(argv[i], "--quiet")) {
             *quiet = 1;
         } else {
-            return -tdm_cli_fail("gen", "collection: unknown or incomplete option '%s' (see "
-                                       "--help)", argv[i]);
+            return -tdm_cli_usage("gen", "collection: unknown or incomplete option '%s' (see "
+                                        "--help)", argv[i]);
         }
     }
     return 0;
@@ -153,13 +153,14 @@ static int gen_collection(int argc, char **argv)
             return 0;
         }
     if (gen_collection_opts(argc, argv, &o, &out, &quiet))
-        return 1;
+        return TDM_CLI_EXIT_USAGE;
     if (!out || o.ndocs == 0) {
         usage(stderr);
-        return tdm_cli_fail("gen", "collection needs --docs N and -o FILE (- for stdout)");
+        return tdm_cli_usage("gen", "collection needs --docs N and -o FILE (- for stdout)");
     }
-    if (tdm_cli_output("gen", "-o", out, 1, &o.vocab_from, 1, &to_stdout))
-        return 1;
+    int bad = tdm_cli_output("gen", "-o", out, 1, &o.vocab_from, 1, &to_stdout);
+    if (bad)
+        return bad;
     size_t olen = strlen(out);
     if (!to_stdout && olen > 3 && !strcmp(out + olen - 3, ".gz"))
         o.gzip = 1;
@@ -211,7 +212,7 @@ static int gen_lists_opts(int argc, char **argv, uint64_t *n, uint64_t *universe
     for (int i = 1; i < argc; i++) {
         if ((v = tdm_cli_opt(argc, argv, &i, "--dist"))) {
             if ((*dist = tdm_listgen_dist_by_name(v)) < 0)
-                return -tdm_cli_fail("gen", "--dist '%s': expected uniform or clustered", v);
+                return -tdm_cli_usage("gen", "--dist '%s': expected uniform or clustered", v);
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--n"))) {
             if (tdm_cli_uint("gen", "--n", v, 1, TDM_LISTGEN_MAX_UNIVERSE, n))
                 return -1;
@@ -223,13 +224,13 @@ static int gen_lists_opts(int argc, char **argv, uint64_t *n, uint64_t *universe
                 return -1;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
             if (strcmp(v, "text") && strcmp(v, "bin"))
-                return -tdm_cli_fail("gen", "--format '%s': expected bin or text", v);
+                return -tdm_cli_usage("gen", "--format '%s': expected bin or text", v);
             *text = !strcmp(v, "text");
         } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
             *out = v;
         } else {
-            return -tdm_cli_fail("gen", "lists: unknown or incomplete option '%s' (see --help)",
-                                argv[i]);
+            return -tdm_cli_usage("gen", "lists: unknown or incomplete option '%s' (see --help)",
+                                 argv[i]);
         }
     }
     return 0;
@@ -246,17 +247,18 @@ static int gen_lists(int argc, char **argv)
             return 0;
         }
     if (gen_lists_opts(argc, argv, &n, &universe, &seed, &dist, &text, &out))
-        return 1;
+        return TDM_CLI_EXIT_USAGE;
     if (dist < 0 || !out || n == 0 || universe == 0) {
         usage(stderr);
-        return tdm_cli_fail("gen", "lists needs --dist uniform|clustered, --n N, --universe U "
-                                   "and -o FILE (- for stdout)");
+        return tdm_cli_usage("gen", "lists needs --dist uniform|clustered, --n N, --universe U "
+                                    "and -o FILE (- for stdout)");
     }
     if (n > universe)
-        return tdm_cli_fail("gen", "--n %llu exceeds --universe %llu (values are distinct)",
-                            (unsigned long long)n, (unsigned long long)universe);
-    if (tdm_cli_output("gen", "-o", out, 1, NULL, 0, &to_stdout))
-        return 1;
+        return tdm_cli_usage("gen", "--n %llu exceeds --universe %llu (values are distinct)",
+                             (unsigned long long)n, (unsigned long long)universe);
+    int bad = tdm_cli_output("gen", "-o", out, 1, NULL, 0, &to_stdout);
+    if (bad)
+        return bad;
     uint32_t *vals = malloc(n * sizeof *vals);
     if (!vals)
         return tdm_cli_fail("gen", "out of memory for %llu values", (unsigned long long)n);
@@ -296,5 +298,5 @@ int tdm_cmd_gen(int argc, char **argv)
         return 0;
     }
     usage(stderr);
-    return tdm_cli_fail("gen", "say what to generate: collection or lists");
+    return tdm_cli_usage("gen", "say what to generate: collection or lists");
 }

@@ -47,7 +47,7 @@ static int check_output(const char *cmd, const char *opt, const char *out, const
         free(paths[k]);
         free(outs[k]);
     }
-    return rc ? 1 : 0;
+    return rc; /* an exit status: tdm_cli_output's, or 1 */
 }
 
 static void import_usage(FILE *f)
@@ -82,8 +82,10 @@ static int run_import(const char *in, const char *out, tdm_index_import_options 
     if (!quiet && isatty(2))
         o->progress = progress_line;
     int rc = tdm_index_import(in, out, o);
-    if (rc != TDM_OK)
-        return tdm_cli_fail("import", "%s", tdm_last_error());
+    if (rc != TDM_OK) {
+        tdm_cli_fail("import", "%s", tdm_last_error());
+        return tdm_cli_status(rc); /* 2 for an option the library refused */
+    }
     if (o->empty_lists)
         fprintf(stderr, "tandem import: %s: skipped %llu postings lists with no postings\n", in,
                 (unsigned long long)o->empty_lists);
@@ -129,23 +131,24 @@ int tdm_cmd_import(int argc, char **argv)
             o.stopwords = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--k1"))) {
             if (tdm_cli_real("import", "--k1", v, 0, 0, TDM_CLI_MAX_K1, &o.k1))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--b"))) {
             if (tdm_cli_real("import", "--b", v, 0, 0, 1, &o.b))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((argv[i][0] == '-' && argv[i][1]) || in) {
             import_usage(stderr);
-            return tdm_cli_fail("import", "unexpected argument '%s'", argv[i]);
+            return tdm_cli_usage("import", "unexpected argument '%s'", argv[i]);
         } else {
             in = argv[i];
         }
     }
     if (!from || (strcmp(from, "ciff") && strcmp(from, "pisa")) || !in || !out) {
         import_usage(stderr);
-        return tdm_cli_fail("import", "need --from ciff|pisa, INPUT and -o INDEX");
+        return tdm_cli_usage("import", "need --from ciff|pisa, INPUT and -o INDEX");
     }
-    if (check_output("import", "-o", out, from, in, NULL))
-        return 1;
+    int bad = check_output("import", "-o", out, from, in, NULL);
+    if (bad)
+        return bad;
     o.format = !strcmp(from, "ciff") ? TDM_IMPORT_CIFF : TDM_IMPORT_PISA;
     return run_import(in, out, &o, quiet);
 }
@@ -174,17 +177,18 @@ int tdm_cmd_export(int argc, char **argv)
             desc = v;
         } else if ((argv[i][0] == '-' && argv[i][1]) || in) {
             export_usage(stderr);
-            return tdm_cli_fail("export", "unexpected argument '%s'", argv[i]);
+            return tdm_cli_usage("export", "unexpected argument '%s'", argv[i]);
         } else {
             in = argv[i];
         }
     }
     if (!to || (strcmp(to, "ciff") && strcmp(to, "pisa")) || !in || !out) {
         export_usage(stderr);
-        return tdm_cli_fail("export", "need --to ciff|pisa, INDEX and -o OUTPUT");
+        return tdm_cli_usage("export", "need --to ciff|pisa, INDEX and -o OUTPUT");
     }
-    if (check_output("export", "-o", out, "index", in, !strcmp(to, "pisa") ? out : NULL))
-        return 1;
+    int bad = check_output("export", "-o", out, "index", in, !strcmp(to, "pisa") ? out : NULL);
+    if (bad)
+        return bad;
     tdm_err err = {0};
     tdm_ireader *r = NULL;
     double t0 = tdm_cli_now();

@@ -65,7 +65,7 @@ static void usage(void)
            BATCH_MAX, BATCH_DEFAULT, THREADS_MAX, tdm_cli_search_help);
 }
 
-/* 0 parsed, 1 after an error message, -1 --help printed. */
+/* 0 parsed, -1 --help printed, or the exit status (2) after an error message. */
 static int parse(int argc, char **argv, ropts *o)
 {
     *o = (ropts){.tag = "tandem", .prefix = "", .qo = {TDM_QF_AUTO, 0, 0},
@@ -80,7 +80,7 @@ static int parse(int argc, char **argv, ropts *o)
             return -1;
         } else if ((t = tdm_cli_search_opt(C, argc, argv, &i, &o->s))) {
             if (t < 0)
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--queries"))) {
             o->qpath = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
@@ -91,35 +91,35 @@ static int parse(int argc, char **argv, ropts *o)
             o->prefix = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--format"))) {
             if (tdm_qf_options_by_name(v, &o->qo) < 0)
-                return tdm_cli_fail(C, "--format '%s': expected auto, colon, tab, trec, "
-                                       "smart, jsonl or tokens", v);
+                return tdm_cli_usage(C, "--format '%s': expected auto, colon, tab, trec, "
+                                        "smart, jsonl or tokens", v);
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--fields"))) {
             if (!(o->qo.trec_fields = tdm_qf_fields_by_names(v)))
-                return tdm_cli_fail(C, "--fields '%s': expected a comma list of title, "
-                                       "desc, narr", v);
+                return tdm_cli_usage(C, "--fields '%s': expected a comma list of title, "
+                                        "desc, narr", v);
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--batch"))) {
             if (tdm_cli_uint(C, "--batch", v, 0, BATCH_MAX, &o->batch))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--threads"))) {
             if (tdm_cli_uint(C, "--threads", v, 1, THREADS_MAX, &o->threads))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if (!strcmp(argv[i], "--by-position")) {
             o->qo.number_by_position = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tdm_cli_fail(C, "unknown or incomplete option '%s'", argv[i]);
+            return tdm_cli_usage(C, "unknown or incomplete option '%s'", argv[i]);
         } else if (!o->s.index) {
             o->s.index = argv[i];
         } else {
-            return tdm_cli_fail(C, "unexpected argument '%s'", argv[i]);
+            return tdm_cli_usage(C, "unexpected argument '%s'", argv[i]);
         }
     }
     if (!o->s.index || !o->qpath || !o->out)
-        return tdm_cli_fail(C, "need INDEX, --queries FILE and -o RUN ('tandem run --help')");
+        return tdm_cli_usage(C, "need INDEX, --queries FILE and -o RUN ('tandem run --help')");
     if (!*o->tag || strpbrk(o->tag, " \t\n"))
-        return tdm_cli_fail(C, "--tag '%s': must be non-empty, without white space", o->tag);
+        return tdm_cli_usage(C, "--tag '%s': must be non-empty, without white space", o->tag);
     if (strpbrk(o->prefix, " \t\n"))
-        return tdm_cli_fail(C, "--docname-prefix '%s': must be without white space",
-                            o->prefix);
+        return tdm_cli_usage(C, "--docname-prefix '%s': must be without white space",
+                             o->prefix);
     return 0;
 }
 
@@ -247,8 +247,8 @@ int tdm_cmd_run(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     int to_stdout = 0;
     const char *inputs[2] = {o.s.index, o.qpath};
-    if (tdm_cli_output(C, "-o", o.out, 1, inputs, 2, &to_stdout))
-        return 1;
+    if ((rc = tdm_cli_output(C, "-o", o.out, 1, inputs, 2, &to_stdout)))
+        return rc;
     tdm_err err = {0};
     tdm_qfile *qf = NULL;
     impact_tokens(o.s.index, &o.qo);

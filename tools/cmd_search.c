@@ -166,21 +166,21 @@ int tdm_cmd_search(int argc, char **argv)
             return 0;
         } else if ((t = tdm_cli_search_opt("search", argc, argv, &i, &s))) {
             if (t < 0)
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if (!strcmp(argv[i], "--json")) {
             s.json = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tdm_cli_fail("search", "unknown or incomplete option '%s'", argv[i]);
+            return tdm_cli_usage("search", "unknown or incomplete option '%s'", argv[i]);
         } else if (!s.index) {
             s.index = argv[i];
         } else if (!text) {
             text = argv[i];
         } else {
-            return tdm_cli_fail("search", "unexpected argument '%s' (quote the query)", argv[i]);
+            return tdm_cli_usage("search", "unexpected argument '%s' (quote the query)", argv[i]);
         }
     }
     if (!s.index || !text)
-        return tdm_cli_fail("search", "need INDEX and the query text ('tandem search --help')");
+        return tdm_cli_usage("search", "need INDEX and the query text ('tandem search --help')");
     tdm_engine *e;
     tdm_index *ix;
     tdm_search *sh;

@@ -44,21 +44,23 @@ typedef struct serve_opts {
     uint64_t timeout, max_conn, drain;
 } serve_opts;
 
-/* ADDR:PORT (ADDR an IPv4 address, [IPv6] or a host name) into *ss. */
+/* ADDR:PORT (ADDR an IPv4 address, [IPv6] or a host name) into *ss; 0, or
+ * the exit status after a message (2 for a malformed value, 1 for a name
+ * that does not resolve). */
 static int parse_listen(const char *v, struct sockaddr_storage *ss, socklen_t *len)
 {
     const char *colon = strrchr(v, ':');
     if (!colon || colon == v)
-        return tdm_cli_fail("serve", "--listen '%s': expected ADDR:PORT", v);
+        return tdm_cli_usage("serve", "--listen '%s': expected ADDR:PORT", v);
     uint64_t port;
     if (tdm_cli_uint("serve", "--listen port", colon + 1, 0, 65535, &port))
-        return 1;
+        return TDM_CLI_EXIT_USAGE;
     char host[256];
     size_t hl = (size_t)(colon - v);
     if (v[0] == '[' && hl >= 2 && v[hl - 1] == ']')
         v++, hl -= 2;
     if (hl >= sizeof host)
-        return tdm_cli_fail("serve", "--listen: address too long");
+        return tdm_cli_usage("serve", "--listen: address too long");
     memcpy(host, v, hl);
     host[hl] = '\0';
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
@@ -111,44 +113,44 @@ static int parse_args(int argc, char **argv, tdm_cli_sopts *s, serve_opts *o,
             o->token_file = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--max-body"))) {
             if (tdm_cli_uint("serve", "--max-body", v, 1, 1ull << 30, &u))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
             lim->max_body = (size_t)u;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--max-k"))) {
             if (tdm_cli_uint("serve", "--max-k", v, 1, TDM_SEARCH_K_MAX, &u))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
             lim->max_k = (uint32_t)u;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--max-terms"))) {
             if (tdm_cli_uint("serve", "--max-terms", v, 1, TDM_SEARCH_MAX_TERMS, &u))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
             lim->max_terms = (uint32_t)u;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--max-batch"))) {
             if (tdm_cli_uint("serve", "--max-batch", v, 1, 1000000, &u))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
             lim->max_batch = (uint32_t)u;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--max-connections"))) {
             if (tdm_cli_uint("serve", "--max-connections", v, 1, 100000, &o->max_conn))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--timeout"))) {
             if (tdm_cli_uint("serve", "--timeout", v, 1, 86400, &o->timeout))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--drain"))) {
             if (tdm_cli_uint("serve", "--drain", v, 0, 86400, &o->drain))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((t = tdm_cli_search_opt("serve", argc, argv, &i, s))) {
             if (t < 0)
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tdm_cli_fail("serve", "unknown or incomplete option '%s'", argv[i]);
+            return tdm_cli_usage("serve", "unknown or incomplete option '%s'", argv[i]);
         } else if (!s->index) {
             s->index = argv[i];
         } else {
-            return tdm_cli_fail("serve", "unexpected argument '%s'", argv[i]);
+            return tdm_cli_usage("serve", "unexpected argument '%s'", argv[i]);
         }
     }
     if (!s->index)
-        return tdm_cli_fail("serve", "need INDEX ('tandem serve --help')");
+        return tdm_cli_usage("serve", "need INDEX ('tandem serve --help')");
     if (s->o.k > lim->max_k)
-        return tdm_cli_fail("serve", "-k %u is past --max-k %u", s->o.k, lim->max_k);
+        return tdm_cli_usage("serve", "-k %u is past --max-k %u", s->o.k, lim->max_k);
     return 0;
 }
 
@@ -160,8 +162,10 @@ static int serve(tdm_serve *sv, const tdm_cli_sopts *s, const serve_opts *o,
     struct sockaddr_storage ss = {0};
     socklen_t sl = 0;
     unsigned port;
-    if (parse_listen(o->listen, &ss, &sl) ||
-        tdm_serve_http_start(sv, &ss, sl, (unsigned)o->timeout, (unsigned)o->max_conn, &port))
+    int bad = parse_listen(o->listen, &ss, &sl);
+    if (bad)
+        return bad;
+    if (tdm_serve_http_start(sv, &ss, sl, (unsigned)o->timeout, (unsigned)o->max_conn, &port))
         return 1;
     char host[INET6_ADDRSTRLEN] = "?";
     const void *a = ss.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr

@@ -28,22 +28,22 @@ int tdm_cmd_shard(int argc, char **argv)
             return 0;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--shards"))) {
             if (tdm_cli_uint("shard", "--shards", v, 1, TDM_SHARDS_MAX, &n))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--threads"))) {
             if (tdm_cli_uint("shard", "--threads", v, 1, 1024, &threads))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "-o"))) {
             prefix = v;
         } else if (!path && argv[i][0] != '-') {
             path = argv[i];
         } else {
-            return tdm_cli_fail("shard", "unexpected argument '%s'", argv[i]);
+            return tdm_cli_usage("shard", "unexpected argument '%s'", argv[i]);
         }
     }
     if (!path || !prefix || !n)
-        return tdm_cli_fail("shard", "%s", "usage: tandem shard INDEX --shards N -o PREFIX");
+        return tdm_cli_usage("shard", "%s", "usage: tandem shard INDEX --shards N -o PREFIX");
     if (!*prefix)
-        return tdm_cli_fail("shard", "-o: empty output prefix");
+        return tdm_cli_usage("shard", "-o: empty output prefix");
     tdm_err err = {0};
     tdm_ireader *r = NULL;
     double t0 = tdm_cli_now();

@@ -109,11 +109,11 @@ int tdm_cmd_stats(int argc, char **argv)
         } else if (!path && argv[i][0] != '-') {
             path = argv[i];
         } else {
-            return tdm_cli_fail("stats", "unexpected argument '%s'", argv[i]);
+            return tdm_cli_usage("stats", "unexpected argument '%s'", argv[i]);
         }
     }
     if (!path)
-        return tdm_cli_fail("stats", "usage: tandem stats INDEX [--verify]");
+        return tdm_cli_usage("stats", "usage: tandem stats INDEX [--verify]");
     tdm_err err = {0};
     tdm_ireader *r = NULL;
     walk w;
@@ -190,27 +190,27 @@ int tdm_cmd_lookup(int argc, char **argv)
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--limit"))) {
             uint64_t u;
             if (tdm_cli_uint("lookup", "--limit", v, 0, UINT32_MAX, &u))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
             limit = (long)u;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tdm_cli_fail("lookup", "unknown or incomplete option '%s'", argv[i]);
+            return tdm_cli_usage("lookup", "unknown or incomplete option '%s'", argv[i]);
         } else if (!path) {
             path = argv[i];
         } else if (!word) {
             word = argv[i];
         } else {
-            return tdm_cli_fail("lookup", "unexpected argument '%s'", argv[i]);
+            return tdm_cli_usage("lookup", "unexpected argument '%s'", argv[i]);
         }
     }
     if (!path || !word)
-        return tdm_cli_fail("lookup", "usage: tandem lookup INDEX TERM [--limit N] [--exact]");
+        return tdm_cli_usage("lookup", "usage: tandem lookup INDEX TERM [--limit N] [--exact]");
     /* Several words would be cut to the first without a word (Zurich with
      * an umlaut is z, rich: non-ASCII bytes separate words). */
     int nw = exact ? 1 : count_words(word);
     if (nw > 1)
-        return tdm_cli_fail("lookup", "'%s' is %d words to the tokenizer (every byte but an "
-                            "ASCII letter or digit separates words): look up one at a time",
-                            word, nw);
+        return tdm_cli_usage("lookup", "'%s' is %d words to the tokenizer (every byte but an "
+                             "ASCII letter or digit separates words): look up one at a time",
+                             word, nw);
     tdm_index *ix;
     if (tdm_index_open(path, &ix) != TDM_OK)
         return tdm_cli_fail("lookup", "%s", tdm_last_error());

@@ -68,22 +68,22 @@ int tdm_cmd_terms(int argc, char **argv)
             return 0;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--top"))) {
             if (tdm_cli_uint("terms", "--top", v, 1, UINT64_MAX, &top))
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--prefix"))) {
             prefix = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tdm_cli_fail("terms", "unknown or incomplete option '%s'", argv[i]);
+            return tdm_cli_usage("terms", "unknown or incomplete option '%s'", argv[i]);
         } else if (!path) {
             path = argv[i];
         } else {
-            return tdm_cli_fail("terms", "unexpected argument '%s'", argv[i]);
+            return tdm_cli_usage("terms", "unexpected argument '%s'", argv[i]);
         }
     }
     if (top && prefix) /* blame what is wrong: the pair, not a missing INDEX */
-        return tdm_cli_fail("terms", "--top and --prefix do not combine: give one");
+        return tdm_cli_usage("terms", "--top and --prefix do not combine: give one");
     if (!path) {
         usage(stderr);
-        return tdm_cli_fail("terms", "need INDEX");
+        return tdm_cli_usage("terms", "need INDEX");
     }
     tdm_err err = {0};
     tdm_ireader *r = NULL;

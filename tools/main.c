@@ -54,6 +54,12 @@ static void usage(FILE *f)
           "                     docs/SCHED.md)\n"
           "'tandem --help-env' lists every variable, tuning and A/B switches included\n"
           "(docs/SETTINGS.md).\n"
+          "\nEXIT STATUS (every command)\n"
+          "  0  success\n"
+          "  1  a failure: a file that cannot be read or written, a malformed input, a\n"
+          "     failed search, a benchmark's answers that differ from the oracle's\n"
+          "  2  a usage error: an unknown option, a missing or extra argument, a value\n"
+          "     the option does not take\n"
           "\n'tandem <command> --help' describes a command.\n",
           f);
 }
@@ -114,13 +120,13 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--help-env")) {
         if (argc > 2)
-            return tdm_cli_fail("--help-env", "unexpected argument '%s'", argv[2]);
+            return tdm_cli_usage("--help-env", "unexpected argument '%s'", argv[2]);
         usage_env();
         return tdm_cli_close_stdout("help", 0);
     }
     if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
         if (argc > 2)
-            return tdm_cli_fail("version", "unexpected argument '%s'", argv[2]);
+            return tdm_cli_usage("version", "unexpected argument '%s'", argv[2]);
         printf("tandem %s\n", tdm_version());
         return tdm_cli_close_stdout("version", 0);
     }

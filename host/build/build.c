@@ -20,6 +20,7 @@
 #include "vector.h"
 #include "common/workers.h"
 #include "index/writer.h"
+#include "inputs.h"
 
 /* Lists copied out of the merge until there are enough to encode on every
  * thread: terms and postings by offset (the buffers move as they grow). */
@@ -574,6 +575,10 @@ static int vector_kind(builder *b, const char *const *inputs, size_t ninputs)
     return TDM_OK;
 }
 
+static int build_files(const tdm_index_build_options *o, const tdm_build_tuning *t,
+                       const char *const *inputs, size_t ninputs, const char *out_path,
+                       tdm_err *err);
+
 int tdm_build_index(const char *const *inputs, size_t ninputs, const char *out_path,
                     const tdm_index_build_options *opts, tdm_err *err)
 {
@@ -585,17 +590,34 @@ int tdm_build_index_tuned(const char *const *inputs, size_t ninputs, const char 
                           tdm_err *err)
 {
     tdm_index_build_options dflt = {0};
-    builder b = {.o = opts ? opts : &dflt, .err = err, .t = tuning};
+    const tdm_index_build_options *o = opts ? opts : &dflt;
     if (ninputs == 0 || !out_path)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "no inputs or no output path");
-    if (b.o->format < TDM_BUILD_AUTO || b.o->format > TDM_BUILD_JSON_VECTOR)
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "unknown input format %d", b.o->format);
-    /* Before anything is opened: the output must be replaceable and no input. */
+    if (o->format < TDM_BUILD_AUTO || o->format > TDM_BUILD_JSON_VECTOR)
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG, "unknown input format %d", o->format);
+    /* Before anything is opened: the output must be replaceable and no input
+     * (a file given, or one under a directory given). */
     int guard = tdm_output_check(out_path, inputs, ninputs, err);
     if (guard == TDM_OK)
-        guard = tdm_output_check(out_path, &b.o->stopwords, 1, err);
-    if (guard != TDM_OK)
-        return guard;
+        guard = tdm_output_check(out_path, &o->stopwords, 1, err);
+    char **files = NULL;
+    size_t nfiles = 0;
+    if (guard == TDM_OK)
+        guard = tdm_build_inputs(inputs, ninputs, out_path, &files, &nfiles, err);
+    if (guard == TDM_OK)
+        guard = tdm_output_check(out_path, (const char *const *)files, nfiles, err);
+    if (guard == TDM_OK)
+        guard = build_files(o, tuning, (const char *const *)files, nfiles, out_path, err);
+    tdm_build_inputs_free(files, nfiles);
+    return guard;
+}
+
+/* The build proper, over files (no directory among them). */
+static int build_files(const tdm_index_build_options *o, const tdm_build_tuning *t,
+                       const char *const *inputs, size_t ninputs, const char *out_path,
+                       tdm_err *err)
+{
+    builder b = {.o = o, .err = err, .t = t};
     b.start = b.last_report = now();
     for (size_t i = 0; i < ninputs; i++) {
         struct stat st;

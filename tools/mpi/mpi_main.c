@@ -117,7 +117,8 @@ static int parse_mode_opt(int argc, char **argv, int *i, tmpi_opts *o)
     return 1;
 }
 
-/* 0 parsed, 1 after a message, -1 --help printed. */
+/* 0 parsed, -1 --help printed, or the exit status after a message (2: every
+ * error here is one of the command line). */
 static int parse(int argc, char **argv, tmpi_opts *o)
 {
     *o = (tmpi_opts){.tag = "tandem", .docprefix = "", .algorithms = "maxscore", .batch = 64,
@@ -128,13 +129,13 @@ static int parse(int argc, char **argv, tmpi_opts *o)
     int at = 2;
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage();
-        return argc < 2 ? 1 : -1;
+        return argc < 2 ? TDM_CLI_EXIT_USAGE : -1;
     }
     o->mode = argv[1];
     if (!strcmp(o->mode, "bench") && argc > 2 && !strcmp(argv[2], "queries"))
         at = 3;
     else if (strcmp(o->mode, "run"))
-        return tdm_cli_fail(C, "unknown command '%s': run or bench queries", o->mode);
+        return tdm_cli_usage(C, "unknown command '%s': run or bench queries", o->mode);
     if (!strcmp(o->mode, "run"))
         s.o.k = 1000;
     for (int i = at; i < argc; i++) {
@@ -145,26 +146,26 @@ static int parse(int argc, char **argv, tmpi_opts *o)
         } else if ((t = tdm_cli_search_opt(C, argc, argv, &i, &s)) ||
                    (t = parse_mode_opt(argc, argv, &i, o))) {
             if (t < 0)
-                return 1;
+                return TDM_CLI_EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return tdm_cli_fail(C, "unknown or incomplete option '%s'", argv[i]);
+            return tdm_cli_usage(C, "unknown or incomplete option '%s'", argv[i]);
         } else if (!o->prefix) {
             o->prefix = argv[i];
         } else {
-            return tdm_cli_fail(C, "unexpected argument '%s'", argv[i]);
+            return tdm_cli_usage(C, "unexpected argument '%s'", argv[i]);
         }
     }
     o->so = s.o;
     if (o->so.device >= 0)
-        return tdm_cli_fail(C, "--device: each rank runs on its own devices (TANDEM_DEVICES)");
+        return tdm_cli_usage(C, "--device: each rank runs on its own devices (TANDEM_DEVICES)");
     if (!o->prefix || !o->queries)
-        return tdm_cli_fail(C, "need PREFIX and --queries FILE ('tandem-mpi --help')");
+        return tdm_cli_usage(C, "need PREFIX and --queries FILE ('tandem-mpi --help')");
     if (!strcmp(o->mode, "run") && !o->out)
-        return tdm_cli_fail(C, "run: need -o RUN");
+        return tdm_cli_usage(C, "run: need -o RUN");
     if (!strcmp(o->mode, "bench") && !o->oracle)
-        return tdm_cli_fail(C, "bench queries: need --oracle INDEX (the unsharded index)");
+        return tdm_cli_usage(C, "bench queries: need --oracle INDEX (the unsharded index)");
     if (!*o->tag || strpbrk(o->tag, " \t\n") || strpbrk(o->docprefix, " \t\n"))
-        return tdm_cli_fail(C, "--tag and --docname-prefix: no white space (and a tag)");
+        return tdm_cli_usage(C, "--tag and --docname-prefix: no white space (and a tag)");
     return 0;
 }
 
