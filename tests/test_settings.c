@@ -49,11 +49,12 @@ static void expect_refused(const char *var, const char *value)
 
 /* Variables whose value is free text checked by their users (a device spec
  * at selection, a directory, the scheduler's test switches at
- * tdm_search_open): garbage is not refused at resolve. */
+ * tdm_search_open, `tandem bench load`'s test switch, which the CLI
+ * checks): garbage is not refused at resolve. */
 static int free_text(const char *name)
 {
     static const char *const names[] = {"TANDEM_DEVICES", "TANDEM_CACHE_DIR", "TANDEM_LANE_KINDS",
-                                        "TANDEM_FAULT_INJECT"};
+                                        "TANDEM_FAULT_INJECT", "TANDEM_BENCH_LOAD_CORRUPT"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(name, names[i]))
             return 1;
