@@ -1,4 +1,4 @@
-/* Batches of queries on the devices (search.h, tdm_search_dev_batches):
+/* Batches of queries on the devices (drive/search.h, tdm_search_dev_batches):
  * the runnable queries of a call grouped by what their launches must share
  * (device, algorithm, k, scoring and its constants), each group of two or
  * more run as device batches (search_batch_dev.c), the others alone through

@@ -1,4 +1,4 @@
-/* One device batch (search.h, tdm_search_dev_batch): many queries of one
+/* One device batch (drive/search.h, tdm_search_dev_batch): many queries of one
  * algorithm, k and scoring in one set of launches (cl/search_batch.cl).
  *
  * Host: each query's term table and decode jobs (one a list) are appended

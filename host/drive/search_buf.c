@@ -1,4 +1,4 @@
-/* Device buffers and uploads the drivers share (search.h): the scratch
+/* Device buffers and uploads the drivers share (drive/search.h): the scratch
  * pools' lock, a pooled buffer grown to fit, a batch's non-blocking upload
  * and its drain after a failure. Apart from the drivers, so that the single
  * path (search_dev.c), the device batches (search_batch_dev.c) and ranked

@@ -1,4 +1,4 @@
-/* The search kernels' driver (search.h): per call, the query's scratch
+/* The search kernels' driver (drive/search.h): per call, the query's scratch
  * buffers and tables uploaded, its lists decoded on the device (one launch
  * per codec of its lists, resident/decode_jobs.h), the bounds kernels where
  * the algorithm prunes, the range (or group) kernel and the merge kernel,
@@ -185,7 +185,7 @@ size_t tdm_search_merge_local(tdm_device *d)
     return l;
 }
 
-/* (search.h) The kernels' TDM_SMALLK (16), TDM_SMALLK_PER (32) and
+/* (drive/search.h) The kernels' TDM_SMALLK (16), TDM_SMALLK_PER (32) and
  * TDM_SMALLK_ITEMS (by the local memory their build sees). PoCL, 2 cores,
  * MaxScore k10: a merge 94 us with the radix select, 22 with the small one. */
 int tdm_search_small_fits(const tdm_device *d, size_t wg, uint32_t k, uint64_t n)

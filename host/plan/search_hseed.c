@@ -276,7 +276,7 @@ int tdm_search_hseed_plan(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache 
 {
     if (!pl->hseeded || p->nt == 0)
         return TDM_OK;
-    /* profiled (search.h, TANDEM_SEARCH_PROFILE): "host: host seed" */
+    /* profiled (search_prof.h, TANDEM_SEARCH_PROFILE): "host: host seed" */
     tdm_sprof pf = {.on = tdm_sprof_on(), .salg = salg, .k = k};
     if (pf.on)
         pf.t0 = tdm_sprof_now();

@@ -1,4 +1,4 @@
-/* The planner (search.h): which device, which algorithm, how many ranges.
+/* The planner (search_plan.h): which device, which algorithm, how many ranges.
  *
  * Variants (tandem.h, enum tdm_search_variant). ITEM, the range kernel: a
  * work-item per docid range, document at a time (Huang 2017), every

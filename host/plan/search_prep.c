@@ -1,4 +1,4 @@
-/* A query prepared for the search kernels on the host (search.h): the jobs
+/* A query prepared for the search kernels on the host (sprep.h): the jobs
  * that decode its lists on the device, one segment each, its block bounds
  * (where the stored ones apply) and its term table. No posting is read on
  * the host. */
@@ -74,7 +74,7 @@ int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *
                            const tdm_score_params *sp, tdm_bcache *bc, tdm_err *err)
 {
     memset(p, 0, sizeof *p);
-    /* profiled (search.h): the steps of a preparation, series "?" */
+    /* profiled (search_prof.h): the steps of a preparation, series "?" */
     tdm_sprof pf = {.on = tdm_sprof_on(), .salg = -1};
     double tp = pf.on ? (pf.t0 = tdm_sprof_now()) : 0;
     tdm_scorer sc;

@@ -1,4 +1,4 @@
-/* The search driver's profile (search.h, tdm_sprof_*): with
+/* The search driver's profile (search_prof.h, tdm_sprof_*): with
  * TANDEM_SEARCH_PROFILE=1 in the environment, every device run records its
  * host phases (wall time) and its commands' events (device time, and start
  * and end relative to the run's first command being queued), summed per
