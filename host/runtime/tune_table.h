@@ -87,12 +87,12 @@ typedef struct tdm_tune_row {
     uint64_t zr_words;       /* the compressed cursors' scratch words a launch, within
                                 half the largest allocation, never below 2^24 */
     uint32_t zr_layout;      /* TDM_ZR_RANGE (0) or TDM_ZR_INTERLEAVED (1) */
-    /* ---- the seeds of the shared threshold (search_seed.h) */
+    /* ---- the seeds of the shared threshold (the planner's seeded and hseeded) */
     uint32_t seed_rlen_per_k; /* device seed where ranges are shorter than this x k
                                  (always where item_local > 1) */
     uint32_t hseed_min_k;    /* host seed of COMPRESSED from this k */
     uint32_t hseed_min_ranges; /* ... or on plans of this many ranges */
-    /* ---- device batches (search_batch*.c) */
+    /* ---- device batches (search_batch*.c; the planner's and_wu, batch_queue) */
     uint32_t batch_max_k;    /* above it OR, WAND, BMW and MaxScore run alone */
     uint32_t and_wu_k;       /* above it ranked AND batches by Wu's mapping */
     uint32_t batch_ranges_per_cu; /* ranges a compute unit shared by a batch */
