@@ -338,6 +338,21 @@ TDM_API int tdm_index_open(const char *path, tdm_index **out);
 /* Unmaps and frees. Accepts NULL. No other call may be running on it. */
 TDM_API void tdm_index_close(tdm_index *index);
 
+/* A collection split by docid range into shards (`tandem shard`,
+ * docs/PARTITION.md) opened as ONE index: the n files paths[0 .. n), in any
+ * order, must be every shard of one split once (TDM_ERR_FORMAT naming the
+ * file otherwise: a plain index, a shard of another split, one missing or
+ * given twice). The index answers as the unsharded one: stats, terms
+ * (the whole df and cf), postings, names; tdm_search_open on it spreads the
+ * shards over the engine's devices (shard i on device i % devices, several
+ * a device allowed; at most TDM_SCHED_MAX_LANES shards) and runs every
+ * query on all of them at once, its answers the unsharded index's bit for
+ * bit. Close it with tdm_index_close. Thread-safe. */
+TDM_API int tdm_index_open_shards(const char *const *paths, size_t n, tdm_index **out);
+/* The same for the files PREFIX.0 .. PREFIX.<N-1> that `tandem shard INDEX
+ * --shards N -o PREFIX` wrote (N read from PREFIX.0). */
+TDM_API int tdm_index_open_split(const char *prefix, tdm_index **out);
+
 /* Collection facts. Plain data: copy freely. */
 typedef struct tdm_index_stats {
     uint32_t format_version;

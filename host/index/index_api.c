@@ -1,4 +1,6 @@
-/* The public tdm_index_* functions (include/tandem.h) over the internal reader.
+/* The public tdm_index_* functions (include/tandem.h) over the internal reader,
+ * or over the readers of a split's shards opened together (one collection:
+ * the whole index's statistics, names and postings; docs/PARTITION.md).
  * Each clears the calling thread's last error on entry and sets it on
  * failure (common/error.h); an open index holds no mutable state. */
 #include <stdio.h>
@@ -8,11 +10,14 @@
 #include "index_priv.h"
 #include "common/error.h"
 #include "reader.h"
+#include "shard.h"
 #include "tandem.h"
 #include "text/tokenize.h"
 
 struct tdm_index {
-    tdm_ireader *r;
+    tdm_ireader *r;          /* the index file, or shard 0 of a split opened whole */
+    tdm_ireader **shards;    /* [nshards] a split's shards in order (shards[0] is r), or NULL */
+    size_t nshards;
 };
 
 static int null_arg(const char *fn, const char *what)
@@ -46,8 +51,112 @@ TDM_API void tdm_index_close(tdm_index *ix)
     tdm_api_enter();
     if (!ix)
         return;
-    tdm_ireader_close(ix->r);
+    if (!ix->shards)
+        tdm_ireader_close(ix->r);
+    for (size_t i = 0; i < ix->nshards; i++)
+        tdm_ireader_close(ix->shards[i]);
+    free(ix->shards);
     free(ix);
+}
+
+/* ---- a split's shards opened together */
+
+static int by_shard(const void *a, const void *b)
+{
+    uint32_t x = tdm_ireader_info_get(*(tdm_ireader *const *)a)->shard_index;
+    uint32_t y = tdm_ireader_info_get(*(tdm_ireader *const *)b)->shard_index;
+    return (x > y) - (x < y);
+}
+
+/* rs[0 .. n) (taken: closed here on failure) as one index: put in shard
+ * order (paths may come in any order, as a shell's PREFIX.* sorts 10
+ * before 2), then checked as one split, every shard once. */
+static int open_set(tdm_ireader **rs, size_t n, tdm_index **out, tdm_err *err)
+{
+    qsort(rs, n, sizeof *rs, by_shard);
+    int rc = tdm_shard_set_check((const tdm_ireader *const *)rs, n, err);
+    tdm_index *ix = rc ? NULL : calloc(1, sizeof *ix);
+    if (rc == TDM_OK && !ix)
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    if (rc) {
+        for (size_t i = 0; i < n; i++)
+            tdm_ireader_close(rs[i]);
+        free(rs);
+        return rc;
+    }
+    ix->r = rs[0];
+    ix->shards = rs;
+    ix->nshards = n;
+    *out = ix;
+    return TDM_OK;
+}
+
+TDM_API int tdm_index_open_shards(const char *const *paths, size_t n, tdm_index **out)
+{
+    tdm_api_enter();
+    if (!out)
+        return null_arg("tdm_index_open_shards", "out");
+    *out = NULL;
+    if (!paths)
+        return null_arg("tdm_index_open_shards", "paths");
+    if (n == 0 || n > TDM_SHARDS_MAX)
+        return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_index_open_shards: %zu shards (1 to %u)",
+                            n, TDM_SHARDS_MAX);
+    tdm_ireader **rs = calloc(n, sizeof *rs);
+    if (!rs)
+        return tdm_api_fail(TDM_ERR_NOMEM, "tdm_index_open_shards: out of memory");
+    tdm_err e = {0};
+    int rc = TDM_OK;
+    for (size_t i = 0; rc == TDM_OK && i < n; i++)
+        rc = paths[i] ? tdm_ireader_open(paths[i], &rs[i], &e)
+                      : tdm_err_set(&e, TDM_ERR_INVALID_ARG, "tdm_index_open_shards: paths[%zu] "
+                                    "is NULL", i);
+    if (rc) {
+        for (size_t i = 0; i < n; i++)
+            tdm_ireader_close(rs[i]);
+        free(rs);
+        return tdm_api_fail_err(&e, rc);
+    }
+    return tdm_api_result(open_set(rs, n, out, &e), &e);
+}
+
+TDM_API int tdm_index_open_split(const char *prefix, tdm_index **out)
+{
+    tdm_api_enter();
+    if (!out)
+        return null_arg("tdm_index_open_split", "out");
+    *out = NULL;
+    if (!prefix)
+        return null_arg("tdm_index_open_split", "prefix");
+    size_t len = strlen(prefix) + 16;
+    char *path = malloc(len);
+    if (!path)
+        return tdm_api_fail(TDM_ERR_NOMEM, "tdm_index_open_split: out of memory");
+    snprintf(path, len, "%s.0", prefix);
+    tdm_err e = {0};
+    tdm_ireader *first = NULL, **rs = NULL;
+    int rc = tdm_ireader_open(path, &first, &e);
+    const tdm_ireader_info *in = rc ? NULL : tdm_ireader_info_get(first);
+    uint32_t n = in ? in->nshards : 0;
+    if (rc == TDM_OK && !in->shard)
+        rc = tdm_err_set(&e, TDM_ERR_FORMAT, "%s: not a shard (tandem shard makes them)", path);
+    if (rc == TDM_OK && !(rs = calloc(n, sizeof *rs)))
+        rc = tdm_err_set(&e, TDM_ERR_NOMEM, "tdm_index_open_split: out of memory");
+    if (rc == TDM_OK)
+        rs[0] = first, first = NULL;
+    for (uint32_t i = 1; rc == TDM_OK && i < n; i++) {
+        snprintf(path, len, "%s.%u", prefix, i);
+        rc = tdm_ireader_open(path, &rs[i], &e);
+    }
+    free(path);
+    if (rc) {
+        tdm_ireader_close(first);
+        for (uint32_t i = 0; rs && i < n; i++)
+            tdm_ireader_close(rs[i]);
+        free(rs);
+        return tdm_api_fail_err(&e, rc);
+    }
+    return tdm_api_result(open_set(rs, n, out, &e), &e);
 }
 
 TDM_API int tdm_index_stats_get(const tdm_index *ix, tdm_index_stats *s)
@@ -69,6 +178,12 @@ TDM_API int tdm_index_stats_get(const tdm_index *ix, tdm_index_stats *s)
     snprintf(s->stemmer, sizeof s->stemmer, "%s", i->stemmer);
     s->stopwords = i->nstopwords;
     s->file_bytes = i->file_size;
+    if (ix->shards) { /* the whole collection's: every shard's file */
+        s->postings = i->whole_npostings;
+        s->file_bytes = 0;
+        for (size_t k = 0; k < ix->nshards; k++)
+            s->file_bytes += tdm_ireader_info_get(ix->shards[k])->file_size;
+    }
     return TDM_OK;
 }
 
@@ -103,8 +218,17 @@ TDM_API int tdm_index_term_get(const tdm_index *ix, const char *term, uint32_t *
         return null_arg("tdm_index_term_get", !ix ? "index" : "term");
     uint64_t i;
     int rc = find_term(ix, term, &i);
-    if (rc == TDM_OK)
+    if (rc == TDM_OK && !ix->shards)
         tdm_ireader_term(ix->r, i, NULL, df, cf);
+    if (rc == TDM_OK && ix->shards) { /* the whole collection's: df stored, cf summed */
+        uint64_t sum = 0, one = 0;
+        for (size_t k = 0; k < ix->nshards; k++, sum += one)
+            tdm_ireader_term(ix->shards[k], i, NULL, NULL, &one);
+        if (df)
+            *df = tdm_ireader_score_df(ix->r, i);
+        if (cf)
+            *cf = sum;
+    }
     return rc;
 }
 
@@ -152,12 +276,29 @@ TDM_API int tdm_index_postings_get(const tdm_index *ix, const char *term, uint32
     if (rc != TDM_OK)
         return rc;
     tdm_ireader_term(ix->r, i, NULL, &df, NULL);
+    if (ix->shards)
+        df = tdm_ireader_score_df(ix->r, i);
     *n = df;
     if (cap < df)
         return tdm_api_fail(TDM_ERR_LIMIT, "term '%.200s' has %u postings, cap is %zu", term, df,
                             cap);
     tdm_err e = {0};
-    return tdm_api_result(tdm_ireader_decode(ix->r, i, docids, freqs, &e), &e);
+    if (!ix->shards)
+        return tdm_api_result(tdm_ireader_decode(ix->r, i, docids, freqs, &e), &e);
+    /* a split: the shards' lists one after another (docid ranges in order) */
+    size_t at = 0;
+    for (size_t k = 0; k < ix->nshards; k++) {
+        uint32_t sdf = 0;
+        tdm_ireader_term(ix->shards[k], i, NULL, &sdf, NULL);
+        if (sdf == 0)
+            continue;
+        rc = tdm_ireader_decode(ix->shards[k], i, docids ? docids + at : NULL,
+                                freqs ? freqs + at : NULL, &e);
+        if (rc)
+            return tdm_api_fail_err(&e, rc);
+        at += sdf;
+    }
+    return TDM_OK;
 }
 
 static int bad_docid(const tdm_index *ix, uint32_t docid)
@@ -173,7 +314,15 @@ static int bad_docid(const tdm_index *ix, uint32_t docid)
 TDM_API const char *tdm_index_docname(const tdm_index *ix, uint32_t docid)
 {
     tdm_api_enter();
-    return bad_docid(ix, docid) == TDM_OK ? tdm_ireader_docname(ix->r, docid) : NULL;
+    if (bad_docid(ix, docid) != TDM_OK)
+        return NULL;
+    const tdm_ireader *r = ix->r;
+    for (size_t k = 0; k < ix->nshards; k++) /* a split: the shard holding its name */
+        if (docid < tdm_ireader_info_get(ix->shards[k])->doc_hi) {
+            r = ix->shards[k];
+            break;
+        }
+    return tdm_ireader_docname(r, docid);
 }
 
 TDM_API int tdm_index_doclen_get(const tdm_index *ix, uint32_t docid, uint32_t *len)
@@ -193,11 +342,20 @@ TDM_API int tdm_index_verify(const tdm_index *ix)
     if (!ix)
         return null_arg("tdm_index_verify", "index");
     tdm_err e = {0};
-    return tdm_api_result(tdm_ireader_verify(ix->r, &e), &e);
+    int rc = TDM_OK;
+    for (size_t k = 0; rc == TDM_OK && k < (ix->shards ? ix->nshards : 1); k++)
+        rc = tdm_ireader_verify(ix->shards ? ix->shards[k] : ix->r, &e);
+    return tdm_api_result(rc, &e);
 }
 
 /* index_priv.h: the reader, for the query area. */
 const tdm_ireader *tdm_index_ireader(const tdm_index *ix)
 {
     return ix ? ix->r : NULL;
+}
+
+size_t tdm_index_shards(const tdm_index *ix, tdm_ireader *const **rs)
+{
+    *rs = ix ? ix->shards : NULL;
+    return ix ? ix->nshards : 0;
 }

@@ -345,6 +345,8 @@ static int validate(tdm_ireader *r, tdm_err *err)
 static tdm_ireader *new_reader(const char *path, tdm_err *err)
 {
     tdm_ireader *r = calloc(1, sizeof *r);
+    if (r)
+        r->refs = 1;
     if (r && !(r->path = strdup(path))) {
         free(r);
         r = NULL;
@@ -427,9 +429,16 @@ int tdm_ireader_open_take(void *data, size_t size, const char *name, tdm_ireader
     return TDM_OK;
 }
 
+tdm_ireader *tdm_ireader_ref(const tdm_ireader *r)
+{
+    tdm_ireader *w = (tdm_ireader *)r; /* the count is not the file: a reader stays immutable */
+    __atomic_add_fetch(&w->refs, 1, __ATOMIC_RELAXED);
+    return w;
+}
+
 void tdm_ireader_close(tdm_ireader *r)
 {
-    if (!r)
+    if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     if (r->mapped)
         tdm_unmap_file((void *)r->base, r->size);

@@ -94,7 +94,11 @@ int tdm_ireader_open_mem(const void *data, size_t size, const char *name, tdm_ir
  * on failure): a shard made in memory (index/shard.h). */
 int tdm_ireader_open_take(void *data, size_t size, const char *name, tdm_ireader **out,
                           tdm_err *err);
+/* Drops an owner of r: the last one unmaps and frees it. */
 void tdm_ireader_close(tdm_ireader *r);
+/* Adds an owner of r (each closes it once): a reader shared by an index
+ * and the search handles of its shards (sched/partition.c). Returns r. */
+tdm_ireader *tdm_ireader_ref(const tdm_ireader *r);
 
 const tdm_ireader_info *tdm_ireader_info_get(const tdm_ireader *r);
 const char *tdm_ireader_path(const tdm_ireader *r);

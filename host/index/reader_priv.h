@@ -36,6 +36,7 @@ struct tdm_ireader {
                                    TDM_SEC_SHARD_COUNT for a shard */
     const tdm_idx_shard *shard; /* a shard's section, else NULL */
     const uint32_t *gdf;        /* a shard's whole-index dfs [nterms], else NULL */
+    int refs;                   /* owners (atomic): tdm_ireader_ref adds one, close drops one */
 };
 
 /* File offset of byte `at` of section id. */

@@ -20,6 +20,8 @@
 /* What a partitioned handle keeps besides its partitions' handles. */
 struct tdm_part {
     uint32_t bounds[TDM_SCHED_MAX_LANES + 1]; /* partition i: documents [bounds[i], bounds[i+1]) */
+    int files;  /* the shards are a split's files (tdm_index_open_shards): the handle's own
+                   reader is shard 0's, not the whole index's */
 };
 
 /* ---- open and close */
@@ -153,6 +155,57 @@ int tdm_part_open(tdm_engine *engine, const tdm_index *index, tdm_search **out, 
     return TDM_OK;
 }
 
+int tdm_part_open_shards(tdm_engine *engine, const tdm_index *index, tdm_search **out,
+                         tdm_err *err)
+{
+    *out = NULL;
+    tdm_ireader *const *rs;
+    size_t n = tdm_index_shards(index, &rs);
+    int ndev = tdm_engine_device_count(engine);
+    if (n > TDM_SCHED_MAX_LANES)
+        return tdm_err_set(err, TDM_ERR_LIMIT, "%s: %zu shards: a search handle serves at most "
+                           "%d (a lane each); open fewer a process (tandem-mpi, docs/MPI.md)",
+                           tdm_ireader_path(rs[0]), n, TDM_SCHED_MAX_LANES);
+    if (ndev < 1)
+        return tdm_err_set(err, TDM_ERR_NO_DEVICE, "the engine has no device");
+    tdm_search *s = NULL;
+    int rc = tdm_search_handle_open_bare(engine, index, &s, err); /* shard 0's reader */
+    if (rc)
+        return rc;
+    s->part = calloc(1, sizeof *s->part);
+    s->parts = calloc(n, sizeof *s->parts);
+    if (!s->part || !s->parts)
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    if (rc == TDM_OK)
+        s->part->files = 1;
+    for (size_t p = 0; rc == TDM_OK && p < n; p++) {
+        const tdm_ireader_info *in = tdm_ireader_info_get(rs[p]);
+        s->part->bounds[p] = in->doc_lo;
+        s->part->bounds[p + 1] = in->doc_hi;
+        /* shard p on device p % ndev: several a device where the shards
+           outnumber the devices, each its own handle and lane there */
+        rc = tdm_search_handle_open_part(engine, tdm_ireader_ref(rs[p]), (int)(p % (size_t)ndev),
+                                         &s->parts[p], err);
+        if (rc == TDM_OK) {
+            s->nparts = (int)p + 1;
+            rc = tdm_sched_open(s->parts[p], &s->parts[p]->sched, err);
+        }
+        if (rc) {
+            tdm_err e = {0};
+            tdm_err_copy(&e, err);
+            rc = tdm_err_set(err, rc, "shard %zu (%s, device %d): %s", p, tdm_ireader_path(rs[p]),
+                             (int)(p % (size_t)ndev), tdm_err_msg(&e));
+            tdm_err_clear(&e);
+        }
+    }
+    if (rc) {
+        tdm_part_close(s);
+        return rc;
+    }
+    *out = s;
+    return TDM_OK;
+}
+
 void tdm_part_close(tdm_search *s)
 {
     if (!s)
@@ -174,9 +227,12 @@ static int better(const tdm_search_hit *a, const tdm_search_hit *b)
 }
 
 /* The whole index's top k from the partitions' lists (each best first):
- * score descending, docid ascending. Names are the whole index's. */
-static int merge_hits(const tdm_search *s, tdm_search_result *const *res, int n, uint32_t k,
-                      tdm_search_result *out, tdm_err *err)
+ * score descending, docid ascending. A hit keeps its name from its
+ * partition's shard, which holds its own documents' names (the handle's
+ * own reader may be shard 0's: tdm_part_open_shards); the shards live as
+ * long as the handle. */
+static int merge_hits(tdm_search_result *const *res, int n, uint32_t k, tdm_search_result *out,
+                      tdm_err *err)
 {
     size_t at[TDM_SCHED_MAX_LANES] = {0}, total = 0;
     for (int p = 0; p < n; p++)
@@ -192,7 +248,6 @@ static int merge_hits(const tdm_search *s, tdm_search_result *const *res, int n,
                 (best < 0 || better(&res[p]->hits[at[p]], &res[best]->hits[at[best]])))
                 best = p;
         out->hits[h] = res[best]->hits[at[best]++];
-        out->hits[h].name = tdm_ireader_docname(s->r, out->hits[h].docid);
     }
     out->n = m;
     return TDM_OK;
@@ -273,13 +328,59 @@ static int fan_out(tdm_search *s, const tdm_search_query *q, const tdm_search_op
     return rc;
 }
 
-/* The whole index's view of q: its distinct known terms, unknown ones. */
-static int whole_query(tdm_search *s, const tdm_search_query *q, tdm_query *wq, tdm_err *err)
+static int id_cmp(const void *a, const void *b)
 {
-    tdm_query_init(wq);
-    int rc = tdm_search_query_build(s, q, wq, err);
-    if (rc)
-        tdm_query_free(wq);
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* On shard files, the distinct terms of q that some shard holds: shard 0
+ * lacks (`absent`) the terms without postings in it, which other shards
+ * may hold; every shard has the whole lexicon, in the same order, so the
+ * union of their ids is the whole index's known terms. */
+static int union_terms(tdm_search *s, const tdm_search_query *q, size_t *nterms, tdm_err *err)
+{
+    uint64_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    int rc = TDM_OK;
+    for (int p = 0; rc == TDM_OK && p < s->nparts; p++) {
+        tdm_query pq;
+        tdm_query_init(&pq);
+        rc = tdm_search_query_build(s->parts[p], q, &pq, err);
+        if (rc == TDM_OK && n + pq.nterms > cap) {
+            cap = 2 * (n + pq.nterms);
+            uint64_t *g = realloc(ids, cap * sizeof *ids);
+            if (!g)
+                rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+            else
+                ids = g;
+        }
+        for (size_t t = 0; rc == TDM_OK && t < pq.nterms; t++)
+            ids[n++] = pq.terms[t].id;
+        tdm_query_free(&pq);
+    }
+    if (rc == TDM_OK && n)
+        qsort(ids, n, sizeof *ids, id_cmp);
+    size_t d = 0;
+    for (size_t i = 0; rc == TDM_OK && i < n; i++)
+        d += i == 0 || ids[i] != ids[i - 1];
+    free(ids);
+    *nterms = d;
+    return rc;
+}
+
+/* The whole index's view of q: its distinct known terms, unknown ones. */
+static int whole_query(tdm_search *s, const tdm_search_query *q, size_t *nterms,
+                       uint32_t *unknown, tdm_err *err)
+{
+    tdm_query wq;
+    tdm_query_init(&wq);
+    int rc = tdm_search_query_build(s, q, &wq, err);
+    *nterms = wq.nterms;
+    *unknown = wq.unknown;
+    if (rc == TDM_OK && s->part->files && wq.absent)
+        rc = union_terms(s, q, nterms, err);
+    tdm_query_free(&wq);
     return rc;
 }
 
@@ -316,10 +417,11 @@ int tdm_part_search(tdm_search *s, const tdm_search_query *q, const tdm_search_o
                          "runs every query on every partition's device", o.device);
     if (rc == TDM_OK)
         rc = check_policy(s, o.policy, err);
-    tdm_query wq;
-    if (rc || (rc = whole_query(s, q, &wq, err)))
+    size_t nterms;
+    uint32_t unknown;
+    if (rc || (rc = whole_query(s, q, &nterms, &unknown, err)))
         return rc;
-    int alg = tdm_search_auto_alg(o.algorithm, wq.nterms), ran = alg;
+    int alg = tdm_search_auto_alg(o.algorithm, nterms), ran = alg;
     tdm_search_result *res[TDM_SCHED_MAX_LANES] = {0};
     tdm_search_options po = o;
     po.algorithm = alg == TDM_ALGO_AND_OR ? TDM_ALGO_AND : alg;
@@ -336,18 +438,17 @@ int tdm_part_search(tdm_search *s, const tdm_search_query *q, const tdm_search_o
     tdm_search_result *r = rc ? NULL : calloc(1, sizeof *r);
     if (rc == TDM_OK && !r)
         rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    if (rc == TDM_OK && (rc = merge_hits(s, res, s->nparts, o.k, r, err)) == TDM_OK) {
+    if (rc == TDM_OK && (rc = merge_hits(res, s->nparts, o.k, r, err)) == TDM_OK) {
         merge_account(s, res, s->nparts, r);
         r->algorithm = ran;
-        r->terms = (uint32_t)wq.nterms;
-        r->unknown = wq.unknown;
+        r->terms = (uint32_t)nterms;
+        r->unknown = unknown;
         r->seconds = tdm_sched_now() - t0;
         *out = r;
     } else if (r) {
         tdm_search_result_release(r);
     }
     free_results(res, (size_t)s->nparts); /* NULL after a failed fan-out */
-    tdm_query_free(&wq);
     return rc;
 }
 
@@ -413,7 +514,7 @@ static tdm_search_result *merge_one(tdm_search *s, tdm_search_result **res, size
             return r;
         }
     tdm_err e = {0};
-    if ((*rc = merge_hits(s, pr, n, k, r, &e)) != TDM_OK) {
+    if ((*rc = merge_hits(pr, n, k, r, &e)) != TDM_OK) {
         tdm_err_copy(err, &e);
         tdm_err_clear(&e);
         tdm_search_result_release(r);
@@ -512,13 +613,13 @@ int tdm_part_batch(tdm_search *s, const tdm_search_query *queries, size_t nq,
             results[i]->algorithm = TDM_ALGO_AND_OR; /* as the whole index says */
     for (size_t i = 0; rc == TDM_OK && i < nq; i++) {
         /* the whole index's terms (a shard counts only those it holds) */
-        tdm_query wq;
-        if (whole_query(s, &queries[i], &wq, err) == TDM_OK) {
-            results[i]->terms = (uint32_t)wq.nterms;
-            results[i]->unknown = wq.unknown;
+        size_t nterms;
+        uint32_t unknown;
+        if (whole_query(s, &queries[i], &nterms, &unknown, err) == TDM_OK) {
+            results[i]->terms = (uint32_t)nterms;
+            results[i]->unknown = unknown;
             if (o->algorithm == TDM_ALGO_AUTO && results[i]->status == TDM_OK)
-                results[i]->algorithm = tdm_search_auto_alg(TDM_ALGO_AUTO, wq.nterms);
-            tdm_query_free(&wq);
+                results[i]->algorithm = tdm_search_auto_alg(TDM_ALGO_AUTO, nterms);
         } else {
             tdm_err_clear(err);
         }

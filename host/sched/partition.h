@@ -28,6 +28,11 @@
 int tdm_part_wanted(tdm_engine *engine, const tdm_index *index);
 /* The partitioned handle: shards made, resident, their lanes open. */
 int tdm_part_open(tdm_engine *engine, const tdm_index *index, tdm_search **out, tdm_err *err);
+/* The same over a split's shard files opened as one index
+ * (tdm_index_open_shards): shard i, as the index's reader (a reference
+ * taken), on engine device i % devices; at most TDM_SCHED_MAX_LANES. */
+int tdm_part_open_shards(tdm_engine *engine, const tdm_index *index, tdm_search **out,
+                         tdm_err *err);
 void tdm_part_close(tdm_search *s);
 
 int tdm_part_search(tdm_search *s, const tdm_search_query *q, const tdm_search_options *opts,

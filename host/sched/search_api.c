@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "partition.h"
+#include "index/index_priv.h"
 #include "drive/search.h"
 #include "drive/search_run.h"
 #include "sched.h"
@@ -62,6 +63,9 @@ TDM_API int tdm_search_open(tdm_engine *engine, const tdm_index *index, tdm_sear
         return tdm_api_fail(TDM_ERR_INVALID_ARG, "tdm_search_open: %s is NULL",
                             !engine ? "engine" : "index");
     tdm_err e = {0};
+    tdm_ireader *const *shards;
+    if (tdm_index_shards(index, &shards)) /* a split's files: a partition each */
+        return tdm_api_result(tdm_part_open_shards(engine, index, out, &e), &e);
     if (tdm_part_wanted(engine, index)) /* split across the devices (docs/PARTITION.md) */
         return tdm_api_result(tdm_part_open(engine, index, out, &e), &e);
     int rc = tdm_search_handle_open(engine, index, out, &e);

@@ -1,0 +1,309 @@
+/* A split's shard files opened together in one process
+ * (tdm_index_open_shards, tdm_index_open_split; host/index/index_api.c and
+ * host/sched/partition.c's tdm_part_open_shards, docs/PARTITION.md): the
+ * index answers as the unsharded one (stats, df and cf, postings, names,
+ * lengths, verify), and a search handle on it, its shards spread over the
+ * engine's devices (three shards on one device, and on two PoCL devices:
+ * POCL_DEVICES="pthread pthread"), answers every query and batch exactly as
+ * the whole index, bit for bit, for every algorithm and k. Shards of two
+ * splits, a shard missing or given twice, a plain index: TDM_ERR_FORMAT,
+ * naming the file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/index_priv.h"
+#include "index/shard.h"
+#include "randcoll.h"
+#include "testutil.h"
+
+#define NS 3
+#define MAXQ 60
+#define MAXT 6
+
+typedef struct fixture {
+    randcoll c;
+    tdm_index *ix;
+    tdm_engine *plain;
+    tdm_search *whole;
+    char dir[1024], prefix[1024], other[1024]; /* NS shards; a second split of 2 */
+} fixture;
+
+static tdm_engine *engine_on(const char *devices)
+{
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
+    o.devices = devices;
+    o.partition = TDM_PARTITION_OFF;
+    o.calibrate = 0;
+    o.cache_mode = TDM_CACHE_OFF;
+    tdm_engine *e = NULL;
+    if (tdm_engine_open(&o, &e) != TDM_OK)
+        fail_msg("tdm_engine_open: %s", tdm_last_error());
+    return e;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    const char *dir = tdm_test_tmpdir("shard_open"); /* emptied at each call: kept */
+    snprintf(f->dir, sizeof f->dir, "%s", dir);
+    randcoll_init(&f->c, 77, tdm_test_small() ? 600 : 3000, 40);
+    f->ix = randcoll_index(&f->c, dir, "w.tdm", NULL);
+    snprintf(f->prefix, sizeof f->prefix, "%s/s", dir);
+    snprintf(f->other, sizeof f->other, "%s/o", dir);
+    tdm_err err = {0};
+    if (tdm_shard_write(tdm_index_ireader(f->ix), NS, f->prefix, 2, &err) != TDM_OK ||
+        tdm_shard_write(tdm_index_ireader(f->ix), 2, f->other, 2, &err) != TDM_OK)
+        fail_msg("tdm_shard_write: %s", tdm_err_msg(&err));
+    f->plain = engine_on("0");
+    if (tdm_search_open(f->plain, f->ix, &f->whole) != TDM_OK)
+        fail_msg("tdm_search_open: %s", tdm_last_error());
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    tdm_search_close(f->whole);
+    tdm_engine_close(f->plain);
+    tdm_index_close(f->ix);
+    randcoll_free(&f->c);
+    free(f);
+    return 0;
+}
+
+static void shard_path(char *out, size_t cap, const char *prefix, unsigned i)
+{
+    if (snprintf(out, cap, "%s.%u", prefix, i) >= (int)cap)
+        fail_msg("path too long");
+}
+
+/* The index calls answer as the whole index's. */
+static void same_index(const tdm_index *w, const tdm_index *s, const randcoll *c)
+{
+    tdm_index_stats a, b;
+    assert_int_equal(tdm_index_stats_get(w, &a), TDM_OK);
+    assert_int_equal(tdm_index_stats_get(s, &b), TDM_OK);
+    assert_int_equal(a.documents, b.documents);
+    assert_int_equal(a.terms, b.terms);
+    assert_int_equal(a.postings, b.postings);
+    assert_int_equal(a.total_doclen, b.total_doclen);
+    assert_true(a.avg_doclen == b.avg_doclen);
+    assert_true(b.file_bytes > 0);
+    size_t cap = c->ndocs;
+    uint32_t *d1 = malloc(cap * 4), *f1 = malloc(cap * 4), *d2 = malloc(cap * 4),
+             *f2 = malloc(cap * 4);
+    for (uint64_t t = 0; t < c->nlists; t++) {
+        uint32_t df1, df2;
+        uint64_t cf1, cf2;
+        assert_int_equal(tdm_index_term_get(w, c->terms[t], &df1, &cf1), TDM_OK);
+        assert_int_equal(tdm_index_term_get(s, c->terms[t], &df2, &cf2), TDM_OK);
+        assert_int_equal(df1, df2);
+        assert_int_equal(cf1, cf2);
+        size_t n1, n2;
+        assert_int_equal(tdm_index_postings_get(w, c->terms[t], d1, f1, cap, &n1), TDM_OK);
+        assert_int_equal(tdm_index_postings_get(s, c->terms[t], d2, f2, cap, &n2), TDM_OK);
+        assert_int_equal(n1, n2);
+        assert_memory_equal(d1, d2, n1 * 4);
+        assert_memory_equal(f1, f2, n1 * 4);
+    }
+    assert_int_equal(tdm_index_term_get(s, "no-such-term", NULL, NULL), TDM_ERR_NOT_FOUND);
+    for (uint32_t d = 0; d < c->ndocs; d++) {
+        assert_string_equal(tdm_index_docname(w, d), tdm_index_docname(s, d));
+        uint32_t l1, l2;
+        assert_int_equal(tdm_index_doclen_get(w, d, &l1), TDM_OK);
+        assert_int_equal(tdm_index_doclen_get(s, d, &l2), TDM_OK);
+        assert_int_equal(l1, l2);
+    }
+    assert_null(tdm_index_docname(s, c->ndocs));
+    assert_int_equal(tdm_index_verify(s), TDM_OK);
+    free(d1), free(f1), free(d2), free(f2);
+}
+
+static void index_calls(void **state)
+{
+    fixture *f = *state;
+    tdm_index *s = NULL;
+    assert_int_equal(tdm_index_open_split(f->prefix, &s), TDM_OK);
+    same_index(f->ix, s, &f->c);
+    tdm_index_close(s);
+    /* the paths in any order (a shell's glob sorts .10 before .2) */
+    char p[NS][1024];
+    const char *paths[NS];
+    for (unsigned i = 0; i < NS; i++) {
+        shard_path(p[i], sizeof p[i], f->prefix, NS - 1 - i);
+        paths[i] = p[i];
+    }
+    assert_int_equal(tdm_index_open_shards(paths, NS, &s), TDM_OK);
+    same_index(f->ix, s, &f->c);
+    tdm_index_close(s);
+}
+
+/* Sets that are not one split: refused, naming the file. */
+static void bad_sets(void **state)
+{
+    fixture *f = *state;
+    char a0[1024], a1[1024], a2[1024], b1[1024], whole[1024];
+    shard_path(a0, sizeof a0, f->prefix, 0);
+    shard_path(a1, sizeof a1, f->prefix, 1);
+    shard_path(a2, sizeof a2, f->prefix, 2);
+    shard_path(b1, sizeof b1, f->other, 1);
+    snprintf(whole, sizeof whole, "%s/w.tdm", f->dir);
+    tdm_index *s = NULL;
+    const char *mixed[] = {a0, b1, a2};
+    assert_int_equal(tdm_index_open_shards(mixed, 3, &s), TDM_ERR_FORMAT);
+    assert_non_null(strstr(tdm_last_error(), "two splits"));
+    assert_null(s);
+    const char *missing[] = {a0, a2};
+    assert_int_equal(tdm_index_open_shards(missing, 2, &s), TDM_ERR_FORMAT);
+    const char *twice[] = {a0, a1, a1};
+    assert_int_equal(tdm_index_open_shards(twice, 3, &s), TDM_ERR_FORMAT);
+    const char *plain[] = {whole};
+    assert_int_equal(tdm_index_open_shards(plain, 1, &s), TDM_ERR_FORMAT);
+    assert_non_null(strstr(tdm_last_error(), "not a shard"));
+    char wprefix[1024];
+    snprintf(wprefix, sizeof wprefix, "%s/nothing-here", f->dir);
+    assert_int_not_equal(tdm_index_open_split(wprefix, &s), TDM_OK);
+    assert_non_null(strstr(tdm_last_error(), "nothing-here.0"));
+    assert_int_equal(tdm_index_open_shards(mixed, 0, &s), TDM_ERR_INVALID_ARG);
+    assert_null(s);
+}
+
+typedef struct qset {
+    tdm_search_query q[MAXQ];
+    tdm_search_term t[MAXQ][MAXT];
+    size_t n;
+} qset;
+
+/* n random queries of 0 .. 6 terms (unknown terms, repeats, weights). */
+static void make_queries(qset *s, const randcoll *c, uint64_t seed, size_t n)
+{
+    tdm_rng r;
+    tdm_rng_seed(&r, seed);
+    s->n = n;
+    for (size_t i = 0; i < n; i++) {
+        size_t nt = i % 29 == 5 ? 0 : tdm_rng_range(&r, 1, MAXT);
+        for (size_t k = 0; k < nt; k++) {
+            s->t[i][k].term = tdm_rng_range(&r, 0, 12) == 0
+                                  ? "no-such-term"
+                                  : c->terms[tdm_rng_range(&r, 0, (uint32_t)c->nlists - 1)];
+            s->t[i][k].id = 0;
+            s->t[i][k].weight = 1.0 + tdm_rng_range(&r, 0, 2);
+        }
+        s->q[i] = (tdm_search_query){NULL, s->t[i], nt};
+    }
+}
+
+static void same_result(const tdm_search_result *a, const tdm_search_result *b, size_t q,
+                        int algo, uint32_t k)
+{
+    if (a->n != b->n)
+        fail_msg("query %zu, %s, k %u: %zu hits on the shards, %zu whole", q,
+                 tdm_algorithm_name(algo), k, a->n, b->n);
+    for (size_t h = 0; h < a->n; h++) {
+        if (a->hits[h].docid != b->hits[h].docid ||
+            memcmp(&a->hits[h].score, &b->hits[h].score, sizeof(float)))
+            fail_msg("query %zu, %s, k %u, hit %zu: shards %u %.9g, whole %u %.9g", q,
+                     tdm_algorithm_name(algo), k, h, a->hits[h].docid, a->hits[h].score,
+                     b->hits[h].docid, b->hits[h].score);
+        assert_string_equal(a->hits[h].name, b->hits[h].name);
+    }
+    assert_int_equal(a->terms, b->terms);
+    assert_int_equal(a->unknown, b->unknown);
+    assert_int_equal(a->algorithm, b->algorithm);
+}
+
+static const int algos[] = {TDM_ALGO_AUTO, TDM_ALGO_OR, TDM_ALGO_AND, TDM_ALGO_AND_OR,
+                            TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+static const uint32_t ks[] = {1, 10, 100, 1000};
+#define NALG (sizeof algos / sizeof *algos)
+
+/* Every query alone and every algorithm as one batch on the split opened
+ * on `devices`: the whole index's answers. */
+static void search_on(fixture *f, const char *devices)
+{
+    tdm_engine *e = engine_on(devices);
+    tdm_index *ix = NULL;
+    assert_int_equal(tdm_index_open_split(f->prefix, &ix), TDM_OK);
+    tdm_search *s = NULL;
+    if (tdm_search_open(e, ix, &s) != TDM_OK)
+        fail_msg("tdm_search_open on the shards: %s", tdm_last_error());
+    qset *qs = malloc(sizeof *qs);
+    make_queries(qs, &f->c, 9, tdm_test_small() ? 20 : MAXQ);
+    size_t hits = 0;
+    for (size_t i = 0; i < qs->n; i++)
+        for (size_t a = 0; a < NALG; a++) {
+            tdm_search_options o;
+            tdm_search_options_init(&o);
+            o.algorithm = algos[a];
+            o.k = ks[(i + a) % 4];
+            tdm_search_result *p = NULL, *w = NULL;
+            int rp = tdm_search_terms(s, qs->q[i].terms, qs->q[i].nterms, &o, &p);
+            int rw = tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
+            if (rp != rw)
+                fail_msg("query %zu: shards %d, whole %d (%s)", i, rp, rw, tdm_last_error());
+            if (rp == TDM_OK) {
+                same_result(p, w, i, algos[a], o.k);
+                hits += p->n;
+            }
+            tdm_search_result_free(p);
+            tdm_search_result_free(w);
+        }
+    tdm_search_result *res[MAXQ];
+    for (size_t a = 0; a < NALG; a++) {
+        tdm_search_options o;
+        tdm_search_options_init(&o);
+        o.algorithm = algos[a];
+        o.k = ks[a % 4];
+        if (tdm_search_batch(s, qs->q, qs->n, &o, res) != TDM_OK)
+            fail_msg("batch %s: %s", tdm_algorithm_name(algos[a]), tdm_last_error());
+        for (size_t i = 0; i < qs->n; i++) {
+            tdm_search_result *w = NULL;
+            int rw = tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
+            assert_int_equal(rw, res[i]->status);
+            if (rw == TDM_OK) {
+                same_result(res[i], w, i, algos[a], o.k);
+                hits += w->n;
+            }
+            tdm_search_result_free(w);
+            tdm_search_result_free(res[i]);
+        }
+    }
+    /* every shard runs every query: a pin has no meaning */
+    tdm_search_options o;
+    tdm_search_options_init(&o);
+    o.device = 0;
+    tdm_search_result *r = NULL;
+    assert_int_equal(tdm_search_terms(s, qs->q[1].terms, qs->q[1].nterms, &o, &r),
+                     TDM_ERR_INVALID_ARG);
+    tdm_sched_stats st;
+    tdm_sched_stats_init(&st);
+    assert_int_equal(tdm_search_stats(s, &st), TDM_OK);
+    assert_int_equal(st.nlanes, NS);
+    print_message("%d device(s), %d shards: %zu queries, %zu hits the same\n",
+                  tdm_engine_device_count(e), NS, qs->n, hits);
+    assert_true(hits > 0);
+    free(qs);
+    tdm_search_close(s);
+    tdm_index_close(ix);
+    tdm_engine_close(e);
+}
+
+/* Three shards on one device: three handles and lanes there. */
+static void one_device(void **state) { search_on(*state, "0"); }
+
+/* Three shards over every PoCL device (two: one holds two shards). */
+static void all_devices(void **state) { search_on(*state, "cpu"); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(index_calls),
+        cmocka_unit_test(bad_sets),
+        cmocka_unit_test(one_device),
+        cmocka_unit_test(all_devices),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
