@@ -1,5 +1,6 @@
 /* Test hooks of the engine (a device's program build): switches that only
- * the tests set, kept out of the product headers so that product code never reaches for them by accident.
+ * the tests set, kept out of the product headers so that product code
+ * never reaches for them by accident.
  * Nothing here is part of the library's contract. */
 #ifndef TDM_ENGINE_ENGINE_TESTING_H
 #define TDM_ENGINE_ENGINE_TESTING_H
