@@ -41,7 +41,7 @@ typedef struct sink_ctx {
 
 static void usage(void)
 {
-    printf("usage: tandem run INDEX --queries FILE -o RUN [options]\n"
+    printf("usage: tandem run INDEX|--shards PREFIX --queries FILE -o RUN [options]\n"
            "  every query of FILE to a TREC run: 'qid Q0 docname rank score tag', in file\n"
            "  order. FILE: id:text lines, id<TAB>text, TREC topics, SMART .I/.W, JSON lines\n"
            "  ({\"id\", \"text\"} or weighted {\"id\", \"terms\": {term: weight}}).\n"
@@ -114,7 +114,8 @@ static int parse(int argc, char **argv, ropts *o)
         }
     }
     if (!o->s.index || !o->qpath || !o->out)
-        return tdm_cli_usage(C, "need INDEX, --queries FILE and -o RUN ('tandem run --help')");
+        return tdm_cli_usage(C, "need INDEX (or --shards PREFIX), --queries FILE and -o RUN "
+                                "('tandem run --help')");
     if (!*o->tag || strpbrk(o->tag, " \t\n"))
         return tdm_cli_usage(C, "--tag '%s': must be non-empty, without white space", o->tag);
     if (strpbrk(o->prefix, " \t\n"))
@@ -228,11 +229,11 @@ static int run_all(const ropts *o, const tdm_qfile *qf, tdm_search *sh, FILE *f,
 
 /* On an impact index, colon and tab query lines are learned sparse query
  * logs: terms as stored, repeated as often as their weight. */
-static void impact_tokens(const char *index, tdm_qf_options *qo)
+static void impact_tokens(const tdm_cli_sopts *s, tdm_qf_options *qo)
 {
     tdm_index *ix;
     tdm_index_impact im;
-    if (tdm_index_open(index, &ix) != TDM_OK)
+    if (tdm_cli_index_open(s, &ix) != TDM_OK)
         return;   /* said again when the search opens it */
     if (tdm_index_impact_get(ix, &im) == TDM_OK && im.impact)
         qo->tokens = 1;
@@ -251,7 +252,7 @@ int tdm_cmd_run(int argc, char **argv)
         return rc;
     tdm_err err = {0};
     tdm_qfile *qf = NULL;
-    impact_tokens(o.s.index, &o.qo);
+    impact_tokens(&o.s, &o.qo);
     if (tdm_qfile_read(o.qpath, &o.qo, &qf, &err) != TDM_OK) {
         tdm_cli_fail(C, "%s", tdm_err_msg(&err));
         tdm_err_clear(&err);
@@ -267,7 +268,7 @@ int tdm_cmd_run(int argc, char **argv)
     tdm_index *ix;
     tdm_search *sh;
     tdm_outfile out = {0};
-    rc = tdm_cli_search_open(C, o.s.index, &e, &ix, &sh);
+    rc = tdm_cli_search_open(C, &o.s, &e, &ix, &sh);
     if (rc == 0 && !to_stdout && tdm_outfile_open(&out, o.out, &err) != TDM_OK)
         rc = tdm_cli_fail(C, "%s", tdm_err_msg(&err));
     tdm_index_stats st;

@@ -63,6 +63,14 @@ int tdm_cli_search_opt(const char *cmd, int argc, char **argv, int *i, tdm_cli_s
             return -1;
         }
         s->o.variant = found; /* the order of enum tdm_search_variant */
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--shards"))) {
+        if (s->index) {
+            tdm_cli_usage(cmd, "--shards %s: INDEX given already (%s); give one of them", v,
+                          s->index);
+            return -1;
+        }
+        s->index = v;
+        s->shards = 1;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--ranges"))) {
         if (tdm_cli_uint(cmd, "--ranges", v, 1, UINT32_MAX, &u))
             return -1;
@@ -84,19 +92,27 @@ const char tdm_cli_search_help[] =
     "  --variant V      auto (default), item, group or compressed (docs/SEARCH.md)\n"
     "  --policy P       which device answers: hybrid, best, cpu-only, gpu-only, direct\n"
     "                   (default: TANDEM_POLICY, else hybrid; docs/SCHED.md)\n"
+    "  --shards PREFIX  in place of INDEX: the shards PREFIX.0 .. PREFIX.<N-1> of one\n"
+    "                   split ('tandem shard') searched as one index, the same answers\n"
+    "                   (spread over the devices; docs/PARTITION.md)\n"
     "The devices are TANDEM_DEVICES's ('tandem --help').\n";
 
-int tdm_cli_search_open(const char *cmd, const char *path, tdm_engine **e, tdm_index **ix,
-                        tdm_search **s)
+int tdm_cli_index_open(const tdm_cli_sopts *s, tdm_index **ix)
+{
+    return s->shards ? tdm_index_open_split(s->index, ix) : tdm_index_open(s->index, ix);
+}
+
+int tdm_cli_search_open(const char *cmd, const tdm_cli_sopts *s, tdm_engine **e, tdm_index **ix,
+                        tdm_search **sh)
 {
     *e = NULL;
     *ix = NULL;
-    *s = NULL;
-    if (tdm_index_open(path, ix) != TDM_OK)
+    *sh = NULL;
+    if (tdm_cli_index_open(s, ix) != TDM_OK)
         return tdm_cli_fail(cmd, "%s", tdm_last_error());
     if (tdm_engine_open(NULL, e) != TDM_OK)
         return tdm_cli_fail(cmd, "%s", tdm_last_error());
-    if (tdm_search_open(*e, *ix, s) != TDM_OK)
+    if (tdm_search_open(*e, *ix, sh) != TDM_OK)
         return tdm_cli_fail(cmd, "%s", tdm_last_error());
     return 0;
 }
@@ -157,7 +173,7 @@ int tdm_cmd_search(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         int t;
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: tandem search INDEX \"query text\" [options]\n"
+            printf("usage: tandem search INDEX|--shards PREFIX \"query text\" [options]\n"
                    "  the top k documents: rank, score, name (TAB separated), then which\n"
                    "  device and algorithm answered in how long (stderr); text goes through\n"
                    "  the index's own tokenizer, stopwords and stemmer.\n%s"
@@ -180,11 +196,12 @@ int tdm_cmd_search(int argc, char **argv)
         }
     }
     if (!s.index || !text)
-        return tdm_cli_usage("search", "need INDEX and the query text ('tandem search --help')");
+        return tdm_cli_usage("search", "need INDEX (or --shards PREFIX) and the query text "
+                                       "('tandem search --help')");
     tdm_engine *e;
     tdm_index *ix;
     tdm_search *sh;
-    int rc = tdm_cli_search_open("search", s.index, &e, &ix, &sh);
+    int rc = tdm_cli_search_open("search", &s, &e, &ix, &sh);
     tdm_search_result *r = NULL;
     if (rc == 0 && tdm_search_text(sh, text, &s.o, &r) != TDM_OK)
         rc = tdm_cli_fail("search", "%s", tdm_last_error());

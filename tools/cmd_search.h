@@ -7,6 +7,7 @@
 
 typedef struct tdm_cli_sopts {
     const char *index;
+    int shards;        /* index is a split's PREFIX (--shards): its shards opened as one */
     tdm_search_options o;
     int json;
 } tdm_cli_sopts;
@@ -18,10 +19,15 @@ int tdm_cli_search_opt(const char *cmd, int argc, char **argv, int *i, tdm_cli_s
 /* The --help lines of those options. */
 extern const char tdm_cli_search_help[];
 
-/* Opens index, engine and search handle; prints why on failure (return 1;
- * whatever was opened is in the outputs, for tdm_cli_search_close). */
-int tdm_cli_search_open(const char *cmd, const char *path, tdm_engine **e, tdm_index **ix,
-                        tdm_search **s);
+/* Opens s->index: the index file, or with s->shards the split PREFIX's
+ * shards as one index (tdm_index_open_split). A tandem.h status. */
+int tdm_cli_index_open(const tdm_cli_sopts *s, tdm_index **ix);
+
+/* Opens index (as tdm_cli_index_open), engine and search handle; prints
+ * why on failure (return 1; whatever was opened is in the outputs, for
+ * tdm_cli_search_close). */
+int tdm_cli_search_open(const char *cmd, const tdm_cli_sopts *s, tdm_engine **e, tdm_index **ix,
+                        tdm_search **sh);
 /* Accepts NULLs. */
 void tdm_cli_search_close(tdm_engine *e, tdm_index *ix, tdm_search *s);
 

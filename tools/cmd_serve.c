@@ -16,7 +16,7 @@
 #include "serve.h"
 
 static const char help[] =
-    "usage: tandem serve INDEX [--listen ADDR:PORT] [options]\n"
+    "usage: tandem serve INDEX|--shards PREFIX [--listen ADDR:PORT] [options]\n"
     "  a search service over HTTP: JSON in and out, concurrent requests batched\n"
     "  onto the devices by the engine's scheduler (README, 'Serving').\n"
     "  POST /search        {\"query\": \"text\"} or {\"terms\": {\"term\": weight, ...}},\n"
@@ -174,7 +174,7 @@ static int serve(tdm_serve *sv, const tdm_cli_sopts *s, const serve_opts *o,
     fprintf(stderr, "tandem serve: listening on http://%s%s%s:%u/, loading %s\n",
             ss.ss_family == AF_INET6 ? "[" : "", host, ss.ss_family == AF_INET6 ? "]" : "", port,
             s->index);
-    int rc = tdm_cli_search_open("serve", s->index, &sv->e, &sv->ix, &sv->s);
+    int rc = tdm_cli_search_open("serve", s, &sv->e, &sv->ix, &sv->s);
     if (rc == 0) {
         sv->ready_at = tdm_cli_now();
         atomic_store(&sv->ready, 1);

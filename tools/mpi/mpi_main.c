@@ -155,6 +155,11 @@ static int parse(int argc, char **argv, tmpi_opts *o)
             return tdm_cli_usage(C, "unexpected argument '%s'", argv[i]);
         }
     }
+    if (s.shards && o->prefix) /* --shards PREFIX, as 'tandem search' takes it */
+        return tdm_cli_usage(C, "--shards %s and PREFIX %s: give one of them", s.index,
+                             o->prefix);
+    if (s.shards)
+        o->prefix = s.index;
     o->so = s.o;
     if (o->so.device >= 0)
         return tdm_cli_usage(C, "--device: each rank runs on its own devices (TANDEM_DEVICES)");
