@@ -224,6 +224,8 @@ engine_device_info_get = _fn("tdm_engine_device_info_get", c_int, c_void_p, c_in
                              P(DeviceInfo))
 
 index_open = _fn("tdm_index_open", c_int, c_char_p, P(c_void_p))
+index_open_shards = _fn("tdm_index_open_shards", c_int, P(c_char_p), c_size_t, P(c_void_p))
+index_open_split = _fn("tdm_index_open_split", c_int, c_char_p, P(c_void_p))
 index_close = _fn("tdm_index_close", None, c_void_p)
 index_stats_get = _fn("tdm_index_stats_get", c_int, c_void_p, P(IndexStats))
 index_normalize = _fn("tdm_index_normalize", c_int, c_void_p, c_char_p, c_char_p, c_size_t)

@@ -9,6 +9,7 @@ once and waits for the calls in flight on that handle, up to a time limit
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 import time
 import weakref
@@ -229,6 +230,20 @@ class Engine(_Handle):
         engine's devices: a Searcher (close it, or use it in a with block)."""
         return Searcher(self, index_path)
 
+    def open_shards(self, shards: Union[StrPath, Sequence[StrPath]]) -> Searcher:
+        """Opens a collection split into shards by `tandem shard INDEX
+        --shards N -o PREFIX` as one index (tdm_index_open_split /
+        tdm_index_open_shards): `shards` is PREFIX (the files PREFIX.0 ..
+        PREFIX.<N-1>) or the list of the N shard files, in any order. The
+        shards are spread over this engine's devices (shard i on device i %
+        devices, several a device allowed), every query runs on all of them
+        and their top k merge: the Searcher answers exactly as one on the
+        unsharded index (hits, scores, stats, docnames). Shards of two
+        splits, a missing one or a plain index raise FormatError naming the
+        file. For more shards than one machine holds, see docs/MPI.md
+        (tandem-mpi) and examples/mpi_shards.py."""
+        return Searcher(self, shards, shards=True)
+
     def close(self, timeout: Optional[float] = CLOSE_TIMEOUT) -> None:
         """Closes the engine and every Searcher opened from it. Idempotent.
         New calls (opens, searches) fail with ValueError at once; the calls
@@ -294,24 +309,42 @@ class BatchResult(NamedTuple):
         return searcher.docnames(self.docid)
 
 
+def _open_index(path: Union[StrPath, Sequence[StrPath]], shards: bool) -> int:
+    """tdm_index_open, or for shards tdm_index_open_split (a PREFIX) or
+    tdm_index_open_shards (a list of files): the index handle."""
+    ix = ctypes.c_void_p()
+    if isinstance(path, (str, bytes, os.PathLike)):
+        name = _bytes(path, "shards" if shards else "index_path")
+        check((_lib.index_open_split if shards else _lib.index_open)(name, ctypes.byref(ix)))
+    elif not shards:
+        raise TypeError("index_path: expected a str or path, got %s" % type(path).__name__)
+    else:
+        names = [_bytes(p, "shards") for p in path]
+        arr = (ctypes.c_char_p * max(1, len(names)))(*names)
+        check(_lib.index_open_shards(arr, len(names), ctypes.byref(ix)))
+    return int(ix.value or 0)
+
+
 class Searcher(_Handle):
     """An open index bound to an engine (tdm_index_open + tdm_search_open),
-    made by Engine.open(index_path): search(), search_batch(), the index's
-    stats, normalize() and docnames(). `engine` and `path` are those it was
-    opened with. Close it (or use it in a with block)."""
+    made by Engine.open(index_path), or a split's shards opened as one
+    (Engine.open_shards): search(), search_batch(), the index's stats,
+    normalize() and docnames(). `engine` and `path` are those it was opened
+    with (for shards: the PREFIX or the list of files). Close it (or use it
+    in a with block)."""
 
     engine: Engine
-    path: StrPath
+    path: Union[StrPath, Sequence[StrPath]]
 
-    def __init__(self, engine: Engine, index_path: StrPath) -> None:
+    def __init__(self, engine: Engine, index_path: Union[StrPath, Sequence[StrPath]],
+                 shards: bool = False) -> None:
         super().__init__("Searcher")
         self._index: Optional[int] = None
         self.engine = engine
         self.path = index_path
         ep = engine._enter()
         try:
-            ix = ctypes.c_void_p()
-            check(_lib.index_open(_bytes(index_path, "index_path"), ctypes.byref(ix)))
+            ix = ctypes.c_void_p(_open_index(index_path, shards))
             sp = ctypes.c_void_p()
             rc = _lib.search_open(ep, ix.value, ctypes.byref(sp))
             if rc != _lib.OK:
