@@ -269,6 +269,16 @@ typedef struct tdm_engine_options {
      * partition's device kind (gpu-only with a CPU partition, cpu-only with
      * a GPU one) is refused with TDM_ERR_INVALID_ARG. */
     int partition;
+    /* Time limit in milliseconds for each run of a search on a lane (the
+     * search-time watchdog, docs/SCHED.md "Faults"): a run that has not
+     * finished by then is abandoned, its lane marked dead (the device named)
+     * and its queries answered by another lane, or failed with
+     * TDM_ERR_TIMEOUT naming the device when none is left. Unset (0):
+     * TANDEM_RUN_TIMEOUT_MS ("auto", "off", or 1 to 3,600,000), else auto:
+     * 100 times the run's predicted time, at least 10,000 (a lane's first
+     * run of an algorithm, which may compile kernels, 60,000 more). -1: off
+     * (a caller's thread may then run its own query, and wait on it). */
+    long run_timeout_ms;
 } tdm_engine_options;
 
 enum tdm_partition {

@@ -489,6 +489,36 @@ static int resolve_first_kernel(const tdm_engine_options *o, tdm_settings *s, td
     return rc;
 }
 
+/* The search-time watchdog's limit: the option (> 0 ms, -1 off), else
+ * TANDEM_RUN_TIMEOUT_MS ("auto", "off" or ms), else auto (0). */
+static int resolve_run_timeout(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
+{
+    const char *v;
+    s->run_timeout_ms = 0;
+    if (o->run_timeout_ms != 0) {
+        if (o->run_timeout_ms != -1 &&
+            (o->run_timeout_ms < 1 || o->run_timeout_ms > TDM_SETTINGS_RUN_TIMEOUT_MS_MAX))
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                               "engine option run_timeout_ms: %ld is not -1 (off) or in 1 .. %d",
+                               o->run_timeout_ms, TDM_SETTINGS_RUN_TIMEOUT_MS_MAX);
+        s->run_timeout_ms = o->run_timeout_ms;
+    } else if ((v = env("TANDEM_RUN_TIMEOUT_MS"))) {
+        size_t n;
+        if (strcasecmp(v, "off") == 0)
+            s->run_timeout_ms = -1;
+        else if (strcasecmp(v, "auto") == 0)
+            s->run_timeout_ms = 0;
+        else if (parse_size(v, 1, TDM_SETTINGS_RUN_TIMEOUT_MS_MAX, &n))
+            s->run_timeout_ms = (long)n;
+        else
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                               "TANDEM_RUN_TIMEOUT_MS=%s: expected auto, off or milliseconds "
+                               "from 1 to %d",
+                               v, TDM_SETTINGS_RUN_TIMEOUT_MS_MAX);
+    }
+    return TDM_OK;
+}
+
 int tdm_settings_resolve(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -513,6 +543,8 @@ int tdm_settings_resolve(const tdm_engine_options *o, tdm_settings *s, tdm_err *
         rc = resolve_launch_guard(s, err);
     if (rc == TDM_OK)
         rc = resolve_first_kernel(o, s, err);
+    if (rc == TDM_OK)
+        rc = resolve_run_timeout(o, s, err);
     if (rc != TDM_OK)
         tdm_settings_free(s);
     return rc;
@@ -573,6 +605,10 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_BATCH_WINDOW_US", "scheduling",
      "microseconds a batch lane waits for more queries, 0 to 1000000 (200)"},
     {"TANDEM_LANE_SLOTS", "scheduling", "runs at once on a lane, 1 to 8 (2)"},
+    {"TANDEM_RUN_TIMEOUT_MS", "scheduling",
+     "auto, off or milliseconds 1 to 3600000: a lane's run not finished by then is abandoned, "
+     "the lane marked dead and its queries answered elsewhere or failed naming the device "
+     "(auto: 100 times the run's predicted time, at least 10000; docs/SCHED.md)"},
     {"TANDEM_CALIBRATE", "scheduling",
      "queries a lane runs at start-up to fit its cost model, 0 to 4096 (16)"},
     {"TANDEM_SEARCH_VARIANT", "tuning",

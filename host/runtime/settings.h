@@ -36,6 +36,8 @@
  *   first_kernel_ms       first_kernel_ms               TANDEM_FIRST_KERNEL_MS
  *   test_hang             (none)                        TANDEM_TEST_HANG (test hook: a
  *                                                       device index whose first kernel hangs)
+ *   run_timeout_ms        run_timeout_ms                TANDEM_RUN_TIMEOUT_MS (the search-time
+ *                                                       watchdog, host/sched/watchdog.c)
  *   tuning                (none)                        the tuning and A/B switches
  *                                                       (tdm_tuning below)
  *
@@ -116,6 +118,8 @@ typedef struct tdm_settings {
     unsigned first_kernel_ms; /* each device's first kernel's time limit at open */
     long test_hang;           /* test hook: the discovery index of a device whose first
                                  kernel never ends (TANDEM_TEST_HANG), -1 none */
+    long run_timeout_ms;      /* a lane run's time limit: > 0 ms, 0 auto (from the run's
+                                 predicted time), -1 off (host/sched/watchdog.c) */
     const char *devices_from; /* what gave `devices`, for its errors: "TANDEM_DEVICES",
                                  "engine option devices" or "device selection" */
     tdm_tuning tuning;
@@ -132,6 +136,7 @@ typedef struct tdm_settings {
 #define TDM_SETTINGS_LANE_SLOTS_DEFAULT 2
 #define TDM_SETTINGS_LANE_SLOTS_MAX 8
 #define TDM_SETTINGS_FIRST_KERNEL_MS_DEFAULT 10000
+#define TDM_SETTINGS_RUN_TIMEOUT_MS_MAX 3600000
 
 /* Resolves `o` (already validated for struct_size; never NULL), then the
  * environment, then the defaults, into *s. On failure *s holds nothing to

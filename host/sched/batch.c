@@ -170,8 +170,44 @@ static int make_part(struct tdm_sched *sc, part *p, int l, const int *lane, cons
     return TDM_OK;
 }
 
+/* A batch's memory that a run the watchdog abandoned may still read: its
+ * parts and prepared queries, freed by the last such run that returns. */
+typedef struct kept {
+    int refs;               /* abandoned runs holding it */
+    part *parts;
+    int nl;
+    tdm_sbq *items;
+    tdm_sbq **its;
+    size_t n;
+} kept;
+
+static void parts_free(part *parts, int nl)
+{
+    for (int l = 0; parts && l < nl; l++) {
+        if (parts[l].j.nq)
+            pthread_cond_destroy(&parts[l].j.cv);
+        tdm_err_clear(&parts[l].j.err);
+        part_free(&parts[l]);
+    }
+    free(parts);
+}
+
+static void kept_release(void *arg)
+{
+    kept *k = arg;
+    if (__atomic_sub_fetch(&k->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
+    parts_free(k->parts, k->nl);
+    for (size_t q = 0; q < k->n; q++)
+        tdm_sbq_free(&k->items[q]);
+    free(k->items);
+    free(k->its);
+    free(k);
+}
+
 static int placed(struct tdm_sched *sc, tdm_sbq *items, size_t n, const tdm_search_options *o,
-                  int policy, double arrive, tdm_search_result **results, tdm_err *err);
+                  int policy, double arrive, tdm_search_result **results, kept **keep,
+                  tdm_err *err);
 
 int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries, size_t n,
                            const tdm_search_options *o, tdm_search_result **results,
@@ -199,8 +235,30 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
     tdm_search_prepare_all(sc->s, queries, o, n, items);
     for (size_t q = 0; q < n; q++)
         its[q] = &items[q];
+    kept *keep = NULL;
     int rc = direct ? tdm_sched_run_direct(sc, its, policy, n, results, err)
-                    : placed(sc, items, n, o, policy, arrive, results, err);
+                    : placed(sc, items, n, o, policy, arrive, results, &keep, err);
+    if (keep) { /* a stuck run may still read them: it frees them if it returns */
+        keep->items = items;
+        keep->its = its;
+        keep->n = n;
+        pthread_mutex_lock(&sc->mu);
+        int refs = keep->refs;
+        for (int l = 0; l < keep->nl; l++)
+            if (keep->parts[l].j.hung > 0) {
+                keep->parts[l].j.orphan_fn = kept_release;
+                keep->parts[l].j.orphan_arg = keep;
+            } else if (keep->parts[l].j.timed_out) {
+                refs--; /* returned meanwhile */
+            }
+        keep->refs = refs;
+        pthread_mutex_unlock(&sc->mu);
+        if (refs == 0) {
+            keep->refs = 1;
+            kept_release(keep);
+        }
+        return rc;
+    }
     for (size_t q = 0; q < n; q++)
         tdm_sbq_free(&items[q]);
     free(items);
@@ -210,8 +268,10 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
 
 /* The prepared batch items[0 .. n) through the lanes (tdm_sched_batch_search). */
 static int placed(struct tdm_sched *sc, tdm_sbq *items, size_t n, const tdm_search_options *o,
-                  int policy, double arrive, tdm_search_result **results, tdm_err *err)
+                  int policy, double arrive, tdm_search_result **results, kept **keep,
+                  tdm_err *err)
 {
+    *keep = NULL;
     for (size_t q = 0; q < n; q++)
         if (tdm_search_prep_fatal(items[q].prc)) { /* host trouble: no lane does better */
             pthread_mutex_lock(&sc->mu);
@@ -268,10 +328,21 @@ static int placed(struct tdm_sched *sc, tdm_sbq *items, size_t n, const tdm_sear
                 sc->st.failed += j->nq;
             }
         }
-        for (int l = 0; l < sc->nl; l++)
+        int timed_out = 0;
+        for (int l = 0; l < sc->nl; l++) {
             while (parts[l].j.nq && !parts[l].j.done)
                 pthread_cond_wait(&parts[l].j.cv, &sc->mu);
+            if (parts[l].j.timed_out) { /* not run again: the batch fails, naming the device */
+                sc->st.failed += parts[l].j.nq;
+                timed_out++;
+            }
+        }
         pthread_mutex_unlock(&sc->mu);
+        if (timed_out && (*keep = calloc(1, sizeof **keep)) != NULL) {
+            (*keep)->refs = timed_out;
+            (*keep)->parts = parts;
+            (*keep)->nl = sc->nl;
+        }
         for (int l = 0; rc == TDM_OK && l < sc->nl; l++)
             if (parts[l].j.nq && parts[l].j.rc)
                 rc = tdm_err_copy(err, &parts[l].j.err);
@@ -295,14 +366,8 @@ static int placed(struct tdm_sched *sc, tdm_sbq *items, size_t n, const tdm_sear
             }
         }
     }
-    if (parts)
-        for (int l = 0; l < sc->nl; l++) {
-            if (parts[l].j.nq)
-                pthread_cond_destroy(&parts[l].j.cv);
-            tdm_err_clear(&parts[l].j.err);
-            part_free(&parts[l]);
-        }
-    free(parts);
+    if (!*keep)
+        parts_free(parts, sc->nl);
     free(bq);
     free(lane);
     return rc;

@@ -8,11 +8,11 @@
 
 #include "tandem.h"
 
-static const char *const names[] = {"none", "build", "oom", "lost"};
+static const char *const names[] = {"none", "build", "oom", "lost", "hang", "stall"};
 
 const char *tdm_fault_name(int kind)
 {
-    return kind >= 0 && kind <= TDM_FAULT_LOST ? names[kind] : "?";
+    return kind >= 0 && kind <= TDM_FAULT_STALL ? names[kind] : "?";
 }
 
 /* One item "<lane>:<kind>[@<n>]" of len bytes at s. */
@@ -37,13 +37,14 @@ static int parse_item(const char *s, size_t len, const char *what, tdm_fault *fa
     if (at)
         *at = 0;
     int kind = TDM_FAULT_NONE;
-    for (int k = TDM_FAULT_BUILD; k <= TDM_FAULT_LOST; k++)
+    for (int k = TDM_FAULT_BUILD; k <= TDM_FAULT_STALL; k++)
         if (!strcmp(colon + 1, names[k]))
             kind = k;
     if (kind == TDM_FAULT_NONE)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                           "%s: item '%.60s': fault kind '%s' is not build, oom or lost", what, s,
-                           colon + 1);
+                           "%s: item '%.60s': fault kind '%s' is not build, oom, lost, hang or "
+                           "stall",
+                           what, s, colon + 1);
     unsigned long n = 1;
     if (at) {
         errno = 0;

@@ -9,13 +9,20 @@
  *   lost   the run completes on the device, then its answers are dropped
  *          and it fails as a lost device (TDM_ERR_OPENCL): the lane is
  *          dead; its queries are answered elsewhere, once.
+ *   hang   the run's thread blocks for good before its device work, as in
+ *          a driver call that never returns: the watchdog (run_timeout_ms)
+ *          abandons the run, the lane is dead; its queries are answered
+ *          elsewhere or fail with TDM_ERR_TIMEOUT naming the device.
+ *   stall  as hang, but the thread wakes after twice the run's limit and
+ *          runs the queries: a late return, whose answers are dropped.
  * Threads: parsed once at tdm_search_open; read-only after. */
 #ifndef TDM_SCHED_FAULT_H
 #define TDM_SCHED_FAULT_H
 
 #include "common/error.h"
 
-enum { TDM_FAULT_NONE = 0, TDM_FAULT_BUILD, TDM_FAULT_OOM, TDM_FAULT_LOST };
+enum { TDM_FAULT_NONE = 0, TDM_FAULT_BUILD, TDM_FAULT_OOM, TDM_FAULT_LOST, TDM_FAULT_HANG,
+       TDM_FAULT_STALL };
 
 typedef struct tdm_fault {
     int kind;           /* TDM_FAULT_* */
@@ -27,7 +34,7 @@ typedef struct tdm_fault {
 int tdm_fault_parse(const char *spec, const char *what, tdm_fault *faults, int nlanes,
                     tdm_err *err);
 
-/* "build", "oom", "lost" ("none" for TDM_FAULT_NONE). */
+/* "build", "oom", "lost", "hang", "stall" ("none" for TDM_FAULT_NONE). */
 const char *tdm_fault_name(int kind);
 
 #endif

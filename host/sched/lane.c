@@ -263,6 +263,32 @@ static int work_waiting(const struct tdm_sched *sc)
     return 0;
 }
 
+/* After a run the watchdog abandoned (lock held on entry; released when
+ * it returns 1): its answers and jobs are not its own any more; it frees
+ * what its callers left to it. 0: the run counts. */
+static int late_return(slane *l, int k, sjob **jobs, int n, int rc, int moved,
+                       tdm_search_result **results, size_t nqt)
+{
+    struct tdm_sched *sc = l->sc;
+    struct tdm_astep *as;
+    void (*fns[TDM_SCHED_BATCH_MAX])(void *);
+    void *args[TDM_SCHED_BATCH_MAX];
+    int nfn;
+    if (!tdm_watchdog_returned(l, k, jobs, n, &as, fns, args, &nfn))
+        return 0;
+    pthread_mutex_unlock(&sc->mu);
+    (void)moved; /* a stepped job's pending intermediate is in as */
+    for (size_t i = 0; rc == TDM_OK && results && i < nqt; i++)
+        tdm_search_result_release(results[i]);
+    if (as) {
+        tdm_astep_free(as);
+        free(as);
+    }
+    for (int i = 0; i < nfn; i++)
+        fns[i](args[i]);
+    return 1;
+}
+
 void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
 {
     struct tdm_sched *sc = l->sc;
@@ -284,9 +310,12 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
         pred += jobs[i]->pred[l->index];
     }
     l->run_end[k] = t0 + pred;
+    double bound = its && results ? tdm_watchdog_arm(l, k, jobs, n, pred, t0) : 0;
     if (l->active++ == 0)
         l->active_t0 = t0;
     pthread_mutex_unlock(&sc->mu);
+    if (fault == TDM_FAULT_HANG || fault == TDM_FAULT_STALL)
+        tdm_watchdog_fault_block(fault, bound > 0 ? bound : 1.0); /* a driver call stuck */
 
     tdm_err e = {0};
     int rc, moved = -1;
@@ -314,6 +343,12 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
     l->st.busy_seconds += now - t0;
     if (--l->active == 0)
         l->st.active_seconds += now - l->active_t0;
+    if (late_return(l, k, jobs, n, rc, moved, results, nqt)) {
+        tdm_err_clear(&e);
+        free(its);
+        free(results);
+        return;
+    }
     if (rc)
         run_failed(l, jobs, n, rc, &e, now);
     else if (moved >= 0)
@@ -386,6 +421,10 @@ static void *worker(void *arg)
         tdm_lane_run(l, k, jobs, n);
         pthread_mutex_lock(&sc->mu);
     }
+    for (int i = 0; i < l->started; i++) /* close joins only those that returned */
+        if (pthread_equal(l->th[i], pthread_self()))
+            l->exited |= 1u << i;
+    pthread_cond_broadcast(&sc->wd_cv);
     pthread_mutex_unlock(&sc->mu);
     return NULL;
 }

@@ -210,10 +210,13 @@ void tdm_part_close(tdm_search *s)
 {
     if (!s)
         return;
+    int stuck = 0;
     for (int p = 0; s->parts && p < s->nparts; p++) {
-        tdm_sched_close(s->parts[p]->sched);
+        stuck |= tdm_sched_close(s->parts[p]->sched);
         s->parts[p]->sched = NULL;
     }
+    if (stuck) /* a run stuck in its device may still read the handles: they stay */
+        return;
     free(s->part);
     s->part = NULL;
     tdm_search_handle_close(s); /* and the partitions' handles */

@@ -95,6 +95,7 @@ static void free_sched(struct tdm_sched *sc)
 {
     for (int i = 0; i < sc->nl; i++)
         pthread_cond_destroy(&sc->lanes[i].cv);
+    pthread_cond_destroy(&sc->wd_cv);
     pthread_mutex_destroy(&sc->mu);
     free(sc->lanes);
     free(sc);
@@ -111,6 +112,8 @@ int tdm_sched_open(tdm_search *s, tdm_sched **out, tdm_err *err)
     sc->nl = s->ndev < TDM_SCHED_MAX_LANES ? s->ndev : TDM_SCHED_MAX_LANES;
     sc->lanes = calloc((size_t)sc->nl, sizeof *sc->lanes);
     pthread_mutex_init(&sc->mu, NULL);
+    pthread_cond_init(&sc->wd_cv, NULL);
+    sc->timeout_ms = st->run_timeout_ms;
     if (!sc->lanes) {
         free_sched(sc);
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
@@ -144,6 +147,8 @@ int tdm_sched_open(tdm_search *s, tdm_sched **out, tdm_err *err)
         tdm_sched_calibrate(sc, st->calibrate);
     for (int i = 0; i < sc->nl && rc == TDM_OK; i++)
         rc = tdm_lane_start(&sc->lanes[i], err);
+    if (rc == TDM_OK)
+        rc = tdm_watchdog_start(sc, err);
     if (rc) {
         tdm_sched_close(sc);
         return rc;
@@ -152,25 +157,22 @@ int tdm_sched_open(tdm_search *s, tdm_sched **out, tdm_err *err)
     return TDM_OK;
 }
 
-void tdm_sched_close(tdm_sched *sc)
+int tdm_sched_close(tdm_sched *sc)
 {
     if (!sc)
-        return;
-    pthread_mutex_lock(&sc->mu);
-    sc->stop = 1;
-    for (int i = 0; i < sc->nl; i++)
-        pthread_cond_broadcast(&sc->lanes[i].cv);
-    pthread_mutex_unlock(&sc->mu);
+        return 0;
+    int stuck = tdm_watchdog_stop(sc);
     for (int i = 0; i < sc->nl; i++) {
         slane *l = &sc->lanes[i];
-        for (int k = 0; k < l->started; k++)
-            pthread_join(l->th[k], NULL);
         tdm_err e = {0};
         if (l->model_path[0] && l->model.observed)
             tdm_model_save(&l->model, l->model_path, &e); /* best effort: a cache */
         tdm_err_clear(&e);
     }
+    if (stuck) /* a run stuck in its device may return into it: it stays */
+        return 1;
     free_sched(sc);
+    return 0;
 }
 
 /* ---- one query */
@@ -261,7 +263,7 @@ static int submit(struct tdm_sched *sc, sjob *j)
     sc->st.stepped += j->as != NULL;
     tdm_sched_update_mode(sc);
     tdm_place_predict(sc, j);
-    int lane = tdm_place(sc, j, now, 1);
+    int lane = tdm_place(sc, j, now, 1); /* never under the watchdog (tdm_sched_search) */
     if (lane == -2) {
         j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE,
                             "search: policy %s: no lane can run the query (the engine has "
@@ -337,6 +339,13 @@ int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_
                      tdm_search_result **out, tdm_err *err)
 {
     *out = NULL;
+    if (tdm_watchdog_on(sc)) {
+        /* a lane's worker runs it, on memory that a run the watchdog
+         * abandons may keep (tdm_sched_end) */
+        tdm_sched_call *c;
+        int rc = tdm_sched_begin(sc, q, opts, &c, err);
+        return rc ? rc : tdm_sched_end(c, out, err);
+    }
     sjob j;
     memset(&j, 0, sizeof j);
     j.arrive = tdm_sched_now();
@@ -368,6 +377,8 @@ int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_
 
 struct tdm_sched_call {
     struct tdm_sched *sc;
+    const tdm_search_query *q; /* the caller's, until tdm_sched_end: run again from it */
+    tdm_search_options opts;
     sjob j;
     tdm_sbq it;
     int placed;             /* in a lane's queue: wait for it */
@@ -405,6 +416,9 @@ int tdm_sched_begin(tdm_sched *sc, const tdm_search_query *q, const tdm_search_o
     if (!c)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     c->sc = sc;
+    c->q = q;
+    if (opts)
+        c->opts = *opts;
     sjob *j = &c->j;
     j->arrive = tdm_sched_now();
     int rc = tdm_search_options_check(opts, &j->o, &c->err);
@@ -429,17 +443,81 @@ int tdm_sched_begin(tdm_sched *sc, const tdm_search_query *q, const tdm_search_o
     return TDM_OK;
 }
 
-int tdm_sched_end(tdm_sched_call *c, tdm_search_result **out, tdm_err *err)
+static void call_free(void *arg)
 {
-    *out = NULL;
-    int rc = c->rc;
-    if (c->placed) {
-        struct tdm_sched *sc = c->sc;
+    tdm_sched_call *c = arg;
+    tdm_err_clear(&c->err);
+    tdm_err_clear(&c->j.err);
+    if (c->j.one)
+        tdm_sbq_free(&c->it);
+    free(c);
+}
+
+/* Waits for c's placed job; one the watchdog took from a stuck lane runs
+ * again, freshly prepared, while a live lane is left: the old call goes to
+ * the stuck run, which frees it if it returns. Returns the call to end. */
+static tdm_sched_call *wait_placed(tdm_sched_call *c)
+{
+    struct tdm_sched *sc = c->sc;
+    for (;;) {
         pthread_mutex_lock(&sc->mu);
         while (!c->j.done)
             pthread_cond_wait(&c->j.cv, &sc->mu);
+        int live = 0;
+        for (int i = 0; i < sc->nl; i++)
+            live |= sc->lanes[i].alive; /* a pinned one too (tdm_place's fallback) */
+        if (!c->j.timed_out || !live) {
+            if (c->j.timed_out)
+                sc->st.failed++; /* ended by the watchdog (not counted there) */
+            pthread_mutex_unlock(&sc->mu);
+            return c;
+        }
         pthread_mutex_unlock(&sc->mu);
+        tdm_sched_call *again;
+        tdm_err e = {0};
+        tdm_search_options o = c->opts;
+        if (tdm_sched_begin(sc, c->q, c->opts.struct_size ? &o : NULL, &again, &e) != TDM_OK) {
+            tdm_err_clear(&e);
+            pthread_mutex_lock(&sc->mu);
+            sc->st.failed++;
+            pthread_mutex_unlock(&sc->mu);
+            return c; /* out of memory: the timeout is the answer */
+        }
+        pthread_mutex_lock(&sc->mu);
+        sc->st.submitted--; /* the same query, counted once */
+        again->j.handovers = c->j.handovers + 1;
+        int left_to_run = c->j.hung > 0;
+        if (left_to_run) {
+            c->j.orphan_fn = call_free;
+            c->j.orphan_arg = c;
+        }
+        pthread_mutex_unlock(&sc->mu);
+        if (!left_to_run) /* the stuck run returned meanwhile */
+            call_free(c);
+        c = again;
+        if (!c->placed)
+            return c;
+    }
+}
+
+int tdm_sched_end(tdm_sched_call *c, tdm_search_result **out, tdm_err *err)
+{
+    *out = NULL;
+    if (c->placed)
+        c = wait_placed(c);
+    int rc = c->rc;
+    if (c->placed) {
+        struct tdm_sched *sc = c->sc;
         rc = job_finish(sc, &c->j, out, err);
+        pthread_mutex_lock(&sc->mu);
+        int left = c->j.hung > 0;
+        if (left) { /* a stuck run may still read it: freed when it returns */
+            c->j.orphan_fn = call_free;
+            c->j.orphan_arg = c;
+        }
+        pthread_mutex_unlock(&sc->mu);
+        if (left)
+            return rc;
     } else if (rc) {
         rc = tdm_err_copy(err, &c->err);
     } else {

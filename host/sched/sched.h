@@ -22,8 +22,11 @@ typedef struct tdm_sched tdm_sched;
  * threshold, deadline, calibration, test switches), the stored cost models
  * loaded (else calibrated on sample queries), workers started. */
 int tdm_sched_open(tdm_search *s, tdm_sched **out, tdm_err *err);
-/* Stops the workers, stores the cost models. Accepts NULL. */
-void tdm_sched_close(tdm_sched *sc);
+/* Stops the workers, stores the cost models. Accepts NULL. Bounded: a
+ * worker stuck in a run the watchdog abandoned is left (detached); then
+ * sc stays allocated for it and 1 is returned: the caller keeps what such
+ * a run reads (the search handle) allocated too. 0 otherwise. */
+int tdm_sched_close(tdm_sched *sc);
 
 /* Ranks one query (text or terms) by opts' policy (else the engine's):
  * placed on a lane, run there (or in the caller's thread when that lane is

@@ -56,6 +56,12 @@ typedef struct sjob {
      * (NULL for a single query: res) */
     tdm_search_result **bres;
     uint32_t nq;            /* queries the job carries: 1, or a part's */
+    /* the watchdog (watchdog.c): a run of it abandoned on a lane that
+     * stopped answering */
+    int timed_out;          /* ended by the watchdog: its caller may run it again, fresh */
+    int hung;               /* abandoned runs that may still read it (and its items) */
+    void (*orphan_fn)(void *); /* set by a caller that left it while hung: frees */
+    void *orphan_arg;       /* its memory when the last such run returns */
 } sjob;
 
 /* Queries job j carries (a job made elsewhere than the search calls, as
@@ -93,6 +99,14 @@ typedef struct slane {
     int active;             /* runs going now (st.active_seconds counts while > 0) */
     double active_t0;       /* since when */
     uint32_t warm;          /* algorithms this lane ran in this process (bit per algorithm) */
+    /* the watchdog (watchdog.c), per slot: the run going there */
+    double run_limit[TDM_LANE_SLOTS_MAX]; /* when it is abandoned (monotonic s), 0: none */
+    double run_bound[TDM_LANE_SLOTS_MAX]; /* its limit in seconds */
+    sjob **run_jobs[TDM_LANE_SLOTS_MAX];  /* its jobs (the running thread's array) */
+    int run_n[TDM_LANE_SLOTS_MAX];
+    char abandoned[TDM_LANE_SLOTS_MAX];   /* the watchdog gave it up: it owns only its own */
+    struct tdm_astep *orphan_as[TDM_LANE_SLOTS_MAX]; /* a stepped job's state it still holds */
+    uint32_t exited;        /* workers that returned (bit per th[]) */
 } slane;
 
 struct tdm_sched {
@@ -110,6 +124,12 @@ struct tdm_sched {
     uint32_t batch_max;     /* <= TDM_SCHED_BATCH_MAX */
     int migrate;            /* the engine's enum tdm_migrate (never DEFAULT) */
     tdm_sched_stats st;
+    /* the watchdog (watchdog.c) */
+    long timeout_ms;        /* settings' run_timeout_ms: > 0 fixed, 0 auto, -1 off */
+    int hung_runs;          /* abandoned runs not returned */
+    pthread_t wd;
+    int wd_started;
+    pthread_cond_t wd_cv;   /* wakes the watchdog (close) and close (a worker's exit) */
 };
 
 /* ---- queue.c */
@@ -152,6 +172,27 @@ int tdm_lane_warm(slane *l, int alg);
 void tdm_lane_fail(slane *l, const char *msg, double now);
 /* Re-evaluates the load mode (lock held). */
 void tdm_sched_update_mode(struct tdm_sched *sc);
+
+/* ---- watchdog.c: the search-time watchdog (docs/SCHED.md "Faults") */
+/* Whether runs are watched: then no caller's thread runs a query itself. */
+static inline int tdm_watchdog_on(const struct tdm_sched *sc) { return sc->timeout_ms >= 0; }
+/* Starts the watchdog's thread (when on). */
+int tdm_watchdog_start(struct tdm_sched *sc, tdm_err *err);
+/* Records lane l's run in slot k of jobs[0 .. n) predicted to take pred
+ * seconds, from t0 (lock held); returns its limit in seconds (0: none). */
+double tdm_watchdog_arm(slane *l, int k, sjob **jobs, int n, double pred, double t0);
+/* After lane l's run in slot k returned (lock held): 0 when it counts (its
+ * record cleared); 1 when it was abandoned: its jobs are not its own any
+ * more, *as (a stepped job's state) and the callbacks in fns/args (n at
+ * most, *nfn of them) are for the caller to free after unlocking. */
+int tdm_watchdog_returned(slane *l, int k, sjob **jobs, int n, struct tdm_astep **as,
+                          void (**fns)(void *), void **args, int *nfn);
+/* Stops the watchdog and the workers (lock not held); waits for the
+ * workers but those stuck in an abandoned run (a bounded wait): 1 when one
+ * is left (then sc stays allocated for it: the caller leaks what it reads). */
+int tdm_watchdog_stop(struct tdm_sched *sc);
+/* Test fault kinds hang and stall (fault.h): blocks the run's thread. */
+void tdm_watchdog_fault_block(int kind, double bound);
 
 /* ---- clock.c: seconds on the monotonic clock */
 double tdm_sched_now(void);

@@ -85,7 +85,8 @@ TDM_API void tdm_search_close(tdm_search *s)
         tdm_part_close(s);
         return;
     }
-    tdm_sched_close(s->sched);
+    if (tdm_sched_close(s->sched))
+        return; /* a run stuck in its device may still read the handle: it stays */
     s->sched = NULL;
     tdm_search_handle_close(s);
 }

@@ -1,0 +1,275 @@
+/* The search-time watchdog (host/sched/watchdog.c, docs/SCHED.md "Faults"):
+ * a lane whose run stops answering mid-search (the fault kinds hang and
+ * stall of TANDEM_FAULT_INJECT, engine option fault_inject) is abandoned
+ * within run_timeout_ms: on two PoCL lanes the query is answered by the
+ * other lane, exactly the plain path's answer (itself the oracle's, by
+ * test_search); on one lane it fails with TDM_ERR_TIMEOUT naming the
+ * device; closing the handle and the engine returns in bounded time; a
+ * stalled run that returns late has its answers dropped and frees what its
+ * caller left to it (ASan). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "drive/search_testing.h"
+#include "randcoll.h"
+#include "testutil.h"
+
+#define LIMIT_MS 500 /* the runs' time limit in these tests */
+#define SLACK_S 30.0 /* a loaded machine's allowance on top */
+
+typedef struct fixture {
+    randcoll c;
+    tdm_index *ix;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    randcoll_init(&f->c, 27, 300, 30);
+    f->ix = randcoll_index(&f->c, tdm_test_tmpdir("watchdog"), "w.tdm", NULL);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    tdm_index_close(f->ix);
+    randcoll_free(&f->c);
+    free(f);
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static tdm_engine *engine(const char *devices, const char *faults)
+{
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
+    o.devices = devices;
+    o.fault_inject = faults;
+    o.run_timeout_ms = LIMIT_MS;
+    o.calibrate = 0;
+    o.cache_dir = NULL;
+    tdm_engine *e = NULL;
+    if (tdm_engine_open(&o, &e) != TDM_OK)
+        fail_msg("tdm_engine_open: %s", tdm_last_error());
+    return e;
+}
+
+/* The query: two of the collection's terms, OR, top 10, on `device`. */
+static size_t query(const fixture *f, tdm_search_term *st, tdm_search_options *o, int device)
+{
+    tdm_search_options_init(o);
+    o->algorithm = TDM_ALGO_OR;
+    o->k = 10;
+    o->device = device;
+    for (size_t i = 0; i < 2; i++) {
+        st[i].term = f->c.terms[i * 3];
+        st[i].id = 0;
+        st[i].weight = 1;
+    }
+    return 2;
+}
+
+/* res equals the plain path's answer (the caller's thread, on lane 0). */
+static void same_as_plain(tdm_search *s, const tdm_search_term *st, size_t n,
+                          const tdm_search_options *o, const tdm_search_result *res)
+{
+    tdm_search_options p = *o;
+    p.device = 0;
+    p.policy = TDM_POLICY_DEFAULT;
+    tdm_search_result *want;
+    if (tdm_search_terms_plain(s, st, n, &p, &want) != TDM_OK)
+        fail_msg("plain path: %s", tdm_last_error());
+    assert_true(want->n > 0);
+    assert_int_equal(res->n, want->n);
+    for (size_t i = 0; i < want->n; i++) {
+        assert_int_equal(res->hits[i].docid, want->hits[i].docid);
+        assert_memory_equal(&res->hits[i].score, &want->hits[i].score, sizeof(float));
+    }
+    tdm_search_result_free(want);
+}
+
+/* Warms lane `dev` (its first run of OR compiles: a longer limit). */
+static void warm(fixture *f, tdm_search *s, int dev)
+{
+    tdm_search_term st[2];
+    tdm_search_options o;
+    size_t n = query(f, st, &o, dev);
+    tdm_search_result *r = NULL;
+    if (tdm_search_terms(s, st, n, &o, &r) != TDM_OK)
+        fail_msg("warm-up on lane %d: %s", dev, tdm_last_error());
+    assert_int_equal(r->device, dev);
+    tdm_search_result_free(r);
+}
+
+/* Closes s and e, each within the bound. */
+static void close_bounded(tdm_search *s, tdm_engine *e)
+{
+    double t0 = now_s();
+    tdm_search_close(s);
+    double t1 = now_s();
+    tdm_engine_close(e);
+    double t2 = now_s();
+    print_message("close: search %.2f s, engine %.2f s\n", t1 - t0, t2 - t1);
+    assert_true(t1 - t0 < 10.0);
+    assert_true(t2 - t1 < 10.0);
+}
+
+/* Lane 1 hangs (or stalls) on its second run, a query pinned there: the
+ * query is answered by lane 0 within the limit (and a slack), the same
+ * answer; lane 1 is dead, the others answer. */
+static void reroute(void **state, const char *faults)
+{
+    fixture *f = *state;
+    tdm_engine *e = engine("cpu", faults);
+    if (tdm_engine_device_count(e) < 2) {
+        tdm_engine_close(e);
+        print_message("one device: set POCL_DEVICES=\"pthread pthread\"\n");
+        skip();
+    }
+    tdm_search *s = NULL;
+    if (tdm_search_open(e, f->ix, &s) != TDM_OK)
+        fail_msg("tdm_search_open: %s", tdm_last_error());
+    warm(f, s, 0);
+    warm(f, s, 1);
+    tdm_search_term st[2];
+    tdm_search_options o;
+    size_t n = query(f, st, &o, 1);
+    tdm_search_result *r = NULL;
+    double t0 = now_s();
+    int rc = tdm_search_terms(s, st, n, &o, &r);
+    double dt = now_s() - t0;
+    if (rc != TDM_OK)
+        fail_msg("the hung lane's query: %s", tdm_last_error());
+    print_message("answered in %.2f s by lane %d (limit %d ms)\n", dt, r->device, LIMIT_MS);
+    assert_true(dt >= LIMIT_MS * 1e-3 * 0.9);
+    assert_true(dt < LIMIT_MS * 1e-3 + SLACK_S);
+    assert_int_equal(r->device, 0);
+    assert_true(r->handovers >= 1);
+    same_as_plain(s, st, n, &o, r);
+    tdm_search_result_free(r);
+    tdm_sched_stats ss = {.struct_size = sizeof ss};
+    assert_int_equal(tdm_search_stats(s, &ss), TDM_OK);
+    assert_int_equal(ss.lanes[1].alive, 0);
+    assert_int_equal(ss.lanes[0].alive, 1);
+    assert_true(ss.lanes[1].faults >= 1);
+    assert_int_equal(ss.in_flight, 0);
+    assert_int_equal(ss.submitted, ss.answered + ss.failed);
+    /* the engine goes on, on lane 0; a batch too */
+    for (int i = 0; i < 3; i++) {
+        if (tdm_search_terms(s, st, n, &o, &r) != TDM_OK)
+            fail_msg("after the hang: %s", tdm_last_error());
+        assert_int_equal(r->device, 0);
+        same_as_plain(s, st, n, &o, r);
+        tdm_search_result_free(r);
+    }
+    tdm_search_query qs[2] = {{NULL, st, n}, {NULL, st, 1}};
+    tdm_search_result *rs[2];
+    assert_int_equal(tdm_search_batch(s, qs, 2, &o, rs), TDM_OK);
+    same_as_plain(s, st, n, &o, rs[0]);
+    tdm_search_result_free(rs[0]);
+    tdm_search_result_free(rs[1]);
+    if (strstr(faults, "stall")) { /* let it return late: its answers dropped, memory freed */
+        struct timespec nap = {1, 500000000};
+        nanosleep(&nap, NULL);
+    }
+    close_bounded(s, e);
+}
+
+static void test_hang_rerouted(void **state)
+{
+    reroute(state, "1:hang@2");
+}
+
+static void test_stall_rerouted(void **state)
+{
+    reroute(state, "1:stall@2");
+}
+
+/* One lane that hangs: TDM_ERR_TIMEOUT naming the device, within the
+ * limit; later queries fail at once (no lane); close is bounded. */
+static void test_hang_one_lane(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = engine("0", "0:hang@2");
+    assert_int_equal(tdm_engine_device_count(e), 1);
+    tdm_device_info info;
+    assert_int_equal(tdm_engine_device_info_get(e, 0, &info), TDM_OK);
+    char name[256];
+    snprintf(name, sizeof name, "%s", info.name);
+    tdm_search *s = NULL;
+    if (tdm_search_open(e, f->ix, &s) != TDM_OK)
+        fail_msg("tdm_search_open: %s", tdm_last_error());
+    warm(f, s, 0);
+    tdm_search_term st[2];
+    tdm_search_options o;
+    size_t n = query(f, st, &o, -1);
+    tdm_search_result *r = NULL;
+    double t0 = now_s();
+    int rc = tdm_search_terms(s, st, n, &o, &r);
+    double dt = now_s() - t0;
+    print_message("failed in %.2f s: %s\n", dt, tdm_last_error());
+    assert_int_equal(rc, TDM_ERR_TIMEOUT);
+    assert_null(r);
+    assert_true(dt < LIMIT_MS * 1e-3 + SLACK_S);
+    assert_non_null(strstr(tdm_last_error(), name));
+    assert_non_null(strstr(tdm_last_error(), "run_timeout_ms"));
+    t0 = now_s();
+    rc = tdm_search_terms(s, st, n, &o, &r);
+    assert_int_equal(rc, TDM_ERR_NO_DEVICE);
+    assert_true(now_s() - t0 < 5.0);
+    tdm_sched_stats ss = {.struct_size = sizeof ss};
+    assert_int_equal(tdm_search_stats(s, &ss), TDM_OK);
+    assert_int_equal(ss.in_flight, 0);
+    assert_int_equal(ss.submitted, ss.answered + ss.failed);
+    close_bounded(s, e);
+}
+
+/* The setting: the option's range, the variable's words. */
+static void test_setting(void **state)
+{
+    (void)state;
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
+    o.devices = "0";
+    o.run_timeout_ms = -2;
+    tdm_engine *e = NULL;
+    assert_int_equal(tdm_engine_open(&o, &e), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_last_error(), "run_timeout_ms"));
+    o.run_timeout_ms = 0;
+    setenv("TANDEM_RUN_TIMEOUT_MS", "soon", 1);
+    assert_int_equal(tdm_engine_open(&o, &e), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_last_error(), "TANDEM_RUN_TIMEOUT_MS=soon"));
+    setenv("TANDEM_RUN_TIMEOUT_MS", "off", 1);
+    assert_int_equal(tdm_engine_open(&o, &e), TDM_OK);
+    tdm_engine_close(e);
+    unsetenv("TANDEM_RUN_TIMEOUT_MS");
+    o.fault_inject = "0:freeze";
+    assert_int_equal(tdm_engine_open(&o, &e), TDM_OK);
+    tdm_search *s = NULL;
+    fixture *f = *state;
+    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_last_error(), "hang or stall"));
+    tdm_engine_close(e);
+}
+
+int main(void)
+{
+    setenv("POCL_DEVICES", "pthread pthread", 0);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hang_rerouted),
+        cmocka_unit_test(test_stall_rerouted),
+        cmocka_unit_test(test_hang_one_lane),
+        cmocka_unit_test(test_setting),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
