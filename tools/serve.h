@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,13 +67,34 @@ void tdm_serve_metrics_request(tdm_serve_metrics *m, int route, int status, doub
 /* A query answered (r) or failed (r NULL). Thread-safe. */
 void tdm_serve_metrics_query(tdm_serve_metrics *m, const tdm_search_result *r);
 
+/* ---- where queries go (serve_run.c)
+ *
+ * The server answers requests through a backend: by default the process's
+ * own search handle (tdm_serve_backend_local: tdm_search_text/terms/batch),
+ * in tandem-mpi serve the MPI ranks' rounds (tools/mpi/mpi_serve.c). Either
+ * call may come from any number of connection threads at once. */
+typedef struct tdm_serve_backend {
+    void *ctx;
+    /* One query (q->text or q->terms) with options o: *out a result, or a
+     * tandem.h status (negative) with err naming why. */
+    int (*search)(void *ctx, const tdm_search_query *q, const tdm_search_options *o,
+                  tdm_search_result **out, char *err, size_t errlen);
+    /* n queries with options o: out[0 .. n) each a result (its own status
+     * for a query that failed), or a status for the whole batch. */
+    int (*batch)(void *ctx, const tdm_search_query *qs, size_t n, const tdm_search_options *o,
+                 tdm_search_result **out, char *err, size_t errlen);
+    /* Frees a result either call gave (accepts NULL). */
+    void (*release)(void *ctx, tdm_search_result *r);
+} tdm_serve_backend;
+
 /* ---- the server */
 
 typedef struct tdm_serve {
     /* set before `ready`, then read-only */
     tdm_engine *e;
     tdm_index *ix;
-    tdm_search *s;
+    tdm_search *s;         /* for /health's lanes and /metrics (tandem-mpi: rank 0's first shard) */
+    tdm_serve_backend be;  /* where queries go (tdm_serve_backend_local: to s) */
     atomic_int ready;      /* the index is resident: searches are answered */
     atomic_int stopping;   /* a signal came: new requests get 503 */
     tdm_serve_limits lim;
@@ -94,6 +116,9 @@ char *tdm_serve_metrics_text(tdm_serve *sv, size_t *len);
 
 /* ---- running requests (serve_run.c) */
 
+/* The backend of sv->s, the process's own search handle. */
+tdm_serve_backend tdm_serve_backend_local(tdm_serve *sv);
+
 /* Answers a parsed request: one result object (batch 0) or {"results":
  * [...]} (batch 1), each result as `tandem search --json` writes it and a
  * failed query of a batch as {"error", "status"}. NULL with *status and
@@ -111,5 +136,30 @@ int tdm_serve_http_start(tdm_serve *sv, const void *addr, size_t sa_len, unsigne
  * to be answered, then closes every connection. Returns how many were still
  * in flight at the deadline (0: none lost). */
 unsigned tdm_serve_http_stop(tdm_serve *sv, double drain_s);
+
+/* ---- the command's frame (cmd_serve.c), which tandem-mpi serve shares */
+
+typedef struct tdm_serve_opts {
+    const char *listen, *token_file;
+    uint64_t timeout, max_conn, drain;
+} tdm_serve_opts;
+
+/* The --help lines of the server's options (listen, token, limits, drain). */
+extern const char tdm_serve_help[];
+/* Defaults of the options and limits. */
+void tdm_serve_defaults(tdm_serve_opts *o, tdm_serve_limits *lim);
+/* One server option at argv[*i]: 1 taken, 0 not this, -1 bad (after a
+ * message; a usage error). */
+int tdm_serve_option(const char *cmd, int argc, char **argv, int *i, tdm_serve_opts *o,
+                     tdm_serve_limits *lim);
+/* Sets up sv (metrics, lock, token, defaults) and blocks SIGINT and SIGTERM
+ * in this thread and every thread it starts (call it before any starts);
+ * *sigs gets them. 0, or 1 after a message. */
+int tdm_serve_init(tdm_serve *sv, const char *cmd, const tdm_serve_opts *o,
+                   const tdm_search_options *defaults, sigset_t *sigs);
+void tdm_serve_fini(tdm_serve *sv);
+/* Listens as o says, printing where (and `what` it loads) on stderr. 0, or
+ * the exit status after a message. */
+int tdm_serve_listen(tdm_serve *sv, const char *cmd, const tdm_serve_opts *o, const char *what);
 
 #endif

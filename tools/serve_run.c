@@ -37,21 +37,57 @@ static json_t *error_json(int status, const char *msg)
                      "status", status);
 }
 
+/* ---- the local backend: the process's search handle */
+
+static int local_search(void *ctx, const tdm_search_query *q, const tdm_search_options *o,
+                        tdm_search_result **out, char *err, size_t errlen)
+{
+    tdm_serve *sv = ctx;
+    int rc = q->text ? tdm_search_text(sv->s, q->text, o, out)
+                     : tdm_search_terms(sv->s, q->terms, q->nterms, o, out);
+    if (rc != TDM_OK)
+        snprintf(err, errlen, "%s", tdm_last_error());
+    return rc;
+}
+
+static int local_batch(void *ctx, const tdm_search_query *qs, size_t n,
+                       const tdm_search_options *o, tdm_search_result **out, char *err,
+                       size_t errlen)
+{
+    tdm_serve *sv = ctx;
+    int rc = tdm_search_batch(sv->s, qs, n, o, out);
+    if (rc != TDM_OK)
+        snprintf(err, errlen, "%s", tdm_last_error());
+    return rc;
+}
+
+static void local_release(void *ctx, tdm_search_result *r)
+{
+    (void)ctx;
+    tdm_search_result_free(r);
+}
+
+tdm_serve_backend tdm_serve_backend_local(tdm_serve *sv)
+{
+    return (tdm_serve_backend){sv, local_search, local_batch, local_release};
+}
+
+/* ---- requests */
+
 static json_t *run_one(tdm_serve *sv, const tdm_serve_query *q, int *status, char *err,
                        size_t errlen)
 {
     tdm_search_result *r = NULL;
-    int rc = q->text ? tdm_search_text(sv->s, q->text, &q->o, &r)
-                     : tdm_search_terms(sv->s, q->terms, q->nterms, &q->o, &r);
+    tdm_search_query sq = {q->text, q->terms, q->nterms};
+    int rc = sv->be.search(sv->be.ctx, &sq, &q->o, &r, err, errlen);
     if (rc != TDM_OK) {
         *status = http_status(rc);
-        snprintf(err, errlen, "%s", tdm_last_error());
         tdm_serve_metrics_query(sv->metrics, NULL);
         return NULL;
     }
     tdm_serve_metrics_query(sv->metrics, r);
     json_t *j = tdm_cli_result_json(sv->e, q->text, r);
-    tdm_search_result_free(r);
+    sv->be.release(sv->be.ctx, r);
     if (!j) {
         *status = 503;
         snprintf(err, errlen, "out of memory");
@@ -83,8 +119,8 @@ static void run_group(tdm_serve *sv, const tdm_serve_request *req, size_t first,
         qs[n] = (tdm_search_query){req->q[i].text, req->q[i].terms, req->q[i].nterms};
         n++;
     }
-    int rc = n ? tdm_search_batch(sv->s, qs, n, o, rs) : TDM_ERR_NOMEM;
-    const char *why = n ? tdm_last_error() : "out of memory";
+    char why[1024] = "out of memory";
+    int rc = n ? sv->be.batch(sv->be.ctx, qs, n, o, rs, why, sizeof why) : TDM_ERR_NOMEM;
     for (size_t j = 0; j < n; j++) {
         size_t i = idx[j];
         tdm_search_result *r = rc == TDM_OK ? rs[j] : NULL;
@@ -97,7 +133,7 @@ static void run_group(tdm_serve *sv, const tdm_serve_request *req, size_t first,
             tdm_serve_metrics_query(sv->metrics, r);
             out[i] = tdm_cli_result_json(sv->e, req->q[i].text, r);
         }
-        tdm_search_result_free(r);
+        sv->be.release(sv->be.ctx, r);
     }
     if (!n)
         done[first] = 1, out[first] = error_json(503, why);

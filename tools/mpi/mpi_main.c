@@ -3,6 +3,8 @@
  * the same on each), the shards opened, then rank 0 runs the mode while
  * the other ranks answer its batches. */
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -16,21 +18,28 @@
 
 static const char C[] = "mpi";
 
+static char last_error[1024];
+
 int tmpi_fail(const tmpi_ctx *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "tandem-mpi%s: ", c && c->rank ? " (not rank 0)" : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "tandem-mpi%s: %s\n", c && c->rank ? " (not rank 0)" : "", last_error);
     fflush(stderr);
     return 1;
+}
+
+const char *tmpi_last_error(void)
+{
+    return last_error;
 }
 
 static void usage(void)
 {
     printf("usage: mpirun -np R tandem-mpi run PREFIX --queries FILE -o RUN [options]\n"
+           "       mpirun -np R tandem-mpi serve PREFIX [--listen ADDR:PORT] [options]\n"
            "       mpirun -np R tandem-mpi bench queries PREFIX --queries FILE --oracle INDEX\n"
            "                                [options]\n"
            "  PREFIX: the shards PREFIX.0 .. PREFIX.<N-1> of 'tandem shard INDEX --shards N\n"
@@ -50,7 +59,11 @@ static void usage(void)
            "  --batch N        queries a message carries, 1..65536 (default 64)\n"
            "  --timeout S      seconds rank 0 waits for a rank's answer to a batch\n"
            "                   (default 300): then the job ends naming the rank\n"
-           "  --open-timeout S the same for opening shards and engines (default 900)\n%s",
+           "  --open-timeout S the same for opening shards and engines (default 900)\n"
+           "serve: 'tandem serve's HTTP API on rank 0 over every shard; a request is\n"
+           "  one round of every rank; SIGINT or SIGTERM to rank 0 drains and stops.\n"
+           "  Its options as 'tandem serve' (--listen, --token-file, --max-*, --drain).\n"
+           "search options (run's and bench's; serve's defaults):\n%s",
            tdm_cli_search_help);
 }
 
@@ -132,10 +145,13 @@ static int parse(int argc, char **argv, tmpi_opts *o)
         return argc < 2 ? TDM_CLI_EXIT_USAGE : -1;
     }
     o->mode = argv[1];
+#ifdef TANDEM_HAVE_MICROHTTPD
+    tdm_serve_defaults(&o->serve, &o->lim);
+#endif
     if (!strcmp(o->mode, "bench") && argc > 2 && !strcmp(argv[2], "queries"))
         at = 3;
-    else if (strcmp(o->mode, "run"))
-        return tdm_cli_usage(C, "unknown command '%s': run or bench queries", o->mode);
+    else if (strcmp(o->mode, "run") && strcmp(o->mode, "serve"))
+        return tdm_cli_usage(C, "unknown command '%s': run, bench queries or serve", o->mode);
     if (!strcmp(o->mode, "run"))
         s.o.k = 1000;
     for (int i = at; i < argc; i++) {
@@ -144,6 +160,10 @@ static int parse(int argc, char **argv, tmpi_opts *o)
             usage();
             return -1;
         } else if ((t = tdm_cli_search_opt(C, argc, argv, &i, &s)) ||
+#ifdef TANDEM_HAVE_MICROHTTPD
+                   (!strcmp(o->mode, "serve") &&
+                    (t = tdm_serve_option(C, argc, argv, &i, &o->serve, &o->lim))) ||
+#endif
                    (t = parse_mode_opt(argc, argv, &i, o))) {
             if (t < 0)
                 return TDM_CLI_EXIT_USAGE;
@@ -163,8 +183,10 @@ static int parse(int argc, char **argv, tmpi_opts *o)
     o->so = s.o;
     if (o->so.device >= 0)
         return tdm_cli_usage(C, "--device: each rank runs on its own devices (TANDEM_DEVICES)");
-    if (!o->prefix || !o->queries)
+    if (!o->prefix || (!o->queries && strcmp(o->mode, "serve")))
         return tdm_cli_usage(C, "need PREFIX and --queries FILE ('tandem-mpi --help')");
+    if (!strcmp(o->mode, "serve") && o->so.k > o->lim.max_k)
+        return tdm_cli_usage(C, "-k %u is past --max-k %u", o->so.k, o->lim.max_k);
     if (!strcmp(o->mode, "run") && !o->out)
         return tdm_cli_usage(C, "run: need -o RUN");
     if (!strcmp(o->mode, "bench") && !o->oracle)
@@ -221,9 +243,21 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return rc < 0 ? 0 : rc;
     }
+    if (!strcmp(o.mode, "serve")) {
+        /* before any thread starts (the engines'): rank 0 takes them with
+           sigtimedwait to drain; the others end when it says (mpirun
+           forwards a SIGTERM it gets to every rank) */
+        sigset_t sigs;
+        sigemptyset(&sigs);
+        sigaddset(&sigs, SIGINT);
+        sigaddset(&sigs, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    }
     rc = tmpi_shards_open(&c);
     if (rc == 0 && c.rank == 0) {
-        rc = !strcmp(o.mode, "run") ? tmpi_run(&c) : tmpi_bench(&c);
+        rc = !strcmp(o.mode, "run")     ? tmpi_run(&c)
+             : !strcmp(o.mode, "serve") ? tmpi_serve(&c)
+                                        : tmpi_bench(&c);
         if (tmpi_stop(&c, rc ? 1 : 0))
             tmpi_abort(&c, 1);
     } else if (rc == 0) {

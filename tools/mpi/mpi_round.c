@@ -55,10 +55,17 @@ static uint32_t merge(tmpi_hit *const *lists, const uint32_t *ns, size_t m, uint
 
 /* ---- the message down */
 
-static void pack_batch(tmpi_buf *b, uint32_t op, int alg, const tmpi_query *q, size_t n)
+/* The options a round carries (a served request's may differ from the
+ * command line's, which every rank read): algorithm, k, scoring, k1, b. */
+static void pack_batch(tmpi_buf *b, uint32_t op, const tdm_search_options *o,
+                       const tmpi_query *q, size_t n)
 {
     tmpi_put_u32(b, op);
-    tmpi_put_u32(b, (uint32_t)alg);
+    tmpi_put_u32(b, (uint32_t)o->algorithm);
+    tmpi_put_u32(b, o->k);
+    tmpi_put_u32(b, (uint32_t)o->scoring);
+    tmpi_put(b, &o->k1, sizeof(double));
+    tmpi_put(b, &o->b, sizeof(double));
     tmpi_put_u32(b, (uint32_t)n);
     for (size_t i = 0; i < n; i++) {
         tmpi_put_u32(b, q[i].text ? 0 : 1);
@@ -76,11 +83,15 @@ static void pack_batch(tmpi_buf *b, uint32_t op, int alg, const tmpi_query *q, s
 
 /* The batch's queries as the search calls take them; strings malloc'd
  * (freed by free_queries). -1 on a malformed message. */
-static int unpack_batch(tmpi_rd *rd, uint32_t *op, int *alg, tdm_search_query **qs,
-                        uint32_t *nq)
+static int unpack_batch(tmpi_rd *rd, uint32_t *op, tdm_search_options *o,
+                        tdm_search_query **qs, uint32_t *nq)
 {
     *op = tmpi_get_u32(rd);
-    *alg = (int)tmpi_get_u32(rd);
+    o->algorithm = (int)tmpi_get_u32(rd);
+    o->k = tmpi_get_u32(rd);
+    o->scoring = (int)tmpi_get_u32(rd);
+    tmpi_get(rd, &o->k1, sizeof(double));
+    tmpi_get(rd, &o->b, sizeof(double));
     *nq = tmpi_get_u32(rd);
     *qs = NULL;
     if (rd->bad || *op != OP_BATCH)
@@ -189,11 +200,16 @@ static void pack_query(tmpi_ctx *c, tdm_search_result **res, uint32_t nq, uint32
 }
 
 /* This rank's answer to a batch: a status, a message, each query's. */
-static void answer(tmpi_ctx *c, const tdm_search_query *qs, uint32_t nq, int alg, tmpi_buf *b)
+static void answer(tmpi_ctx *c, const tdm_search_query *qs, uint32_t nq,
+                   const tdm_search_options *ro, tmpi_buf *b)
 {
     c->rounds++;
-    tdm_search_options o = c->o->so;
-    o.algorithm = alg;
+    tdm_search_options o = c->o->so; /* the command line's, but what the round carries */
+    o.algorithm = ro->algorithm;
+    o.k = ro->k;
+    o.scoring = ro->scoring;
+    o.k1 = ro->k1;
+    o.b = ro->b;
     tdm_search_result **res = calloc((size_t)c->nmine * (nq ? nq : 1), sizeof *res);
     char msg[4300] = "";
     int rc = res ? TDM_OK : TDM_ERR_NOMEM;
@@ -225,9 +241,9 @@ int tmpi_serve_rounds(tmpi_ctx *c)
             return 1;
         tmpi_rd rd = {m, n, 0, 0};
         uint32_t op = 0, nq = 0;
-        int alg = 0;
+        tdm_search_options ro = c->o->so;
         tdm_search_query *qs = NULL;
-        if (unpack_batch(&rd, &op, &alg, &qs, &nq)) {
+        if (unpack_batch(&rd, &op, &ro, &qs, &nq)) {
             free_queries(qs, nq);
             free(m);
             tmpi_fail(c, "rank %d: a malformed message from rank 0", c->rank);
@@ -235,9 +251,9 @@ int tmpi_serve_rounds(tmpi_ctx *c)
         }
         free(m);
         if (op == OP_STOP)
-            return (int)alg; /* the job's exit status */
+            return ro.algorithm; /* the job's exit status */
         tmpi_buf b = {0};
-        answer(c, qs, nq, alg, &b);
+        answer(c, qs, nq, &ro, &b);
         free_queries(qs, nq);
         int rc = b.nomem ? -1 : tmpi_gather(c, b.p, b.n, 0, NULL, NULL, NULL);
         free(b.p);
@@ -251,7 +267,9 @@ int tmpi_serve_rounds(tmpi_ctx *c)
 int tmpi_stop(tmpi_ctx *c, int status)
 {
     tmpi_buf b = {0};
-    pack_batch(&b, OP_STOP, status, NULL, 0);
+    tdm_search_options o = c->o->so;
+    o.algorithm = status;
+    pack_batch(&b, OP_STOP, &o, NULL, 0);
     int rc = b.nomem ? -1 : tmpi_bcast(c, b.p, b.n, c->o->timeout_s);
     free(b.p);
     return rc;
@@ -259,7 +277,7 @@ int tmpi_stop(tmpi_ctx *c, int status)
 
 /* Rank r's answers (rd) parsed into per[r * n + i]: 0, or 1 after naming
  * the rank's error. */
-static int read_rank(tmpi_ctx *c, int r, tmpi_rd *rd, size_t n, tmpi_answer *per)
+static int read_rank(tmpi_ctx *c, int r, tmpi_rd *rd, size_t n, uint32_t k, tmpi_answer *per)
 {
     uint32_t bad = tmpi_get_u32(rd);
     char *msg = tmpi_get_str(rd);
@@ -278,7 +296,7 @@ static int read_rank(tmpi_ctx *c, int r, tmpi_rd *rd, size_t n, tmpi_answer *per
         }
         a->terms = tmpi_get_u32(rd);
         a->n = tmpi_get_u32(rd);
-        if (a->n > c->o->so.k || !(a->hits = calloc(a->n ? a->n : 1, sizeof *a->hits))) {
+        if (a->n > k || !(a->hits = calloc(a->n ? a->n : 1, sizeof *a->hits))) {
             rd->bad = 1;
             break;
         }
@@ -292,10 +310,11 @@ static int read_rank(tmpi_ctx *c, int r, tmpi_rd *rd, size_t n, tmpi_answer *per
 }
 
 /* Query i's answer from the ranks' (per[r * n + i]). */
-static int merge_query(tmpi_ctx *c, tmpi_answer *per, size_t n, size_t i, tmpi_answer *a)
+static int merge_query(tmpi_ctx *c, tmpi_answer *per, size_t n, size_t i, uint32_t k,
+                       tmpi_answer *a)
 {
     tmpi_hit *lists[TMPI_MAX_SHARDS];
-    uint32_t ns[TMPI_MAX_SHARDS], at[TMPI_MAX_SHARDS], k = c->o->so.k;
+    uint32_t ns[TMPI_MAX_SHARDS], at[TMPI_MAX_SHARDS];
     memset(a, 0, sizeof *a);
     for (int r = 0; r < c->size; r++) {
         tmpi_answer *p = &per[(size_t)r * n + i];
@@ -309,7 +328,7 @@ static int merge_query(tmpi_ctx *c, tmpi_answer *per, size_t n, size_t i, tmpi_a
         ns[r] = p->n;
         a->terms = p->terms > a->terms ? p->terms : a->terms;
     }
-    if (!(a->hits = calloc(k, sizeof *a->hits)))
+    if (!(a->hits = calloc(k ? k : 1, sizeof *a->hits)))
         return -1;
     a->n = merge(lists, ns, (size_t)c->size, k, a->hits, at);
     int rc = 0;
@@ -319,10 +338,11 @@ static int merge_query(tmpi_ctx *c, tmpi_answer *per, size_t n, size_t i, tmpi_a
     return rc;
 }
 
-int tmpi_round(tmpi_ctx *c, const tmpi_query *q, size_t n, int alg, tmpi_answer *a)
+int tmpi_round_o(tmpi_ctx *c, const tmpi_query *q, size_t n, const tdm_search_options *o,
+                 tmpi_answer *a)
 {
     tmpi_buf down = {0}, up = {0};
-    pack_batch(&down, OP_BATCH, alg, q, n);
+    pack_batch(&down, OP_BATCH, o, q, n);
     if (down.nomem || tmpi_bcast(c, down.p, down.n, c->o->timeout_s)) {
         free(down.p);
         tmpi_fail(c, "cannot send a batch");
@@ -331,11 +351,11 @@ int tmpi_round(tmpi_ctx *c, const tmpi_query *q, size_t n, int alg, tmpi_answer 
     /* rank 0's own shards: the same message, read back */
     tmpi_rd rd = {down.p, down.n, 0, 0};
     uint32_t op, nq;
-    int a2;
+    tdm_search_options ro = *o;
     tdm_search_query *qs = NULL;
-    int rc = unpack_batch(&rd, &op, &a2, &qs, &nq);
+    int rc = unpack_batch(&rd, &op, &ro, &qs, &nq);
     if (rc == 0)
-        answer(c, qs, nq, alg, &up);
+        answer(c, qs, nq, &ro, &up);
     free_queries(qs, nq);
     free(down.p);
     size_t *lens = calloc((size_t)c->size, sizeof *lens);
@@ -353,10 +373,10 @@ int tmpi_round(tmpi_ctx *c, const tmpi_query *q, size_t n, int alg, tmpi_answer 
         rc = -1;
     for (int r = 0; rc == 0 && r < c->size; r++) {
         tmpi_rd rr = {all + offs[r], lens[r], 0, 0};
-        rc = read_rank(c, r, &rr, n, per) ? -1 : 0;
+        rc = read_rank(c, r, &rr, n, o->k, per) ? -1 : 0;
     }
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = merge_query(c, per, n, i, &a[i]);
+        rc = merge_query(c, per, n, i, o->k, &a[i]);
     c->merge_s += MPI_Wtime() - t0;
     for (size_t j = 0; per && j < (size_t)c->size * n; j++)
         tmpi_answer_free(&per[j]);
@@ -367,23 +387,34 @@ int tmpi_round(tmpi_ctx *c, const tmpi_query *q, size_t n, int alg, tmpi_answer 
     return rc;
 }
 
-int tmpi_search(tmpi_ctx *c, const tmpi_query *q, size_t n, int alg, tmpi_answer *a)
+int tmpi_round(tmpi_ctx *c, const tmpi_query *q, size_t n, int alg, tmpi_answer *a)
 {
-    if (alg != TDM_ALGO_AND_OR)
-        return tmpi_round(c, q, n, alg, a);
-    if (tmpi_round(c, q, n, TDM_ALGO_AND, a))
+    tdm_search_options o = c->o->so;
+    o.algorithm = alg;
+    return tmpi_round_o(c, q, n, &o, a);
+}
+
+int tmpi_search_o(tmpi_ctx *c, const tmpi_query *q, size_t n, const tdm_search_options *o,
+                  tmpi_answer *a)
+{
+    if (o->algorithm != TDM_ALGO_AND_OR)
+        return tmpi_round_o(c, q, n, o, a);
+    tdm_search_options po = *o;
+    po.algorithm = TDM_ALGO_AND;
+    if (tmpi_round_o(c, q, n, &po, a))
         return -1;
     size_t m = 0, *pos = calloc(n ? n : 1, sizeof *pos);
     tmpi_query *short_q = calloc(n ? n : 1, sizeof *short_q);
     tmpi_answer *or_a = calloc(n ? n : 1, sizeof *or_a);
     int rc = pos && short_q && or_a ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        if (a[i].status == TDM_OK && a[i].n < c->o->so.k) {
+        if (a[i].status == TDM_OK && a[i].n < o->k) {
             pos[m] = i;
             short_q[m++] = q[i];
         }
+    po.algorithm = TDM_ALGO_OR;
     if (rc == 0 && m)
-        rc = tmpi_round(c, short_q, m, TDM_ALGO_OR, or_a);
+        rc = tmpi_round_o(c, short_q, m, &po, or_a);
     for (size_t j = 0; rc == 0 && j < m; j++) {
         tmpi_answer_free(&a[pos[j]]);
         a[pos[j]] = or_a[j];
@@ -392,4 +423,11 @@ int tmpi_search(tmpi_ctx *c, const tmpi_query *q, size_t n, int alg, tmpi_answer
     free(short_q);
     free(or_a);
     return rc;
+}
+
+int tmpi_search(tmpi_ctx *c, const tmpi_query *q, size_t n, int alg, tmpi_answer *a)
+{
+    tdm_search_options o = c->o->so;
+    o.algorithm = alg;
+    return tmpi_search_o(c, q, n, &o, a);
 }

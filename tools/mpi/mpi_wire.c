@@ -24,8 +24,12 @@ static void nap(void)
     nanosleep(&ts, NULL);
 }
 
+void (*tmpi_before_abort)(void);
+
 void tmpi_abort(tmpi_ctx *c, int code)
 {
+    if (tmpi_before_abort)
+        tmpi_before_abort();
     fflush(stdout);
     fflush(stderr);
     tdm_cleanup_unlink_all(); /* an unfinished RUN's temporary file */

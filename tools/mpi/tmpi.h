@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "harness/queryfile.h"
+#include "serve.h"
 #include "tandem.h"
 
 #define TMPI_MAX_SHARDS 1024
@@ -33,6 +34,9 @@ typedef struct tmpi_opts {
     tdm_search_options so;
     uint64_t batch, limit;
     double timeout_s, open_timeout_s;
+    /* serve: tandem serve's options and limits (serve.h) */
+    tdm_serve_opts serve;
+    tdm_serve_limits lim;
     /* --test-fault R:kill|hang|fail@B: rank R, at its B-th batch (tests) */
     int fault_rank, fault_batch;
     char fault_kind[8];
@@ -80,7 +84,12 @@ typedef struct tmpi_ctx {
 } tmpi_ctx;
 
 /* ---- mpi_main.c */
+/* Prints a message (rank 0's, or naming another rank) and keeps it as
+ * tmpi_last_error's; returns 1. */
 int tmpi_fail(const tmpi_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *tmpi_last_error(void);
+/* Called by tmpi_abort before the job ends (serve answers what waits). */
+extern void (*tmpi_before_abort)(void);
 
 /* ---- mpi_wire.c: messages to and from every rank that rank 0 waits for at most a deadline
  * (seconds; after it the job is aborted with a message naming who has not
@@ -128,6 +137,12 @@ int tmpi_round(tmpi_ctx *c, const tmpi_query *q, size_t n, int alg, tmpi_answer 
 /* Rank 0: AND-then-OR (AND, and OR where the shards' AND matches fall short
  * of k together) or any other algorithm, into a[0 .. n). */
 int tmpi_search(tmpi_ctx *c, const tmpi_query *q, size_t n, int alg, tmpi_answer *a);
+/* The same two with a round's own options (algorithm, k, scoring, k1, b:
+ * what the message carries; the rest are the command line's). */
+int tmpi_round_o(tmpi_ctx *c, const tmpi_query *q, size_t n, const tdm_search_options *o,
+                 tmpi_answer *a);
+int tmpi_search_o(tmpi_ctx *c, const tmpi_query *q, size_t n, const tdm_search_options *o,
+                  tmpi_answer *a);
 /* Rank 0: tells every rank to stop (after the last batch, or a failure),
  * with the exit status they are to end with. */
 int tmpi_stop(tmpi_ctx *c, int status);
@@ -140,5 +155,7 @@ int tmpi_load_queries(tmpi_ctx *c, tdm_qfile **qf, tmpi_query **q, size_t *n);
 void tmpi_free_queries(tdm_qfile *qf, tmpi_query *q, size_t n);
 int tmpi_run(tmpi_ctx *c);
 int tmpi_bench(tmpi_ctx *c);
+/* mpi_serve.c: tandem serve's HTTP API over every shard. */
+int tmpi_serve(tmpi_ctx *c);
 
 #endif

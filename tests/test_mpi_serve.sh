@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# tandem-mpi serve (issue 33 item 4): `tandem serve`'s HTTP API on rank 0 of
+# `mpirun -np 2` over 3 shards (PoCL devices, this machine): /search and
+# /search/batch answer as `tandem search --json` on the unsharded index
+# (hits, scores, names; every algorithm, k from the request); a rank that
+# fails a round gives that request a 503 naming it and the service goes on;
+# a killed rank gives 5xx (or a closed connection), never a hang, and the
+# job ends; SIGTERM to rank 0 answers what is in flight and stops every rank
+# (exit 0). Usage: test_mpi_serve.sh TANDEM TANDEM_MPI|none MPIEXEC.
+# Exit 77 (skipped) without MPI, libmicrohttpd, curl or python3.
+set -u
+T=$1 M=$2 MPIEXEC=${3:-mpirun}
+if [ "$M" = none ] || [ ! -x "$M" ] || ! command -v "$MPIEXEC" >/dev/null; then
+    echo "skipped: tandem-mpi not built (no MPI found)"; exit 77
+fi
+command -v curl >/dev/null && command -v python3 >/dev/null ||
+    { echo "skipped: no curl or python3"; exit 77; }
+"$M" serve --help 2>&1 | grep -q -- "--listen ADDR" ||
+    { echo "skipped: tandem-mpi built without libmicrohttpd"; exit 77; }
+CLI_TIMEOUT=60
+. "$(dirname "$0")/cli_lib.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
+
+bench_fixture
+"$T" shard idx --shards 3 -o s >/dev/null 2>&1 || { echo "cannot shard the fixture index"; exit 1; }
+
+# start NAME [options]: the service in the background; PORT, PID0 (rank 0), JOB
+start() {
+    local log=$1; shift
+    timeout 120 "$MPIEXEC" --oversubscribe -np 2 "$M" serve s --listen 127.0.0.1:0 "$@" \
+        >"$log.out" 2>"$log.err" &
+    JOB=$!
+    PORT= PID0=
+    for _ in $(seq 1 300); do
+        grep -q "ready" "$log.err" 2>/dev/null && break
+        kill -0 "$JOB" 2>/dev/null || break
+        sleep 0.1
+    done
+    PORT=$(grep -o 'http://127.0.0.1:[0-9]*' "$log.err" | sed 's/.*://')
+    PID0=$(grep -o 'pid [0-9]*' "$log.err" | cut -d' ' -f2)
+    [ -n "$PORT" ] && [ -n "$PID0" ] || { fail "did not start: $(tail -5 "$log.err")"; return 1; }
+}
+# post PATH BODY: the body to resp.json, the HTTP status to CODE
+post() { CODE=$(curl -s -m 30 -o resp.json -w '%{http_code}' -X POST -d "$2" \
+                 "http://127.0.0.1:$PORT$1"); }
+hits() { python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+for r in d.get("results", [d]):
+    print(json.dumps(r.get("hits"), sort_keys=True))' "$1"; }
+
+begin "serve: answers are tandem search --json's on the whole index"
+if start a; then
+    for alg in auto or and and_or wand bmw maxscore; do
+        while IFS=: read -r _ text; do
+            "$T" search idx "$text" --json -k 15 --algorithm "$alg" >whole.json 2>/dev/null
+            post /search "{\"query\": \"$text\", \"k\": 15, \"algorithm\": \"$alg\"}"
+            [ "$CODE" = 200 ] || { fail "$alg '$text': HTTP $CODE: $(head -c 300 resp.json)"; break; }
+            [ "$(hits whole.json)" = "$(hits resp.json)" ] ||
+                { fail "$alg '$text': $(hits resp.json | cut -c1-200) vs $(hits whole.json | cut -c1-200)"; break; }
+        done < <(awk 'NR % 4 == 1' q.txt)
+    done
+    begin "serve: a batch, each query the whole index's"
+    body=$(python3 -c 'import json,sys
+print(json.dumps([{"query": l.split(":", 1)[1].strip(), "k": 7} for l in open("q.txt")]))')
+    post /search/batch "$body"
+    [ "$CODE" = 200 ] || fail "HTTP $CODE"
+    while IFS=: read -r _ text; do
+        "$T" search idx "$text" --json -k 7 >>whole_batch.txt 2>/dev/null && echo >>whole_batch.txt
+    done < q.txt
+    python3 - resp.json whole_batch.txt <<'PY' || fail "batch answers differ"
+import json, sys
+got = [r["hits"] for r in json.load(open(sys.argv[1]))["results"]]
+want = [json.loads(l)["hits"] for l in open(sys.argv[2]) if l.strip()]
+sys.exit(0 if got == want else 1)
+PY
+    post /search '{"query": "flow", "device": 0}'
+    [ "$CODE" = 400 ] || fail "a device pin: HTTP $CODE, want 400"
+    begin "SIGTERM to rank 0: what is in flight is answered, every rank stops"
+    big=$(python3 -c 'import json,sys
+print(json.dumps([{"query": l.split(":", 1)[1].strip(), "k": 1000, "algorithm": "or"}
+                  for l in open("q.txt")] * 40))')
+    curl -s -m 30 -o late.json -w '%{http_code}' -X POST -d "$big" \
+        "http://127.0.0.1:$PORT/search/batch" >late.code &
+    sleep 0.2
+    kill -TERM "$PID0"
+    wait $!
+    wait "$JOB"; rc=$?
+    [ "$(cat late.code)" = 200 ] || fail "the request in flight: HTTP $(cat late.code)"
+    [ "$rc" -eq 0 ] || fail "exit $rc: $(tail -5 a.err)"
+    grep -q "stopped" a.err || fail "$(tail -3 a.err)"
+fi
+
+begin "a rank that fails a round: 503 naming it, then the service goes on"
+if start b --test-fault 1:fail@2; then
+    post /search '{"query": "flow", "k": 5}'
+    [ "$CODE" = 200 ] || fail "first: HTTP $CODE"
+    post /search '{"query": "flow", "k": 5}'
+    [ "$CODE" = 503 ] || fail "second: HTTP $CODE, want 503"
+    grep -q "rank 1 failed: s.1: failure injected" resp.json || fail "$(head -c 300 resp.json)"
+    post /search '{"query": "flow", "k": 5}'
+    [ "$CODE" = 200 ] || fail "third: HTTP $CODE"
+    kill -TERM "$PID0"
+    wait "$JOB" || fail "exit $?"
+fi
+
+begin "a rank killed: 5xx or a closed connection, never a hang; the job ends"
+if start c --test-fault 1:kill@2 --timeout 3; then
+    post /search '{"query": "flow", "k": 5}'
+    [ "$CODE" = 200 ] || fail "first: HTTP $CODE"
+    t0=$(date +%s)
+    post /search '{"query": "flow", "k": 5}'
+    case "$CODE" in 5??|000) ;; *) fail "HTTP $CODE after a rank died, want 5xx" ;; esac
+    wait "$JOB"; rc=$?
+    [ "$rc" -ne 0 ] || fail "the job exited 0"
+    [ $(($(date +%s) - t0)) -lt 30 ] || fail "took $(($(date +%s) - t0)) s"
+fi
+
+echo "$failures failure(s)"
+exit "$failures"
