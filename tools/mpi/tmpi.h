@@ -11,7 +11,8 @@
  * deadlines, packing), mpi_shards.c (each rank's shards, their check as one
  * split), mpi_round.c (one batch: search on a rank, merge on rank 0),
  * mpi_run.c (`run`: the TREC run), mpi_bench.c (`bench queries`: times
- * and the oracle's check). */
+ * and the oracle's check), mpi_serve.c (`serve`: tandem serve's HTTP API on
+ * rank 0, its requests run as rounds). */
 #ifndef TDM_TMPI_H
 #define TDM_TMPI_H
 
