@@ -180,7 +180,7 @@ static inline tdm_index *randcoll_index(randcoll *c, const char *dir, const char
 }
 
 /* The two indexes hold the same collection (tdm_collection_compare). */
-static void assert_same_index(const char *a, const char *b)
+static inline void assert_same_index(const char *a, const char *b)
 {
     tdm_err err = {0};
     tdm_ireader *ra = open_index(a), *rb = open_index(b);

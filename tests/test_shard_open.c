@@ -145,7 +145,7 @@ static void index_calls(void **state)
 static void bad_sets(void **state)
 {
     fixture *f = *state;
-    char a0[1024], a1[1024], a2[1024], b1[1024], whole[1024];
+    char a0[1024], a1[1024], a2[1024], b1[1024], whole[1100];
     shard_path(a0, sizeof a0, f->prefix, 0);
     shard_path(a1, sizeof a1, f->prefix, 1);
     shard_path(a2, sizeof a2, f->prefix, 2);
@@ -163,7 +163,7 @@ static void bad_sets(void **state)
     const char *plain[] = {whole};
     assert_int_equal(tdm_index_open_shards(plain, 1, &s), TDM_ERR_FORMAT);
     assert_non_null(strstr(tdm_last_error(), "not a shard"));
-    char wprefix[1024];
+    char wprefix[1100];
     snprintf(wprefix, sizeof wprefix, "%s/nothing-here", f->dir);
     assert_int_not_equal(tdm_index_open_split(wprefix, &s), TDM_OK);
     assert_non_null(strstr(tdm_last_error(), "nothing-here.0"));
