@@ -10,82 +10,7 @@
 #include "drive/and_step.h"
 #include "sched_priv.h"
 
-#define RETRIES 3 /* runs of a query on a lane that failed it but lives on */
 #define RECHECK_S 0.002 /* an idle lane's next look at other lanes' queues */
-
-void tdm_sched_update_mode(struct tdm_sched *sc)
-{
-    int any = 0; /* a live batch lane */
-    for (int i = 0; i < sc->nl; i++)
-        any |= sc->lanes[i].alive && sc->lanes[i].batch;
-    uint64_t load = sc->st.in_flight;
-    int mode = sc->mode;
-    if (mode == TDM_LOAD_SINGLE && any && load >= sc->threshold)
-        mode = TDM_LOAD_BATCH;
-    else if (mode == TDM_LOAD_BATCH && (!any || load < (sc->threshold + 1) / 2))
-        mode = TDM_LOAD_SINGLE; /* hysteresis: back at half the threshold */
-    if (mode != sc->mode) {
-        sc->mode = mode;
-        sc->st.mode_switches++;
-    }
-}
-
-/* The job's call returns (lock held). */
-static void complete(struct tdm_sched *sc, sjob *j)
-{
-    j->done = 1;
-    sc->st.in_flight -= tdm_sjob_nq(j);
-    if (j->as)
-        sc->st.carried_bytes += j->as->carried;
-    if (tdm_sched_now() > j->deadline)
-        sc->st.deadline_misses += tdm_sjob_nq(j);
-    if (j->rc == TDM_OK)
-        sc->st.answered += tdm_sjob_nq(j);
-    else
-        sc->st.failed += tdm_sjob_nq(j);
-    tdm_sched_update_mode(sc);
-    pthread_cond_signal(&j->cv);
-}
-
-/* Hands j, which lane l could not answer (error rc, message msg), to
- * another lane; ends it with that error when none is left (lock held). */
-static void place_again(struct tdm_sched *sc, sjob *j, int rc, const char *msg, double now)
-{
-    int lane = tdm_place(sc, j, now, 0);
-    if (lane == -2 && j->handovers <= RETRIES) {
-        /* every live lane failed it, by a passing fault (device memory: a
-         * fatal one kills the lane): they may try again */
-        for (int i = 0; i < sc->nl; i++)
-            if (sc->lanes[i].alive)
-                j->tried &= ~(1u << i);
-        lane = tdm_place(sc, j, now, 0);
-    }
-    if (lane == -2) {
-        j->rc = tdm_err_set(&j->err, rc,
-                            "%s (no other lane could take the query: every lane failed it)", msg);
-        complete(sc, j);
-    }
-}
-
-/* Hands j, which lane l could not answer (error rc, message msg), to
- * another lane; ends it with that error when none is left (lock held). */
-static void hand_over(struct tdm_sched *sc, slane *l, sjob *j, int rc, const char *msg,
-                      double now)
-{
-    j->tried |= 1u << l->index;
-    j->handovers++;
-    sc->st.handovers++;
-    place_again(sc, j, rc, msg, now);
-}
-
-/* Whether some live lane may take j from the shared queue. */
-static int has_taker(const struct tdm_sched *sc, const sjob *j)
-{
-    for (int i = 0; i < sc->nl; i++)
-        if (sc->lanes[i].alive && !(j->tried & (1u << i)))
-            return 1;
-    return 0;
-}
 
 int tdm_lane_warm(slane *l, int alg)
 {
@@ -93,36 +18,6 @@ int tdm_lane_warm(slane *l, int alg)
     int warm = (l->warm & bit) != 0;
     l->warm |= bit;
     return warm;
-}
-
-void tdm_lane_fail(slane *l, const char *msg, double now)
-{
-    struct tdm_sched *sc = l->sc;
-    if (!l->alive)
-        return;
-    l->alive = 0;
-    l->st.alive = 0;
-    snprintf(l->fail_msg, sizeof l->fail_msg, "%s", msg);
-    while (l->q.head) {
-        sjob *j = l->q.head;
-        tdm_squeue_remove(&l->q, j, j->pred[l->index]);
-        hand_over(sc, l, j, TDM_ERR_NO_DEVICE, msg, now);
-    }
-    /* shared-queue queries that only l could still take (the others failed
-     * them) go elsewhere, or end */
-    for (sjob *j = sc->either.head, *next; j; j = next) {
-        next = j->next;
-        if (has_taker(sc, j))
-            continue;
-        tdm_squeue_remove(&sc->either, j, j->pred[j->pref]);
-        j->handovers++;
-        sc->st.handovers++;
-        place_again(sc, j, TDM_ERR_NO_DEVICE, msg, now);
-        next = sc->either.head; /* it may be queued again (with a taker now): rescan */
-    }
-    tdm_sched_update_mode(sc);
-    for (int i = 0; i < sc->nl; i++)
-        pthread_cond_broadcast(&sc->lanes[i].cv);
 }
 
 /* The injected fault of this run, if any (lock held). */
@@ -154,13 +49,13 @@ static void run_failed(slane *l, sjob **jobs, int n, int rc, const tdm_err *e, d
     snprintf(msg, sizeof msg, "lane %d (%s): %s", l->index, sc->s->dev[l->index].d->info.name,
              tdm_err_msg(e));
     if (rc == TDM_ERR_UNSUPPORTED && n == 1 && jobs[0]->as && sc->nl > 1) {
-        hand_over(sc, l, jobs[0], rc, msg, now); /* this device cannot: another may */
+        tdm_sjob_hand_over(sc, l, jobs[0], rc, msg, now); /* this device cannot: another may */
         return;
     }
     if (!passing(rc) && !lane_fatal(rc)) { /* host trouble: no lane does better */
         for (int i = 0; i < n; i++) {
             jobs[i]->rc = tdm_err_set(&jobs[i]->err, rc, "%s", tdm_err_msg(e));
-            complete(sc, jobs[i]);
+            tdm_sjob_complete(sc, jobs[i]);
         }
         return;
     }
@@ -168,7 +63,7 @@ static void run_failed(slane *l, sjob **jobs, int n, int rc, const tdm_err *e, d
     if (lane_fatal(rc))
         tdm_lane_fail(l, msg, now);
     for (int i = 0; i < n; i++)
-        hand_over(sc, l, jobs[i], rc, msg, now);
+        tdm_sjob_hand_over(sc, l, jobs[i], rc, msg, now);
 }
 
 /* A batch part's results (lock held): handed over whole when this device
@@ -186,14 +81,14 @@ static void part_answered(slane *l, sjob *j, tdm_search_result **results, double
                  results[unsupported]->error ? results[unsupported]->error : "unsupported");
         for (uint32_t x = 0; x < j->nq; x++)
             tdm_search_result_release(results[x]);
-        hand_over(sc, l, j, TDM_ERR_UNSUPPORTED, msg, now);
+        tdm_sjob_hand_over(sc, l, j, TDM_ERR_UNSUPPORTED, msg, now);
         return;
     }
     for (uint32_t x = 0; x < j->nq; x++)
         j->bres[x] = results[x];
     j->rc = TDM_OK;
     l->st.queries += j->nq;
-    complete(sc, j);
+    tdm_sjob_complete(sc, j);
 }
 
 /* After a run that answered (lock held): jobs[i]'s results follow those of
@@ -216,7 +111,7 @@ static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **resul
             char msg[256];
             snprintf(msg, sizeof msg, "%s", r->error ? r->error : "unsupported");
             tdm_search_result_release(r);
-            hand_over(sc, l, j, TDM_ERR_UNSUPPORTED, msg, now);
+            tdm_sjob_hand_over(sc, l, j, TDM_ERR_UNSUPPORTED, msg, now);
             continue;
         }
         j->res = r;
@@ -231,7 +126,7 @@ static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **resul
             l->st.pred_n++;
             tdm_model_observe(&l->model, r->algorithm, &j->f, dt);
         }
-        complete(sc, j);
+        tdm_sjob_complete(sc, j);
     }
     if (total > 1) {
         l->st.batches++;
@@ -249,7 +144,7 @@ static void run_moved(slane *l, sjob *j, int to, double now)
         return;
     j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE,
                         "search: the rest of the query had no live lane to go to");
-    complete(sc, j);
+    tdm_sjob_complete(sc, j);
 }
 
 /* Whether any query waits in a queue (lock held). */

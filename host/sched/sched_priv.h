@@ -168,10 +168,18 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n);
  * of each includes the driver's kernel compilation and is not observed
  * (lock held, or before the workers start). */
 int tdm_lane_warm(slane *l, int alg);
+
+/* ---- handover.c: a lane's failure and the calls it ends */
 /* Marks lane l dead with `msg` and hands its queue to other lanes (lock held). */
 void tdm_lane_fail(slane *l, const char *msg, double now);
 /* Re-evaluates the load mode (lock held). */
 void tdm_sched_update_mode(struct tdm_sched *sc);
+/* Ends j's call: counted, its caller woken (lock held). */
+void tdm_sjob_complete(struct tdm_sched *sc, sjob *j);
+/* Hands j, which lane l could not answer (error rc, message msg), to
+ * another lane; ends it with that error when none is left (lock held). */
+void tdm_sjob_hand_over(struct tdm_sched *sc, slane *l, sjob *j, int rc, const char *msg,
+                        double now);
 
 /* ---- watchdog.c: the search-time watchdog (docs/SCHED.md "Faults") */
 /* Whether runs are watched: then no caller's thread runs a query itself. */
