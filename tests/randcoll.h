@@ -1,8 +1,11 @@
 /* A random in-memory collection behind a tdm_coll_source, for the import and
  * export tests (test_ciff, test_pisa): documents with odd names, terms with
  * UTF-8 and prefix relations, lists holding docid 0, the last docid, every
- * document, and a single posting; and the helpers both tests share.
- * Header-only: static functions. */
+ * document, and a single posting; and the helpers both tests share. The
+ * search tests (test_sched*, test_watchdog, test_partition, test_shard_open)
+ * take their fixture, random queries and result comparison from here too.
+ * Header-only: static functions (inline where some includer leaves one
+ * unused). */
 #ifndef TDM_TEST_RANDCOLL_H
 #define TDM_TEST_RANDCOLL_H
 
@@ -189,6 +192,94 @@ static inline void assert_same_index(const char *a, const char *b)
     tdm_ireader_close(ra);
     tdm_ireader_close(rb);
     tdm_err_clear(&err);
+}
+
+/* The search tests' fixture: a random collection, its index and, where a
+ * test compares with the whole index on one device, that engine and a
+ * search handle on it (else NULL). */
+typedef struct randcoll_fixture {
+    randcoll c;
+    tdm_index *ix;
+    tdm_engine *plain;
+    tdm_search *whole;
+} randcoll_fixture;
+
+/* randcoll_init(seed, ndocs, nterms) written to dir/name and opened; with
+ * `plain` (taken over: closed by randcoll_fixture_close), a handle on it. */
+static inline void randcoll_fixture_open(randcoll_fixture *f, uint64_t seed, uint32_t ndocs,
+                                         uint64_t nterms, const char *dir, const char *name,
+                                         tdm_engine *plain)
+{
+    randcoll_init(&f->c, seed, ndocs, nterms);
+    f->ix = randcoll_index(&f->c, dir, name, NULL);
+    f->plain = plain;
+    f->whole = NULL;
+    if (plain && tdm_search_open(plain, f->ix, &f->whole) != TDM_OK)
+        fail_msg("tdm_search_open: %s", tdm_last_error());
+}
+
+static inline void randcoll_fixture_close(randcoll_fixture *f)
+{
+    tdm_search_close(f->whole);
+    tdm_engine_close(f->plain);
+    tdm_index_close(f->ix);
+    randcoll_free(&f->c);
+}
+
+#define RANDCOLL_MAXQ 400 /* queries a qset holds */
+#define RANDCOLL_MAXT 6   /* terms a query has at most */
+
+typedef struct qset {
+    tdm_search_query q[RANDCOLL_MAXQ];
+    tdm_search_term t[RANDCOLL_MAXQ][RANDCOLL_MAXT];
+    size_t n;
+} qset;
+
+/* n random queries of 1 .. 6 of c's terms (unknown terms, repeats,
+ * weights 1 .. 3); query i is empty where i % empty_every is 5 and, unless
+ * bad_every is 0, has a bad weight (-1) where i % bad_every is 7. */
+static inline void randcoll_queries(qset *s, const randcoll *c, uint64_t seed, size_t n,
+                                    size_t empty_every, size_t bad_every)
+{
+    tdm_rng r;
+    tdm_rng_seed(&r, seed);
+    if (n > RANDCOLL_MAXQ)
+        fail_msg("%zu queries: a qset holds %d", n, RANDCOLL_MAXQ);
+    s->n = n;
+    for (size_t i = 0; i < n; i++) {
+        size_t nt = i % empty_every == 5 ? 0 : tdm_rng_range(&r, 1, RANDCOLL_MAXT);
+        for (size_t k = 0; k < nt; k++) {
+            s->t[i][k].term = tdm_rng_range(&r, 0, 12) == 0
+                                  ? "no-such-term"
+                                  : c->terms[tdm_rng_range(&r, 0, (uint32_t)c->nlists - 1)];
+            s->t[i][k].id = 0;
+            s->t[i][k].weight =
+                bad_every && i % bad_every == 7 ? -1.0 : 1.0 + tdm_rng_range(&r, 0, 2);
+        }
+        s->q[i] = (tdm_search_query){NULL, s->t[i], nt};
+    }
+}
+
+/* Result a (query q, algorithm algo, k; `what` names a's side in a
+ * failure) is b, the whole index's, bit for bit: hits, scores, names and
+ * the term counts. The algorithm is the caller's to compare (auto may
+ * choose differently on a part of the index). */
+static inline void randcoll_same_result(const tdm_search_result *a, const tdm_search_result *b,
+                                        size_t q, int algo, uint32_t k, const char *what)
+{
+    if (a->n != b->n)
+        fail_msg("query %zu, %s, k %u: %zu hits %s, %zu whole", q, tdm_algorithm_name(algo), k,
+                 a->n, what, b->n);
+    for (size_t h = 0; h < a->n; h++) {
+        if (a->hits[h].docid != b->hits[h].docid ||
+            memcmp(&a->hits[h].score, &b->hits[h].score, sizeof(float)))
+            fail_msg("query %zu, %s, k %u, hit %zu: %s %u %.9g, whole %u %.9g", q,
+                     tdm_algorithm_name(algo), k, h, what, a->hits[h].docid, a->hits[h].score,
+                     b->hits[h].docid, b->hits[h].score);
+        assert_string_equal(a->hits[h].name, b->hits[h].name);
+    }
+    assert_int_equal(a->terms, b->terms);
+    assert_int_equal(a->unknown, b->unknown);
 }
 
 #endif

@@ -22,12 +22,7 @@
 #include "resident/resident.h"
 #include "testutil.h"
 
-typedef struct fixture {
-    randcoll c;
-    tdm_index *ix;
-    tdm_engine *plain;  /* the whole index, one device */
-    tdm_search *whole;
-} fixture;
+typedef randcoll_fixture fixture; /* plain: the whole index, one device */
 
 static tdm_engine *engine_with(const char *devices, int partition, const char *faults,
                                uint64_t memory)
@@ -49,83 +44,31 @@ static tdm_engine *engine_with(const char *devices, int partition, const char *f
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    randcoll_init(&f->c, 91, tdm_test_small() ? 600 : 6000, 50);
-    f->ix = randcoll_index(&f->c, tdm_test_tmpdir("partition"), "p.tdm", NULL);
-    f->plain = engine_with("0", TDM_PARTITION_OFF, NULL, 0);
-    if (tdm_search_open(f->plain, f->ix, &f->whole) != TDM_OK)
-        fail_msg("tdm_search_open: %s", tdm_last_error());
+    randcoll_fixture_open(f, 91, tdm_test_small() ? 600 : 6000, 50, tdm_test_tmpdir("partition"),
+                          "p.tdm", engine_with("0", TDM_PARTITION_OFF, NULL, 0));
     *state = f;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    tdm_search_close(f->whole);
-    tdm_engine_close(f->plain);
-    tdm_index_close(f->ix);
-    randcoll_free(&f->c);
-    free(f);
+    randcoll_fixture_close(*state);
+    free(*state);
     return 0;
 }
 
 /* The engine over every PoCL device, partitioned (NULL: fewer than two). */
 static tdm_engine *engine_parts(int partition, const char *faults, uint64_t memory)
 {
-    tdm_engine *e = engine_with("cpu", partition, faults, memory);
-    if (tdm_engine_device_count(e) < 2) {
-        tdm_engine_close(e);
-        print_message("only one device: set POCL_DEVICES=\"pthread pthread\"\n");
-        return NULL;
-    }
-    return e;
+    return tdm_test_two_devices(engine_with("cpu", partition, faults, memory));
 }
 
 #define MAXQ 120
-#define MAXT 6
-
-typedef struct qset {
-    tdm_search_query q[MAXQ];
-    tdm_search_term t[MAXQ][MAXT];
-    size_t n;
-} qset;
-
-/* n random queries of 0 .. 6 terms (unknown terms, repeats, weights, an
- * empty one now and then, and a bad weight). */
-static void make_queries(qset *s, const randcoll *c, uint64_t seed, size_t n, int bad)
-{
-    tdm_rng r;
-    tdm_rng_seed(&r, seed);
-    s->n = n;
-    for (size_t i = 0; i < n; i++) {
-        size_t nt = i % 29 == 5 ? 0 : tdm_rng_range(&r, 1, MAXT);
-        for (size_t k = 0; k < nt; k++) {
-            s->t[i][k].term = tdm_rng_range(&r, 0, 12) == 0
-                                  ? "no-such-term"
-                                  : c->terms[tdm_rng_range(&r, 0, (uint32_t)c->nlists - 1)];
-            s->t[i][k].id = 0;
-            s->t[i][k].weight = bad && i % 41 == 7 ? -1.0 : 1.0 + tdm_rng_range(&r, 0, 2);
-        }
-        s->q[i] = (tdm_search_query){NULL, s->t[i], nt};
-    }
-}
 
 static void same_result(const tdm_search_result *a, const tdm_search_result *b, size_t q,
                         int algo, uint32_t k)
 {
-    if (a->n != b->n)
-        fail_msg("query %zu, %s, k %u: %zu hits partitioned, %zu whole", q,
-                 tdm_algorithm_name(algo), k, a->n, b->n);
-    for (size_t h = 0; h < a->n; h++)
-        if (a->hits[h].docid != b->hits[h].docid ||
-            memcmp(&a->hits[h].score, &b->hits[h].score, sizeof(float)))
-            fail_msg("query %zu, %s, k %u, hit %zu: partitioned %u %.9g, whole %u %.9g", q,
-                     tdm_algorithm_name(algo), k, h, a->hits[h].docid, a->hits[h].score,
-                     b->hits[h].docid, b->hits[h].score);
-        else
-            assert_string_equal(a->hits[h].name, b->hits[h].name);
-    assert_int_equal(a->terms, b->terms);
-    assert_int_equal(a->unknown, b->unknown);
+    randcoll_same_result(a, b, q, algo, k, "partitioned");
     if (algo != TDM_ALGO_AUTO)
         assert_int_equal(a->algorithm, b->algorithm);
 }
@@ -178,7 +121,7 @@ static void singles(void **state)
     assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
     assert_int_equal(s->nparts, tdm_engine_device_count(e));
     qset *qs = malloc(sizeof *qs);
-    make_queries(qs, &f->c, 5, tdm_test_small() ? 20 : MAXQ, 1);
+    randcoll_queries(qs, &f->c, 5, tdm_test_small() ? 20 : MAXQ, 29, 41);
     size_t hits = check_singles(s, f->whole, qs);
     print_message("%zu queries x %zu algorithms on %d partitions: %zu hits the same\n", qs->n,
                   sizeof algos / sizeof *algos, s->nparts, hits);
@@ -210,7 +153,7 @@ static void batches(void **state)
     tdm_search *s = NULL;
     assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
     qset *qs = malloc(sizeof *qs);
-    make_queries(qs, &f->c, 6, tdm_test_small() ? 30 : MAXQ, 1);
+    randcoll_queries(qs, &f->c, 6, tdm_test_small() ? 30 : MAXQ, 29, 41);
     tdm_search_result *res[MAXQ];
     size_t hits = 0;
     for (size_t a = 0; a < sizeof algos / sizeof *algos; a++)
@@ -267,7 +210,7 @@ static void threads(void **state)
     tjob jobs[NT];
     for (int t = 0; t < NT; t++) {
         jobs[t] = (tjob){s, f->whole, malloc(sizeof(qset)), 0};
-        make_queries(jobs[t].qs, &f->c, 100 + t, tdm_test_small() ? 6 : 25, 0);
+        randcoll_queries(jobs[t].qs, &f->c, 100 + t, tdm_test_small() ? 6 : 25, 29, 0);
         pthread_create(&th[t], NULL, thread_run, &jobs[t]);
     }
     for (int t = 0; t < NT; t++) {
@@ -351,7 +294,7 @@ static void auto_gpus(void **state)
         assert_int_equal(cs.cached, 0); /* its shard fits: no list cache */
     }
     qset *qs = malloc(sizeof *qs);
-    make_queries(qs, &f->c, 8, tdm_test_small() ? 5 : 20, 0);
+    randcoll_queries(qs, &f->c, 8, tdm_test_small() ? 5 : 20, 29, 0);
     assert_true(check_singles(s, f->whole, qs) > 0);
     tdm_search_close(s);
     tdm_engine_close(e);
@@ -454,7 +397,7 @@ static void faults(void **state)
     fixture *f = *state;
     static const char *specs[] = {"1:lost@2", "1:build@1", "0:oom@1,1:oom@2", "0:lost@3"};
     qset *qs = malloc(sizeof *qs);
-    make_queries(qs, &f->c, 9, 12, 0);
+    randcoll_queries(qs, &f->c, 9, 12, 29, 0);
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
         tdm_engine *e = engine_parts(TDM_PARTITION_ON, specs[k], 0);
         if (!e)

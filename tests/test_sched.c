@@ -22,26 +22,21 @@
 #include "sched/model.h"
 #include "testutil.h"
 
-typedef struct fixture {
-    randcoll c;
-    tdm_index *ix;
-} fixture;
+typedef randcoll_fixture fixture;
 
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    randcoll_init(&f->c, 21, tdm_test_small() ? 300 : 4000, 40);
-    f->ix = randcoll_index(&f->c, tdm_test_tmpdir("sched"), "s.tdm", NULL);
+    randcoll_fixture_open(f, 21, tdm_test_small() ? 300 : 4000, 40,
+                          tdm_test_tmpdir("sched"), "s.tdm", NULL);
     *state = f;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    tdm_index_close(f->ix);
-    randcoll_free(&f->c);
-    free(f);
+    randcoll_fixture_close(*state);
+    free(*state);
     return 0;
 }
 
@@ -68,10 +63,8 @@ static tdm_engine *engine(const char *kinds, const char *faults, unsigned thresh
 
 static int two_lanes(tdm_engine *e)
 {
-    if (tdm_engine_device_count(e) >= 2)
+    if (tdm_test_two_devices(e))
         return 1;
-    tdm_engine_close(e);
-    print_message("only one device: set POCL_DEVICES=\"pthread pthread\"\n");
     skip();
     return 0;
 }

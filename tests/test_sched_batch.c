@@ -14,26 +14,21 @@
 #include "randcoll.h"
 #include "testutil.h"
 
-typedef struct fixture {
-    randcoll c;
-    tdm_index *ix;
-} fixture;
+typedef randcoll_fixture fixture;
 
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    randcoll_init(&f->c, 33, tdm_test_small() ? 300 : 4000, 40);
-    f->ix = randcoll_index(&f->c, tdm_test_tmpdir("sched_batch"), "b.tdm", NULL);
+    randcoll_fixture_open(f, 33, tdm_test_small() ? 300 : 4000, 40,
+                          tdm_test_tmpdir("sched_batch"), "b.tdm", NULL);
     *state = f;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    tdm_index_close(f->ix);
-    randcoll_free(&f->c);
-    free(f);
+    randcoll_fixture_close(*state);
+    free(*state);
     return 0;
 }
 
@@ -51,41 +46,10 @@ static tdm_engine *engine2(const char *kinds, const char *faults)
     tdm_engine *e = NULL;
     if (tdm_engine_open(&o, &e) != TDM_OK)
         fail_msg("tdm_engine_open: %s", tdm_last_error());
-    if (tdm_engine_device_count(e) < 2) {
-        tdm_engine_close(e);
-        print_message("only one device: set POCL_DEVICES=\"pthread pthread\"\n");
-        return NULL;
-    }
-    return e;
+    return tdm_test_two_devices(e);
 }
 
-#define MAXQ 400
-#define MAXT 6
-
-typedef struct qset {
-    tdm_search_query q[MAXQ];
-    tdm_search_term t[MAXQ][MAXT];
-    size_t n;
-} qset;
-
-/* n random queries of 0 .. 6 terms (unknown terms, repeats, empty ones). */
-static void make_queries(qset *s, const randcoll *c, uint64_t seed, size_t n)
-{
-    tdm_rng r;
-    tdm_rng_seed(&r, seed);
-    s->n = n;
-    for (size_t i = 0; i < n; i++) {
-        size_t nt = i % 37 == 5 ? 0 : tdm_rng_range(&r, 1, MAXT);
-        for (size_t k = 0; k < nt; k++) {
-            s->t[i][k].term = tdm_rng_range(&r, 0, 12) == 0
-                                  ? "no-such-term"
-                                  : c->terms[tdm_rng_range(&r, 0, (uint32_t)c->nlists - 1)];
-            s->t[i][k].id = 0;
-            s->t[i][k].weight = i % 53 == 7 ? -1.0 : 1.0 + tdm_rng_range(&r, 0, 2); /* a bad weight */
-        }
-        s->q[i] = (tdm_search_query){NULL, s->t[i], nt};
-    }
-}
+#define MAXQ 400 /* queries: 37, 53 make every 37th empty, every 53rd a bad weight */
 
 /* The batch's results equal the one-by-one calls' (status, hits, scores). */
 static void same_as_singles(tdm_search *s, const qset *qs, const tdm_search_options *o,
@@ -157,7 +121,7 @@ static void policies(void **state)
     size_t n = tdm_test_small() ? 40 : 160;
     for (size_t p = 0; p < sizeof pols / sizeof *pols; p++) {
         for (size_t a = 0; a < sizeof algos / sizeof *algos; a += p % 2 ? 2 : 1) {
-            make_queries(&qs, &f->c, 10 * p + a, n);
+            randcoll_queries(&qs, &f->c, 10 * p + a, n, 37, 53);
             tdm_search_options o;
             tdm_search_options_init(&o);
             o.policy = pols[p];
@@ -193,7 +157,7 @@ static void policies(void **state)
         }
     }
     /* pinned to lane 1, whatever the policy */
-    make_queries(&qs, &f->c, 99, n);
+    randcoll_queries(&qs, &f->c, 99, n, 37, 53);
     tdm_search_options o;
     tdm_search_options_init(&o);
     o.device = 1;
@@ -228,7 +192,7 @@ static void gpu_only_without_gpu(void **state)
         fail_msg("search open: %s", tdm_last_error());
     static qset qs;
     static tdm_search_result *res[MAXQ];
-    make_queries(&qs, &f->c, 5, 20);
+    randcoll_queries(&qs, &f->c, 5, 20, 37, 53);
     tdm_search_options o;
     tdm_search_options_init(&o);
     o.policy = TDM_POLICY_GPU_ONLY;
@@ -255,7 +219,7 @@ static void faults(void **state)
         size_t n = tdm_test_small() ? 30 : 120;
         uint64_t sent = 0;
         for (int round = 0; round < 3; round++) {
-            make_queries(&qs, &f->c, 300 + k * 7 + round, n);
+            randcoll_queries(&qs, &f->c, 300 + k * 7 + round, n, 37, 53);
             tdm_search_options o;
             tdm_search_options_init(&o);
             o.algorithm = algos[(k + round) % 7];
@@ -292,7 +256,7 @@ static void *worker(void *p)
     qset *qs = malloc(sizeof *qs);
     tdm_search_result **res = calloc(MAXQ, sizeof *res);
     for (int round = 0; round < 4 && !w->bad; round++) {
-        make_queries(qs, &w->f->c, (uint64_t)w->seed * 100 + round, 50);
+        randcoll_queries(qs, &w->f->c, (uint64_t)w->seed * 100 + round, 50, 37, 53);
         tdm_search_options o;
         tdm_search_options_init(&o);
         o.algorithm = algos[(w->seed + round) % 7];

@@ -19,13 +19,9 @@
 
 #define NS 3
 #define MAXQ 60
-#define MAXT 6
 
 typedef struct fixture {
-    randcoll c;
-    tdm_index *ix;
-    tdm_engine *plain;
-    tdm_search *whole;
+    randcoll_fixture w; /* the whole index, on one device */
     char dir[1024], prefix[1024], other[1024]; /* NS shards; a second split of 2 */
 } fixture;
 
@@ -48,17 +44,14 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
     const char *dir = tdm_test_tmpdir("shard_open"); /* emptied at each call: kept */
     snprintf(f->dir, sizeof f->dir, "%s", dir);
-    randcoll_init(&f->c, 77, tdm_test_small() ? 600 : 3000, 40);
-    f->ix = randcoll_index(&f->c, dir, "w.tdm", NULL);
+    randcoll_fixture_open(&f->w, 77, tdm_test_small() ? 600 : 3000, 40, dir, "w.tdm",
+                          engine_on("0"));
     snprintf(f->prefix, sizeof f->prefix, "%s/s", dir);
     snprintf(f->other, sizeof f->other, "%s/o", dir);
     tdm_err err = {0};
-    if (tdm_shard_write(tdm_index_ireader(f->ix), NS, f->prefix, 2, &err) != TDM_OK ||
-        tdm_shard_write(tdm_index_ireader(f->ix), 2, f->other, 2, &err) != TDM_OK)
+    if (tdm_shard_write(tdm_index_ireader(f->w.ix), NS, f->prefix, 2, &err) != TDM_OK ||
+        tdm_shard_write(tdm_index_ireader(f->w.ix), 2, f->other, 2, &err) != TDM_OK)
         fail_msg("tdm_shard_write: %s", tdm_err_msg(&err));
-    f->plain = engine_on("0");
-    if (tdm_search_open(f->plain, f->ix, &f->whole) != TDM_OK)
-        fail_msg("tdm_search_open: %s", tdm_last_error());
     *state = f;
     return 0;
 }
@@ -66,10 +59,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    tdm_search_close(f->whole);
-    tdm_engine_close(f->plain);
-    tdm_index_close(f->ix);
-    randcoll_free(&f->c);
+    randcoll_fixture_close(&f->w);
     free(f);
     return 0;
 }
@@ -127,7 +117,7 @@ static void index_calls(void **state)
     fixture *f = *state;
     tdm_index *s = NULL;
     assert_int_equal(tdm_index_open_split(f->prefix, &s), TDM_OK);
-    same_index(f->ix, s, &f->c);
+    same_index(f->w.ix, s, &f->w.c);
     tdm_index_close(s);
     /* the paths in any order (a shell's glob sorts .10 before .2) */
     char p[NS][1024];
@@ -137,7 +127,7 @@ static void index_calls(void **state)
         paths[i] = p[i];
     }
     assert_int_equal(tdm_index_open_shards(paths, NS, &s), TDM_OK);
-    same_index(f->ix, s, &f->c);
+    same_index(f->w.ix, s, &f->w.c);
     tdm_index_close(s);
 }
 
@@ -171,47 +161,10 @@ static void bad_sets(void **state)
     assert_null(s);
 }
 
-typedef struct qset {
-    tdm_search_query q[MAXQ];
-    tdm_search_term t[MAXQ][MAXT];
-    size_t n;
-} qset;
-
-/* n random queries of 0 .. 6 terms (unknown terms, repeats, weights). */
-static void make_queries(qset *s, const randcoll *c, uint64_t seed, size_t n)
-{
-    tdm_rng r;
-    tdm_rng_seed(&r, seed);
-    s->n = n;
-    for (size_t i = 0; i < n; i++) {
-        size_t nt = i % 29 == 5 ? 0 : tdm_rng_range(&r, 1, MAXT);
-        for (size_t k = 0; k < nt; k++) {
-            s->t[i][k].term = tdm_rng_range(&r, 0, 12) == 0
-                                  ? "no-such-term"
-                                  : c->terms[tdm_rng_range(&r, 0, (uint32_t)c->nlists - 1)];
-            s->t[i][k].id = 0;
-            s->t[i][k].weight = 1.0 + tdm_rng_range(&r, 0, 2);
-        }
-        s->q[i] = (tdm_search_query){NULL, s->t[i], nt};
-    }
-}
-
 static void same_result(const tdm_search_result *a, const tdm_search_result *b, size_t q,
                         int algo, uint32_t k)
 {
-    if (a->n != b->n)
-        fail_msg("query %zu, %s, k %u: %zu hits on the shards, %zu whole", q,
-                 tdm_algorithm_name(algo), k, a->n, b->n);
-    for (size_t h = 0; h < a->n; h++) {
-        if (a->hits[h].docid != b->hits[h].docid ||
-            memcmp(&a->hits[h].score, &b->hits[h].score, sizeof(float)))
-            fail_msg("query %zu, %s, k %u, hit %zu: shards %u %.9g, whole %u %.9g", q,
-                     tdm_algorithm_name(algo), k, h, a->hits[h].docid, a->hits[h].score,
-                     b->hits[h].docid, b->hits[h].score);
-        assert_string_equal(a->hits[h].name, b->hits[h].name);
-    }
-    assert_int_equal(a->terms, b->terms);
-    assert_int_equal(a->unknown, b->unknown);
+    randcoll_same_result(a, b, q, algo, k, "on the shards");
     assert_int_equal(a->algorithm, b->algorithm);
 }
 
@@ -231,7 +184,7 @@ static void search_on(fixture *f, const char *devices)
     if (tdm_search_open(e, ix, &s) != TDM_OK)
         fail_msg("tdm_search_open on the shards: %s", tdm_last_error());
     qset *qs = malloc(sizeof *qs);
-    make_queries(qs, &f->c, 9, tdm_test_small() ? 20 : MAXQ);
+    randcoll_queries(qs, &f->w.c, 9, tdm_test_small() ? 20 : MAXQ, 29, 0);
     size_t hits = 0;
     for (size_t i = 0; i < qs->n; i++)
         for (size_t a = 0; a < NALG; a++) {
@@ -241,7 +194,7 @@ static void search_on(fixture *f, const char *devices)
             o.k = ks[(i + a) % 4];
             tdm_search_result *p = NULL, *w = NULL;
             int rp = tdm_search_terms(s, qs->q[i].terms, qs->q[i].nterms, &o, &p);
-            int rw = tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
+            int rw = tdm_search_terms(f->w.whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
             if (rp != rw)
                 fail_msg("query %zu: shards %d, whole %d (%s)", i, rp, rw, tdm_last_error());
             if (rp == TDM_OK) {
@@ -261,7 +214,7 @@ static void search_on(fixture *f, const char *devices)
             fail_msg("batch %s: %s", tdm_algorithm_name(algos[a]), tdm_last_error());
         for (size_t i = 0; i < qs->n; i++) {
             tdm_search_result *w = NULL;
-            int rw = tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
+            int rw = tdm_search_terms(f->w.whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
             assert_int_equal(rw, res[i]->status);
             if (rw == TDM_OK) {
                 same_result(res[i], w, i, algos[a], o.k);

@@ -19,26 +19,20 @@
 #define LIMIT_MS 500 /* the runs' time limit in these tests */
 #define SLACK_S 30.0 /* a loaded machine's allowance on top */
 
-typedef struct fixture {
-    randcoll c;
-    tdm_index *ix;
-} fixture;
+typedef randcoll_fixture fixture;
 
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    randcoll_init(&f->c, 27, 300, 30);
-    f->ix = randcoll_index(&f->c, tdm_test_tmpdir("watchdog"), "w.tdm", NULL);
+    randcoll_fixture_open(f, 27, 300, 30, tdm_test_tmpdir("watchdog"), "w.tdm", NULL);
     *state = f;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    tdm_index_close(f->ix);
-    randcoll_free(&f->c);
-    free(f);
+    randcoll_fixture_close(*state);
+    free(*state);
     return 0;
 }
 

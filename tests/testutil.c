@@ -68,6 +68,15 @@ void tdm_test_same_file(const char *a, const char *b)
     free(y);
 }
 
+tdm_engine *tdm_test_two_devices(tdm_engine *e)
+{
+    if (tdm_engine_device_count(e) >= 2)
+        return e;
+    tdm_engine_close(e);
+    print_message("only one device: set POCL_DEVICES=\"pthread pthread\"\n");
+    return NULL;
+}
+
 const char *tdm_test_tmpdir(const char *tag)
 {
     static char buf[1024];

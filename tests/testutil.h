@@ -18,6 +18,10 @@ int tdm_test_small(void);
  * engine's message. */
 tdm_engine *tdm_test_engine(void);
 
+/* e, when it has two devices or more; else closes e, says to set
+ * POCL_DEVICES="pthread pthread" and returns NULL (the caller skips). */
+tdm_engine *tdm_test_two_devices(tdm_engine *e);
+
 /* The scheduler's tests run on two lanes: ctest gives them POCL_DEVICES=
  * "pthread pthread" (two PoCL devices). TANDEM_TEST_POCL_DEVICES, when set,
  * replaces it before OpenCL loads: the rusticl stage sets "pthread", one PoCL
