@@ -266,16 +266,6 @@ static int make_device(tdm_device *d, const host_side *h, uint32_t n, uint32_t p
     return rc;
 }
 
-/* Keeps a profiled launch's event (TANDEM_SEARCH_PROFILE). */
-static void prof(tdm_sprof *pf, const char *name, cl_event *ev)
-{
-    if (*ev) {
-        tdm_sprof_event(pf, name, *ev);
-        clReleaseEvent(*ev);
-        *ev = NULL;
-    }
-}
-
 /* tdm_sband_select (cl/search_batch_and.cl): codec c's selected blocks'
  * jobs from the lead's docids. */
 static cl_uint select_args(const tdm_resident *res, const dev_side *ds, int c, const cl_uint *r0,
@@ -342,7 +332,7 @@ static int enqueue_decodes(const tdm_sdev *sd, const host_side *h, dev_side *ds,
                                      first && lev ? &lev : NULL, evp, err);
         first = 0;
         ++*launches;
-        prof(pf, "AND batch: lead decode", &ev);
+        tdm_sprof_take(pf, "AND batch: lead decode", &ev);
     }
     size_t wg = d->wg_size;
     for (int c = 0; rc == TDM_OK && c < TDM_CODEC_COUNT; c++) {
@@ -353,11 +343,11 @@ static int enqueue_decodes(const tdm_sdev *sd, const host_side *h, dev_side *ds,
         rc = tdm_kernel_launch(d, "tdm_sband_select", sa,
                                select_args(&sd->res, ds, c, &r0, &nr, &nb, sa),
                                tdm_round_up(nb, wg), wg, 0, NULL, evp, err);
-        prof(pf, "tdm_sband_select", &ev);
+        tdm_sprof_take(pf, "tdm_sband_select", &ev);
         if (rc == TDM_OK)
             rc = tdm_decode_jobs_enqueue(&sd->res, NULL, ds->jobs[c], nb, c, ds->b[D_DOCS],
                                          ds->b[D_FREQS], ds->b[D_STATUS], 0, NULL, evp, err);
-        prof(pf, "AND batch: selected blocks' decode", &ev);
+        tdm_sprof_take(pf, "AND batch: selected blocks' decode", &ev);
         *launches += 2;
     }
     return rc;
@@ -378,14 +368,14 @@ static int enqueue_rest(const tdm_sdev *sd, const host_side *h, uint32_t n, cons
     if (in.ne) {
         rc = tdm_kernel_launch(d, "tdm_sband_score", a, score_args(&sd->res, ds, &in, a),
                                tdm_round_up(in.ne, d->wg_size), d->wg_size, 0, NULL, evp, err);
-        prof(pf, "tdm_sband_score", &ev);
+        tdm_sprof_take(pf, "tdm_sband_score", &ev);
         ++*launches;
     }
     size_t ml = tdm_search_merge_local(d);
     if (rc == TDM_OK)
         rc = tdm_kernel_launch(d, "tdm_search_merge_batch", a, merge_args(ds, &kk, &pp, a),
                                (size_t)n * ml, ml, 0, NULL, evp, err);
-    prof(pf, "tdm_search_merge_batch (AND)", &ev);
+    tdm_sprof_take(pf, "tdm_search_merge_batch (AND)", &ev);
     ++*launches;
     if (rc == TDM_OK) {
         cl_int e = clEnqueueReadBuffer(d->queue, ds->b[D_OUT], CL_TRUE, 0,

@@ -545,11 +545,7 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_
                          TDM_KARG_U32(&nt), TDM_KARG_U32(&nb)};
         rc = tdm_kernel_launch(d, "tdm_search_stored_bounds_batch", sa, sizeof sa / sizeof *sa,
                                tdm_round_up(nb, wg), wg, 0, NULL, evp, err);
-        if (ev) {
-            tdm_sprof_event(pf, "tdm_search_stored_bounds_batch", ev);
-            clReleaseEvent(ev);
-            ev = NULL;
-        }
+        tdm_sprof_take(pf, "tdm_search_stored_bounds_batch", &ev);
         ++*launches;
     } else if (nb) {
         tdm_karg ba[] = {
@@ -561,11 +557,7 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_
         };
         rc = tdm_kernel_launch(d, "tdm_search_bounds", ba, sizeof ba / sizeof *ba,
                                tdm_round_up(nb, wg), wg, 0, NULL, evp, err);
-        if (ev) {
-            tdm_sprof_event(pf, "tdm_search_bounds (batch)", ev);
-            clReleaseEvent(ev);
-            ev = NULL;
-        }
+        tdm_sprof_take(pf, "tdm_search_bounds (batch)", &ev);
         ++*launches;
     }
     if (h->bmode == TDM_SBOUNDS_STORED)
@@ -575,10 +567,7 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_
     if (rc == TDM_OK)
         rc = tdm_kernel_launch(d, "tdm_search_order_batch", oa, 4, tdm_round_up(n, wg), wg, 0,
                                NULL, evp, err);
-    if (ev) {
-        tdm_sprof_event(pf, "tdm_search_order_batch", ev);
-        clReleaseEvent(ev);
-    }
+    tdm_sprof_take(pf, "tdm_search_order_batch", &ev);
     ++*launches;
     return rc;
 }
@@ -760,11 +749,7 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
                                          lev ? &lev : NULL, evp, err);
     if (lev)
         clReleaseEvent(lev);
-    if (ev) {
-        tdm_sprof_event(pf, "batch decode (last kernel)", ev);
-        clReleaseEvent(ev);
-        ev = NULL;
-    }
+    tdm_sprof_take(pf, "batch decode (last kernel)", &ev);
     batch_args ba = {.ds = ds, .res = &sd->res, .nq = n, .nranges = (cl_uint)h->nranges,
                      .ndocs = ndocs, .alg = (cl_uint)salg, .kind = kind, .c0 = c0, .c1 = c1,
                      .bw = h->bw, .nlists = sd->res.nlists, .arena_words = sd->res.arena_words,
@@ -787,20 +772,12 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     else if (rc == TDM_OK)
         rc = tdm_kernel_launch(d, kn, a, range_batch_args(&ba, a), tdm_round_up(nr, local), local,
                                0, NULL, evp, err);
-    if (ev) {
-        tdm_sprof_event(pf, kn, ev);
-        clReleaseEvent(ev);
-        ev = NULL;
-    }
+    tdm_sprof_take(pf, kn, &ev);
     size_t ml = tdm_search_merge_local(d);
     if (rc == TDM_OK && !h->queue) /* the queue's heaps are merged on the host */
         rc = tdm_kernel_launch(d, "tdm_search_merge_batch", a, merge_batch_args(&ba, a),
                                (size_t)n * ml, ml, 0, NULL, evp, err);
-    if (ev) {
-        tdm_sprof_event(pf, "tdm_search_merge_batch", ev);
-        clReleaseEvent(ev);
-        ev = NULL;
-    }
+    tdm_sprof_take(pf, "tdm_search_merge_batch", &ev);
     *launches += h->queue ? 1 : 2;
     tdm_sprof_host(pf, "batch: enqueue decode, range, merge", t);
     t = tdm_sprof_now();

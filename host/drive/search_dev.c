@@ -58,10 +58,7 @@ static cl_event *run_event(const srun *r, cl_event *e)
 /* Records a command's event in the profile under `name` and releases it. */
 static void run_record(const srun *r, const char *name, cl_event e)
 {
-    if (!e)
-        return;
-    tdm_sprof_event(r->pf, name, e);
-    clReleaseEvent(e);
+    tdm_sprof_take(r->pf, name, &e);
 }
 
 /* A host phase of the profile from *t to now; *t becomes now. */

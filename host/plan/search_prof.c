@@ -111,6 +111,15 @@ void tdm_sprof_event(tdm_sprof *p, const char *name, cl_event ev)
     p->name[p->nev++] = name;
 }
 
+void tdm_sprof_take(tdm_sprof *p, const char *name, cl_event *ev)
+{
+    if (!*ev)
+        return;
+    tdm_sprof_event(p, name, *ev);
+    clReleaseEvent(*ev);
+    *ev = NULL;
+}
+
 void tdm_sprof_host_span(tdm_sprof *p, const char *name, double t_begin, double t_end)
 {
     if (!p->on)

@@ -26,6 +26,10 @@ double tdm_sprof_now(void);
 void tdm_sprof_begin(tdm_sprof *p, int salg, uint32_t k);
 /* Keeps ev (retained) to read its times at tdm_sprof_end; no-op when off. */
 void tdm_sprof_event(tdm_sprof *p, const char *name, cl_event ev);
+/* A launch's event, when *ev is one (evp was given: profiling on): kept as
+ * by tdm_sprof_event, the caller's reference released and *ev cleared for
+ * the next launch. */
+void tdm_sprof_take(tdm_sprof *p, const char *name, cl_event *ev);
 /* A host phase from t_begin (tdm_sprof_now) to now. */
 void tdm_sprof_host(tdm_sprof *p, const char *name, double t_begin);
 /* A host phase from t_begin to t_end (tdm_sprof_now). */
