@@ -121,6 +121,22 @@ static int cmp_term(const run *a, const run *b)
     return c ? c : (a->len > b->len) - (a->len < b->len);
 }
 
+/* The run at the smallest current term (NULL: every run is done). */
+static run *min_run(run *runs, size_t k)
+{
+    run *min = NULL;
+    for (size_t i = 0; i < k; i++)
+        if (runs[i].len && (!min || cmp_term(&runs[i], min) < 0))
+            min = &runs[i];
+    return min;
+}
+
+/* Whether r's current term is term[0..len). */
+static int at_term(const run *r, const char *term, size_t len)
+{
+    return r->len == len && memcmp(r->term, term, len) == 0;
+}
+
 /* Growable parallel arrays for one merged list. */
 typedef struct merged {
     uint32_t *docids, *freqs;
@@ -158,10 +174,7 @@ static int merge_loop(run *runs, size_t k, tdm_merge_fn fn, void *user, tdm_err 
     merged m = {0};
     int rc = TDM_OK;
     for (;;) {
-        run *min = NULL;
-        for (size_t i = 0; i < k; i++)
-            if (runs[i].len && (!min || cmp_term(&runs[i], min) < 0))
-                min = &runs[i];
+        run *min = min_run(runs, k);
         if (!min)
             break;
         char term[TDM_IDX_TERM_MAX];
@@ -169,7 +182,7 @@ static int merge_loop(run *runs, size_t k, tdm_merge_fn fn, void *user, tdm_err 
         memcpy(term, min->term, len);
         m.n = 0;
         for (size_t i = 0; rc == TDM_OK && i < k; i++)
-            if (runs[i].len == len && memcmp(runs[i].term, term, len) == 0)
+            if (at_term(&runs[i], term, len))
                 rc = read_postings(&runs[i], &m, err);
         if (rc == TDM_OK)
             rc = fn(user, term, len, m.docids, m.freqs, m.n, err);
@@ -243,10 +256,7 @@ int tdm_runs_merge_to_run(const char *const *paths, size_t nruns, tdm_runwriter 
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     int rc = open_runs(runs, paths, nruns, err);
     while (rc == TDM_OK) {
-        run *min = NULL;
-        for (size_t i = 0; i < nruns; i++)
-            if (runs[i].len && (!min || cmp_term(&runs[i], min) < 0))
-                min = &runs[i];
+        run *min = min_run(runs, nruns);
         if (!min)
             break;
         char term[TDM_IDX_TERM_MAX];
@@ -254,14 +264,14 @@ int tdm_runs_merge_to_run(const char *const *paths, size_t nruns, tdm_runwriter 
         uint64_t n = 0, last = 0;
         memcpy(term, min->term, len);
         for (size_t i = 0; i < nruns; i++)
-            if (runs[i].len == len && memcmp(runs[i].term, term, len) == 0)
+            if (at_term(&runs[i], term, len))
                 n += runs[i].n;
         put_varint(w->f, len);
         fwrite(term, 1, len, w->f);
         put_varint(w->f, n);
         int first = 1;
         for (size_t i = 0; rc == TDM_OK && i < nruns; i++)
-            if (runs[i].len == len && memcmp(runs[i].term, term, len) == 0) {
+            if (at_term(&runs[i], term, len)) {
                 rc = copy_postings(&runs[i], w, &last, first, err);
                 first = 0;
             }
