@@ -35,10 +35,7 @@ static tdm_engine *engine_with(const char *devices, int partition, const char *f
     o.device_memory = memory;
     o.calibrate = 0;
     o.cache_mode = TDM_CACHE_OFF;
-    tdm_engine *e = NULL;
-    if (tdm_engine_open(&o, &e) != TDM_OK)
-        fail_msg("tdm_engine_open: %s", tdm_last_error());
-    return e;
+    return tdm_test_engine_with(&o);
 }
 
 static int setup(void **state)
@@ -248,9 +245,7 @@ static tdm_engine *engine_kinds(const char *kinds, int partition, uint64_t memor
     o.device_memory = memory;
     o.calibrate = 0;
     o.cache_mode = TDM_CACHE_OFF;
-    if (tdm_engine_open(&o, &e) != TDM_OK)
-        fail_msg("tdm_engine_open: %s", tdm_last_error());
-    return e;
+    return tdm_test_engine_with(&o);
 }
 
 /* Whether the handle on e holds its index partitioned, and whether each of

@@ -55,10 +55,7 @@ static tdm_engine *engine(const char *kinds, const char *faults, unsigned thresh
     o.batch_window_us = window_us;
     o.calibrate = calibrate;
     o.cache_dir = cache_dir;
-    tdm_engine *e = NULL;
-    if (tdm_engine_open(&o, &e) != TDM_OK)
-        fail_msg("tdm_engine_open: %s", tdm_last_error());
-    return e;
+    return tdm_test_engine_with(&o);
 }
 
 static int two_lanes(tdm_engine *e)

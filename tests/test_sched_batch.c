@@ -43,10 +43,7 @@ static tdm_engine *engine2(const char *kinds, const char *faults)
     o.fault_inject = faults ? faults : "";
     o.calibrate = 0;
     o.cache_mode = TDM_CACHE_OFF;
-    tdm_engine *e = NULL;
-    if (tdm_engine_open(&o, &e) != TDM_OK)
-        fail_msg("tdm_engine_open: %s", tdm_last_error());
-    return tdm_test_two_devices(e);
+    return tdm_test_two_devices(tdm_test_engine_with(&o));
 }
 
 #define MAXQ 400 /* queries: 37, 53 make every 37th empty, every 53rd a bad weight */

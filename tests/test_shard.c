@@ -49,10 +49,7 @@ static tdm_engine *engine1(void)
     o.devices = "cpu";
     o.calibrate = 0;
     o.cache_mode = TDM_CACHE_OFF;
-    tdm_engine *e = NULL;
-    if (tdm_engine_open(&o, &e) != TDM_OK)
-        fail_msg("tdm_engine_open: %s", tdm_last_error());
-    return e;
+    return tdm_test_engine_with(&o);
 }
 
 #define MAXS 3

@@ -52,10 +52,7 @@ static tdm_engine *engine(const char *devices, const char *faults)
     o.run_timeout_ms = LIMIT_MS;
     o.calibrate = 0;
     o.cache_dir = NULL;
-    tdm_engine *e = NULL;
-    if (tdm_engine_open(&o, &e) != TDM_OK)
-        fail_msg("tdm_engine_open: %s", tdm_last_error());
-    return e;
+    return tdm_test_engine_with(&o);
 }
 
 /* The query: two of the collection's terms, OR, top 10, on `device`. */

@@ -15,10 +15,12 @@ int tdm_test_small(void)
     return s && *s && strcmp(s, "0") != 0;
 }
 
-tdm_engine *tdm_test_engine(void)
+tdm_engine *tdm_test_engine(void) { return tdm_test_engine_with(NULL); }
+
+tdm_engine *tdm_test_engine_with(const tdm_engine_options *o)
 {
     tdm_engine *e = NULL;
-    int rc = tdm_engine_open(NULL, &e);
+    int rc = tdm_engine_open(o, &e);
     if (rc != TDM_OK)
         fail_msg("tdm_engine_open: %s: %s", tdm_strerror(rc), tdm_last_error());
     return e;

@@ -18,6 +18,9 @@ int tdm_test_small(void);
  * engine's message. */
 tdm_engine *tdm_test_engine(void);
 
+/* Opens an engine with options o or fails the test with the engine's message. */
+tdm_engine *tdm_test_engine_with(const tdm_engine_options *o);
+
 /* e, when it has two devices or more; else closes e, says to set
  * POCL_DEVICES="pthread pthread" and returns NULL (the caller skips). */
 tdm_engine *tdm_test_two_devices(tdm_engine *e);
