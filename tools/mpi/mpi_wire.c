@@ -192,7 +192,8 @@ void tmpi_put(tmpi_buf *b, const void *v, size_t n)
         b->p = p;
         b->cap = cap;
     }
-    memcpy(b->p + b->n, v, n);
+    if (n) /* v may be NULL for nothing (an empty list) */
+        memcpy(b->p + b->n, v, n);
     b->n += n;
 }
 
