@@ -229,6 +229,32 @@ static void tuning_reaches_the_plan(void **state)
  * complete; a device's kind from what it reports; the plan carries its
  * device's row and reads it (the same choices on NVIDIA's and another
  * GPU's, whose row copies NVIDIA's); k decides which runs stay alone. */
+/* Wu's mapping above the row's and_wu_k for ranked AND and for AND-then-OR's
+ * AND pass alike (the range batch's heaps stop there: AND-then-OR at k 1000
+ * on a device without the compressed batch lost its OR pass, 99a6aac). */
+static void and_wu_for_and_or(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    tdm_sprep p;
+    memset(&p, 0, sizeof p);
+    p.nt = 3;
+    p.min_df = min_df;
+    p.max_block = 128;
+    p.kind = TDM_SCORING_BM25;
+    const int algs[] = {TDM_ALGO_AND, TDM_ALGO_AND_OR};
+    for (int a = 0; a < 2; a++)
+        for (int big = 0; big < 2; big++) {
+            tdm_splan pl;
+            tdm_err err = {0};
+            uint32_t k = big ? 1000 : 10;
+            if (tdm_search_plan(&f.s, &p, algs[a], 0, TDM_VARIANT_AUTO, 0, k, 1, &pl, &err))
+                fail_msg("plan: %s", tdm_err_msg(&err));
+            assert_int_equal(pl.and_wu, k > pl.row->and_wu_k);
+        }
+}
+
 static void tuning_table(void **state)
 {
     (void)state;
@@ -321,6 +347,7 @@ int main(void)
         cmocka_unit_test(wanted_ranges_fall_back),
         cmocka_unit_test(tuning_reaches_the_plan),
         cmocka_unit_test(tuning_table),
+        cmocka_unit_test(and_wu_for_and_or),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -236,8 +236,9 @@ static void plan_batch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t k, tdm_s
 {
     const tdm_tune_row *rw = out->row;
     const tdm_tuning *tn = tuning(sd);
-    out->and_wu = out->salg == TDM_SALG_AND &&
-                  (k > rw->and_wu_k || tn->batch_and == TDM_TUNE_AND_WU);
+    /* AND-then-OR's AND pass is a ranked AND batch too (search_batch.c) */
+    int ranked_and = out->salg == TDM_SALG_AND || out->salg == TDM_SALG_AND_OR;
+    out->and_wu = ranked_and && (k > rw->and_wu_k || tn->batch_and == TDM_TUNE_AND_WU);
     out->batch_queue = tn->batch_queue != TDM_TUNE_RULE ? tn->batch_queue == TDM_TUNE_ON
                                                         : rw->batch_queue;
     out->bounds = !prunes(out->salg)  ? TDM_SBOUNDS_NONE
