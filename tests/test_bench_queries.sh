@@ -5,6 +5,7 @@
 # threads and a sweep of batch sizes, every batched answer the oracle's, the
 # throughput plot; a row per timed query (--per-query) consistent with the
 # summary, its features those of `tandem terms`; weighted queries; queries without known terms left out;
+# one series over every device together (--spread);
 # bad options refused with the option named; outputs through the output
 # guard. Usage: test_bench_queries.sh TANDEM. The exit status is the
 # number of failures.
@@ -211,7 +212,8 @@ begin "bad values are refused, naming the option"
 for bad in "-k 0" "-k 10001" "-k 10,10" "-k 10," "-k x" "--limit 0" "--limit -3" "--warmup 1.5" \
            "--oracle-threads 0" "--budget 0" "--budget nan" "--algorithms foo" "--algorithms or,or" "--format nope" \
            "--batch 0" "--batch 65537" "--batch 8,8" "--batch 1,x" "--threads 0" "--threads 2,2" \
-           "--batch-threads 0" "--k1 -1" "--k1 101" "--b 1.5" "--b x"; do
+           "--batch-threads 0" "--k1 -1" "--k1 101" "--b 1.5" "--b x" "--spread nope" \
+           "--spread default"; do
     # shellcheck disable=SC2086
     run "$T" bench queries idx --queries q.txt $bad
     want_fail "${bad%% *}"
@@ -224,6 +226,21 @@ run "$T" bench queries idx --queries nosuchfile
 want_fail "nosuchfile"
 run "$T" bench queries nosuchindex --queries q.txt
 want_fail "nosuchindex"
+
+begin "--spread: one series over every device together, every answer the oracle's"
+run "$T" bench queries idx --queries q.txt --algorithms and,bmw -k 10 --warmup 3 --batch 4 \
+    --spread hybrid
+want_ok
+grep -q "every answer is the oracle's" err.txt || fail "$(tail -3 err.txt)"
+grep -Eq "^device [0-9]+: [0-9]+ devices together under policy hybrid" err.txt ||
+    fail "no spread line: $(head -5 err.txt)"
+for a in and bmw; do
+    for mode in "single x1" "batch 4"; do
+        grep -Eq "^$a +10 [0-9]+ all [0-9]+, hybrid .* $mode " out.txt ||
+            fail "$a: no spread $mode row: $(cat out.txt)"
+    done
+done
+! grep -Eq "^(and|bmw) +10 0 " out.txt || fail "a series a device ran too: $(cat out.txt)"
 
 begin "outputs: never over an input, never one file twice"
 run "$T" bench queries idx --queries q.txt --csv idx
