@@ -276,8 +276,11 @@ typedef struct tdm_engine_options {
      * TDM_ERR_TIMEOUT naming the device when none is left. Unset (0):
      * TANDEM_RUN_TIMEOUT_MS ("auto", "off", or 1 to 3,600,000), else auto:
      * 100 times the run's predicted time, at least 10,000 (a lane's first
-     * run of an algorithm, which may compile kernels, 60,000 more). -1: off
-     * (a caller's thread may then run its own query, and wait on it). */
+     * run of an algorithm, which may compile kernels, 60,000 more). -1: off.
+     * A caller's thread that runs its own query on an idle lane is watched
+     * too: past the limit the lane fails as above, and that caller, stuck
+     * in the device, waits for it; if it returns, the query runs again on
+     * a live lane (else TDM_ERR_TIMEOUT). */
     long run_timeout_ms;
 } tdm_engine_options;
 

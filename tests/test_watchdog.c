@@ -1,12 +1,16 @@
 /* The search-time watchdog (host/sched/watchdog.c, docs/SCHED.md "Faults"):
  * a lane whose run stops answering mid-search (the fault kinds hang and
  * stall of TANDEM_FAULT_INJECT, engine option fault_inject) is abandoned
- * within run_timeout_ms: on two PoCL lanes the query is answered by the
- * other lane, exactly the plain path's answer (itself the oracle's, by
- * test_search); on one lane it fails with TDM_ERR_TIMEOUT naming the
- * device; closing the handle and the engine returns in bounded time; a
- * stalled run that returns late has its answers dropped and frees what its
- * caller left to it (ASan). */
+ * within run_timeout_ms, whether a lane's worker or the caller's own thread
+ * (the fast path on an idle lane, taken with the watchdog on) runs it: on
+ * two PoCL lanes the query is answered by the other lane, exactly the
+ * plain path's answer (itself the oracle's, by test_search), and work
+ * queued on the stuck lane goes to the other while the caller waits for
+ * its device; on one lane it fails with TDM_ERR_TIMEOUT naming the device;
+ * closing the handle and the engine returns in bounded time; a stalled run
+ * that returns late has its answers dropped and frees what its caller left
+ * to it (ASan). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +47,11 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static tdm_engine *engine(const char *devices, const char *faults)
+/* An engine on `devices` with the faults, the limit LIMIT_MS, `slots` a
+ * lane (0: the default) and a load threshold (0: the default; 1: batch
+ * mode from the first query, so a lane's worker runs every query). */
+static tdm_engine *engine_with(const char *devices, const char *faults, unsigned slots,
+                               unsigned threshold)
 {
     tdm_engine_options o;
     tdm_engine_options_init(&o);
@@ -52,7 +60,39 @@ static tdm_engine *engine(const char *devices, const char *faults)
     o.run_timeout_ms = LIMIT_MS;
     o.calibrate = 0;
     o.cache_dir = NULL;
+    o.lane_slots = slots;
+    o.load_threshold = threshold;
     return tdm_test_engine_with(&o);
+}
+
+static tdm_engine *engine(const char *devices, const char *faults)
+{
+    return engine_with(devices, faults, 0, 0);
+}
+
+/* e with two lanes, else closed and the test skipped. */
+static tdm_engine *two_lanes(tdm_engine *e)
+{
+    if (tdm_engine_device_count(e) < 2) {
+        tdm_engine_close(e);
+        print_message("one device: set POCL_DEVICES=\"pthread pthread\"\n");
+        skip();
+    }
+    return e;
+}
+
+static tdm_search *open_search(fixture *f, tdm_engine *e)
+{
+    tdm_search *s = NULL;
+    if (tdm_search_open(e, f->ix, &s) != TDM_OK)
+        fail_msg("tdm_search_open: %s", tdm_last_error());
+    return s;
+}
+
+static void stats(tdm_search *s, tdm_sched_stats *ss)
+{
+    tdm_sched_stats_init(ss);
+    assert_int_equal(tdm_search_stats(s, ss), TDM_OK);
 }
 
 /* The query: two of the collection's terms, OR, top 10, on `device`. */
@@ -116,22 +156,20 @@ static void close_bounded(tdm_search *s, tdm_engine *e)
 }
 
 /* Lane 1 hangs (or stalls) on its second run, a query pinned there: the
- * query is answered by lane 0 within the limit (and a slack), the same
- * answer; lane 1 is dead, the others answer. */
-static void reroute(void **state, const char *faults)
+ * query is answered by lane 0, the same answer; lane 1 is dead, the others
+ * answer. caller: the caller's thread runs it (the fast path, watched);
+ * else a lane's worker (batch mode from the first query). A stalled
+ * caller returns after twice the limit, a worker's caller at the limit. */
+static void reroute(void **state, const char *faults, int caller)
 {
     fixture *f = *state;
-    tdm_engine *e = engine("cpu", faults);
-    if (tdm_engine_device_count(e) < 2) {
-        tdm_engine_close(e);
-        print_message("one device: set POCL_DEVICES=\"pthread pthread\"\n");
-        skip();
-    }
-    tdm_search *s = NULL;
-    if (tdm_search_open(e, f->ix, &s) != TDM_OK)
-        fail_msg("tdm_search_open: %s", tdm_last_error());
+    tdm_engine *e = two_lanes(engine_with("cpu", faults, 0, caller ? 0 : 1));
+    tdm_search *s = open_search(f, e);
     warm(f, s, 0);
     warm(f, s, 1);
+    tdm_sched_stats ss;
+    stats(s, &ss);
+    uint64_t direct0 = ss.direct;
     tdm_search_term st[2];
     tdm_search_options o;
     size_t n = query(f, st, &o, 1);
@@ -142,14 +180,19 @@ static void reroute(void **state, const char *faults)
     if (rc != TDM_OK)
         fail_msg("the hung lane's query: %s", tdm_last_error());
     print_message("answered in %.2f s by lane %d (limit %d ms)\n", dt, r->device, LIMIT_MS);
-    assert_true(dt >= LIMIT_MS * 1e-3 * 0.9);
-    assert_true(dt < LIMIT_MS * 1e-3 + SLACK_S);
+    assert_true(dt >= LIMIT_MS * 1e-3 * (caller ? 2 : 1) * 0.9);
+    assert_true(dt < LIMIT_MS * 1e-3 * (caller ? 2 : 1) + SLACK_S);
     assert_int_equal(r->device, 0);
     assert_true(r->handovers >= 1);
     same_as_plain(s, st, n, &o, r);
     tdm_search_result_free(r);
-    tdm_sched_stats ss = {.struct_size = sizeof ss};
-    assert_int_equal(tdm_search_stats(s, &ss), TDM_OK);
+    stats(s, &ss);
+    /* the caller's thread ran it (then its answer came from lane 0's
+       worker), or never */
+    if (caller)
+        assert_int_equal(ss.direct, direct0 + 1);
+    else
+        assert_int_equal(ss.direct, 0);
     assert_int_equal(ss.lanes[1].alive, 0);
     assert_int_equal(ss.lanes[0].alive, 1);
     assert_true(ss.lanes[1].faults >= 1);
@@ -169,7 +212,7 @@ static void reroute(void **state, const char *faults)
     same_as_plain(s, st, n, &o, rs[0]);
     tdm_search_result_free(rs[0]);
     tdm_search_result_free(rs[1]);
-    if (strstr(faults, "stall")) { /* let it return late: its answers dropped, memory freed */
+    if (strstr(faults, "stall") && !caller) { /* let it return late: answers dropped, memory freed */
         struct timespec nap = {1, 500000000};
         nanosleep(&nap, NULL);
     }
@@ -178,28 +221,122 @@ static void reroute(void **state, const char *faults)
 
 static void test_hang_rerouted(void **state)
 {
-    reroute(state, "1:hang@2");
+    reroute(state, "1:hang@2", 0);
 }
 
 static void test_stall_rerouted(void **state)
 {
-    reroute(state, "1:stall@2");
+    reroute(state, "1:stall@2", 0);
 }
 
-/* One lane that hangs: TDM_ERR_TIMEOUT naming the device, within the
- * limit; later queries fail at once (no lane); close is bounded. */
-static void test_hang_one_lane(void **state)
+static void test_stall_caller_rerouted(void **state)
+{
+    reroute(state, "1:stall@2", 1);
+}
+
+/* With the watchdog on, a query on an idle lane runs in the caller's own
+ * thread (the fast path: the scheduler's counter `direct`), watched, and
+ * answers as the plain path. */
+static void test_fast_path_watched(void **state)
 {
     fixture *f = *state;
-    tdm_engine *e = engine("0", "0:hang@2");
+    tdm_engine *e = engine("0", "");
+    tdm_search *s = open_search(f, e);
+    tdm_search_term st[2];
+    tdm_search_options o;
+    size_t n = query(f, st, &o, -1);
+    for (int i = 0; i < 4; i++) {
+        tdm_search_result *r = NULL;
+        if (tdm_search_terms(s, st, n, &o, &r) != TDM_OK)
+            fail_msg("query %d: %s", i, tdm_last_error());
+        same_as_plain(s, st, n, &o, r);
+        assert_int_equal(r->handovers, 0);
+        tdm_search_result_free(r);
+    }
+    tdm_sched_stats ss;
+    stats(s, &ss);
+    assert_int_equal(ss.submitted, 4);
+    assert_int_equal(ss.direct, 4);
+    assert_int_equal(ss.answered, 4);
+    assert_int_equal(ss.lanes[0].faults, 0);
+    close_bounded(s, e);
+}
+
+typedef struct caller_arg {
+    tdm_search *s;
+    const tdm_search_term *st;
+    size_t n;
+    tdm_search_options o;
+} caller_arg;
+
+/* A caller that never comes back (its device hangs in its own thread). */
+static void *stuck_caller(void *arg)
+{
+    caller_arg *a = arg;
+    tdm_search_result *r = NULL;
+    tdm_search_terms(a->s, a->st, a->n, &a->o, &r);
+    fail_msg("a hung caller returned");
+    return NULL;
+}
+
+/* Lane 1 (one slot) hangs in a caller's own thread: that caller waits for
+ * its device (for good), while the watchdog fails lane 1 within the
+ * limit and a query queued behind it there is answered by lane 0, the same
+ * answer; close is bounded, the stuck caller left behind. */
+static void test_hang_caller(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = two_lanes(engine_with("cpu", "1:hang@2", 1, 0));
+    tdm_search *s = open_search(f, e);
+    warm(f, s, 0);
+    warm(f, s, 1);
+    tdm_sched_stats ss;
+    stats(s, &ss);
+    uint64_t direct0 = ss.direct;
+    static tdm_search_term st[2];
+    static caller_arg a;
+    a.s = s;
+    a.st = st;
+    a.n = query(f, st, &a.o, 1);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, stuck_caller, &a), 0);
+    pthread_detach(th);
+    double t0 = now_s();
+    do { /* until its run took lane 1's slot in its own thread */
+        struct timespec nap = {0, 1000000};
+        nanosleep(&nap, NULL);
+        stats(s, &ss);
+    } while (ss.direct == direct0 && now_s() - t0 < SLACK_S);
+    assert_int_equal(ss.direct, direct0 + 1);
+    tdm_search_result *r = NULL;
+    if (tdm_search_terms(s, st, a.n, &a.o, &r) != TDM_OK) /* queued behind it on lane 1 */
+        fail_msg("the query behind the hung caller: %s", tdm_last_error());
+    double dt = now_s() - t0;
+    print_message("answered in %.2f s by lane %d behind a hung caller\n", dt, r->device);
+    assert_true(dt < LIMIT_MS * 1e-3 + SLACK_S);
+    assert_int_equal(r->device, 0);
+    assert_true(r->handovers >= 1);
+    same_as_plain(s, st, a.n, &a.o, r);
+    tdm_search_result_free(r);
+    stats(s, &ss);
+    assert_int_equal(ss.lanes[1].alive, 0);
+    assert_true(ss.lanes[1].faults >= 1);
+    close_bounded(s, e);
+}
+
+/* One lane that stalls in the caller's thread: the caller waits for its
+ * device, then gets TDM_ERR_TIMEOUT naming it (no lane left to run it
+ * again); later queries fail at once (no lane); close is bounded. */
+static void test_stall_one_lane(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = engine("0", "0:stall@2");
     assert_int_equal(tdm_engine_device_count(e), 1);
     tdm_device_info info;
     assert_int_equal(tdm_engine_device_info_get(e, 0, &info), TDM_OK);
     char name[256];
     snprintf(name, sizeof name, "%s", info.name);
-    tdm_search *s = NULL;
-    if (tdm_search_open(e, f->ix, &s) != TDM_OK)
-        fail_msg("tdm_search_open: %s", tdm_last_error());
+    tdm_search *s = open_search(f, e);
     warm(f, s, 0);
     tdm_search_term st[2];
     tdm_search_options o;
@@ -211,17 +348,19 @@ static void test_hang_one_lane(void **state)
     print_message("failed in %.2f s: %s\n", dt, tdm_last_error());
     assert_int_equal(rc, TDM_ERR_TIMEOUT);
     assert_null(r);
-    assert_true(dt < LIMIT_MS * 1e-3 + SLACK_S);
+    assert_true(dt >= 2 * LIMIT_MS * 1e-3 * 0.9);
+    assert_true(dt < 2 * LIMIT_MS * 1e-3 + SLACK_S);
     assert_non_null(strstr(tdm_last_error(), name));
     assert_non_null(strstr(tdm_last_error(), "run_timeout_ms"));
     t0 = now_s();
     rc = tdm_search_terms(s, st, n, &o, &r);
     assert_int_equal(rc, TDM_ERR_NO_DEVICE);
     assert_true(now_s() - t0 < 5.0);
-    tdm_sched_stats ss = {.struct_size = sizeof ss};
-    assert_int_equal(tdm_search_stats(s, &ss), TDM_OK);
+    tdm_sched_stats ss;
+    stats(s, &ss);
     assert_int_equal(ss.in_flight, 0);
     assert_int_equal(ss.submitted, ss.answered + ss.failed);
+    assert_int_equal(ss.failed, 2);
     close_bounded(s, e);
 }
 
@@ -257,9 +396,12 @@ int main(void)
 {
     setenv("POCL_DEVICES", "pthread pthread", 0);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fast_path_watched),
         cmocka_unit_test(test_hang_rerouted),
         cmocka_unit_test(test_stall_rerouted),
-        cmocka_unit_test(test_hang_one_lane),
+        cmocka_unit_test(test_stall_caller_rerouted),
+        cmocka_unit_test(test_hang_caller),
+        cmocka_unit_test(test_stall_one_lane),
         cmocka_unit_test(test_setting),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

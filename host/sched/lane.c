@@ -20,10 +20,14 @@ int tdm_lane_warm(slane *l, int alg)
     return warm;
 }
 
-/* The injected fault of this run, if any (lock held). */
+/* The injected fault of this run, if any (lock held): the watchdog's
+ * kinds count every run on the device, the others the lane's runs. */
 static int fault_now(slane *l)
 {
     unsigned long run = ++l->runs;
+    int wd = tdm_watchdog_fault(l);
+    if (wd || l->fault.kind == TDM_FAULT_HANG || l->fault.kind == TDM_FAULT_STALL)
+        return wd;
     return l->fault.kind && run == l->fault.at ? l->fault.kind : TDM_FAULT_NONE;
 }
 
@@ -161,15 +165,15 @@ static int work_waiting(const struct tdm_sched *sc)
 /* After a run the watchdog abandoned (lock held on entry; released when
  * it returns 1): its answers and jobs are not its own any more; it frees
  * what its callers left to it. 0: the run counts. */
-static int late_return(slane *l, int k, sjob **jobs, int n, int rc, int moved,
-                       tdm_search_result **results, size_t nqt)
+static int late_return(slane *l, tdm_watch *w, int rc, int moved, tdm_search_result **results,
+                       size_t nqt)
 {
     struct tdm_sched *sc = l->sc;
     struct tdm_astep *as;
     void (*fns[TDM_SCHED_BATCH_MAX])(void *);
     void *args[TDM_SCHED_BATCH_MAX];
     int nfn;
-    if (!tdm_watchdog_returned(l, k, jobs, n, &as, fns, args, &nfn))
+    if (!tdm_watchdog_returned(w, &as, fns, args, &nfn))
         return 0;
     pthread_mutex_unlock(&sc->mu);
     (void)moved; /* a stepped job's pending intermediate is in as */
@@ -184,7 +188,7 @@ static int late_return(slane *l, int k, sjob **jobs, int n, int rc, int moved,
     return 1;
 }
 
-void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
+int tdm_lane_run(slane *l, int k, sjob **jobs, int n, int caller)
 {
     struct tdm_sched *sc = l->sc;
     size_t nqt = 0; /* queries in the run: a batch part carries many */
@@ -205,7 +209,8 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
         pred += jobs[i]->pred[l->index];
     }
     l->run_end[k] = t0 + pred;
-    double bound = its && results ? tdm_watchdog_arm(l, k, jobs, n, pred, t0) : 0;
+    tdm_watch w = {0};
+    double bound = its && results ? tdm_watchdog_arm(l, &w, jobs, n, 0, caller, pred, t0) : 0;
     if (l->active++ == 0)
         l->active_t0 = t0;
     pthread_mutex_unlock(&sc->mu);
@@ -238,11 +243,11 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
     l->st.busy_seconds += now - t0;
     if (--l->active == 0)
         l->st.active_seconds += now - l->active_t0;
-    if (late_return(l, k, jobs, n, rc, moved, results, nqt)) {
+    if (late_return(l, &w, rc, moved, results, nqt)) {
         tdm_err_clear(&e);
         free(its);
         free(results);
-        return;
+        return 1;
     }
     if (rc)
         run_failed(l, jobs, n, rc, &e, now);
@@ -257,6 +262,7 @@ void tdm_lane_run(slane *l, int k, sjob **jobs, int n)
     tdm_err_clear(&e);
     free(its);
     free(results);
+    return 0;
 }
 
 /* The real-clock time `seconds` from now (condition variables time out on
@@ -313,7 +319,7 @@ static void *worker(void *arg)
         if (l->batch && sc->mode == TDM_LOAD_BATCH && sc->window > 0 && n < max)
             n = fill_window(l, jobs, n, max);
         pthread_mutex_unlock(&sc->mu);
-        tdm_lane_run(l, k, jobs, n);
+        tdm_lane_run(l, k, jobs, n, 0);
         pthread_mutex_lock(&sc->mu);
     }
     for (int i = 0; i < l->started; i++) /* close joins only those that returned */

@@ -276,7 +276,7 @@ static int submit(struct tdm_sched *sc, sjob *j)
         sc->st.direct++;
         pthread_mutex_unlock(&sc->mu);
         sjob *one[1] = {j};
-        tdm_lane_run(&sc->lanes[lane], j->slot, one, 1);
+        tdm_lane_run(&sc->lanes[lane], j->slot, one, 1, 1); /* unwatched: never abandoned */
         pthread_mutex_lock(&sc->mu);
     }
     while (!j->done)
@@ -335,15 +335,18 @@ static int place_one(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm
     return job_finish(sc, j, out, err);
 }
 
+static int call_start(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
+                      int may_run, tdm_sched_call **out, tdm_err *err);
+
 int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
                      tdm_search_result **out, tdm_err *err)
 {
     *out = NULL;
     if (tdm_watchdog_on(sc)) {
-        /* a lane's worker runs it, on memory that a run the watchdog
-         * abandons may keep (tdm_sched_end) */
+        /* on memory that a run the watchdog abandons may keep
+         * (tdm_sched_end); run in this thread where tdm_place says */
         tdm_sched_call *c;
-        int rc = tdm_sched_begin(sc, q, opts, &c, err);
+        int rc = call_start(sc, q, opts, 1, &c, err);
         return rc ? rc : tdm_sched_end(c, out, err);
     }
     sjob j;
@@ -381,14 +384,19 @@ struct tdm_sched_call {
     tdm_search_options opts;
     sjob j;
     tdm_sbq it;
-    int placed;             /* in a lane's queue: wait for it */
+    int placed;             /* placed on a lane: wait for it */
+    int stuck;              /* this thread ran it and the watchdog abandoned that
+                               run: leave the scheduler through tdm_watchdog_leave */
     int rc;                 /* else the answer: rc, res, err */
     tdm_search_result *res;
     tdm_err err;
 };
 
-/* Queues j on a lane (never the caller's thread). */
-static void submit_queued(struct tdm_sched *sc, sjob *j)
+/* Places j on a lane; may_run: this (the caller's) thread runs it at
+ * once where tdm_place says, watched as a lane's run. Returns 1 when the
+ * watchdog abandoned that run (it returned late: j ended with
+ * TDM_ERR_TIMEOUT, timed_out set). */
+static int submit_call(struct tdm_sched *sc, sjob *j, int may_run)
 {
     pthread_mutex_lock(&sc->mu);
     sc->st.submitted += j->nq;
@@ -396,7 +404,8 @@ static void submit_queued(struct tdm_sched *sc, sjob *j)
     sc->st.stepped += j->as != NULL;
     tdm_sched_update_mode(sc);
     tdm_place_predict(sc, j);
-    if (tdm_place(sc, j, j->arrive, 0) == -2) {
+    int lane = tdm_place(sc, j, j->arrive, may_run);
+    if (lane == -2) {
         j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE,
                             "search: policy %s: no lane can run the query (the engine has "
                             "no lane of its kind, or every lane has failed)",
@@ -404,12 +413,19 @@ static void submit_queued(struct tdm_sched *sc, sjob *j)
         j->done = 1;
         sc->st.in_flight--;
         sc->st.failed++;
+    } else if (lane >= 0) {
+        sc->st.direct++;
+        pthread_mutex_unlock(&sc->mu);
+        sjob *one[1] = {j};
+        return tdm_lane_run(&sc->lanes[lane], j->slot, one, 1, 1);
     }
     pthread_mutex_unlock(&sc->mu);
+    return 0;
 }
 
-int tdm_sched_begin(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
-                    tdm_sched_call **out, tdm_err *err)
+/* tdm_sched_begin; may_run: the caller's thread may run it (tdm_sched_search). */
+static int call_start(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
+                      int may_run, tdm_sched_call **out, tdm_err *err)
 {
     *out = NULL;
     tdm_sched_call *c = calloc(1, sizeof *c);
@@ -438,9 +454,15 @@ int tdm_sched_begin(tdm_sched *sc, const tdm_search_query *q, const tdm_search_o
         count_failed(sc);
     } else if ((c->rc = job_ready(sc, j, &c->err)) == TDM_OK) {
         c->placed = 1;
-        submit_queued(sc, j);
+        c->stuck = submit_call(sc, j, may_run);
     }
     return TDM_OK;
+}
+
+int tdm_sched_begin(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
+                    tdm_sched_call **out, tdm_err *err)
+{
+    return call_start(sc, q, opts, 0, out, err);
 }
 
 static void call_free(void *arg)
@@ -454,8 +476,10 @@ static void call_free(void *arg)
 }
 
 /* Waits for c's placed job; one the watchdog took from a stuck lane runs
- * again, freshly prepared, while a live lane is left: the old call goes to
- * the stuck run, which frees it if it returns. Returns the call to end. */
+ * again, freshly prepared, while a live lane is left (and the handle is
+ * not closing): the old call goes to the stuck run, which frees it if it
+ * returns (a stuck run of this thread's own returned already). Returns the
+ * call to end. */
 static tdm_sched_call *wait_placed(tdm_sched_call *c)
 {
     struct tdm_sched *sc = c->sc;
@@ -466,7 +490,7 @@ static tdm_sched_call *wait_placed(tdm_sched_call *c)
         int live = 0;
         for (int i = 0; i < sc->nl; i++)
             live |= sc->lanes[i].alive; /* a pinned one too (tdm_place's fallback) */
-        if (!c->j.timed_out || !live) {
+        if (!c->j.timed_out || !live || sc->stop) {
             if (c->j.timed_out)
                 sc->st.failed++; /* ended by the watchdog (not counted there) */
             pthread_mutex_unlock(&sc->mu);
@@ -483,6 +507,7 @@ static tdm_sched_call *wait_placed(tdm_sched_call *c)
             pthread_mutex_unlock(&sc->mu);
             return c; /* out of memory: the timeout is the answer */
         }
+        again->stuck = c->stuck;
         pthread_mutex_lock(&sc->mu);
         sc->st.submitted--; /* the same query, counted once */
         again->j.handovers = c->j.handovers + 1;
@@ -505,9 +530,9 @@ int tdm_sched_end(tdm_sched_call *c, tdm_search_result **out, tdm_err *err)
     *out = NULL;
     if (c->placed)
         c = wait_placed(c);
-    int rc = c->rc;
+    struct tdm_sched *sc = c->sc;
+    int rc = c->rc, stuck = c->stuck;
     if (c->placed) {
-        struct tdm_sched *sc = c->sc;
         rc = job_finish(sc, &c->j, out, err);
         pthread_mutex_lock(&sc->mu);
         int left = c->j.hung > 0;
@@ -517,16 +542,20 @@ int tdm_sched_end(tdm_sched_call *c, tdm_search_result **out, tdm_err *err)
         }
         pthread_mutex_unlock(&sc->mu);
         if (left)
-            return rc;
+            c = NULL;
     } else if (rc) {
         rc = tdm_err_copy(err, &c->err);
     } else {
         *out = c->res;
     }
-    tdm_err_clear(&c->err);
-    if (c->j.one)
-        tdm_sbq_free(&c->it);
-    free(c);
+    if (c) {
+        tdm_err_clear(&c->err);
+        if (c->j.one)
+            tdm_sbq_free(&c->it);
+        free(c);
+    }
+    if (stuck) /* the last touch of sc by a caller whose run was abandoned */
+        tdm_watchdog_leave(sc);
     return rc;
 }
 

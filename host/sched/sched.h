@@ -30,7 +30,9 @@ int tdm_sched_close(tdm_sched *sc);
 
 /* Ranks one query (text or terms) by opts' policy (else the engine's):
  * placed on a lane, run there (or in the caller's thread when that lane is
- * idle under light load), answered once. *out on success. */
+ * idle under light load: watched by the run watchdog like a lane's run, so
+ * a caller whose device hangs waits for it), answered once. *out on
+ * success. */
 int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_options *opts,
                      tdm_search_result **out, tdm_err *err);
 

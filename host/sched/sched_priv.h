@@ -99,15 +99,28 @@ typedef struct slane {
     int active;             /* runs going now (st.active_seconds counts while > 0) */
     double active_t0;       /* since when */
     uint32_t warm;          /* algorithms this lane ran in this process (bit per algorithm) */
-    /* the watchdog (watchdog.c), per slot: the run going there */
-    double run_limit[TDM_LANE_SLOTS_MAX]; /* when it is abandoned (monotonic s), 0: none */
-    double run_bound[TDM_LANE_SLOTS_MAX]; /* its limit in seconds */
-    sjob **run_jobs[TDM_LANE_SLOTS_MAX];  /* its jobs (the running thread's array) */
-    int run_n[TDM_LANE_SLOTS_MAX];
-    char abandoned[TDM_LANE_SLOTS_MAX];   /* the watchdog gave it up: it owns only its own */
-    struct tdm_astep *orphan_as[TDM_LANE_SLOTS_MAX]; /* a stepped job's state it still holds */
+    unsigned long dev_runs; /* every run on its device (the watchdog's fault kinds count them) */
     uint32_t exited;        /* workers that returned (bit per th[]) */
 } slane;
+
+/* A run the watchdog watches (watchdog.c): a lane's run (a worker's, or a
+ * caller's in a free slot), a direct-policy run or a calibration sample.
+ * It lives on the running thread's stack, in the scheduler's list while
+ * armed (lock held for every field). */
+typedef struct tdm_watch {
+    struct tdm_watch *prev, *next;
+    slane *l;               /* the lane of the device it runs on */
+    double limit;           /* when it is abandoned (monotonic s) */
+    double bound;           /* its limit in seconds */
+    sjob **jobs;            /* its jobs (the running thread's array; none for a
+                               direct run or a sample) */
+    int n;
+    int caller;             /* a caller's thread runs it: once abandoned, that caller
+                               holds sc (hung_runs) until it leaves (tdm_watchdog_leave) */
+    int abandoned;          /* the watchdog gave it up: it owns only its own */
+    struct tdm_astep *orphan_as; /* a stepped job's state it still holds */
+    char msg[384];          /* once abandoned: the watchdog's message */
+} tdm_watch;
 
 struct tdm_sched {
     tdm_search *s;
@@ -126,7 +139,8 @@ struct tdm_sched {
     tdm_sched_stats st;
     /* the watchdog (watchdog.c) */
     long timeout_ms;        /* settings' run_timeout_ms: > 0 fixed, 0 auto, -1 off */
-    int hung_runs;          /* abandoned runs not returned */
+    tdm_watch *watched;     /* the armed runs */
+    int hung_runs;          /* abandoned runs not returned (a caller's: not left) */
     pthread_t wd;
     int wd_started;
     pthread_cond_t wd_cv;   /* wakes the watchdog (close) and close (a worker's exit) */
@@ -162,8 +176,11 @@ int tdm_place_pick(struct tdm_sched *sc, slane *l, sjob **jobs, int max, double 
 /* Starts lane l's worker. */
 int tdm_lane_start(slane *l, tdm_err *err);
 /* Runs jobs[0..n) on lane l in its claimed slot k (called without the
- * lock), completes or hands over each and releases the slot (takes the lock). */
-void tdm_lane_run(slane *l, int k, sjob **jobs, int n);
+ * lock), completes or hands over each and releases the slot (takes the
+ * lock). caller: the caller's thread runs it (watched as such). Returns 1
+ * when the watchdog abandoned the run (its jobs ended with TDM_ERR_TIMEOUT,
+ * timed_out set): a caller then calls tdm_watchdog_leave as it leaves. */
+int tdm_lane_run(slane *l, int k, sjob **jobs, int n, int caller);
 /* Whether lane l ran algorithm alg before (marks it run): the first run
  * of each includes the driver's kernel compilation and is not observed
  * (lock held, or before the workers start). */
@@ -182,19 +199,29 @@ void tdm_sjob_hand_over(struct tdm_sched *sc, slane *l, sjob *j, int rc, const c
                         double now);
 
 /* ---- watchdog.c: the search-time watchdog (docs/SCHED.md "Faults") */
-/* Whether runs are watched: then no caller's thread runs a query itself. */
+/* Whether runs are watched. */
 static inline int tdm_watchdog_on(const struct tdm_sched *sc) { return sc->timeout_ms >= 0; }
 /* Starts the watchdog's thread (when on). */
 int tdm_watchdog_start(struct tdm_sched *sc, tdm_err *err);
-/* Records lane l's run in slot k of jobs[0 .. n) predicted to take pred
- * seconds, from t0 (lock held); returns its limit in seconds (0: none). */
-double tdm_watchdog_arm(slane *l, int k, sjob **jobs, int n, double pred, double t0);
-/* After lane l's run in slot k returned (lock held): 0 when it counts (its
- * record cleared); 1 when it was abandoned: its jobs are not its own any
- * more, *as (a stepped job's state) and the callbacks in fns/args (n at
- * most, *nfn of them) are for the caller to free after unlocking. */
-int tdm_watchdog_returned(slane *l, int k, sjob **jobs, int n, struct tdm_astep **as,
-                          void (**fns)(void *), void **args, int *nfn);
+/* The watchdog's fault kind (TDM_FAULT_HANG or STALL) for a run starting
+ * on lane l's device, counted over every run there (lane runs, direct
+ * ones, calibration samples); TDM_FAULT_NONE otherwise (lock held). */
+int tdm_watchdog_fault(slane *l);
+/* Arms w for a run on lane l of jobs[0 .. n) (none for a direct run or a
+ * calibration sample: algs has the bit of each algorithm it runs), from
+ * t0, predicted to take pred seconds (lock held); caller: the caller's
+ * thread runs it. Returns its limit in seconds (0: not watched). */
+double tdm_watchdog_arm(slane *l, tdm_watch *w, sjob **jobs, int n, uint32_t algs, int caller,
+                        double pred, double t0);
+/* After w's run returned (lock held): 0 when it counts (disarmed); 1 when
+ * it was abandoned: its jobs are not its own any more, *as (a stepped
+ * job's state) and the callbacks in fns/args (w->n at most, *nfn of them)
+ * are for the caller to call after unlocking. */
+int tdm_watchdog_returned(tdm_watch *w, struct tdm_astep **as, void (**fns)(void *), void **args,
+                          int *nfn);
+/* A caller whose run was abandoned leaves the scheduler: its last touch
+ * of sc (takes the lock); close may free sc once no such caller is left. */
+void tdm_watchdog_leave(struct tdm_sched *sc);
 /* Stops the watchdog and the workers (lock not held); waits for the
  * workers but those stuck in an abandoned run (a bounded wait): 1 when one
  * is left (then sc stays allocated for it: the caller leaks what it reads). */

@@ -6,7 +6,11 @@
  * it: the callers run such a job again with a freshly prepared query on
  * another lane (sched.c) and leave the old one (its prepared query, which
  * the stuck run may still read and write) to be freed when that run
- * returns, if ever. Close waits for every worker but those stuck. */
+ * returns, if ever. A caller's own thread running its query on an idle
+ * lane (sched.c's fast path) is watched the same way: it is the stuck
+ * thread then, so it waits for its device, and holds the scheduler
+ * (hung_runs) until it leaves. Close waits for every worker but those
+ * stuck. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,59 +25,80 @@
 #define PERIOD_S 0.25   /* the watchdog's longest sleep */
 #define CLOSE_GRACE_S 1.0 /* close's wait for stuck runs that may yet return */
 
-/* Whether every job's algorithm ran on lane l before (lock held). */
-static int warm(const slane *l, sjob **jobs, int n)
+int tdm_watchdog_fault(slane *l)
 {
-    for (int i = 0; i < n; i++)
-        if (!(l->warm & (1u << (jobs[i]->alg & 31))))
-            return 0;
-    return 1;
+    unsigned long run = ++l->dev_runs;
+    int kind = l->fault.kind;
+    return (kind == TDM_FAULT_HANG || kind == TDM_FAULT_STALL) && run == l->fault.at
+               ? kind
+               : TDM_FAULT_NONE;
 }
 
-double tdm_watchdog_arm(slane *l, int k, sjob **jobs, int n, double pred, double t0)
+double tdm_watchdog_arm(slane *l, tdm_watch *w, sjob **jobs, int n, uint32_t algs, int caller,
+                        double pred, double t0)
 {
-    const struct tdm_sched *sc = l->sc;
+    struct tdm_sched *sc = l->sc;
+    memset(w, 0, sizeof *w);
+    w->l = l;
+    w->jobs = jobs;
+    w->n = n;
+    w->caller = caller;
     double bound = 0;
     if (sc->timeout_ms > 0)
         bound = (double)sc->timeout_ms * 1e-3;
     else if (sc->timeout_ms == 0)
         bound = TIMES_PRED * pred > FLOOR_S ? TIMES_PRED * pred : FLOOR_S;
-    if (bound > 0 && !warm(l, jobs, n))
+    for (int i = 0; i < n; i++)
+        algs |= 1u << (jobs[i]->alg & 31);
+    if (bound > 0 && (l->warm & algs) != algs) /* a first run of an algorithm compiles */
         bound += COLD_S;
-    l->run_bound[k] = bound;
-    l->run_limit[k] = bound > 0 ? t0 + bound : 0;
-    l->run_jobs[k] = jobs;
-    l->run_n[k] = n;
+    w->bound = bound;
+    if (bound <= 0)
+        return 0;
+    w->limit = t0 + bound;
+    w->next = sc->watched;
+    if (sc->watched)
+        sc->watched->prev = w;
+    sc->watched = w;
     return bound;
 }
 
-/* Gives up lane l's run in slot k (lock held). */
-static void abandon(slane *l, int k, double now)
+static void unlink_watch(struct tdm_sched *sc, tdm_watch *w)
 {
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        sc->watched = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    w->prev = w->next = NULL;
+}
+
+/* Gives up the run w (lock held): it stays in the list, marked. */
+static void abandon(tdm_watch *w, double now)
+{
+    slane *l = w->l;
     struct tdm_sched *sc = l->sc;
-    char msg[384];
-    snprintf(msg, sizeof msg,
+    snprintf(w->msg, sizeof w->msg,
              "lane %d (%s): a run did not finish within %.0f ms (engine option run_timeout_ms, "
              "TANDEM_RUN_TIMEOUT_MS): the device stopped answering and is abandoned",
-             l->index, sc->s->dev[l->index].d->info.name, l->run_bound[k] * 1e3);
-    fprintf(stderr, "tandem: warning: %s\n", msg);
-    l->abandoned[k] = 1;
-    l->run_limit[k] = 0;
+             l->index, sc->s->dev[l->index].d->info.name, w->bound * 1e3);
+    fprintf(stderr, "tandem: warning: %s\n", w->msg);
+    w->abandoned = 1;
     sc->hung_runs++;
     l->st.faults++;
     /* its queue may never drain: the engine's close must not release it */
     sc->s->dev[l->index].d->hung = 1;
-    tdm_lane_fail(l, msg, now); /* its queue (never run) goes to the other lanes */
-    sjob **jobs = l->run_jobs[k];
-    for (int i = 0; i < l->run_n[k]; i++) {
-        sjob *j = jobs[i];
+    tdm_lane_fail(l, w->msg, now); /* its queue (never run) goes to the other lanes */
+    for (int i = 0; i < w->n; i++) {
+        sjob *j = w->jobs[i];
         j->hung++;
         if (j->as) { /* the stuck run may still step it: the caller starts afresh */
-            l->orphan_as[k] = j->as;
+            w->orphan_as = j->as;
             j->as = NULL;
         }
         tdm_err_clear(&j->err);
-        j->rc = tdm_err_set(&j->err, TDM_ERR_TIMEOUT, "%s", msg);
+        j->rc = tdm_err_set(&j->err, TDM_ERR_TIMEOUT, "%s", w->msg);
         j->timed_out = 1;
         j->done = 1;
         sc->st.in_flight -= tdm_sjob_nq(j);
@@ -81,24 +106,26 @@ static void abandon(slane *l, int k, double now)
         pthread_cond_signal(&j->cv);
     }
     tdm_sched_update_mode(sc);
+    pthread_cond_broadcast(&sc->wd_cv); /* an open waiting for a calibration sample */
 }
 
-int tdm_watchdog_returned(slane *l, int k, sjob **jobs, int n, struct tdm_astep **as,
-                          void (**fns)(void *), void **args, int *nfn)
+int tdm_watchdog_returned(tdm_watch *w, struct tdm_astep **as, void (**fns)(void *), void **args,
+                          int *nfn)
 {
-    struct tdm_sched *sc = l->sc;
+    struct tdm_sched *sc = w->l->sc;
     *nfn = 0;
     *as = NULL;
-    l->run_limit[k] = 0;
-    l->run_jobs[k] = NULL;
-    if (!l->abandoned[k])
+    if (w->limit > 0)
+        unlink_watch(sc, w);
+    w->limit = 0;
+    if (!w->abandoned)
         return 0;
-    l->abandoned[k] = 0;
-    sc->hung_runs--;
-    *as = l->orphan_as[k];
-    l->orphan_as[k] = NULL;
-    for (int i = 0; i < n; i++) {
-        sjob *j = jobs[i];
+    if (!w->caller) /* a caller holds sc until it leaves (tdm_watchdog_leave) */
+        sc->hung_runs--;
+    *as = w->orphan_as;
+    w->orphan_as = NULL;
+    for (int i = 0; i < w->n; i++) {
+        sjob *j = w->jobs[i];
         if (--j->hung == 0 && j->orphan_fn) { /* its caller left it to us */
             fns[*nfn] = j->orphan_fn;
             args[(*nfn)++] = j->orphan_arg;
@@ -106,6 +133,14 @@ int tdm_watchdog_returned(slane *l, int k, sjob **jobs, int n, struct tdm_astep 
     }
     pthread_cond_broadcast(&sc->wd_cv);
     return 1;
+}
+
+void tdm_watchdog_leave(struct tdm_sched *sc)
+{
+    pthread_mutex_lock(&sc->mu);
+    sc->hung_runs--;
+    pthread_cond_broadcast(&sc->wd_cv);
+    pthread_mutex_unlock(&sc->mu);
 }
 
 static struct timespec real_in(double seconds)
@@ -123,16 +158,13 @@ static struct timespec real_in(double seconds)
 static double sweep(struct tdm_sched *sc)
 {
     double now = tdm_sched_now(), next = PERIOD_S;
-    for (int i = 0; i < sc->nl; i++) {
-        slane *l = &sc->lanes[i];
-        for (int k = 0; k < l->slots; k++) {
-            if (!l->run_limit[k] || l->abandoned[k])
-                continue;
-            if (now >= l->run_limit[k])
-                abandon(l, k, now);
-            else if (l->run_limit[k] - now < next)
-                next = l->run_limit[k] - now;
-        }
+    for (tdm_watch *w = sc->watched; w; w = w->next) {
+        if (w->abandoned)
+            continue;
+        if (now >= w->limit)
+            abandon(w, now);
+        else if (w->limit - now < next)
+            next = w->limit - now;
     }
     return next > 0.001 ? next : 0.001;
 }
