@@ -261,13 +261,19 @@ typedef struct tdm_engine_options {
      * devices by docid range (enum tdm_partition, docs/PARTITION.md): each
      * device holds one shard, made in memory at tdm_search_open, and every
      * query runs on all of them at once, their top k merged exactly. Unset
-     * (TDM_PARTITION_DEFAULT): TANDEM_PARTITION ("auto", "on", "off"), else
-     * auto: partitioned when every device of the engine is a GPU (two or
-     * more), the index does not fit one device's memory budget
-     * (device_memory) and a shard fits each; else each device holds the
-     * whole index, or a list cache. A request whose policy excludes a
+     * (TDM_PARTITION_DEFAULT): TANDEM_PARTITION ("auto", "on", "off",
+     * "split"), else auto: partitioned when every device of the engine is
+     * a GPU (two or more), the index does not fit one device's memory
+     * budget (device_memory) and a shard fits each; else each device holds
+     * the whole index, or a list cache. A request whose policy excludes a
      * partition's device kind (gpu-only with a CPU partition, cpu-only with
-     * a GPU one) is refused with TDM_ERR_INVALID_ARG. */
+     * a GPU one) is refused with TDM_ERR_INVALID_ARG. TDM_PARTITION_SPLIT
+     * ("split"): the whole index on every device (lanes for batches and
+     * short queries, as off) and a shard on each beside it (a partition
+     * set for long single queries, each run on every partition at once,
+     * chosen by its lists' postings); tdm_search_open fails with
+     * TDM_ERR_DEVICE_MEMORY where the whole index and a shard do not fit a
+     * device together. */
     int partition;
     /* Time limit in milliseconds for each run of a search on a lane (the
      * search-time watchdog, docs/SCHED.md "Faults"): a run that has not
@@ -288,7 +294,9 @@ enum tdm_partition {
     TDM_PARTITION_DEFAULT = 0, /* TANDEM_PARTITION, else AUTO */
     TDM_PARTITION_AUTO = 1,    /* GPUs only, when the index does not fit one */
     TDM_PARTITION_ON = 2,      /* always, with two devices or more */
-    TDM_PARTITION_OFF = 3      /* never: the whole index on every device */
+    TDM_PARTITION_OFF = 3,     /* never: the whole index on every device */
+    TDM_PARTITION_SPLIT = 4    /* both: the whole index on every device and a
+                                  shard each; long single queries split */
 };
 
 /* Sets o->struct_size and every option to its unset value as documented
@@ -726,6 +734,10 @@ typedef struct tdm_search_result {
     uint32_t migrations;   /* times the rest of the query moved to another lane */
     int first_device;      /* the lane of the first step (when steps > 0) */
     uint64_t carried_bytes;/* intermediate results moved between devices (down + up) */
+    /* Partitions the query ran on at once, its top k merged
+       (docs/PARTITION.md): a partitioned handle's every query, a split
+       handle's long single queries; 0: it ran whole on one lane. */
+    uint32_t partitions;
 } tdm_search_result;
 
 /* Makes `index` searchable on `engine` (uploads what stays resident to each
@@ -887,6 +899,10 @@ typedef struct tdm_sched_stats {
     uint64_t stepped;      /* ranked AND queries run step by step (Griffin) */
     uint64_t migrations;   /* moves of such a query's rest to another lane */
     uint64_t carried_bytes;/* their intermediate results moved (down + up) */
+    /* Partitioned and split handles (docs/PARTITION.md). */
+    uint64_t split;        /* single queries run on every partition at once */
+    uint64_t split_fallbacks; /* of a split handle's, those a failing partition
+                             sent back whole to the lanes (answered there) */
 } tdm_sched_stats;
 
 TDM_API void tdm_sched_stats_init(tdm_sched_stats *st);

@@ -208,7 +208,12 @@ int tdm_resident_fits_full(const tdm_ireader *r, const tdm_device *d)
 
 int tdm_resident_fits_sizes(const uint64_t *size, const tdm_device *d)
 {
-    uint64_t need = 0, gmem = d->info.global_mem_bytes, maxa = d->info.max_alloc_bytes;
+    return tdm_resident_fits_beside(size, 0, d);
+}
+
+int tdm_resident_fits_beside(const uint64_t *size, uint64_t beside, const tdm_device *d)
+{
+    uint64_t need = beside, gmem = d->info.global_mem_bytes, maxa = d->info.max_alloc_bytes;
     uint64_t budget = d->settings ? d->settings->device_memory : 0;
     for (unsigned s = 0; s < NSEC; s++) {
         if (maxa && buffer_bytes(size[s]) > maxa)

@@ -98,6 +98,10 @@ int tdm_resident_fits_full(const tdm_ireader *r, const tdm_device *d);
  * it whole on d. The partitioned handle's auto rule asks it of a shard's
  * estimated sizes (docs/PARTITION.md). */
 int tdm_resident_fits_sizes(const uint64_t *size, const tdm_device *d);
+/* The same beside `beside` bytes already resident on d (a split handle's
+ * shard beside the whole index, docs/PARTITION.md): whether the sections
+ * fit d's memory and budget with them, and each its largest buffer. */
+int tdm_resident_fits_beside(const uint64_t *size, uint64_t beside, const tdm_device *d);
 
 /* Creates the buffers on d and enqueues the copies (on d->xfer, or the
  * stager's queue) without waiting for them: out->ready completes when they

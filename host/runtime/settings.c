@@ -101,6 +101,22 @@ static int resolve_bounds_cache(tdm_tuning *t, tdm_err *err)
     return TDM_OK;
 }
 
+/* TANDEM_SPLIT_MIN_POSTINGS: a split handle's threshold, 1 .. 2^62 postings
+ * (1: every query with a posting splits; 2^62: none). */
+static int resolve_split_min(tdm_tuning *t, tdm_err *err)
+{
+    const char *v = env("TANDEM_SPLIT_MIN_POSTINGS");
+    size_t n;
+    if (!v)
+        return TDM_OK;
+    if (!parse_size(v, 1, (size_t)1 << 62, &n))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "TANDEM_SPLIT_MIN_POSTINGS=%s: expected a whole number of postings "
+                           "from 1 to %llu", v, 1ull << 62);
+    t->split_min_postings = (uint64_t)n;
+    return TDM_OK;
+}
+
 /* TANDEM_STAGING=THREADS[,CHUNK_MB]. */
 static int resolve_staging(tdm_tuning *t, tdm_err *err)
 {
@@ -163,6 +179,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
         rc = resolve_u32("TANDEM_CPU_RANGES_PER_CU", 1, 1024, &t->cpu_ranges_per_cu, err);
     if (rc == TDM_OK)
         rc = resolve_u32("TANDEM_BATCH_RANGES_PER_CU", 1, 65536, &t->batch_ranges_per_cu, err);
+    if (rc == TDM_OK)
+        rc = resolve_split_min(t, err);
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_DECODE_VARIANT", decodes, &t->decode_variant, err);
     if (rc == TDM_OK)
@@ -442,24 +460,25 @@ static int resolve_device_memory(const tdm_engine_options *o, tdm_settings *s, t
     return TDM_OK;
 }
 
-/* The option, else TANDEM_PARTITION: auto, on or off (docs/PARTITION.md). */
+/* The option, else TANDEM_PARTITION: auto, on, off or split
+ * (docs/PARTITION.md). */
 static int resolve_partition(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
 {
-    static const char *const names[] = {"", "auto", "on", "off"};
+    static const char *const names[] = {"", "auto", "on", "off", "split"};
     const char *v = o->partition ? NULL : env("TANDEM_PARTITION");
     s->partition = o->partition ? o->partition : TDM_PARTITION_AUTO;
-    if (o->partition < 0 || o->partition > TDM_PARTITION_OFF)
+    if (o->partition < 0 || o->partition > TDM_PARTITION_SPLIT)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "engine option partition: %d is unknown",
                            o->partition);
     if (!v)
         return TDM_OK;
-    for (int m = TDM_PARTITION_AUTO; m <= TDM_PARTITION_OFF; m++)
+    for (int m = TDM_PARTITION_AUTO; m <= TDM_PARTITION_SPLIT; m++)
         if (!strcasecmp(v, names[m])) {
             s->partition = m;
             return TDM_OK;
         }
-    return tdm_err_set(err, TDM_ERR_INVALID_ARG, "TANDEM_PARTITION=%s: expected auto, on or off",
-                       v);
+    return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                       "TANDEM_PARTITION=%s: expected auto, on, off or split", v);
 }
 
 /* TANDEM_LAUNCH_GUARD: auto (the default: PoCL's CPU devices) or off. */
@@ -585,9 +604,11 @@ static const tdm_settings_var vars[] = {
      "device memory an index may take on each device: bytes, or a number with K, M or G "
      "(the device's; docs/CACHE.md)"},
     {"TANDEM_PARTITION", "engine",
-     "auto, on or off: a search handle splits its index across the devices by docid range, "
-     "one shard a device, every query on all at once (auto: on an engine of GPUs only, when the "
-     "index does not fit one device's memory budget and a shard fits each; docs/PARTITION.md)"},
+     "auto, on, off or split: a search handle splits its index across the devices by docid "
+     "range, one shard a device, every query on all at once (auto: on an engine of GPUs only, "
+     "when the index does not fit one device's memory budget and a shard fits each); split: "
+     "the whole index on every device and a shard each beside it, long single queries on "
+     "every shard at once, the rest whole on one device (docs/PARTITION.md)"},
     {"TANDEM_LAUNCH_GUARD", "engine",
      "auto or off: the work-around for PoCL's kernel cache bug on PoCL CPU devices (auto; "
      "docs/SCHED.md)"},
@@ -630,6 +651,10 @@ static const tdm_settings_var vars[] = {
      "docid ranges a CPU compute unit gets, 1 to 1024 (4)"},
     {"TANDEM_BATCH_RANGES_PER_CU", "tuning",
      "docid ranges a compute unit gets in a batch, 1 to 65536 (GPU 16384, CPU 4)"},
+    {"TANDEM_SPLIT_MIN_POSTINGS", "tuning",
+     "postings (the sum of its lists' lengths) from which a single query on a split handle "
+     "(TANDEM_PARTITION=split) runs on every partition at once, 1 to 2^62 (the tuning table's "
+     "row of the devices; docs/PARTITION.md)"},
     {"TANDEM_DECODE_VARIANT", "tuning",
      "group or serial: the batched decode kernels (serial on CPU devices, group elsewhere)"},
     {"TANDEM_BATCH_AND", "tuning",

@@ -30,7 +30,8 @@
  *   lane_slots            lane_slots                    TANDEM_LANE_SLOTS
  *   migrate               migrate                       TANDEM_MIGRATE (auto, force, off)
  *   device_memory         device_memory                 TANDEM_DEVICE_MEMORY
- *   partition             partition                     TANDEM_PARTITION (auto, on, off)
+ *   partition             partition                     TANDEM_PARTITION (auto, on, off,
+ *                                                       split)
  *   launch_guard          (none)                        TANDEM_LAUNCH_GUARD (auto, off:
  *                                                       the PoCL work-around, launch_guard.c)
  *   first_kernel_ms       first_kernel_ms               TANDEM_FIRST_KERNEL_MS
@@ -78,6 +79,7 @@ typedef struct tdm_tuning {
     uint32_t gpu_zgroups_per_cu;  /* TANDEM_GPU_ZGROUPS_PER_CU: 0, else 1 .. 64 */
     uint32_t cpu_ranges_per_cu;   /* TANDEM_CPU_RANGES_PER_CU: 0, else 1 .. 1024 */
     uint32_t batch_ranges_per_cu; /* TANDEM_BATCH_RANGES_PER_CU: 0, else 1 .. 65536 */
+    uint64_t split_min_postings;  /* TANDEM_SPLIT_MIN_POSTINGS: 0, else 1 .. 2^62 */
     int decode_variant;      /* TANDEM_DECODE_VARIANT: 0 or TDM_TUNE_DECODE_* */
     int batch_and;           /* TANDEM_BATCH_AND: 0 or TDM_TUNE_AND_* */
     int batch_bounds;        /* TANDEM_BATCH_BOUNDS: 0 or TDM_TUNE_BOUNDS_* */

@@ -101,7 +101,30 @@ typedef struct tdm_tune_row {
     /* ---- device residency (resident/) */
     int decode_variant;      /* TDM_TUNE_DECODE_GROUP or _SERIAL (settings.h) */
     int staging;             /* uploads through pinned staging buffers (stager.c) */
+    /* ---- a split handle (sched/partition.c, TANDEM_PARTITION=split) */
+    uint64_t split_min_postings; /* a single query whose lists hold this many postings
+                                    or more runs on every partition at once, the rest
+                                    whole on one lane (TANDEM_SPLIT_MIN_POSTINGS) */
 } tdm_tune_row;
+
+/* A split handle's threshold (split_min_postings) by kind. The decision
+ * reads the query's postings (the sum of its lists' lengths, from the
+ * lexicon, before the query is prepared): the same on every machine and
+ * every run, where a cost model's prediction moves as its fit does.
+ * GPU: a first guess, not measured yet: on two H200s (eighth session,
+ * BENCHMARKS.md, 1M documents) a query on both partitions took 47 to 112 us
+ * more than whole on one GPU (the fan-out, a second set of launches, the
+ * merge); the GPU cost model's prior is 0.2 ms per million postings, so on
+ * 4 GPUs a split saves 0.15 us per thousand postings and pays from about
+ * 300,000 to 750,000 postings: 2^19. To tune: `bench queries --spread
+ * gpu-only --per-query` with TANDEM_SPLIT_MIN_POSTINGS=1 (every query
+ * split) and =4611686018427387904 (none), joined per query: the len_sum
+ * above which the split rows are faster (docs/PARTITION.md).
+ * CPU: PoCL's devices on one host share its cores (a split gains no
+ * compute, and one query's ranges already use every core): only the
+ * longest queries, 2^24, unmeasured. */
+#define TDM_TUNE_SPLIT_MIN_POSTINGS_GPU (1ull << 19)
+#define TDM_TUNE_SPLIT_MIN_POSTINGS_CPU (1ull << 24)
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
 const tdm_tune_row *tdm_tune_row_get(int kind);
@@ -171,7 +194,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .zr_layout = 1, .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32,     \
         .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
         .batch_min_rlen = 64, .batch_queue = 0, .decode_variant = TDM_TUNE_DECODE_GROUP,        \
-        .staging = stg                                                                         \
+        .staging = stg, .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_GPU                  \
     }
 
 /* A CPU (PoCL): groups of one work-item, 4 ranges a core
@@ -210,7 +233,8 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .and_batched = 0, .and_long_fraction = 0, .zr_words = 1u << 24, .zr_layout = 0,       \
         .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32, .batch_max_k = 128, \
         .and_wu_k = 128, .batch_ranges_per_cu = 4, .batch_min_rlen = 1, .batch_queue = 1,      \
-        .decode_variant = decode, .staging = 0                                                 \
+        .decode_variant = decode, .staging = 0,                                                \
+        .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_CPU                                  \
     }
 
 static const tdm_tune_row tdm_tune_rows[TDM_KIND_COUNT] = {

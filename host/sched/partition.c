@@ -1,5 +1,7 @@
 /* A partitioned search handle (partition.h, docs/PARTITION.md): open,
- * fan-out and exact merge of single queries and batches, counters. */
+ * fan-out and exact merge of single queries and batches, counters; and
+ * the split handle, which keeps the whole index beside the partitions and
+ * chooses per query. */
 #include "partition.h"
 
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "drive/search_run.h"
 #include "resident/resident.h"
 #include "runtime/settings.h"
+#include "runtime/tune_table.h"
 #include "sched.h"
 #include "sched_priv.h"
 
@@ -22,6 +25,16 @@ struct tdm_part {
     uint32_t bounds[TDM_SCHED_MAX_LANES + 1]; /* partition i: documents [bounds[i], bounds[i+1]) */
     int files;  /* the shards are a split's files (tdm_index_open_shards): the handle's own
                    reader is shard 0's, not the whole index's */
+    /* A split handle (TDM_PARTITION_SPLIT): the handle itself also holds
+     * the whole index on every device, with its lanes (s->sched), which
+     * run batches and the short single queries; the partitions run the
+     * long ones. */
+    int split;
+    uint64_t split_min;  /* postings from which a single query splits */
+    int split_off;       /* a partition's lane died: every query whole from then on
+                            (atomic) */
+    uint64_t nsplit;     /* single queries run on every partition (atomic) */
+    uint64_t nfallback;  /* split queries a failing partition sent whole (atomic) */
 };
 
 /* ---- open and close */
@@ -87,8 +100,8 @@ int tdm_part_wanted(tdm_engine *engine, const tdm_index *index)
     int mode = d0->settings ? d0->settings->partition : TDM_PARTITION_AUTO;
     if (n < 2 || mode == TDM_PARTITION_OFF)
         return 0;
-    if (mode == TDM_PARTITION_ON)
-        return 1;
+    if (mode == TDM_PARTITION_ON || mode == TDM_PARTITION_SPLIT)
+        return mode;
     if (n > TDM_SCHED_MAX_LANES)
         n = TDM_SCHED_MAX_LANES;
     /* auto: GPUs only (a CPU beside them would hold a partition every
@@ -112,7 +125,84 @@ int tdm_part_wanted(tdm_engine *engine, const tdm_index *index)
     for (int i = 0; i < n; i++)
         if (!tdm_resident_fits_sizes(size, tdm_engine_device(engine, i)))
             return 0;
-    return 1;
+    return TDM_PARTITION_ON;
+}
+
+/* Whether the whole index r and a shard of device sections size[] (an
+ * estimate, or the shard made) fit device d together, as a split handle
+ * holds them; else TDM_ERR_DEVICE_MEMORY saying so and what to use. */
+static int split_fits(const tdm_ireader *r, const uint64_t *size, int est, tdm_device *d,
+                      tdm_err *err)
+{
+    uint64_t whole = tdm_resident_bytes_needed(r), shard = 0;
+    if (tdm_resident_fits_full(r, d) && tdm_resident_fits_beside(size, whole, d))
+        return TDM_OK;
+    for (unsigned s = 0; s <= TDM_SEC_DOCLENS; s++)
+        shard += size[s];
+    return tdm_err_set(err, TDM_ERR_DEVICE_MEMORY,
+                       "partition split: %s: the whole index (%llu bytes) and a shard "
+                       "(%s%llu bytes) do not fit %s together (%llu bytes of memory, budget "
+                       "%llu, 0: none): use partition on (a shard a device) or off (the whole "
+                       "index on each), TANDEM_PARTITION or the engine option "
+                       "(docs/PARTITION.md)",
+                       tdm_ireader_path(r), (unsigned long long)whole, est ? "about " : "",
+                       (unsigned long long)shard, d->info.name,
+                       (unsigned long long)d->info.global_mem_bytes,
+                       (unsigned long long)(d->settings ? d->settings->device_memory : 0));
+}
+
+/* A split handle's threshold: TANDEM_SPLIT_MIN_POSTINGS, else the largest
+ * of its devices' rows (a query splits only where every kind would). */
+static uint64_t split_threshold(tdm_engine *engine, int n)
+{
+    uint64_t t = tdm_settings_tuning(tdm_engine_device(engine, 0)->settings)->split_min_postings;
+    if (t)
+        return t;
+    for (int i = 0; i < n; i++) {
+        uint64_t v = tdm_tune_row_of(&tdm_engine_device(engine, i)->info)->split_min_postings;
+        t = v > t ? v : t;
+    }
+    return t;
+}
+
+/* s's partitions from the whole index r: shard p made in memory and
+ * resident on engine device p with its own lane, for p < n (a split
+ * handle's each checked to fit beside the whole index). s->nparts counts
+ * those opened; the first failure is returned, naming its partition. */
+static int open_parts(tdm_engine *engine, tdm_search *s, const tdm_ireader *r, int n,
+                      tdm_err *err)
+{
+    int rc = tdm_shard_bounds(r, (uint32_t)n, s->part->bounds, err);
+    for (int p = 0; rc == TDM_OK && p < n; p++) {
+        tdm_ireader *sr = NULL;
+        rc = tdm_shard_open_mem(r, (uint32_t)n, s->part->bounds, (uint32_t)p, 0, &sr, err);
+        if (rc == TDM_OK && s->part->split &&
+            (rc = split_fits(r, tdm_ireader_info_get(sr)->section_size, 0,
+                             tdm_engine_device(engine, p), err)) != TDM_OK)
+            tdm_ireader_close(sr);
+        if (rc == TDM_OK)
+            rc = tdm_search_handle_open_part(engine, sr, p, &s->parts[p], err);
+        if (rc == TDM_OK) {
+            s->nparts = p + 1;
+            rc = tdm_sched_open(s->parts[p], &s->parts[p]->sched, err);
+        }
+        if (rc) {
+            tdm_err e = {0};
+            tdm_err_copy(&e, err);
+            rc = part_fail(s, p, rc, &e, err);
+        }
+    }
+    return rc;
+}
+
+/* s's partitioned state for n partitions. */
+static int alloc_parts(tdm_search *s, int n, tdm_err *err)
+{
+    s->part = calloc(1, sizeof *s->part);
+    s->parts = calloc((size_t)n, sizeof *s->parts);
+    if (!s->part || !s->parts)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    return TDM_OK;
 }
 
 int tdm_part_open(tdm_engine *engine, const tdm_index *index, tdm_search **out, tdm_err *err)
@@ -126,27 +216,54 @@ int tdm_part_open(tdm_engine *engine, const tdm_index *index, tdm_search **out, 
     int rc = tdm_search_handle_open_bare(engine, index, &s, err);
     if (rc)
         return rc;
-    s->part = calloc(1, sizeof *s->part);
-    s->parts = calloc((size_t)n, sizeof *s->parts);
-    if (!s->part || !s->parts)
-        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    rc = alloc_parts(s, n, err);
     if (rc == TDM_OK)
-        rc = tdm_shard_bounds(r, (uint32_t)n, s->part->bounds, err);
-    for (int p = 0; rc == TDM_OK && p < n; p++) {
-        tdm_ireader *sr = NULL;
-        rc = tdm_shard_open_mem(r, (uint32_t)n, s->part->bounds, (uint32_t)p, 0, &sr, err);
-        if (rc == TDM_OK)
-            rc = tdm_search_handle_open_part(engine, sr, p, &s->parts[p], err);
-        if (rc == TDM_OK) {
-            s->nparts = p + 1;
-            rc = tdm_sched_open(s->parts[p], &s->parts[p]->sched, err);
-        }
-        if (rc) {
-            tdm_err e = {0};
-            tdm_err_copy(&e, err);
-            rc = part_fail(s, p, rc, &e, err);
-        }
+        rc = open_parts(engine, s, r, n, err);
+    if (rc) {
+        tdm_part_close(s);
+        return rc;
     }
+    *out = s;
+    return TDM_OK;
+}
+
+int tdm_part_open_split(tdm_engine *engine, const tdm_index *index, tdm_search **out,
+                        tdm_err *err)
+{
+    *out = NULL;
+    int n = tdm_engine_device_count(engine);
+    if (n > TDM_SCHED_MAX_LANES)
+        n = TDM_SCHED_MAX_LANES;
+    const tdm_ireader *r = tdm_index_ireader(index);
+    /* refused before anything is uploaded where a shard's estimate does
+       not fit beside the whole index; the shards made are checked again */
+    uint64_t size[TDM_SEC_DOCLENS + 1];
+    shard_sizes(r, n, size);
+    for (int i = 0; i < n; i++) {
+        int rc = split_fits(r, size, 1, tdm_engine_device(engine, i), err);
+        if (rc)
+            return rc;
+    }
+    tdm_search *s = NULL;
+    int rc = tdm_search_handle_open(engine, index, &s, err); /* whole on every device */
+    if (rc)
+        return rc;
+    if ((rc = alloc_parts(s, n, err)) != TDM_OK) {
+        free(s->part);
+        s->part = NULL;
+        tdm_search_handle_close(s);
+        return rc;
+    }
+    s->part->split = 1;
+    s->part->split_min = split_threshold(engine, n);
+    rc = tdm_sched_open(s, &s->sched, err);
+    if (rc == TDM_OK)
+        rc = open_parts(engine, s, r, n, err);
+    /* a partition's lane shares its device's stored cost model with the
+       whole index's lane there: only the whole one's (its queries are the
+       device's whole queries) is written back at close */
+    for (int p = 0; rc == TDM_OK && p < n; p++)
+        s->parts[p]->sched->lanes[0].model_path[0] = 0;
     if (rc) {
         tdm_part_close(s);
         return rc;
@@ -215,6 +332,10 @@ void tdm_part_close(tdm_search *s)
         stuck |= tdm_sched_close(s->parts[p]->sched);
         s->parts[p]->sched = NULL;
     }
+    if (s->part && s->part->split) { /* the whole index's lanes */
+        stuck |= tdm_sched_close(s->sched);
+        s->sched = NULL;
+    }
     if (stuck) /* a run stuck in its device may still read the handles: they stay */
         return;
     free(s->part);
@@ -262,6 +383,7 @@ static void merge_account(const tdm_search *s, tdm_search_result *const *res, in
                           tdm_search_result *out)
 {
     out->device = s->parts[0]->device_base;
+    out->partitions = (uint32_t)n;
     out->variant = res[0]->variant;
     out->policy = res[0]->policy;
     out->load_mode = res[0]->load_mode;
@@ -372,40 +494,155 @@ static int union_terms(tdm_search *s, const tdm_search_query *q, size_t *nterms,
     return rc;
 }
 
-/* The whole index's view of q: its distinct known terms, unknown ones. */
+/* The whole index's view of q: its distinct known terms, unknown ones,
+ * and (postings not NULL) the sum of its lists' lengths. */
 static int whole_query(tdm_search *s, const tdm_search_query *q, size_t *nterms,
-                       uint32_t *unknown, tdm_err *err)
+                       uint32_t *unknown, uint64_t *postings, tdm_err *err)
 {
     tdm_query wq;
     tdm_query_init(&wq);
     int rc = tdm_search_query_build(s, q, &wq, err);
     *nterms = wq.nterms;
     *unknown = wq.unknown;
+    for (size_t t = 0; postings && t < wq.nterms; t++)
+        *postings += wq.terms[t].df;
     if (rc == TDM_OK && s->part->files && wq.absent)
         rc = union_terms(s, q, nterms, err);
     tdm_query_free(&wq);
     return rc;
 }
 
-/* A request's policy (DEFAULT: the engine's) may not exclude a partition's
- * lane: it is the only one holding the partition's documents, so the call
- * is refused up front, saying why, rather than failing in a partition. */
-static int check_policy(const tdm_search *s, int policy, tdm_err *err)
+/* The first partition whose only lane a request's policy (DEFAULT: the
+ * engine's) excludes, else -1. */
+static int excluded_part(const tdm_search *s, int policy)
 {
     if (policy == TDM_POLICY_DEFAULT)
         policy = s->parts[0]->sched->policy;
     for (int p = 0; p < s->nparts; p++) {
         int gpu = s->parts[p]->sched->lanes[0].gpu;
         if ((policy == TDM_POLICY_CPU_ONLY && gpu) || (policy == TDM_POLICY_GPU_ONLY && !gpu))
-            return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                               "policy %s: the search handle is partitioned (every query runs "
-                               "on every partition; docs/PARTITION.md) and partition %d's only "
-                               "lane, device %d, is a %s lane: use hybrid, best or direct, or "
-                               "TANDEM_PARTITION=off",
-                               tdm_policy_name(policy), p, s->parts[p]->device_base,
-                               gpu ? "GPU" : "CPU");
+            return p;
     }
-    return TDM_OK;
+    return -1;
+}
+
+/* A request's policy may not exclude a partition's lane: it is the only
+ * one holding the partition's documents, so the call is refused up front,
+ * saying why, rather than failing in a partition. */
+static int check_policy(const tdm_search *s, int policy, tdm_err *err)
+{
+    int p = excluded_part(s, policy);
+    if (p < 0)
+        return TDM_OK;
+    if (policy == TDM_POLICY_DEFAULT)
+        policy = s->parts[0]->sched->policy;
+    int gpu = s->parts[p]->sched->lanes[0].gpu;
+    return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                       "policy %s: the search handle is partitioned (every query runs "
+                       "on every partition; docs/PARTITION.md) and partition %d's only "
+                       "lane, device %d, is a %s lane: use hybrid, best or direct, or "
+                       "TANDEM_PARTITION=off",
+                       tdm_policy_name(policy), p, s->parts[p]->device_base,
+                       gpu ? "GPU" : "CPU");
+}
+
+/* q with the checked options o on every partition at once, merged; nterms
+ * and unknown the whole index's view of it, t0 when the call began. */
+static int part_run(tdm_search *s, const tdm_search_query *q, const tdm_search_options *o,
+                    size_t nterms, uint32_t unknown, double t0, tdm_search_result **out,
+                    tdm_err *err)
+{
+    int alg = tdm_search_auto_alg(o->algorithm, nterms), ran = alg;
+    tdm_search_result *res[TDM_SCHED_MAX_LANES] = {0};
+    tdm_search_options po = *o;
+    po.algorithm = alg == TDM_ALGO_AND_OR ? TDM_ALGO_AND : alg;
+    int rc = fan_out(s, q, &po, res, err);
+    if (rc == TDM_OK && alg == TDM_ALGO_AND_OR) {
+        /* AND-then-OR: AND when the partitions' AND matches reach k
+           together (each answers min(k, its matches)), else OR */
+        if (hits_of(res, s->nparts) < o->k) {
+            free_results(res, (size_t)s->nparts);
+            po.algorithm = TDM_ALGO_OR;
+            rc = fan_out(s, q, &po, res, err);
+        }
+    }
+    tdm_search_result *r = rc ? NULL : calloc(1, sizeof *r);
+    if (rc == TDM_OK && !r)
+        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    if (rc == TDM_OK && (rc = merge_hits(res, s->nparts, o->k, r, err)) == TDM_OK) {
+        merge_account(s, res, s->nparts, r);
+        r->algorithm = ran;
+        r->terms = (uint32_t)nterms;
+        r->unknown = unknown;
+        r->seconds = tdm_sched_now() - t0;
+        *out = r;
+        __atomic_add_fetch(&s->part->nsplit, 1, __ATOMIC_RELAXED);
+    } else if (r) {
+        tdm_search_result_release(r);
+    }
+    free_results(res, (size_t)s->nparts); /* NULL after a failed fan-out */
+    return rc;
+}
+
+/* Errors of a partition's device rather than of the query: a split
+ * query failing so is answered whole instead. */
+static int device_fault(int rc)
+{
+    return rc == TDM_ERR_OPENCL || rc == TDM_ERR_BUILD || rc == TDM_ERR_NO_DEVICE ||
+           rc == TDM_ERR_DEVICE_MEMORY || rc == TDM_ERR_TIMEOUT || rc == TDM_ERR_INTERNAL;
+}
+
+/* Whether some partition's lane has died (its documents have no other). */
+static int part_dead(tdm_search *s)
+{
+    for (int p = 0; p < s->nparts; p++) {
+        tdm_sched_stats st;
+        memset(&st, 0, sizeof st);
+        st.struct_size = sizeof st;
+        tdm_sched_stats_get(s->parts[p]->sched, &st);
+        if (!st.lanes[0].alive)
+            return 1;
+    }
+    return 0;
+}
+
+/* A split handle's single query (o checked from opts): on every partition
+ * at once when its lists hold split_min postings or more and nothing asks
+ * for one lane (a pin, the direct policy, a policy that excludes a
+ * partition's lane), else whole on the lanes as an unpartitioned handle
+ * runs it. A split query whose partition fails on its device runs whole
+ * (never a partial answer), and once a partition's lane is dead every
+ * query does. */
+static int split_search(tdm_search *s, const tdm_search_query *q, const tdm_search_options *opts,
+                        const tdm_search_options *o, double t0, tdm_search_result **out,
+                        tdm_err *err)
+{
+    struct tdm_part *pt = s->part;
+    size_t nterms = 0;
+    uint32_t unknown = 0;
+    uint64_t postings = 0;
+    tdm_err e = {0};
+    int policy = o->policy ? o->policy : s->sched->policy;
+    int split = !__atomic_load_n(&pt->split_off, __ATOMIC_RELAXED) && o->device < 0 &&
+                policy != TDM_POLICY_DIRECT && excluded_part(s, policy) < 0;
+    /* a query the whole index cannot build fails on the lanes, as there */
+    split = split && whole_query(s, q, &nterms, &unknown, &postings, &e) == TDM_OK &&
+            postings >= pt->split_min;
+    tdm_err_clear(&e);
+    if (split) {
+        int rc = part_run(s, q, o, nterms, unknown, t0, out, &e);
+        if (rc == TDM_OK || !device_fault(rc)) {
+            if (rc)
+                rc = tdm_err_copy(err, &e);
+            tdm_err_clear(&e);
+            return rc;
+        }
+        tdm_err_clear(&e);
+        if (part_dead(s))
+            __atomic_store_n(&pt->split_off, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&pt->nfallback, 1, __ATOMIC_RELAXED);
+    }
+    return tdm_sched_search(s->sched, q, opts, out, err);
 }
 
 int tdm_part_search(tdm_search *s, const tdm_search_query *q, const tdm_search_options *opts,
@@ -415,6 +652,8 @@ int tdm_part_search(tdm_search *s, const tdm_search_query *q, const tdm_search_o
     double t0 = tdm_sched_now();
     tdm_search_options o;
     int rc = tdm_search_options_check(opts, &o, err);
+    if (rc == TDM_OK && s->part->split)
+        return split_search(s, q, opts, &o, t0, out, err);
     if (rc == TDM_OK && o.device >= 0)
         rc = tdm_err_set(err, TDM_ERR_INVALID_ARG, "device = %d: a partitioned search handle "
                          "runs every query on every partition's device", o.device);
@@ -422,37 +661,9 @@ int tdm_part_search(tdm_search *s, const tdm_search_query *q, const tdm_search_o
         rc = check_policy(s, o.policy, err);
     size_t nterms;
     uint32_t unknown;
-    if (rc || (rc = whole_query(s, q, &nterms, &unknown, err)))
+    if (rc || (rc = whole_query(s, q, &nterms, &unknown, NULL, err)))
         return rc;
-    int alg = tdm_search_auto_alg(o.algorithm, nterms), ran = alg;
-    tdm_search_result *res[TDM_SCHED_MAX_LANES] = {0};
-    tdm_search_options po = o;
-    po.algorithm = alg == TDM_ALGO_AND_OR ? TDM_ALGO_AND : alg;
-    rc = fan_out(s, q, &po, res, err);
-    if (rc == TDM_OK && alg == TDM_ALGO_AND_OR) {
-        /* AND-then-OR: AND when the partitions' AND matches reach k
-           together (each answers min(k, its matches)), else OR */
-        if (hits_of(res, s->nparts) < o.k) {
-            free_results(res, (size_t)s->nparts);
-            po.algorithm = TDM_ALGO_OR;
-            rc = fan_out(s, q, &po, res, err);
-        }
-    }
-    tdm_search_result *r = rc ? NULL : calloc(1, sizeof *r);
-    if (rc == TDM_OK && !r)
-        rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-    if (rc == TDM_OK && (rc = merge_hits(res, s->nparts, o.k, r, err)) == TDM_OK) {
-        merge_account(s, res, s->nparts, r);
-        r->algorithm = ran;
-        r->terms = (uint32_t)nterms;
-        r->unknown = unknown;
-        r->seconds = tdm_sched_now() - t0;
-        *out = r;
-    } else if (r) {
-        tdm_search_result_release(r);
-    }
-    free_results(res, (size_t)s->nparts); /* NULL after a failed fan-out */
-    return rc;
+    return part_run(s, q, &o, nterms, unknown, t0, out, err);
 }
 
 /* ---- batches */
@@ -593,6 +804,8 @@ int tdm_part_batch(tdm_search *s, const tdm_search_query *queries, size_t nq,
                    const tdm_search_options *o, tdm_search_result **results, tdm_err *err)
 {
     double t0 = tdm_sched_now();
+    if (s->part->split) /* a split handle's batches run whole on its lanes */
+        return tdm_sched_batch_search(s->sched, queries, nq, o, results, err);
     if (o->device >= 0)
         return tdm_err_set(err, TDM_ERR_INVALID_ARG, "device = %d: a partitioned search handle "
                            "runs every query on every partition's device", o->device);
@@ -618,7 +831,7 @@ int tdm_part_batch(tdm_search *s, const tdm_search_query *queries, size_t nq,
         /* the whole index's terms (a shard counts only those it holds) */
         size_t nterms;
         uint32_t unknown;
-        if (whole_query(s, &queries[i], &nterms, &unknown, err) == TDM_OK) {
+        if (whole_query(s, &queries[i], &nterms, &unknown, NULL, err) == TDM_OK) {
             results[i]->terms = (uint32_t)nterms;
             results[i]->unknown = unknown;
             if (o->algorithm == TDM_ALGO_AUTO && results[i]->status == TDM_OK)
@@ -637,39 +850,54 @@ int tdm_part_batch(tdm_search *s, const tdm_search_query *queries, size_t nq,
 
 /* ---- counters */
 
+/* one's counters added to st's. */
+static void add_counters(tdm_sched_stats *st, const tdm_sched_stats *one)
+{
+    st->submitted += one->submitted;
+    st->answered += one->answered;
+    st->failed += one->failed;
+    st->in_flight += one->in_flight;
+    st->direct += one->direct;
+    st->stolen += one->stolen;
+    st->promoted += one->promoted;
+    st->handovers += one->handovers;
+    st->batches += one->batches;
+    st->batched += one->batched;
+    st->mode_switches += one->mode_switches;
+    st->window_wait += one->window_wait;
+    st->deadline_misses += one->deadline_misses;
+    st->stepped += one->stepped;
+    st->migrations += one->migrations;
+    st->carried_bytes += one->carried_bytes;
+    st->pred_n += one->pred_n;
+}
+
 void tdm_part_stats(tdm_search *s, tdm_sched_stats *out)
 {
     tdm_sched_stats st, one;
     memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    int base = 0; /* a split handle: its whole index's lanes first */
+    if (s->part->split) {
+        tdm_sched_stats_get(s->sched, &st);
+        base = st.nlanes;
+    }
     for (int p = 0; p < s->nparts; p++) {
         memset(&one, 0, sizeof one);
         one.struct_size = sizeof one;
         tdm_sched_stats_get(s->parts[p]->sched, &one);
-        if (p == 0)
+        if (p == 0 && !base)
             st = one;
-        else {
-            st.submitted += one.submitted;
-            st.answered += one.answered;
-            st.failed += one.failed;
-            st.in_flight += one.in_flight;
-            st.direct += one.direct;
-            st.stolen += one.stolen;
-            st.promoted += one.promoted;
-            st.handovers += one.handovers;
-            st.batches += one.batches;
-            st.batched += one.batched;
-            st.mode_switches += one.mode_switches;
-            st.window_wait += one.window_wait;
-            st.deadline_misses += one.deadline_misses;
-            st.stepped += one.stepped;
-            st.migrations += one.migrations;
-            st.carried_bytes += one.carried_bytes;
-            st.pred_n += one.pred_n;
+        else
+            add_counters(&st, &one);
+        if (base + p < TDM_SCHED_MAX_LANES) {
+            st.lanes[base + p] = one.lanes[0];
+            st.lanes[base + p].device = s->parts[p]->device_base;
         }
-        st.lanes[p] = one.lanes[0];
-        st.lanes[p].device = s->parts[p]->device_base;
     }
-    st.nlanes = s->nparts;
+    st.nlanes = base + s->nparts < TDM_SCHED_MAX_LANES ? base + s->nparts : TDM_SCHED_MAX_LANES;
+    st.split = __atomic_load_n(&s->part->nsplit, __ATOMIC_RELAXED);
+    st.split_fallbacks = __atomic_load_n(&s->part->nfallback, __ATOMIC_RELAXED);
     st.struct_size = sizeof st;
     size_t n = out->struct_size < sizeof st ? out->struct_size : sizeof st;
     memcpy(out, &st, n);

@@ -20,14 +20,27 @@
 #include "common/error.h"
 #include "tandem.h"
 
-/* Whether tdm_search_open partitions `index` on `engine` (two devices or
- * more): the engine's setting, on, off or auto: when every device is a GPU
- * lane (by type, or TANDEM_LANE_KINDS), the whole index does not fit one
- * device's memory budget, and an estimated shard fits every device's
- * (docs/PARTITION.md). */
+/* How tdm_search_open holds `index` on `engine`: 0 (whole on every
+ * device), TDM_PARTITION_ON (partitioned) or TDM_PARTITION_SPLIT (both),
+ * by the engine's setting with two devices or more: on, split, off, or
+ * auto: partitioned when every device is a GPU lane (by type, or
+ * TANDEM_LANE_KINDS), the whole index does not fit one device's memory
+ * budget, and an estimated shard fits every device's (docs/PARTITION.md). */
 int tdm_part_wanted(tdm_engine *engine, const tdm_index *index);
 /* The partitioned handle: shards made, resident, their lanes open. */
 int tdm_part_open(tdm_engine *engine, const tdm_index *index, tdm_search **out, tdm_err *err);
+/* The split handle (TDM_PARTITION_SPLIT): the whole index resident on
+ * every device with a lane each (as an unpartitioned handle), and a shard
+ * on each beside it with its own lane. A single query whose lists hold
+ * the threshold's postings or more (TANDEM_SPLIT_MIN_POSTINGS, else the
+ * tuning table's split_min_postings) runs on every partition at once and
+ * merges; the rest, and every batch, run whole on the lanes. A split
+ * query a partition fails on its device runs whole instead (counted in
+ * split_fallbacks); after a partition's lane died every query does.
+ * TDM_ERR_DEVICE_MEMORY, before anything is uploaded, where the whole
+ * index and a shard do not fit a device together. */
+int tdm_part_open_split(tdm_engine *engine, const tdm_index *index, tdm_search **out,
+                        tdm_err *err);
 /* The same over a split's shard files opened as one index
  * (tdm_index_open_shards): shard i, as the index's reader (a reference
  * taken), on engine device i % devices; at most TDM_SCHED_MAX_LANES. */
@@ -40,7 +53,9 @@ int tdm_part_search(tdm_search *s, const tdm_search_query *q, const tdm_search_o
 /* o checked (tdm_search_options_check). */
 int tdm_part_batch(tdm_search *s, const tdm_search_query *queries, size_t n,
                    const tdm_search_options *o, tdm_search_result **results, tdm_err *err);
-/* The partitions' counters added up; lane i is partition i's (its device). */
+/* The partitions' counters added up; lane i is partition i's (its device).
+ * A split handle: its whole index's lanes, then the partitions' (lane
+ * lanes + p partition p's), the counters of both added up. */
 void tdm_part_stats(tdm_search *s, tdm_sched_stats *st);
 
 #endif

@@ -66,7 +66,10 @@ TDM_API int tdm_search_open(tdm_engine *engine, const tdm_index *index, tdm_sear
     tdm_ireader *const *shards;
     if (tdm_index_shards(index, &shards)) /* a split's files: a partition each */
         return tdm_api_result(tdm_part_open_shards(engine, index, out, &e), &e);
-    if (tdm_part_wanted(engine, index)) /* split across the devices (docs/PARTITION.md) */
+    int part = tdm_part_wanted(engine, index); /* docs/PARTITION.md */
+    if (part == TDM_PARTITION_SPLIT) /* whole, and split across the devices */
+        return tdm_api_result(tdm_part_open_split(engine, index, out, &e), &e);
+    if (part) /* split across the devices */
         return tdm_api_result(tdm_part_open(engine, index, out, &e), &e);
     int rc = tdm_search_handle_open(engine, index, out, &e);
     if (rc == TDM_OK && (rc = tdm_sched_open(*out, &(*out)->sched, &e)) != TDM_OK) {
