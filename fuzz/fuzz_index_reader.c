@@ -2,8 +2,9 @@
  * opened as it is, and once more with every checksum recomputed, so that
  * mutations get past the checksums into the structural checks, the list
  * views and the codecs' reference decoders. Nothing may read out of bounds.
- * Seeds (scripts/fuzz.sh): a small format-2 index per codec, with one-block
- * lists and a list of several blocks. */
+ * Seeds (scripts/fuzz.sh): a small format-3 index per codec, with one-block
+ * lists and a list of several blocks, and an impact index (older corpora
+ * hold format-2 ones too). forge_sums reseals either version's header. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -23,15 +23,22 @@ status=0
 for t in "${targets[@]}"; do
   corpus="$dir/corpus/$t"
   mkdir -p "$corpus"
-  # Seed the index reader with small format-2 indexes, one per codec: one-block
-  # lists and a list of 1100 postings (several blocks for every block size).
+  # Seed the index reader with small format-3 indexes, one per codec: one-block
+  # lists and a list of 1100 postings (several blocks for every block size);
+  # and an impact index (its quantizer in the header). Corpora from before
+  # keep their format-2 seeds (v2-*), which the reader still reads.
   if [ "$t" = fuzz_index_reader ] || [ "$t" = fuzz_search ]; then
     { printf 'd1\tboundary layer flow\nd2\tflow of heat\nd3\tlayer\n'
       for i in $(seq 4 1100); do printf 'd%d\tlayer w%d\n' "$i" $((i % 7)); done; } > "$dir/seed.txt"
     for codec in raw bp128 bp256 vbyte128 vbyte1024 pef pfor newpfd128 newpfd64 rice; do
-      [ -f "$corpus/v2-$codec.idx" ] ||
-        "$dir/tandem" build --quiet --codec "$codec" -o "$corpus/v2-$codec.idx" "$dir/seed.txt" || true
+      [ -f "$corpus/v3-$codec.idx" ] ||
+        "$dir/tandem" build --quiet --codec "$codec" -o "$corpus/v3-$codec.idx" "$dir/seed.txt" || true
     done
+    for i in $(seq 1 600); do
+      printf '{"id": "d%d", "vector": {"a": %d, "##b": 0.%d, "c%d": 2.5}}\n' "$i" $((i % 9)) $((i % 10)) $((i % 5))
+    done > "$dir/seed.jsonl"
+    [ -f "$corpus/v3-impact.idx" ] || "$dir/tandem" build --quiet --format jsonvector \
+      --quantize linear:8 -o "$corpus/v3-impact.idx" "$dir/seed.jsonl" || true
   fi
   # Seed the CIFF reader with the toy export from Anserini.
   if [ "$t" = fuzz_ciff ] && [ -z "$(ls -A "$corpus")" ] && [ -f "$data/ciff/toy-complete-20200309.ciff" ]; then

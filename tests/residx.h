@@ -138,7 +138,7 @@ static inline tdm_ireader *residx_patched(const residx *x, unsigned sec, uint64_
     assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
     fclose(f);
     uint64_t off;
-    memcpy(&off, buf + 160 + 32 * sec + 8, 8);
+    memcpy(&off, buf + sizeof(tdm_idx_header) + 32 * sec + 8, 8);
     memcpy(buf + off + 4 * at, &value, 4);
     forge_sums(buf, (size_t)size);
     tdm_ireader *r = NULL;

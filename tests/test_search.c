@@ -711,7 +711,7 @@ static uint32_t patch_file(const char *path, unsigned sec, uint64_t at, uint32_t
     assert_non_null(f);
     uint64_t off;
     uint32_t old;
-    assert_int_equal(fseek(f, 160 + 32 * (long)sec + 8, SEEK_SET), 0);
+    assert_int_equal(fseek(f, (long)sizeof(tdm_idx_header) + 32 * (long)sec + 8, SEEK_SET), 0);
     assert_int_equal(fread(&off, 8, 1, f), 1);
     assert_int_equal(fseek(f, (long)(off + 4 * at), SEEK_SET), 0);
     assert_int_equal(fread(&old, 4, 1, f), 1);

@@ -79,8 +79,9 @@ static int index_identity(const char *path, uint64_t *id)
     if (got < sizeof h)
         return tdm_cli_fail(C, "%s: cannot read the index's header for --oracle-cache", path);
     memcpy(&h, buf, sizeof h);
-    size_t n = sizeof h + (size_t)(h.nsections > 64 ? 64 : h.nsections) *
-                              sizeof(tdm_idx_section_entry);
+    /* the file's own header size: version 2's is shorter */
+    size_t n = (h.header_size < sizeof h ? h.header_size : sizeof h) +
+               (size_t)(h.nsections > 64 ? 64 : h.nsections) * sizeof(tdm_idx_section_entry);
     *id = XXH64(buf, n < got ? n : got, 0);
     return 0;
 }

@@ -1,5 +1,5 @@
-/* The on-disk index format, version 2 (docs/FORMAT.md describes it byte by
- * byte).
+/* The on-disk index format, version 3 (docs/FORMAT.md describes it byte by
+ * byte; version 2 is still read).
  *
  * The file holds the index in the shape a device uses: one arena of 32-bit
  * payload words for every list, one table of fixed-size list descriptors,
@@ -17,7 +17,10 @@
 #include "codec/codec.h"
 
 #define TDM_IDX_MAGIC "TDMINDEX"       /* 8 bytes, no NUL */
-#define TDM_IDX_VERSION 2u             /* readers refuse anything else */
+#define TDM_IDX_VERSION 3u             /* what writers write; readers refuse newer */
+#define TDM_IDX_VERSION_OLDEST 2u      /* the oldest version readers still read */
+#define TDM_IDX_HEADER_V2 160u         /* a version 2 header's size: the first 160
+                                          bytes of version 3's */
 #define TDM_IDX_DEFAULT_K1 1.2
 #define TDM_IDX_DEFAULT_B 0.75
 #define TDM_IDX_NAME_MAX 32            /* stemmer and codec names, NUL-padded */
@@ -46,12 +49,16 @@ enum tdm_idx_section {
     TDM_SEC_COUNT
 };
 
-/* Fixed header at offset 0 (160 bytes); the section table follows it. The
- * first 16 bytes are the same in every version, so any version is named. */
+/* Fixed header at offset 0 (192 bytes); the section table follows it. The
+ * first 16 bytes are the same in every version, so any version is named.
+ * Version 2's header is the first 160 bytes of this one (through checksum):
+ * version 3 appended the quantizer's fields, which version 2 kept in k1 and
+ * b of an impact index. A reader shows a version 2 header in this layout
+ * (tdm_ireader_header): quant_scale and quant_max from its k1 and b. */
 typedef struct tdm_idx_header {
     char magic[8];
     uint32_t version;
-    uint32_t header_size;      /* sizeof(tdm_idx_header) */
+    uint32_t header_size;      /* sizeof(tdm_idx_header); TDM_IDX_HEADER_V2 in version 2 */
     uint32_t nsections;        /* entries in the section table that follows */
     uint32_t flags;            /* TDM_IDX_FLAG_*: 0, or IMPACT */
     uint64_t file_size;        /* whole file, for truncation checks */
@@ -59,23 +66,29 @@ typedef struct tdm_idx_header {
     uint64_t nterms;
     uint64_t npostings;
     uint64_t total_doclen;     /* sum of DOCLENS */
-    double k1, b;              /* BM25 parameters of the stored upper bounds; in an
-                                  impact index the quantization's scale and
-                                  largest weight (TDM_IDX_FLAG_IMPACT) */
+    double k1, b;              /* BM25 parameters of the stored upper bounds; 0 in an
+                                  impact index (version 2: its quantizer's scale and
+                                  largest weight) */
     char codec[TDM_IDX_NAME_MAX];   /* codec name used to build (informative) */
     char stemmer[TDM_IDX_NAME_MAX]; /* Snowball language, or "none" */
     uint32_t nstopwords;
     uint32_t quant;            /* an impact index's quantization rule: kind
                                   (enum tdm_quantize) | bits << 8; else 0 */
-    uint64_t checksum;         /* XXH64 (seed 0) of the header with this field 0
-                                  plus the section table */
+    uint64_t checksum;         /* XXH64 (seed 0) of the header (header_size bytes)
+                                  with this field 0, plus the section table */
+    /* version 3 on */
+    double quant_scale;        /* an impact index's rule: impact = round(weight x
+                                  scale) (+ 1 for linear); else 0 */
+    double quant_max;          /* linear: the largest weight M; else 0 */
+    uint64_t reserved[2];      /* 0 */
 } tdm_idx_header;
 
 /* header.flags. IMPACT: the stored frequencies are impacts (learned sparse
  * models: SPLADE, uniCOIL, ...), made from the collection's weights by the
  * rule in `quant` (FORMAT.md, "Impact indexes"); its stored bounds are
  * impact bounds (the largest impact of each block) instead of BM25's, and
- * k1 and b hold the rule's scale and largest weight. */
+ * quant_scale and quant_max hold the rule's scale and largest weight (in
+ * version 2, k1 and b did). */
 #define TDM_IDX_FLAG_IMPACT 1u
 #define TDM_IDX_FLAGS_KNOWN TDM_IDX_FLAG_IMPACT
 

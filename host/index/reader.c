@@ -29,11 +29,12 @@ static int host_is_le(void)
     return *(const unsigned char *)&one == 1;
 }
 
-/* Where the section table ends: a plain file has TDM_SEC_COUNT entries, a
- * shard TDM_SEC_SHARD_COUNT (r->nsec, set by check_version). */
+/* Where the section table ends: after the header (r->hsize) a plain file has
+ * TDM_SEC_COUNT entries, a shard TDM_SEC_SHARD_COUNT (r->nsec; both set by
+ * check_version). */
 static size_t table_end(const tdm_ireader *r)
 {
-    return sizeof(tdm_idx_header) + r->nsec * sizeof(tdm_idx_section_entry);
+    return r->hsize + r->nsec * sizeof(tdm_idx_section_entry);
 }
 
 /* A NUL-padded name: terminated, and zero after its terminator. */
@@ -46,29 +47,67 @@ static int padded_name(const char *s, size_t n)
     return nul != NULL;
 }
 
-static int check_version(const tdm_ireader *r, const tdm_idx_header *h, tdm_err *err)
+/* The version and the sizes it implies; reads only the first 24 bytes,
+ * which every version lays out alike. */
+static int check_version(tdm_ireader *r, const tdm_idx_header *h, tdm_err *err)
 {
     const char *p = r->path;
     if (h->version == 1)
         return tdm_err_set(err, TDM_ERR_VERSION, "%s: offset 8: index format version 1, which "
-                           "this tandem no longer reads (it reads version %u): rebuild the "
-                           "index from its collection (tandem build), or export it to CIFF "
+                           "this tandem no longer reads (it reads versions %u to %u): rebuild "
+                           "the index from its collection (tandem build), or export it to CIFF "
                            "with the tandem that wrote it and import that (tandem import)",
-                           p, TDM_IDX_VERSION);
+                           p, TDM_IDX_VERSION_OLDEST, TDM_IDX_VERSION);
     if (h->version > TDM_IDX_VERSION)
         return tdm_err_set(err, TDM_ERR_VERSION, "%s: offset 8: format version %u is newer "
                            "than this library reads (%u)", p, h->version, TDM_IDX_VERSION);
-    if (h->version != TDM_IDX_VERSION || h->header_size != sizeof *h ||
+    uint32_t want = h->version == 2 ? TDM_IDX_HEADER_V2 : (uint32_t)sizeof *h;
+    if (h->version < TDM_IDX_VERSION_OLDEST || h->header_size != want ||
         (h->nsections != TDM_SEC_COUNT && h->nsections != TDM_SEC_SHARD_COUNT))
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset 8: bad version %u, header size "
                            "%u or section count %u", p, h->version, h->header_size,
                            h->nsections);
-    ((tdm_ireader *)r)->nsec = h->nsections; /* a shard has two more (format.h) */
+    r->hsize = want;
+    r->nsec = h->nsections; /* a shard has two more (format.h) */
+    return TDM_OK;
+}
+
+/* A version 2 impact index kept its rule's scale and largest weight in k1
+ * and b: moved to their own fields, so that everything past the header's
+ * check reads one layout (FORMAT.md, "Compatibility"). */
+static void upgrade_header(tdm_idx_header *h)
+{
+    if (h->version != 2 || !(h->flags & TDM_IDX_FLAG_IMPACT))
+        return;
+    h->quant_scale = h->k1;
+    h->quant_max = h->b;
+    h->k1 = h->b = 0;
+}
+
+/* The fields only version 3 has: zero where they do not apply. */
+static int check_v3_fields(const tdm_idx_header *h, const char *p, tdm_err *err)
+{
+    if (h->version < 3)
+        return TDM_OK;
+    for (unsigned k = 0; k < sizeof h->reserved / sizeof *h->reserved; k++)
+        if (h->reserved[k])
+            return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: reserved header words "
+                               "not zero", p, offsetof(tdm_idx_header, reserved));
+    if ((h->flags & TDM_IDX_FLAG_IMPACT) && (h->k1 != 0 || h->b != 0))
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: BM25 parameters (k1 %g, "
+                           "b %g) in an impact index (0 there)", p,
+                           offsetof(tdm_idx_header, k1), h->k1, h->b);
+    if (!(h->flags & TDM_IDX_FLAG_IMPACT) && (h->quant_scale != 0 || h->quant_max != 0))
+        return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: quantization scale %g and "
+                           "largest weight %g in an index that is not an impact index (0 "
+                           "there)", p, offsetof(tdm_idx_header, quant_scale),
+                           h->quant_scale, h->quant_max);
     return TDM_OK;
 }
 
 /* An impact index's quantization rule (FORMAT.md, "Impact indexes"): a
- * known kind, its bits and scale in range; any other index has none. */
+ * known kind, its bits and scale in range; any other index has none. On the
+ * upgraded header (upgrade_header). */
 static int check_quant(const tdm_idx_header *h, const char *p, tdm_err *err)
 {
     size_t at = offsetof(tdm_idx_header, quant);
@@ -80,31 +119,30 @@ static int check_quant(const tdm_idx_header *h, const char *p, tdm_err *err)
         return TDM_OK;
     }
     unsigned kind = h->quant & 0xffu, bits = h->quant >> 8 & 0xffu;
-    int ok = h->quant >> 16 == 0 && isfinite(h->k1) && h->k1 > 0 && isfinite(h->b) &&
-             h->b >= 0;
+    double scale = h->quant_scale, max = h->quant_max;
+    int ok = h->quant >> 16 == 0 && isfinite(scale) && scale > 0 && isfinite(max) && max >= 0;
     if (kind == TDM_QUANT_INTEGER)
-        ok = ok && bits == 0 && h->k1 == 1 && h->b == 0;
+        ok = ok && bits == 0 && scale == 1 && max == 0;
     else if (kind == TDM_QUANT_SCALE)
-        ok = ok && bits == 0 && h->b == 0;
+        ok = ok && bits == 0 && max == 0;
     else if (kind == TDM_QUANT_LINEAR)
-        ok = ok && bits >= TDM_QUANT_BITS_MIN && bits <= TDM_QUANT_BITS_MAX && h->b > 0;
+        ok = ok && bits >= TDM_QUANT_BITS_MIN && bits <= TDM_QUANT_BITS_MAX && max > 0;
     else
         ok = 0;
     if (!ok)
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: impact index with a bad "
                            "quantization rule (kind %u, %u bits, scale %g, largest weight %g)",
-                           p, at, kind, bits, h->k1, h->b);
+                           p, at, kind, bits, scale, max);
     return TDM_OK;
 }
 
 static int check_header(tdm_ireader *r, tdm_err *err)
 {
     const char *p = r->path;
-    if (r->size < sizeof(tdm_idx_header))
+    if (r->size < TDM_IDX_HEADER_V2)
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: truncated: %zu bytes, the "
-                           "header alone needs %zu", p, r->size, r->size,
-                           sizeof(tdm_idx_header));
-    const tdm_idx_header *h = (const void *)r->base;
+                           "header alone needs %u", p, r->size, r->size, TDM_IDX_HEADER_V2);
+    const tdm_idx_header *h = (const void *)r->base; /* its first 160 bytes only */
     if (memcmp(h->magic, TDM_IDX_MAGIC, 8) != 0)
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset 0: wrong magic (not a tandem "
                            "index)", p);
@@ -115,16 +153,20 @@ static int check_header(tdm_ireader *r, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: truncated or extended: the "
                            "header says %llu bytes, the file has %zu", p, r->size,
                            OFF(h->file_size), r->size);
-    tdm_idx_header copy = *h;
+    /* the file's header in version 3's layout, its missing fields 0 */
+    memset(&r->hdr, 0, sizeof r->hdr);
+    memcpy(&r->hdr, r->base, r->hsize);
+    tdm_idx_header copy = r->hdr;
     copy.checksum = 0;
     XXH64_state_t *st = XXH64_createState();
     if (!st)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     XXH64_reset(st, 0);
-    XXH64_update(st, &copy, sizeof copy);
-    XXH64_update(st, r->base + sizeof *h, table_end(r) - sizeof *h);
+    XXH64_update(st, &copy, r->hsize);
+    XXH64_update(st, r->base + r->hsize, table_end(r) - r->hsize);
     uint64_t sum = XXH64_digest(st);
     XXH64_freeState(st);
+    h = &r->hdr;
     if (sum != h->checksum)
         return tdm_err_set(err, TDM_ERR_CORRUPT, "%s: offset %zu: header checksum mismatch",
                            p, offsetof(tdm_idx_header, checksum));
@@ -135,6 +177,10 @@ static int check_header(tdm_ireader *r, tdm_err *err)
         return tdm_err_set(err, TDM_ERR_FORMAT, "%s: offset %zu: unknown header flags 0x%x "
                            "(reserved bits not zero)", p, offsetof(tdm_idx_header, flags),
                            h->flags & ~TDM_IDX_FLAGS_KNOWN);
+    rc = check_v3_fields(h, p, err);
+    if (rc)
+        return rc;
+    upgrade_header(&r->hdr);
     return check_quant(h, p, err);
 }
 
@@ -161,12 +207,11 @@ static int lazy_section(unsigned id)
  * the last ending the file: the layout is canonical. */
 static int check_sections(tdm_ireader *r, tdm_err *err)
 {
-    const tdm_idx_header *h = (const void *)r->base;
-    r->sec = (const void *)(r->base + sizeof *h);
+    r->sec = (const void *)(r->base + r->hsize);
     uint64_t end = table_end(r);
     for (uint32_t i = 0; i < r->nsec; i++) {
         const tdm_idx_section_entry *s = &r->sec[i];
-        size_t at = sizeof *h + i * sizeof *s;
+        size_t at = r->hsize + i * sizeof *s;
         uint64_t want = (end + TDM_IDX_ALIGN - 1) / TDM_IDX_ALIGN * TDM_IDX_ALIGN;
         if (s->id != i || s->reserved || s->offset != want || s->offset > r->size ||
             s->size > r->size - s->offset)
@@ -202,7 +247,7 @@ static int size_fail(const tdm_ireader *r, unsigned id, uint64_t count, const ch
  * counts by the file size, so no count can be absurd past this point. */
 static int check_counts(tdm_ireader *r, tdm_err *err)
 {
-    const tdm_idx_header *h = (const void *)r->base;
+    const tdm_idx_header *h = &r->hdr;
     const tdm_idx_section_entry *s = r->sec;
     struct { unsigned sec; uint64_t count, unit; const char *what; } want[] = {
         {TDM_SEC_LISTS, h->nterms, sizeof(tdm_idx_list), "terms"},
@@ -253,7 +298,7 @@ static void set_pointers(tdm_ireader *r)
 
 static int check_docs(tdm_ireader *r, tdm_err *err)
 {
-    const tdm_idx_header *h = (const void *)r->base;
+    const tdm_idx_header *h = &r->hdr;
     uint64_t total = 0, nsize = r->sec[TDM_SEC_DOCNAMES].size;
     for (uint64_t d = 0; d < h->ndocs; d++)
         total += r->doclens[d];
@@ -276,7 +321,7 @@ static int check_docs(tdm_ireader *r, tdm_err *err)
 
 static int check_stopwords(tdm_ireader *r, tdm_err *err)
 {
-    const tdm_idx_header *h = (const void *)r->base;
+    const tdm_idx_header *h = &r->hdr;
     const tdm_idx_section_entry *s = &r->sec[TDM_SEC_STOPWORDS];
     const char *p = (const char *)(r->base + s->offset), *end = p + s->size;
     if (h->nstopwords > s->size || (s->size && end[-1] != '\0'))
@@ -296,7 +341,7 @@ static int check_stopwords(tdm_ireader *r, tdm_err *err)
 
 static void fill_info(tdm_ireader *r)
 {
-    const tdm_idx_header *h = (const void *)r->base;
+    const tdm_idx_header *h = &r->hdr;
     tdm_ireader_info *i = &r->info;
     i->version = h->version;
     i->ndocs = h->ndocs;
@@ -305,13 +350,13 @@ static void fill_info(tdm_ireader *r)
     i->total_doclen = h->total_doclen;
     i->avg_doclen = h->ndocs ? (double)h->total_doclen / h->ndocs : 0;
     i->impact = (h->flags & TDM_IDX_FLAG_IMPACT) != 0;
-    /* an impact index's k1 and b are its quantization, not BM25's */
-    i->k1 = i->impact ? 0 : h->k1;
-    i->b = i->impact ? 0 : h->b;
+    /* the upgraded header: an impact index's k1 and b are 0, its rule in quant_* */
+    i->k1 = h->k1;
+    i->b = h->b;
     i->quant = i->impact ? (int)(h->quant & 0xffu) : 0;
     i->quant_bits = h->quant >> 8 & 0xffu;
-    i->quant_scale = i->impact ? h->k1 : 0;
-    i->quant_max = i->impact ? h->b : 0;
+    i->quant_scale = h->quant_scale;
+    i->quant_max = h->quant_max;
     memcpy(i->codec, h->codec, sizeof i->codec);
     memcpy(i->stemmer, h->stemmer, sizeof i->stemmer);
     i->nstopwords = h->nstopwords;

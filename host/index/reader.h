@@ -1,4 +1,4 @@
-/* Reading an index file (format 2, FORMAT.md) through a read-only memory
+/* Reading an index file (formats 2 and 3, FORMAT.md) through a read-only memory
  * mapping.
  *
  * Opening validates the header, the section table and its padding, the
@@ -128,7 +128,9 @@ const uint32_t *tdm_ireader_doclens(const tdm_ireader *r);  /* [ndocs] */
 uint32_t tdm_ireader_score_df(const tdm_ireader *r, uint64_t i);
 /* A shard's section (format.h), NULL for a plain index. */
 const tdm_idx_shard *tdm_ireader_shard(const tdm_ireader *r);
-/* The file's header, as validated (index/shard.c copies it). */
+/* The file's header, as validated, in version 3's layout: a version 2
+ * impact index's rule moved from k1 and b to quant_scale and quant_max;
+ * version, header_size and checksum the file's (index/shard.c copies it). */
 const tdm_idx_header *tdm_ireader_header(const tdm_ireader *r);
 /* The name of document d, NUL-terminated in the mapping; NULL if d is out of
  * range or the entry is malformed. */

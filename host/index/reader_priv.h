@@ -16,6 +16,9 @@ struct tdm_ireader {
     int mapped;                 /* base is an mmap */
     int owned;                  /* base is a heap copy */
     tdm_ireader_info info;
+    tdm_idx_header hdr;         /* the file's header in version 3's layout (a version 2
+                                   header's rule moved to quant_scale, quant_max) */
+    uint32_t hsize;             /* the header's size in the file (version 2: 160) */
     const tdm_idx_section_entry *sec;  /* [TDM_SEC_COUNT] */
     const uint32_t *arena;
     const tdm_idx_list *lists;

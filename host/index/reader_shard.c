@@ -70,5 +70,5 @@ const tdm_idx_shard *tdm_ireader_shard(const tdm_ireader *r) { return r->shard; 
 
 const tdm_idx_header *tdm_ireader_header(const tdm_ireader *r)
 {
-    return (const tdm_idx_header *)r->base;
+    return &r->hdr;
 }

@@ -389,6 +389,8 @@ static int assemble(const tdm_ireader *r, image *im, uint64_t npost, void **out,
     for (unsigned id = 0; id < TDM_SEC_SHARD_COUNT; id++)
         if (im->sec[id].len)
             memcpy(p + sec[id].offset, im->sec[id].p, im->sec[id].len);
+    h.version = TDM_IDX_VERSION; /* a version 2 index's shards: version 3, its rule moved */
+    h.header_size = sizeof h;
     h.nsections = TDM_SEC_SHARD_COUNT;
     h.file_size = at;
     h.npostings = npost;

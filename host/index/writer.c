@@ -6,6 +6,7 @@
 #include "writer.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,9 @@
 #include "tandem.h"
 #include "writer_priv.h"
 
-_Static_assert(sizeof(tdm_idx_header) == 160, "header layout");
+_Static_assert(sizeof(tdm_idx_header) == 192, "header layout");
+_Static_assert(offsetof(tdm_idx_header, checksum) + 8 == TDM_IDX_HEADER_V2,
+               "version 2's header is version 3's first 160 bytes");
 _Static_assert(sizeof(tdm_idx_section_entry) == 32, "section entry layout");
 _Static_assert(sizeof(tdm_idx_list) == 16, "list descriptor layout");
 
@@ -278,11 +281,13 @@ static void fill_header(const tdm_iwriter *w, tdm_idx_header *h)
     h->nterms = w->nterms;
     h->npostings = w->npostings;
     h->total_doclen = w->total_doclen;
-    /* an impact index has no BM25 bounds: k1 and b hold its rule */
-    h->k1 = w->impact ? w->quant_scale : w->k1;
-    h->b = w->impact ? w->quant_max : w->b;
+    /* an impact index has no BM25 bounds (k1, b 0) but a quantization rule */
+    h->k1 = w->impact ? 0 : w->k1;
+    h->b = w->impact ? 0 : w->b;
     h->flags = w->impact ? TDM_IDX_FLAG_IMPACT : 0;
     h->quant = w->impact ? w->quant : 0;
+    h->quant_scale = w->impact ? w->quant_scale : 0;
+    h->quant_max = w->impact ? w->quant_max : 0;
     snprintf(h->codec, sizeof h->codec, "%s", w->codec->name);
     memcpy(h->stemmer, w->stemmer, sizeof h->stemmer);
     h->nstopwords = w->nstopwords;
