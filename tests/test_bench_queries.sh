@@ -5,7 +5,8 @@
 # threads and a sweep of batch sizes, every batched answer the oracle's, the
 # throughput plot; a row per timed query (--per-query) consistent with the
 # summary, its features those of `tandem terms`; weighted queries; queries without known terms left out;
-# one series over every device together (--spread);
+# one series over every device together (--spread), also on a split handle
+# (TANDEM_PARTITION=split: single queries on every partition, batches whole);
 # bad options refused with the option named; outputs through the output
 # guard. Usage: test_bench_queries.sh TANDEM. The exit status is the
 # number of failures.
@@ -83,7 +84,7 @@ grep -q '^<svg' t.svg && grep -q '</svg>' t.svg || fail "not an SVG: $(head -c 2
 [ "$(grep -c '<polyline' c.svg)" -eq $((3 * 2 * ndev + 2)) ] || fail "CDF series: $(grep -c '<polyline' c.svg)"
 
 begin "--per-query: a row per timed query of every series, as the summary counts them"
-head -1 p.csv | grep -q '^algorithm,k,device,mode,batch,threads,query,id,latency_us,terms,len_min,len_second,len_max,len_sum,uboc,ran,variant$' ||
+head -1 p.csv | grep -q '^algorithm,k,device,mode,batch,threads,query,id,latency_us,terms,len_min,len_second,len_max,len_sum,uboc,ran,variant,partitions$' ||
     fail "header: $(head -1 p.csv)"
 # per series (algorithm, k, device, mode, batch, threads): as many rows as the
 # summary's queries, in query order (positions 0..10, ids 1..11: the 12th
@@ -241,6 +242,32 @@ for a in and bmw; do
     done
 done
 ! grep -Eq "^(and|bmw) +10 0 " out.txt || fail "a series a device ran too: $(cat out.txt)"
+
+begin "--spread on a split handle: single queries on every partition, batches whole"
+# two PoCL devices, the whole index and a shard on each; threshold 1: every
+# single query (each has a posting) splits, every batch runs whole
+POCL_DEVICES="pthread pthread" TANDEM_PARTITION=split TANDEM_SPLIT_MIN_POSTINGS=1 \
+    run "$T" bench queries idx --queries q.txt --algorithms and,bmw,and_or -k 10,1000 \
+    --warmup 2 --batch 4 --spread hybrid --per-query ps.csv
+want_ok
+grep -q "every answer is the oracle's" err.txt || fail "$(tail -3 err.txt)"
+nd=$(sed -n 's/^device [0-9]*: \([0-9]*\) devices together.*/\1/p' err.txt)
+if [ "${nd:-0}" -ge 2 ]; then
+    grep -q "11 of 11 queries ran on every partition at once" err.txt ||
+        fail "no split line: $(cat err.txt)"
+    awk -F, -v n="$nd" 'NR > 1 && $3 >= 0 && (($4 == "single") != ($18 == n)) { bad = 1 }
+                        END { exit bad }' ps.csv ||
+        fail "single rows not on $nd partitions, or batch rows split: $(cat ps.csv)"
+    POCL_DEVICES="pthread pthread" TANDEM_PARTITION=split \
+        TANDEM_SPLIT_MIN_POSTINGS=4611686018427387904 \
+        run "$T" bench queries idx --queries q.txt --algorithms and -k 10 --warmup 2 \
+        --spread hybrid --per-query pw.csv
+    want_ok
+    awk -F, 'NR > 1 && $18 != 0 { bad = 1 } END { exit bad }' pw.csv ||
+        fail "a query split above the threshold: $(cat pw.csv)"
+else
+    echo "split handle: skipped: PoCL did not give two devices"
+fi
 
 begin "outputs: never over an input, never one file twice"
 run "$T" bench queries idx --queries q.txt --csv idx

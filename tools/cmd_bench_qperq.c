@@ -11,7 +11,9 @@
  *              their lists' lengths (df), len_second 0 for one term, Wu's
  *              UBOC from the scheduler's own feature code (sched/model.h);
  *   ran, variant  the algorithm and the variant that answered (the
- *              oracle's rows: its name and "host"). */
+ *              oracle's rows: its name and "host");
+ *   partitions the partitions it ran on at once, merged (a split or
+ *              partitioned handle, docs/PARTITION.md); 0: whole on one lane. */
 #include <stdint.h>
 #include <string.h>
 
@@ -62,10 +64,10 @@ static void series_rows(FILE *f, const tdm_bq_series *r, const tdm_bq_queries *q
                 id, r->perq[i].us);
         features(f, &qs->q[i], r->k);
         if (r->device < 0)
-            fprintf(f, ",%s,host\n", r->algorithm);
+            fprintf(f, ",%s,host,0\n", r->algorithm);
         else
-            fprintf(f, ",%s,%s\n", tdm_algorithm_name(r->perq[i].ran),
-                    variant_name(r->perq[i].variant));
+            fprintf(f, ",%s,%s,%u\n", tdm_algorithm_name(r->perq[i].ran),
+                    variant_name(r->perq[i].variant), r->perq[i].partitions);
     }
 }
 
@@ -75,7 +77,7 @@ int tdm_bq_write_perq(const char *path, const tdm_bq_set *s, const tdm_bq_querie
     if (tdm_bq_open(&out, path))
         return -1;
     fprintf(out.f, "algorithm,k,device,mode,batch,threads,query,id,latency_us,terms,len_min,"
-                   "len_second,len_max,len_sum,uboc,ran,variant\n");
+                   "len_second,len_max,len_sum,uboc,ran,variant,partitions\n");
     for (size_t i = 0; i < s->n; i++)
         if (s->v[i].perq)
             series_rows(out.f, &s->v[i], qs);

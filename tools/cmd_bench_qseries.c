@@ -62,7 +62,8 @@ static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
         char why[160];
         s->us[i] = a->seconds * 1e6;
         if (s->perq)
-            s->perq[i] = (tdm_bq_qrec){0, r->algorithm, r->variant};
+            s->perq[i] = (tdm_bq_qrec){0, r->algorithm, r->variant, r->partitions};
+        s->split += r->partitions > 0;
         c->timed++;
         c->last = a->t_done;
         c->shared += shared;
@@ -178,6 +179,9 @@ static int run_series(bq *b, tdm_search *sh, const tdm_qr_query *qs, int d, cons
     tdm_bq_stats(s);
     b->mismatches += s->mismatches;
     tdm_bq_print_row(stdout, s);
+    if (s->split) /* a partitioned or split handle (docs/PARTITION.md) */
+        fprintf(stderr, "%s: %zu of %zu queries ran on every partition at once\n", label,
+                s->split, s->n);
     return 0;
 }
 

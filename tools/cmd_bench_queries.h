@@ -30,6 +30,7 @@ typedef struct tdm_bq_qrec {
     double us;            /* latency, microseconds (copied by tdm_bq_stats) */
     int ran;              /* tdm_search_result.algorithm (what ran) */
     int variant;          /* tdm_search_result.variant */
+    uint32_t partitions;  /* tdm_search_result.partitions: split across them (0: whole) */
 } tdm_bq_qrec;
 
 /* One measured series: an algorithm at one k on one device, sent as single
@@ -68,6 +69,8 @@ typedef struct tdm_bq_series {
                              query costs, which other load on the machine changes
                              less than the wall clock */
     int cdf;              /* drawn in the latency CDF plot */
+    size_t split;         /* queries answered on several partitions at once
+                             (tdm_search_result.partitions > 0) */
     tdm_bq_qrec *perq;    /* [n] per query in query order, for --per-query (NULL: not kept) */
 } tdm_bq_series;
 
