@@ -6,7 +6,9 @@
  * two PoCL lanes the query is answered by the other lane, exactly the
  * plain path's answer (itself the oracle's, by test_search), and work
  * queued on the stuck lane goes to the other while the caller waits for
- * its device; on one lane it fails with TDM_ERR_TIMEOUT naming the device;
+ * its device; a batch's part on the hung lane is prepared again and
+ * answered by the other lane; on one lane a query or a batch fails with
+ * TDM_ERR_TIMEOUT naming the device;
  * closing the handle and the engine returns in bounded time; a stalled run
  * that returns late has its answers dropped and frees what its caller left
  * to it (ASan). */
@@ -364,6 +366,113 @@ static void test_stall_one_lane(void **state)
     close_bounded(s, e);
 }
 
+#define NB 6 /* queries of the batches */
+
+/* Batch query i: two of the collection's terms. */
+static void batch_queries(const fixture *f, tdm_search_term (*st)[2], tdm_search_query *qs)
+{
+    for (int i = 0; i < NB; i++) {
+        for (int t = 0; t < 2; t++) {
+            st[i][t].term = f->c.terms[i + 7 * t]; /* of the 30 */
+            st[i][t].id = 0;
+            st[i][t].weight = 1;
+        }
+        qs[i] = (tdm_search_query){NULL, st[i], 2};
+    }
+}
+
+/* A batch pinned to lane 1, which hangs (or stalls) in its run (a lane's
+ * worker runs every batch part): the part is prepared again and answered
+ * by lane 0, every answer the plain path's; lane 1 is dead. */
+static void batch_reroute(void **state, const char *faults)
+{
+    fixture *f = *state;
+    tdm_engine *e = two_lanes(engine("cpu", faults));
+    tdm_search *s = open_search(f, e);
+    warm(f, s, 0);
+    warm(f, s, 1);
+    tdm_search_term st[NB][2];
+    tdm_search_query qs[NB];
+    batch_queries(f, st, qs);
+    tdm_search_options o;
+    tdm_search_term one[2];
+    query(f, one, &o, 1);
+    tdm_search_result *rs[NB];
+    double t0 = now_s();
+    if (tdm_search_batch(s, qs, NB, &o, rs) != TDM_OK)
+        fail_msg("the hung lane's batch: %s", tdm_last_error());
+    double dt = now_s() - t0;
+    print_message("batch answered in %.2f s by lane %d (limit %d ms)\n", dt, rs[0]->device,
+                  LIMIT_MS);
+    assert_true(dt >= LIMIT_MS * 1e-3 * 0.9);
+    assert_true(dt < LIMIT_MS * 1e-3 + SLACK_S);
+    for (int i = 0; i < NB; i++) {
+        assert_int_equal(rs[i]->device, 0);
+        assert_int_equal(rs[i]->handovers, 1);
+        same_as_plain(s, st[i], 2, &o, rs[i]);
+        tdm_search_result_free(rs[i]);
+    }
+    tdm_sched_stats ss;
+    stats(s, &ss);
+    assert_int_equal(ss.lanes[1].alive, 0);
+    assert_true(ss.lanes[1].faults >= 1);
+    assert_int_equal(ss.in_flight, 0);
+    assert_int_equal(ss.submitted, ss.answered + ss.failed);
+    assert_int_equal(ss.failed, 0);
+    /* a batch after it, split by the hybrid policy: lane 0 alone */
+    o.device = -1;
+    assert_int_equal(tdm_search_batch(s, qs, NB, &o, rs), TDM_OK);
+    for (int i = 0; i < NB; i++) {
+        assert_int_equal(rs[i]->device, 0);
+        same_as_plain(s, st[i], 2, &o, rs[i]);
+        tdm_search_result_free(rs[i]);
+    }
+    if (strstr(faults, "stall")) { /* let it return late: answers dropped, memory freed */
+        struct timespec nap = {1, 500000000};
+        nanosleep(&nap, NULL);
+    }
+    close_bounded(s, e);
+}
+
+static void test_batch_hang_rerouted(void **state)
+{
+    batch_reroute(state, "1:hang@2");
+}
+
+static void test_batch_stall_rerouted(void **state)
+{
+    batch_reroute(state, "1:stall@2");
+}
+
+/* A batch on the only lane, which hangs: TDM_ERR_TIMEOUT naming the
+ * device (no lane left to run it again), every result NULL. */
+static void test_batch_hang_one_lane(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = engine("0", "0:hang@2");
+    tdm_device_info info;
+    assert_int_equal(tdm_engine_device_info_get(e, 0, &info), TDM_OK);
+    tdm_search *s = open_search(f, e);
+    warm(f, s, 0);
+    tdm_search_term st[NB][2];
+    tdm_search_query qs[NB];
+    batch_queries(f, st, qs);
+    tdm_search_options o;
+    tdm_search_term one[2];
+    query(f, one, &o, -1);
+    tdm_search_result *rs[NB];
+    assert_int_equal(tdm_search_batch(s, qs, NB, &o, rs), TDM_ERR_TIMEOUT);
+    print_message("batch failed: %s\n", tdm_last_error());
+    assert_non_null(strstr(tdm_last_error(), info.name));
+    for (int i = 0; i < NB; i++)
+        assert_null(rs[i]);
+    tdm_sched_stats ss;
+    stats(s, &ss);
+    assert_int_equal(ss.in_flight, 0);
+    assert_int_equal(ss.submitted, ss.answered + ss.failed);
+    close_bounded(s, e);
+}
+
 /* The setting: the option's range, the variable's words. */
 static void test_setting(void **state)
 {
@@ -402,6 +511,9 @@ int main(void)
         cmocka_unit_test(test_stall_caller_rerouted),
         cmocka_unit_test(test_hang_caller),
         cmocka_unit_test(test_stall_one_lane),
+        cmocka_unit_test(test_batch_hang_rerouted),
+        cmocka_unit_test(test_batch_stall_rerouted),
+        cmocka_unit_test(test_batch_hang_one_lane),
         cmocka_unit_test(test_setting),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

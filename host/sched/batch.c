@@ -6,7 +6,9 @@
  * the part of the batch it took); each lane's part runs there as one run
  * (drive/search_run.h), so GPU lanes take theirs as a batch. A part is one
  * job: handed over whole when its lane fails. The batch's queries are
- * prepared once, here, before they are placed. */
+ * prepared once, here, before they are placed. A part whose run the
+ * watchdog abandoned (its lane hung) is prepared again and placed on a
+ * live lane (reroute_part): the stuck run may still read the old one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,13 +122,31 @@ typedef struct part {
     tdm_sbq **its;
     tdm_search_result **rs;
     size_t *idx;
+    tdm_sbq *fresh;         /* a rerouted part's own prepared queries ([j.nq]) */
+    struct part *retry;     /* the part run again after this one's lane hung */
 } part;
 
 static void part_free(part *p)
 {
+    for (uint32_t x = 0; p->fresh && x < p->j.nq; x++)
+        tdm_sbq_free(&p->fresh[x]);
+    free(p->fresh);
     free(p->its);
     free(p->rs);
     free(p->idx);
+}
+
+/* The fields of part j every part sets (its queries and predictions aside). */
+static void job_init(const struct tdm_sched *sc, sjob *j, const tdm_search_options *o,
+                     int policy, int pin, double arrive)
+{
+    j->o = *o;
+    j->policy = policy;
+    j->pin = pin; /* split here: never stolen; a failing lane hands it on */
+    j->arrive = arrive;
+    j->deadline = arrive + (o->deadline_ms > 0 ? o->deadline_ms * 1e-3 : sc->deadline);
+    j->where = -2;
+    j->first_dev = -1;
 }
 
 /* Builds lane l's part: the queries split there, their predictions. Under sc->mu. */
@@ -146,13 +166,7 @@ static int make_part(struct tdm_sched *sc, part *p, int l, const int *lane, cons
     if (!p->its || !p->rs || !p->idx)
         return tdm_err_set(err, TDM_ERR_NOMEM, "search batch: out of memory");
     sjob *j = &p->j;
-    j->o = *o;
-    j->policy = policy;
-    j->pin = l; /* split here: never stolen; a failing lane hands it on */
-    j->arrive = arrive;
-    j->deadline = arrive + (o->deadline_ms > 0 ? o->deadline_ms * 1e-3 : sc->deadline);
-    j->where = -2;
-    j->first_dev = -1;
+    job_init(sc, j, o, policy, l, arrive);
     for (size_t q = 0, x = 0; q < n; q++) {
         if (lane[q] != l)
             continue;
@@ -184,12 +198,127 @@ typedef struct kept {
 static void parts_free(part *parts, int nl)
 {
     for (int l = 0; parts && l < nl; l++) {
-        if (parts[l].j.nq)
-            pthread_cond_destroy(&parts[l].j.cv);
-        tdm_err_clear(&parts[l].j.err);
-        part_free(&parts[l]);
+        for (part *p = &parts[l], *next; p; p = next) {
+            next = p->retry;
+            if (p->j.nq)
+                pthread_cond_destroy(&p->j.cv);
+            tdm_err_clear(&p->j.err);
+            part_free(p);
+            if (p != &parts[l])
+                free(p);
+        }
     }
     free(parts);
+}
+
+/* Part old again, its queries freshly prepared (the run the watchdog
+ * abandoned may still read old's), ready to place: NULL when out of
+ * memory. No lock held. */
+static part *reroute_part(struct tdm_sched *sc, const part *old, const tdm_search_query *queries)
+{
+    size_t m = old->j.nq;
+    part *p = calloc(1, sizeof *p);
+    tdm_search_query *qs = malloc(m * sizeof *qs);
+    if (p) {
+        p->fresh = calloc(m, sizeof *p->fresh);
+        p->its = malloc(m * sizeof *p->its);
+        p->rs = calloc(m, sizeof *p->rs);
+        p->idx = malloc(m * sizeof *p->idx);
+    }
+    if (!p || !qs || !p->fresh || !p->its || !p->rs || !p->idx) {
+        if (p)
+            part_free(p);
+        free(p);
+        free(qs);
+        return NULL;
+    }
+    for (size_t x = 0; x < m; x++) {
+        p->idx[x] = old->idx[x];
+        qs[x] = queries[old->idx[x]];
+        p->its[x] = &p->fresh[x];
+    }
+    tdm_search_prepare_all(sc->s, qs, &old->j.o, m, p->fresh);
+    free(qs);
+    sjob *j = &p->j;
+    job_init(sc, j, &old->j.o, old->j.policy, old->j.pin, old->j.arrive);
+    j->handovers = old->j.handovers + 1;
+    j->items = p->its;
+    j->bres = p->rs;
+    j->nq = (uint32_t)m;
+    pthread_mutex_lock(&sc->mu);
+    for (size_t x = 0; x < m; x++) { /* the models are the lanes': under the lock */
+        tdm_qfeat f;
+        tdm_qfeat_from(&p->fresh[x].q, old->j.o.k, &f);
+        int alg = tdm_sched_expected_alg(&p->fresh[x]);
+        j->f.los += f.los;
+        j->alg = alg;
+        for (int i = 0; i < sc->nl; i++)
+            j->pred[i] += tdm_model_predict(&sc->lanes[i].model, alg, &f);
+    }
+    pthread_mutex_unlock(&sc->mu);
+    pthread_cond_init(&j->cv, NULL);
+    return p;
+}
+
+/* Whether a lane lives (lock held). */
+static int any_live(const struct tdm_sched *sc)
+{
+    for (int i = 0; i < sc->nl; i++)
+        if (sc->lanes[i].alive)
+            return 1;
+    return 0;
+}
+
+/* Places part j (lock held); when no lane can take it, fails it with
+ * error `why` (NULL: every lane has failed). */
+static void place_part(struct tdm_sched *sc, sjob *j, double now, const tdm_err *why)
+{
+    sc->st.in_flight += j->nq;
+    tdm_sched_update_mode(sc);
+    if (tdm_place(sc, j, now, 0) == -2) {
+        j->rc = why ? tdm_err_copy(&j->err, why)
+                    : tdm_err_set(&j->err, TDM_ERR_NO_DEVICE,
+                                  "search batch: no lane can run it (every lane has failed)");
+        j->done = 1;
+        sc->st.in_flight -= j->nq;
+        sc->st.failed += j->nq;
+    }
+}
+
+/* Waits for the parts (lock held): a part the watchdog ended on a hung
+ * lane runs again on a live lane (else it fails with the watchdog's
+ * TDM_ERR_TIMEOUT). last[l]: the last attempt of part l. Returns the
+ * number of abandoned attempts (their memory kept for their runs). */
+static int wait_parts(struct tdm_sched *sc, part *parts, const tdm_search_query *queries,
+                      part **last)
+{
+    int timed_out = 0;
+    for (int l = 0; l < sc->nl; l++) {
+        part *p = last[l] = &parts[l];
+        while (p->j.nq) {
+            while (!p->j.done)
+                pthread_cond_wait(&p->j.cv, &sc->mu);
+            if (!p->j.timed_out)
+                break;
+            timed_out++;
+            part *again = NULL;
+            if (any_live(sc) && !sc->stop) {
+                pthread_mutex_unlock(&sc->mu);
+                again = reroute_part(sc, p, queries);
+                pthread_mutex_lock(&sc->mu);
+            }
+            if (!again) { /* no lane left (or no memory): the batch fails, naming the device */
+                sc->st.failed += p->j.nq;
+                break;
+            }
+            p->retry = again;
+            last[l] = again;
+            /* the timeout's error if no lane takes it after all */
+            place_part(sc, &again->j, tdm_sched_now(), &p->j.err);
+            p = again;
+        }
+    }
+    return timed_out;
 }
 
 static void kept_release(void *arg)
@@ -205,9 +334,9 @@ static void kept_release(void *arg)
     free(k);
 }
 
-static int placed(struct tdm_sched *sc, tdm_sbq *items, size_t n, const tdm_search_options *o,
-                  int policy, double arrive, tdm_search_result **results, kept **keep,
-                  tdm_err *err);
+static int placed(struct tdm_sched *sc, const tdm_search_query *queries, tdm_sbq *items, size_t n,
+                  const tdm_search_options *o, int policy, double arrive,
+                  tdm_search_result **results, kept **keep, tdm_err *err);
 
 int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries, size_t n,
                            const tdm_search_options *o, tdm_search_result **results,
@@ -237,7 +366,7 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
         its[q] = &items[q];
     kept *keep = NULL;
     int rc = direct ? tdm_sched_run_direct(sc, its, policy, n, results, err)
-                    : placed(sc, items, n, o, policy, arrive, results, &keep, err);
+                    : placed(sc, queries, items, n, o, policy, arrive, results, &keep, err);
     if (keep) { /* a stuck run may still read them: it frees them if it returns */
         keep->items = items;
         keep->its = its;
@@ -245,12 +374,13 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
         pthread_mutex_lock(&sc->mu);
         int refs = keep->refs;
         for (int l = 0; l < keep->nl; l++)
-            if (keep->parts[l].j.hung > 0) {
-                keep->parts[l].j.orphan_fn = kept_release;
-                keep->parts[l].j.orphan_arg = keep;
-            } else if (keep->parts[l].j.timed_out) {
-                refs--; /* returned meanwhile */
-            }
+            for (part *p = &keep->parts[l]; p; p = p->retry)
+                if (p->j.hung > 0) {
+                    p->j.orphan_fn = kept_release;
+                    p->j.orphan_arg = keep;
+                } else if (p->j.timed_out) {
+                    refs--; /* returned meanwhile */
+                }
         keep->refs = refs;
         pthread_mutex_unlock(&sc->mu);
         if (refs == 0) {
@@ -266,10 +396,11 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
     return rc;
 }
 
-/* The prepared batch items[0 .. n) through the lanes (tdm_sched_batch_search). */
-static int placed(struct tdm_sched *sc, tdm_sbq *items, size_t n, const tdm_search_options *o,
-                  int policy, double arrive, tdm_search_result **results, kept **keep,
-                  tdm_err *err)
+/* The batch queries[0 .. n), prepared in items, through the lanes
+ * (tdm_sched_batch_search). */
+static int placed(struct tdm_sched *sc, const tdm_search_query *queries, tdm_sbq *items, size_t n,
+                  const tdm_search_options *o, int policy, double arrive,
+                  tdm_search_result **results, kept **keep, tdm_err *err)
 {
     *keep = NULL;
     for (size_t q = 0; q < n; q++)
@@ -318,25 +449,10 @@ static int placed(struct tdm_sched *sc, tdm_sbq *items, size_t n, const tdm_sear
             if (!j->nq)
                 continue;
             sc->st.submitted += j->nq;
-            sc->st.in_flight += j->nq;
-            tdm_sched_update_mode(sc);
-            if (tdm_place(sc, j, arrive, 0) == -2) {
-                j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE,
-                                    "search batch: no lane can run it (every lane has failed)");
-                j->done = 1;
-                sc->st.in_flight -= j->nq;
-                sc->st.failed += j->nq;
-            }
+            place_part(sc, j, arrive, NULL);
         }
-        int timed_out = 0;
-        for (int l = 0; l < sc->nl; l++) {
-            while (parts[l].j.nq && !parts[l].j.done)
-                pthread_cond_wait(&parts[l].j.cv, &sc->mu);
-            if (parts[l].j.timed_out) { /* not run again: the batch fails, naming the device */
-                sc->st.failed += parts[l].j.nq;
-                timed_out++;
-            }
-        }
+        part *last[TDM_SCHED_MAX_LANES];
+        int timed_out = wait_parts(sc, parts, queries, last);
         pthread_mutex_unlock(&sc->mu);
         if (timed_out && (*keep = calloc(1, sizeof **keep)) != NULL) {
             (*keep)->refs = timed_out;
@@ -344,13 +460,13 @@ static int placed(struct tdm_sched *sc, tdm_sbq *items, size_t n, const tdm_sear
             (*keep)->nl = sc->nl;
         }
         for (int l = 0; rc == TDM_OK && l < sc->nl; l++)
-            if (parts[l].j.nq && parts[l].j.rc)
-                rc = tdm_err_copy(err, &parts[l].j.err);
+            if (last[l]->j.nq && last[l]->j.rc)
+                rc = tdm_err_copy(err, &last[l]->j.err);
         double now = tdm_sched_now();
         for (int l = 0; l < sc->nl; l++) {
-            sjob *j = &parts[l].j;
+            sjob *j = &last[l]->j;
             for (uint32_t x = 0; x < j->nq; x++) {
-                tdm_search_result *r = parts[l].rs[x];
+                tdm_search_result *r = last[l]->rs[x];
                 if (!r)
                     continue;
                 if (rc) {
@@ -362,7 +478,7 @@ static int placed(struct tdm_sched *sc, tdm_sbq *items, size_t n, const tdm_sear
                 r->queue_seconds = j->started - arrive;
                 r->handovers = j->handovers;
                 r->seconds = now - arrive;
-                results[parts[l].idx[x]] = r;
+                results[last[l]->idx[x]] = r;
             }
         }
     }

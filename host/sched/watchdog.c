@@ -48,8 +48,12 @@ double tdm_watchdog_arm(slane *l, tdm_watch *w, sjob **jobs, int n, uint32_t alg
         bound = (double)sc->timeout_ms * 1e-3;
     else if (sc->timeout_ms == 0)
         bound = TIMES_PRED * pred > FLOOR_S ? TIMES_PRED * pred : FLOOR_S;
-    for (int i = 0; i < n; i++)
-        algs |= 1u << (jobs[i]->alg & 31);
+    for (int i = 0; i < n; i++) { /* a batch part: each query's own (batch.c's alg is one) */
+        const sjob *j = jobs[i];
+        for (uint32_t x = 0; j->bres && x < j->nq; x++)
+            algs |= 1u << (tdm_sched_expected_alg(j->items[x]) & 31);
+        algs |= j->bres ? 0 : 1u << (j->alg & 31);
+    }
     if (bound > 0 && (l->warm & algs) != algs) /* a first run of an algorithm compiles */
         bound += COLD_S;
     w->bound = bound;
