@@ -15,7 +15,8 @@ query_weighted on: PISA then scores sum(weight x impact) as tandem does.
 
   pisa_impact.py lat DIR QUERIES N ALGO:K[,...]      as pisa_bench.py lat
   pisa_impact.py tput DIR QUERIES N THREADS ALGO:K[,...]
-  pisa_impact.py run DIR QUERIES N ALGO K OUT        TREC run (qid Q0 doc rank score PISA)
+  pisa_impact.py run DIR QUERIES N ALGO K OUT        TREC run (qid Q0 doc rank score PISA;
+      PISA_THREADS threads, default 1)
   pisa_impact.py same RUN_A RUN_B                    two TREC runs: identical queries,
       queries that differ only in which equal-scored documents fill the last places
       (PISA keeps any of a tie at the k-th score, tandem the lowest docids), and
@@ -142,7 +143,7 @@ def tput(a):
 
 def run(a):
     c, qs = B.context(a.dir), queries(a.queries, a.n, a.dir)
-    cnt, qi, dn, sc = call(c, a.algo, qs, a.k)
+    cnt, qi, dn, sc = call(c, a.algo, qs, a.k, int(os.environ.get("PISA_THREADS", "1")))
     with open(a.out, "w") as f:
         rank, last = 0, None
         for i in range(cnt):  # PISA orders each query's hits by score, then docid
