@@ -118,6 +118,13 @@ while IFS= read -r text; do
     done
 done < texts.txt
 
+begin "search: Server-Timing gives the server's part beside the engine's"
+curl -s -m 60 -D hdr.txt -o body.txt --data-binary '{"query": "boundary layer flow"}' "$URL/search"
+grep -q $'^Server-Timing: parse;dur=[0-9.]*, engine;dur=[0-9.]*, encode;dur=[0-9.]*\r$' hdr.txt ||
+    fail "$(cat hdr.txt)"
+req /health - -D hdr.txt
+[ "$code" = 200 ] && ! grep -qi '^Server-Timing' hdr.txt || fail "health: $(cat hdr.txt)"
+
 begin "search: terms given directly rank as the same text"
 run "$T" search idx "boundary layer flow" --json --scoring bm25 --k1 0.9 --b 0.4
 req /search '{"terms": {"boundary": 1, "layer": 1, "flow": 1}, "k1": 0.9, "b": 0.4}'
@@ -183,7 +190,9 @@ for m in 'tandem_http_requests_total{route="/search",code="200"} [0-9]' 'tandem_
          'tandem_query_queue_seconds_count [0-9]' 'tandem_batch_size_bucket{device="[0-9]",le="1"}' \
          'tandem_device_utilization{device="[0-9]"} [0-9]' 'tandem_device_queries_total{device="1"} [0-9]' \
          'tandem_list_cache_hits_total{device="0"} [0-9]' 'tandem_sched_answered_total [0-9]' \
-         'tandem_ready 1' '# TYPE tandem_batch_size histogram'; do
+         'tandem_ready 1' '# TYPE tandem_batch_size histogram' \
+         'tandem_http_overhead_seconds_bucket{route="/search",le="+Inf"} [1-9]' \
+         'tandem_http_overhead_seconds_bucket{route="/health",le="1e-05"} [0-9]'; do
     grep -q "^$m" body.txt || fail "no '$m' in /metrics"
 done
 n=$(sed -n 's/^tandem_queries_total //p' body.txt)
@@ -393,7 +402,7 @@ stop TERM
 
 begin "bearer token: every route but /health"
 printf 's3cret-token\n' > token.txt
-start --token-file token.txt
+TANDEM_SERVE_TRACE=1 start --token-file token.txt
 req /health -
 [ "$code" = 200 ] || fail "health: $code"
 req /search '{"query": "flow"}'
@@ -404,6 +413,16 @@ req /metrics -
 want_err 401 "bearer token"
 req /search '{"query": "flow"}' -H "Authorization: Bearer s3cret-token"
 [ "$code" = 200 ] || fail "with the token: $code $(head -c 200 body.txt)"
+# TANDEM_SERVE_TRACE: a line a request, each stage's microseconds, written
+# once the answer is sent (the client may have it a moment before)
+for i in $(seq 50); do
+    grep -q '^tandem serve: trace /search 200 body [0-9]* parse [0-9]* run [0-9]* encode [0-9]* queue [0-9]* send [0-9]* engine [0-9]* total [0-9]*$' serve.err &&
+        break
+    sleep 0.1
+done
+grep -q '^tandem serve: trace /search 401 body - parse - run - encode [0-9]* queue [0-9]* send [0-9]* engine 0 total [0-9]*$' serve.err &&
+    grep -q '^tandem serve: trace /search 200 body [0-9]* parse [0-9]* run [0-9]* encode [0-9]* queue [0-9]* send [0-9]* engine [0-9]* total [0-9]*$' serve.err ||
+    fail "trace: $(grep trace serve.err | tail -3)"
 
 begin "SIGTERM in the middle of a load: what is in flight is answered, exit 0"
 python3 - "$URL" "$SPID" <<'EOF' || fail "load at SIGTERM"

@@ -62,8 +62,10 @@ typedef struct tdm_serve_metrics tdm_serve_metrics;
 
 tdm_serve_metrics *tdm_serve_metrics_new(void);
 void tdm_serve_metrics_free(tdm_serve_metrics *m);
-/* A request answered with `status` after `seconds`. Thread-safe. */
-void tdm_serve_metrics_request(tdm_serve_metrics *m, int route, int status, double seconds);
+/* A request answered with `status` after `seconds`, `engine_s` of them in
+ * the backend's calls (the rest is the server's own). Thread-safe. */
+void tdm_serve_metrics_request(tdm_serve_metrics *m, int route, int status, double seconds,
+                               double engine_s);
 /* A query answered (r) or failed (r NULL). Thread-safe. */
 void tdm_serve_metrics_query(tdm_serve_metrics *m, const tdm_search_result *r);
 
@@ -103,6 +105,7 @@ typedef struct tdm_serve {
     double started;        /* tdm_cli_now() at start */
     double ready_at;       /* tdm_cli_now() when `ready` was set */
     tdm_serve_metrics *metrics;
+    int trace;             /* TANDEM_SERVE_TRACE: a line a request on stderr */
     /* requests begun and not yet completed, for the drain at shutdown */
     pthread_mutex_t lock;
     pthread_cond_t idle;
@@ -122,9 +125,11 @@ tdm_serve_backend tdm_serve_backend_local(tdm_serve *sv);
 /* Answers a parsed request: one result object (batch 0) or {"results":
  * [...]} (batch 1), each result as `tandem search --json` writes it and a
  * failed query of a batch as {"error", "status"}. NULL with *status and
- * err set when the request (batch 0) or the whole batch failed. */
+ * err set when the request (batch 0) or the whole batch failed. *engine_s
+ * gets the wall time spent in the backend's calls (the rest of a request's
+ * time is the server's own). */
 json_t *tdm_serve_run(tdm_serve *sv, const tdm_serve_request *req, int batch, int *status,
-                      char *err, size_t errlen);
+                      double *engine_s, char *err, size_t errlen);
 
 /* ---- HTTP (serve_http.c) */
 

@@ -23,7 +23,11 @@ typedef struct conn_req {
     size_t len, cap;
     int too_large;         /* the body passed max_body: it is dropped */
     int status;            /* the status answered, 0 until then */
-    double t0;
+    /* when its stages ended (tdm_cli_now()), for /metrics and the trace:
+     * headers in, body in, parsed, run (the backend's answer as JSON),
+     * encoded to text, queued to libmicrohttpd; 0 for a stage not reached */
+    double t0, t_body, t_parsed, t_run, t_encoded, t_queued;
+    double engine;         /* of t_run - t_parsed, the backend's calls */
 } conn_req;
 
 static int route_of(const char *url)
@@ -53,9 +57,17 @@ static enum MHD_Result respond(tdm_serve *sv, struct MHD_Connection *c, conn_req
                                 rq->route <= TDM_ROUTE_BATCH ? "POST" : "GET, HEAD");
     if (atomic_load(&sv->stopping))
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (rq->t_run) { /* a search ran: the server's part of it beside the engine's */
+        char st[160];
+        snprintf(st, sizeof st, "parse;dur=%.3f, engine;dur=%.3f, encode;dur=%.3f",
+                 (rq->t_parsed - rq->t_body) * 1e3, rq->engine * 1e3,
+                 (rq->t_encoded - rq->t_parsed - rq->engine) * 1e3);
+        MHD_add_response_header(r, "Server-Timing", st);
+    }
     rq->status = status;
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
+    rq->t_queued = tdm_cli_now();
     return ret;
 }
 
@@ -65,6 +77,7 @@ static enum MHD_Result respond_json(tdm_serve *sv, struct MHD_Connection *c, con
     size_t len = 0;
     char *s = j ? tdm_cli_json_dump(j, &len) : NULL;
     json_decref(j);
+    rq->t_encoded = tdm_cli_now();
     if (!s)
         return MHD_NO; /* out of memory: drop the connection */
     return respond(sv, c, rq, status, s, len, "application/json");
@@ -215,10 +228,12 @@ static enum MHD_Result search(tdm_serve *sv, struct MHD_Connection *c, conn_req 
     tdm_serve_request req;
     int st = tdm_serve_parse(rq->body ? rq->body : "", rq->len, batch, &sv->defaults, &sv->lim,
                              &req, err, sizeof err);
+    rq->t_parsed = tdm_cli_now();
     if (st)
         return fail(sv, c, rq, st, "%s", err);
-    json_t *j = tdm_serve_run(sv, &req, batch, &st, err, sizeof err);
+    json_t *j = tdm_serve_run(sv, &req, batch, &st, &rq->engine, err, sizeof err);
     tdm_serve_request_free(&req);
+    rq->t_run = tdm_cli_now();
     if (!j)
         return fail(sv, c, rq, st, "%s", err);
     return respond_json(sv, c, rq, st, j);
@@ -251,6 +266,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
     if (rq->status) /* refused from its headers */
         return MHD_YES;
+    rq->t_body = tdm_cli_now();
     switch (rq->route) {
     case TDM_ROUTE_HEALTH:
         return health(sv, c, rq);
@@ -259,6 +275,31 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     default:
         return search(sv, c, rq);
     }
+}
+
+/* TANDEM_SERVE_TRACE=1: one line a request on stderr, the microseconds of
+ * each stage (from the previous one reached; '-' for one not reached), to
+ * see where a request's time goes. */
+static void trace(const conn_req *rq, double now, enum MHD_RequestTerminationCode why)
+{
+    static const char *const names[] = {"/search", "/search/batch", "/health", "/metrics",
+                                        "other"};
+    const double t[] = {rq->t_body, rq->t_parsed, rq->t_run, rq->t_encoded, rq->t_queued, now};
+    static const char *const stage[] = {"body", "parse", "run", "encode", "queue", "send"};
+    char line[256];
+    int n = snprintf(line, sizeof line, "tandem serve: trace %s %d", names[rq->route],
+                     rq->status);
+    double prev = rq->t0;
+    for (size_t i = 0; i < sizeof t / sizeof *t && n > 0 && (size_t)n < sizeof line; i++) {
+        if (t[i] == 0) {
+            n += snprintf(line + n, sizeof line - (size_t)n, " %s -", stage[i]);
+            continue;
+        }
+        n += snprintf(line + n, sizeof line - (size_t)n, " %s %.0f", stage[i], (t[i] - prev) * 1e6);
+        prev = t[i];
+    }
+    fprintf(stderr, "%s engine %.0f total %.0f%s\n", line, rq->engine * 1e6, (now - rq->t0) * 1e6,
+            why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (cut off)");
 }
 
 /* The request is over (answered, or its connection gone): counted, freed,
@@ -272,8 +313,11 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!rq)
         return;
     *con_cls = NULL;
+    double now = tdm_cli_now();
     if (rq->status)
-        tdm_serve_metrics_request(sv->metrics, rq->route, rq->status, tdm_cli_now() - rq->t0);
+        tdm_serve_metrics_request(sv->metrics, rq->route, rq->status, now - rq->t0, rq->engine);
+    if (sv->trace)
+        trace(rq, now, why);
     free(rq->body);
     free(rq);
     pthread_mutex_lock(&sv->lock);
@@ -294,6 +338,8 @@ int tdm_serve_http_start(tdm_serve *sv, const void *addr, size_t sa_len, unsigne
 {
     const struct sockaddr *sa = addr;
     (void)sa_len;
+    const char *tr = getenv("TANDEM_SERVE_TRACE");
+    sv->trace = tr && *tr && strcmp(tr, "0");
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | (sa->sa_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     sv->daemon = MHD_start_daemon(

@@ -11,8 +11,11 @@
 #include "cli.h"
 #include "serve.h"
 
-static const double sec_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                    0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+/* From 10 µs: a light-load request on a GPU, and the server's own part of
+ * one, take tens of microseconds. */
+static const double sec_bounds[] = {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005,
+                                    0.001,   0.0025,   0.005,   0.01,   0.025,   0.05,
+                                    0.1,     0.25,     0.5,     1,      2.5,     5, 10};
 #define NSEC (sizeof sec_bounds / sizeof *sec_bounds)
 static const double batch_bounds[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
 #define NBATCH (sizeof batch_bounds / sizeof *batch_bounds)
@@ -31,6 +34,7 @@ struct tdm_serve_metrics {
     pthread_mutex_t lock;
     uint64_t requests[TDM_ROUTE_COUNT][600]; /* by HTTP status */
     histo request_s[TDM_ROUTE_COUNT];
+    histo overhead_s[TDM_ROUTE_COUNT]; /* request_s less the backend's calls */
     uint64_t queries, errors;
     histo query_s, queue_s;
     histo batch[TDM_SCHED_MAX_LANES]; /* by engine device */
@@ -64,7 +68,8 @@ static void observe(histo *h, const double *bounds, size_t nb, double x)
     h->n++;
 }
 
-void tdm_serve_metrics_request(tdm_serve_metrics *m, int route, int status, double seconds)
+void tdm_serve_metrics_request(tdm_serve_metrics *m, int route, int status, double seconds,
+                               double engine_s)
 {
     if (route < 0 || route >= TDM_ROUTE_COUNT)
         route = TDM_ROUTE_OTHER;
@@ -72,6 +77,7 @@ void tdm_serve_metrics_request(tdm_serve_metrics *m, int route, int status, doub
     if (status >= 100 && status < 600)
         m->requests[route][status]++;
     observe(&m->request_s[route], sec_bounds, NSEC, seconds);
+    observe(&m->overhead_s[route], sec_bounds, NSEC, seconds > engine_s ? seconds - engine_s : 0);
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -130,6 +136,13 @@ static void server_text(FILE *f, const tdm_serve_metrics *m)
         snprintf(lab, sizeof lab, "route=\"%s\",", route_names[r]);
         histo_text(f, "tandem_http_request_duration_seconds", lab, &m->request_s[r], sec_bounds,
                    NSEC);
+    }
+    head(f, "tandem_http_overhead_seconds", "histogram",
+         "the server's own part of a request's duration: the duration less the time in the "
+         "engine's search calls, by route");
+    for (int r = 0; r < TDM_ROUTE_COUNT; r++) {
+        snprintf(lab, sizeof lab, "route=\"%s\",", route_names[r]);
+        histo_text(f, "tandem_http_overhead_seconds", lab, &m->overhead_s[r], sec_bounds, NSEC);
     }
     head(f, "tandem_queries_total", "counter", "queries answered (a batch counts each of its queries)");
     fprintf(f, "tandem_queries_total %llu\n", (unsigned long long)m->queries);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "search_json.h"
 #include "serve.h"
 
@@ -74,12 +75,14 @@ tdm_serve_backend tdm_serve_backend_local(tdm_serve *sv)
 
 /* ---- requests */
 
-static json_t *run_one(tdm_serve *sv, const tdm_serve_query *q, int *status, char *err,
-                       size_t errlen)
+static json_t *run_one(tdm_serve *sv, const tdm_serve_query *q, int *status, double *engine_s,
+                       char *err, size_t errlen)
 {
     tdm_search_result *r = NULL;
     tdm_search_query sq = {q->text, q->terms, q->nterms};
+    double t = tdm_cli_now();
     int rc = sv->be.search(sv->be.ctx, &sq, &q->o, &r, err, errlen);
+    *engine_s += tdm_cli_now() - t;
     if (rc != TDM_OK) {
         *status = http_status(rc);
         tdm_serve_metrics_query(sv->metrics, NULL);
@@ -106,7 +109,7 @@ static int same_options(const tdm_search_options *a, const tdm_search_options *b
 /* Runs the queries of req with the options of query `first` (those not yet
  * answered, done[i] 0) as one tdm_search_batch, setting out[i]. */
 static void run_group(tdm_serve *sv, const tdm_serve_request *req, size_t first, char *done,
-                      json_t **out)
+                      json_t **out, double *engine_s)
 {
     const tdm_search_options *o = &req->q[first].o;
     size_t n = 0, *idx = malloc(req->n * sizeof *idx);
@@ -120,7 +123,9 @@ static void run_group(tdm_serve *sv, const tdm_serve_request *req, size_t first,
         n++;
     }
     char why[1024] = "out of memory";
+    double t = tdm_cli_now();
     int rc = n ? sv->be.batch(sv->be.ctx, qs, n, o, rs, why, sizeof why) : TDM_ERR_NOMEM;
+    *engine_s += tdm_cli_now() - t;
     for (size_t j = 0; j < n; j++) {
         size_t i = idx[j];
         tdm_search_result *r = rc == TDM_OK ? rs[j] : NULL;
@@ -142,15 +147,15 @@ static void run_group(tdm_serve *sv, const tdm_serve_request *req, size_t first,
     free(rs);
 }
 
-static json_t *run_batch(tdm_serve *sv, const tdm_serve_request *req, int *status, char *err,
-                         size_t errlen)
+static json_t *run_batch(tdm_serve *sv, const tdm_serve_request *req, int *status,
+                         double *engine_s, char *err, size_t errlen)
 {
     char *done = calloc(req->n, 1);
     json_t **out = calloc(req->n, sizeof *out);
     json_t *list = json_array();
     for (size_t i = 0; done && out && i < req->n; i++)
         if (!done[i])
-            run_group(sv, req, i, done, out);
+            run_group(sv, req, i, done, out, engine_s);
     for (size_t i = 0; done && out && i < req->n; i++) {
         json_t *v = out[i] ? out[i] : json_null();
         if (!list)
@@ -173,9 +178,10 @@ static json_t *run_batch(tdm_serve *sv, const tdm_serve_request *req, int *statu
 }
 
 json_t *tdm_serve_run(tdm_serve *sv, const tdm_serve_request *req, int batch, int *status,
-                      char *err, size_t errlen)
+                      double *engine_s, char *err, size_t errlen)
 {
     *status = 200;
-    return batch ? run_batch(sv, req, status, err, errlen)
-                 : run_one(sv, &req->q[0], status, err, errlen);
+    *engine_s = 0;
+    return batch ? run_batch(sv, req, status, engine_s, err, errlen)
+                 : run_one(sv, &req->q[0], status, engine_s, err, errlen);
 }
