@@ -286,6 +286,9 @@ static void batches_match_lone_queries(void **state)
         static const char *rpc[] = {"4", "1", "64"};
         setenv("TANDEM_BATCH_QUEUE", seed % 3 == (small ? 1u : 2u) ? "off" : "on", 1);
         setenv("TANDEM_BATCH_RANGES_PER_CU", rpc[seed % 3], 1);
+        /* a query's heap slots capped (one range a query at 1) or not */
+        static const char *mk[] = {"1", "16777216", "64"};
+        setenv("TANDEM_BATCH_MERGE_KEYS", mk[seed % 3], 1);
         /* an engine reads the variables at open */
         tdm_engine *eng = tdm_test_engine();
         for (int d = 0; seed == 1 && d < tdm_engine_device_count(eng); d++)
@@ -301,6 +304,7 @@ static void batches_match_lone_queries(void **state)
     unsetenv("TANDEM_BATCH_BOUNDS");
     unsetenv("TANDEM_BATCH_QUEUE");
     unsetenv("TANDEM_BATCH_RANGES_PER_CU");
+    unsetenv("TANDEM_BATCH_MERGE_KEYS");
     if (shared[SH_ALL] == 0)
         fail_msg("no query of any batch shared its launches");
     print_message("shared launches: %llu queries, AND-then-OR %llu, AND k > 128 %llu, pruning "

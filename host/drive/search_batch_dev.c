@@ -111,6 +111,14 @@ static uint32_t ranges_per_cu(const tdm_device *d)
     return v ? v : row(d)->batch_ranges_per_cu;
 }
 
+/* A query's heap slots at most: TANDEM_BATCH_MERGE_KEYS or the row's (0:
+ * any). */
+static uint32_t merge_keys(const tdm_device *d)
+{
+    uint32_t v = tuning(d)->batch_merge_keys;
+    return v ? v : row(d)->batch_merge_keys;
+}
+
 /* A query's work, estimated for the queue's ranges and order: ranked AND
  * walks its shortest list and seeks the others (terms x the shortest), the
  * others read every list (pruning skips parts). Only an estimate: the
@@ -141,10 +149,13 @@ static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint6
         r++;
     uint64_t most = ndocs / row(d)->batch_min_rlen;
     uint64_t klim = ndocs / (8ull * k);
+    uint64_t mkeys = merge_keys(d);
     if (r > most)
         r = most;
     if (r > klim)
         r = klim;
+    if (mkeys && r > mkeys / k)
+        r = mkeys / k;
     if (r > (1u << 22) / (nt ? nt : 1))
         r = (1u << 22) / (nt ? nt : 1);
     if (r < 1)

@@ -97,6 +97,8 @@ typedef struct tdm_tune_row {
     uint32_t and_wu_k;       /* above it ranked AND batches by Wu's mapping */
     uint32_t batch_ranges_per_cu; /* ranges a compute unit shared by a batch */
     uint32_t batch_min_rlen; /* the shortest range of a batch's query */
+    uint32_t batch_merge_keys; /* a query's heap slots (ranges x room) at most, 0 any:
+                                  its merge is one work-group's */
     int batch_queue;         /* compressed batches through the queue kernel */
     /* ---- device residency (resident/) */
     int decode_variant;      /* TDM_TUNE_DECODE_GROUP or _SERIAL (settings.h) */
@@ -124,6 +126,14 @@ typedef struct tdm_tune_row {
  * compute, and one query's ranges already use every core): only the
  * longest queries, 2^24, unmeasured. */
 #define TDM_TUNE_SPLIT_MIN_POSTINGS_GPU (1ull << 19)
+
+/* A batch query's heap slots on a GPU: its ranges x k at most. The batch's
+ * ranges go to its queries by their work, so a long query of a small batch
+ * got up to ndocs / 8k ranges, and its merge (one work-group of 256 on the
+ * H200, whose driver reports 256 for every kernel) read them all: H200, 1M
+ * documents, AND k = 10, batches of 128 spent 1.75 of their 4.5 ms in the
+ * merge, 4,096 still 1.1 ms (TANDEM_SEARCH_PROFILE, ninth session). */
+#define TDM_TUNE_BATCH_MERGE_KEYS_GPU 32768u
 #define TDM_TUNE_SPLIT_MIN_POSTINGS_CPU (1ull << 24)
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
@@ -193,7 +203,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .and_batched = TDM_VARIANT_ITEM, .and_long_fraction = 32, .zr_words = 1u << 27,       \
         .zr_layout = 1, .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32,     \
         .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
-        .batch_min_rlen = 64, .batch_queue = 0, .decode_variant = TDM_TUNE_DECODE_GROUP,        \
+        .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU, .batch_queue = 0, .decode_variant = TDM_TUNE_DECODE_GROUP,        \
         .staging = stg, .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_GPU                  \
     }
 
