@@ -532,57 +532,6 @@ static int make_device(const tdm_sdev *sd, const host_side *h, tdm_sbq *const *q
     return rc;
 }
 
-/* Block bounds made on the device: every block's bound of the batch (its
- * term table's word 3 numbering the batch's blocks) from the stored bounds
- * (tdm_search_stored_bounds_batch: tdm_score_stored_bound's arithmetic) or,
- * for requests whose k1, b are not the index's, from the postings
- * (tdm_search_bounds), then each query's term bounds and MaxScore order
- * (tdm_search_order_batch), as the single path computes them; the stored
- * ones' term bounds and order come up with the term table (the host's copy
- * of the same bounds, build_host). */
-static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, uint32_t n,
-                                 uint32_t kind, float c0, float c1, dev_side *ds,
-                                 uint32_t *launches, tdm_sprof *pf, tdm_err *err)
-{
-    tdm_device *d = sd->d;
-    cl_event ev = NULL, *evp = pf->on ? &ev : NULL;
-    cl_uint nt = (cl_uint)h->nterms, nb = (cl_uint)h->nbmax, kd = kind, nq = n;
-    cl_uint ndc = sd->res.ndocs;
-    size_t wg = d->wg_size;
-    int rc = TDM_OK;
-    if (nb && h->bmode == TDM_SBOUNDS_STORED) {
-        tdm_karg sa[] = {TDM_KARG_MEM(&ds->b[D_TERMS]), TDM_KARG_MEM(&ds->b[D_SB]),
-                         TDM_KARG_MEM(&sd->res.block_max), TDM_KARG_MEM(&ds->b[D_BMAX]),
-                         TDM_KARG_U32(&nt), TDM_KARG_U32(&nb)};
-        rc = tdm_kernel_launch(d, "tdm_search_stored_bounds_batch", sa, sizeof sa / sizeof *sa,
-                               tdm_round_up(nb, wg), wg, 0, NULL, evp, err);
-        tdm_sprof_take(pf, "tdm_search_stored_bounds_batch", &ev);
-        ++*launches;
-    } else if (nb) {
-        tdm_karg ba[] = {
-            TDM_KARG_MEM(&ds->b[D_DOCS]),  TDM_KARG_MEM(&ds->b[D_FREQS]), TDM_KARG_MEM(&ds->b[D_TERMS]),
-            TDM_KARG_MEM(&sd->res.doclens), TDM_KARG_U32(&ndc), TDM_KARG_MEM(&ds->b[D_BMAX]),
-            TDM_KARG_U32(&nt),
-            TDM_KARG_U32(&nb),             TDM_KARG_U32(&kd),             {sizeof c0, &c0},
-            {sizeof c1, &c1},
-        };
-        rc = tdm_kernel_launch(d, "tdm_search_bounds", ba, sizeof ba / sizeof *ba,
-                               tdm_round_up(nb, wg), wg, 0, NULL, evp, err);
-        tdm_sprof_take(pf, "tdm_search_bounds (batch)", &ev);
-        ++*launches;
-    }
-    if (h->bmode == TDM_SBOUNDS_STORED)
-        return rc;
-    tdm_karg oa[] = {TDM_KARG_MEM(&ds->b[D_TERMS]), TDM_KARG_MEM(&ds->b[D_BMAX]),
-                     TDM_KARG_MEM(&ds->b[D_QTAB]), TDM_KARG_U32(&nq)};
-    if (rc == TDM_OK)
-        rc = tdm_kernel_launch(d, "tdm_search_order_batch", oa, 4, tdm_round_up(n, wg), wg, 0,
-                               NULL, evp, err);
-    tdm_sprof_take(pf, "tdm_search_order_batch", &ev);
-    ++*launches;
-    return rc;
-}
-
 /* The queue's heaps, their counts and the status word back (in order on
  * the compute queue: the last read blocks). */
 static int read_heaps(tdm_device *d, const host_side *h, dev_side *ds, tdm_err *err)
@@ -663,9 +612,55 @@ typedef struct batch_args {
     cl_float c0, c1;
     cl_uint bw, nlists, arena_words, spans, layout; /* the compressed kernels' */
     cl_uint k, pow2;                                /* the merge's */
+    cl_uint nterms, nblocks; /* the bounds kernels': the batch's term table and blocks */
 } batch_args;
 
 #define BATCH_MAX_ARGS 32
+
+/* tdm_search_stored_bounds_batch (cl/search_batch.cl): every block's bound
+ * from the stored ones. */
+static cl_uint stored_bounds_batch_args(const batch_args *b, tdm_karg *a)
+{
+    const dev_side *ds = b->ds;
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&ds->b[D_TERMS]),     TDM_KARG_MEM(&ds->b[D_SB]),
+        TDM_KARG_MEM(&b->res->block_max),  TDM_KARG_MEM(&ds->b[D_BMAX]),
+        TDM_KARG_U32(&b->nterms),          TDM_KARG_U32(&b->nblocks),
+    };
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* tdm_search_bounds (cl/search_range.cl), over the batch's blocks: the
+ * postings' bounds for a request whose k1, b are not the index's. Its
+ * document count is the resident index's (the doclens it reads). */
+static cl_uint bounds_batch_args(const batch_args *b, tdm_karg *a)
+{
+    const dev_side *ds = b->ds;
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&ds->b[D_DOCS]),      TDM_KARG_MEM(&ds->b[D_FREQS]),
+        TDM_KARG_MEM(&ds->b[D_TERMS]),     TDM_KARG_MEM(&b->res->doclens),
+        TDM_KARG_U32(&b->res->ndocs),      TDM_KARG_MEM(&ds->b[D_BMAX]),
+        TDM_KARG_U32(&b->nterms),          TDM_KARG_U32(&b->nblocks),
+        TDM_KARG_U32(&b->kind),            {sizeof b->c0, &b->c0},
+        {sizeof b->c1, &b->c1},
+    };
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* tdm_search_order_batch (cl/search_batch.cl): each query's term bounds
+ * and MaxScore order. */
+static cl_uint order_batch_args(const batch_args *b, tdm_karg *a)
+{
+    const dev_side *ds = b->ds;
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&ds->b[D_TERMS]), TDM_KARG_MEM(&ds->b[D_BMAX]),
+        TDM_KARG_MEM(&ds->b[D_QTAB]),  TDM_KARG_U32(&b->nq),
+    };
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
 
 /* tdm_search_range_batch (cl/search_batch.cl). */
 static cl_uint range_batch_args(const batch_args *b, tdm_karg *a)
@@ -732,6 +727,44 @@ static cl_uint merge_batch_args(const batch_args *b, tdm_karg *a)
     return sizeof args / sizeof *args;
 }
 
+/* Block bounds made on the device: every block's bound of the batch (its
+ * term table's word 3 numbering the batch's blocks) from the stored bounds
+ * (tdm_search_stored_bounds_batch: tdm_score_stored_bound's arithmetic) or,
+ * for requests whose k1, b are not the index's, from the postings
+ * (tdm_search_bounds), then each query's term bounds and MaxScore order
+ * (tdm_search_order_batch), as the single path computes them; the stored
+ * ones' term bounds and order come up with the term table (the host's copy
+ * of the same bounds, build_host). */
+static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, const batch_args *ba,
+                                 uint32_t *launches, tdm_sprof *pf, tdm_err *err)
+{
+    tdm_device *d = sd->d;
+    cl_event ev = NULL, *evp = pf->on ? &ev : NULL;
+    size_t wg = d->wg_size;
+    tdm_karg a[BATCH_MAX_ARGS];
+    int rc = TDM_OK;
+    if (ba->nblocks && h->bmode == TDM_SBOUNDS_STORED) {
+        rc = tdm_kernel_launch(d, "tdm_search_stored_bounds_batch", a,
+                               stored_bounds_batch_args(ba, a), tdm_round_up(ba->nblocks, wg), wg,
+                               0, NULL, evp, err);
+        tdm_sprof_take(pf, "tdm_search_stored_bounds_batch", &ev);
+        ++*launches;
+    } else if (ba->nblocks) {
+        rc = tdm_kernel_launch(d, "tdm_search_bounds", a, bounds_batch_args(ba, a),
+                               tdm_round_up(ba->nblocks, wg), wg, 0, NULL, evp, err);
+        tdm_sprof_take(pf, "tdm_search_bounds (batch)", &ev);
+        ++*launches;
+    }
+    if (h->bmode == TDM_SBOUNDS_STORED)
+        return rc;
+    if (rc == TDM_OK)
+        rc = tdm_kernel_launch(d, "tdm_search_order_batch", a, order_batch_args(ba, a),
+                               tdm_round_up(ba->nq, wg), wg, 0, NULL, evp, err);
+    tdm_sprof_take(pf, "tdm_search_order_batch", &ev);
+    ++*launches;
+    return rc;
+}
+
 /* Decode, range and merge launches, then the blocking copy of h->out (the
  * queue: of the heaps, which host_merge then reads). */
 static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, uint32_t n,
@@ -764,10 +797,11 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     batch_args ba = {.ds = ds, .res = &sd->res, .nq = n, .nranges = (cl_uint)h->nranges,
                      .ndocs = ndocs, .alg = (cl_uint)salg, .kind = kind, .c0 = c0, .c1 = c1,
                      .bw = h->bw, .nlists = sd->res.nlists, .arena_words = sd->res.arena_words,
-                     .spans = sd->res.spans, .layout = h->zlayout, .k = k, .pow2 = p2};
+                     .spans = sd->res.spans, .layout = h->zlayout, .k = k, .pow2 = p2,
+                     .nterms = (cl_uint)h->nterms, .nblocks = (cl_uint)h->nbmax};
     cl_uint nr = ba.nranges;
     if (rc == TDM_OK && (h->bmode == TDM_SBOUNDS_STORED || h->bmode == TDM_SBOUNDS_POSTINGS))
-        rc = device_bounds_enqueue(sd, h, n, kind, c0, c1, ds, launches, pf, err);
+        rc = device_bounds_enqueue(sd, h, &ba, launches, pf, err);
     tdm_karg a[BATCH_MAX_ARGS];
     const char *kn = h->queue ? "tdm_search_zrange_queue"
                      : h->zr  ? "tdm_search_zrange_batch"
