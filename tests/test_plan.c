@@ -174,7 +174,7 @@ static void wanted_ranges_fall_back(void **state)
     assert_int_equal(pl.variant, TDM_VARIANT_GROUP);
     pl = plan(&f, 64, TDM_ALGO_AND, 1, TDM_VARIANT_AUTO, 100000);
     assert_int_equal(pl.variant, TDM_VARIANT_ITEM);
-    assert_true(pl.ranges <= 65536u); /* MAX_CURSORS / 64 terms */
+    assert_true(pl.ranges <= TDM_TUNE_MAX_CURSORS / 64u); /* 64 terms */
     pl = plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 1000);
     assert_int_equal(pl.variant, TDM_VARIANT_COMPRESSED);
     assert_int_equal(pl.ranges, 1000u);

@@ -27,26 +27,6 @@
 #include "sprep.h"
 #include "tandem.h"
 
-/* Blocks decoded for one term at most: twice the blocks that hold k
- * postings, plus HSEED_EXTRA_BLOCKS. The stop needs the k-th score to reach
- * the next block's bound; with the stored bounds (quantized to 256 levels a
- * list, with slack) many blocks' bounds lie above a list's k-th score, and
- * at k = 10 the k best postings sit in up to 10 blocks. Past the cap the
- * value is a lower bound of the k-th score, which costs pruning, never
- * exactness. So a term costs at most about (2 k + 16 x 128) postings
- * decoded and scored on the host, once per (term, weight, scoring, k): the
- * handle's cache keeps the value. (Measured on the 1M collection, 300
- * terabyte05 queries, BM25 stored bounds: k = 1,000 decodes 49 blocks a
- * query, a cap binding 1.2 terms a query; 4 k + 32 would raise the mean
- * seed by 6 % for 50 % more blocks, k + 8 lower it by 15 %.) A measuring
- * build may set both. */
-#ifndef HSEED_EXTRA_BLOCKS
-#define HSEED_EXTRA_BLOCKS 16u
-#endif
-#ifndef HSEED_K_TIMES
-#define HSEED_K_TIMES 2u
-#endif
-
 /* The k best scores: a min-heap of n <= k floats, the least at h[0]. */
 static void best_push(float *h, uint32_t *n, uint32_t k, float v)
 {
@@ -156,7 +136,8 @@ static int term_kth(const tdm_ireader *r, uint64_t id, const float *bounds,
     for (uint32_t i = nb / 2; i-- > 0;)
         blk_down(w->blk, nb, bounds, i);
     uint32_t m = nb, n = 0, used = 0;
-    uint32_t cap = HSEED_K_TIMES * (k / bs + 1) + HSEED_EXTRA_BLOCKS;
+    /* the most blocks a term decodes (runtime/tune_table.h says why) */
+    uint32_t cap = TDM_TUNE_HSEED_K_TIMES * (k / bs + 1) + TDM_TUNE_HSEED_EXTRA_BLOCKS;
     while (m > 0 && used < cap) {
         uint32_t b = w->blk[0];
         if (n == k && w->best[0] >= bounds[b])

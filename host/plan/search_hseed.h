@@ -18,9 +18,9 @@ struct tdm_bcache;
  * k-th best of its postings' float scores (score.h's formula with p's
  * constants and the term's qw, word 4), found by decoding its blocks on the
  * host in descending order of their bounds (p->bmax) until the k-th score
- * reached is >= the next block's bound, or HSEED_EXTRA_BLOCKS + 2 (k / block
- * size + 1) blocks were decoded (then the k-th best of those: lower, still
- * valid); the largest of those over the terms. Its float bits in *seed (0:
+ * reached is >= the next block's bound, or TDM_TUNE_HSEED_K_TIMES (k /
+ * block size + 1) + TDM_TUNE_HSEED_EXTRA_BLOCKS blocks were decoded (then
+ * the k-th best of those: lower, still valid); the largest of those over the terms. Its float bits in *seed (0:
  * none: no term has k postings, a list is damaged, or p's block bounds are
  * made on the device, p->device_bounds). bc (may be NULL)
  * keeps each term's value (bounds.h, tdm_bcache_kth_*), so a term seen

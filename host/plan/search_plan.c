@@ -25,9 +25,6 @@
 #include "search_plan.h"
 #include "tandem.h"
 
-/* Cursor and order scratch: ranges x terms words each. */
-#define MAX_CURSORS (1u << 22)
-
 /* The tuning table's row of device sd (runtime/tune_table.h): every
  * constant of the planner's choices. */
 static const tdm_tune_row *row(const tdm_sdev *sd)
@@ -107,8 +104,8 @@ static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
     } else if ((uint64_t)r * minlen > ndocs) {
         r = (ndocs + minlen - 1) / minlen;
     }
-    if (r > MAX_CURSORS / (nt ? nt : 1))
-        r = MAX_CURSORS / (nt ? nt : 1);
+    if (r > TDM_TUNE_MAX_CURSORS / (nt ? nt : 1))
+        r = TDM_TUNE_MAX_CURSORS / (nt ? nt : 1);
     uint64_t zmax = tdm_search_zr_words(sd->d);
     if (!want && zwords && (uint64_t)r * nt * zwords > zmax)
         r = (uint32_t)(zmax / ((uint64_t)(nt ? nt : 1) * zwords));
@@ -129,8 +126,8 @@ static void size_groups(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
 {
     uint32_t cus = sd->d->info.compute_units ? sd->d->info.compute_units : 1;
     uint32_t r = want ? want : cus * row(sd)->group_per_cu;
-    if (r > MAX_CURSORS / (nt ? nt : 1))
-        r = MAX_CURSORS / (nt ? nt : 1);
+    if (r > TDM_TUNE_MAX_CURSORS / (nt ? nt : 1))
+        r = TDM_TUNE_MAX_CURSORS / (nt ? nt : 1);
     if (r > ndocs)
         r = ndocs;
     if (r < 1)

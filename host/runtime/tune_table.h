@@ -59,6 +59,37 @@
 #define TDM_TUNE_BATCH_POSTINGS (1ull << 26)
 #define TDM_TUNE_BATCH_POSTINGS_GPU_MEM_DIV 32u
 
+/* ---- constants of every kind of device alike (the planner's, host/plan) */
+
+/* Cursors at most (a query's ranges x its terms): the ITEM and GROUP
+ * variants' cursor and order scratch hold a word each (16 MiB apiece at
+ * this cap). A memory budget, not a limit of the kernels: it binds only on
+ * queries of many terms (64 terms: 65,536 ranges), which then get fewer,
+ * longer ranges; the compressed variant's larger cursors are bounded by the
+ * row's zr_words as well. */
+#define TDM_TUNE_MAX_CURSORS (1u << 22)
+
+/* The host seed (plan/search_hseed.c) decodes for one term at most
+ * TDM_TUNE_HSEED_K_TIMES x the blocks that hold k postings, plus
+ * TDM_TUNE_HSEED_EXTRA_BLOCKS. The stop needs the k-th score to reach the
+ * next block's bound; with the stored bounds (quantized to 256 levels a
+ * list, with slack) many blocks' bounds lie above a list's k-th score, and
+ * at k = 10 the k best postings sit in up to 10 blocks. Past the cap the
+ * value is a lower bound of the k-th score, which costs pruning, never
+ * exactness. So a term costs at most about (2 k + 16 x 128) postings
+ * decoded and scored on the host, once per (term, weight, scoring, k): the
+ * handle's cache keeps the value. (Measured on the 1M collection, 300
+ * terabyte05 queries, BM25 stored bounds: k = 1,000 decodes 49 blocks a
+ * query, a cap binding 1.2 terms a query; 4 k + 32 would raise the mean
+ * seed by 6 % for 50 % more blocks, k + 8 lower it by 15 %.) A measuring
+ * build may set both (-D). */
+#ifndef TDM_TUNE_HSEED_K_TIMES
+#define TDM_TUNE_HSEED_K_TIMES 2u
+#endif
+#ifndef TDM_TUNE_HSEED_EXTRA_BLOCKS
+#define TDM_TUNE_HSEED_EXTRA_BLOCKS 16u
+#endif
+
 enum tdm_tune_kind {
     TDM_KIND_NVIDIA_GPU = 0, /* NVIDIA's driver (the H200 of BENCHMARKS.md) */
     TDM_KIND_GPU,            /* any other GPU: unmeasured, NVIDIA's row */
@@ -126,6 +157,7 @@ typedef struct tdm_tune_row {
  * compute, and one query's ranges already use every core): only the
  * longest queries, 2^24, unmeasured. */
 #define TDM_TUNE_SPLIT_MIN_POSTINGS_GPU (1ull << 19)
+#define TDM_TUNE_SPLIT_MIN_POSTINGS_CPU (1ull << 24)
 
 /* A batch query's heap slots on a GPU: its ranges x k at most. The batch's
  * ranges go to its queries by their work, so a long query of a small batch
@@ -134,7 +166,6 @@ typedef struct tdm_tune_row {
  * documents, AND k = 10, batches of 128 spent 1.75 of their 4.5 ms in the
  * merge, 4,096 still 1.1 ms (TANDEM_SEARCH_PROFILE, ninth session). */
 #define TDM_TUNE_BATCH_MERGE_KEYS_GPU 32768u
-#define TDM_TUNE_SPLIT_MIN_POSTINGS_CPU (1ull << 24)
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
 const tdm_tune_row *tdm_tune_row_get(int kind);
