@@ -95,8 +95,10 @@ static int build_kernels(tdm_device *d, const tdm_settings *s, tdm_err *err)
                       sizeof options);
     tdm_cache_cfg cache;
     tdm_cache_config(s, &d->info, &cache);
-    return tdm_program_get(&cache, d->ctx, d->id, &d->info, s->kernel_source,
-                           s->kernel_source_len, options, &d->program, &d->from_cache, err);
+    const char *src = s->kernel_source ? s->kernel_source : tdm_kernels_source;
+    size_t len = s->kernel_source ? s->kernel_source_len : tdm_kernels_source_len;
+    return tdm_program_get(&cache, d->ctx, d->id, &d->info, src, len, options, &d->program,
+                           &d->from_cache, err);
 }
 
 static int device_init(tdm_device *d, const tdm_found_device *f, size_t index,

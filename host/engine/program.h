@@ -9,6 +9,12 @@
 #include "runtime/runtime.h"
 #include "runtime/settings.h"
 
+/* The kernel source (kernels.cl with the cl/ files it includes expanded),
+ * embedded at build time into this area (CMakeLists.txt): what an engine
+ * builds unless the caller gives its own (settings->kernel_source). */
+extern const char tdm_kernels_source[];
+extern const size_t tdm_kernels_source_len;
+
 /* Whether kernels may use warp shuffles through inline PTX on dev: an
  * NVIDIA GPU of compute capability 7.0 or more, unless settings->nv_shuffle
  * is 0 (option nv_shuffle / TANDEM_NV_SHUFFLE=0). */

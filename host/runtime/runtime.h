@@ -94,11 +94,6 @@ typedef struct tdm_device {
     struct tdm_probe *probe;   /* measured characteristics (probe.c) */
 } tdm_device;
 
-/* ---- the kernel source (kernels.cl with its includes), embedded at build
- * time; engine/program.h builds it */
-extern const char tdm_kernels_source[];
-extern const size_t tdm_kernels_source_len;
-
 /* ---- per-device machinery (device.c, kcache.c, probe.c)
  *
  * Commands follow CLBlast: a function that enqueues takes the wait list

@@ -322,15 +322,13 @@ static int resolve_strings(const tdm_engine_options *o, tdm_settings *s, tdm_err
     s->devices = strdup(dev ? dev : "all");
     s->cache_dir = resolve_cache_dir(o);
     s->build_options = dup_or_empty(o->build_options);
-    if (o->kernel_source) {
+    if (o->kernel_source) { /* else NULL: the engine builds the embedded kernels */
         s->kernel_source_copy = strdup(o->kernel_source);
         s->kernel_source = s->kernel_source_copy;
         s->kernel_source_len = strlen(o->kernel_source);
-    } else {
-        s->kernel_source = tdm_kernels_source;
-        s->kernel_source_len = tdm_kernels_source_len;
     }
-    if (!s->devices || !s->cache_dir || !s->build_options || !s->kernel_source)
+    if (!s->devices || !s->cache_dir || !s->build_options ||
+        (o->kernel_source && !s->kernel_source))
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory resolving the engine settings");
     return TDM_OK;
 }

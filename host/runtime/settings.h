@@ -97,7 +97,8 @@ typedef struct tdm_settings {
     int cache_mode;           /* TDM_CACHE_OFF, _ON or _ALWAYS (never _DEFAULT) */
     char *cache_dir;          /* never NULL; "" when there is nowhere to cache */
     char *build_options;      /* extra kernel build options, never NULL ("" for none) */
-    const char *kernel_source;/* the source to build (embedded kernels.cl by default) */
+    const char *kernel_source;/* the caller's source to build, or NULL: the embedded
+                                 kernels.cl (engine/program.h) */
     size_t kernel_source_len;
     size_t wg_size;           /* 0: per device type (tdm_choose_wg_size), else a power of two */
     int nv_shuffle;           /* 0: never build with NVIDIA warp shuffles; 1: where supported */
