@@ -3,8 +3,9 @@
 # machine (mpirun --oversubscribe, PoCL devices), answers identical to the
 # unsharded index: `tandem-mpi run` writes `tandem run`'s bytes with 2 and 3
 # ranks over 3 shards (several shards a rank), every algorithm; `bench
-# queries` finds every answer the oracle's; shards of two splits, a missing
-# shard and too many ranks are refused before any query; a rank that fails,
+# queries` finds every answer the oracle's (its oracle on one thread and on
+# two, --oracle-threads); shards of two splits, a missing shard and too
+# many ranks are refused before any query; a rank that fails,
 # hangs or is killed mid-run ends the job with an error, never a hang (each
 # command bounded by a timeout) and never a RUN. Usage: test_mpi.sh TANDEM
 # TANDEM_MPI|none MPIEXEC. Exit 77 (skipped) without MPI.
@@ -56,6 +57,17 @@ mpi 3 bench queries s --queries q.txt --oracle idx --algorithms or,and,and_or,wa
 want_ok
 grep -q "every answer is the oracle's" err.txt || fail "$(tail -5 err.txt)"
 [ "$(grep -cE '^(or|and|and_or|wand|bmw|maxscore) ' out.txt)" -eq 6 ] || fail "$(cat out.txt)"
+
+begin "bench queries --oracle-threads 2: the same check, the oracle on two threads"
+mpi 2 bench queries s --queries q.txt --oracle idx --algorithms and_or,maxscore -k 10 \
+    --batch 8 --oracle-threads 2
+want_ok
+grep -q "every answer is the oracle's" err.txt || fail "$(tail -5 err.txt)"
+grep -q "on 2 threads" err.txt || fail "the oracle did not say 2 threads: $(tail -5 err.txt)"
+begin "bench queries --oracle-threads 0: a usage error (exit 2)"
+mpi 2 bench queries s --queries q.txt --oracle idx --oracle-threads 0
+[ "$rc" -eq 2 ] || fail "exit $rc, want 2: $(tail -3 err.txt)"
+grep -q -- "--oracle-threads" err.txt || fail "stderr does not name the option: $(tail -3 err.txt)"
 
 begin "bench queries: a wrong oracle index is caught"
 head -n 2000 c.txt > c2.txt && "$T" build --quiet --stemmer none -o other c2.txt >/dev/null 2>&1

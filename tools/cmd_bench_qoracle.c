@@ -5,13 +5,13 @@
  * several threads each runs its own oracle on every threads-th query (the
  * latency of one call is still one thread's). Queries an --oracle-cache file
  * holds are not run again. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cmd_bench_queries.h"
 #include "harness/oracle.h"
+#include "harness/oracle_threads.h"
 #include "tandem.h"
 
 int tdm_bq_answers_check(const tdm_bq_answers *and_ans, const tdm_bq_answers *or_ans,
@@ -53,52 +53,24 @@ void tdm_bq_answers_free(tdm_bq_answers *a)
     memset(a, 0, sizeof *a);
 }
 
-typedef struct worker {
+/* One timed query's answer into the job's slots (on its thread). */
+typedef struct keep {
     const tdm_bq_oracle_job *job;
-    size_t first;         /* the first query to run (those before: cached) */
-    unsigned id;
     tdm_bq_answers *ans;
-    tdm_hit *hits;        /* [k] */
-    tdm_err err;
-    int rc;
-} worker;
+} keep;
 
-static int one(worker *w, tdm_oracle *o, size_t q, int timed)
+static void keep_one(void *ctx, size_t q, const tdm_hit *hits, size_t n, uint64_t matched,
+                     double seconds)
 {
-    const tdm_bq_oracle_job *j = w->job;
-    tdm_oracle_request req = {j->k, j->match, TDM_ORACLE_FLOAT, j->sp};
-    size_t n = 0;
-    uint64_t matched = 0;
-    double t0 = tdm_cli_now();
-    int rc = tdm_oracle_search(o, &j->q[q], &req, w->hits, &n, &matched, &w->err);
-    double t1 = tdm_cli_now();
-    if (rc != TDM_OK || !timed)
-        return rc;
-    j->us[q] = (t1 - t0) * 1e6;
-    tdm_bq_answers *a = w->ans;
+    const keep *kp = ctx;
+    tdm_bq_answers *a = kp->ans;
+    kp->job->us[q] = seconds * 1e6;
     a->n[q] = (uint32_t)n;
     a->matched[q] = matched;
     for (size_t i = 0; i < n; i++) {
-        a->doc[q * a->k + i] = w->hits[i].docid;
-        a->score[q * a->k + i] = (float)w->hits[i].score; /* a float widened: exact */
+        a->doc[q * a->k + i] = hits[i].docid;
+        a->score[q * a->k + i] = (float)hits[i].score; /* a float widened: exact */
     }
-    return TDM_OK;
-}
-
-static void *work(void *arg)
-{
-    worker *w = arg;
-    const tdm_bq_oracle_job *j = w->job;
-    tdm_oracle *o = NULL;
-    w->rc = tdm_oracle_open(j->r, &o, &w->err);
-    /* warm-up: the first calls grow the decode buffers */
-    size_t step = j->threads, done = 0, q0 = w->first + w->id;
-    for (size_t q = q0; w->rc == TDM_OK && q < j->nq && done < j->warmup; q += step, done++)
-        w->rc = one(w, o, q, 0);
-    for (size_t q = q0; w->rc == TDM_OK && q < j->nq; q += step)
-        w->rc = one(w, o, q, 1);
-    tdm_oracle_close(o);
-    return NULL;
 }
 
 static int alloc_answers(tdm_bq_answers *a, uint32_t k, size_t nq)
@@ -111,37 +83,19 @@ static int alloc_answers(tdm_bq_answers *a, uint32_t k, size_t nq)
     return a->n && a->matched && a->doc && a->score ? 0 : -1;
 }
 
-/* All threads over queries [first, nq). */
+/* All threads over queries [first, nq) (harness/oracle_threads.h). */
 static int run_all(const tdm_bq_oracle_job *j, size_t first, tdm_bq_answers *ans)
 {
-    unsigned nt = j->threads;
-    worker *w = calloc(nt, sizeof *w);
-    pthread_t *th = calloc(nt, sizeof *th);
-    int rc = w && th ? 0 : -1;
-    unsigned started = 0;
-    for (unsigned t = 0; rc == 0 && t < nt; t++) {
-        w[t] = (worker){j, first, t, ans, malloc(j->k * sizeof(tdm_hit)), {0}, 0};
-        if (!w[t].hits || pthread_create(&th[t], NULL, work, &w[t]) != 0) {
-            free(w[t].hits);
-            rc = -1;
-            break;
-        }
-        started++;
-    }
-    if (rc)
-        fprintf(stderr, "tandem bench queries: cannot start the oracle's threads\n");
-    for (unsigned t = 0; t < started; t++) {
-        pthread_join(th[t], NULL);
-        if (w[t].rc != TDM_OK && rc == 0) {
-            fprintf(stderr, "tandem bench queries: oracle: %s\n", tdm_err_msg(&w[t].err));
-            rc = -1;
-        }
-        free(w[t].hits);
-        tdm_err_clear(&w[t].err);
-    }
-    free(w);
-    free(th);
-    return rc;
+    keep kp = {j, ans};
+    tdm_oracle_pass p = {j->r, j->q, first, j->nq,
+                         {j->k, j->match, TDM_ORACLE_FLOAT, j->sp},
+                         j->threads, j->warmup, keep_one, &kp};
+    tdm_err err = {0};
+    int rc = tdm_oracle_run_threads(&p, &err);
+    if (rc != TDM_OK)
+        fprintf(stderr, "tandem bench queries: oracle: %s\n", tdm_err_msg(&err));
+    tdm_err_clear(&err);
+    return rc == TDM_OK ? 0 : -1;
 }
 
 /* Queries per second of the threads together: every query over the time of

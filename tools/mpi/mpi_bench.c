@@ -3,13 +3,15 @@
  * query of a batch waited that long: its latency), throughput over the
  * whole pass, rank 0's merge time and the bytes rank 0 sent and received
  * per query; and every answer checked against the exact oracle on the
- * unsharded index (harness/oracle.h, float scores bit for bit). */
+ * unsharded index (harness/oracle.h, float scores bit for bit), run on
+ * --oracle-threads threads (harness/oracle_threads.h). */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "harness/oracle.h"
+#include "harness/oracle_threads.h"
 #include "index/reader.h"
 #include "index/tokpool.h"
 #include "query/query.h"
@@ -37,6 +39,11 @@ typedef struct bench {
     double *lat;          /* [nq] */
     uint64_t mismatches;
 } bench;
+
+typedef struct oracle_ctx {
+    const bench *b;
+    oans *a;
+} oracle_ctx;
 
 static int build_queries(bench *b)
 {
@@ -71,7 +78,21 @@ static int build_queries(bench *b)
     return rc == TDM_OK ? 0 : 1;
 }
 
-/* The oracle's answers in match mode m (once). */
+/* One query's oracle answer into a's slots (on the thread that ran it). */
+static void keep_one(void *ctx, size_t q, const tdm_hit *hits, size_t n, uint64_t matched,
+                     double seconds)
+{
+    const bench *b = ((const oracle_ctx *)ctx)->b;
+    oans *a = ((const oracle_ctx *)ctx)->a;
+    (void)seconds;
+    memcpy(a->hits + q * b->k, hits, n * sizeof *hits);
+    a->n[q] = (uint32_t)n;
+    a->matched[q] = matched;
+}
+
+/* The oracle's answers in match mode m (once), on --oracle-threads
+ * threads (each its own oracle over every threads-th query: the same
+ * answers as one). */
 static int oracle(bench *b, int m)
 {
     oans *a = &b->ans[m];
@@ -83,26 +104,22 @@ static int oracle(bench *b, int m)
     if (!a->n || !a->matched || !a->hits)
         return tmpi_fail(b->c, "out of memory for the oracle's answers");
     const tdm_search_options *so = &b->c->o->so;
-    tdm_oracle_request req = {b->k, m, TDM_ORACLE_FLOAT,
-                              tdm_score_params_for(b->r, so->scoring, so->k1, so->b)};
-    tdm_oracle *o = NULL;
+    unsigned threads = (unsigned)b->c->o->oracle_threads;
+    oracle_ctx ctx = {b, a};
+    tdm_oracle_pass p = {b->r, b->tq, 0, b->nq,
+                         {b->k, m, TDM_ORACLE_FLOAT,
+                          tdm_score_params_for(b->r, so->scoring, so->k1, so->b)},
+                         threads, 0, keep_one, &ctx};
     tdm_err err = {0};
-    int rc = tdm_oracle_open(b->r, &o, &err);
     double t0 = tdm_cli_now();
-    for (size_t i = 0; rc == TDM_OK && i < b->nq; i++) {
-        size_t n = 0;
-        rc = tdm_oracle_search(o, &b->tq[i], &req, a->hits + i * b->k, &n, &a->matched[i],
-                               &err);
-        a->n[i] = (uint32_t)n;
-    }
-    tdm_oracle_close(o);
-    if (rc != TDM_OK) {
+    if (tdm_oracle_run_threads(&p, &err) != TDM_OK) {
         tmpi_fail(b->c, "oracle: %s", tdm_err_msg(&err));
         tdm_err_clear(&err);
         return 1;
     }
-    fprintf(stderr, "oracle (%s) on %s: %zu queries in %.3f s\n",
-            m == TDM_MATCH_AND ? "and" : "or", b->c->o->oracle, b->nq, tdm_cli_now() - t0);
+    fprintf(stderr, "oracle (%s) on %s: %zu queries in %.3f s on %u thread%s\n",
+            m == TDM_MATCH_AND ? "and" : "or", b->c->o->oracle, b->nq, tdm_cli_now() - t0,
+            threads, threads == 1 ? "" : "s");
     return 0;
 }
 

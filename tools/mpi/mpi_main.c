@@ -54,6 +54,9 @@ static void usage(void)
            "  answer checked against the exact oracle on the whole index.\n"
            "  --oracle INDEX   the unsharded index (read on rank 0 only)\n"
            "  --algorithms L   comma list (default maxscore)\n"
+           "  --oracle-threads N threads running the oracle, 1..1024 (default 1), each\n"
+           "                   its own oracle over its share of the queries: the same\n"
+           "                   answers, sooner (at 10M documents ~0.1 s a query)\n"
            "  --limit N        the first N queries only\n"
            "both:\n"
            "  --batch N        queries a message carries, 1..65536 (default 64)\n"
@@ -111,6 +114,9 @@ static int parse_mode_opt(int argc, char **argv, int *i, tmpi_opts *o)
     } else if ((v = tdm_cli_opt(argc, argv, i, "--batch"))) {
         if (tdm_cli_uint(C, "--batch", v, 1, 65536, &o->batch))
             return -1;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--oracle-threads"))) {
+        if (tdm_cli_uint(C, "--oracle-threads", v, 1, 1024, &o->oracle_threads))
+            return -1;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--limit"))) {
         if (tdm_cli_uint(C, "--limit", v, 1, UINT32_MAX, &u))
             return -1;
@@ -135,8 +141,8 @@ static int parse_mode_opt(int argc, char **argv, int *i, tmpi_opts *o)
 static int parse(int argc, char **argv, tmpi_opts *o)
 {
     *o = (tmpi_opts){.tag = "tandem", .docprefix = "", .algorithms = "maxscore", .batch = 64,
-                     .timeout_s = 300, .open_timeout_s = 900, .fault_rank = -1,
-                     .qo = {TDM_QF_AUTO, 0, 0, 0}};
+                     .oracle_threads = 1, .timeout_s = 300, .open_timeout_s = 900,
+                     .fault_rank = -1, .qo = {TDM_QF_AUTO, 0, 0, 0}};
     tdm_cli_sopts s = {0};
     tdm_search_options_init(&s.o);
     int at = 2;

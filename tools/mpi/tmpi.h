@@ -34,6 +34,7 @@ typedef struct tmpi_opts {
     tdm_qf_options qo;
     tdm_search_options so;
     uint64_t batch, limit;
+    uint64_t oracle_threads;   /* bench: threads running the oracle (default 1) */
     double timeout_s, open_timeout_s;
     /* serve: tandem serve's options and limits (serve.h) */
     tdm_serve_opts serve;
