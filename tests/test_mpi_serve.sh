@@ -2,7 +2,8 @@
 # tandem-mpi serve (issue 33 item 4): `tandem serve`'s HTTP API on rank 0 of
 # `mpirun -np 2` over 3 shards (PoCL devices, this machine): /search and
 # /search/batch answer as `tandem search --json` on the unsharded index
-# (hits, scores, names; every algorithm, k from the request); a rank that
+# (hits, scores, names; every algorithm, k from the request; the query's
+# terms and unknown terms counted as there, AUTO's algorithm); a rank that
 # fails a round gives that request a 503 naming it and the service goes on;
 # a killed rank gives 5xx (or a closed connection), never a hang, and the
 # job ends; SIGTERM to rank 0 answers what is in flight and stops every rank
@@ -78,6 +79,29 @@ got = [r["hits"] for r in json.load(open(sys.argv[1]))["results"]]
 want = [json.loads(l)["hits"] for l in open(sys.argv[2]) if l.strip()]
 sys.exit(0 if got == want else 1)
 PY
+    begin "serve: terms, unknown_terms and auto's algorithm are the whole index's"
+    # two words of one document each, far inside shards 0 and 1 (documents
+    # [0, 1026) and [1026, 2009)): no shard holds both, the whole index does
+    read -r w0 w1 < <(awk -F'\t' '{ n = split($2, w, " ")
+            for (i = 1; i <= n; i++) { c[w[i]]++; at[w[i]] = NR } }
+        END { for (x in c) if (c[x] == 1 && at[x] < 900 && a == "") a = x
+              for (x in c) if (c[x] == 1 && at[x] > 1150 && at[x] < 1900 && b == "") b = x
+              print a, b }' c.txt)
+    view() { python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(d["terms"], d["unknown_terms"], d["algorithm"])' "$1"; }
+    for text in "$w0 $w1 qqqzzz" "$w0" "boundary layer flow zzzqqq"; do
+        for alg in auto and or; do
+            "$T" search idx "$text" --json -k 5 --algorithm "$alg" >whole.json 2>/dev/null
+            post /search "{\"query\": \"$text\", \"k\": 5, \"algorithm\": \"$alg\"}"
+            [ "$CODE" = 200 ] && [ "$(view resp.json)" = "$(view whole.json)" ] ||
+                fail "$alg '$text': HTTP $CODE, $(view resp.json) vs $(view whole.json)"
+        done
+    done
+    [ "$(view whole.json | cut -d' ' -f1,2)" = "3 1" ] || fail "whole: $(view whole.json)"
+    post /search "{\"terms\": {\"$w0\": 1, \"$w1\": 2, \"qqqzzz\": 1}, \"k\": 5}"
+    [ "$CODE" = 200 ] && [ "$(view resp.json)" = "2 1 maxscore" ] ||
+        fail "weighted terms: HTTP $CODE, $(view resp.json), want 2 1 maxscore"
     post /search '{"query": "flow", "device": 0}'
     [ "$CODE" = 400 ] || fail "a device pin: HTTP $CODE, want 400"
     begin "SIGTERM to rank 0: what is in flight is answered, every rank stops"

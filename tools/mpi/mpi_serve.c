@@ -47,6 +47,7 @@ static struct {
     int closed;      /* no more rounds: a job fails at once with `why` */
     char why[1024];
     tdm_serve *sv;
+    tmpi_terms *terms; /* the answers' term counts (mpi_terms.c) */
 } Q = {.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
        .done = PTHREAD_COND_INITIALIZER};
 
@@ -132,8 +133,8 @@ static tdm_search_result *to_result(tmpi_answer *a, int alg)
         a->hits[h].name = NULL;
     }
     r->algorithm = alg;
-    r->terms = a->terms; /* the largest count of one shard's (docs/MPI.md) */
-    r->device = -1;
+    r->terms = a->terms; /* the largest of the shards' until tmpi_terms_whole */
+    r->device = -1; /* no one device answered: every rank's did (docs/MPI.md) */
     r->first_device = -1;
     return r;
 }
@@ -153,9 +154,11 @@ static void run_job(tmpi_ctx *c, job *j)
     for (size_t i = 0; rc == TDM_OK && i < j->n; i++) {
         if (!(j->out[i] = to_result(&a[i], j->o.algorithm)))
             rc = TDM_ERR_NOMEM;
-        else
-            j->out[i]->seconds = tdm_cli_now() - t0;
+        else if (j->out[i]->status == TDM_OK)
+            tmpi_terms_whole(Q.terms, &tq[i], j->out[i]);
     }
+    for (size_t i = 0; rc == TDM_OK && i < j->n; i++)
+        j->out[i]->seconds = tdm_cli_now() - t0;
     if (rc != TDM_OK)
         for (size_t i = 0; i < j->n; i++)
             mpi_release(NULL, j->out[i]), j->out[i] = NULL;
@@ -279,6 +282,10 @@ int tmpi_serve(tmpi_ctx *c)
     sigset_t sigs;
     if (tdm_serve_init(&sv, "mpi", &o->serve, &o->so, &sigs))
         return 1;
+    if (tmpi_terms_open(c, &Q.terms)) {
+        tdm_serve_fini(&sv);
+        return 1;
+    }
     Q.tail = &Q.head;
     Q.sv = &sv;
     sv.e = c->engine;
@@ -307,6 +314,8 @@ int tmpi_serve(tmpi_ctx *c)
     }
     tmpi_before_abort = NULL;
     tdm_serve_fini(&sv);
+    tmpi_terms_close(Q.terms);
+    Q.terms = NULL;
     return rc;
 }
 #else

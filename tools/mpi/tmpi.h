@@ -12,7 +12,8 @@
  * split), mpi_round.c (one batch: search on a rank, merge on rank 0),
  * mpi_run.c (`run`: the TREC run), mpi_bench.c (`bench queries`: times
  * and the oracle's check), mpi_serve.c (`serve`: tandem serve's HTTP API on
- * rank 0, its requests run as rounds). */
+ * rank 0, its requests run as rounds), mpi_terms.c (a query's terms as the
+ * whole index counts them, for serve's answers). */
 #ifndef TDM_TMPI_H
 #define TDM_TMPI_H
 
@@ -159,5 +160,17 @@ int tmpi_run(tmpi_ctx *c);
 int tmpi_bench(tmpi_ctx *c);
 /* mpi_serve.c: tandem serve's HTTP API over every shard. */
 int tmpi_serve(tmpi_ctx *c);
+
+/* ---- mpi_terms.c, rank 0 (serve): a query's terms as the unsharded index
+ * counts them, from rank 0's first shard (a shard's search counts only the
+ * terms with postings in it). */
+typedef struct tmpi_terms tmpi_terms;
+/* 0, or 1 after a message. */
+int tmpi_terms_open(const tmpi_ctx *c, tmpi_terms **out);
+void tmpi_terms_close(tmpi_terms *t);
+/* Sets r->terms and r->unknown to the whole index's counts for q, and an
+ * AUTO r->algorithm to the whole index's choice; leaves r as it is where q
+ * cannot be built (the shards failed it too). Thread-safe. */
+void tmpi_terms_whole(tmpi_terms *t, const tmpi_query *q, tdm_search_result *r);
 
 #endif
