@@ -283,10 +283,12 @@ typedef struct tdm_engine_options {
      * TANDEM_RUN_TIMEOUT_MS ("auto", "off", or 1 to 3,600,000), else auto:
      * 100 times the run's predicted time, at least 10,000 (a lane's first
      * run of an algorithm, which may compile kernels, 60,000 more). -1: off.
-     * A caller's thread that runs its own query on an idle lane is watched
-     * too: past the limit the lane fails as above, and that caller, stuck
-     * in the device, waits for it; if it returns, the query runs again on
-     * a live lane (else TDM_ERR_TIMEOUT). */
+     * A caller's thread that runs its own query (on an idle lane, or under
+     * the direct policy) is watched too: past the limit the lane fails as
+     * above, and that caller, stuck in the device, waits for it; if it
+     * returns, the query runs again on a live lane (else TDM_ERR_TIMEOUT).
+     * So are calibration's samples at tdm_search_open: a lane whose sample
+     * passes the limit is dead, and the open goes on without it. */
     long run_timeout_ms;
 } tdm_engine_options;
 

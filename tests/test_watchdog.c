@@ -7,7 +7,9 @@
  * plain path's answer (itself the oracle's, by test_search), and work
  * queued on the stuck lane goes to the other while the caller waits for
  * its device; a batch's part on the hung lane is prepared again and
- * answered by the other lane; on one lane a query or a batch fails with
+ * answered by the other lane; a direct-policy run and a calibration
+ * sample at open are watched too (the open returns, the lane dead); on
+ * one lane a query or a batch fails with
  * TDM_ERR_TIMEOUT naming the device;
  * closing the handle and the engine returns in bounded time; a stalled run
  * that returns late has its answers dropped and frees what its caller left
@@ -473,6 +475,157 @@ static void test_batch_hang_one_lane(void **state)
     close_bounded(s, e);
 }
 
+/* A query of the direct policy pinned to lane 1 (its device), which
+ * stalls in the caller's thread: watched, lane 1 fails at the limit; the
+ * caller returns after twice the limit and runs it again on lane 0, the
+ * plain path's answer; later direct queries for device 1 run on lane 0. */
+static void test_direct_stall(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = two_lanes(engine("cpu", "1:stall@2"));
+    tdm_search *s = open_search(f, e);
+    warm(f, s, 1);
+    tdm_search_term st[2];
+    tdm_search_options o;
+    size_t n = query(f, st, &o, 1);
+    o.policy = TDM_POLICY_DIRECT;
+    tdm_search_result *r = NULL;
+    double t0 = now_s();
+    if (tdm_search_terms(s, st, n, &o, &r) != TDM_OK)
+        fail_msg("the stalled direct query: %s", tdm_last_error());
+    double dt = now_s() - t0;
+    print_message("direct answered in %.2f s by lane %d\n", dt, r->device);
+    assert_true(dt >= 2 * LIMIT_MS * 1e-3 * 0.9);
+    assert_true(dt < 2 * LIMIT_MS * 1e-3 + SLACK_S);
+    assert_int_equal(r->device, 0);
+    assert_int_equal(r->handovers, 1);
+    assert_int_equal(r->policy, TDM_POLICY_DIRECT);
+    same_as_plain(s, st, n, &o, r);
+    tdm_search_result_free(r);
+    tdm_sched_stats ss;
+    stats(s, &ss);
+    assert_int_equal(ss.lanes[1].alive, 0);
+    assert_true(ss.lanes[1].faults >= 1);
+    t0 = now_s();
+    if (tdm_search_terms(s, st, n, &o, &r) != TDM_OK)
+        fail_msg("direct after the stall: %s", tdm_last_error());
+    assert_true(now_s() - t0 < 5.0);
+    assert_int_equal(r->device, 0);
+    same_as_plain(s, st, n, &o, r);
+    tdm_search_result_free(r);
+    stats(s, &ss);
+    assert_int_equal(ss.submitted, ss.answered + ss.failed);
+    assert_int_equal(ss.failed, 0);
+    close_bounded(s, e);
+}
+
+/* The same, hanging for good: that caller waits for its device; lane 1
+ * fails at the limit all the same and the handle goes on on lane 0. */
+static void test_direct_hang(void **state)
+{
+    fixture *f = *state;
+    tdm_engine *e = two_lanes(engine("cpu", "1:hang@2"));
+    tdm_search *s = open_search(f, e);
+    warm(f, s, 1);
+    static tdm_search_term st[2];
+    static caller_arg a;
+    a.s = s;
+    a.st = st;
+    a.n = query(f, st, &a.o, 1);
+    a.o.policy = TDM_POLICY_DIRECT;
+    pthread_t th;
+    double t0 = now_s();
+    assert_int_equal(pthread_create(&th, NULL, stuck_caller, &a), 0);
+    pthread_detach(th);
+    tdm_sched_stats ss;
+    do {
+        struct timespec nap = {0, 10000000};
+        nanosleep(&nap, NULL);
+        stats(s, &ss);
+    } while (ss.lanes[1].alive && now_s() - t0 < SLACK_S);
+    print_message("lane 1 failed after %.2f s\n", now_s() - t0);
+    assert_int_equal(ss.lanes[1].alive, 0);
+    assert_true(now_s() - t0 >= LIMIT_MS * 1e-3 * 0.9);
+    tdm_search_result *r = NULL;
+    if (tdm_search_terms(s, st, a.n, &a.o, &r) != TDM_OK)
+        fail_msg("direct after the hang: %s", tdm_last_error());
+    assert_int_equal(r->device, 0);
+    same_as_plain(s, st, a.n, &a.o, r);
+    tdm_search_result_free(r);
+    close_bounded(s, e);
+}
+
+/* An engine that calibrates `n` samples a lane at open (no stored model:
+ * its own cache directory, emptied of models). */
+static tdm_engine *engine_calibrating(const char *faults, int n)
+{
+    const char *dir = tdm_test_tmpdir("watchdog_cal");
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -f %s/sched-*.model", dir);
+    assert_int_equal(system(cmd), 0);
+    tdm_engine_options o;
+    tdm_engine_options_init(&o);
+    o.devices = "cpu";
+    o.fault_inject = faults;
+    o.run_timeout_ms = LIMIT_MS;
+    o.calibrate = n;
+    o.cache_dir = dir;
+    return two_lanes(tdm_test_engine_with(&o));
+}
+
+/* A calibration sample that hangs (stalls) on lane 1: the open returns at
+ * the limit with lane 1 dead, lane 0 calibrated; queries answer on lane 0;
+ * close is bounded (a stalled sample's thread returns first and is
+ * joined: its memory freed, ASan). */
+static void calibration(void **state, const char *faults)
+{
+    fixture *f = *state;
+    /* runs 1 .. 3 warm up (one query of each size), 4 .. 7 the samples:
+       the 5th is a sample, of an algorithm run before (the limit alone) */
+    tdm_engine *e = engine_calibrating(faults, 4);
+    tdm_search *s = NULL;
+    double t0 = now_s();
+    if (tdm_search_open(e, f->ix, &s) != TDM_OK)
+        fail_msg("tdm_search_open: %s", tdm_last_error());
+    double dt = now_s() - t0;
+    print_message("open in %.2f s\n", dt);
+    assert_true(dt < LIMIT_MS * 1e-3 + SLACK_S);
+    tdm_sched_stats ss;
+    stats(s, &ss);
+    assert_int_equal(ss.lanes[0].alive, 1);
+    assert_int_equal(ss.lanes[1].alive, 0);
+    assert_true(ss.lanes[1].faults >= 1);
+    assert_int_equal(ss.lanes[0].model_n, 4);
+    assert_int_equal(ss.submitted, 0);
+    tdm_search_term st[2];
+    tdm_search_options o;
+    size_t n = query(f, st, &o, -1);
+    for (int i = 0; i < 2; i++) {
+        tdm_search_result *r = NULL;
+        o.device = i; /* a pin to the dead lane goes to lane 0 */
+        if (tdm_search_terms(s, st, n, &o, &r) != TDM_OK)
+            fail_msg("after calibration: %s", tdm_last_error());
+        assert_int_equal(r->device, 0);
+        same_as_plain(s, st, n, &o, r);
+        tdm_search_result_free(r);
+    }
+    if (strstr(faults, "stall")) { /* let it return late and end */
+        struct timespec nap = {1, 500000000};
+        nanosleep(&nap, NULL);
+    }
+    close_bounded(s, e);
+}
+
+static void test_calibration_hang(void **state)
+{
+    calibration(state, "1:hang@5");
+}
+
+static void test_calibration_stall(void **state)
+{
+    calibration(state, "1:stall@5");
+}
+
 /* The setting: the option's range, the variable's words. */
 static void test_setting(void **state)
 {
@@ -514,6 +667,10 @@ int main(void)
         cmocka_unit_test(test_batch_hang_rerouted),
         cmocka_unit_test(test_batch_stall_rerouted),
         cmocka_unit_test(test_batch_hang_one_lane),
+        cmocka_unit_test(test_direct_stall),
+        cmocka_unit_test(test_direct_hang),
+        cmocka_unit_test(test_calibration_hang),
+        cmocka_unit_test(test_calibration_stall),
         cmocka_unit_test(test_setting),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

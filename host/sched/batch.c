@@ -365,7 +365,8 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
     for (size_t q = 0; q < n; q++)
         its[q] = &items[q];
     kept *keep = NULL;
-    int rc = direct ? tdm_sched_run_direct(sc, its, policy, n, results, err)
+    int stuck = 0; /* direct runs of this thread's that the watchdog abandoned */
+    int rc = direct ? tdm_sched_run_direct(sc, its, policy, n, results, &stuck, err)
                     : placed(sc, queries, items, n, o, policy, arrive, results, &keep, err);
     if (keep) { /* a stuck run may still read them: it frees them if it returns */
         keep->items = items;
@@ -393,6 +394,8 @@ int tdm_sched_batch_search(struct tdm_sched *sc, const tdm_search_query *queries
         tdm_sbq_free(&items[q]);
     free(items);
     free(its);
+    if (stuck) /* the last touch of sc */
+        tdm_watchdog_leave(sc, stuck);
     return rc;
 }
 

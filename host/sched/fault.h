@@ -15,6 +15,9 @@
  *          elsewhere or fail with TDM_ERR_TIMEOUT naming the device.
  *   stall  as hang, but the thread wakes after twice the run's limit and
  *          runs the queries: a late return, whose answers are dropped.
+ * hang and stall count every run on the lane's device (a lane's, a
+ * direct-policy run, a calibration sample: watchdog.c's
+ * tdm_watchdog_fault); the others the lane's runs only.
  * Threads: parsed once at tdm_search_open; read-only after. */
 #ifndef TDM_SCHED_FAULT_H
 #define TDM_SCHED_FAULT_H

@@ -332,11 +332,18 @@ static void *worker(void *arg)
 
 int tdm_lane_start(slane *l, tdm_err *err)
 {
-    for (int k = 0; k < l->slots; k++) {
+    /* under the lock: a worker of a lane already dead (its calibration
+     * abandoned) returns at once, and must find itself in th[] and
+     * started to mark its exit */
+    int rc = TDM_OK;
+    pthread_mutex_lock(&l->sc->mu);
+    for (int k = 0; k < l->slots && rc == TDM_OK; k++) {
         if (pthread_create(&l->th[k], NULL, worker, l) != 0)
-            return tdm_err_set(err, TDM_ERR_NOMEM, "search: cannot start a worker of lane %d",
-                               l->index);
-        l->started++;
+            rc = tdm_err_set(err, TDM_ERR_NOMEM, "search: cannot start a worker of lane %d",
+                             l->index);
+        else
+            l->started++;
     }
-    return TDM_OK;
+    pthread_mutex_unlock(&l->sc->mu);
+    return rc;
 }

@@ -143,12 +143,11 @@ int tdm_sched_open(tdm_search *s, tdm_sched **out, tdm_err *err)
         int dev = s->device_base + i;
         sc->lanes[i].fault = dev < TDM_SCHED_MAX_LANES ? faults[dev] : (tdm_fault){0};
     }
-    if (!loaded && sc->nl > 1 && st->calibrate > 0)
+    rc = tdm_watchdog_start(sc, err); /* calibration's samples are watched too */
+    if (rc == TDM_OK && !loaded && sc->nl > 1 && st->calibrate > 0)
         tdm_sched_calibrate(sc, st->calibrate);
     for (int i = 0; i < sc->nl && rc == TDM_OK; i++)
         rc = tdm_lane_start(&sc->lanes[i], err);
-    if (rc == TDM_OK)
-        rc = tdm_watchdog_start(sc, err);
     if (rc) {
         tdm_sched_close(sc);
         return rc;
@@ -225,21 +224,111 @@ static int finish(struct tdm_sched *sc, sjob *j, tdm_search_result **out, tdm_er
     return TDM_OK;
 }
 
-int tdm_sched_run_direct(struct tdm_sched *sc, tdm_sbq *const *items, int policy, size_t n,
-                         tdm_search_result **out, tdm_err *err)
+/* The lane whose device a direct run of items[0 .. n) takes (lock held):
+ * the planned device's, else (that lane failed) the first live lane; -1
+ * when none of them goes to a device (or its device has no lane), -2 when
+ * no lane lives. *planned: the planned device's lane. */
+static int direct_lane(const struct tdm_sched *sc, tdm_sbq *const *items, size_t n, int *planned)
 {
+    int dev = -1;
+    for (size_t i = 0; i < n && dev < 0; i++)
+        if (items[i]->prc == TDM_OK && items[i]->run)
+            dev = items[i]->pl.dev;
+    *planned = dev;
+    if (dev < 0 || dev >= sc->nl)
+        return -1;
+    if (sc->lanes[dev].alive)
+        return dev;
+    for (int i = 0; i < sc->nl; i++)
+        if (sc->lanes[i].alive)
+            return i; /* as a pin to a failed lane: never the hung device again */
+    return -2;
+}
+
+/* Arms w for a direct run of items on lane l, from t0 (lock held):
+ * returns the injected watchdog fault, if any, and its bound in *bound. */
+static int direct_arm(slane *l, tdm_watch *w, tdm_sbq *const *items, size_t n, double t0,
+                      double *bound)
+{
+    uint32_t algs = 0;
+    double pred = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (items[i]->prc || !items[i]->run)
+            continue;
+        tdm_qfeat f;
+        tdm_qfeat_from(&items[i]->q, items[i]->k, &f);
+        int alg = tdm_sched_expected_alg(items[i]);
+        algs |= 1u << (alg & 31);
+        pred += tdm_model_predict(&l->model, alg, &f);
+    }
+    *bound = tdm_watchdog_arm(l, w, NULL, 0, algs, 1, pred, t0);
+    return tdm_watchdog_fault(l);
+}
+
+int tdm_sched_run_direct(struct tdm_sched *sc, tdm_sbq *const *items, int policy, size_t n,
+                         tdm_search_result **out, int *stuck, tdm_err *err)
+{
+    *stuck = 0;
     pthread_mutex_lock(&sc->mu);
     sc->st.submitted += n;
     sc->st.direct += n;
     pthread_mutex_unlock(&sc->mu);
-    int rc = tdm_search_run_prepared(sc->s, items, n, -1, out, err);
+    int rc;
+    uint32_t again = 0; /* runs after an abandoned one */
+    for (;;) {
+        tdm_watch w;
+        double bound = 0;
+        int fault = 0, planned;
+        pthread_mutex_lock(&sc->mu);
+        int lane = direct_lane(sc, items, n, &planned);
+        if (lane >= 0)
+            fault = direct_arm(&sc->lanes[lane], &w, items, n, tdm_sched_now(), &bound);
+        pthread_mutex_unlock(&sc->mu);
+        if (lane == -2) {
+            rc = again ? TDM_ERR_TIMEOUT /* its message in err */
+                       : tdm_err_set(err, TDM_ERR_NO_DEVICE,
+                                     "search: policy direct: every lane has failed");
+            break;
+        }
+        if (fault)
+            tdm_watchdog_fault_block(fault, bound > 0 ? bound : 1.0); /* a driver call stuck */
+        int dev = lane >= 0 && lane != planned ? sc->s->dev[lane].index : -1;
+        rc = tdm_search_run_prepared(sc->s, items, n, dev, out, err);
+        if (lane < 0)
+            break;
+        struct tdm_astep *as;
+        void (*fns[1])(void *);
+        void *args[1];
+        int nfn, live = 0;
+        pthread_mutex_lock(&sc->mu);
+        int abandoned = tdm_watchdog_returned(&w, &as, fns, args, &nfn);
+        for (int i = 0; abandoned && !sc->stop && i < sc->nl; i++)
+            live |= sc->lanes[i].alive; /* none once the handle closes */
+        if (abandoned && live)
+            sc->st.handovers += n;
+        pthread_mutex_unlock(&sc->mu);
+        if (!abandoned)
+            break;
+        /* it returned late: its answers dropped, as every abandoned run's */
+        (*stuck)++;
+        for (size_t i = 0; rc == TDM_OK && i < n; i++) {
+            tdm_search_result_release(out[i]);
+            out[i] = NULL;
+        }
+        rc = tdm_err_set(err, TDM_ERR_TIMEOUT, "%s", w.msg);
+        if (!live)
+            break;
+        again++;
+    }
     if (rc == TDM_OK && n == 1 && out[0]->status) {
         rc = tdm_err_set(err, out[0]->status, "%s", out[0]->error ? out[0]->error : "search failed");
         tdm_search_result_release(out[0]);
         out[0] = NULL;
     }
-    for (size_t i = 0; rc == TDM_OK && i < n; i++)
+    for (size_t i = 0; rc == TDM_OK && i < n; i++) {
         out[i]->policy = policy;
+        out[i]->handovers = again;
+    }
     pthread_mutex_lock(&sc->mu);
     if (rc)
         sc->st.failed += n;
@@ -247,11 +336,6 @@ int tdm_sched_run_direct(struct tdm_sched *sc, tdm_sbq *const *items, int policy
         sc->st.answered += n;
     pthread_mutex_unlock(&sc->mu);
     return rc;
-}
-
-int tdm_sched_expected_alg(const tdm_sbq *it)
-{
-    return it->pl.alg;
 }
 
 static int submit(struct tdm_sched *sc, sjob *j)
@@ -365,7 +449,8 @@ int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_
     j.o.algorithm = it.o.algorithm; /* a shard may turn AND-then-OR into OR */
     if (j.policy == TDM_POLICY_DIRECT || (it.prc == TDM_OK && !it.run)) {
         /* the direct policy, or nothing for a device to do */
-        rc = tdm_sched_run_direct(sc, &j.one, j.policy, 1, out, err);
+        int stuck; /* never here: the watchdog is off */
+        rc = tdm_sched_run_direct(sc, &j.one, j.policy, 1, out, &stuck, err);
     } else if (it.prc) {
         rc = tdm_err_copy(err, &it.err);
         count_failed(sc);
@@ -385,8 +470,8 @@ struct tdm_sched_call {
     sjob j;
     tdm_sbq it;
     int placed;             /* placed on a lane: wait for it */
-    int stuck;              /* this thread ran it and the watchdog abandoned that
-                               run: leave the scheduler through tdm_watchdog_leave */
+    int stuck;              /* runs of it in this thread that the watchdog abandoned:
+                               leave the scheduler through tdm_watchdog_leave */
     int rc;                 /* else the answer: rc, res, err */
     tdm_search_result *res;
     tdm_err err;
@@ -448,7 +533,7 @@ static int call_start(tdm_sched *sc, const tdm_search_query *q, const tdm_search
     tdm_search_prepare(sc->s, q, &j->o, &c->it);
     j->o.algorithm = c->it.o.algorithm;
     if (j->policy == TDM_POLICY_DIRECT || (c->it.prc == TDM_OK && !c->it.run)) {
-        c->rc = tdm_sched_run_direct(sc, &j->one, j->policy, 1, &c->res, &c->err);
+        c->rc = tdm_sched_run_direct(sc, &j->one, j->policy, 1, &c->res, &c->stuck, &c->err);
     } else if (c->it.prc) {
         c->rc = tdm_err_copy(&c->err, &c->it.err);
         count_failed(sc);
@@ -507,7 +592,7 @@ static tdm_sched_call *wait_placed(tdm_sched_call *c)
             pthread_mutex_unlock(&sc->mu);
             return c; /* out of memory: the timeout is the answer */
         }
-        again->stuck = c->stuck;
+        again->stuck += c->stuck;
         pthread_mutex_lock(&sc->mu);
         sc->st.submitted--; /* the same query, counted once */
         again->j.handovers = c->j.handovers + 1;
@@ -555,7 +640,7 @@ int tdm_sched_end(tdm_sched_call *c, tdm_search_result **out, tdm_err *err)
         free(c);
     }
     if (stuck) /* the last touch of sc by a caller whose run was abandoned */
-        tdm_watchdog_leave(sc);
+        tdm_watchdog_leave(sc, stuck);
     return rc;
 }
 

@@ -143,7 +143,12 @@ struct tdm_sched {
     int hung_runs;          /* abandoned runs not returned (a caller's: not left) */
     pthread_t wd;
     int wd_started;
-    pthread_cond_t wd_cv;   /* wakes the watchdog (close) and close (a worker's exit) */
+    pthread_cond_t wd_cv;   /* wakes the watchdog (close), close (a worker's exit)
+                               and open (a calibration thread's end, a lane abandoned) */
+    /* start-up calibration (calib.c): a thread a lane, one lane at a time */
+    pthread_t cal_th[TDM_SCHED_MAX_LANES];
+    uint32_t cal_started;   /* calibration threads not joined (bit per lane) */
+    uint32_t cal_exited;    /* of those, the ones that returned */
 };
 
 /* ---- queue.c */
@@ -219,9 +224,10 @@ double tdm_watchdog_arm(slane *l, tdm_watch *w, sjob **jobs, int n, uint32_t alg
  * are for the caller to call after unlocking. */
 int tdm_watchdog_returned(tdm_watch *w, struct tdm_astep **as, void (**fns)(void *), void **args,
                           int *nfn);
-/* A caller whose run was abandoned leaves the scheduler: its last touch
- * of sc (takes the lock); close may free sc once no such caller is left. */
-void tdm_watchdog_leave(struct tdm_sched *sc);
+/* A caller whose `runs` runs were abandoned leaves the scheduler: its
+ * last touch of sc (takes the lock); close may free sc once no such caller
+ * is left. */
+void tdm_watchdog_leave(struct tdm_sched *sc, int runs);
 /* Stops the watchdog and the workers (lock not held); waits for the
  * workers but those stuck in an abandoned run (a bounded wait): 1 when one
  * is left (then sc stays allocated for it: the caller leaks what it reads). */
@@ -265,16 +271,23 @@ int tdm_migrate_move(struct tdm_sched *sc, sjob *j, int from, int to, double now
  * as one batch. */
 /* What the planner will run for the prepared query it (the model's slot):
  * its plan's algorithm. */
-int tdm_sched_expected_alg(const tdm_sbq *it);
+static inline int tdm_sched_expected_alg(const tdm_sbq *it) { return it->pl.alg; }
 /* Prepared queries needing no lane, counted (direct policy, no terms),
- * run in the caller's thread on their planned devices. A single one (n =
+ * run in the caller's thread on their planned device, or a live lane's
+ * where that lane has failed; watched like a lane's run: abandoned, the
+ * caller (stuck in it) runs them again on a live lane once it returns,
+ * else fails with TDM_ERR_TIMEOUT, and *stuck counts its abandoned runs
+ * (the caller calls tdm_watchdog_leave as it leaves). A single one (n =
  * 1) fails with its own error; a batch's keep theirs in their results. */
 int tdm_sched_run_direct(struct tdm_sched *sc, tdm_sbq *const *items, int policy, size_t n,
-                         tdm_search_result **out, tdm_err *err);
+                         tdm_search_result **out, int *stuck, tdm_err *err);
 
 /* ---- calib.c */
-/* Runs n sample queries on every lane (before the workers start) and feeds
- * the times to the lanes' models. */
+/* Runs n sample queries on every lane (before the workers start, the
+ * watchdog started) and feeds the times to the lanes' models: a lane at a
+ * time, on a thread of its own, each sample watched; a lane whose sample
+ * the watchdog abandons is dead and its thread left (tdm_watchdog_stop
+ * joins it if it returns). */
 void tdm_sched_calibrate(struct tdm_sched *sc, int n);
 
 #endif

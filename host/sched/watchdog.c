@@ -139,10 +139,10 @@ int tdm_watchdog_returned(tdm_watch *w, struct tdm_astep **as, void (**fns)(void
     return 1;
 }
 
-void tdm_watchdog_leave(struct tdm_sched *sc)
+void tdm_watchdog_leave(struct tdm_sched *sc, int runs)
 {
     pthread_mutex_lock(&sc->mu);
-    sc->hung_runs--;
+    sc->hung_runs -= runs;
     pthread_cond_broadcast(&sc->wd_cv);
     pthread_mutex_unlock(&sc->mu);
 }
@@ -195,14 +195,25 @@ int tdm_watchdog_start(struct tdm_sched *sc, tdm_err *err)
     return TDM_OK;
 }
 
-/* Workers of every lane not yet returned (lock held). */
+/* Workers of every lane and calibration threads not yet returned (lock held). */
 static int workers_left(const struct tdm_sched *sc)
 {
     int left = 0;
-    for (int i = 0; i < sc->nl; i++)
+    for (int i = 0; i < sc->nl; i++) {
         for (int k = 0; k < sc->lanes[i].started; k++)
             left += !(sc->lanes[i].exited & (1u << k));
+        left += ((sc->cal_started & ~sc->cal_exited) >> i) & 1;
+    }
     return left;
+}
+
+/* Joins thread th if it returned (or none is stuck), else leaves it. */
+static void join_or_leave(pthread_t th, int returned, int stuck)
+{
+    if (!stuck || returned)
+        pthread_join(th, NULL);
+    else
+        pthread_detach(th); /* stuck in the device: never joined */
 }
 
 int tdm_watchdog_stop(struct tdm_sched *sc)
@@ -230,19 +241,21 @@ int tdm_watchdog_stop(struct tdm_sched *sc)
     pthread_mutex_unlock(&sc->mu);
     if (sc->wd_started)
         pthread_join(sc->wd, NULL);
+    /* with none stuck every worker is on its way out; with one stuck, sc
+     * stays for it, and a late one may still be leaving */
     for (int i = 0; i < sc->nl; i++) {
         slane *l = &sc->lanes[i];
         for (int k = 0; k < l->started; k++) {
-            /* with none stuck every worker is on its way out; with one
-             * stuck, sc stays for it, and a late one may still be leaving */
             pthread_mutex_lock(&sc->mu);
-            int gone = !stuck || ((l->exited >> k) & 1);
+            int gone = (l->exited >> k) & 1;
             pthread_mutex_unlock(&sc->mu);
-            if (gone)
-                pthread_join(l->th[k], NULL);
-            else
-                pthread_detach(l->th[k]); /* stuck in the device: never joined */
+            join_or_leave(l->th[k], gone, stuck);
         }
+        pthread_mutex_lock(&sc->mu);
+        int cal = (sc->cal_started >> i) & 1, gone = (sc->cal_exited >> i) & 1;
+        pthread_mutex_unlock(&sc->mu);
+        if (cal)
+            join_or_leave(sc->cal_th[i], gone, stuck);
     }
     return stuck;
 }
