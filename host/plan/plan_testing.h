@@ -9,4 +9,8 @@
  * search runs. */
 void tdm_search_zr_layout_force(int layout);
 
+/* The search profile's row `key` ("series k=K | host: name", as printed):
+ * its runs and summed time in seconds (search_prof.c). 0 if no such row. */
+int tdm_sprof_row_get(const char *key, unsigned long long *runs, double *seconds);
+
 #endif

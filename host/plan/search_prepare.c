@@ -132,11 +132,16 @@ static void absent_terms(tdm_sbq *it)
 int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_search_options *o,
                        tdm_sbq *it)
 {
+    /* profiled (search_prof.h): each step of a preparation, series "?"
+       (with the preparation's own steps in search_prep.c) */
+    tdm_sprof pf = {.on = tdm_sprof_on(), .salg = -1};
+    double tp = pf.on ? (pf.t0 = tdm_sprof_now()) : 0;
     memset(it, 0, sizeof *it);
     it->o = *o;
     it->k = o->k;
     tdm_query_init(&it->q);
     int rc = tdm_search_query_build(s, rq, &it->q, &it->err);
+    tdm_sprof_host(&pf, "prep: query (tokenize, lexicon)", tp);
     if (rc == TDM_OK && it->q.absent)
         absent_terms(it);
     if (rc == TDM_OK) {
@@ -147,6 +152,7 @@ int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_sear
     } else {
         tdm_query_reset(&it->q); /* what the scheduler reads: an empty query */
     }
+    tp = pf.on ? tdm_sprof_now() : 0;
     if (rc == TDM_OK && it->q.nterms && s->ndocs) {
         /* planned alone for its pin or the planner's device: where it runs
            on another, or in a batch, the run plans it again */
@@ -159,17 +165,22 @@ int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_sear
         it->run = 0;
     }
     it->prc = it->rc = rc;
+    tdm_sprof_host(&pf, "prep: plan, keys", tp);
+    tdm_sprof_host(&pf, "prepare (query, sprep, plan)", pf.t0);
     return rc;
 }
 
 void tdm_sbq_free(tdm_sbq *it)
 {
+    tdm_sprof pf = {.on = tdm_sprof_on(), .salg = -1};
+    double tp = pf.on ? (pf.t0 = tdm_sprof_now()) : 0;
     if (it->prepped)
         tdm_sprep_free(&it->p);
     tdm_query_free(&it->q);
     free(it->so.keys);
     tdm_err_clear(&it->err);
     memset(it, 0, sizeof *it);
+    tdm_sprof_host(&pf, "free (query, sprep)", tp);
 }
 
 /* ---- many queries */
@@ -228,12 +239,7 @@ typedef struct prep_work {
 static void prep_one(void *ctx, size_t i)
 {
     prep_work *w = ctx;
-    double tp = tdm_sprof_on() ? tdm_sprof_now() : 0;
     tdm_search_prepare(w->s, &w->qs[i], w->o, &w->items[i]);
-    if (tp > 0) {
-        tdm_sprof pf = {.on = 1, .salg = -1, .k = w->o->k, .t0 = tp};
-        tdm_sprof_host(&pf, "prepare (query, sprep, plan)", tp);
-    }
 }
 
 void tdm_search_prepare_all(tdm_search *s, const tdm_search_query *qs, const tdm_search_options *o,

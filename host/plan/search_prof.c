@@ -12,12 +12,24 @@
 #include <string.h>
 #include <time.h>
 
+#include "plan_testing.h"
 #include "search_prof.h"
+
+/* Sums of one row on one stripe: a thread adds to its own stripe (its
+ * cache line), so the threads that prepare a batch's queries at once do not
+ * meet on one lock or one line. Times in nanoseconds. */
+typedef struct stripe {
+    _Alignas(64) unsigned long long n;
+    unsigned long long dev, start, end;
+} stripe;
+
+#define STRIPES 16
+#define NAME_MAX_LEN 64
 
 typedef struct row {
     char key[64];
-    unsigned long long n;
-    double dev, start, end; /* sums, seconds */
+    char name[NAME_MAX_LEN]; /* the phase's name, as the caller gave it */
+    stripe s[STRIPES];
 } row;
 
 #define ROWS 256
@@ -26,10 +38,49 @@ static int nrows;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int state = -1; /* -1 unknown, 0 off, 1 on, 2 host phases only */
 
+/* A row found once by its key string (under the lock) is found again by
+ * (series, k, kind, the caller's name pointer) without the lock: an
+ * open-addressed table whose slots are written once, under the lock, and
+ * published by `row` (stored last, read with acquire). The row's own copy
+ * of the name is compared too, so a name in a reused buffer never lands in
+ * another phase's row. */
+typedef struct alias {
+    const char *name;
+    int salg, kind;
+    uint32_t k;
+    int row; /* row index + 1; 0: empty */
+} alias;
+
+#define ALIASES 1024
+static alias aliases[ALIASES];
+
+enum { KIND_HOST, KIND_EVENT };
+
+static size_t alias_hash(const char *name, int salg, uint32_t k, int kind)
+{
+    uint64_t h = (uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull;
+    h ^= ((uint64_t)(uint32_t)salg << 40 | (uint64_t)k << 8 | (uint64_t)kind) * 0xBF58476D1CE4E5B9ull;
+    return (size_t)(h >> 32) % ALIASES;
+}
+
 static const char *alg_name(int salg)
 {
     static const char *const n[] = {"or", "and", "wand", "bmw", "maxscore", "and_or", "batch"};
     return salg >= 0 && salg < 7 ? n[salg] : "?";
+}
+
+/* Row i's sums over its stripes (lock held). */
+static void row_sums(int i, unsigned long long *n, unsigned long long *dev,
+                     unsigned long long *start, unsigned long long *end)
+{
+    *n = *dev = *start = *end = 0;
+    for (int j = 0; j < STRIPES; j++) {
+        const stripe *st = &rows[i].s[j];
+        *n += __atomic_load_n(&st->n, __ATOMIC_RELAXED);
+        *dev += __atomic_load_n(&st->dev, __ATOMIC_RELAXED);
+        *start += __atomic_load_n(&st->start, __ATOMIC_RELAXED);
+        *end += __atomic_load_n(&st->end, __ATOMIC_RELAXED);
+    }
 }
 
 static void report(void)
@@ -41,12 +92,28 @@ static void report(void)
     fprintf(stderr, "%-44s %9s %9s %9s %9s\n", "series | phase", "runs", "dev/wall", "start",
             "end");
     for (int i = 0; i < nrows; i++) {
-        row *r = &rows[i];
-        double m = r->n ? 1e6 / (double)r->n : 0;
-        fprintf(stderr, "%-44s %9llu %9.1f %9.1f %9.1f\n", r->key, r->n, r->dev * m,
-                r->start * m, r->end * m);
+        unsigned long long n, dev, start, end;
+        row_sums(i, &n, &dev, &start, &end);
+        double m = n ? 1e-3 / (double)n : 0;
+        fprintf(stderr, "%-44s %9llu %9.1f %9.1f %9.1f\n", rows[i].key, n, (double)dev * m,
+                (double)start * m, (double)end * m);
     }
     pthread_mutex_unlock(&lock);
+}
+
+int tdm_sprof_row_get(const char *key, unsigned long long *runs, double *seconds)
+{
+    unsigned long long n = 0, dev = 0, start, end;
+    pthread_mutex_lock(&lock);
+    int i = 0;
+    while (i < nrows && strcmp(rows[i].key, key) != 0)
+        i++;
+    if (i < nrows)
+        row_sums(i, &n, &dev, &start, &end);
+    pthread_mutex_unlock(&lock);
+    *runs = n;
+    *seconds = (double)dev * 1e-9;
+    return i < nrows;
 }
 
 int tdm_sprof_on(void)
@@ -72,23 +139,84 @@ double tdm_sprof_now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void add(const char *key, double dev, double start, double end)
+/* The row of key (lock held): found, or made while there is room; -1 when
+ * the table is full. */
+static int row_of(const char *key, const char *name)
 {
-    pthread_mutex_lock(&lock);
     int i = 0;
     while (i < nrows && strcmp(rows[i].key, key) != 0)
         i++;
     if (i == nrows && nrows < ROWS) {
         snprintf(rows[i].key, sizeof rows[i].key, "%s", key);
+        snprintf(rows[i].name, sizeof rows[i].name, "%s", name);
         nrows++;
     }
-    if (i < nrows) {
-        rows[i].n++;
-        rows[i].dev += dev;
-        rows[i].start += start;
-        rows[i].end += end;
+    return i < nrows ? i : -1;
+}
+
+static const char *kind_sep(int kind)
+{
+    return kind == KIND_EVENT ? "" : "host: ";
+}
+
+/* The row of (series, k, kind, name): through the aliases without the
+ * lock once seen; else made under it (the key string built only then). */
+static int find_row(int salg, uint32_t k, int kind, const char *name)
+{
+    size_t h = alias_hash(name, salg, k, kind);
+    for (size_t probe = 0; probe < ALIASES; probe++) {
+        alias *a = &aliases[(h + probe) % ALIASES];
+        int r = __atomic_load_n(&a->row, __ATOMIC_ACQUIRE);
+        if (r == 0)
+            break;
+        if (a->name == name && a->salg == salg && a->k == k && a->kind == kind &&
+            strncmp(rows[r - 1].name, name, NAME_MAX_LEN - 1) == 0)
+            return r - 1;
+    }
+    char key[64];
+    snprintf(key, sizeof key, "%s k=%u | %s%s", alg_name(salg), k, kind_sep(kind), name);
+    pthread_mutex_lock(&lock);
+    int r = row_of(key, name);
+    for (size_t probe = 0; r >= 0 && probe < ALIASES; probe++) {
+        alias *a = &aliases[(h + probe) % ALIASES];
+        if (a->row != 0 && a->name == name && a->salg == salg && a->k == k && a->kind == kind)
+            break; /* another thread's, meanwhile */
+        if (a->row != 0)
+            continue;
+        *a = (alias){name, salg, kind, k, 0};
+        __atomic_store_n(&a->row, r + 1, __ATOMIC_RELEASE);
+        break;
     }
     pthread_mutex_unlock(&lock);
+    return r;
+}
+
+static unsigned long long ns(double s)
+{
+    return s > 0 ? (unsigned long long)(s * 1e9 + 0.5) : 0;
+}
+
+/* This thread's stripe: handed out in turn at its first use. */
+static int my_stripe(void)
+{
+    static _Thread_local int mine = -1;
+    static unsigned next;
+    if (mine < 0)
+        mine = (int)(__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % STRIPES);
+    return mine;
+}
+
+static void add(int salg, uint32_t k, int kind, const char *name, double dev, double start,
+                double end)
+{
+    int r = find_row(salg, k, kind, name);
+    if (r < 0)
+        return;
+    stripe *st = &rows[r].s[my_stripe()];
+    __atomic_fetch_add(&st->n, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&st->dev, ns(dev), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&st->start, ns(start), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&st->end, ns(end), __ATOMIC_RELAXED);
 }
 
 void tdm_sprof_begin(tdm_sprof *p, int salg, uint32_t k)
@@ -124,9 +252,7 @@ void tdm_sprof_host_span(tdm_sprof *p, const char *name, double t_begin, double 
 {
     if (!p->on)
         return;
-    char key[64];
-    snprintf(key, sizeof key, "%s k=%u | host: %s", alg_name(p->salg), p->k, name);
-    add(key, t_end - t_begin, t_begin - p->t0, t_end - p->t0);
+    add(p->salg, p->k, KIND_HOST, name, t_end - t_begin, t_begin - p->t0, t_end - p->t0);
 }
 
 void tdm_sprof_host(tdm_sprof *p, const char *name, double t_begin)
@@ -152,19 +278,18 @@ void tdm_sprof_end(tdm_sprof *p, int ok)
         if (q && (!q0 || q < q0))
             q0 = q;
     }
-    char key[64];
     for (int i = 0; ok && i < p->nev; i++) {
         cl_ulong s = info(p->ev[i], CL_PROFILING_COMMAND_START),
                  e = info(p->ev[i], CL_PROFILING_COMMAND_END);
         if (!s || !e || !q0)
             continue;
         last = e > last ? e : last;
-        snprintf(key, sizeof key, "%s k=%u | %s", alg_name(p->salg), p->k, p->name[i]);
-        add(key, (double)(e - s) * 1e-9, (double)(s - q0) * 1e-9, (double)(e - q0) * 1e-9);
+        add(p->salg, p->k, KIND_EVENT, p->name[i], (double)(e - s) * 1e-9,
+            (double)(s - q0) * 1e-9, (double)(e - q0) * 1e-9);
     }
     if (ok && q0 && last) {
-        snprintf(key, sizeof key, "%s k=%u | device span", alg_name(p->salg), p->k);
-        add(key, (double)(last - q0) * 1e-9, 0, (double)(last - q0) * 1e-9);
+        add(p->salg, p->k, KIND_EVENT, "device span", (double)(last - q0) * 1e-9, 0,
+            (double)(last - q0) * 1e-9);
     }
     if (ok)
         tdm_sprof_host(p, "whole device run", p->t0);
