@@ -178,6 +178,51 @@ static void policies(void **state)
     tdm_engine_close(e);
 }
 
+/* TANDEM_BATCH_MIN_PART: a batch of fewer than twice that many queries goes
+ * whole to one lane, a larger one is split over both (alike lanes, the same
+ * priors); the answers are the one-by-one calls' either way. */
+static void min_part(void **state)
+{
+    fixture *f = *state;
+    static qset qs;
+    static tdm_search_result *res[MAXQ];
+    const char *parts[] = {"40", "20"};
+    for (int m = 0; m < 2; m++) {
+        setenv("TANDEM_BATCH_MIN_PART", parts[m], 1); /* read at engine open */
+        tdm_engine *e = engine2("cpu,cpu", NULL);
+        unsetenv("TANDEM_BATCH_MIN_PART");
+        if (!e)
+            skip();
+        tdm_search *s;
+        if (tdm_search_open(e, f->ix, &s) != TDM_OK)
+            fail_msg("search open: %s", tdm_last_error());
+        randcoll_queries(&qs, &f->c, 7 + m, 40, 37, 53);
+        tdm_search_options o;
+        tdm_search_options_init(&o);
+        o.policy = TDM_POLICY_HYBRID;
+        tdm_sched_stats before, after;
+        tdm_sched_stats_init(&before);
+        tdm_sched_stats_init(&after);
+        tdm_search_stats(s, &before);
+        assert_int_equal(tdm_search_batch(s, qs.q, qs.n, &o, res), TDM_OK);
+        tdm_search_stats(s, &after);
+        uint64_t took[2];
+        for (int l = 0; l < 2; l++)
+            took[l] = after.lanes[l].queries - before.lanes[l].queries;
+        assert_int_equal(took[0] + took[1], qs.n);
+        if (m == 0 && took[0] && took[1])
+            fail_msg("min part 40, 40 queries: split %llu / %llu", (unsigned long long)took[0],
+                     (unsigned long long)took[1]);
+        if (m == 1 && (!took[0] || !took[1]))
+            fail_msg("min part 20, 40 queries: whole (%llu / %llu)", (unsigned long long)took[0],
+                     (unsigned long long)took[1]);
+        same_as_singles(s, &qs, &o, res);
+        free_all(res, qs.n);
+        tdm_search_close(s);
+        tdm_engine_close(e);
+    }
+}
+
 static void gpu_only_without_gpu(void **state)
 {
     fixture *f = *state;
@@ -318,6 +363,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(policies, setup, teardown),
         cmocka_unit_test_setup_teardown(gpu_only_without_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(min_part, setup, teardown),
         cmocka_unit_test_setup_teardown(faults, setup, teardown),
         cmocka_unit_test_setup_teardown(threads, setup, teardown),
     };

@@ -182,6 +182,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
     if (rc == TDM_OK)
         rc = resolve_u32("TANDEM_BATCH_MERGE_KEYS", 1, 1u << 24, &t->batch_merge_keys, err);
     if (rc == TDM_OK)
+        rc = resolve_u32("TANDEM_BATCH_MIN_PART", 1, 65536, &t->batch_min_part, err);
+    if (rc == TDM_OK)
         rc = resolve_split_min(t, err);
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_DECODE_VARIANT", decodes, &t->decode_variant, err);
@@ -654,6 +656,9 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_BATCH_MERGE_KEYS", "tuning",
      "heap slots (ranges x k) a query of a batch gets at most, its merge being one "
      "work-group's, 1 to 16777216 (GPU 32768, CPU no limit)"},
+    {"TANDEM_BATCH_MIN_PART", "tuning",
+     "the fewest queries of a batch split over several lanes a lane gets, else the batch "
+     "goes to fewer lanes, whole to one below twice it, 1 to 65536 (GPU 1024, CPU 1)"},
     {"TANDEM_SPLIT_MIN_POSTINGS", "tuning",
      "postings (the sum of its lists' lengths) from which a single query on a split handle "
      "(TANDEM_PARTITION=split) runs on every partition at once, 1 to 2^62 (the tuning table's "

@@ -80,6 +80,7 @@ typedef struct tdm_tuning {
     uint32_t cpu_ranges_per_cu;   /* TANDEM_CPU_RANGES_PER_CU: 0, else 1 .. 1024 */
     uint32_t batch_ranges_per_cu; /* TANDEM_BATCH_RANGES_PER_CU: 0, else 1 .. 65536 */
     uint32_t batch_merge_keys;    /* TANDEM_BATCH_MERGE_KEYS: 0, else 1 .. 2^24 */
+    uint32_t batch_min_part;      /* TANDEM_BATCH_MIN_PART: 0, else 1 .. 65536 */
     uint64_t split_min_postings;  /* TANDEM_SPLIT_MIN_POSTINGS: 0, else 1 .. 2^62 */
     int decode_variant;      /* TANDEM_DECODE_VARIANT: 0 or TDM_TUNE_DECODE_* */
     int batch_and;           /* TANDEM_BATCH_AND: 0 or TDM_TUNE_AND_* */

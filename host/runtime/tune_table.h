@@ -128,6 +128,8 @@ typedef struct tdm_tune_row {
     uint32_t and_wu_k;       /* above it ranked AND batches by Wu's mapping */
     uint32_t batch_ranges_per_cu; /* ranges a compute unit shared by a batch */
     uint32_t batch_min_rlen; /* the shortest range of a batch's query */
+    uint32_t batch_min_part; /* the fewest queries of a batch a lane gets a part of,
+                                0 any (sched/batch.c) */
     uint32_t batch_merge_keys; /* a query's heap slots (ranges x room) at most, 0 any:
                                   its merge is one work-group's */
     int batch_queue;         /* compressed batches through the queue kernel */
@@ -166,6 +168,14 @@ typedef struct tdm_tune_row {
  * documents, AND k = 10, batches of 128 spent 1.75 of their 4.5 ms in the
  * merge, 4,096 still 1.1 ms (TANDEM_SEARCH_PROFILE, ninth session). */
 #define TDM_TUNE_BATCH_MERGE_KEYS_GPU 32768u
+
+/* A batch is split over several GPUs only in parts of this many queries or
+ * more, else it goes whole to the GPU that would finish it first: a part
+ * pays a batch call's fixed cost. H200, 1M documents, AND k = 10, one
+ * sender: batches of 128 / 512 / 1,024 / 4,096 took 4.6 / 9.9 / 16.0 / 50.0
+ * ms (about 3.5 ms + 11.3 us a query); two GPUs splitting every call of
+ * 1,024 from 4 senders gave 1.22x one GPU (eighth session). */
+#define TDM_TUNE_BATCH_MIN_PART_GPU 1024u
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
 const tdm_tune_row *tdm_tune_row_get(int kind);
@@ -234,7 +244,8 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .and_batched = TDM_VARIANT_ITEM, .and_long_fraction = 32, .zr_words = 1u << 27,       \
         .zr_layout = 1, .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32,     \
         .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
-        .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU, .batch_queue = 0, .decode_variant = TDM_TUNE_DECODE_GROUP,        \
+        .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
+        .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0, .decode_variant = TDM_TUNE_DECODE_GROUP,        \
         .staging = stg, .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_GPU                  \
     }
 

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/settings.h"
+#include "runtime/tune_table.h"
 #include "sched_priv.h"
 
 /* Whether the batch's policy (or pin) allows lane l; strict as tdm_place. */
@@ -62,14 +64,60 @@ static int lanes_ok(const struct tdm_sched *sc, int policy, int pin, int *ok)
     return any;
 }
 
+/* The fewest queries worth a part of its own on lane l (the tuning row's
+ * batch_min_part, or TANDEM_BATCH_MIN_PART): below it a part's fixed cost
+ * (launches, the merge, the host's tables) outweighs another lane's help. */
+static uint32_t min_part(const struct tdm_sched *sc, const slane *l)
+{
+    const tdm_device *d = sc->s->dev[l->index].d;
+    uint32_t v = tdm_settings_tuning(d->settings)->batch_min_part;
+    return v ? v : tdm_tune_row_of(&d->info)->batch_min_part;
+}
+
+/* Keeps in ok[] only the lanes a batch of n queries is worth splitting over
+ * (n / their largest min_part, at least one): those that would finish the
+ * whole batch first, given their backlog end[] (ties: the lower index). */
+static void fewest_lanes(const struct tdm_sched *sc, const bquery *bq, size_t n,
+                         const double *end, int *ok)
+{
+    size_t most = 0, nok = 0;
+    double fin[TDM_SCHED_MAX_LANES];
+    for (int i = 0; i < sc->nl; i++) {
+        if (!ok[i])
+            continue;
+        nok++;
+        size_t m = min_part(sc, &sc->lanes[i]);
+        most = m > most ? m : most;
+    }
+    size_t keep = most ? n / most : nok;
+    if (keep >= nok)
+        return;
+    for (int i = 0; i < sc->nl; i++) {
+        const slane *l = &sc->lanes[i];
+        double t = 0;
+        for (size_t q = 0; ok[i] && q < n; q++)
+            t += tdm_model_predict(&l->model, bq[q].alg, &bq[q].f);
+        fin[i] = end[i] + t / (l->slots > 0 ? l->slots : 1);
+    }
+    for (keep = keep < 1 ? 1 : keep; nok > keep; nok--) { /* drop the lane finishing last */
+        int last = -1;
+        for (int i = 0; i < sc->nl; i++)
+            if (ok[i] && (last < 0 || fin[i] >= fin[last]))
+                last = i;
+        ok[last] = 0;
+    }
+}
+
 /* Each query's lane into lane[] (lock held) among the lanes ok[] (more
- * than one). */
-static void split(struct tdm_sched *sc, const bquery *bq, size_t n, int policy, int pin,
-                  const int *ok, int *lane)
+ * than one; ok[] may lose some). */
+static void split(struct tdm_sched *sc, const bquery *bq, size_t n, int policy, int pin, int *ok,
+                  int *lane)
 {
     double now = tdm_sched_now(), end[TDM_SCHED_MAX_LANES];
     for (int i = 0; i < sc->nl; i++)
         end[i] = ok[i] ? tdm_place_backlog(sc, &sc->lanes[i], now) : 0;
+    if (policy != TDM_POLICY_BEST && pin < 0)
+        fewest_lanes(sc, bq, n, end, ok);
     if (policy == TDM_POLICY_BEST || pin >= 0) { /* whole, to the fastest by prediction */
         int best = -1;
         double bt = 0;
