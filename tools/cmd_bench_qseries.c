@@ -38,7 +38,7 @@ typedef struct sctx {
     tdm_bq_series *s;     /* NULL in the warm-up */
     tdm_progress bar;
     double start;         /* before the first timed call */
-    double last;          /* when the last delivered answer's call returned */
+    double last;          /* when the last call of a delivered answer returned */
     size_t timed;
     double shared;        /* sum of tdm_search_result.batch */
     double queue;         /* sum of tdm_search_result.queue_seconds */
@@ -65,7 +65,10 @@ static int sink(void *ctx, size_t i, const tdm_qr_answer *a)
             s->perq[i] = (tdm_bq_qrec){0, r->algorithm, r->variant, r->partitions};
         s->split += r->partitions > 0;
         c->timed++;
-        c->last = a->t_done;
+        /* answers arrive in the queries' order, not the calls' (several
+           senders): the series ends with the call that returned last */
+        if (a->t_done > c->last)
+            c->last = a->t_done;
         c->shared += shared;
         c->queue += r->queue_seconds;
         s->launches += r->launches / shared;
