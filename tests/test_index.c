@@ -445,6 +445,87 @@ static void test_shared_by_threads(void **state)
     tdm_index_close(ix);
 }
 
+/* The lexicon's hash (index/lexhash.c), made at the first lookup of a
+ * reader of 4,096 terms or more, here by 4 threads at once on a fresh
+ * reader: every term at its position, through the hash or (while another
+ * thread makes it) the binary search; none of the near misses found. */
+#define LEX_TERMS 6000
+
+static int term_order(const void *a, const void *b)
+{
+    return strcmp(((const list *)a)->term, ((const list *)b)->term);
+}
+
+typedef struct lex_work {
+    tdm_ireader *r;
+    const list *l;
+    int bad;
+} lex_work;
+
+static void *lex_find_all(void *arg)
+{
+    lex_work *w = arg;
+    uint64_t idx;
+    for (size_t i = 0; i < LEX_TERMS; i++) {
+        const char *t = w->l[i].term;
+        size_t n = strlen(t);
+        if (tdm_ireader_find(w->r, t, n, &idx) != TDM_OK || idx != i)
+            w->bad++;
+        /* a prefix, an extension, a changed last byte: none is a term */
+        if (tdm_ireader_find(w->r, t, n - 1, &idx) == TDM_OK && strlen(w->l[idx].term) != n - 1)
+            w->bad++;
+        char more[32];
+        snprintf(more, sizeof more, "%s~", t);
+        if (tdm_ireader_find(w->r, more, strlen(more), &idx) != TDM_ERR_NOT_FOUND)
+            w->bad++;
+    }
+    if (tdm_ireader_find(w->r, "", 0, &idx) != TDM_ERR_NOT_FOUND)
+        w->bad++;
+    return NULL;
+}
+
+static void test_lexicon_hash(void **state)
+{
+    (void)state;
+    uint32_t doclens[NDOCS];
+    for (uint32_t d = 0; d < NDOCS; d++)
+        doclens[d] = 10;
+    list *l = calloc(LEX_TERMS, sizeof *l);
+    static const uint32_t one = 1;
+    for (size_t i = 0; i < LEX_TERMS; i++) {
+        /* lengths 2 to 12, every first letter */
+        snprintf(l[i].term, sizeof l[i].term, "%c%.*zu", 'a' + (int)(i % 26), (int)(1 + i % 11),
+                 i * 7919);
+        l[i].docids = malloc(4);
+        l[i].freqs = malloc(4);
+        l[i].docids[0] = (uint32_t)(i % NDOCS);
+        l[i].freqs[0] = one;
+        l[i].n = 1;
+    }
+    qsort(l, LEX_TERMS, sizeof *l, term_order);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/lex.idx", tdm_test_tmpdir("index-lex"));
+    write_index(path, "bp128", l, LEX_TERMS, doclens);
+    for (int round = 0; round < 3; round++) {
+        tdm_ireader *r = NULL;
+        tdm_err err = {0};
+        if (tdm_ireader_open(path, &r, &err))
+            fail_msg("%s", tdm_err_msg(&err));
+        lex_work w[4];
+        pthread_t th[4];
+        for (int t = 0; t < 4; t++) {
+            w[t] = (lex_work){r, l, 0};
+            assert_int_equal(pthread_create(&th[t], NULL, lex_find_all, &w[t]), 0);
+        }
+        for (int t = 0; t < 4; t++) {
+            pthread_join(th[t], NULL);
+            assert_int_equal(w[t].bad, 0);
+        }
+        tdm_ireader_close(r);
+    }
+    free_lists(l, LEX_TERMS);
+}
+
 /* Several inputs of different formats (one gzip) make one collection, in
  * input order, each format guessed; stopwords and the stemmer apply. */
 static void test_mixed_inputs(void **state)
@@ -739,7 +820,7 @@ int main(void)
         cmocka_unit_test(test_cranfield),        cmocka_unit_test(test_cacm),
         cmocka_unit_test(test_runs_merge),       cmocka_unit_test(test_build_errors),
         cmocka_unit_test(test_cli),              cmocka_unit_test(test_shared_by_threads),
-        cmocka_unit_test(test_mixed_inputs),
+        cmocka_unit_test(test_mixed_inputs),     cmocka_unit_test(test_lexicon_hash),
         cmocka_unit_test(test_quantize_bounds),  cmocka_unit_test(test_block_edges),
         cmocka_unit_test(test_empty_index),      cmocka_unit_test(test_writer_limits),
     };

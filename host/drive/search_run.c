@@ -86,6 +86,9 @@ static int handle_open(tdm_engine *engine, const tdm_ireader *r, int only, tdm_s
         rc = tdm_err_set(err, TDM_ERR_LIMIT, "%s: %llu documents (search handles at most %u)",
                          tdm_ireader_path(s->r), (unsigned long long)info->ndocs, UINT32_MAX - 1);
     s->ndocs = (uint32_t)info->ndocs;
+    /* the lexicon's hash now, not in the first query's lookup */
+    if (rc == TDM_OK)
+        tdm_ireader_index_terms(s->r);
     if (rc == TDM_OK && tdm_tokpool_open(s->r, &s->tok, &e) != TDM_OK) {
         /* only text queries need the stemmer: they fail with this message */
         s->tok = NULL;

@@ -491,6 +491,7 @@ void tdm_ireader_close(tdm_ireader *r)
         free((void *)r->base);
     free(r->stopwords);
     free(r->list_ok);
+    tdm_ir_lexhash_free(r);
     free(r->path);
     free(r);
 }

@@ -113,8 +113,16 @@ int tdm_ir_check_lexicon(tdm_ireader *r, tdm_err *err)
     return rc ? rc : check_lists(r, err);
 }
 
+void tdm_ireader_index_terms(const tdm_ireader *r)
+{
+    tdm_ir_lexhash_make(r);
+}
+
 int tdm_ireader_find(const tdm_ireader *r, const char *term, size_t len, uint64_t *index)
 {
+    int h = tdm_ir_lexhash_find(r, term, len, index);
+    if (h >= 0)
+        return h ? TDM_OK : TDM_ERR_NOT_FOUND;
     uint64_t lo = 0, hi = r->info.nterms;
     const uint32_t *o = r->termoffs;
     while (lo < hi) {

@@ -40,6 +40,9 @@ struct tdm_ireader {
     const tdm_idx_shard *shard; /* a shard's section, else NULL */
     const uint32_t *gdf;        /* a shard's whole-index dfs [nterms], else NULL */
     int refs;                   /* owners (atomic): tdm_ireader_ref adds one, close drops one */
+    uint64_t *lexhash;          /* the lexicon's hash (lexhash.c): a cache, not the file */
+    uint64_t lexhash_mask;
+    int lexhash_state;          /* atomic: none, being made, ready, not made */
 };
 
 /* File offset of byte `at` of section id. */
@@ -59,6 +62,13 @@ int tdm_ir_verify_shard(const tdm_ireader *r, tdm_err *err);
 
 /* Terms strictly increasing, list descriptors consistent (reader_lex.c). */
 int tdm_ir_check_lexicon(tdm_ireader *r, tdm_err *err);
+/* The lexicon's hash (lexhash.c): made once (tdm_ir_lexhash_make, by the
+ * first caller; safe on many threads), freed at close. find: 1 and *index
+ * for a term, 0 for none, -1 while there is no table (search the sorted
+ * terms). */
+void tdm_ir_lexhash_make(const tdm_ireader *r);
+int tdm_ir_lexhash_find(const tdm_ireader *r, const char *term, size_t len, uint64_t *index);
+void tdm_ir_lexhash_free(tdm_ireader *r);
 /* Where list i ends in the arena (the next list's start, or the arena's end). */
 uint64_t tdm_ir_list_end(const tdm_ireader *r, uint64_t i);
 
