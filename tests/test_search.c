@@ -203,6 +203,38 @@ static size_t random_terms(tdm_rng *r, const randcoll *c, tdm_search_term *st, s
     return n;
 }
 
+/* The preparation of a search (tdm_sprep_build_defer: the stored block
+ * bounds left for later) makes, once its bounds are made, the very term
+ * table and bounds the plain build makes, bit for bit. */
+static void deferred_same(const tdm_ireader *ir, const tdm_search_term *st, size_t n,
+                          const tdm_score_params *sp, const char *what)
+{
+    tdm_query q;
+    tdm_query_init(&q);
+    tdm_err err = {0};
+    for (size_t i = 0; i < n; i++)
+        if (tdm_query_add_term(&q, ir, st[i].term, strlen(st[i].term), st[i].weight, &err))
+            fail_msg("%s: %s", what, tdm_err_msg(&err));
+    tdm_query_finish(&q);
+    tdm_sprep a, b;
+    assert_int_equal(tdm_sprep_build(&a, ir, &q, sp, &err), TDM_OK);
+    assert_int_equal(tdm_sprep_build_defer(&b, ir, &q, sp, NULL, &err), TDM_OK);
+    assert_int_equal(a.nt, b.nt);
+    assert_int_equal(a.nbmax, b.nbmax);
+    assert_int_equal(a.term_bounds, b.term_bounds);
+    assert_true(!b.bsrc || b.term_bounds);
+    if (memcmp(a.terms, b.terms, (size_t)a.nt * TDM_SEARCH_TW * 4) != 0)
+        fail_msg("%s: deferred bounds: another term table", what);
+    assert_int_equal(tdm_sprep_bounds_fill(&b, &err), TDM_OK);
+    assert_null(b.bsrc);
+    assert_int_equal(tdm_sprep_bounds_fill(&b, &err), TDM_OK); /* nothing the second time */
+    if (!a.device_bounds && a.nbmax && memcmp(a.bmax, b.bmax, a.nbmax * 4) != 0)
+        fail_msg("%s: deferred bounds: other block bounds", what);
+    tdm_sprep_free(&a);
+    tdm_sprep_free(&b);
+    tdm_query_free(&q);
+}
+
 static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, uint64_t nterms,
                            const char *codec, int queries, size_t maxt)
 {
@@ -243,6 +275,8 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, uint6
             o.k1 = 2.0;
             o.b = 1.0;
         }
+        tdm_score_params sp = tdm_score_params_for(ir, o.scoring, o.k1, o.b);
+        deferred_same(ir, st, n, &sp, "deferred bounds");
         for (int d = 0; d < ndev; d++)
             for (size_t a = 0; a < NALGOS; a++) {
                 o.device = d;
@@ -942,6 +976,8 @@ static void impact_indexes(void **state)
             char what[128];
             snprintf(what, sizeof what, "impact %s ndocs %u query %d", icodecs[ci], ndocs, qi);
             stored_bounds_hold(ir, st[qi], nst[qi], what);
+            tdm_score_params isp = {TDM_SCORING_IMPACT, 0, 0};
+            deferred_same(ir, st[qi], nst[qi], &isp, what);
         }
         tdm_search_options o;
         for (int qi = 0; qi < nq; qi++)

@@ -49,7 +49,11 @@ static int fatal(int rc)
 /* Query `it` alone through the single path with algorithm salg. */
 static int run_alone(const struct tdm_search *s, tdm_sbq *it, int salg, tdm_err *err)
 {
-    int rc = tdm_search_dev_run(&s->dev[it->pl.dev], &it->p, s->ndocs, &it->pl, salg, it->k,
+    /* the block bounds where the preparation left them (only pruning reads
+       them; made already where the run was planned alone: search_run.c) */
+    int rc = tdm_search_salg_prunes(salg) ? tdm_sprep_bounds_fill(&it->p, &it->err) : TDM_OK;
+    if (rc == TDM_OK)
+        rc = tdm_search_dev_run(&s->dev[it->pl.dev], &it->p, s->ndocs, &it->pl, salg, it->k,
                                 &it->so, &it->err);
     it->batch = 1;
     if (rc && fatal(rc))

@@ -907,6 +907,12 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
     for (uint32_t i = 0; bmode == TDM_SBOUNDS_STORED && i < n; i++)
         if (!stored_apply(sd->res.r, qs[i]))
             bmode = TDM_SBOUNDS_HOST;
+    /* the host's bounds go up: made where the preparation left them */
+    for (uint32_t i = 0; bmode == TDM_SBOUNDS_HOST && i < n; i++) {
+        int rc = tdm_sprep_bounds_fill(&qs[i]->p, err);
+        if (rc)
+            return rc;
+    }
     /* the queries' own plans, given back if the batch fails: the caller
        reruns them alone, and the batch's ranges (size_query) are not theirs
        (on the H200 a 10M batch refused by its size reran its 2,000 AND

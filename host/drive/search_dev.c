@@ -409,6 +409,9 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
         s->jobs[c] = need[R_JOBS + c] ? s->pk.sub[R_JOBS + c] : NULL;
     /* exhaustive OR and AND read no bound (nor words 5 and 6) */
     int bounds = salg != TDM_SALG_OR && salg != TDM_SALG_AND && salg != TDM_SALG_AND_OR;
+    if (bounds && p->bsrc) /* a caller's bug: never read a bound not made */
+        return tdm_err_set(err, TDM_ERR_INTERNAL, "search: block bounds not made "
+                           "(tdm_sprep_bounds_fill)");
     if (bounds && !p->device_bounds)
         tdm_sprep_host_order(p);
     size_t end = 0; /* the write's end: after the last region filled */

@@ -156,7 +156,7 @@ static int term_kth(const tdm_ireader *r, uint64_t id, const float *bounds,
     return 1;
 }
 
-int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
+int tdm_search_hseed(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
                      uint32_t k, uint32_t *seed, tdm_err *err)
 {
     *seed = 0;
@@ -178,8 +178,11 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
         uint32_t bs = w[TDM_TW_BSIZE];
         uint32_t nb = bs ? (uint32_t)(((uint64_t)w[TDM_TW_DF] + bs - 1) / bs) : 0;
         float m = 0, v;
-        for (uint32_t b = 0; b < nb; b++)
-            m = p->bmax[w[TDM_TW_BMAX] + b] > m ? p->bmax[w[TDM_TW_BMAX] + b] : m;
+        if (p->term_bounds) /* word 5: the same largest block bound */
+            m = tdm_u2f(w[TDM_TW_BOUND]);
+        else
+            for (uint32_t b = 0; b < nb; b++)
+                m = p->bmax[w[TDM_TW_BMAX] + b] > m ? p->bmax[w[TDM_TW_BMAX] + b] : m;
         tb[t] = m;
         order[t] = t;
         maxnb = nb > maxnb ? nb : maxnb;
@@ -212,6 +215,10 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
         const uint32_t *w = p->terms + (size_t)t * TDM_SEARCH_TW;
         if (tb[t] < 0 || w[TDM_TW_DF] < k || (any && tb[t] <= g))
             continue;
+        /* this term's block bounds: made now where the preparation left
+           them (tdm_sprep_build_defer); with the k-th scores cached, rarely */
+        if ((rc = tdm_sprep_bounds_fill(p, err)) != TDM_OK)
+            break;
         float qw = tdm_u2f(w[TDM_TW_QW]), v;
         tdm_scorer sc = {.kind = p->kind, .c0 = p->c0, .c1 = p->c1, .nterms = 1, .qw = &qw};
         if (!term_kth(r, p->ids[t], p->bmax + w[TDM_TW_BMAX], &sc, k, any ? g : -1.0f, &wk, &v))

@@ -207,9 +207,14 @@ int tdm_search_salg(int alg)
     return alg >= 0 && (size_t)alg < sizeof map / sizeof *map ? map[alg] : TDM_SALG_OR;
 }
 
-static int prunes(int salg)
+int tdm_search_salg_prunes(int salg)
 {
     return salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
+}
+
+static int prunes(int salg)
+{
+    return tdm_search_salg_prunes(salg);
 }
 
 /* The device batch's choices (tdm_splan's and_wu, batch_queue, bounds).

@@ -58,6 +58,8 @@ enum { TDM_SBOUNDS_NONE = 0, TDM_SBOUNDS_POSTINGS, TDM_SBOUNDS_STORED, TDM_SBOUN
 /* The kernels' algorithm code (TDM_SALG_*) of public algorithm alg (enum
  * tdm_algorithm, not AUTO): the one mapping of the two. */
 int tdm_search_salg(int alg);
+/* Whether TDM_SALG_* salg prunes with bounds (WAND, BMW, MaxScore). */
+int tdm_search_salg_prunes(int salg);
 
 /* The compressed cursors' scratch words (cursors, docs and freqs buffers
  * together) one launch may use on device d: 2^24 (64 MB) on a CPU, whose

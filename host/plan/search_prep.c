@@ -17,61 +17,124 @@ void tdm_sprep_free(tdm_sprep *p)
     free(p->ids);
     tdm_decode_batch_free(&p->batch);
     free(p->bmax);
+    free(p->bsrc);
     tdm_and_sel_free(&p->andsel);
     memset(p, 0, sizeof *p);
 }
 
-/* The bounds of term t's blocks from the index's stored BM25 bounds
- * (bounds.h: valid when the request's k1, b are the index's), into p->bmax
- * from entry `boff`: O(blocks), nothing decoded. */
-static float stored_bounds(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
-                           const tdm_scorer *sc, size_t t, const tdm_ilist *l, size_t boff)
+/* Where a term's block bounds come from when the index's stored bounds
+ * apply (bounds.h): its list's quantized bounds and largest score, and the
+ * term's weight. */
+struct tdm_sbsrc {
+    const uint8_t *maxq; /* NULL: one block, bound max_score */
+    float max_score;
+    uint32_t nblocks;
+    double w;
+};
+
+/* The bounds of a term's blocks from the index's stored bounds into out:
+ * O(blocks), nothing decoded. Returns the largest (the term's bound, as
+ * tdm_sprep_host_order takes it). */
+static float stored_bounds(const tdm_sbsrc *src, float *out)
 {
-    float m = 0.0f; /* the term's bound, as tdm_sprep_host_order takes it */
-    if (l->block_maxq && l->nblocks > 256) {
+    float m = 0.0f;
+    if (src->maxq && src->nblocks > 256) {
         /* a block's stored bound is one of 256 quantized values: each
            computed once (the same function of the same inputs, so the same
            bits), then looked up a block (the H200's host spent ~14 us a
            query here, computing every block's) */
         float tab[256];
         for (unsigned v = 0; v < 256; v++)
-            tab[v] = tdm_score_stored_bound(r, q, sc, t,
-                                            tdm_idx_block_bound(l->max_score, (uint8_t)v));
-        for (uint32_t b = 0; b < l->nblocks; b++) {
-            float v = tab[l->block_maxq[b]];
-            p->bmax[boff + b] = v;
+            tab[v] = tdm_score_stored_scale(tdm_idx_block_bound(src->max_score, (uint8_t)v),
+                                            src->w);
+        for (uint32_t b = 0; b < src->nblocks; b++) {
+            float v = tab[src->maxq[b]];
+            out[b] = v;
             m = v > m ? v : m;
         }
         return m;
     }
-    for (uint32_t b = 0; b < l->nblocks; b++) {
-        float v = tdm_score_stored_bound(r, q, sc, t, tdm_ilist_block_max(l, b));
-        p->bmax[boff + b] = v;
+    for (uint32_t b = 0; b < src->nblocks; b++) {
+        float v = tdm_score_stored_scale(
+            src->maxq ? tdm_idx_block_bound(src->max_score, src->maxq[b]) : src->max_score,
+            src->w);
+        out[b] = v;
         m = v > m ? v : m;
     }
     return m;
 }
 
-static int alloc_all(tdm_sprep *p, size_t npost, size_t nblocks, tdm_err *err)
+/* The largest of stored_bounds' values without the others: a block's bound
+ * rises with its quantized value (products of positive floats and their
+ * rounding are monotone), so it is the bound of the largest value, 255 in
+ * the block of the list's best score (memchr finds it). */
+static float stored_bound_max(const tdm_sbsrc *src)
+{
+    if (!src->maxq)
+        return tdm_score_stored_scale(src->max_score, src->w);
+    uint8_t top = 0;
+    if (memchr(src->maxq, 255, src->nblocks))
+        top = 255;
+    else
+        for (uint32_t b = 0; b < src->nblocks; b++)
+            top = src->maxq[b] > top ? src->maxq[b] : top;
+    float v = tdm_score_stored_scale(tdm_idx_block_bound(src->max_score, top), src->w);
+    return v > 0.0f ? v : 0.0f;
+}
+
+int tdm_sprep_bounds_fill(tdm_sprep *p, tdm_err *err)
+{
+    if (!p->bsrc)
+        return TDM_OK;
+    if (!(p->bmax = malloc((p->nbmax ? p->nbmax : 1) * sizeof *p->bmax)))
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search: out of memory for %zu block bounds",
+                           p->nbmax);
+    for (uint32_t t = 0; t < p->nt; t++)
+        stored_bounds(&p->bsrc[t], p->bmax + p->terms[(size_t)t * TDM_SEARCH_TW + TDM_TW_BMAX]);
+    free(p->bsrc);
+    p->bsrc = NULL;
+    return TDM_OK;
+}
+
+/* defer: the block bounds' sources, not the bounds (tdm_sprep_bounds_fill). */
+static int alloc_all(tdm_sprep *p, size_t npost, size_t nblocks, int defer, tdm_err *err)
 {
     p->terms = calloc((size_t)p->nt * TDM_SEARCH_TW, sizeof *p->terms);
     p->ids = calloc(p->nt ? p->nt : 1, sizeof *p->ids);
-    p->bmax = malloc((nblocks ? nblocks : 1) * sizeof *p->bmax);
-    if (!p->terms || !p->ids || !p->bmax)
+    if (defer)
+        p->bsrc = malloc((p->nt ? p->nt : 1) * sizeof *p->bsrc);
+    else
+        p->bmax = malloc((nblocks ? nblocks : 1) * sizeof *p->bmax);
+    if (!p->terms || !p->ids || !(defer ? (void *)p->bsrc : (void *)p->bmax))
         return tdm_err_set(err, TDM_ERR_NOMEM, "search: out of memory for %zu postings", npost);
     p->npost = npost;
     p->nbmax = nblocks;
     return TDM_OK;
 }
 
+static int build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
+                 const tdm_score_params *sp, tdm_bcache *bc, int defer, tdm_err *err);
+
 int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
                     const tdm_score_params *sp, tdm_err *err)
 {
-    return tdm_sprep_build_cached(p, r, q, sp, NULL, err);
+    return build(p, r, q, sp, NULL, 0, err);
 }
 
 int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
                            const tdm_score_params *sp, tdm_bcache *bc, tdm_err *err)
+{
+    return build(p, r, q, sp, bc, 0, err);
+}
+
+int tdm_sprep_build_defer(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
+                          const tdm_score_params *sp, tdm_bcache *bc, tdm_err *err)
+{
+    return build(p, r, q, sp, bc, 1, err);
+}
+
+static int build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
+                 const tdm_score_params *sp, tdm_bcache *bc, int defer, tdm_err *err)
 {
     memset(p, 0, sizeof *p);
     /* profiled (search_prof.h): the steps of a preparation, series "?" */
@@ -92,6 +155,7 @@ int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *
     if (cached)
         p->device_bounds = 0;
     p->term_bounds = !p->device_bounds && !cached; /* word 5 set with the stored bounds */
+    defer = defer && p->term_bounds; /* only the stored bounds wait */
     tdm_ilist *lists = calloc(q->nterms ? q->nterms : 1, sizeof *lists);
     tdm_decode_req *req = calloc(q->nterms ? q->nterms : 1, sizeof *req);
     size_t npost = 0, nblocks = 0;
@@ -109,7 +173,7 @@ int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *
         rc = tdm_err_set(err, TDM_ERR_INTERNAL, "search: %llu postings to decode, lists hold %zu",
                          (unsigned long long)p->batch.npostings, npost);
     if (rc == TDM_OK)
-        rc = alloc_all(p, npost, nblocks, err);
+        rc = alloc_all(p, npost, nblocks, defer, err);
     tdm_sprof_host(&pf, "prep: lists, decode jobs", tp);
     tp = pf.on ? tdm_sprof_now() : 0;
     size_t pos = 0, boff = 0;
@@ -118,10 +182,15 @@ int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *
         const tdm_ilist *l = &lists[t];
         pos = p->batch.out[t];
         uint32_t *w = p->terms + t * TDM_SEARCH_TW;
+        tdm_sbsrc src = {l->block_maxq, l->max_score, l->nblocks, q->terms[t].weight};
         if (cached)
             rc = tdm_bcache_bounds(bc, r, q, &sc, t, p->bmax + boff, err);
+        else if (defer) {
+            p->bsrc[t] = src;
+            w[TDM_TW_BOUND] = tdm_f2u(stored_bound_max(&src));
+        }
         else if (!p->device_bounds)
-            w[TDM_TW_BOUND] = tdm_f2u(stored_bounds(p, r, q, &sc, t, l, boff));
+            w[TDM_TW_BOUND] = tdm_f2u(stored_bounds(&src, p->bmax + boff));
         w[TDM_TW_POS] = (uint32_t)pos;
         w[TDM_TW_DF] = l->df;
         w[TDM_TW_BSIZE] = l->docs.block_size;

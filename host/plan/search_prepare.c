@@ -147,7 +147,8 @@ int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_sear
     if (rc == TDM_OK) {
         it->pl.alg = tdm_search_auto_alg(it->o.algorithm, it->q.nterms);
         tdm_score_params sp = tdm_score_params_for(s->r, o->scoring, o->k1, o->b);
-        rc = tdm_sprep_build_cached(&it->p, s->r, &it->q, &sp, s->bcache, &it->err);
+        /* the stored block bounds wait for a run that reads them */
+        rc = tdm_sprep_build_defer(&it->p, s->r, &it->q, &sp, s->bcache, &it->err);
         it->prepped = rc == TDM_OK;
     } else {
         tdm_query_reset(&it->q); /* what the scheduler reads: an empty query */

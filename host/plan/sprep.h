@@ -20,6 +20,7 @@
 #include "resident/decode_jobs.h"
 
 struct tdm_bcache;
+typedef struct tdm_sbsrc tdm_sbsrc; /* search_prep.c */
 
 /* A query prepared for the kernels, on the host. */
 typedef struct tdm_sprep {
@@ -39,6 +40,8 @@ typedef struct tdm_sprep {
                            largest of its stored block bounds) */
     uint32_t *ids;      /* [nt] each term's list (the compressed variant's word 0) */
     uint32_t max_block; /* the largest block size among the lists (its cursor buffers) */
+    tdm_sbsrc *bsrc;    /* [nt] where the stored block bounds come from while bmax
+                           waits for tdm_sprep_bounds_fill (NULL: bmax is made) */
 } tdm_sprep;
 
 /* Plans the decoding of q's lists and fills the term table (words 0-4) and, when the
@@ -53,6 +56,17 @@ int tdm_sprep_build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
  * device_bounds stays 0. */
 int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
                            const tdm_score_params *sp, struct tdm_bcache *bc, tdm_err *err);
+/* The same, but the stored block bounds (not the terms' bounds, word 5) are
+ * left for tdm_sprep_bounds_fill, for whoever reads bmax: ranked AND and OR
+ * never do, a GPU batch's pruning makes them on the device (TDM_SBOUNDS_STORED)
+ * and its host seed reads them only for a term whose k-th score the handle
+ * has not cached. O(blocks) a term saved: most of a preparation's host time
+ * on the 1M collection. */
+int tdm_sprep_build_defer(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
+                          const tdm_score_params *sp, struct tdm_bcache *bc, tdm_err *err);
+/* bmax made where tdm_sprep_build_defer left it (the same floats the other
+ * builds make); nothing otherwise. Call before reading bmax. */
+int tdm_sprep_bounds_fill(tdm_sprep *p, tdm_err *err);
 void tdm_sprep_free(tdm_sprep *p);
 
 #endif

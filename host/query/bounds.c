@@ -59,5 +59,5 @@ float tdm_score_stored_bound(const tdm_ireader *r, const tdm_query *q, const tdm
      * most w * stored * (1 + u)^2 < w * stored * SLACK (1 - 2^-53)^2, which
      * is below the double product here before its rounding to float, and
      * that rounding cannot go below a float it is above. */
-    return (float)((double)stored * q->terms[t].weight * TDM_SCORE_BOUND_SLACK);
+    return tdm_score_stored_scale(stored, q->terms[t].weight);
 }

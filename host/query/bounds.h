@@ -45,6 +45,12 @@ int tdm_score_block_bounds(const tdm_ireader *r, const tdm_query *q, const tdm_s
  * (BM25 at k1, b other than the index's; impact scoring of a BM25 index). */
 float tdm_score_stored_bound(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *s,
                              size_t t, float stored);
+/* Its value where the stored bounds apply: the one expression, for callers
+ * that checked that once (a term weighing `weight`). */
+static inline float tdm_score_stored_scale(float stored, double weight)
+{
+    return (float)((double)stored * weight * TDM_SCORE_BOUND_SLACK);
+}
 
 /* ---- a cache of recomputed bounds (bounds_cache.c), one per search handle
  *
