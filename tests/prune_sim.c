@@ -84,7 +84,7 @@ static void bufs_free(sim_bufs *b)
 }
 
 /* The query's lists decoded into their segments; bounds, order (and seed). */
-static int prepare(const tdm_ireader *r, const tdm_query *q, tdm_sprep *p,
+static int prepare(const tdm_ireader *r, const tdm_query *q, const tdm_sprep *p,
                    const prune_opts *o, sim_bufs *b, tdm_err *err)
 {
     size_t np = p->npost ? p->npost : 1, nb = p->nbmax ? p->nbmax : 1;

@@ -230,6 +230,67 @@ static size_t oracle(const fixture *f, tdm_oracle *or, const tdm_search_term *st
     return got;
 }
 
+/* The k-th scores (tdm_bcache_kth_*): a value back only for its whole key
+ * (impact ignores c0, c1); the first of two puts kept; more keys than the
+ * table holds, from 4 threads at once: every hit its own key's value. */
+static float kth_value(uint64_t term, uint32_t k)
+{
+    return (float)(term * 3 + k) / 7.0f;
+}
+
+static void *kth_thread(void *arg)
+{
+    tdm_bcache *bc = arg;
+    int *bad = calloc(1, sizeof *bad);
+    for (uint64_t round = 0; round < 2; round++)
+        for (uint64_t term = 0; term < 300000; term += 3) {
+            float v;
+            uint32_t k = 10 + (uint32_t)(term % 3);
+            if (tdm_bcache_kth_get(bc, TDM_SCORING_BM25, 0.3f, 0.001f, term, 2.5f, k, &v))
+                *bad += v != kth_value(term, k);
+            else
+                tdm_bcache_kth_put(bc, TDM_SCORING_BM25, 0.3f, 0.001f, term, 2.5f, k,
+                                   kth_value(term, k));
+        }
+    return bad;
+}
+
+static void kth_values(void **state)
+{
+    (void)state;
+    tdm_bcache *bc;
+    tdm_err err = {0};
+    assert_int_equal(tdm_bcache_open(TDM_BCACHE_DEFAULT_BYTES, &bc, &err), TDM_OK);
+    float v = 0;
+    assert_false(tdm_bcache_kth_get(bc, TDM_SCORING_BM25, 0.3f, 0.001f, 7, 2.5f, 10, &v));
+    tdm_bcache_kth_put(bc, TDM_SCORING_BM25, 0.3f, 0.001f, 7, 2.5f, 10, 4.25f);
+    tdm_bcache_kth_put(bc, TDM_SCORING_BM25, 0.3f, 0.001f, 7, 2.5f, 10, 9.0f); /* kept: first */
+    assert_true(tdm_bcache_kth_get(bc, TDM_SCORING_BM25, 0.3f, 0.001f, 7, 2.5f, 10, &v));
+    assert_true(v == 4.25f);
+    assert_false(tdm_bcache_kth_get(bc, TDM_SCORING_BM25, 0.31f, 0.001f, 7, 2.5f, 10, &v));
+    assert_false(tdm_bcache_kth_get(bc, TDM_SCORING_BM25, 0.3f, 0.002f, 7, 2.5f, 10, &v));
+    assert_false(tdm_bcache_kth_get(bc, TDM_SCORING_BM25, 0.3f, 0.001f, 8, 2.5f, 10, &v));
+    assert_false(tdm_bcache_kth_get(bc, TDM_SCORING_BM25, 0.3f, 0.001f, 7, 2.0f, 10, &v));
+    assert_false(tdm_bcache_kth_get(bc, TDM_SCORING_BM25, 0.3f, 0.001f, 7, 2.5f, 1000, &v));
+    assert_false(tdm_bcache_kth_get(bc, TDM_SCORING_IMPACT, 0.3f, 0.001f, 7, 2.5f, 10, &v));
+    tdm_bcache_kth_put(bc, TDM_SCORING_IMPACT, 0.3f, 0.001f, 7, 2.5f, 10, 1.5f);
+    assert_true(tdm_bcache_kth_get(bc, TDM_SCORING_IMPACT, 0, 0, 7, 2.5f, 10, &v));
+    assert_true(v == 1.5f);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, kth_thread, bc), 0);
+    for (int i = 0; i < 4; i++) {
+        void *bad;
+        pthread_join(th[i], &bad);
+        assert_int_equal(*(int *)bad, 0);
+        free(bad);
+    }
+    tdm_bcache_stats st;
+    tdm_bcache_stats_get(bc, &st); /* the bounds' counts: none of the k-th scores */
+    assert_int_equal(st.hits + st.misses + st.entries, 0);
+    tdm_bcache_close(bc);
+}
+
 static void check(const fixture *f, tdm_search *s, tdm_oracle *or, const tdm_search_term *st,
                   size_t n, const tdm_search_options *o, const char *what)
 {
@@ -383,7 +444,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hits_and_misses), cmocka_unit_test(budget),
         cmocka_unit_test(cache_threads),   cmocka_unit_test(search_exact),
-        cmocka_unit_test(search_threads),
+        cmocka_unit_test(search_threads),  cmocka_unit_test(kth_values),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

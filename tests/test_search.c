@@ -21,6 +21,7 @@
 #include "drive/search.h"
 #include "drive/search_testing.h"
 #include "plan/plan_testing.h"
+#include "plan/search_hseed.h"
 #include "plan/sprep.h"
 #include "query/bounds.h"
 #include "forge.h"
@@ -225,6 +226,30 @@ static void deferred_same(const tdm_ireader *ir, const tdm_search_term *st, size
     assert_true(!b.bsrc || b.term_bounds);
     if (memcmp(a.terms, b.terms, (size_t)a.nt * TDM_SEARCH_TW * 4) != 0)
         fail_msg("%s: deferred bounds: another term table", what);
+    /* the host seed's view: a term's bounds made alone, the same seed */
+    float *one = malloc((a.nbmax ? a.nbmax : 1) * sizeof *one);
+    for (uint32_t t = 0; !a.device_bounds && t < a.nt; t++) {
+        const uint32_t *w = a.terms + (size_t)t * TDM_SEARCH_TW;
+        uint32_t nb = (w[TDM_TW_DF] + w[TDM_TW_BSIZE] - 1) / w[TDM_TW_BSIZE];
+        if (memcmp(tdm_sprep_term_bounds(&b, t, one), a.bmax + w[TDM_TW_BMAX], nb * 4) != 0)
+            fail_msg("%s: deferred bounds: term %u's alone differ", what, t);
+    }
+    free(one);
+    /* and with a cache of k-th scores (no floor: each term's whole value
+       kept), cold then warm, the seed without one */
+    tdm_bcache *bc;
+    assert_int_equal(tdm_bcache_open(TDM_BCACHE_DEFAULT_BYTES, &bc, &err), TDM_OK);
+    for (uint32_t k = 1; k <= 1000; k *= 10) {
+        uint32_t ga, gb, gc, gw;
+        assert_int_equal(tdm_search_hseed(&a, ir, NULL, k, &ga, &err), TDM_OK);
+        assert_int_equal(tdm_search_hseed(&b, ir, NULL, k, &gb, &err), TDM_OK);
+        assert_int_equal(tdm_search_hseed(&b, ir, bc, k, &gc, &err), TDM_OK);
+        assert_int_equal(tdm_search_hseed(&b, ir, bc, k, &gw, &err), TDM_OK);
+        assert_int_equal(ga, gb);
+        assert_int_equal(ga, gc);
+        assert_int_equal(ga, gw);
+    }
+    tdm_bcache_close(bc);
     assert_int_equal(tdm_sprep_bounds_fill(&b, &err), TDM_OK);
     assert_null(b.bsrc);
     assert_int_equal(tdm_sprep_bounds_fill(&b, &err), TDM_OK); /* nothing the second time */

@@ -82,6 +82,7 @@ static void blk_down(uint32_t *h, uint32_t n, const float *bd, uint32_t i)
 typedef struct hs_work {
     float *best;      /* [k] */
     uint32_t *blk;    /* [largest block count] */
+    float *bounds;    /* [largest block count]: a term's bounds not made yet */
     uint32_t *d, *f;  /* [largest block size] */
 } hs_work;
 
@@ -156,19 +157,51 @@ static int term_kth(const tdm_ireader *r, uint64_t id, const float *bounds,
     return 1;
 }
 
-int tdm_search_hseed(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
+static void work_free(hs_work *w)
+{
+    free(w->best);
+    free(w->blk);
+    free(w->bounds);
+    free(w->d);
+    free(w->f);
+}
+
+/* The scratch of term_kth for k and the query's largest list (once). */
+static int work_alloc(hs_work *w, uint32_t k, uint32_t maxnb, uint32_t maxbs, tdm_err *err)
+{
+    if (w->best)
+        return TDM_OK;
+    w->best = malloc((size_t)k * sizeof(float));
+    w->blk = malloc((maxnb ? maxnb : 1) * 4ull);
+    w->bounds = malloc((maxnb ? maxnb : 1) * 4ull);
+    w->d = malloc((maxbs ? maxbs : 1) * 4ull);
+    w->f = malloc((maxbs ? maxbs : 1) * 4ull);
+    if (w->best && w->blk && w->bounds && w->d && w->f)
+        return TDM_OK;
+    work_free(w);
+    *w = (hs_work){0};
+    return tdm_err_set(err, TDM_ERR_NOMEM, "search seed: out of memory for k = %u", k);
+}
+
+/* Terms of a query the seed's tables hold on the stack. */
+#define HSEED_STACK_TERMS 64u
+
+int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
                      uint32_t k, uint32_t *seed, tdm_err *err)
 {
     *seed = 0;
     if (k == 0 || p->nt == 0 || p->device_bounds) /* no host bounds to order blocks by */
         return TDM_OK;
     /* each term's bound (the largest of its block bounds) */
-    float *tb = malloc((size_t)p->nt * sizeof *tb);
-    uint32_t *order = malloc((size_t)p->nt * sizeof *order);
+    float tb_stack[HSEED_STACK_TERMS];
+    uint32_t order_stack[HSEED_STACK_TERMS];
+    int heap = p->nt > HSEED_STACK_TERMS;
+    float *tb = heap ? malloc((size_t)p->nt * sizeof *tb) : tb_stack;
+    uint32_t *order = heap ? malloc((size_t)p->nt * sizeof *order) : order_stack;
     uint32_t maxnb = 0, maxbs = 0;
     if (!tb || !order) {
-        free(tb);
-        free(order);
+        free(heap ? tb : NULL);
+        free(heap ? order : NULL);
         return tdm_err_set(err, TDM_ERR_NOMEM, "search seed: out of memory");
     }
     float g = 0; /* the best value so far */
@@ -205,23 +238,26 @@ int tdm_search_hseed(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
             order[j] = order[j - 1];
         order[j] = t;
     }
-    hs_work wk = {malloc((size_t)k * sizeof(float)), malloc((maxnb ? maxnb : 1) * 4ull),
-                  malloc((maxbs ? maxbs : 1) * 4ull), malloc((maxbs ? maxbs : 1) * 4ull)};
-    int rc = wk.best && wk.blk && wk.d && wk.f
-                 ? TDM_OK
-                 : tdm_err_set(err, TDM_ERR_NOMEM, "search seed: out of memory for k = %u", k);
+    hs_work wk = {0}; /* made for the first term computed: none, once all are cached */
+    int rc = TDM_OK;
     for (uint32_t i = 0; rc == TDM_OK && i < p->nt; i++) {
         uint32_t t = order[i];
         const uint32_t *w = p->terms + (size_t)t * TDM_SEARCH_TW;
         if (tb[t] < 0 || w[TDM_TW_DF] < k || (any && tb[t] <= g))
             continue;
-        /* this term's block bounds: made now where the preparation left
-           them (tdm_sprep_build_defer); with the k-th scores cached, rarely */
-        if ((rc = tdm_sprep_bounds_fill(p, err)) != TDM_OK)
+        if ((rc = work_alloc(&wk, k, maxnb, maxbs, err)) != TDM_OK)
             break;
+        /* this term's block bounds, made for it alone where the preparation
+           left them (tdm_sprep_build_defer): with the k-th scores cached,
+           rarely */
+        const float *bounds = tdm_sprep_term_bounds(p, t, wk.bounds);
         float qw = tdm_u2f(w[TDM_TW_QW]), v;
         tdm_scorer sc = {.kind = p->kind, .c0 = p->c0, .c1 = p->c1, .nterms = 1, .qw = &qw};
-        if (!term_kth(r, p->ids[t], p->bmax + w[TDM_TW_BMAX], &sc, k, any ? g : -1.0f, &wk, &v))
+        /* with a cache, the term's whole value, kept for every later query
+           of the term (no floor: where the floor would stop, the value is
+           below the best so far and changes nothing) */
+        float floor = any && !bc ? g : -1.0f;
+        if (!term_kth(r, p->ids[t], bounds, &sc, k, floor, &wk, &v))
             continue;
         if (bc)
             tdm_bcache_kth_put(bc, p->kind, p->c0, p->c1, p->ids[t], qw, k, v);
@@ -230,12 +266,11 @@ int tdm_search_hseed(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
             any = 1;
         }
     }
-    free(wk.best);
-    free(wk.blk);
-    free(wk.d);
-    free(wk.f);
-    free(tb);
-    free(order);
+    work_free(&wk);
+    if (heap) {
+        free(tb);
+        free(order);
+    }
     if (rc == TDM_OK && any && g > 0)
         *seed = tdm_f2u(g);
     return rc;

@@ -24,10 +24,10 @@ struct tdm_bcache;
  * none: no term has k postings, a list is damaged, or p's block bounds are
  * made on the device, p->device_bounds). bc (may be NULL)
  * keeps each term's value (bounds.h, tdm_bcache_kth_*), so a term seen
- * again costs a lookup; p's block bounds are made (tdm_sprep_bounds_fill)
- * only where a term's value is computed. TDM_OK or TDM_ERR_NOMEM.
- * Thread-safe for different p (bc is). */
-int tdm_search_hseed(struct tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
+ * again costs a lookup; a term's block bounds where p has not made them
+ * (tdm_sprep_build_defer) are made for that term alone, where its value is
+ * computed. TDM_OK or TDM_ERR_NOMEM. Thread-safe (bc is). */
+int tdm_search_hseed(const struct tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,
                      uint32_t k, uint32_t *seed, tdm_err *err);
 /* Whether a run of algorithm salg with plan pl and k gets the host seed:
  * the pruning algorithms on the compressed variant, when k >= 100, on a

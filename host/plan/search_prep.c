@@ -82,6 +82,14 @@ static float stored_bound_max(const tdm_sbsrc *src)
     return v > 0.0f ? v : 0.0f;
 }
 
+const float *tdm_sprep_term_bounds(const tdm_sprep *p, uint32_t t, float *scratch)
+{
+    if (!p->bsrc)
+        return p->bmax + p->terms[(size_t)t * TDM_SEARCH_TW + TDM_TW_BMAX];
+    stored_bounds(&p->bsrc[t], scratch);
+    return scratch;
+}
+
 int tdm_sprep_bounds_fill(tdm_sprep *p, tdm_err *err)
 {
     if (!p->bsrc)

@@ -67,6 +67,9 @@ int tdm_sprep_build_defer(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q
 /* bmax made where tdm_sprep_build_defer left it (the same floats the other
  * builds make); nothing otherwise. Call before reading bmax. */
 int tdm_sprep_bounds_fill(tdm_sprep *p, tdm_err *err);
+/* Term t's block bounds: in bmax where it is made, else made into scratch
+ * (room for the term's blocks) alone. */
+const float *tdm_sprep_term_bounds(const tdm_sprep *p, uint32_t t, float *scratch);
 void tdm_sprep_free(tdm_sprep *p);
 
 #endif

@@ -86,11 +86,14 @@ int tdm_bcache_bounds(tdm_bcache *c, const tdm_ireader *r, const tdm_query *q,
 void tdm_bcache_stats_get(tdm_bcache *c, tdm_bcache_stats *st);
 
 /* The same cache also keeps one float per (scoring kind, the formula's c0
- * and c1 for BM25, term, qw, k): a term's k-th best float score, the
- * compressed variant's host seed (search_seed.h), under the same budget,
- * lock and use order (an entry of one value). _get returns 1 and sets *v on
- * a hit, 0 on a miss; _put keeps v (a racing insert of the same key keeps
- * the first). Thread-safe as above. */
+ * and c1 for BM25, term, qw, k): a term's k-th best float score, the host
+ * seed's (search_hseed.h), in a table of its own (a 16th of the budget, at
+ * most 4 MiB: 65,536 values at the default budget; two slots a set, the
+ * older dropped), under
+ * 64 locks by set, not the bounds' lock: a GPU batch's threads look one up
+ * for each term of each query. _get returns 1 and sets *v on a hit, 0 on a
+ * miss; _put keeps v (a racing insert of the same key keeps the first).
+ * Thread-safe as above. */
 int tdm_bcache_kth_get(tdm_bcache *c, int kind, float c0, float c1, uint64_t term, float qw,
                        uint32_t k, float *v);
 void tdm_bcache_kth_put(tdm_bcache *c, int kind, float c0, float c1, uint64_t term, float qw,
