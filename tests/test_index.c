@@ -148,6 +148,14 @@ static void check_list(const tdm_ireader *r, const list *want, const uint32_t *d
     if (tdm_ireader_list(r, i, &l, &err))
         fail_msg("%s", tdm_err_msg(&err));
     assert_int_equal(l.df, want->n);
+    uint32_t nb, entry;
+    float ms;
+    assert_int_equal(tdm_ireader_list_meta(r, i, &nb, &entry, &ms), TDM_OK);
+    assert_int_equal(nb, l.nblocks);
+    assert_int_equal(entry, l.nblocks > 1 ? l.first_entry : 0);
+    assert_memory_equal(&ms, &l.max_score, sizeof ms);
+    assert_int_equal(tdm_ireader_list_meta(r, tdm_ireader_info_get(r)->nterms, &nb, &entry, &ms),
+                     TDM_ERR_INVALID_ARG);
     assert_int_equal(l.docs.borrowed, 1);
     assert_int_equal(l.freqs.borrowed, 1);
     uint32_t *d = malloc(want->n * 4), *f = malloc(want->n * 4);

@@ -209,16 +209,19 @@ static int order_units(tdm_sbq *const *qs, uint32_t n, int salg, host_side *h, t
 static int stored_rows(const tdm_ireader *r, const tdm_sbq *it, uint32_t *sb, tdm_err *err)
 {
     for (uint32_t t = 0; t < it->p.nt; t++) {
-        tdm_ilist l;
-        int rc = tdm_ireader_list(r, it->q.terms[t].id, &l, err);
-        if (rc)
-            return rc;
+        /* the descriptor alone: the preparation checked the list (a view,
+           tdm_ireader_list, read its first arena words: a cache miss a term) */
+        uint32_t nb, entry;
+        float max_score;
+        if (tdm_ireader_list_meta(r, it->q.terms[t].id, &nb, &entry, &max_score))
+            return tdm_err_set(err, TDM_ERR_INTERNAL, "search batch: term %llu out of range",
+                               (unsigned long long)it->q.terms[t].id);
         double wt = it->q.terms[t].weight;
         uint64_t wb;
         memcpy(&wb, &wt, 8);
         uint32_t *x = sb + (size_t)t * TDM_SB_W;
-        x[TDM_SB_ENTRY] = l.nblocks > 1 ? l.first_entry : 0;
-        memcpy(&x[TDM_SB_MAXSCORE], &l.max_score, 4);
+        x[TDM_SB_ENTRY] = entry;
+        memcpy(&x[TDM_SB_MAXSCORE], &max_score, 4);
         x[TDM_SB_WT_LO] = (uint32_t)wb;
         x[TDM_SB_WT_HI] = (uint32_t)(wb >> 32);
     }
@@ -874,6 +877,11 @@ static int stored_apply(const tdm_ireader *r, const tdm_sbq *it)
         return info->impact && p->term_bounds;
     if (p->kind != TDM_SCORING_BM25)
         return 0;
+    /* the stored bounds were taken (bounds.h): the request's k1, b are the
+       index's, so are its float constants (a scorer a query a batch was
+       most of a MaxScore batch's host tables) */
+    if (p->term_bounds && !info->impact)
+        return 1;
     tdm_score_params sp = {TDM_SCORING_BM25, info->k1, info->b};
     tdm_scorer sc;
     tdm_err e = {0};

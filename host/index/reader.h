@@ -119,6 +119,11 @@ const char *tdm_ireader_term(const tdm_ireader *r, uint64_t i, size_t *len, uint
                              uint64_t *cf);
 /* Builds the view of list i, validating its structure. */
 int tdm_ireader_list(const tdm_ireader *r, uint64_t i, tdm_ilist *out, tdm_err *err);
+/* What tdm_ireader_list gives of list i's blocks (nblocks, first_entry,
+ * max_score), from its descriptor alone (checked at open): no byte of the
+ * list read, nothing validated. TDM_ERR_INVALID_ARG past the last term. */
+int tdm_ireader_list_meta(const tdm_ireader *r, uint64_t i, uint32_t *nblocks,
+                          uint32_t *first_entry, float *max_score);
 /* Decodes list i into docids[df] and freqs[df] (tf, not tf - 1); either may
  * be NULL. Checks docids are strictly increasing and < ndocs, each block
  * ends at its stored last docid, and the frequencies sum to cf, so a damaged

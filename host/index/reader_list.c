@@ -122,6 +122,19 @@ static void set_term(const tdm_ireader *r, uint64_t i, tdm_ilist *out)
     out->arena_word = l->words;
 }
 
+int tdm_ireader_list_meta(const tdm_ireader *r, uint64_t i, uint32_t *nblocks,
+                          uint32_t *first_entry, float *max_score)
+{
+    if (i >= r->info.nterms)
+        return TDM_ERR_INVALID_ARG;
+    const tdm_idx_list *l = &r->lists[i];
+    uint32_t bs = tdm_codec_by_id(r->codecs[i])->block_size; /* checked at open */
+    *nblocks = l->df ? (uint32_t)(((uint64_t)l->df + bs - 1) / bs) : 0;
+    *first_entry = *nblocks > 1 ? (uint32_t)l->ext : 0;
+    *max_score = l->max_score;
+    return TDM_OK;
+}
+
 int tdm_ireader_list(const tdm_ireader *r, uint64_t i, tdm_ilist *out, tdm_err *err)
 {
     memset(out, 0, sizeof *out);
