@@ -1,6 +1,7 @@
 /* The search handle without lanes, and the runs of prepared queries
  * (search_run.h): each planned for its device and batch, seeded, run in
  * device batches (search_batch.c) and answered. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -265,8 +266,51 @@ static void ready_one(void *ctx, size_t i)
 }
 
 /* Planning and the host seed cost host time a query: a big batch's on
- * several threads (tdm_search_parallel). */
+ * several threads (tdm_search_parallel_pool). */
 #define READY_PER_THREAD 32u
+
+/* The results (hits, names: a few cache misses a hit) made on several
+ * threads for a big call; the first query's error in order fails it. */
+#define RESULTS_PER_THREAD 256u
+
+typedef struct finish_work {
+    tdm_search *s;
+    tdm_sbq *const *items;
+    tdm_search_result **results;
+    pthread_mutex_t mu;
+    size_t bad;  /* the first query that failed, or n */
+    int rc;
+    tdm_err *err;
+} finish_work;
+
+static void finish_some(void *ctx, size_t i)
+{
+    finish_work *w = ctx;
+    tdm_err e = {0};
+    int rc = (w->results[i] = calloc(1, sizeof *w->results[i]))
+                 ? finish_one(w->s, w->items[i], w->results[i], &e)
+                 : tdm_err_set(&e, TDM_ERR_NOMEM, "out of memory");
+    if (rc) {
+        pthread_mutex_lock(&w->mu);
+        if (i < w->bad) {
+            w->bad = i;
+            w->rc = rc;
+            tdm_err_clear(w->err);
+            tdm_err_copy(w->err, &e);
+        }
+        pthread_mutex_unlock(&w->mu);
+    }
+    tdm_err_clear(&e);
+}
+
+static int finish_all(tdm_search *s, tdm_sbq *const *items, size_t n,
+                      tdm_search_result **results, tdm_err *err)
+{
+    finish_work w = {s, items, results, PTHREAD_MUTEX_INITIALIZER, n, TDM_OK, err};
+    tdm_search_parallel_pool(n, RESULTS_PER_THREAD, finish_some, &w);
+    pthread_mutex_destroy(&w.mu);
+    return w.rc;
+}
 
 int tdm_search_run_prepared(tdm_search *s, tdm_sbq *const *items, size_t n, int device,
                             tdm_search_result **results, tdm_err *err)
@@ -283,7 +327,7 @@ int tdm_search_run_prepared(tdm_search *s, tdm_sbq *const *items, size_t n, int 
     tdm_sprof pf = {.on = n > 1 && tdm_sprof_on()};
     double tp = pf.t0 = pf.on ? tdm_sprof_now() : 0;
     run_work w = {s, items, device, n > 1};
-    tdm_search_parallel(n, READY_PER_THREAD, ready_one, &w);
+    tdm_search_parallel_pool(n, READY_PER_THREAD, ready_one, &w);
     pf.salg = n ? items[0]->salg : -1;
     pf.k = n ? items[0]->k : 0;
     if (pf.on) {
@@ -302,12 +346,8 @@ int tdm_search_run_prepared(tdm_search *s, tdm_sbq *const *items, size_t n, int 
         tdm_sprof_host(&pf, "call: device batches", tp);
         tp = tdm_sprof_now();
     }
-    for (size_t i = 0; rc == TDM_OK && i < n; i++) {
-        if (!(results[i] = calloc(1, sizeof *results[i])))
-            rc = tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
-        else
-            rc = finish_one(s, items[i], results[i], err);
-    }
+    if (rc == TDM_OK)
+        rc = finish_all(s, items, n, results, err);
     double dt = now_s() - t0;
     for (size_t i = 0; i < n; i++) {
         if (rc && results[i]) {

@@ -1,12 +1,11 @@
 /* A query prepared once (search_run.h): its options checked, the query
  * built (tokenized or looked up), its lists prepared (search_prep.c) and
  * planned (search_plan.c). */
-#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "common/workers.h"
 #include "search_prepare.h"
 #include "search_prof.h"
 #include "tandem.h"
@@ -192,37 +191,42 @@ void tdm_sbq_free(tdm_sbq *it)
 typedef struct par_work {
     void (*fn)(void *ctx, size_t i);
     void *ctx;
-    size_t n, next; /* next: taken atomically */
 } par_work;
 
-static void *par_some(void *arg)
+static void par_one(void *ctx, size_t i, unsigned worker)
 {
-    par_work *w = arg;
-    for (;;) {
-        size_t i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-        if (i >= w->n)
-            return NULL;
-        w->fn(w->ctx, i);
-    }
+    (void)worker;
+    par_work *w = ctx;
+    w->fn(w->ctx, i);
 }
 
-void tdm_search_parallel(size_t n, size_t per_thread, void (*fn)(void *ctx, size_t i), void *ctx)
+static size_t par_threads(size_t n, size_t per_thread)
 {
-    par_work w = {fn, ctx, n, 0};
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     size_t nt = n / (per_thread ? per_thread : 1);
-    if (cpus > 0 && nt > (size_t)cpus)
-        nt = (size_t)cpus;
+    unsigned cpus = tdm_ncpus();
+    if (nt > cpus)
+        nt = cpus;
     if (nt > PAR_THREADS_MAX)
         nt = PAR_THREADS_MAX;
-    pthread_t th[PAR_THREADS_MAX];
-    size_t started = 0;
-    for (size_t t = 1; t < nt; t++)
-        if (pthread_create(&th[started], NULL, par_some, &w) == 0)
-            started++;
-    par_some(&w);
-    for (size_t t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
+    return nt ? nt : 1;
+}
+
+/* Threads made for the call: each of fn's calls may block for long (a
+ * partition's device run) without taking a helper another call waits for. */
+void tdm_search_parallel(size_t n, size_t per_thread, void (*fn)(void *ctx, size_t i), void *ctx)
+{
+    par_work w = {fn, ctx};
+    tdm_par_for((unsigned)par_threads(n, per_thread), n, par_one, &w);
+}
+
+/* On the process's pool (common/workers.h): a batch call's three spreads
+ * (preparation, plan and seed, results) no longer make and join up to 15
+ * threads each. */
+void tdm_search_parallel_pool(size_t n, size_t per_thread, void (*fn)(void *ctx, size_t i),
+                              void *ctx)
+{
+    par_work w = {fn, ctx};
+    tdm_pool_for((unsigned)par_threads(n, per_thread), n, par_one, &w);
 }
 
 /* Preparing a query costs tens of microseconds of host time (tokenizer,
@@ -247,5 +251,5 @@ void tdm_search_prepare_all(tdm_search *s, const tdm_search_query *qs, const tdm
                             size_t n, tdm_sbq *items)
 {
     prep_work w = {s, qs, o, items};
-    tdm_search_parallel(n, PREP_PER_THREAD, prep_one, &w);
+    tdm_search_parallel_pool(n, PREP_PER_THREAD, prep_one, &w);
 }

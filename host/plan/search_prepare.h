@@ -75,8 +75,13 @@ void tdm_search_prepare_all(tdm_search *s, const tdm_search_query *qs, const tdm
                             size_t n, tdm_sbq *items);
 /* Runs fn(ctx, i) for every i < n: on the calling thread and, where n is
  * per_thread or more, helpers (one per per_thread items, within the CPUs
- * and 16). fn must be safe on many threads for different i. */
+ * and 16) made for the call. fn must be safe on many threads for different
+ * i. */
 void tdm_search_parallel(size_t n, size_t per_thread, void (*fn)(void *ctx, size_t i), void *ctx);
+/* The same on the helpers of the process's pool (common/workers.h,
+ * tdm_pool_for), kept between calls: for short work (a batch's queries). */
+void tdm_search_parallel_pool(size_t n, size_t per_thread, void (*fn)(void *ctx, size_t i),
+                              void *ctx);
 /* Whether a preparation's failure prc fails the whole call (host memory, a
  * device gone) rather than its query alone. */
 int tdm_search_prep_fatal(int prc);
