@@ -52,10 +52,20 @@ void tdm_par_for(unsigned threads, size_t n, tdm_par_fn fn, void *ctx)
     free(arg);
 }
 
+/* Read once a process: glibc's sysconf opens and reads
+ * /sys/devices/system/cpu/online on every call (5 us on the 2-core build
+ * VM), and a search call asks twice (tdm_search_parallel): 10 of the 13 us
+ * a one-term query took on the host path there. */
 unsigned tdm_ncpus(void)
 {
+    static unsigned cached; /* 0: not read yet; a race reads it twice, alike */
+    unsigned v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v)
+        return v;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 1024 ? 1024 : (unsigned)n;
+    v = n < 1 ? 1 : n > 1024 ? 1024 : (unsigned)n;
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    return v;
 }
 
 /* ---- tdm_pool_for: helpers kept between calls */

@@ -29,7 +29,8 @@ void tdm_par_for(unsigned threads, size_t n, tdm_par_fn fn, void *ctx);
 #define TDM_POOL_MAX 64u
 void tdm_pool_for(unsigned threads, size_t n, tdm_par_fn fn, void *ctx);
 
-/* Online processors (at least 1): the default thread count. */
+/* Online processors (at least 1): the default thread count. Read at the
+ * first call and kept (a processor brought online later is not seen). */
 unsigned tdm_ncpus(void);
 
 #endif
