@@ -641,10 +641,15 @@ enum tdm_search_variant {
     TDM_VARIANT_GROUP = 2, /* a work-group per docid range with dense score
                               accumulators in local memory (OR, AND; the pruning
                               algorithms run as ITEM) */
-    TDM_VARIANT_COMPRESSED = 3 /* ITEM whose cursors read the compressed index,
+    TDM_VARIANT_COMPRESSED = 3, /* ITEM whose cursors read the compressed index,
                               decoding only the blocks they enter (no decode
                               launch): the planner's choice on a CPU; runs as
                               ITEM where it cannot apply (docs/SEARCH.md) */
+    TDM_VARIANT_HOST = 4   /* in results only: answered on the host with no
+                              device work (no launch, no bytes), the planner's
+                              choice under AUTO for a query whose lists hold
+                              few postings (TANDEM_HOST_MAX_POSTINGS,
+                              docs/SEARCH.md); a request cannot ask for it */
 };
 
 #define TDM_SEARCH_K_MAX 10000
@@ -710,7 +715,9 @@ typedef struct tdm_search_result {
     int algorithm;         /* what ran (never TDM_ALGO_AUTO; TDM_ALGO_AND_OR
                               when AND was followed by OR) */
     uint32_t ranges;       /* docid ranges the work was split into */
-    int variant;           /* TDM_VARIANT_ITEM, _GROUP or _COMPRESSED */
+    int variant;           /* TDM_VARIANT_ITEM, _GROUP, _COMPRESSED, or _HOST:
+                              answered on the host (device then names the
+                              device it was planned for; launches and bytes 0) */
     double seconds;        /* wall time of the call */
     uint32_t terms;        /* distinct known terms of the query */
     uint32_t unknown;      /* terms given that the index does not hold */

@@ -31,6 +31,22 @@ grep -q '"variant": "\(item\|group\|compressed\)", "launches": [1-9]' out.txt ||
 grep -Eq '"batch": [1-9][0-9]*, "policy": "[a-z-]+", "load_mode": "(single|batch)", "queue_seconds": [0-9.e-]+, "predicted_seconds": [0-9.e-]+, "handovers": 0, ' out.txt ||
     fail "no scheduler fields: $(cat out.txt)"
 
+begin "search --json on the host path: no launch, no byte, the device's hits"
+# the tests run with TANDEM_HOST_MAX_POSTINGS=0 (tests/CMakeLists.txt): here
+# unset (the row's threshold: these lists are short) and never, per algorithm
+for a in auto or and and_or maxscore; do
+    env -u TANDEM_HOST_MAX_POSTINGS "$T" search idx "boundary layer flow" --algorithm $a -k 5 \
+        --json > host.json 2> err.txt || fail "$a: host search failed: $(cat err.txt)"
+    grep -q '"variant": "host", "launches": 0, "bytes_up": 0, "bytes_down": 0, "batch": 1' \
+        host.json || fail "$a: not the host's: $(cat host.json)"
+    TANDEM_HOST_MAX_POSTINGS=0 "$T" search idx "boundary layer flow" --algorithm $a -k 5 \
+        --json > dev.json 2> err.txt || fail "$a: device search failed: $(cat err.txt)"
+    [ "$(sed 's/.*"hits"//' host.json)" = "$(sed 's/.*"hits"//' dev.json)" ] ||
+        fail "$a: host hits $(cat host.json) device $(cat dev.json)"
+done
+TANDEM_HOST_MAX_POSTINGS=1k run "$T" search idx "flow air"
+want_fail "TANDEM_HOST_MAX_POSTINGS=1k: expected a whole number of postings"
+
 begin "search: TANDEM_SEARCH_VARIANT naming no variant is refused, naming it"
 TANDEM_SEARCH_VARIANT=bogus run "$T" search idx "flow air"
 want_fail "TANDEM_SEARCH_VARIANT=bogus: expected item, group or compressed"

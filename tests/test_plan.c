@@ -11,7 +11,9 @@
  *  - a wanted range count the scratch cannot hold: the device's other
  *    default (GROUP for AND on a GPU, ITEM on a CPU);
  *  - a request's variant wins over auto; AUTO algorithm: OR for one term,
- *    MaxScore for more. */
+ *    MaxScore for more;
+ *  - the host path for a query of at most the row's host_max_postings whose
+ *    request leaves variant and ranges to the planner. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,9 @@ static void fake_init(fake *f)
 }
 
 static uint32_t min_df = 1000; /* the shortest list of the next plans */
+/* and their postings: above every row's host_max_postings (the host path,
+ * host_path below) */
+static size_t npost = (size_t)1 << 40;
 static int batched;             /* and whether they run in a batch */
 
 static tdm_splan plan(fake *f, uint32_t nt, int alg, int dev, int variant, uint32_t ranges)
@@ -57,6 +62,7 @@ static tdm_splan plan(fake *f, uint32_t nt, int alg, int dev, int variant, uint3
     p.min_df = min_df;
     p.max_block = 128;
     p.kind = TDM_SCORING_BM25;
+    p.npost = npost;
     tdm_splan pl;
     tdm_err err = {0};
     if (tdm_search_plan(&f->s, &p, alg, dev, variant, ranges, 10, batched, &pl, &err) != TDM_OK)
@@ -243,6 +249,7 @@ static void and_wu_for_and_or(void **state)
     p.min_df = min_df;
     p.max_block = 128;
     p.kind = TDM_SCORING_BM25;
+    p.npost = npost;
     const int algs[] = {TDM_ALGO_AND, TDM_ALGO_AND_OR};
     for (int a = 0; a < 2; a++)
         for (int big = 0; big < 2; big++) {
@@ -324,6 +331,7 @@ static void tuning_table(void **state)
     p.nt = 3;
     p.min_df = 1000;
     p.max_block = 128;
+    p.npost = npost;
     uint32_t kmax = tdm_tune_row_get(TDM_KIND_NVIDIA_GPU)->batch_max_k;
     for (size_t a = 0; a < 6; a++) {
         for (uint32_t k = kmax; k <= kmax + 1; k++) {
@@ -338,6 +346,51 @@ static void tuning_table(void **state)
     }
 }
 
+/* The host path: a query of at most the row's host_max_postings (GPU and
+ * CPU rows alike: every device without settings) whose request leaves the
+ * variant and ranges to the planner, whatever its algorithm and however it
+ * is batched; one posting more, a variant or ranges asked for: a device. */
+static void host_path(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    static const int algs[] = {TDM_ALGO_AUTO, TDM_ALGO_OR,  TDM_ALGO_AND,     TDM_ALGO_AND_OR,
+                               TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+    tdm_sprep p;
+    memset(&p, 0, sizeof p);
+    p.nt = 2;
+    p.min_df = 3;
+    p.max_block = 128;
+    tdm_err err = {0};
+    for (int dev = 0; dev < 2; dev++) {
+        uint64_t most = tdm_tune_row_of(&f.dev[dev].info)->host_max_postings;
+        assert_true(most >= 128); /* a list of less than one block at least */
+        for (size_t a = 0; a < sizeof algs / sizeof *algs; a++)
+            for (int b = 0; b < 2; b++) {
+                tdm_splan pl;
+                p.npost = most;
+                assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_AUTO, 0, 10,
+                                                 b, &pl, &err), TDM_OK);
+                assert_true(pl.host && pl.variant == TDM_VARIANT_HOST && pl.dev == dev);
+                assert_int_equal(pl.alg, tdm_search_auto_alg(algs[a], p.nt));
+                assert_int_equal(pl.salg, tdm_search_salg(pl.alg));
+                assert_true(!pl.seeded && !pl.hseeded && pl.ranges == 1);
+                p.npost = most + 1;
+                assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_AUTO, 0, 10,
+                                                 b, &pl, &err), TDM_OK);
+                assert_true(!pl.host && pl.variant != TDM_VARIANT_HOST);
+                p.npost = 1;
+                assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_ITEM, 0, 10,
+                                                 b, &pl, &err), TDM_OK);
+                assert_true(!pl.host && pl.variant == TDM_VARIANT_ITEM);
+                assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_AUTO, 7, 10,
+                                                 b, &pl, &err), TDM_OK);
+                assert_true(!pl.host && pl.ranges == 7);
+            }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +401,7 @@ int main(void)
         cmocka_unit_test(tuning_reaches_the_plan),
         cmocka_unit_test(tuning_table),
         cmocka_unit_test(and_wu_for_and_or),
+        cmocka_unit_test(host_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

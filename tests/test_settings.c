@@ -96,6 +96,8 @@ static void near_misses_refused(void **state)
         {"TANDEM_BATCH_RANGES_PER_CU", "0"},   {"TANDEM_STAGING", "0"},
         {"TANDEM_BATCH_MERGE_KEYS", "0"},      {"TANDEM_BATCH_MERGE_KEYS", "16777217"},
         {"TANDEM_BATCH_MIN_PART", "0"},        {"TANDEM_BATCH_MIN_PART", "65537"},
+        {"TANDEM_HOST_MAX_POSTINGS", "-1"},    {"TANDEM_HOST_MAX_POSTINGS", "8k"},
+        {"TANDEM_HOST_MAX_POSTINGS", "4611686018427387905"},
         {"TANDEM_STAGING", "17"},              {"TANDEM_STAGING", "3,0"},
         {"TANDEM_STAGING", "3,257"},           {"TANDEM_STAGING", "3x"},
         {"TANDEM_STAGING", "3,1,2"},           {"TANDEM_STAGING", "3,"},
@@ -156,6 +158,9 @@ static void good_values_taken(void **state)
         {"TANDEM_BATCH_BOUNDS", "host", T(batch_bounds), 0, TDM_TUNE_BOUNDS_HOST},
         {"TANDEM_BATCH_QUEUE", "on", T(batch_queue), 0, TDM_TUNE_ON},
         {"TANDEM_BATCH_QUEUE", "off", T(batch_queue), 0, TDM_TUNE_OFF},
+        {"TANDEM_HOST_MAX_POSTINGS", "0", T(host_max_postings), 1, 0},
+        {"TANDEM_HOST_MAX_POSTINGS", "4611686018427387904", T(host_max_postings), 1,
+         4611686018427387904ll},
         {"TANDEM_BOUNDS_CACHE_MB", "0", T(bounds_cache_mb), 1, 0},
         {"TANDEM_BOUNDS_CACHE_MB", "128", T(bounds_cache_mb), 1, 128},
         {"TANDEM_STAGING", "3", T(staging_workers), 0, 3},
@@ -180,6 +185,8 @@ static void good_values_taken(void **state)
                      g->want);
         if (!strcmp(g->var, "TANDEM_BOUNDS_CACHE_MB"))
             assert_int_equal(s.tuning.bounds_cache_set, 1);
+        if (!strcmp(g->var, "TANDEM_HOST_MAX_POSTINGS")) /* 0 is never, not the row's */
+            assert_int_equal(s.tuning.host_max_set, 1);
         tdm_settings_free(&s);
     }
 }

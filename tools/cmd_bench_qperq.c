@@ -10,7 +10,8 @@
  *              planner and the scheduler see them: distinct known terms and
  *              their lists' lengths (df), len_second 0 for one term, Wu's
  *              UBOC from the scheduler's own feature code (sched/model.h);
- *   ran, variant  the algorithm and the variant that answered (the
+ *   ran, variant  the algorithm and the variant that answered ("host":
+ *              the library's host path, TANDEM_HOST_MAX_POSTINGS; the
  *              oracle's rows: its name and "host");
  *   partitions the partitions it ran on at once, merged (a split or
  *              partitioned handle, docs/PARTITION.md); 0: whole on one lane. */
@@ -24,8 +25,8 @@
 
 static const char *variant_name(int v)
 {
-    static const char *const names[] = {"auto", "item", "group", "compressed"};
-    return v >= 0 && v < 4 ? names[v] : "?";
+    static const char *const names[] = {"auto", "item", "group", "compressed", "host"};
+    return v >= 0 && v < 5 ? names[v] : "?";
 }
 
 /* The query's row tail: its features, from the lengths the search uses. */

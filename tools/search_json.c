@@ -63,7 +63,10 @@ json_t *tdm_cli_json_str(const char *s)
 
 static const char *variant_name(int v)
 {
-    return v == TDM_VARIANT_GROUP ? "group" : v == TDM_VARIANT_COMPRESSED ? "compressed" : "item";
+    return v == TDM_VARIANT_GROUP        ? "group"
+           : v == TDM_VARIANT_COMPRESSED ? "compressed"
+           : v == TDM_VARIANT_HOST       ? "host"
+                                         : "item";
 }
 
 static const char *policy_name(int p)

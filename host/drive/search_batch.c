@@ -62,6 +62,14 @@ static int run_alone(const struct tdm_search *s, tdm_sbq *it, int salg, tdm_err 
     return TDM_OK;
 }
 
+/* Whether item it has device work in this run: not an error, not empty,
+ * not answered on the host (a plan made again for its lane's device may
+ * say host: search_run.c answers it there). */
+static int on_device(const tdm_sbq *it)
+{
+    return it->run && !it->rc && !it->pl.host;
+}
+
 static int batchable(const tdm_sbq *it)
 {
     return !it->pl.alone; /* the plan's (k above the row's batch_max_k) */
@@ -183,7 +191,7 @@ static int dev_batches(const struct tdm_search *s, tdm_sbq *const *items, size_t
     int rc = g && done ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     for (size_t i = 0; rc == TDM_OK && i < n; i++) {
         tdm_sbq *it = items[i];
-        if (done[i] || !it->run || it->rc)
+        if (done[i] || !on_device(it))
             continue;
         if (!batchable(it)) {
             rc = run_alone(s, it, it->salg, err);
@@ -191,7 +199,7 @@ static int dev_batches(const struct tdm_search *s, tdm_sbq *const *items, size_t
         }
         size_t m = 0;
         for (size_t j = i; j < n; j++)
-            if (!done[j] && items[j]->run && !items[j]->rc && batchable(items[j]) &&
+            if (!done[j] && on_device(items[j]) && batchable(items[j]) &&
                 same_launches(it, items[j])) {
                 g[m++] = items[j];
                 done[j] = 1;
@@ -214,7 +222,7 @@ int tdm_search_dev_batches(const struct tdm_search *s, tdm_sbq *const *items, si
     if (!lock)
         return tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
-        if (items[i]->run && !items[i]->rc && items[i]->pl.dev >= 0 && items[i]->pl.dev < s->ndev)
+        if (on_device(items[i]) && items[i]->pl.dev >= 0 && items[i]->pl.dev < s->ndev)
             lock[items[i]->pl.dev] = s->dev[items[i]->pl.dev].d->serial != NULL;
     for (int d = 0; d < s->ndev; d++)
         if (lock[d])

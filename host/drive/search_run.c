@@ -10,6 +10,7 @@
 #include "index/index_priv.h"
 #include "query/bounds.h"
 #include "search.h"
+#include "search_host.h"
 #include "search_run.h"
 #include "plan/search_hseed.h"
 #include "search_testing.h"
@@ -193,7 +194,7 @@ static int finish_one(tdm_search *s, tdm_sbq *it, tdm_search_result *res, tdm_er
         res->hits = calloc(1, sizeof *res->hits);
         return res->hits ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     }
-    if (!it->run)
+    if (!it->run && !it->pl.host)
         return fill_hits(s, &(tdm_sout){0}, res, err);
     res->device = s->dev[it->pl.dev].index;
     res->algorithm = it->pl.alg;
@@ -233,6 +234,11 @@ static void ready_one(void *ctx, size_t i)
     it->so = (tdm_sout){.keys = keys};
     it->batch = 0;
     it->rc = it->prc;
+    if (it->prc == TDM_OK && it->pl.host) { /* the planner's host path: here, on this thread */
+        tdm_err_clear(&it->err);
+        tdm_search_host_item(s->r, it);
+        return;
+    }
     if (it->prc || !it->run)
         return; /* its preparation's answer, every time */
     tdm_err_clear(&it->err);
@@ -243,6 +249,10 @@ static void ready_one(void *ctx, size_t i)
         rc = tdm_search_plan(s, &it->p, o->algorithm, w->device >= 0 ? w->device : o->device,
                              o->variant, o->ranges, o->k, w->batched, &it->pl, &it->err);
         it->pl_batched = w->batched;
+    }
+    if (rc == TDM_OK && it->pl.host) { /* planned again on a device whose row says host */
+        tdm_search_host_item(s->r, it);
+        return;
     }
     it->salg = it->pl.salg;
     /* the block bounds the preparation left (tdm_sprep_build_defer), here

@@ -14,6 +14,11 @@
  * decode launch): the CPU default and a lone ranked AND's on a GPU, else the
  * device's other default where it cannot apply (tdm_search_zrange_fits).
  *
+ * HOST: no device at all (drive/search_host.c), for a query of few postings
+ * (the row's host_max_postings) whose request leaves the variant and ranges
+ * to the planner: a device's floor (launches, upload, download) is tens of
+ * microseconds, the host's a few nanoseconds a posting.
+ *
  * Algorithm `auto`: one term -> OR (nothing to prune across terms); else
  * MaxScore, the fastest exact disjunction in PISA at k = 10 and 1000 (the
  * issue's table), and no worse here: it only looks non-essential lists up. */
@@ -249,6 +254,15 @@ static void plan_batch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t k, tdm_s
                                                                          : TDM_SBOUNDS_HOST;
 }
 
+/* The host path's threshold on device sd (search_plan.h, tdm_splan.host):
+ * TANDEM_HOST_MAX_POSTINGS (0: never), else the row's (tune_table.h says
+ * why). */
+static uint64_t host_max(const tdm_sdev *sd)
+{
+    const tdm_tuning *t = tuning(sd);
+    return t->host_max_set ? t->host_max_postings : row(sd)->host_max_postings;
+}
+
 int tdm_search_auto_alg(int algorithm, size_t nt)
 {
     if (algorithm != TDM_ALGO_AUTO)
@@ -281,6 +295,15 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
         variant = tn->search_variant;
     out->seed = tn->seed;
     out->zr_seed = tn->zr_seed;
+    /* a few postings: on the host, where a device's launches, upload and
+       download cost more than decoding and scoring them */
+    if (variant == TDM_VARIANT_AUTO && !ranges && p->npost <= host_max(&s->dev[i])) {
+        out->host = 1;
+        out->variant = TDM_VARIANT_HOST;
+        out->ranges = 1;
+        out->rlen = s->ndocs;
+        return TDM_OK;
+    }
     /* AUTO: the row's variant for the algorithm (runtime/tune_table.h says
        why), except ranked AND in a batch of several and ranked AND over a
        long shortest list, where the row says otherwise */

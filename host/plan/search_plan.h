@@ -23,7 +23,14 @@ typedef struct tdm_splan {
     int dev;            /* index into tdm_search.dev */
     int alg;            /* public enum tdm_algorithm, never AUTO */
     int variant;        /* TDM_VARIANT_ITEM, GROUP (OR/AND only) or COMPRESSED
-                           (cl/search_zrange.cl: ITEM on the compressed index) */
+                           (cl/search_zrange.cl: ITEM on the compressed index);
+                           TDM_VARIANT_HOST where host is set */
+    int host;           /* answered on the host, no device work
+                           (drive/search_host.h): the request leaves the variant
+                           and ranges to the planner, and the query's lists hold
+                           at most the device's TANDEM_HOST_MAX_POSTINGS, else
+                           its row's host_max_postings; dev still names the
+                           device (the result's), nothing else of the plan is set */
     uint32_t ranges, rlen, local;
     uint32_t zlayout;   /* COMPRESSED: its scratch's layout, TDM_ZR_RANGE or
                            TDM_ZR_INTERLEAVED (the planner's: range-major on a

@@ -158,7 +158,7 @@ int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_sear
            on another, or in a batch, the run plans it again */
         rc = tdm_search_plan(s, &it->p, it->o.algorithm, o->device, o->variant, o->ranges, o->k,
                              0, &it->pl, &it->err);
-        it->run = rc == TDM_OK;
+        it->run = rc == TDM_OK && !it->pl.host; /* the host's: answered at its run */
     }
     if (it->run && !(it->so.keys = malloc((size_t)o->k * sizeof *it->so.keys))) {
         rc = tdm_err_set(&it->err, TDM_ERR_NOMEM, "out of memory");

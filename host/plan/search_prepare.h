@@ -44,7 +44,8 @@ typedef struct tdm_sbq {
     int prepped;        /* p is built (free it) */
     tdm_splan pl;
     int pl_batched;     /* pl was made for a batch of several (tdm_search_plan) */
-    int run;            /* goes to a device (it has terms, no error) */
+    int run;            /* goes to a device (it has terms, no error; not
+                           pl.host, answered on the host by its run) */
     int salg;           /* TDM_SALG_* */
     uint32_t k;
     tdm_sout so;        /* so.keys holds k */

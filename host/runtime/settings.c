@@ -117,6 +117,23 @@ static int resolve_split_min(tdm_tuning *t, tdm_err *err)
     return TDM_OK;
 }
 
+/* TANDEM_HOST_MAX_POSTINGS: the host path's threshold, 0 (never) .. 2^62
+ * postings (every query). */
+static int resolve_host_max(tdm_tuning *t, tdm_err *err)
+{
+    const char *v = env("TANDEM_HOST_MAX_POSTINGS");
+    size_t n;
+    if (!v)
+        return TDM_OK;
+    if (!parse_size(v, 0, (size_t)1 << 62, &n))
+        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
+                           "TANDEM_HOST_MAX_POSTINGS=%s: expected a whole number of postings "
+                           "from 0 (never) to %llu", v, 1ull << 62);
+    t->host_max_postings = (uint64_t)n;
+    t->host_max_set = 1;
+    return TDM_OK;
+}
+
 /* TANDEM_STAGING=THREADS[,CHUNK_MB]. */
 static int resolve_staging(tdm_tuning *t, tdm_err *err)
 {
@@ -185,6 +202,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
         rc = resolve_u32("TANDEM_BATCH_MIN_PART", 1, 65536, &t->batch_min_part, err);
     if (rc == TDM_OK)
         rc = resolve_split_min(t, err);
+    if (rc == TDM_OK)
+        rc = resolve_host_max(t, err);
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_DECODE_VARIANT", decodes, &t->decode_variant, err);
     if (rc == TDM_OK)
@@ -663,6 +682,10 @@ static const tdm_settings_var vars[] = {
      "postings (the sum of its lists' lengths) from which a single query on a split handle "
      "(TANDEM_PARTITION=split) runs on every partition at once, 1 to 2^62 (the tuning table's "
      "row of the devices; docs/PARTITION.md)"},
+    {"TANDEM_HOST_MAX_POSTINGS", "tuning",
+     "postings (the sum of its lists' lengths) up to which a query is answered on the host, "
+     "with no device work, 0 (never) to 2^62 (the tuning table's row of the planned device: "
+     "GPU 4096, CPU 4096; docs/SEARCH.md)"},
     {"TANDEM_DECODE_VARIANT", "tuning",
      "group or serial: the batched decode kernels (serial on CPU devices, group elsewhere)"},
     {"TANDEM_BATCH_AND", "tuning",

@@ -140,6 +140,10 @@ typedef struct tdm_tune_row {
     uint64_t split_min_postings; /* a single query whose lists hold this many postings
                                     or more runs on every partition at once, the rest
                                     whole on one lane (TANDEM_SPLIT_MIN_POSTINGS) */
+    /* ---- the host path (plan/search_plan.c, drive/search_host.c) */
+    uint64_t host_max_postings; /* a query whose lists hold at most this many postings
+                                   is answered on the host, no device work (0: never;
+                                   TANDEM_HOST_MAX_POSTINGS) */
 } tdm_tune_row;
 
 /* A split handle's threshold (split_min_postings) by kind. The decision
@@ -176,6 +180,29 @@ typedef struct tdm_tune_row {
  * ms (about 3.5 ms + 11.3 us a query); two GPUs splitting every call of
  * 1,024 from 4 senders gave 1.22x one GPU (eighth session). */
 #define TDM_TUNE_BATCH_MIN_PART_GPU 1024u
+
+/* The host path's threshold (host_max_postings) by kind: a query whose
+ * lists hold at most this many postings (their df summed, from the
+ * lexicon) is answered on the host (drive/search_host.c), every posting
+ * decoded and scored there on the caller's thread, with no launch, upload
+ * or download. Its cost: about 2 us of set-up and 10-17 ns a posting
+ * (decode 5, score and merge the rest); a device's is its floor, then
+ * its own slope.
+ * CPU (PoCL): measured on the 2-core build machine, 1M documents, 1,494
+ * msmarco-passage-dev queries, k 10, p50 us device / host by the query's
+ * postings (the CPU count read once, common/workers.c): OR 2-4k 78 / 42, 4-8k 110 / 84, 8-16k 146 / 165; AND 2-4k
+ * 69 / 66, 4-8k 83 / 64 (means 79 / 92), 8-16k 87 / 91; MaxScore 2-4k
+ * 74 / 45, 4-8k 91 / 103. One-term queries of less than a block (220 of
+ * the log's words): k 10 37-44 / 2-5 us p50, k 1000 93-97 / 3-4. So 4,096: below it the host wins for every algorithm (a CPU of
+ * more cores runs longer queries faster on the device, not the host).
+ * GPU: a first guess, not measured on the GPU yet: the H200's floor is
+ * ~70 us a query (one-term queries of less than a block: p50 70.5 us),
+ * which the host's cost reaches near 4,096 postings.
+ * To tune: `bench queries --per-query` with TANDEM_HOST_MAX_POSTINGS=0
+ * (never) and =4611686018427387904 (every query on the host), joined per
+ * query: the len_sum below which the host's rows are faster. */
+#define TDM_TUNE_HOST_MAX_POSTINGS_GPU 4096u
+#define TDM_TUNE_HOST_MAX_POSTINGS_CPU 4096u
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
 const tdm_tune_row *tdm_tune_row_get(int kind);
@@ -233,7 +260,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
  * BMW 3,877 against 5,857; 4,096 and 65,536 slower, 32,768 about the same.
  * No queue: warps want a work-item per range.
  * Decode: a work-group per job. Staging: pinned buffers (discrete memory). */
-#define TDM_TUNE_ROW_GPU(nm, stg)                                                                 \
+#define TDM_TUNE_ROW_GPU(nm, stg, hmax)                                                        \
     {                                                                                          \
         .name = nm, .gpu = 1, .item_local = 64, .item_ranges_per_cu = 64 * 4,                 \
         .zr_ranges_per_cu = 64 * 2, .min_rlen = 64, .group_per_cu = 8,                         \
@@ -246,7 +273,8 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
         .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0, .decode_variant = TDM_TUNE_DECODE_GROUP,        \
-        .staging = stg, .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_GPU                  \
+        .staging = stg, .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_GPU,                 \
+        .host_max_postings = hmax                                                              \
     }
 
 /* A CPU (PoCL): groups of one work-item, 4 ranges a core
@@ -286,16 +314,18 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32, .batch_max_k = 128, \
         .and_wu_k = 128, .batch_ranges_per_cu = 4, .batch_min_rlen = 1, .batch_queue = 1,      \
         .decode_variant = decode, .staging = 0,                                                \
-        .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_CPU                                  \
+        .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_CPU,                                 \
+        .host_max_postings = TDM_TUNE_HOST_MAX_POSTINGS_CPU                                    \
     }
 
 static const tdm_tune_row tdm_tune_rows[TDM_KIND_COUNT] = {
-    [TDM_KIND_NVIDIA_GPU] = TDM_TUNE_ROW_GPU("NVIDIA GPU", 1),
+    [TDM_KIND_NVIDIA_GPU] = TDM_TUNE_ROW_GPU("NVIDIA GPU", 1, TDM_TUNE_HOST_MAX_POSTINGS_GPU),
     /* unmeasured: NVIDIA's row */
-    [TDM_KIND_GPU] = TDM_TUNE_ROW_GPU("GPU", 1),
+    [TDM_KIND_GPU] = TDM_TUNE_ROW_GPU("GPU", 1, TDM_TUNE_HOST_MAX_POSTINGS_GPU),
     /* plans as the GPU it says it is (the GPU paths' kernels checked), but
-     * its runtime is the host's: no staging */
-    [TDM_KIND_SIMULATOR] = TDM_TUNE_ROW_GPU("Oclgrind", 0),
+     * its runtime is the host's: no staging; no host path (it is there to
+     * check the kernels) */
+    [TDM_KIND_SIMULATOR] = TDM_TUNE_ROW_GPU("Oclgrind", 0, 0),
     [TDM_KIND_CPU] = TDM_TUNE_ROW_CPU("CPU", TDM_TUNE_DECODE_SERIAL),
     /* unmeasured: plans as a CPU (never a GPU's rules unmeasured), decodes
      * a work-group per job as GPUs do */

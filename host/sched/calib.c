@@ -68,8 +68,9 @@ static int run_sample(struct tdm_sched *sc, slane *l, const tdm_search_query *q,
         int nfn;
         abandoned = tdm_watchdog_returned(&w, &as, fns, args, &nfn);
     }
+    /* a sample the host path answered says nothing of the lane */
     if (!abandoned && rc == TDM_OK && r->status == TDM_OK && r->device >= 0 &&
-        tdm_lane_warm(l, r->algorithm) && observe)
+        r->variant != TDM_VARIANT_HOST && tdm_lane_warm(l, r->algorithm) && observe)
         tdm_model_observe(&l->model, r->algorithm, &f, dt);
     pthread_mutex_unlock(&sc->mu);
     tdm_search_result_release(r);

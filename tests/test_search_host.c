@@ -1,0 +1,549 @@
+/* The host path (drive/search_host.h): a query of few postings answered on
+ * the host, chosen by the planner (TANDEM_HOST_MAX_POSTINGS, the tuning
+ * row's host_max_postings). On every device of the engine, a handle whose
+ * engine sends every query to the host (TANDEM_HOST_MAX_POSTINGS = 2^62)
+ * against one whose engine never does (0) and against the float oracle
+ * (harness/oracle.h), bit for bit: random indexes of several codecs (1 to
+ * 20,000 documents), random queries with repeats, unknown terms and
+ * weights, every algorithm (auto too), k = 1, 10, 100 and 1,000, BM25 at
+ * the index's parameters and others, impact scores on purpose and on an
+ * impact index; edge cases (a one-posting list, k above the matches, AND
+ * with an unknown term and with no document in common, AND-then-OR either
+ * way, empty queries). Host answers say so: variant TDM_VARIANT_HOST, no
+ * launch, no byte, the device asked. The rule: at a threshold between,
+ * queries at or under it go to the host and those above to the device,
+ * a request naming a variant or ranges never to the host; unset, the
+ * row's value; in a batch, the small queries on the host and the rest on
+ * the device, every answer the one-by-one answer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drive/search_host.h"
+#include "engine/engine.h"
+#include "index/index_priv.h"
+#include "harness/oracle.h"
+#include "index/writer.h"
+#include "randcoll.h"
+#include "runtime/tune_table.h"
+#include "testutil.h"
+
+#define HOST_ALL "4611686018427387904"
+
+static const int algos[] = {TDM_ALGO_AUTO, TDM_ALGO_OR,  TDM_ALGO_AND,     TDM_ALGO_AND_OR,
+                            TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+#define NALGOS (sizeof algos / sizeof *algos)
+static const uint32_t ks[] = {1, 10, 100, 1000};
+#define NKS (sizeof ks / sizeof *ks)
+
+/* An engine opened with TANDEM_HOST_MAX_POSTINGS = v (NULL: unset). */
+static tdm_engine *engine_with(const char *v)
+{
+    if (v)
+        setenv("TANDEM_HOST_MAX_POSTINGS", v, 1);
+    else
+        unsetenv("TANDEM_HOST_MAX_POSTINGS");
+    tdm_engine *e = tdm_test_engine();
+    unsetenv("TANDEM_HOST_MAX_POSTINGS");
+    return e;
+}
+
+typedef struct fixture {
+    tdm_engine *host, *dev; /* every query on the host; none */
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    f->host = engine_with(HOST_ALL);
+    f->dev = engine_with("0");
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    tdm_engine_close(f->host);
+    tdm_engine_close(f->dev);
+    free(f);
+    return 0;
+}
+
+/* One index searched through both engines. */
+typedef struct both {
+    tdm_index *ix;
+    const tdm_ireader *ir;
+    tdm_search *host, *dev;
+    tdm_oracle *or;
+    int ndev;
+} both;
+
+static void both_open(const fixture *f, tdm_index *ix, both *b)
+{
+    b->ix = ix;
+    b->ir = tdm_index_ireader(ix);
+    b->ndev = tdm_engine_device_count(f->host);
+    if (tdm_search_open(f->host, ix, &b->host) != TDM_OK ||
+        tdm_search_open(f->dev, ix, &b->dev) != TDM_OK)
+        fail_msg("search open: %s", tdm_last_error());
+    tdm_err err = {0};
+    assert_int_equal(tdm_oracle_open(b->ir, &b->or, &err), TDM_OK);
+}
+
+static void both_close(both *b)
+{
+    tdm_oracle_close(b->or);
+    tdm_search_close(b->host);
+    tdm_search_close(b->dev);
+    tdm_index_close(b->ix);
+}
+
+static tdm_index *write_open(randcoll *c, const char *dir, const char *codec, int own_bm25,
+                             int impact)
+{
+    tdm_coll_source src;
+    randcoll_source(c, &src);
+    tdm_iwriter_options o = {.codec = codec};
+    if (own_bm25) {
+        o.k1 = 0.9;
+        o.b = 0.4;
+        o.bm25_as_given = 1;
+    }
+    if (impact) {
+        o.impact = 1;
+        o.quant = TDM_QUANT_INTEGER;
+    }
+    tdm_err err = {0};
+    char *path = path_in(dir, "h.tdm");
+    if (tdm_collection_write(&src, path, &o, &err) != TDM_OK)
+        fail_msg("write %s: %s", path, tdm_err_msg(&err));
+    tdm_index *ix;
+    if (tdm_index_open(path, &ix) != TDM_OK)
+        fail_msg("open: %s", tdm_last_error());
+    return ix;
+}
+
+/* The float oracle's answer for st under o (AND-then-OR as the engine
+ * decides it: AND's where AND matched k documents). */
+static size_t oracle_answer(both *b, const tdm_search_term *st, size_t n,
+                            const tdm_search_options *o, tdm_hit *hits)
+{
+    tdm_query q;
+    tdm_query_init(&q);
+    tdm_err err = {0};
+    for (size_t i = 0; i < n; i++)
+        if (st[i].term)
+            assert_int_equal(tdm_query_add_term(&q, b->ir, st[i].term, strlen(st[i].term),
+                                                st[i].weight, &err), TDM_OK);
+    tdm_query_finish(&q);
+    int impact = o->scoring == TDM_SCORE_IMPACT ||
+                 (o->scoring == TDM_SCORE_AUTO && tdm_ireader_info_get(b->ir)->impact);
+    tdm_oracle_request req = {o->k, TDM_MATCH_OR, TDM_ORACLE_FLOAT,
+                              {impact ? TDM_SCORING_IMPACT : TDM_SCORING_BM25, o->k1, o->b}};
+    uint64_t matched = 0;
+    size_t got = 0;
+    if (o->algorithm == TDM_ALGO_AND || o->algorithm == TDM_ALGO_AND_OR) {
+        req.match = TDM_MATCH_AND;
+        assert_int_equal(tdm_oracle_search(b->or, &q, &req, hits, &got, &matched, &err), TDM_OK);
+        if (o->algorithm == TDM_ALGO_AND || matched >= o->k) {
+            tdm_query_free(&q);
+            return got;
+        }
+        req.match = TDM_MATCH_OR;
+    }
+    assert_int_equal(tdm_oracle_search(b->or, &q, &req, hits, &got, NULL, &err), TDM_OK);
+    tdm_query_free(&q);
+    return got;
+}
+
+static tdm_search_result *search(tdm_search *s, const tdm_search_term *st, size_t n,
+                                 const tdm_search_options *o, const char *what)
+{
+    tdm_search_result *r = NULL;
+    if (tdm_search_terms(s, st, n, o, &r) != TDM_OK)
+        fail_msg("%s: search: %s", what, tdm_last_error());
+    return r;
+}
+
+/* Hits of a and b the same: documents, order, score bits. */
+static void same_hits(const tdm_search_result *a, const tdm_search_result *b, const char *what)
+{
+    if (a->n != b->n)
+        fail_msg("%s: host %zu hits, device %zu", what, a->n, b->n);
+    for (size_t i = 0; i < a->n; i++)
+        if (a->hits[i].docid != b->hits[i].docid ||
+            memcmp(&a->hits[i].score, &b->hits[i].score, sizeof(float)) != 0)
+            fail_msg("%s: rank %zu: host doc %u score %.9g, device doc %u score %.9g", what, i,
+                     a->hits[i].docid, a->hits[i].score, b->hits[i].docid, b->hits[i].score);
+}
+
+/* st under o through both handles and the oracle; the host's answer says
+ * it ran on the host (where the query has terms). Returns its hits. */
+static size_t check(both *b, const tdm_search_term *st, size_t n, const tdm_search_options *o,
+                    const char *what)
+{
+    tdm_search_result *h = search(b->host, st, n, o, what);
+    tdm_search_result *d = search(b->dev, st, n, o, what);
+    same_hits(h, d, what);
+    tdm_hit *w = malloc(o->k * sizeof *w);
+    size_t nw = oracle_answer(b, st, n, o, w);
+    if (h->n != nw)
+        fail_msg("%s: %zu hits, the oracle %zu", what, h->n, nw);
+    for (size_t i = 0; i < nw; i++)
+        if (h->hits[i].docid != w[i].docid || (double)h->hits[i].score != w[i].score)
+            fail_msg("%s: rank %zu: doc %u score %.9g, oracle doc %u score %.9g", what, i,
+                     h->hits[i].docid, h->hits[i].score, w[i].docid, w[i].score);
+    for (size_t i = 0; i < h->n; i++)
+        assert_string_equal(h->hits[i].name, tdm_ireader_docname(b->ir, h->hits[i].docid));
+    assert_int_equal(h->terms, d->terms);
+    assert_int_equal(h->unknown, d->unknown);
+    if (h->terms) {
+        if (h->variant != TDM_VARIANT_HOST || h->launches || h->bytes_up || h->bytes_down)
+            fail_msg("%s: variant %d, %u launches, %llu + %llu bytes: not the host's", what,
+                     h->variant, h->launches, (unsigned long long)h->bytes_up,
+                     (unsigned long long)h->bytes_down);
+        assert_int_equal(h->algorithm, d->algorithm);
+        assert_int_equal(h->device, d->device);
+        assert_int_equal(h->batch, 1);
+        assert_true(d->variant != TDM_VARIANT_HOST && d->launches > 0);
+    }
+    free(w);
+    tdm_search_result_free(h);
+    tdm_search_result_free(d);
+    return nw;
+}
+
+/* A random query of 1..maxt terms: repeats, unknown terms, weights. */
+static size_t random_terms(tdm_rng *r, const randcoll *c, tdm_search_term *st, size_t maxt,
+                           int weighted)
+{
+    size_t n = tdm_rng_range(r, 1, (uint32_t)maxt);
+    for (size_t i = 0; i < n; i++) {
+        if (tdm_rng_range(r, 0, 12) == 0)
+            st[i].term = "no-such-term";
+        else if (i > 0 && tdm_rng_range(r, 0, 4) == 0)
+            st[i].term = st[tdm_rng_range(r, 0, (uint32_t)i - 1)].term; /* a repeat */
+        else
+            st[i].term = c->terms[tdm_rng_range(r, 0, (uint32_t)c->nlists - 1)];
+        st[i].id = 0;
+        st[i].weight = weighted ? tdm_rng_range(r, 1, 1000) / 64.0 : 1.0;
+    }
+    return n;
+}
+
+/* Every algorithm and k of `queries` random queries on every device. */
+static void run_queries(both *b, const randcoll *c, tdm_rng *r, int queries, size_t maxt,
+                        int impact, const char *tag)
+{
+    tdm_search_term st[32];
+    for (int qi = 0; qi < queries; qi++) {
+        size_t n = random_terms(r, c, st, maxt, qi % 3 == 1);
+        tdm_search_options o;
+        tdm_search_options_init(&o);
+        int pk = qi % 4;
+        if (impact) {
+            o.scoring = pk == 1 ? TDM_SCORE_IMPACT : TDM_SCORE_AUTO;
+        } else if (pk == 1) {
+            o.k1 = 0.9;
+            o.b = 0.4;
+        } else if (pk == 2) {
+            o.scoring = TDM_SCORE_IMPACT; /* frequencies as impacts, on purpose */
+        } else if (pk == 3) {
+            o.k1 = 2.0;
+            o.b = 1.0;
+        }
+        for (int d = 0; d < b->ndev; d++)
+            for (size_t a = 0; a < NALGOS; a++)
+                for (size_t ki = 0; ki < NKS; ki++) {
+                    o.device = d;
+                    o.algorithm = algos[a];
+                    o.k = ks[ki];
+                    char what[200];
+                    snprintf(what, sizeof what, "%s query %d (%zu terms) dev %d %s k %u "
+                             "scoring %d k1 %g b %g", tag, qi, n, d,
+                             tdm_algorithm_name(o.algorithm), o.k, o.scoring, o.k1, o.b);
+                    check(b, st, n, &o, what);
+                }
+    }
+}
+
+static void random_indexes(void **state)
+{
+    fixture *f = *state;
+    static const char *codecs[] = {"bp128", "vbyte128", "pef", "rice"};
+    int small = tdm_test_small();
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        uint32_t ndocs = seed == 1 ? 1 : seed == 2 ? 3 : seed == 3 ? 700 : (small ? 900 : 20000);
+        randcoll c;
+        randcoll_init(&c, seed, ndocs, 24);
+        tdm_rng r;
+        tdm_rng_seed(&r, seed * 17 + 3);
+        both b;
+        both_open(f, write_open(&c, tdm_test_tmpdir("host_rand"), codecs[seed - 1], seed == 3, 0),
+                  &b);
+        char tag[64];
+        snprintf(tag, sizeof tag, "%s ndocs %u", codecs[seed - 1], ndocs);
+        run_queries(&b, &c, &r, small ? 2 : 5, seed == 4 ? 12 : 6, 0, tag);
+        both_close(&b);
+        randcoll_free(&c);
+    }
+}
+
+/* randcoll's frequencies made impacts (1..255, and about 2^24 whose float
+ * conversion rounds). */
+static void impact_indexes(void **state)
+{
+    fixture *f = *state;
+    randcoll c;
+    randcoll_init(&c, 77, tdm_test_small() ? 500 : 5000, 20);
+    tdm_rng r;
+    tdm_rng_seed(&r, 78);
+    for (uint64_t i = 0; i < c.nlists; i++) {
+        if (i % 3 == 2 && c.n[i] > 100)
+            c.n[i] = 100;
+        for (size_t j = 0; j < c.n[i]; j++)
+            c.freqs[i][j] = i % 3 == 2 ? (1u << 24) - 8 + tdm_rng_range(&r, 0, 16)
+                                       : tdm_rng_range(&r, 1, 255);
+    }
+    both b;
+    both_open(f, write_open(&c, tdm_test_tmpdir("host_impact"), "bp128", 0, 1), &b);
+    run_queries(&b, &c, &r, tdm_test_small() ? 2 : 4, 6, 1, "impact");
+    /* BM25 on an impact index: the same refusal from both */
+    tdm_search_options o;
+    tdm_search_options_init(&o);
+    o.scoring = TDM_SCORE_BM25;
+    tdm_search_term t = {c.terms[0], 0, 1.0};
+    tdm_search_result *res = NULL;
+    assert_int_equal(tdm_search_terms(b.host, &t, 1, &o, &res), TDM_ERR_INVALID_ARG);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", tdm_last_error());
+    assert_int_equal(tdm_search_terms(b.dev, &t, 1, &o, &res), TDM_ERR_INVALID_ARG);
+    assert_string_equal(msg, tdm_last_error());
+    both_close(&b);
+    randcoll_free(&c);
+}
+
+/* Lists of known shapes: term 0 one posting (the last document), 1 every
+ * document, 2 documents 0..9, 3 documents 10..19 (none in common with 2),
+ * 4 every other document; tf 1..3, document lengths randcoll's (0 among
+ * them). */
+static void shaped(randcoll *c)
+{
+    static const uint32_t want_lists = 5;
+    assert_true(c->nlists >= want_lists);
+    for (uint64_t i = 0; i < want_lists; i++) {
+        size_t n = 0;
+        for (uint32_t d = 0; d < c->ndocs; d++) {
+            int take = i == 0   ? d == c->ndocs - 1
+                       : i == 1 ? 1
+                       : i == 2 ? d < 10
+                       : i == 3 ? d >= 10 && d < 20
+                                : d % 2 == 0;
+            if (take) {
+                c->docids[i][n] = d;
+                c->freqs[i][n++] = 1 + d % 3;
+            }
+        }
+        c->n[i] = n;
+    }
+}
+
+static void edge_cases(void **state)
+{
+    fixture *f = *state;
+    randcoll c;
+    randcoll_init(&c, 5, 300, 12);
+    shaped(&c);
+    both b;
+    both_open(f, write_open(&c, tdm_test_tmpdir("host_edges"), "bp128", 0, 0), &b);
+    const char *t0 = c.terms[0], *t1 = c.terms[1], *t2 = c.terms[2], *t3 = c.terms[3];
+    const char *t4 = c.terms[4];
+    struct {
+        tdm_search_term st[4];
+        size_t n;
+        int algorithm;
+        uint32_t k;
+        size_t want; /* hits */
+    } cases[] = {
+        {{{t0, 0, 1}}, 1, TDM_ALGO_OR, 1, 1},                 /* one posting */
+        {{{t0, 0, 1}}, 1, TDM_ALGO_AND, 10, 1},               /* k above the matches */
+        {{{t0, 0, 1}}, 1, TDM_ALGO_MAXSCORE, 1000, 1},
+        {{{t2, 0, 1}, {t3, 0, 1}}, 2, TDM_ALGO_AND, 10, 0},   /* nothing in common */
+        {{{t2, 0, 1}, {t3, 0, 1}}, 2, TDM_ALGO_AND_OR, 10, 10}, /* AND empty: OR */
+        {{{t2, 0, 1}, {t3, 0, 1}}, 2, TDM_ALGO_AND_OR, 30, 20},
+        {{{t1, 0, 1}, {t4, 0, 1}}, 2, TDM_ALGO_AND_OR, 10, 10}, /* AND's k: AND's answer */
+        {{{t1, 0, 1}, {t4, 0, 1}}, 2, TDM_ALGO_AND, 1000, 150},
+        {{{t2, 0, 1}, {"no-such-term", 0, 1}}, 2, TDM_ALGO_AND, 10, 10}, /* unknown: dropped */
+        {{{t4, 0, 1}, {t2, 0, 1}, {t4, 0, 2}}, 3, TDM_ALGO_OR, 100, 100}, /* repeats summed */
+        {{{t4, 0, 3}, {t2, 0, 1}}, 2, TDM_ALGO_OR, 100, 100},  /* the same as weight 3 */
+        {{{t1, 0, 1}, {t2, 0, 1}, {t3, 0, 1}, {t0, 0, 1}}, 4, TDM_ALGO_BMW, 1000, 300},
+        {{{t1, 0, 1}, {t2, 0, 1}, {t3, 0, 1}, {t0, 0, 1}}, 4, TDM_ALGO_WAND, 1, 1},
+        {{{"no-such-term", 0, 1}}, 1, TDM_ALGO_OR, 10, 0},    /* no known term */
+        {{{0}}, 0, TDM_ALGO_AUTO, 10, 0},                      /* empty */
+    };
+    int ndev = tdm_engine_device_count(f->host);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int d = 0; d < ndev; d++) {
+            tdm_search_options o;
+            tdm_search_options_init(&o);
+            o.algorithm = cases[i].algorithm;
+            o.k = cases[i].k;
+            o.device = d;
+            char what[64];
+            snprintf(what, sizeof what, "edge case %zu dev %d", i, d);
+            size_t got = check(&b, cases[i].st, cases[i].n, &o, what);
+            if (got != cases[i].want)
+                fail_msg("%s: %zu hits, want %zu", what, got, cases[i].want);
+        }
+    /* "t4 t2 t4" (weights 1 + 2) scores as "t4 x3, t2": the same bits */
+    tdm_search_options o;
+    tdm_search_options_init(&o);
+    o.k = 100;
+    tdm_search_result *a = search(b.host, cases[9].st, 3, &o, "repeats");
+    tdm_search_result *w = search(b.host, cases[10].st, 2, &o, "weight");
+    same_hits(a, w, "repeated terms against their summed weight");
+    tdm_search_result_free(a);
+    tdm_search_result_free(w);
+    both_close(&b);
+    randcoll_free(&c);
+}
+
+/* The planner's rule at a threshold of 20 postings: at or under it the
+ * host, above it the device; a request's variant or ranges, the device;
+ * unset, the row's threshold (a one-posting query goes to the host unless
+ * the row's is 0). And the library's evaluator called directly. */
+static void the_rule(void **state)
+{
+    (void)state;
+    randcoll c;
+    randcoll_init(&c, 6, 300, 12);
+    shaped(&c);
+    tdm_index *ix = write_open(&c, tdm_test_tmpdir("host_rule"), "bp128", 0, 0);
+    tdm_engine *mid = engine_with("20"), *unset = engine_with(NULL);
+    tdm_search *s, *u;
+    assert_int_equal(tdm_search_open(mid, ix, &s), TDM_OK);
+    assert_int_equal(tdm_search_open(unset, ix, &u), TDM_OK);
+    tdm_search_term t2[] = {{c.terms[2], 0, 1}, {c.terms[3], 0, 1}}; /* 20 postings */
+    tdm_search_term t21[] = {{c.terms[2], 0, 1}, {c.terms[3], 0, 1}, {c.terms[0], 0, 1}};
+    tdm_search_term one[] = {{c.terms[0], 0, 1}};
+    for (int d = 0; d < tdm_engine_device_count(mid); d++) {
+        tdm_search_options o;
+        tdm_search_options_init(&o);
+        o.device = d;
+        tdm_search_result *r = search(s, t2, 2, &o, "20 postings");
+        assert_int_equal(r->variant, TDM_VARIANT_HOST);
+        assert_int_equal(r->device, d);
+        tdm_search_result_free(r);
+        r = search(s, t21, 3, &o, "21 postings");
+        assert_true(r->variant != TDM_VARIANT_HOST && r->launches > 0);
+        tdm_search_result_free(r);
+        o.variant = TDM_VARIANT_ITEM;
+        r = search(s, one, 1, &o, "a variant asked for");
+        assert_int_equal(r->variant, TDM_VARIANT_ITEM);
+        tdm_search_result_free(r);
+        o.variant = TDM_VARIANT_AUTO;
+        o.ranges = 3;
+        r = search(s, one, 1, &o, "ranges asked for");
+        assert_true(r->variant != TDM_VARIANT_HOST);
+        tdm_search_result_free(r);
+        o.ranges = 0;
+        r = search(u, one, 1, &o, "the row's threshold");
+        const tdm_tune_row *row = tdm_tune_row_of(&tdm_engine_device(unset, d)->info);
+        assert_int_equal(r->variant == TDM_VARIANT_HOST, row->host_max_postings >= 1);
+        tdm_search_result_free(r);
+    }
+    /* the evaluator alone: AND-then-OR's OR pass, total = OR's matches */
+    tdm_query q;
+    tdm_query_init(&q);
+    tdm_err err = {0};
+    const tdm_ireader *ir = tdm_index_ireader(ix);
+    for (size_t i = 0; i < 2; i++)
+        assert_int_equal(tdm_query_add_term(&q, ir, t2[i].term, strlen(t2[i].term), 1, &err), 0);
+    tdm_query_finish(&q);
+    uint64_t keys[30];
+    tdm_sout out = {.keys = keys};
+    tdm_score_params sp = tdm_score_params_default();
+    assert_int_equal(tdm_search_host(ir, &q, &sp, TDM_ALGO_AND_OR, 30, &out, &err), TDM_OK);
+    assert_int_equal(out.n, 20);
+    assert_int_equal(out.total, 20);
+    assert_int_equal(out.launches, 0);
+    for (uint32_t i = 1; i < out.n; i++)
+        assert_true(keys[i - 1] > keys[i]);
+    assert_int_equal(tdm_search_host(ir, &q, &sp, TDM_ALGO_AND, 30, &out, &err), TDM_OK);
+    assert_int_equal(out.n, 0);
+    tdm_query_free(&q);
+    tdm_search_close(s);
+    tdm_search_close(u);
+    tdm_engine_close(mid);
+    tdm_engine_close(unset);
+    tdm_index_close(ix);
+    randcoll_free(&c);
+}
+
+/* A batch at a threshold between: its small queries on the host, the rest
+ * on the device (sharing launches), every answer the one-by-one answer of
+ * the engine that never takes the host path. */
+static void batches(void **state)
+{
+    fixture *f = *state;
+    randcoll c;
+    randcoll_init(&c, 8, 2000, 30);
+    tdm_index *ix = write_open(&c, tdm_test_tmpdir("host_batch"), "bp128", 0, 0);
+    tdm_engine *mid = engine_with("400");
+    tdm_search *s, *d;
+    assert_int_equal(tdm_search_open(mid, ix, &s), TDM_OK);
+    assert_int_equal(tdm_search_open(f->dev, ix, &d), TDM_OK);
+    enum { NQ = 60 };
+    tdm_search_term st[NQ][6];
+    tdm_search_query qs[NQ];
+    tdm_rng r;
+    tdm_rng_seed(&r, 9);
+    for (int i = 0; i < NQ; i++) {
+        qs[i] = (tdm_search_query){NULL, st[i], random_terms(&r, &c, st[i], 6, i % 2)};
+        if (i % 5 == 0)
+            qs[i].nterms = 0;
+    }
+    for (size_t a = 0; a < NALGOS; a++) {
+        tdm_search_options o;
+        tdm_search_options_init(&o);
+        o.algorithm = algos[a];
+        o.k = a % 2 ? 10 : 100;
+        tdm_search_result *res[NQ];
+        if (tdm_search_batch(s, qs, NQ, &o, res) != TDM_OK)
+            fail_msg("batch: %s", tdm_last_error());
+        int host = 0, dev = 0;
+        for (int i = 0; i < NQ; i++) {
+            char what[64];
+            snprintf(what, sizeof what, "%s batch query %d", tdm_algorithm_name(o.algorithm), i);
+            tdm_search_result *one = search(d, qs[i].terms, qs[i].nterms, &o, what);
+            same_hits(res[i], one, what);
+            host += res[i]->terms && res[i]->variant == TDM_VARIANT_HOST;
+            dev += res[i]->terms && res[i]->variant != TDM_VARIANT_HOST;
+            if (res[i]->variant == TDM_VARIANT_HOST)
+                assert_true(res[i]->launches == 0 && res[i]->batch == 1);
+            tdm_search_result_free(one);
+            tdm_search_result_free(res[i]);
+        }
+        if (!host || !dev)
+            fail_msg("%s: %d queries on the host, %d on the device: want both",
+                     tdm_algorithm_name(o.algorithm), host, dev);
+    }
+    tdm_search_close(s);
+    tdm_search_close(d);
+    tdm_engine_close(mid);
+    tdm_index_close(ix);
+    randcoll_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(edge_cases),
+        cmocka_unit_test(the_rule),
+        cmocka_unit_test(batches),
+        cmocka_unit_test(impact_indexes),
+        cmocka_unit_test(random_indexes),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
