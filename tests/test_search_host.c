@@ -484,6 +484,54 @@ static void the_rule(void **state)
 /* A batch at a threshold between: its small queries on the host, the rest
  * on the device (sharing launches), every answer the one-by-one answer of
  * the engine that never takes the host path. */
+/* A host answer honours the request's policy and pin as a lane's would: on
+ * an engine without a GPU, gpu-only is TDM_ERR_NO_DEVICE whatever the
+ * query's size, cpu-only says a CPU device, a pin says the pinned one. */
+static void policies(void **state)
+{
+    fixture *f = *state;
+    randcoll c;
+    randcoll_init(&c, 8, 200, 12);
+    tdm_index *ix = write_open(&c, tdm_test_tmpdir("host_policies"), "bp128", 0, 0);
+    tdm_search *s;
+    assert_int_equal(tdm_search_open(f->host, ix, &s), TDM_OK);
+    tdm_search_term one[] = {{c.terms[0], 0, 1}};
+    int gpus = 0, nd = tdm_engine_device_count(f->host);
+    for (int d = 0; d < nd; d++) {
+        tdm_device_info di;
+        assert_int_equal(tdm_engine_device_info_get(f->host, d, &di), TDM_OK);
+        gpus += di.type == TDM_DEVICE_GPU;
+    }
+    tdm_search_options o;
+    tdm_search_options_init(&o);
+    o.policy = TDM_POLICY_GPU_ONLY;
+    tdm_search_result *r = NULL;
+    int rc = tdm_search_terms(s, one, 1, &o, &r);
+    if (!gpus) {
+        assert_int_equal(rc, TDM_ERR_NO_DEVICE);
+        assert_null(r);
+    } else {
+        assert_int_equal(rc, TDM_OK);
+        tdm_search_result_free(r);
+    }
+    o.policy = TDM_POLICY_CPU_ONLY;
+    r = search(s, one, 1, &o, "cpu-only");
+    assert_int_equal(r->variant, TDM_VARIANT_HOST);
+    tdm_device_info di;
+    assert_int_equal(tdm_engine_device_info_get(f->host, r->device, &di), TDM_OK);
+    assert_int_equal(di.type, TDM_DEVICE_CPU);
+    tdm_search_result_free(r);
+    tdm_search_options_init(&o);
+    o.device = nd - 1;
+    r = search(s, one, 1, &o, "pinned");
+    assert_int_equal(r->variant, TDM_VARIANT_HOST);
+    assert_int_equal(r->device, nd - 1);
+    tdm_search_result_free(r);
+    tdm_search_close(s);
+    tdm_index_close(ix);
+    randcoll_free(&c);
+}
+
 static void batches(void **state)
 {
     fixture *f = *state;
@@ -542,6 +590,7 @@ int main(void)
         cmocka_unit_test(edge_cases),
         cmocka_unit_test(the_rule),
         cmocka_unit_test(batches),
+        cmocka_unit_test(policies),
         cmocka_unit_test(impact_indexes),
         cmocka_unit_test(random_indexes),
     };

@@ -127,6 +127,18 @@ static int kind_exists(const struct tdm_sched *sc, const sjob *j)
     return 0;
 }
 
+int tdm_place_possible(const struct tdm_sched *sc, const sjob *j)
+{
+    for (int strict = 1; strict >= 0; strict--) {
+        for (int i = 0; i < sc->nl; i++)
+            if (allowed(j, &sc->lanes[i], strict))
+                return i;
+        if (!kind_exists(sc, j))
+            return -1; /* as tdm_place: no fallback to another kind */
+    }
+    return -1;
+}
+
 int tdm_place(struct tdm_sched *sc, sjob *j, double now, int caller_may_run)
 {
     int strict = j->tried == 0;

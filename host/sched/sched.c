@@ -377,6 +377,35 @@ static void count_failed(struct tdm_sched *sc)
     pthread_mutex_unlock(&sc->mu);
 }
 
+/* A query with nothing for a lane to do (the host path, an empty query):
+ * TDM_OK where its policy and pin allow a live lane, as if it were placed
+ * (*dev: that lane's device, -1 for the direct policy); else the error
+ * tdm_place's -2 gives. */
+static int host_allowed(struct tdm_sched *sc, sjob *j, int *dev, tdm_err *err)
+{
+    j->pin = j->o.device;
+    *dev = -1;
+    if (j->policy == TDM_POLICY_DIRECT)
+        return TDM_OK;
+    pthread_mutex_lock(&sc->mu);
+    int l = tdm_place_possible(sc, j);
+    *dev = l >= 0 ? sc->lanes[l].index : -1;
+    pthread_mutex_unlock(&sc->mu);
+    if (l >= 0)
+        return TDM_OK;
+    count_failed(sc);
+    return tdm_err_set(err, TDM_ERR_NO_DEVICE,
+                       "search: policy %s: no lane can run the query (the engine has no lane "
+                       "of its kind, or every lane has failed)", tdm_policy_name(j->policy));
+}
+
+/* A host answer says the device of the lane its policy allowed (dev >= 0). */
+static void host_device(tdm_search_result *r, int dev)
+{
+    if (r && dev >= 0 && r->variant == TDM_VARIANT_HOST)
+        r->device = dev;
+}
+
 /* The job of the prepared query j->one, ready to place. */
 static int job_ready(struct tdm_sched *sc, sjob *j, tdm_err *err)
 {
@@ -450,7 +479,11 @@ int tdm_sched_search(tdm_sched *sc, const tdm_search_query *q, const tdm_search_
     if (j.policy == TDM_POLICY_DIRECT || (it.prc == TDM_OK && !it.run)) {
         /* the direct policy, or nothing for a device to do */
         int stuck; /* never here: the watchdog is off */
-        rc = tdm_sched_run_direct(sc, &j.one, j.policy, 1, out, &stuck, err);
+        int dev;
+        rc = host_allowed(sc, &j, &dev, err);
+        if (rc == TDM_OK)
+            rc = tdm_sched_run_direct(sc, &j.one, j.policy, 1, out, &stuck, err);
+        host_device(*out, dev);
     } else if (it.prc) {
         rc = tdm_err_copy(err, &it.err);
         count_failed(sc);
@@ -533,7 +566,12 @@ static int call_start(tdm_sched *sc, const tdm_search_query *q, const tdm_search
     tdm_search_prepare(sc->s, q, &j->o, &c->it);
     j->o.algorithm = c->it.o.algorithm;
     if (j->policy == TDM_POLICY_DIRECT || (c->it.prc == TDM_OK && !c->it.run)) {
-        c->rc = tdm_sched_run_direct(sc, &j->one, j->policy, 1, &c->res, &c->stuck, &c->err);
+        int dev;
+        c->rc = host_allowed(sc, j, &dev, &c->err);
+        if (c->rc == TDM_OK)
+            c->rc = tdm_sched_run_direct(sc, &j->one, j->policy, 1, &c->res, &c->stuck,
+                                         &c->err);
+        host_device(c->res, dev);
     } else if (c->it.prc) {
         c->rc = tdm_err_copy(&c->err, &c->it.err);
         count_failed(sc);

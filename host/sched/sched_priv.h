@@ -174,6 +174,10 @@ double tdm_lane_rest(const slane *l, double now);
  * slot claimed into j->slot), -1 when it was queued, -2 when no lane can
  * take it (nothing changed). */
 int tdm_place(struct tdm_sched *sc, sjob *j, double now, int caller_may_run);
+/* A lane tdm_place could give j (the first allowed), or -1 where it would
+ * find none (lock held): a query answered without a lane (the host path)
+ * still honours its policy and pin, and says that lane's device. */
+int tdm_place_possible(const struct tdm_sched *sc, const sjob *j);
 /* Takes lane l's next run into jobs (at most max); returns how many. */
 int tdm_place_pick(struct tdm_sched *sc, slane *l, sjob **jobs, int max, double now);
 
