@@ -11,9 +11,11 @@
  * partial answer. A request whose policy excludes a partition's lane
  * (cpu-only, gpu-only) is refused up front (TDM_ERR_INVALID_ARG): that lane
  * is the only one holding the partition's documents. The public calls in
- * search_api.c come here when the handle is partitioned (s->part).
+ * search_api.c come here when the handle is partitioned (s->part). The
+ * files that hold it are listed in partition_priv.h.
  *
- * Threads: as the public calls: any number at once on an open handle. */
+ * Threads: as the public calls: any number at once on an open handle;
+ * tdm_hits_merge touches only its arguments. */
 #ifndef TDM_SCHED_PARTITION_H
 #define TDM_SCHED_PARTITION_H
 
@@ -57,5 +59,14 @@ int tdm_part_batch(tdm_search *s, const tdm_search_query *queries, size_t n,
  * A split handle: its whole index's lanes, then the partitions' (lane
  * lanes + p partition p's), the counters of both added up. */
 void tdm_part_stats(tdm_search *s, tdm_sched_stats *st);
+
+/* The exact merge of answers to one query from disjoint document sets
+ * (partitions, shards, tandem-mpi's ranks): the best k of lists[0 .. m),
+ * each ns[l] hits best first (score descending, docid ascending: every
+ * answer's order, the oracle's), into out[0 .. return), which holds
+ * min(k, the lists' total) hits. at[0 .. m) is the caller's scratch (a
+ * cursor a list). A hit is copied as it is: its name stays its list's. */
+size_t tdm_hits_merge(const tdm_search_hit *const *lists, const size_t *ns, size_t m, size_t k,
+                      size_t *at, tdm_search_hit *out);
 
 #endif
