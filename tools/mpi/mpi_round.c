@@ -2,8 +2,9 @@
  * (op, algorithm, queries), each rank runs them on each of its shards
  * (tdm_search_batch), merges its shards' top k and sends them back (with
  * the documents' names: a shard names only its own documents), and rank 0
- * merges the ranks' lists: score descending, docid ascending (the order of
- * partition.c's merge, and of the oracle), the whole index's top k.
+ * merges the ranks' lists: score descending, docid ascending (the
+ * library's merge of partitions' answers, tdm_hits_merge in
+ * sched/partition.h, and the oracle's order), the whole index's top k.
  *
  * AND-then-OR is decided on the whole: AND on every shard, then OR for the
  * queries whose AND matches fall short of k over all shards (each shard
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sched/partition.h"
 #include "tmpi.h"
 
 enum { OP_STOP = 0, OP_BATCH = 1 };
@@ -23,34 +25,10 @@ enum { OP_STOP = 0, OP_BATCH = 1 };
 void tmpi_answer_free(tmpi_answer *a)
 {
     for (uint32_t h = 0; a->hits && h < a->n; h++)
-        free(a->hits[h].name);
+        free((char *)a->hits[h].name);
     free(a->hits);
     free(a->error);
     memset(a, 0, sizeof *a);
-}
-
-static int better(const tmpi_hit *a, const tmpi_hit *b)
-{
-    return a->score > b->score || (a->score == b->score && a->docid < b->docid);
-}
-
-/* The best k of m lists (each best first) into out[0 .. return). Names
- * are borrowed. */
-static uint32_t merge(tmpi_hit *const *lists, const uint32_t *ns, size_t m, uint32_t k,
-                      tmpi_hit *out, uint32_t *at)
-{
-    memset(at, 0, m * sizeof *at);
-    uint32_t n = 0;
-    for (; n < k; n++) {
-        size_t best = m;
-        for (size_t l = 0; l < m; l++)
-            if (at[l] < ns[l] && (best == m || better(&lists[l][at[l]], &lists[best][at[best]])))
-                best = l;
-        if (best == m)
-            break;
-        out[n] = lists[best][at[best]++];
-    }
-    return n;
 }
 
 /* ---- the message down */
@@ -151,10 +129,9 @@ static int fault(tmpi_ctx *c)
 static void pack_query(tmpi_ctx *c, tdm_search_result **res, uint32_t nq, uint32_t i,
                        uint32_t k, tmpi_buf *b)
 {
-    tmpi_hit *lists[TMPI_MAX_SHARDS];
-    uint32_t ns[TMPI_MAX_SHARDS], at[TMPI_MAX_SHARDS], terms = 0;
-    tmpi_hit *all = NULL, *out = NULL;
-    size_t total = 0;
+    const tdm_search_hit *lists[TMPI_MAX_SHARDS];
+    size_t ns[TMPI_MAX_SHARDS], at[TMPI_MAX_SHARDS], total = 0;
+    uint32_t terms = 0;
     for (uint32_t s = 0; s < c->nmine; s++) {
         const tdm_search_result *r = res[(size_t)s * nq + i];
         if (r->status != TDM_OK) {
@@ -165,28 +142,18 @@ static void pack_query(tmpi_ctx *c, tdm_search_result **res, uint32_t nq, uint32
             tmpi_put_str(b, msg);
             return;
         }
+        lists[s] = r->hits;
+        ns[s] = r->n;
         total += r->n;
         terms = r->terms > terms ? r->terms : terms;
     }
-    all = calloc(total ? total : 1, sizeof *all);
-    out = calloc(total ? total : 1, sizeof *out);
-    if (!all || !out) {
-        free(all);
-        free(out);
+    tdm_search_hit *out = calloc(total ? total : 1, sizeof *out);
+    if (!out) {
         tmpi_put_u32(b, (uint32_t)TDM_ERR_NOMEM);
         tmpi_put_str(b, "out of memory merging the shards' answers");
         return;
     }
-    size_t pos = 0;
-    for (uint32_t s = 0; s < c->nmine; s++) {
-        const tdm_search_result *r = res[(size_t)s * nq + i];
-        lists[s] = all + pos;
-        ns[s] = (uint32_t)r->n;
-        for (size_t h = 0; h < r->n; h++)
-            all[pos++] = (tmpi_hit){r->hits[h].score, r->hits[h].docid,
-                                    (char *)r->hits[h].name};
-    }
-    uint32_t n = merge(lists, ns, c->nmine, k, out, at);
+    uint32_t n = (uint32_t)tdm_hits_merge(lists, ns, c->nmine, k, at, out);
     tmpi_put_u32(b, TDM_OK);
     tmpi_put_u32(b, terms);
     tmpi_put_u32(b, n);
@@ -195,7 +162,6 @@ static void pack_query(tmpi_ctx *c, tdm_search_result **res, uint32_t nq, uint32
         tmpi_put_u32(b, out[h].docid);
         tmpi_put_str(b, out[h].name);
     }
-    free(all);
     free(out);
 }
 
@@ -313,8 +279,8 @@ static int read_rank(tmpi_ctx *c, int r, tmpi_rd *rd, size_t n, uint32_t k, tmpi
 static int merge_query(tmpi_ctx *c, tmpi_answer *per, size_t n, size_t i, uint32_t k,
                        tmpi_answer *a)
 {
-    tmpi_hit *lists[TMPI_MAX_SHARDS];
-    uint32_t ns[TMPI_MAX_SHARDS], at[TMPI_MAX_SHARDS];
+    const tdm_search_hit *lists[TMPI_MAX_SHARDS];
+    size_t ns[TMPI_MAX_SHARDS], at[TMPI_MAX_SHARDS];
     memset(a, 0, sizeof *a);
     for (int r = 0; r < c->size; r++) {
         tmpi_answer *p = &per[(size_t)r * n + i];
@@ -330,7 +296,7 @@ static int merge_query(tmpi_ctx *c, tmpi_answer *per, size_t n, size_t i, uint32
     }
     if (!(a->hits = calloc(k ? k : 1, sizeof *a->hits)))
         return -1;
-    a->n = merge(lists, ns, (size_t)c->size, k, a->hits, at);
+    a->n = (uint32_t)tdm_hits_merge(lists, ns, (size_t)c->size, k, at, a->hits);
     int rc = 0;
     for (uint32_t h = 0; h < a->n; h++) /* the lists' names are freed with them */
         if (rc || !(a->hits[h].name = strdup(a->hits[h].name ? a->hits[h].name : "")))

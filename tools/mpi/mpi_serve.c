@@ -129,7 +129,7 @@ static tdm_search_result *to_result(tmpi_answer *a, int alg)
     a->error = NULL;
     r->n = a->n;
     for (uint32_t h = 0; h < a->n; h++) {
-        r->hits[h] = (tdm_search_hit){a->hits[h].docid, a->hits[h].score, a->hits[h].name};
+        r->hits[h] = a->hits[h];
         a->hits[h].name = NULL;
     }
     r->algorithm = alg;

@@ -53,18 +53,12 @@ typedef struct tmpi_query {
 } tmpi_query;
 
 /* One query's answer on rank 0 (merged) or on a rank (its shards'). */
-typedef struct tmpi_hit {
-    float score;
-    uint32_t docid;
-    char *name;
-} tmpi_hit;
-
 typedef struct tmpi_answer {
     int status;                /* TDM_OK or the query's error */
     char *error;               /* its message (malloc'd) */
     uint32_t terms;            /* distinct known terms (largest over shards) */
     uint32_t n;
-    tmpi_hit *hits;
+    tdm_search_hit *hits;      /* their names malloc'd, the answer's (freed with it) */
 } tmpi_answer;
 
 void tmpi_answer_free(tmpi_answer *a);
