@@ -120,7 +120,7 @@ typedef struct tdm_settings {
     int migrate;              /* enum tdm_migrate, never DEFAULT (TANDEM_MIGRATE) */
     uint64_t device_memory;   /* bytes an index may take on a device, 0: no budget
                                  (resident/resident.h) */
-    int partition;            /* enum tdm_partition, never DEFAULT (host/sched/partition.c) */
+    int partition;            /* enum tdm_partition, never DEFAULT (host/sched/partition_fit.c) */
     int launch_guard;         /* 1: PoCL CPU devices launch through the guard (auto); 0: off */
     unsigned first_kernel_ms; /* each device's first kernel's time limit at open */
     long test_hang;           /* test hook: the discovery index of a device whose first

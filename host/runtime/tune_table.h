@@ -136,7 +136,7 @@ typedef struct tdm_tune_row {
     /* ---- device residency (resident/) */
     int decode_variant;      /* TDM_TUNE_DECODE_GROUP or _SERIAL (settings.h) */
     int staging;             /* uploads through pinned staging buffers (stager.c) */
-    /* ---- a split handle (sched/partition.c, TANDEM_PARTITION=split) */
+    /* ---- a split handle (sched/split.c, TANDEM_PARTITION=split) */
     uint64_t split_min_postings; /* a single query whose lists hold this many postings
                                     or more runs on every partition at once, the rest
                                     whole on one lane (TANDEM_SPLIT_MIN_POSTINGS) */
