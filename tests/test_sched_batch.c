@@ -3,8 +3,9 @@
  * GPU lane (TANDEM_LANE_KINDS), every policy and a pin: the results of a
  * batch call are exactly those of the same queries one by one
  * (tdm_search_terms), query errors included; hybrid splits the batch over
- * both lanes; a lane failing with a part of the batch hands it on; many
- * threads at once; the statistics account for every query. */
+ * both lanes; whole calls of two senders go to both lanes; a lane failing
+ * with a part of the batch hands it on; many threads at once; the
+ * statistics account for every query. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,6 +224,79 @@ static void min_part(void **state)
     }
 }
 
+typedef struct sarg {
+    const fixture *f;
+    tdm_search *s;
+    int seed, bad;
+    char msg[200];
+} sarg;
+
+static void *sender(void *p)
+{
+    sarg *a = p;
+    qset *qs = malloc(sizeof *qs);
+    tdm_search_result **res = calloc(MAXQ, sizeof *res);
+    for (int call = 0; call < 20 && !a->bad; call++) {
+        randcoll_queries(qs, &a->f->c, (uint64_t)a->seed * 1000 + call, 40, 37, 53);
+        tdm_search_options o;
+        tdm_search_options_init(&o);
+        o.policy = TDM_POLICY_CPU_ONLY;
+        if (tdm_search_batch(a->s, qs->q, qs->n, &o, res) != TDM_OK) {
+            a->bad = 1;
+            snprintf(a->msg, sizeof a->msg, "call %d: %s", call, tdm_last_error());
+        }
+        if (!a->bad)
+            free_all(res, qs->n);
+    }
+    free(res);
+    free(qs);
+    return NULL;
+}
+
+/* Two senders of whole calls (min part 40, calls of 40) on two lanes of
+ * one kind, whose models are the same prior: a call placed while the
+ * other's runs goes to the idle lane. Placed by the backlog (0 while one
+ * of a lane's two slots is free), every call went to lane 0, its device
+ * running both, lane 1 idle. */
+static void two_senders(void **state)
+{
+    fixture *f = *state;
+    setenv("TANDEM_BATCH_MIN_PART", "40", 1); /* read at engine open */
+    tdm_engine *e = engine2("cpu,cpu", NULL);
+    unsetenv("TANDEM_BATCH_MIN_PART");
+    if (!e)
+        skip();
+    tdm_search *s;
+    if (tdm_search_open(e, f->ix, &s) != TDM_OK)
+        fail_msg("search open: %s", tdm_last_error());
+    tdm_sched_stats before, after;
+    tdm_sched_stats_init(&before);
+    tdm_sched_stats_init(&after);
+    tdm_search_stats(s, &before);
+    pthread_t th[2];
+    sarg a[2];
+    for (int t = 0; t < 2; t++) {
+        a[t] = (sarg){.f = f, .s = s, .seed = t + 1};
+        pthread_create(&th[t], NULL, sender, &a[t]);
+    }
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < 2; t++)
+        if (a[t].bad)
+            fail_msg("sender %d: %s", t, a[t].msg);
+    tdm_search_stats(s, &after);
+    uint64_t took[2];
+    for (int l = 0; l < 2; l++)
+        took[l] = after.lanes[l].queries - before.lanes[l].queries;
+    if (!took[0] || !took[1])
+        fail_msg("two senders' 40 calls: lanes took %llu / %llu queries",
+                 (unsigned long long)took[0], (unsigned long long)took[1]);
+    assert_int_equal(after.in_flight, 0);
+    assert_int_equal(after.submitted, after.answered + after.failed);
+    tdm_search_close(s);
+    tdm_engine_close(e);
+}
+
 static void gpu_only_without_gpu(void **state)
 {
     fixture *f = *state;
@@ -364,6 +438,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(policies, setup, teardown),
         cmocka_unit_test_setup_teardown(gpu_only_without_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(min_part, setup, teardown),
+        cmocka_unit_test_setup_teardown(two_senders, setup, teardown),
         cmocka_unit_test_setup_teardown(faults, setup, teardown),
         cmocka_unit_test_setup_teardown(threads, setup, teardown),
     };

@@ -2,8 +2,11 @@
  * predictions, without a device: earliest predicted finish, the hybrid
  * policy's three queues, the caller running a query on an idle lane, pins,
  * the kind policies, deadline promotion, work stealing (and when it does
- * not pay), batches in batch mode, and hand-overs that skip failed lanes. */
+ * not pay), batches in batch mode, batch calls' parts (work left, stolen
+ * unless pinned, twin lanes predicted alike), and hand-overs that skip
+ * failed lanes. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,6 +218,84 @@ static void slots(void **state)
     destroy(w);
 }
 
+/* Batch calls' parts (batch.c): a lane's work left counts every run going
+ * (its backlog is 0 while a slot is free), and a part queued on its lane
+ * is stolen by an idle lane that finishes it first, unless pinned. */
+static void batch_parts(void **state)
+{
+    (void)state;
+    world *w = make(3);
+    slane *c0 = &w->lanes[0], *c2 = &w->lanes[2];
+    c0->slots = 2;
+    tdm_lane_claim(c0, 0, 0.8); /* a part going, 0.8 s left; a slot free */
+    assert_true(tdm_place_backlog(&w->sc, c0, 0) == 0);
+    assert_true(fabs(tdm_place_work_left(c0, 0) - 0.4) < 1e-12);
+    assert_true(fabs(tdm_place_work_left(c0, 0.5) - 0.15) < 1e-12);
+    /* past its predicted end: still a little, so that an idle lane wins */
+    assert_true(tdm_place_work_left(c0, 1.0) > 0 && tdm_place_work_left(c0, 1.0) < 1e-5);
+    assert_true(tdm_place_work_left(c2, 0) == 0);
+    tdm_lane_claim(c0, 1, 0.6); /* both slots taken */
+    sjob a = job(TDM_POLICY_CPU_ONLY, 300, 1, 300, 0), b = a;
+    a.nq = b.nq = 40;
+    b.pin = 0; /* the request's pin */
+    tdm_place_on(&w->sc, &a, 0);
+    tdm_place_on(&w->sc, &b, 0);
+    assert_int_equal(a.where, 0);
+    assert_int_equal(c0->q.n, 2);
+    assert_true(fabs(tdm_place_work_left(c0, 0) - (0.8 + 0.6 + 0.6) / 2) < 1e-12);
+    sjob *got[4];
+    /* lane 2, idle, finishes a in 0.3 s; lane 0 could start it in 0.6 */
+    assert_int_equal(tdm_place_pick(&w->sc, c2, got, 4, 0), 1);
+    assert_ptr_equal(got[0], &a);
+    assert_int_equal(c2->st.stolen, 1);
+    /* the pinned one stays, and the GPU lane (cpu-only) takes nothing */
+    assert_int_equal(tdm_place_pick(&w->sc, c2, got, 4, 0), 0);
+    assert_int_equal(tdm_place_pick(&w->sc, &w->lanes[1], got, 4, 0), 0);
+    assert_ptr_equal(c0->q.head, &b);
+    destroy(w);
+}
+
+/* Twin lanes (one kind, one model of device) are predicted alike for
+ * batch parts: their models' mean, whatever each fit has seen. */
+static void twin_predictions(void **state)
+{
+    (void)state;
+    world *w = make(3);
+    for (int i = 0; i < 3; i++) {
+        snprintf(w->d[i].info.platform, sizeof w->d[i].info.platform, "P");
+        snprintf(w->d[i].info.name, sizeof w->d[i].info.name, "D");
+        tdm_model_init(&w->lanes[i].model, w->lanes[i].gpu);
+    }
+    int grp[3];
+    tdm_place_twins(&w->sc, grp);
+    assert_int_equal(grp[0], 0);
+    assert_int_equal(grp[1], 1); /* the GPU lane: another kind */
+    assert_int_equal(grp[2], 0);
+    uint64_t lens[2] = {1000, 5000};
+    tdm_qfeat f;
+    tdm_qfeat_from_lens(lens, 2, 10, &f);
+    double p[3], alone[3];
+    for (int i = 0; i < 3; i++)
+        alone[i] = tdm_model_predict(&w->lanes[i].model, TDM_ALGO_AND, &f);
+    tdm_place_predict_twins(&w->sc, grp, TDM_ALGO_AND, &f, p);
+    assert_true(p[0] == alone[0] && p[2] == alone[2] && p[1] == alone[1]); /* same priors */
+    for (int r = 0; r < 40; r++) /* lane 0's fit sees 5 ms runs */
+        tdm_model_observe(&w->lanes[0].model, TDM_ALGO_AND, &f, 5e-3);
+    double fit = tdm_model_predict(&w->lanes[0].model, TDM_ALGO_AND, &f);
+    assert_true(fabs(fit - 5e-3) < 1e-3);
+    tdm_place_predict_twins(&w->sc, grp, TDM_ALGO_AND, &f, p);
+    assert_true(fabs(p[0] - (fit + alone[2]) / 2) < 1e-12);
+    assert_true(p[2] == p[0]);
+    assert_true(p[1] == alone[1]);
+    /* another device name: no twin any more */
+    snprintf(w->d[2].info.name, sizeof w->d[2].info.name, "E");
+    tdm_place_twins(&w->sc, grp);
+    assert_int_equal(grp[2], 2);
+    tdm_place_predict_twins(&w->sc, grp, TDM_ALGO_AND, &f, p);
+    assert_true(p[0] == fit && p[2] == alone[2]);
+    destroy(w);
+}
+
 /* A dying lane leaves nothing stranded: its queue and the shared queries
  * only it could still take go to the lanes that live (even one that failed
  * them by a passing fault), or end with an error when none lives. */
@@ -260,6 +341,8 @@ int main(void)
         cmocka_unit_test(stealing_and_promotion),
         cmocka_unit_test(batches_and_handover),
         cmocka_unit_test(slots),
+        cmocka_unit_test(batch_parts),
+        cmocka_unit_test(twin_predictions),
         cmocka_unit_test(dying_lane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

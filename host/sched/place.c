@@ -5,10 +5,12 @@
 #include "sched_priv.h"
 
 #include <math.h>
+#include <string.h>
 
 #define SUITED 2.0       /* a query is GPU- (CPU-) suited when the other kind takes 2x as long */
 #define PROMOTE 0.5      /* promoted once half the time to its deadline has passed */
 #define WU_BLOCKS 128.0  /* Wu's B: batch cost cap = compute units x work-group x B postings */
+#define OVERDUE_S 1e-6  /* work left of a run past its predicted end: an idle lane wins the tie */
 
 static double qpred(const sjob *j, int where)
 {
@@ -248,4 +250,57 @@ int tdm_place_pick(struct tdm_sched *sc, slane *l, sjob **jobs, int max, double 
             break;
     }
     return n;
+}
+
+/* Whether lanes a and b are of one kind on one model of device (platform,
+ * name, driver, compute units). */
+static int twins(const struct tdm_sched *sc, int a, int b)
+{
+    const tdm_device_info *x = &sc->s->dev[sc->lanes[a].index].d->info,
+                          *y = &sc->s->dev[sc->lanes[b].index].d->info;
+    return sc->lanes[a].gpu == sc->lanes[b].gpu && x->compute_units == y->compute_units &&
+           strcmp(x->platform, y->platform) == 0 && strcmp(x->name, y->name) == 0 &&
+           strcmp(x->driver_version, y->driver_version) == 0;
+}
+
+void tdm_place_twins(const struct tdm_sched *sc, int *grp)
+{
+    for (int i = 0; i < sc->nl; i++) {
+        grp[i] = i;
+        for (int j = 0; j < i && grp[i] == i; j++)
+            if (twins(sc, i, j))
+                grp[i] = grp[j];
+    }
+}
+
+void tdm_place_predict_twins(const struct tdm_sched *sc, const int *grp, int alg,
+                             const tdm_qfeat *f, double *p)
+{
+    double sum[TDM_SCHED_MAX_LANES] = {0};
+    int size[TDM_SCHED_MAX_LANES] = {0};
+    for (int i = 0; i < sc->nl; i++) {
+        p[i] = tdm_model_predict(&sc->lanes[i].model, alg, f);
+        sum[grp[i]] += p[i];
+        size[grp[i]]++;
+    }
+    for (int i = 0; i < sc->nl; i++)
+        if (size[grp[i]] > 1)
+            p[i] = sum[grp[i]] / size[grp[i]];
+}
+
+double tdm_place_work_left(const slane *l, double now)
+{
+    double w = l->q.backlog;
+    for (int k = 0; k < l->slots; k++) /* a run past its predicted end still holds its device */
+        if (l->used[k])
+            w += l->run_end[k] > now ? l->run_end[k] - now : OVERDUE_S;
+    return w / (l->slots > 0 ? l->slots : 1);
+}
+
+void tdm_place_on(struct tdm_sched *sc, sjob *j, int lane)
+{
+    j->pref = lane;
+    j->cls = CLASS_EITHER;
+    tdm_squeue_push(&sc->lanes[lane].q, j, lane, j->pred[lane]);
+    wake_all(sc);
 }

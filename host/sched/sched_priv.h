@@ -180,6 +180,27 @@ int tdm_place(struct tdm_sched *sc, sjob *j, double now, int caller_may_run);
 int tdm_place_possible(const struct tdm_sched *sc, const sjob *j);
 /* Takes lane l's next run into jobs (at most max); returns how many. */
 int tdm_place_pick(struct tdm_sched *sc, slane *l, sjob **jobs, int max, double now);
+/* Seconds of predicted work lane l has left, a slot's share: the rest of
+ * every run going (a microsecond once past its predicted end) and its
+ * queue, over its slots. Unlike the backlog it counts the runs going while
+ * a slot is free (a batch part saturates its device: a second one there
+ * shares it). For placing batch parts. */
+double tdm_place_work_left(const slane *l, double now);
+/* Twin lanes: of one kind on one model of device (platform, name, driver,
+ * compute units). grp[i] is the first lane that lane i is a twin of (i
+ * itself when none). */
+void tdm_place_twins(const struct tdm_sched *sc, int *grp);
+/* A query's predicted time on every lane into p[0 .. nl), each twin group
+ * (grp, tdm_place_twins) given its models' mean: each fit comes from its
+ * own calibration sample and the lone runs it happened to get, and four
+ * identical PoCL devices' fits predicted one batch call at 0.41 to 1.02 s;
+ * placed by them, the lane predicted slowest got no call at all. For
+ * placing batch parts. */
+void tdm_place_predict_twins(const struct tdm_sched *sc, const int *grp, int alg,
+                             const tdm_qfeat *f, double *p);
+/* Queues batch part j on `lane`, which the batch's split chose (live,
+ * allowed), and wakes the lanes; unpinned, an idle lane may steal it. */
+void tdm_place_on(struct tdm_sched *sc, sjob *j, int lane);
 
 /* ---- lane.c */
 /* Starts lane l's worker. */
