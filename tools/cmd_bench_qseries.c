@@ -96,6 +96,23 @@ static double cpu_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* A spread series' work on each lane (stderr): queries answered, runs, and
+ * the share of the series' wall time it had a run going, so that a lane
+ * left idle shows. */
+static void lanes_line(const char *label, const tdm_sched_stats *st0,
+                       const tdm_sched_stats *st1, double wall)
+{
+    fprintf(stderr, "%s: lanes (queries, runs, busy):", label);
+    for (int l = 0; l < st1->nlanes && l < TDM_SCHED_MAX_LANES; l++) {
+        const tdm_lane_stats *a = &st0->lanes[l], *b = &st1->lanes[l];
+        double busy = wall > 0 ? (b->active_seconds - a->active_seconds) / wall : 0;
+        fprintf(stderr, " %d: %llu, %llu, %.0f%%;", b->device,
+                (unsigned long long)(b->queries - a->queries),
+                (unsigned long long)(b->batches - a->batches), busy * 100);
+    }
+    fputc('\n', stderr);
+}
+
 /* Sends queries [0, n) as series s asks (the warm-up when timed is 0);
  * 0, or 1 after a message. */
 static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
@@ -129,6 +146,8 @@ static int pass(const bq *b, tdm_search *sh, const tdm_qr_query *qs, size_t n,
             s->sched_batches = st1.batches - st0.batches;
             s->window_us = done ? (st1.window_wait - st0.window_wait) * 1e6 / (double)done : 0;
         }
+        if (have && s->spread)
+            lanes_line(label, &st0, &st1, c.last - c.start);
     }
     return 0;
 }
