@@ -150,19 +150,19 @@ typedef struct tdm_tune_row {
  * reads the query's postings (the sum of its lists' lengths, from the
  * lexicon, before the query is prepared): the same on every machine and
  * every run, where a cost model's prediction moves as its fit does.
- * GPU: a first guess, not measured yet: on two H200s (eighth session,
- * BENCHMARKS.md, 1M documents) a query on both partitions took 47 to 112 us
- * more than whole on one GPU (the fan-out, a second set of launches, the
- * merge); the GPU cost model's prior is 0.2 ms per million postings, so on
- * 4 GPUs a split saves 0.15 us per thousand postings and pays from about
- * 300,000 to 750,000 postings: 2^19. To tune: `bench queries --spread
+ * GPU: 4 H200s, 10M documents, 2,999 terabyte05 queries, k 10 (ninth
+ * session, BENCHMARKS.md), mean us whole on one GPU -> split on 4, by the
+ * queries' postings: 2^19..2^20 AND 311 -> 326, MaxScore 305 -> 339, BMW
+ * 326 -> 377 (the fan-out, a second set of launches, the merge cost more
+ * than they save); 2^20..2^21 AND 415 -> 384, MaxScore 424 -> 373, BMW 469
+ * -> 444; 2^22..2^23 MaxScore 869 -> 528: 2^20. To tune: `bench queries --spread
  * gpu-only --per-query` with TANDEM_SPLIT_MIN_POSTINGS=1 (every query
  * split) and =4611686018427387904 (none), joined per query: the len_sum
  * above which the split rows are faster (docs/PARTITION.md).
  * CPU: PoCL's devices on one host share its cores (a split gains no
  * compute, and one query's ranges already use every core): only the
  * longest queries, 2^24, unmeasured. */
-#define TDM_TUNE_SPLIT_MIN_POSTINGS_GPU (1ull << 19)
+#define TDM_TUNE_SPLIT_MIN_POSTINGS_GPU (1ull << 20)
 #define TDM_TUNE_SPLIT_MIN_POSTINGS_CPU (1ull << 24)
 
 /* A batch query's heap slots on a GPU: its ranges x k at most. The batch's
@@ -272,7 +272,8 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .zr_layout = 1, .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32,     \
         .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
         .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
-        .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0, .decode_variant = TDM_TUNE_DECODE_GROUP,        \
+        .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
+        .decode_variant = TDM_TUNE_DECODE_GROUP,                                               \
         .staging = stg, .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_GPU,                 \
         .host_max_postings = hmax                                                              \
     }
