@@ -195,13 +195,17 @@ typedef struct tdm_tune_row {
  * 74 / 45, 4-8k 91 / 103. One-term queries of less than a block (220 of
  * the log's words): k 10 37-44 / 2-5 us p50, k 1000 93-97 / 3-4. So 4,096: below it the host wins for every algorithm (a CPU of
  * more cores runs longer queries faster on the device, not the host).
- * GPU: a first guess, not measured on the GPU yet: the H200's floor is
- * ~70 us a query (one-term queries of less than a block: p50 70.5 us),
- * which the host's cost reaches near 4,096 postings.
+ * GPU: one H200 and its host (ninth session, BENCHMARKS.md), 1M
+ * documents, the 3,000 first msmarco-passage-dev queries, k 10, mean us
+ * host / device by postings (2 to 10 queries a bucket): 512-1k AND 58 / 118,
+ * MaxScore 60 / 149, OR 63 / 190; 1-2k AND 82 / 98, MaxScore 106 / 139,
+ * BMW 106 / 108, OR 109 / 198; 2-4k AND 198 / 117, MaxScore 210 / 141,
+ * BMW 201 / 139, OR 222 / 206 (that host's cold postings cost more than
+ * the build machine's): 2,048.
  * To tune: `bench queries --per-query` with TANDEM_HOST_MAX_POSTINGS=0
  * (never) and =4611686018427387904 (every query on the host), joined per
  * query: the len_sum below which the host's rows are faster. */
-#define TDM_TUNE_HOST_MAX_POSTINGS_GPU 4096u
+#define TDM_TUNE_HOST_MAX_POSTINGS_GPU 2048u
 #define TDM_TUNE_HOST_MAX_POSTINGS_CPU 4096u
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
