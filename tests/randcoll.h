@@ -164,22 +164,38 @@ static tdm_ireader *open_index(const char *path)
     return r;
 }
 
-/* The collection written with codec (NULL: the default) to dir/name and
- * opened through the public API; fails the test on an error. */
-static inline tdm_index *randcoll_index(randcoll *c, const char *dir, const char *name,
-                                        const char *codec)
+/* The collection written with the writer's options o to dir/name; fails
+ * the test on an error. Returns the path (path_in's buffer). */
+static inline char *randcoll_write(randcoll *c, const char *dir, const char *name,
+                                   const tdm_iwriter_options *o)
 {
     tdm_coll_source src;
     randcoll_source(c, &src);
-    tdm_iwriter_options o = {.codec = codec};
     tdm_err err = {0};
     char *path = path_in(dir, name);
-    if (tdm_collection_write(&src, path, &o, &err) != TDM_OK)
+    if (tdm_collection_write(&src, path, o, &err) != TDM_OK)
         fail_msg("write %s: %s", path, tdm_err_msg(&err));
+    tdm_err_clear(&err);
+    return path;
+}
+
+/* randcoll_write's file opened through the public API. */
+static inline tdm_index *randcoll_index_with(randcoll *c, const char *dir, const char *name,
+                                             const tdm_iwriter_options *o)
+{
+    char *path = randcoll_write(c, dir, name, o);
     tdm_index *ix = NULL;
     if (tdm_index_open(path, &ix) != TDM_OK)
         fail_msg("open %s: %s", path, tdm_last_error());
     return ix;
+}
+
+/* The collection written with codec (NULL: the default) and opened. */
+static inline tdm_index *randcoll_index(randcoll *c, const char *dir, const char *name,
+                                        const char *codec)
+{
+    tdm_iwriter_options o = {.codec = codec};
+    return randcoll_index_with(c, dir, name, &o);
 }
 
 /* The two indexes hold the same collection (tdm_collection_compare). */

@@ -18,90 +18,35 @@
 
 #include "index/index_priv.h"
 #include "drive/search.h"
+#include "partfix.h"
 #include "randcoll.h"
 #include "resident/resident.h"
 #include "testutil.h"
 
 typedef randcoll_fixture fixture; /* plain: the whole index, one device */
 
-static tdm_engine *engine_with(const char *devices, int partition, const char *faults,
-                               uint64_t memory)
-{
-    tdm_engine_options o;
-    tdm_engine_options_init(&o);
-    o.devices = devices;
-    o.partition = partition;
-    o.fault_inject = faults ? faults : "";
-    o.device_memory = memory;
-    o.calibrate = 0;
-    o.cache_mode = TDM_CACHE_OFF;
-    return tdm_test_engine_with(&o);
-}
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    randcoll_fixture_open(f, 91, tdm_test_small() ? 600 : 6000, 50, tdm_test_tmpdir("partition"),
-                          "p.tdm", engine_with("0", TDM_PARTITION_OFF, NULL, 0));
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    randcoll_fixture_close(*state);
-    free(*state);
-    return 0;
-}
+static int setup(void **state) { return partfix_setup(state, 91, "partition", "p.tdm"); }
 
 /* The engine over every PoCL device, partitioned (NULL: fewer than two). */
 static tdm_engine *engine_parts(int partition, const char *faults, uint64_t memory)
 {
-    return tdm_test_two_devices(engine_with("cpu", partition, faults, memory));
+    return tdm_test_two_devices(partfix_engine("cpu", partition, faults, memory));
 }
 
 #define MAXQ 120
-
-static void same_result(const tdm_search_result *a, const tdm_search_result *b, size_t q,
-                        int algo, uint32_t k)
-{
-    randcoll_same_result(a, b, q, algo, k, "partitioned");
-    if (algo != TDM_ALGO_AUTO)
-        assert_int_equal(a->algorithm, b->algorithm);
-}
-
-static const int algos[] = {TDM_ALGO_AUTO, TDM_ALGO_OR, TDM_ALGO_AND, TDM_ALGO_AND_OR,
-                            TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
-static const uint32_t ks[] = {1, 10, 100, 1000};
-
-static void options_for(tdm_search_options *o, size_t q, size_t a)
-{
-    tdm_search_options_init(o);
-    o->algorithm = algos[a];
-    o->k = ks[(q + a) % 4];
-    if (q % 9 == 4) { /* other BM25 parameters: bounds recomputed per shard */
-        o->k1 = 0.8;
-        o->b = 0.3;
-    }
-}
 
 /* Every query alone through both handles: the same answer or the same error. */
 static size_t check_singles(tdm_search *parts, tdm_search *whole, const qset *qs)
 {
     size_t hits = 0;
     for (size_t i = 0; i < qs->n; i++)
-        for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+        for (size_t a = 0; a < PARTFIX_NALGOS; a++) {
             tdm_search_options o;
-            options_for(&o, i, a);
-            tdm_search_result *p = NULL, *w = NULL;
-            int rp = tdm_search_terms(parts, qs->q[i].terms, qs->q[i].nterms, &o, &p);
-            int rw = tdm_search_terms(whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
-            if (rp != rw)
-                fail_msg("query %zu: partitioned %d, whole %d (%s)", i, rp, rw, tdm_last_error());
-            if (rp == TDM_OK) {
-                same_result(p, w, i, algos[a], o.k);
+            partfix_options_for(&o, i, a);
+            tdm_search_result *p, *w;
+            if (partfix_pair(parts, whole, &qs->q[i], i, &o, "partitioned", PARTFIX_ALGO, &p,
+                             &w) == TDM_OK)
                 hits += p->n;
-            }
             tdm_search_result_free(p);
             tdm_search_result_free(w);
         }
@@ -112,27 +57,16 @@ static void singles(void **state)
 {
     fixture *f = *state;
     tdm_engine *e = engine_parts(TDM_PARTITION_ON, NULL, 0);
-    if (!e)
-        skip();
-    tdm_search *s = NULL;
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    tdm_search *s = partfix_search(e, f->ix);
     assert_int_equal(s->nparts, tdm_engine_device_count(e));
     qset *qs = malloc(sizeof *qs);
     randcoll_queries(qs, &f->c, 5, tdm_test_small() ? 20 : MAXQ, 29, 41);
     size_t hits = check_singles(s, f->whole, qs);
     print_message("%zu queries x %zu algorithms on %d partitions: %zu hits the same\n", qs->n,
-                  sizeof algos / sizeof *algos, s->nparts, hits);
+                  PARTFIX_NALGOS, s->nparts, hits);
     assert_true(hits > 0);
-    /* a pin has no meaning: every partition runs every query */
-    tdm_search_options o;
-    tdm_search_options_init(&o);
-    o.device = 0;
-    tdm_search_result *r = NULL;
-    assert_int_equal(tdm_search_terms(s, qs->q[1].terms, qs->q[1].nterms, &o, &r),
-                     TDM_ERR_INVALID_ARG);
-    tdm_sched_stats st;
-    tdm_sched_stats_init(&st);
-    assert_int_equal(tdm_search_stats(s, &st), TDM_OK);
+    partfix_no_pin(s, &qs->q[1]);
+    tdm_sched_stats st = partfix_stats(s);
     assert_int_equal(st.nlanes, s->nparts);
     assert_true(st.answered > 0);
     free(qs);
@@ -145,34 +79,15 @@ static void batches(void **state)
 {
     fixture *f = *state;
     tdm_engine *e = engine_parts(TDM_PARTITION_ON, NULL, 0);
-    if (!e)
-        skip();
-    tdm_search *s = NULL;
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    tdm_search *s = partfix_search(e, f->ix);
     qset *qs = malloc(sizeof *qs);
     randcoll_queries(qs, &f->c, 6, tdm_test_small() ? 30 : MAXQ, 29, 41);
-    tdm_search_result *res[MAXQ];
     size_t hits = 0;
-    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++)
+    for (size_t a = 0; a < PARTFIX_NALGOS; a++)
         for (size_t ki = 0; ki < 4; ki += 1 + (a % 2)) {
             tdm_search_options o;
-            tdm_search_options_init(&o);
-            o.algorithm = algos[a];
-            o.k = ks[ki];
-            if (tdm_search_batch(s, qs->q, qs->n, &o, res) != TDM_OK)
-                fail_msg("batch %s: %s", tdm_algorithm_name(algos[a]), tdm_last_error());
-            for (size_t i = 0; i < qs->n; i++) {
-                tdm_search_result *w = NULL;
-                int rw = tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
-                if (rw != res[i]->status)
-                    fail_msg("query %zu: batch status %d, whole %d", i, res[i]->status, rw);
-                if (rw == TDM_OK) {
-                    same_result(res[i], w, i, algos[a], o.k);
-                    hits += w->n;
-                }
-                tdm_search_result_free(w);
-                tdm_search_result_free(res[i]);
-            }
+            partfix_request(&o, a, partfix_ks[ki]);
+            hits += partfix_batch(s, f->whole, qs, &o, "partitioned", PARTFIX_ALGO);
         }
     print_message("batches of %zu: %zu hits the same\n", qs->n, hits);
     free(qs);
@@ -198,10 +113,7 @@ static void threads(void **state)
 {
     fixture *f = *state;
     tdm_engine *e = engine_parts(TDM_PARTITION_ON, NULL, 0);
-    if (!e)
-        skip();
-    tdm_search *s = NULL;
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    tdm_search *s = partfix_search(e, f->ix);
     enum { NT = 4 };
     pthread_t th[NT];
     tjob jobs[NT];
@@ -237,14 +149,10 @@ static tdm_engine *engine_kinds(const char *kinds, int partition, uint64_t memor
         snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s%s", i ? "," : "",
                  !strcmp(kinds, "gpu") || i ? "gpu" : "cpu");
     tdm_engine_options o;
-    tdm_engine_options_init(&o);
-    o.devices = "cpu";
-    o.partition = partition;
+    partfix_options(&o, "cpu", partition);
     o.fault_inject = "";
     o.lane_kinds = kinds ? spec : "";
     o.device_memory = memory;
-    o.calibrate = 0;
-    o.cache_mode = TDM_CACHE_OFF;
     return tdm_test_engine_with(&o);
 }
 
@@ -278,10 +186,7 @@ static void auto_gpus(void **state)
     setenv("TANDEM_DEVICE_MEMORY", v, 1); /* the budget by the setting */
     tdm_engine *e = engine_kinds("gpu", TDM_PARTITION_DEFAULT, 0);
     unsetenv("TANDEM_DEVICE_MEMORY");
-    if (!e)
-        skip();
-    tdm_search *s = NULL;
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    tdm_search *s = partfix_search(e, f->ix);
     assert_int_equal(s->nparts, tdm_engine_device_count(e));
     for (int p = 0; p < s->nparts; p++) {
         tdm_list_cache_stats cs;
@@ -336,10 +241,7 @@ static void policies(void **state)
 {
     fixture *f = *state;
     tdm_engine *e = engine_kinds("cpu,gpu", TDM_PARTITION_ON, 0);
-    if (!e)
-        skip();
-    tdm_search *s = NULL;
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    tdm_search *s = partfix_search(e, f->ix);
     assert_int_equal(s->nparts, tdm_engine_device_count(e));
     tdm_search_term t = {f->c.terms[0], 0, 1.0};
     tdm_search_query q = {NULL, &t, 1};
@@ -375,7 +277,7 @@ static void policies(void **state)
     setenv("TANDEM_POLICY", "gpu-only", 1);
     e = engine_kinds("cpu,gpu", TDM_PARTITION_ON, 0);
     unsetenv("TANDEM_POLICY");
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    s = partfix_search(e, f->ix);
     tdm_search_options_init(&o);
     tdm_search_result *r = NULL;
     assert_int_equal(tdm_search_terms(s, &t, 1, &o, &r), TDM_ERR_INVALID_ARG);
@@ -395,24 +297,17 @@ static void faults(void **state)
     randcoll_queries(qs, &f->c, 9, 12, 29, 0);
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
         tdm_engine *e = engine_parts(TDM_PARTITION_ON, specs[k], 0);
-        if (!e)
-            skip();
-        tdm_search *s = NULL;
-        assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+        tdm_search *s = partfix_search(e, f->ix);
         size_t ok = 0, failed = 0;
         for (size_t i = 0; i < qs->n; i++) {
             if (!qs->q[i].nterms)
                 continue;
             tdm_search_options o;
-            options_for(&o, i, 1 + i % 6);
-            tdm_search_result *p = NULL, *w = NULL;
-            int rp = tdm_search_terms(s, qs->q[i].terms, qs->q[i].nterms, &o, &p);
+            partfix_options_for(&o, i, 1 + i % 6);
+            tdm_search_result *p;
             char msg[512];
-            snprintf(msg, sizeof msg, "%s", rp ? tdm_last_error() : "");
-            assert_int_equal(tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms, &o,
-                                              &w), TDM_OK);
-            if (rp == TDM_OK) {
-                same_result(p, w, i, o.algorithm, o.k);
+            if (partfix_faulty(s, f->whole, &qs->q[i], i, &o, "partitioned", PARTFIX_ALGO, msg,
+                               sizeof msg, &p) == TDM_OK) {
                 ok++;
             } else {
                 if (!strstr(msg, "partition 1") && !strstr(msg, "partition 0"))
@@ -421,7 +316,6 @@ static void faults(void **state)
                 failed++;
             }
             tdm_search_result_free(p);
-            tdm_search_result_free(w);
         }
         /* a batch after the faults: whole answers or a failed call */
         tdm_search_options o;
@@ -432,7 +326,7 @@ static void faults(void **state)
                 tdm_search_result *w = NULL;
                 assert_int_equal(tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms,
                                                   &o, &w), TDM_OK);
-                same_result(res[i], w, i, o.algorithm, o.k);
+                partfix_same(res[i], w, i, &o, "partitioned", PARTFIX_ALGO);
                 tdm_search_result_free(w);
                 tdm_search_result_free(res[i]);
             }
@@ -480,5 +374,6 @@ int main(void)
         cmocka_unit_test(policies),
         cmocka_unit_test(faults),
     };
-    return tdm_test_run_group("partition", tests, sizeof tests / sizeof *tests, setup, teardown);
+    return tdm_test_run_group("partition", tests, sizeof tests / sizeof *tests, setup,
+                              partfix_teardown);
 }

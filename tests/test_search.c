@@ -27,6 +27,7 @@
 #include "forge.h"
 #include "randcoll.h"
 #include "residx.h"
+#include "searchfix.h"
 #include "testutil.h"
 
 static const char *codecs[] = {"bp128", "bp256", "vbyte128", "vbyte1024", "pef",
@@ -42,20 +43,8 @@ static const int algos[] = {TDM_ALGO_AUTO, TDM_ALGO_OR,  TDM_ALGO_AND,     TDM_A
 static const char *write_index_bm25(randcoll *c, const char *dir, const char *codec,
                                     const char *name, int own_bm25)
 {
-    tdm_coll_source src;
-    randcoll_source(c, &src);
-    tdm_iwriter_options o = {.codec = codec};
-    if (own_bm25) {
-        o.k1 = 0.9;
-        o.b = 0.4;
-        o.bm25_as_given = 1;
-    }
-    tdm_err err = {0};
-    char *path = path_in(dir, name);
-    if (tdm_collection_write(&src, path, &o, &err) != TDM_OK)
-        fail_msg("write %s: %s", path, tdm_err_msg(&err));
-    tdm_err_clear(&err);
-    return path;
+    tdm_iwriter_options o = searchfix_writer(codec, own_bm25, 0);
+    return randcoll_write(c, dir, name, &o);
 }
 
 static const char *write_index(randcoll *c, const char *dir, const char *codec, const char *name)
@@ -109,30 +98,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* The oracle's answer for terms st under options o (match AND or OR). */
-static size_t oracle_run(tdm_oracle *or, const tdm_ireader *ir, const tdm_search_term *st,
-                         size_t n, const tdm_search_options *o, int match, int precision,
-                         tdm_hit *hits, uint64_t *matched)
-{
-    tdm_query q;
-    tdm_query_init(&q);
-    tdm_err err = {0};
-    for (size_t i = 0; i < n; i++)
-        assert_int_equal(tdm_query_add_term(&q, ir, st[i].term, strlen(st[i].term), st[i].weight,
-                                            &err),
-                         TDM_OK);
-    tdm_query_finish(&q);
-    int impact = o->scoring == TDM_SCORE_IMPACT ||
-                 (o->scoring == TDM_SCORE_AUTO && tdm_ireader_info_get(ir)->impact);
-    tdm_oracle_request req = {o->k, match, precision,
-                              {impact ? TDM_SCORING_IMPACT : TDM_SCORING_BM25, o->k1, o->b}};
-    size_t got = 0;
-    if (tdm_oracle_search(or, &q, &req, hits, &got, matched, &err) != TDM_OK)
-        fail_msg("oracle: %s", tdm_err_msg(&err));
-    tdm_query_free(&q);
-    return got;
-}
-
 /* When > 0, the variant every search of check_search must report; when < 0,
  * the variant none may report (-COMPRESSED on a device that never runs it). */
 static int expect_variant;
@@ -145,27 +110,12 @@ static size_t check_search(tdm_search *s, tdm_oracle *or, const tdm_ireader *ir,
     tdm_search_result *res = NULL;
     if (tdm_search_terms(s, st, n, o, &res) != TDM_OK)
         fail_msg("%s: search: %s", what, tdm_last_error());
-    int match = o->algorithm == TDM_ALGO_AND ? TDM_MATCH_AND : TDM_MATCH_OR;
+    int match = searchfix_match(or, ir, st, n, o);
     tdm_hit *wf = malloc(o->k * sizeof *wf), *wd = malloc(o->k * sizeof *wd);
-    uint64_t matched = 0;
-    if (o->algorithm == TDM_ALGO_AND_OR) {
-        oracle_run(or, ir, st, n, o, TDM_MATCH_AND, TDM_ORACLE_FLOAT, wf, &matched);
-        if (matched >= o->k)
-            match = TDM_MATCH_AND;
-    }
-    size_t nf = oracle_run(or, ir, st, n, o, match, TDM_ORACLE_FLOAT, wf, NULL);
-    size_t nd = oracle_run(or, ir, st, n, o, match, TDM_ORACLE_DOUBLE, wd, NULL);
-    if (res->n != nf)
-        fail_msg("%s: %zu hits, the oracle has %zu", what, res->n, nf);
+    size_t nf = searchfix_oracle(or, ir, st, n, o, match, TDM_ORACLE_FLOAT, wf, NULL);
+    size_t nd = searchfix_oracle(or, ir, st, n, o, match, TDM_ORACLE_DOUBLE, wd, NULL);
+    searchfix_same_oracle(res, wf, nf, ir, what);
     assert_int_equal(nd, nf);
-    for (size_t i = 0; i < nf; i++) {
-        const tdm_search_hit *h = &res->hits[i];
-        if (h->docid != wf[i].docid || (double)h->score != wf[i].score)
-            fail_msg("%s: rank %zu: doc %u score %.9g, oracle doc %u score %.9g", what, i,
-                     h->docid, h->score, wf[i].docid, wf[i].score);
-        assert_non_null(h->name);
-        assert_string_equal(h->name, tdm_ireader_docname(ir, h->docid));
-    }
     /* the float order may differ from double's on near-ties: compare by docid */
     for (size_t i = 0; i < nf; i++) {
         double want = -1;
@@ -186,22 +136,12 @@ static size_t check_search(tdm_search *s, tdm_oracle *or, const tdm_ireader *ir,
     return nf;
 }
 
-/* A random query of 1..maxt terms: repeats, unknown terms, weights. */
+/* A random query of 1..maxt terms: repeats (one in 6), unknown terms,
+ * weights. */
 static size_t random_terms(tdm_rng *r, const randcoll *c, tdm_search_term *st, size_t maxt,
                            int weighted)
 {
-    size_t n = tdm_rng_range(r, 1, (uint32_t)maxt);
-    for (size_t i = 0; i < n; i++) {
-        if (tdm_rng_range(r, 0, 12) == 0)
-            st[i].term = "no-such-term";
-        else if (i > 0 && tdm_rng_range(r, 0, 5) == 0)
-            st[i].term = st[tdm_rng_range(r, 0, (uint32_t)i - 1)].term;
-        else
-            st[i].term = c->terms[tdm_rng_range(r, 0, (uint32_t)c->nlists - 1)];
-        st[i].id = 0;
-        st[i].weight = weighted ? tdm_rng_range(r, 1, 1000) / 64.0 : 1.0;
-    }
-    return n;
+    return searchfix_terms(r, c, st, maxt, weighted, 6);
 }
 
 /* The preparation of a search (tdm_sprep_build_defer: the stored block
@@ -211,12 +151,8 @@ static void deferred_same(const tdm_ireader *ir, const tdm_search_term *st, size
                           const tdm_score_params *sp, const char *what)
 {
     tdm_query q;
-    tdm_query_init(&q);
+    searchfix_query(&q, ir, st, n, what);
     tdm_err err = {0};
-    for (size_t i = 0; i < n; i++)
-        if (tdm_query_add_term(&q, ir, st[i].term, strlen(st[i].term), st[i].weight, &err))
-            fail_msg("%s: %s", what, tdm_err_msg(&err));
-    tdm_query_finish(&q);
     tdm_sprep a, b;
     assert_int_equal(tdm_sprep_build(&a, ir, &q, sp, &err), TDM_OK);
     assert_int_equal(tdm_sprep_build_defer(&b, ir, &q, sp, NULL, &err), TDM_OK);
@@ -906,16 +842,8 @@ static void impact_lists(randcoll *c, tdm_rng *r)
 
 static tdm_index *impact_index(randcoll *c, const char *dir, const char *codec)
 {
-    tdm_coll_source src;
-    randcoll_source(c, &src);
-    tdm_iwriter_options o = {.codec = codec, .impact = 1, .quant = TDM_QUANT_INTEGER};
-    tdm_err err = {0};
-    char *path = path_in(dir, "impact.tdm");
-    if (tdm_collection_write(&src, path, &o, &err) != TDM_OK)
-        fail_msg("write %s: %s", path, tdm_err_msg(&err));
-    tdm_index *ix;
-    if (tdm_index_open(path, &ix) != TDM_OK)
-        fail_msg("open: %s", tdm_last_error());
+    tdm_iwriter_options o = searchfix_writer(codec, 0, 1);
+    tdm_index *ix = randcoll_index_with(c, dir, "impact.tdm", &o);
     if (tdm_index_verify(ix) != TDM_OK)
         fail_msg("verify: %s", tdm_last_error());
     return ix;
@@ -928,13 +856,8 @@ static void stored_bounds_hold(const tdm_ireader *ir, const tdm_search_term *st,
                                const char *what)
 {
     tdm_query q;
-    tdm_query_init(&q);
+    searchfix_query(&q, ir, st, n, what);
     tdm_err err = {0};
-    for (size_t i = 0; i < n; i++)
-        assert_int_equal(tdm_query_add_term(&q, ir, st[i].term, strlen(st[i].term), st[i].weight,
-                                            &err),
-                         TDM_OK);
-    tdm_query_finish(&q);
     tdm_score_params sp = {TDM_SCORING_IMPACT, 0, 0};
     tdm_sprep p;
     assert_int_equal(tdm_sprep_build(&p, ir, &q, &sp, &err), TDM_OK);
@@ -1043,8 +966,8 @@ static void impact_indexes(void **state)
                     uint32_t shared = 0;
                     for (int qi = 0; qi < nq; qi++) {
                         tdm_hit *w = malloc(o.k * sizeof *w);
-                        size_t nw = oracle_run(or, ir, st[qi], nst[qi], &o, TDM_MATCH_OR,
-                                               TDM_ORACLE_FLOAT, w, NULL);
+                        size_t nw = searchfix_oracle(or, ir, st[qi], nst[qi], &o, TDM_MATCH_OR,
+                                                     TDM_ORACLE_FLOAT, w, NULL);
                         const tdm_search_result *rq = res[qi];
                         assert_int_equal(rq->status, TDM_OK);
                         shared = rq->batch > shared ? rq->batch : shared;

@@ -26,6 +26,7 @@
 #include "index/writer.h"
 #include "randcoll.h"
 #include "runtime/tune_table.h"
+#include "searchfix.h"
 #include "testutil.h"
 
 #define HOST_ALL "4611686018427387904"
@@ -102,26 +103,8 @@ static void both_close(both *b)
 static tdm_index *write_open(randcoll *c, const char *dir, const char *codec, int own_bm25,
                              int impact)
 {
-    tdm_coll_source src;
-    randcoll_source(c, &src);
-    tdm_iwriter_options o = {.codec = codec};
-    if (own_bm25) {
-        o.k1 = 0.9;
-        o.b = 0.4;
-        o.bm25_as_given = 1;
-    }
-    if (impact) {
-        o.impact = 1;
-        o.quant = TDM_QUANT_INTEGER;
-    }
-    tdm_err err = {0};
-    char *path = path_in(dir, "h.tdm");
-    if (tdm_collection_write(&src, path, &o, &err) != TDM_OK)
-        fail_msg("write %s: %s", path, tdm_err_msg(&err));
-    tdm_index *ix;
-    if (tdm_index_open(path, &ix) != TDM_OK)
-        fail_msg("open: %s", tdm_last_error());
-    return ix;
+    tdm_iwriter_options o = searchfix_writer(codec, own_bm25, impact);
+    return randcoll_index_with(c, dir, "h.tdm", &o);
 }
 
 /* The float oracle's answer for st under o (AND-then-OR as the engine
@@ -129,32 +112,8 @@ static tdm_index *write_open(randcoll *c, const char *dir, const char *codec, in
 static size_t oracle_answer(both *b, const tdm_search_term *st, size_t n,
                             const tdm_search_options *o, tdm_hit *hits)
 {
-    tdm_query q;
-    tdm_query_init(&q);
-    tdm_err err = {0};
-    for (size_t i = 0; i < n; i++)
-        if (st[i].term)
-            assert_int_equal(tdm_query_add_term(&q, b->ir, st[i].term, strlen(st[i].term),
-                                                st[i].weight, &err), TDM_OK);
-    tdm_query_finish(&q);
-    int impact = o->scoring == TDM_SCORE_IMPACT ||
-                 (o->scoring == TDM_SCORE_AUTO && tdm_ireader_info_get(b->ir)->impact);
-    tdm_oracle_request req = {o->k, TDM_MATCH_OR, TDM_ORACLE_FLOAT,
-                              {impact ? TDM_SCORING_IMPACT : TDM_SCORING_BM25, o->k1, o->b}};
-    uint64_t matched = 0;
-    size_t got = 0;
-    if (o->algorithm == TDM_ALGO_AND || o->algorithm == TDM_ALGO_AND_OR) {
-        req.match = TDM_MATCH_AND;
-        assert_int_equal(tdm_oracle_search(b->or, &q, &req, hits, &got, &matched, &err), TDM_OK);
-        if (o->algorithm == TDM_ALGO_AND || matched >= o->k) {
-            tdm_query_free(&q);
-            return got;
-        }
-        req.match = TDM_MATCH_OR;
-    }
-    assert_int_equal(tdm_oracle_search(b->or, &q, &req, hits, &got, NULL, &err), TDM_OK);
-    tdm_query_free(&q);
-    return got;
+    int match = searchfix_match(b->or, b->ir, st, n, o);
+    return searchfix_oracle(b->or, b->ir, st, n, o, match, TDM_ORACLE_FLOAT, hits, NULL);
 }
 
 static tdm_search_result *search(tdm_search *s, const tdm_search_term *st, size_t n,
@@ -188,14 +147,7 @@ static size_t check(both *b, const tdm_search_term *st, size_t n, const tdm_sear
     same_hits(h, d, what);
     tdm_hit *w = malloc(o->k * sizeof *w);
     size_t nw = oracle_answer(b, st, n, o, w);
-    if (h->n != nw)
-        fail_msg("%s: %zu hits, the oracle %zu", what, h->n, nw);
-    for (size_t i = 0; i < nw; i++)
-        if (h->hits[i].docid != w[i].docid || (double)h->hits[i].score != w[i].score)
-            fail_msg("%s: rank %zu: doc %u score %.9g, oracle doc %u score %.9g", what, i,
-                     h->hits[i].docid, h->hits[i].score, w[i].docid, w[i].score);
-    for (size_t i = 0; i < h->n; i++)
-        assert_string_equal(h->hits[i].name, tdm_ireader_docname(b->ir, h->hits[i].docid));
+    searchfix_same_oracle(h, w, nw, b->ir, what);
     assert_int_equal(h->terms, d->terms);
     assert_int_equal(h->unknown, d->unknown);
     if (h->terms) {
@@ -214,22 +166,12 @@ static size_t check(both *b, const tdm_search_term *st, size_t n, const tdm_sear
     return nw;
 }
 
-/* A random query of 1..maxt terms: repeats, unknown terms, weights. */
+/* A random query of 1..maxt terms: repeats (one in 5), unknown terms,
+ * weights. */
 static size_t random_terms(tdm_rng *r, const randcoll *c, tdm_search_term *st, size_t maxt,
                            int weighted)
 {
-    size_t n = tdm_rng_range(r, 1, (uint32_t)maxt);
-    for (size_t i = 0; i < n; i++) {
-        if (tdm_rng_range(r, 0, 12) == 0)
-            st[i].term = "no-such-term";
-        else if (i > 0 && tdm_rng_range(r, 0, 4) == 0)
-            st[i].term = st[tdm_rng_range(r, 0, (uint32_t)i - 1)].term; /* a repeat */
-        else
-            st[i].term = c->terms[tdm_rng_range(r, 0, (uint32_t)c->nlists - 1)];
-        st[i].id = 0;
-        st[i].weight = weighted ? tdm_rng_range(r, 1, 1000) / 64.0 : 1.0;
-    }
-    return n;
+    return searchfix_terms(r, c, st, maxt, weighted, 5);
 }
 
 /* Every algorithm and k of `queries` random queries on every device. */

@@ -14,6 +14,7 @@
 
 #include "index/index_priv.h"
 #include "index/shard.h"
+#include "partfix.h"
 #include "randcoll.h"
 #include "testutil.h"
 
@@ -28,11 +29,7 @@ typedef struct fixture {
 static tdm_engine *engine_on(const char *devices)
 {
     tdm_engine_options o;
-    tdm_engine_options_init(&o);
-    o.devices = devices;
-    o.partition = TDM_PARTITION_OFF;
-    o.calibrate = 0;
-    o.cache_mode = TDM_CACHE_OFF;
+    partfix_options(&o, devices, TDM_PARTITION_OFF);
     return tdm_test_engine_with(&o);
 }
 
@@ -158,18 +155,6 @@ static void bad_sets(void **state)
     assert_null(s);
 }
 
-static void same_result(const tdm_search_result *a, const tdm_search_result *b, size_t q,
-                        int algo, uint32_t k)
-{
-    randcoll_same_result(a, b, q, algo, k, "on the shards");
-    assert_int_equal(a->algorithm, b->algorithm);
-}
-
-static const int algos[] = {TDM_ALGO_AUTO, TDM_ALGO_OR, TDM_ALGO_AND, TDM_ALGO_AND_OR,
-                            TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
-static const uint32_t ks[] = {1, 10, 100, 1000};
-#define NALG (sizeof algos / sizeof *algos)
-
 /* Every query alone and every algorithm as one batch on the split opened
  * on `devices`: the whole index's answers. */
 static void search_on(fixture *f, const char *devices)
@@ -184,54 +169,23 @@ static void search_on(fixture *f, const char *devices)
     randcoll_queries(qs, &f->w.c, 9, tdm_test_small() ? 20 : MAXQ, 29, 0);
     size_t hits = 0;
     for (size_t i = 0; i < qs->n; i++)
-        for (size_t a = 0; a < NALG; a++) {
+        for (size_t a = 0; a < PARTFIX_NALGOS; a++) {
             tdm_search_options o;
-            tdm_search_options_init(&o);
-            o.algorithm = algos[a];
-            o.k = ks[(i + a) % 4];
-            tdm_search_result *p = NULL, *w = NULL;
-            int rp = tdm_search_terms(s, qs->q[i].terms, qs->q[i].nterms, &o, &p);
-            int rw = tdm_search_terms(f->w.whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
-            if (rp != rw)
-                fail_msg("query %zu: shards %d, whole %d (%s)", i, rp, rw, tdm_last_error());
-            if (rp == TDM_OK) {
-                same_result(p, w, i, algos[a], o.k);
+            partfix_request(&o, a, partfix_ks[(i + a) % 4]);
+            tdm_search_result *p, *w;
+            if (partfix_pair(s, f->w.whole, &qs->q[i], i, &o, "on the shards",
+                             PARTFIX_ALGO_ANY, &p, &w) == TDM_OK)
                 hits += p->n;
-            }
             tdm_search_result_free(p);
             tdm_search_result_free(w);
         }
-    tdm_search_result *res[MAXQ];
-    for (size_t a = 0; a < NALG; a++) {
+    for (size_t a = 0; a < PARTFIX_NALGOS; a++) {
         tdm_search_options o;
-        tdm_search_options_init(&o);
-        o.algorithm = algos[a];
-        o.k = ks[a % 4];
-        if (tdm_search_batch(s, qs->q, qs->n, &o, res) != TDM_OK)
-            fail_msg("batch %s: %s", tdm_algorithm_name(algos[a]), tdm_last_error());
-        for (size_t i = 0; i < qs->n; i++) {
-            tdm_search_result *w = NULL;
-            int rw = tdm_search_terms(f->w.whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
-            assert_int_equal(rw, res[i]->status);
-            if (rw == TDM_OK) {
-                same_result(res[i], w, i, algos[a], o.k);
-                hits += w->n;
-            }
-            tdm_search_result_free(w);
-            tdm_search_result_free(res[i]);
-        }
+        partfix_request(&o, a, partfix_ks[a % 4]);
+        hits += partfix_batch(s, f->w.whole, qs, &o, "on the shards", PARTFIX_ALGO_ANY);
     }
-    /* every shard runs every query: a pin has no meaning */
-    tdm_search_options o;
-    tdm_search_options_init(&o);
-    o.device = 0;
-    tdm_search_result *r = NULL;
-    assert_int_equal(tdm_search_terms(s, qs->q[1].terms, qs->q[1].nterms, &o, &r),
-                     TDM_ERR_INVALID_ARG);
-    tdm_sched_stats st;
-    tdm_sched_stats_init(&st);
-    assert_int_equal(tdm_search_stats(s, &st), TDM_OK);
-    assert_int_equal(st.nlanes, NS);
+    partfix_no_pin(s, &qs->q[1]); /* every shard runs every query */
+    assert_int_equal(partfix_stats(s).nlanes, NS);
     print_message("%d device(s), %d shards: %zu queries, %zu hits the same\n",
                   tdm_engine_device_count(e), NS, qs->n, hits);
     assert_true(hits > 0);

@@ -18,6 +18,7 @@
 
 #include "index/index_priv.h"
 #include "drive/search.h"
+#include "partfix.h"
 #include "plan/search_prepare.h"
 #include "randcoll.h"
 #include "resident/resident.h"
@@ -27,20 +28,6 @@ typedef randcoll_fixture fixture; /* plain: the whole index, one device */
 
 #define NEVER "4611686018427387904" /* 2^62: no query splits */
 
-static tdm_engine *engine_with(const char *devices, int partition, const char *faults,
-                               uint64_t memory)
-{
-    tdm_engine_options o;
-    tdm_engine_options_init(&o);
-    o.devices = devices;
-    o.partition = partition;
-    o.fault_inject = faults ? faults : "";
-    o.device_memory = memory;
-    o.calibrate = 0;
-    o.cache_mode = TDM_CACHE_OFF;
-    return tdm_test_engine_with(&o);
-}
-
 /* The split engine over every PoCL device with the threshold `min`
  * (TANDEM_SPLIT_MIN_POSTINGS; NULL: the tuning table's), NULL with fewer
  * than two devices. */
@@ -48,43 +35,14 @@ static tdm_engine *engine_split(const char *min, const char *faults, uint64_t me
 {
     if (min)
         setenv("TANDEM_SPLIT_MIN_POSTINGS", min, 1);
-    tdm_engine *e = engine_with("cpu", TDM_PARTITION_SPLIT, faults, memory);
+    tdm_engine *e = partfix_engine("cpu", TDM_PARTITION_SPLIT, faults, memory);
     unsetenv("TANDEM_SPLIT_MIN_POSTINGS");
     return tdm_test_two_devices(e);
 }
 
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    randcoll_fixture_open(f, 93, tdm_test_small() ? 600 : 6000, 50, tdm_test_tmpdir("split"),
-                          "s.tdm", engine_with("0", TDM_PARTITION_OFF, NULL, 0));
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    randcoll_fixture_close(*state);
-    free(*state);
-    return 0;
-}
+static int setup(void **state) { return partfix_setup(state, 93, "split", "s.tdm"); }
 
 #define MAXQ 120
-
-static const int algos[] = {TDM_ALGO_AUTO, TDM_ALGO_OR, TDM_ALGO_AND, TDM_ALGO_AND_OR,
-                            TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
-static const uint32_t ks[] = {1, 10, 100, 1000};
-
-static void options_for(tdm_search_options *o, size_t q, size_t a)
-{
-    tdm_search_options_init(o);
-    o->algorithm = algos[a];
-    o->k = ks[(q + a) % 4];
-    if (q % 9 == 4) { /* other BM25 parameters: bounds recomputed per shard */
-        o->k1 = 0.8;
-        o->b = 0.3;
-    }
-}
 
 /* The sum of q's lists' lengths in the whole index (what the split
  * decision reads); 0 for a query the index cannot build. */
@@ -115,19 +73,12 @@ static tally check_singles(tdm_search *s, tdm_search *whole, const qset *qs, uin
     tally t = {0, 0, 0};
     for (size_t i = 0; i < qs->n; i++) {
         uint64_t post = postings_of(whole, &qs->q[i]);
-        for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+        for (size_t a = 0; a < PARTFIX_NALGOS; a++) {
             tdm_search_options o;
-            options_for(&o, i, a);
-            tdm_search_result *p = NULL, *w = NULL;
-            int rp = tdm_search_terms(s, qs->q[i].terms, qs->q[i].nterms, &o, &p);
-            int rw = tdm_search_terms(whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
-            if (rp != rw)
-                fail_msg("query %zu: split handle %d, whole %d (%s)", i, rp, rw,
-                         tdm_last_error());
-            if (rp == TDM_OK) {
-                randcoll_same_result(p, w, i, algos[a], o.k, "split handle");
-                if (algos[a] != TDM_ALGO_AUTO)
-                    assert_int_equal(p->algorithm, w->algorithm);
+            partfix_options_for(&o, i, a);
+            tdm_search_result *p, *w;
+            if (partfix_pair(s, whole, &qs->q[i], i, &o, "split handle", PARTFIX_ALGO, &p, &w) ==
+                TDM_OK) {
                 t.hits += p->n;
                 t.split += p->partitions > 0;
                 t.whole += p->partitions == 0;
@@ -145,23 +96,12 @@ static tally check_singles(tdm_search *s, tdm_search *whole, const qset *qs, uin
     return t;
 }
 
-static tdm_sched_stats stats_of(tdm_search *s)
-{
-    tdm_sched_stats st;
-    tdm_sched_stats_init(&st);
-    assert_int_equal(tdm_search_stats(s, &st), TDM_OK);
-    return st;
-}
-
 /* Threshold 1: every query with a posting on every partition. */
 static void forced_split(void **state)
 {
     fixture *f = *state;
     tdm_engine *e = engine_split("1", NULL, 0);
-    if (!e)
-        skip();
-    tdm_search *s = NULL;
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    tdm_search *s = partfix_search(e, f->ix);
     int n = tdm_engine_device_count(e);
     assert_int_equal(s->nparts, n);
     assert_int_equal(s->ndev, n); /* and the whole index on every device */
@@ -171,7 +111,7 @@ static void forced_split(void **state)
     print_message("threshold 1, %d devices: %zu split, %zu whole (no posting), %zu hits the "
                   "same\n", n, t.split, t.whole, t.hits);
     assert_true(t.split > 0 && t.hits > 0);
-    tdm_sched_stats st = stats_of(s);
+    tdm_sched_stats st = partfix_stats(s);
     assert_int_equal(st.split, t.split);
     assert_int_equal(st.split_fallbacks, 0);
     assert_int_equal(st.nlanes, 2 * n); /* the whole index's lanes, then the partitions' */
@@ -185,17 +125,14 @@ static void forced_whole(void **state)
 {
     fixture *f = *state;
     tdm_engine *e = engine_split(NEVER, NULL, 0);
-    if (!e)
-        skip();
-    tdm_search *s = NULL;
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    tdm_search *s = partfix_search(e, f->ix);
     qset *qs = malloc(sizeof *qs);
     randcoll_queries(qs, &f->c, 6, tdm_test_small() ? 20 : MAXQ, 29, 41);
     tally t = check_singles(s, f->whole, qs, 0);
     print_message("threshold 2^62: %zu whole, %zu hits the same\n", t.whole, t.hits);
     assert_int_equal(t.split, 0);
     assert_true(t.whole > 0 && t.hits > 0);
-    assert_int_equal(stats_of(s).split, 0);
+    assert_int_equal(partfix_stats(s).split, 0);
     free(qs);
     tdm_search_close(s);
     tdm_engine_close(e);
@@ -236,8 +173,7 @@ static void threshold(void **state)
         free(qs);
         skip();
     }
-    tdm_search *s = NULL;
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    tdm_search *s = partfix_search(e, f->ix);
     tally t = check_singles(s, f->whole, qs, mid);
     print_message("threshold %llu postings: %zu split, %zu whole\n", (unsigned long long)mid,
                   t.split, t.whole);
@@ -246,7 +182,7 @@ static void threshold(void **state)
     tdm_engine_close(e);
     /* unset: the row's (PoCL: a CPU's, far above these queries' lists) */
     e = engine_split(NULL, NULL, 0);
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    s = partfix_search(e, f->ix);
     t = check_singles(s, f->whole, qs, 0);
     assert_int_equal(t.split, 0);
     tdm_search_close(s);
@@ -260,10 +196,7 @@ static void whole_requests(void **state)
 {
     fixture *f = *state;
     tdm_engine *e = engine_split("1", NULL, 0);
-    if (!e)
-        skip();
-    tdm_search *s = NULL;
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    tdm_search *s = partfix_search(e, f->ix);
     qset *qs = malloc(sizeof *qs);
     randcoll_queries(qs, &f->c, 8, tdm_test_small() ? 12 : 40, 29, 0);
     int n = tdm_engine_device_count(e);
@@ -272,7 +205,7 @@ static void whole_requests(void **state)
             continue;
         for (int c = 0; c < 4; c++) {
             tdm_search_options o;
-            options_for(&o, i, 1 + i % 6);
+            partfix_options_for(&o, i, 1 + i % 6);
             if (c < 2)
                 o.device = (int)(i + (size_t)c) % n; /* a pin */
             else
@@ -288,8 +221,7 @@ static void whole_requests(void **state)
                 assert_int_equal(rp, TDM_ERR_NO_DEVICE);
             } else {
                 assert_int_equal(rp, TDM_OK);
-                randcoll_same_result(p, w, i, o.algorithm, o.k, "split handle, whole");
-                assert_int_equal(p->partitions, 0);
+                partfix_same(p, w, i, &o, "split handle, whole", PARTFIX_WHOLE);
                 if (c < 2)
                     assert_int_equal(p->device, o.device);
             }
@@ -298,27 +230,12 @@ static void whole_requests(void **state)
         }
     }
     /* batches: whole on the lanes, each answer the whole index's */
-    tdm_search_result *res[MAXQ];
-    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+    for (size_t a = 0; a < PARTFIX_NALGOS; a++) {
         tdm_search_options o;
-        tdm_search_options_init(&o);
-        o.algorithm = algos[a];
-        o.k = ks[a % 4];
-        if (tdm_search_batch(s, qs->q, qs->n, &o, res) != TDM_OK)
-            fail_msg("batch %s: %s", tdm_algorithm_name(algos[a]), tdm_last_error());
-        for (size_t i = 0; i < qs->n; i++) {
-            tdm_search_result *w = NULL;
-            int rw = tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms, &o, &w);
-            assert_int_equal(rw, res[i]->status);
-            if (rw == TDM_OK) {
-                randcoll_same_result(res[i], w, i, algos[a], o.k, "split handle's batch");
-                assert_int_equal(res[i]->partitions, 0);
-            }
-            tdm_search_result_free(w);
-            tdm_search_result_free(res[i]);
-        }
+        partfix_request(&o, a, partfix_ks[a % 4]);
+        partfix_batch(s, f->whole, qs, &o, "split handle's batch", PARTFIX_WHOLE);
     }
-    assert_int_equal(stats_of(s).split, 0);
+    assert_int_equal(partfix_stats(s).split, 0);
     free(qs);
     tdm_search_close(s);
     tdm_engine_close(e);
@@ -341,7 +258,7 @@ static void memory(void **state)
     assert_non_null(strstr(tdm_last_error(), "do not fit"));
     tdm_engine_close(e);
     e = engine_split("1", NULL, need * 2 + 4096);
-    assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+    s = partfix_search(e, f->ix);
     for (int d = 0; d < tdm_engine_device_count(e); d++) {
         tdm_list_cache_stats cs;
         assert_int_equal(tdm_search_cache_stats(s, d, &cs), TDM_OK);
@@ -379,20 +296,17 @@ static void faults(void **state)
     randcoll_queries(qs, &f->c, 9, 12, 29, 0);
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         e = engine_split("1", cases[c].spec, 0);
-        tdm_search *s = NULL;
-        assert_int_equal(tdm_search_open(e, f->ix, &s), TDM_OK);
+        tdm_search *s = partfix_search(e, f->ix);
         size_t ok = 0, failed = 0, split = 0;
         for (size_t i = 0; i < qs->n; i++) {
             if (!postings_of(f->whole, &qs->q[i]))
                 continue;
             tdm_search_options o;
-            options_for(&o, i, 1 + i % 6);
-            tdm_search_result *p = NULL, *w = NULL;
-            int rp = tdm_search_terms(s, qs->q[i].terms, qs->q[i].nterms, &o, &p);
-            assert_int_equal(tdm_search_terms(f->whole, qs->q[i].terms, qs->q[i].nterms, &o,
-                                              &w), TDM_OK);
-            if (rp == TDM_OK) {
-                randcoll_same_result(p, w, i, o.algorithm, o.k, cases[c].spec);
+            partfix_options_for(&o, i, 1 + i % 6);
+            tdm_search_result *p;
+            char msg[512];
+            if (partfix_faulty(s, f->whole, &qs->q[i], i, &o, cases[c].spec, 0, msg, sizeof msg,
+                               &p) == TDM_OK) {
                 split += p->partitions > 0;
                 ok++;
             } else {
@@ -400,9 +314,8 @@ static void faults(void **state)
                 failed++;
             }
             tdm_search_result_free(p);
-            tdm_search_result_free(w);
         }
-        tdm_sched_stats st = stats_of(s);
+        tdm_sched_stats st = partfix_stats(s);
         print_message("%s: %zu answered exactly (%zu split), %zu failed, %llu sent whole\n",
                       cases[c].spec, ok, split, failed,
                       (unsigned long long)st.split_fallbacks);
@@ -514,5 +427,6 @@ int main(void)
         cmocka_unit_test(faults),
         cmocka_unit_test(threads),
     };
-    return tdm_test_run_group("split", tests, sizeof tests / sizeof *tests, setup, teardown);
+    return tdm_test_run_group("split", tests, sizeof tests / sizeof *tests, setup,
+                              partfix_teardown);
 }
