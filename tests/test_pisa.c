@@ -300,6 +300,17 @@ static void bad_text_and_sizes(void **state)
     p.terms = "b\nb\n";
     expect_error(&p, TDM_ERR_FORMAT, ".terms", "term 'b' (line 2) repeats line 1");
     good(&p);
+    /* a CR left after CRLF's is no part of a term or name (fuzz_pisa found
+       "heat\r\r...\r\n" taken as a term ending in '\r') */
+    p.terms = "b\r\r\na\n";
+    expect_error(&p, TDM_ERR_FORMAT, ".terms", "offset 0: carriage return inside line 1");
+    good(&p);
+    p.terms = "b\na\rz\n";
+    expect_error(&p, TDM_ERR_FORMAT, ".terms", "carriage return inside line 2");
+    good(&p);
+    p.names = "x\ny\r\r\nz\n";
+    expect_error(&p, TDM_ERR_FORMAT, ".documents", "carriage return inside line 2");
+    good(&p);
     p.names = "x\ny\n";
     expect_error(&p, TDM_ERR_FORMAT, ".documents", "2 lines, want one per document (3)");
     good(&p);

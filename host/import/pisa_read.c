@@ -239,6 +239,9 @@ static int read_lines(lines *l, uint64_t want, const char *what, int numbers, td
             *nl = 0;
         if (l->len[i] && l->line[i][l->len[i] - 1] == '\r')   /* CRLF line endings */
             l->line[i][--l->len[i]] = 0;
+        if (memchr(l->line[i], '\r', l->len[i])) /* a term or name cannot hold one */
+            return fail(TDM_ERR_FORMAT, err, l->path, (uint64_t)start,
+                        "carriage return inside line %zu", i + 1);
         start = end + 1;
     }
     l->n = count;
