@@ -402,7 +402,7 @@ stop TERM
 
 begin "bearer token: every route but /health"
 printf 's3cret-token\n' > token.txt
-TANDEM_SERVE_TRACE=1 start --token-file token.txt
+start --token-file token.txt --trace
 req /health -
 [ "$code" = 200 ] || fail "health: $code"
 req /search '{"query": "flow"}'
@@ -413,7 +413,7 @@ req /metrics -
 want_err 401 "bearer token"
 req /search '{"query": "flow"}' -H "Authorization: Bearer s3cret-token"
 [ "$code" = 200 ] || fail "with the token: $code $(head -c 200 body.txt)"
-# TANDEM_SERVE_TRACE: a line a request, each stage's microseconds, written
+# --trace: a line a request, each stage's microseconds, written
 # once the answer is sent (the client may have it a moment before)
 for i in $(seq 50); do
     grep -q '^tandem serve: trace /search 200 body [0-9]* parse [0-9]* run [0-9]* encode [0-9]* queue [0-9]* send [0-9]* engine [0-9]* total [0-9]*$' serve.err &&

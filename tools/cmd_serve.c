@@ -40,7 +40,8 @@ const char tdm_serve_help[] =
     "  --max-batch N       queries of a batch (1000)                 -> 400\n"
     "  --max-connections N connections at once (256; past it they are refused)\n"
     "  --timeout S         seconds a connection may stay idle (30): slow clients\n"
-    "  --drain S           seconds a stop waits for requests in flight (30)\n";
+    "  --drain S           seconds a stop waits for requests in flight (30)\n"
+    "  --trace             a line a request on stderr: each stage's microseconds\n";
 
 /* ADDR:PORT (ADDR an IPv4 address, [IPv6] or a host name) into *ss; 0, or
  * the exit status after a message (2 for a malformed value, 1 for a name
@@ -98,7 +99,7 @@ static char *read_token(const char *cmd, const char *path)
 
 void tdm_serve_defaults(tdm_serve_opts *o, tdm_serve_limits *lim)
 {
-    *o = (tdm_serve_opts){"127.0.0.1:8080", NULL, 30, 256, 30};
+    *o = (tdm_serve_opts){"127.0.0.1:8080", NULL, 30, 256, 30, 0};
     *lim = (tdm_serve_limits){1u << 20, 1000, TDM_SEARCH_MAX_TERMS, 1000};
 }
 
@@ -136,6 +137,8 @@ int tdm_serve_option(const char *cmd, int argc, char **argv, int *i, tdm_serve_o
     } else if ((v = tdm_cli_opt(argc, argv, i, "--drain"))) {
         if (tdm_cli_uint(cmd, "--drain", v, 0, 86400, &o->drain))
             return -1;
+    } else if (!strcmp(argv[*i], "--trace")) {
+        o->trace = 1;
     } else {
         return 0;
     }
@@ -177,6 +180,7 @@ int tdm_serve_listen(tdm_serve *sv, const char *cmd, const tdm_serve_opts *o, co
     int bad = parse_listen(cmd, o->listen, &ss, &sl);
     if (bad)
         return bad;
+    sv->trace = o->trace;
     if (tdm_serve_http_start(sv, &ss, sl, (unsigned)o->timeout, (unsigned)o->max_conn, &port))
         return 1;
     char host[INET6_ADDRSTRLEN] = "?";

@@ -105,7 +105,7 @@ typedef struct tdm_serve {
     double started;        /* tdm_cli_now() at start */
     double ready_at;       /* tdm_cli_now() when `ready` was set */
     tdm_serve_metrics *metrics;
-    int trace;             /* TANDEM_SERVE_TRACE: a line a request on stderr */
+    int trace;             /* --trace: a line a request on stderr */
     /* requests begun and not yet completed, for the drain at shutdown */
     pthread_mutex_t lock;
     pthread_cond_t idle;
@@ -147,6 +147,7 @@ unsigned tdm_serve_http_stop(tdm_serve *sv, double drain_s);
 typedef struct tdm_serve_opts {
     const char *listen, *token_file;
     uint64_t timeout, max_conn, drain;
+    int trace;             /* --trace: a line a request on stderr */
 } tdm_serve_opts;
 
 /* The --help lines of the server's options (listen, token, limits, drain). */

@@ -277,7 +277,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
 }
 
-/* TANDEM_SERVE_TRACE=1: one line a request on stderr, the microseconds of
+/* --trace: one line a request on stderr, the microseconds of
  * each stage (from the previous one reached; '-' for one not reached), to
  * see where a request's time goes. */
 static void trace(const conn_req *rq, double now, enum MHD_RequestTerminationCode why)
@@ -338,8 +338,6 @@ int tdm_serve_http_start(tdm_serve *sv, const void *addr, size_t sa_len, unsigne
 {
     const struct sockaddr *sa = addr;
     (void)sa_len;
-    const char *tr = getenv("TANDEM_SERVE_TRACE");
-    sv->trace = tr && *tr && strcmp(tr, "0");
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | (sa->sa_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     sv->daemon = MHD_start_daemon(
