@@ -81,6 +81,27 @@ static tdm_splan plan(fake *f, uint32_t nt, int alg, int dev, int variant, uint3
     return pl;
 }
 
+/* AUTO: OR for one term, MaxScore for more; on a GPU row OR from its
+ * auto_or_min_terms on (long learned sparse queries), never on a CPU's; a
+ * named algorithm is kept. */
+static void auto_long_queries(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    uint32_t most = tdm_tune_row_get(TDM_KIND_GPU)->auto_or_min_terms;
+    assert_true(most > 1);
+    assert_int_equal(tdm_tune_row_get(TDM_KIND_CPU)->auto_or_min_terms, 0);
+    assert_int_equal(plan(&f, 1, TDM_ALGO_AUTO, 0, TDM_VARIANT_AUTO, 0).alg, TDM_ALGO_OR);
+    assert_int_equal(plan(&f, most - 1, TDM_ALGO_AUTO, 0, TDM_VARIANT_AUTO, 0).alg,
+                     TDM_ALGO_MAXSCORE);
+    assert_int_equal(plan(&f, most, TDM_ALGO_AUTO, 0, TDM_VARIANT_AUTO, 0).alg, TDM_ALGO_OR);
+    assert_int_equal(plan(&f, most, TDM_ALGO_MAXSCORE, 0, TDM_VARIANT_AUTO, 0).alg,
+                     TDM_ALGO_MAXSCORE);
+    assert_int_equal(plan(&f, most + 40, TDM_ALGO_AUTO, 1, TDM_VARIANT_AUTO, 0).alg,
+                     TDM_ALGO_MAXSCORE);
+}
+
 static void auto_variants(void **state)
 {
     (void)state;
@@ -395,6 +416,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(auto_variants),
+        cmocka_unit_test(auto_long_queries),
         cmocka_unit_test(compressed_fits),
         cmocka_unit_test(scratch_budget),
         cmocka_unit_test(wanted_ranges_fall_back),

@@ -279,11 +279,14 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
     if (i < 0)
         return i;
     out->dev = i;
+    const tdm_tune_row *rw = out->row = row(&s->dev[i]);
     out->alg = tdm_search_auto_alg(algorithm, p->nt);
+    /* a long query where exhaustive OR outruns pruning (the row's rule) */
+    if (algorithm == TDM_ALGO_AUTO && rw->auto_or_min_terms && p->nt >= rw->auto_or_min_terms)
+        out->alg = TDM_ALGO_OR;
     out->salg = tdm_search_salg(out->alg);
     int exhaustive = out->alg == TDM_ALGO_OR || out->alg == TDM_ALGO_AND ||
                      out->alg == TDM_ALGO_AND_OR;
-    const tdm_tune_row *rw = out->row = row(&s->dev[i]);
     /* k: above the row's batch_max_k OR, WAND, BMW and MaxScore run alone
        (ranked AND and AND-then-OR batch at any k) */
     out->alone = !(out->alg == TDM_ALGO_AND || out->alg == TDM_ALGO_AND_OR) &&

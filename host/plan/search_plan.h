@@ -86,7 +86,8 @@ int tdm_search_zrange_fits(const tdm_device *d, const tdm_sprep *p, int salg, ui
 
 /* The algorithm the planner runs for `algorithm` (enum tdm_algorithm) on a
  * query of nt terms: itself, or for AUTO OR with one term (nothing to prune
- * across terms) and MaxScore with more. */
+ * across terms) and MaxScore with more; a plan also takes OR for AUTO from
+ * its row's auto_or_min_terms (tdm_search_plan). */
 int tdm_search_auto_alg(int algorithm, size_t nt);
 
 /* Picks the device (opts->device or the planner's), the algorithm (AUTO by

@@ -141,6 +141,8 @@ typedef struct tdm_tune_row {
                                     or more runs on every partition at once, the rest
                                     whole on one lane (TANDEM_SPLIT_MIN_POSTINGS) */
     /* ---- the host path (plan/search_plan.c, drive/search_host.c) */
+    uint32_t auto_or_min_terms; /* AUTO runs OR for a query of this many terms or
+                                   more, 0 never (plan/search_plan.c) */
     uint64_t host_max_postings; /* a query whose lists hold at most this many postings
                                    is answered on the host, no device work (0: never;
                                    TANDEM_HOST_MAX_POSTINGS) */
@@ -180,6 +182,16 @@ typedef struct tdm_tune_row {
  * ms (about 3.5 ms + 11.3 us a query); two GPUs splitting every call of
  * 1,024 from 4 senders gave 1.22x one GPU (eighth session). */
 #define TDM_TUNE_BATCH_MIN_PART_GPU 1024u
+
+/* AUTO's OR for long queries (auto_or_min_terms): on the GPU a query's
+ * ranges all run at once, so exhaustive OR pays no pivoting, while WAND,
+ * BMW and MaxScore sort or scan every cursor at each step, and a learned
+ * sparse query's lists all reach the same documents. One H200, 1M
+ * SPLADE-shaped documents (ninth session, BENCHMARKS.md), 500 SPLADE++
+ * queries of ~44 terms, k 10, mean us: OR 464, MaxScore 1,548, WAND 5,729,
+ * BMW 5,716; uniCOIL's shorter queries: OR 278, MaxScore 248. A CPU
+ * (PoCL, 16 cores): MaxScore 12,983 against OR 14,789 on SPLADE++: never. */
+#define TDM_TUNE_AUTO_OR_MIN_TERMS_GPU 24u
 
 /* The host path's threshold (host_max_postings) by kind: a query whose
  * lists hold at most this many postings (their df summed, from the
@@ -279,6 +291,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
         .decode_variant = TDM_TUNE_DECODE_GROUP,                                               \
         .staging = stg, .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_GPU,                 \
+        .auto_or_min_terms = TDM_TUNE_AUTO_OR_MIN_TERMS_GPU,                                 \
         .host_max_postings = hmax                                                              \
     }
 
