@@ -265,25 +265,13 @@ int tdm_lane_run(slane *l, int k, sjob **jobs, int n, int caller)
     return 0;
 }
 
-/* The real-clock time `seconds` from now (condition variables time out on
- * the real clock). */
-static struct timespec deadline_in(double seconds)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    long long ns = (long long)ts.tv_nsec + (long long)(seconds * 1e9);
-    ts.tv_sec += (time_t)(ns / 1000000000LL);
-    ts.tv_nsec = (long)(ns % 1000000000LL);
-    return ts;
-}
-
 /* Lane in batch mode with room left: waits up to the window for more
  * queries (lock held; returns the new count). */
 static int fill_window(slane *l, sjob **jobs, int n, int max)
 {
     struct tdm_sched *sc = l->sc;
     double start = tdm_sched_now(), until = start + sc->window;
-    struct timespec ts = deadline_in(sc->window);
+    struct timespec ts = tdm_sched_deadline_in(sc->window);
     while (n < max && !sc->stop && l->alive && tdm_sched_now() < until) {
         if (pthread_cond_timedwait(&l->cv, &sc->mu, &ts) != 0)
             break;
@@ -307,7 +295,7 @@ static void *worker(void *arg)
         if (n == 0 && k >= 0 && work_waiting(sc)) {
             /* queries wait elsewhere but stealing does not pay yet: look
              * again soon (the other lane's run may outlast its prediction) */
-            struct timespec ts = deadline_in(RECHECK_S);
+            struct timespec ts = tdm_sched_deadline_in(RECHECK_S);
             pthread_cond_timedwait(&l->cv, &sc->mu, &ts);
             continue;
         }

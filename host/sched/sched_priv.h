@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "fault.h"
 #include "model.h"
@@ -262,6 +263,9 @@ void tdm_watchdog_fault_block(int kind, double bound);
 
 /* ---- clock.c: seconds on the monotonic clock */
 double tdm_sched_now(void);
+/* The real-clock time `seconds` from now, for pthread_cond_timedwait
+ * (condition variables time out on the real clock). */
+struct timespec tdm_sched_deadline_in(double seconds);
 
 /* ---- migrate.c: Griffin's intra-query migration */
 /* What the decision reads, per lane: whether the rest may go there, the

@@ -147,16 +147,6 @@ void tdm_watchdog_leave(struct tdm_sched *sc, int runs)
     pthread_mutex_unlock(&sc->mu);
 }
 
-static struct timespec real_in(double seconds)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    long long ns = (long long)ts.tv_nsec + (long long)(seconds * 1e9);
-    ts.tv_sec += (time_t)(ns / 1000000000LL);
-    ts.tv_nsec = (long)(ns % 1000000000LL);
-    return ts;
-}
-
 /* Abandons every run past its limit; returns the seconds to the next
  * limit, at most PERIOD_S (lock held). */
 static double sweep(struct tdm_sched *sc)
@@ -178,7 +168,7 @@ static void *watch(void *arg)
     struct tdm_sched *sc = arg;
     pthread_mutex_lock(&sc->mu);
     while (!sc->stop) {
-        struct timespec ts = real_in(sweep(sc));
+        struct timespec ts = tdm_sched_deadline_in(sweep(sc));
         pthread_cond_timedwait(&sc->wd_cv, &sc->mu, &ts);
     }
     pthread_mutex_unlock(&sc->mu);
@@ -234,7 +224,7 @@ int tdm_watchdog_stop(struct tdm_sched *sc)
             else if (now >= grace_end)
                 break;
         }
-        struct timespec ts = real_in(PERIOD_S);
+        struct timespec ts = tdm_sched_deadline_in(PERIOD_S);
         pthread_cond_timedwait(&sc->wd_cv, &sc->mu, &ts);
     }
     int stuck = sc->hung_runs > 0;
