@@ -13,13 +13,19 @@
 #include "common/fsutil.h"
 #include "tandem.h"
 
+/* "tandem CMD: message" on stderr. */
+static void say(const char *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "tandem %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 int tdm_cli_fail(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "tandem %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say(cmd, fmt, ap);
     va_end(ap);
     return 1;
 }
@@ -28,9 +34,7 @@ int tdm_cli_usage(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "tandem %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say(cmd, fmt, ap);
     va_end(ap);
     return TDM_CLI_EXIT_USAGE;
 }
