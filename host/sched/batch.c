@@ -19,53 +19,10 @@
 #include "runtime/tune_table.h"
 #include "sched_priv.h"
 
-/* Whether the batch's policy (or pin) allows lane l; strict as tdm_place. */
-static int allows(const struct tdm_sched *sc, int policy, int pin, const slane *l, int strict)
-{
-    (void)sc;
-    if (!l->alive)
-        return 0;
-    if (!strict)
-        return 1;
-    if (pin >= 0)
-        return l->index == pin;
-    if (policy == TDM_POLICY_CPU_ONLY)
-        return !l->gpu;
-    if (policy == TDM_POLICY_GPU_ONLY)
-        return l->gpu;
-    return 1;
-}
-
-static int kind_exists(const struct tdm_sched *sc, int policy, int pin)
-{
-    for (int i = 0; i < sc->nl; i++) {
-        const slane *l = &sc->lanes[i];
-        if (pin >= 0 ? l->index == pin
-            : policy == TDM_POLICY_CPU_ONLY ? !l->gpu
-            : policy == TDM_POLICY_GPU_ONLY ? l->gpu : 1)
-            return 1;
-    }
-    return 0;
-}
-
 typedef struct bquery {
     tdm_qfeat f;
     int alg;
 } bquery;
-
-/* The lanes the batch may go to into ok[] (lock held); returns how many. */
-static int lanes_ok(const struct tdm_sched *sc, int policy, int pin, int *ok)
-{
-    int strict = 1, any = 0;
-    for (int pass = 0; pass < 2 && !any; pass++) {
-        for (int i = 0; i < sc->nl; i++)
-            any += ok[i] = allows(sc, policy, pin, &sc->lanes[i], strict);
-        if (!any && !kind_exists(sc, policy, pin))
-            break; /* the engine lacks the policy's kind: no fallback */
-        strict = 0; /* the policy's lanes have all failed: any live lane */
-    }
-    return any;
-}
 
 /* The fewest queries worth a part of its own on lane l (the tuning row's
  * batch_min_part, or TANDEM_BATCH_MIN_PART): below it a part's fixed cost
@@ -504,7 +461,7 @@ static int placed(struct tdm_sched *sc, const tdm_search_query *queries, tdm_sbq
     int ok[TDM_SCHED_MAX_LANES], nok = 0, only = -1;
     if (rc == TDM_OK) {
         pthread_mutex_lock(&sc->mu);
-        nok = lanes_ok(sc, policy, o->device, ok);
+        nok = tdm_place_lanes(sc, &(sjob){.policy = policy, .pin = o->device}, ok);
         pthread_mutex_unlock(&sc->mu);
         for (int i = 0; i < sc->nl && nok == 1; i++)
             only = ok[i] ? i : only;

@@ -129,16 +129,16 @@ static int kind_exists(const struct tdm_sched *sc, const sjob *j)
     return 0;
 }
 
-int tdm_place_possible(const struct tdm_sched *sc, const sjob *j)
+int tdm_place_lanes(const struct tdm_sched *sc, const sjob *j, int *ok)
 {
-    for (int strict = 1; strict >= 0; strict--) {
+    int any = 0;
+    for (int strict = 1; strict >= 0 && !any; strict--) {
         for (int i = 0; i < sc->nl; i++)
-            if (allowed(j, &sc->lanes[i], strict))
-                return i;
-        if (!kind_exists(sc, j))
-            return -1; /* as tdm_place: no fallback to another kind */
+            any += ok[i] = allowed(j, &sc->lanes[i], strict);
+        if (!any && !kind_exists(sc, j))
+            break; /* as tdm_place: no fallback to another kind */
     }
-    return -1;
+    return any;
 }
 
 int tdm_place(struct tdm_sched *sc, sjob *j, double now, int caller_may_run)

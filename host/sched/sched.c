@@ -387,11 +387,14 @@ static int host_allowed(struct tdm_sched *sc, sjob *j, int *dev, tdm_err *err)
     *dev = -1;
     if (j->policy == TDM_POLICY_DIRECT)
         return TDM_OK;
+    int ok[TDM_SCHED_MAX_LANES], l = 0;
     pthread_mutex_lock(&sc->mu);
-    int l = tdm_place_possible(sc, j);
-    *dev = l >= 0 ? sc->lanes[l].index : -1;
+    int any = tdm_place_lanes(sc, j, ok);
+    while (any && !ok[l])
+        l++;
+    *dev = any ? sc->lanes[l].index : -1;
     pthread_mutex_unlock(&sc->mu);
-    if (l >= 0)
+    if (any)
         return TDM_OK;
     count_failed(sc);
     return tdm_err_set(err, TDM_ERR_NO_DEVICE,

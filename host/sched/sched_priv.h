@@ -175,10 +175,12 @@ double tdm_lane_rest(const slane *l, double now);
  * slot claimed into j->slot), -1 when it was queued, -2 when no lane can
  * take it (nothing changed). */
 int tdm_place(struct tdm_sched *sc, sjob *j, double now, int caller_may_run);
-/* A lane tdm_place could give j (the first allowed), or -1 where it would
- * find none (lock held): a query answered without a lane (the host path)
- * still honours its policy and pin, and says that lane's device. */
-int tdm_place_possible(const struct tdm_sched *sc, const sjob *j);
+/* The lanes tdm_place could give j into ok[] (nl entries; lock held): those
+ * its policy or pin allows, else (all of them failed) any live lane unless
+ * the engine lacks the policy's kind; returns how many. A batch is split
+ * over them; a query answered without a lane (the host path) still
+ * honours its policy and pin. */
+int tdm_place_lanes(const struct tdm_sched *sc, const sjob *j, int *ok);
 /* Takes lane l's next run into jobs (at most max); returns how many. */
 int tdm_place_pick(struct tdm_sched *sc, slane *l, sjob **jobs, int max, double now);
 /* Seconds of predicted work lane l has left, a slot's share: the rest of
