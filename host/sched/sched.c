@@ -338,26 +338,41 @@ int tdm_sched_run_direct(struct tdm_sched *sc, tdm_sbq *const *items, int policy
     return rc;
 }
 
-static int submit(struct tdm_sched *sc, sjob *j)
+/* The error of a request no lane can take under its policy. */
+static int no_lane(tdm_err *err, int policy)
 {
-    double now = j->arrive;
+    return tdm_err_set(err, TDM_ERR_NO_DEVICE,
+                       "search: policy %s: no lane can run the query (the engine has no lane "
+                       "of its kind, or every lane has failed)", tdm_policy_name(policy));
+}
+
+/* Counts j in and places it; returns with the lock held: the lane whose
+ * slot the caller runs it in, or -1 (queued, or failed: j->done with
+ * TDM_ERR_NO_DEVICE). */
+static int place_counted(struct tdm_sched *sc, sjob *j, int may_run)
+{
     pthread_mutex_lock(&sc->mu);
     sc->st.submitted += j->nq;
     sc->st.in_flight += j->nq;
     sc->st.stepped += j->as != NULL;
     tdm_sched_update_mode(sc);
     tdm_place_predict(sc, j);
-    int lane = tdm_place(sc, j, now, 1); /* never under the watchdog (tdm_sched_search) */
+    int lane = tdm_place(sc, j, j->arrive, may_run);
     if (lane == -2) {
-        j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE,
-                            "search: policy %s: no lane can run the query (the engine has "
-                            "no lane of its kind, or every lane has failed)",
-                            tdm_policy_name(j->policy));
+        j->rc = no_lane(&j->err, j->policy);
         j->done = 1;
         sc->st.in_flight--;
         sc->st.failed++;
-    } else if (lane >= 0) {
-        sc->st.direct++;
+        return -1;
+    }
+    sc->st.direct += lane >= 0;
+    return lane;
+}
+
+static int submit(struct tdm_sched *sc, sjob *j)
+{
+    int lane = place_counted(sc, j, 1); /* never under the watchdog (tdm_sched_search) */
+    if (lane >= 0) {
         pthread_mutex_unlock(&sc->mu);
         sjob *one[1] = {j};
         tdm_lane_run(&sc->lanes[lane], j->slot, one, 1, 1); /* unwatched: never abandoned */
@@ -397,9 +412,7 @@ static int host_allowed(struct tdm_sched *sc, sjob *j, int *dev, tdm_err *err)
     if (any)
         return TDM_OK;
     count_failed(sc);
-    return tdm_err_set(err, TDM_ERR_NO_DEVICE,
-                       "search: policy %s: no lane can run the query (the engine has no lane "
-                       "of its kind, or every lane has failed)", tdm_policy_name(j->policy));
+    return no_lane(err, j->policy);
 }
 
 /* A host answer says the device of the lane its policy allowed (dev >= 0). */
@@ -519,23 +532,8 @@ struct tdm_sched_call {
  * TDM_ERR_TIMEOUT, timed_out set). */
 static int submit_call(struct tdm_sched *sc, sjob *j, int may_run)
 {
-    pthread_mutex_lock(&sc->mu);
-    sc->st.submitted += j->nq;
-    sc->st.in_flight += j->nq;
-    sc->st.stepped += j->as != NULL;
-    tdm_sched_update_mode(sc);
-    tdm_place_predict(sc, j);
-    int lane = tdm_place(sc, j, j->arrive, may_run);
-    if (lane == -2) {
-        j->rc = tdm_err_set(&j->err, TDM_ERR_NO_DEVICE,
-                            "search: policy %s: no lane can run the query (the engine has "
-                            "no lane of its kind, or every lane has failed)",
-                            tdm_policy_name(j->policy));
-        j->done = 1;
-        sc->st.in_flight--;
-        sc->st.failed++;
-    } else if (lane >= 0) {
-        sc->st.direct++;
+    int lane = place_counted(sc, j, may_run);
+    if (lane >= 0) {
         pthread_mutex_unlock(&sc->mu);
         sjob *one[1] = {j};
         return tdm_lane_run(&sc->lanes[lane], j->slot, one, 1, 1);
