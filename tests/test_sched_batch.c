@@ -224,16 +224,18 @@ static void min_part(void **state)
     }
 }
 
-typedef struct sarg {
+/* A thread sending batch calls (sender, worker): its search, its seed, and
+ * what went wrong. */
+typedef struct warg {
     const fixture *f;
     tdm_search *s;
     int seed, bad;
     char msg[200];
-} sarg;
+} warg;
 
 static void *sender(void *p)
 {
-    sarg *a = p;
+    warg *a = p;
     qset *qs = malloc(sizeof *qs);
     tdm_search_result **res = calloc(MAXQ, sizeof *res);
     for (int call = 0; call < 20 && !a->bad; call++) {
@@ -274,9 +276,9 @@ static void two_senders(void **state)
     tdm_sched_stats_init(&after);
     tdm_search_stats(s, &before);
     pthread_t th[2];
-    sarg a[2];
+    warg a[2];
     for (int t = 0; t < 2; t++) {
-        a[t] = (sarg){.f = f, .s = s, .seed = t + 1};
+        a[t] = (warg){.f = f, .s = s, .seed = t + 1};
         pthread_create(&th[t], NULL, sender, &a[t]);
     }
     for (int t = 0; t < 2; t++)
@@ -358,13 +360,6 @@ static void faults(void **state)
         tdm_engine_close(e);
     }
 }
-
-typedef struct warg {
-    const fixture *f;
-    tdm_search *s;
-    int seed, bad;
-    char msg[200];
-} warg;
 
 static void *worker(void *p)
 {
