@@ -146,9 +146,15 @@ static void warm(fixture *f, tdm_search *s, int dev)
     tdm_search_result_free(r);
 }
 
-/* Closes s and e, each within the bound. */
-static void close_bounded(tdm_search *s, tdm_engine *e)
+/* Closes s and e, each within the bound; a stalled run (stall: its run
+ * returns late) first gets the time to return, its answer dropped and its
+ * memory freed. */
+static void close_bounded(tdm_search *s, tdm_engine *e, int stalled)
 {
+    if (stalled) {
+        struct timespec nap = {1, 500000000};
+        nanosleep(&nap, NULL);
+    }
     double t0 = now_s();
     tdm_search_close(s);
     double t1 = now_s();
@@ -216,11 +222,7 @@ static void reroute(void **state, const char *faults, int caller)
     same_as_plain(s, st, n, &o, rs[0]);
     tdm_search_result_free(rs[0]);
     tdm_search_result_free(rs[1]);
-    if (strstr(faults, "stall") && !caller) { /* let it return late: answers dropped, memory freed */
-        struct timespec nap = {1, 500000000};
-        nanosleep(&nap, NULL);
-    }
-    close_bounded(s, e);
+    close_bounded(s, e, strstr(faults, "stall") && !caller);
 }
 
 static void test_hang_rerouted(void **state)
@@ -263,7 +265,7 @@ static void test_fast_path_watched(void **state)
     assert_int_equal(ss.direct, 4);
     assert_int_equal(ss.answered, 4);
     assert_int_equal(ss.lanes[0].faults, 0);
-    close_bounded(s, e);
+    close_bounded(s, e, 0);
 }
 
 typedef struct caller_arg {
@@ -325,7 +327,7 @@ static void test_hang_caller(void **state)
     stats(s, &ss);
     assert_int_equal(ss.lanes[1].alive, 0);
     assert_true(ss.lanes[1].faults >= 1);
-    close_bounded(s, e);
+    close_bounded(s, e, 0);
 }
 
 /* One lane that stalls in the caller's thread: the caller waits for its
@@ -365,7 +367,7 @@ static void test_stall_one_lane(void **state)
     assert_int_equal(ss.in_flight, 0);
     assert_int_equal(ss.submitted, ss.answered + ss.failed);
     assert_int_equal(ss.failed, 2);
-    close_bounded(s, e);
+    close_bounded(s, e, 0);
 }
 
 #define NB 6 /* queries of the batches */
@@ -429,11 +431,7 @@ static void batch_reroute(void **state, const char *faults)
         same_as_plain(s, st[i], 2, &o, rs[i]);
         tdm_search_result_free(rs[i]);
     }
-    if (strstr(faults, "stall")) { /* let it return late: answers dropped, memory freed */
-        struct timespec nap = {1, 500000000};
-        nanosleep(&nap, NULL);
-    }
-    close_bounded(s, e);
+    close_bounded(s, e, strstr(faults, "stall") != NULL);
 }
 
 static void test_batch_hang_rerouted(void **state)
@@ -472,7 +470,7 @@ static void test_batch_hang_one_lane(void **state)
     stats(s, &ss);
     assert_int_equal(ss.in_flight, 0);
     assert_int_equal(ss.submitted, ss.answered + ss.failed);
-    close_bounded(s, e);
+    close_bounded(s, e, 0);
 }
 
 /* A query of the direct policy pinned to lane 1 (its device), which
@@ -516,7 +514,7 @@ static void test_direct_stall(void **state)
     stats(s, &ss);
     assert_int_equal(ss.submitted, ss.answered + ss.failed);
     assert_int_equal(ss.failed, 0);
-    close_bounded(s, e);
+    close_bounded(s, e, 0);
 }
 
 /* The same, hanging for good: that caller waits for its device; lane 1
@@ -552,7 +550,7 @@ static void test_direct_hang(void **state)
     assert_int_equal(r->device, 0);
     same_as_plain(s, st, a.n, &a.o, r);
     tdm_search_result_free(r);
-    close_bounded(s, e);
+    close_bounded(s, e, 0);
 }
 
 /* An engine that calibrates `n` samples a lane at open (no stored model:
@@ -609,11 +607,7 @@ static void calibration(void **state, const char *faults)
         same_as_plain(s, st, n, &o, r);
         tdm_search_result_free(r);
     }
-    if (strstr(faults, "stall")) { /* let it return late and end */
-        struct timespec nap = {1, 500000000};
-        nanosleep(&nap, NULL);
-    }
-    close_bounded(s, e);
+    close_bounded(s, e, strstr(faults, "stall") != NULL);
 }
 
 static void test_calibration_hang(void **state)
