@@ -392,7 +392,8 @@ static tdm_ireader *new_reader(const char *path, tdm_err *err)
     tdm_ireader *r = calloc(1, sizeof *r);
     if (r)
         r->refs = 1;
-    if (r && !(r->path = strdup(path))) {
+    if (r && (!(r->path = strdup(path)) || !tdm_ir_lexhash_new(r))) {
+        free(r->path);
         free(r);
         r = NULL;
     }

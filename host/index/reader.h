@@ -114,6 +114,12 @@ int tdm_ireader_find(const tdm_ireader *r, const char *term, size_t len, uint64_
 /* Makes the lexicon's hash now rather than at the first lookup (a search
  * handle's open). Safe on many threads. */
 void tdm_ireader_index_terms(const tdm_ireader *r);
+/* r, freshly opened and not yet used by another thread, uses from's
+ * lexicon hash (one table, made once, freed with the last reader holding
+ * it) where their terms are the same bytes: 1; else it keeps its own, 0.
+ * The shards of one index have its lexicon (shard.c, index_api.c); from
+ * may be in use meanwhile. */
+int tdm_ireader_share_lexicon(tdm_ireader *r, const tdm_ireader *from);
 /* The term at position i (0 <= i < nterms); NULL if out of range. */
 const char *tdm_ireader_term(const tdm_ireader *r, uint64_t i, size_t *len, uint32_t *df,
                              uint64_t *cf);

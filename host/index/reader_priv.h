@@ -9,6 +9,8 @@
 
 #define OFF(x) ((unsigned long long)(x))
 
+typedef struct tdm_lexhash tdm_lexhash; /* lexhash.c */
+
 struct tdm_ireader {
     char *path;
     const unsigned char *base;  /* the mapping (or a heap copy) */
@@ -40,9 +42,8 @@ struct tdm_ireader {
     const tdm_idx_shard *shard; /* a shard's section, else NULL */
     const uint32_t *gdf;        /* a shard's whole-index dfs [nterms], else NULL */
     int refs;                   /* owners (atomic): tdm_ireader_ref adds one, close drops one */
-    uint64_t *lexhash;          /* the lexicon's hash (lexhash.c): a cache, not the file */
-    uint64_t lexhash_mask;
-    int lexhash_state;          /* atomic: none, being made, ready, not made */
+    tdm_lexhash *lexhash;       /* the lexicon's hash (lexhash.c): a cache, not the file;
+                                   held by every reader of the same lexicon that shares it */
 };
 
 /* File offset of byte `at` of section id. */
@@ -62,10 +63,13 @@ int tdm_ir_verify_shard(const tdm_ireader *r, tdm_err *err);
 
 /* Terms strictly increasing, list descriptors consistent (reader_lex.c). */
 int tdm_ir_check_lexicon(tdm_ireader *r, tdm_err *err);
-/* The lexicon's hash (lexhash.c): made once (tdm_ir_lexhash_make, by the
- * first caller; safe on many threads), freed at close. find: 1 and *index
- * for a term, 0 for none, -1 while there is no table (search the sorted
- * terms). */
+/* The lexicon's hash (lexhash.c): a reader's own from its creation (new:
+ * 0 when out of memory), made once (tdm_ir_lexhash_make, by the first
+ * caller; safe on many threads), its reference dropped at close (free; the
+ * last frees it). find: 1 and *index for a term, 0 for none, -1 while there
+ * is no table (search the sorted terms). Shared through
+ * tdm_ireader_share_lexicon (reader.h). */
+int tdm_ir_lexhash_new(tdm_ireader *r);
 void tdm_ir_lexhash_make(const tdm_ireader *r);
 int tdm_ir_lexhash_find(const tdm_ireader *r, const char *term, size_t len, uint64_t *index);
 void tdm_ir_lexhash_free(tdm_ireader *r);
