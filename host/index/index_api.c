@@ -70,7 +70,8 @@ static int by_shard(const void *a, const void *b)
 
 /* rs[0 .. n) (taken: closed here on failure) as one index: put in shard
  * order (paths may come in any order, as a shell's PREFIX.* sorts 10
- * before 2), then checked as one split, every shard once. */
+ * before 2), then checked as one split, every shard once; the shards
+ * share shard 0's lexicon hash. */
 static int open_set(tdm_ireader **rs, size_t n, tdm_index **out, tdm_err *err)
 {
     qsort(rs, n, sizeof *rs, by_shard);
@@ -84,6 +85,8 @@ static int open_set(tdm_ireader **rs, size_t n, tdm_index **out, tdm_err *err)
         free(rs);
         return rc;
     }
+    for (size_t i = 1; i < n; i++) /* one split: every shard has the whole's terms */
+        tdm_ireader_share_lexicon(rs[i], rs[0]);
     ix->r = rs[0];
     ix->shards = rs;
     ix->nshards = n;

@@ -447,7 +447,10 @@ int tdm_shard_open_mem(const tdm_ireader *r, uint32_t n, const uint32_t *bounds,
         return rc;
     char name[512];
     snprintf(name, sizeof name, "%s shard %u/%u", tdm_ireader_path(r), i, n);
-    return tdm_ireader_open_take(p, size, name, out, err);
+    rc = tdm_ireader_open_take(p, size, name, out, err);
+    if (rc == TDM_OK) /* its terms are r's (copy_sections): r's hash serves it */
+        tdm_ireader_share_lexicon(*out, r);
+    return rc;
 }
 
 int tdm_shard_write(const tdm_ireader *r, uint32_t n, const char *prefix, unsigned threads,

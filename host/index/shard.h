@@ -45,7 +45,9 @@ uint64_t tdm_shard_split_id(const tdm_ireader *r, uint32_t n, const uint32_t *bo
 int tdm_shard_make(const tdm_ireader *r, uint32_t n, const uint32_t *bounds, uint32_t i,
                    unsigned threads, void **image, size_t *size, tdm_err *err);
 
-/* The same, opened as a reader (named "<source> shard i/n") that owns it. */
+/* The same, opened as a reader (named "<source> shard i/n") that owns it
+ * and shares r's lexicon hash (tdm_ireader_share_lexicon): one table for
+ * the whole index and all its shards, whoever of them asks first. */
 int tdm_shard_open_mem(const tdm_ireader *r, uint32_t n, const uint32_t *bounds, uint32_t i,
                        unsigned threads, tdm_ireader **out, tdm_err *err);
 
