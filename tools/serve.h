@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tandem.h"
 
@@ -69,6 +70,40 @@ void tdm_serve_metrics_request(tdm_serve_metrics *m, int route, int status, doub
 /* A query answered (r) or failed (r NULL). Thread-safe. */
 void tdm_serve_metrics_query(tdm_serve_metrics *m, const tdm_search_result *r);
 
+/* One search handle's counters as /metrics writes them: tandem serve's
+ * own handle, or in tandem-mpi serve each shard of every rank (gathered
+ * over MPI, tools/mpi/mpi_probe.c): the same families, each series'
+ * labels led by `labels`. */
+#define TDM_SERVE_HISTO_BUCKETS 20
+/* Bucket counts (not cumulative; the text sums them), their sum and count. */
+typedef struct tdm_serve_histo {
+    uint64_t b[TDM_SERVE_HISTO_BUCKETS];
+    double sum;
+    uint64_t n;
+} tdm_serve_histo;
+
+typedef struct tdm_serve_shard {
+    char labels[64];       /* "" (tandem serve) or `rank="1",shard="2",` */
+    int ok;                /* st holds the scheduler's counters */
+    double up;             /* seconds since ready: utilization's denominator */
+    tdm_sched_stats st;
+    int ndev;              /* the engine's devices (at most TDM_SCHED_MAX_LANES) */
+    int cache_ok[TDM_SCHED_MAX_LANES];
+    tdm_list_cache_stats cache[TDM_SCHED_MAX_LANES];
+    char device_name[TDM_SCHED_MAX_LANES][128];
+    /* batch sizes by device of the queries it answered (tandem-mpi's ranks;
+     * tandem serve's are the server's, tdm_serve_metrics_query) */
+    tdm_serve_histo batch[TDM_SCHED_MAX_LANES];
+} tdm_serve_shard;
+
+/* s's counters now (e its engine; sh->batch left as it is). */
+void tdm_serve_shard_read(tdm_serve_shard *sh, tdm_engine *e, tdm_search *s, const char *labels,
+                          double up);
+/* One query's batch size into h (tandem_batch_size's buckets). */
+void tdm_serve_batch_observe(tdm_serve_histo *h, double batch);
+/* A label's value, escaped as the text format wants. */
+void tdm_serve_label(FILE *f, const char *s);
+
 /* ---- where queries go (serve_run.c)
  *
  * The server answers requests through a backend: by default the process's
@@ -87,6 +122,13 @@ typedef struct tdm_serve_backend {
                  tdm_search_result **out, char *err, size_t errlen);
     /* Frees a result either call gave (accepts NULL). */
     void (*release)(void *ctx, tdm_search_result *r);
+    /* Optional (NULL: from the server's own handle `s`), tandem-mpi's:
+     * /health's answer once ready and not stopping (*status its HTTP
+     * status; uptime the server's); /metrics's shards (*out malloc'd, the
+     * count returned) and families of its own, written after the rest. */
+    json_t *(*health)(void *ctx, double uptime, int *status);
+    size_t (*shards)(void *ctx, tdm_serve_shard **out);
+    void (*metrics)(void *ctx, FILE *f);
 } tdm_serve_backend;
 
 /* ---- the server */

@@ -1,7 +1,9 @@
 /* The counters of `tandem serve` and their Prometheus text (serve.h): HTTP
  * requests by route and status, latency histograms, queries and errors,
  * batch sizes per device, and at each scrape the scheduler's lanes and the
- * list caches as tdm_search_stats and tdm_search_cache_stats give them. */
+ * list caches as tdm_search_stats and tdm_search_cache_stats give them: of
+ * the server's own handle, or (tandem-mpi serve) of every rank's shards,
+ * each family's HELP and TYPE written once above all of their series. */
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
 #include <stdio.h>
@@ -20,12 +22,8 @@ static const double sec_bounds[] = {0.00001, 0.000025, 0.00005, 0.0001, 0.00025,
 static const double batch_bounds[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
 #define NBATCH (sizeof batch_bounds / sizeof *batch_bounds)
 
-/* Bucket counts (not cumulative; the text sums them), the sum and count. */
-typedef struct histo {
-    uint64_t b[NSEC + 1];
-    double sum;
-    uint64_t n;
-} histo;
+typedef tdm_serve_histo histo;
+_Static_assert(NSEC + 1 == TDM_SERVE_HISTO_BUCKETS && NBATCH < NSEC, "tdm_serve_histo's buckets");
 
 static const char *const route_names[TDM_ROUTE_COUNT] = {"/search", "/search/batch", "/health",
                                                          "/metrics", "other"};
@@ -96,6 +94,11 @@ void tdm_serve_metrics_query(tdm_serve_metrics *m, const tdm_search_result *r)
     pthread_mutex_unlock(&m->lock);
 }
 
+void tdm_serve_batch_observe(tdm_serve_histo *h, double batch)
+{
+    observe(h, batch_bounds, NBATCH, batch);
+}
+
 static void head(FILE *f, const char *name, const char *type, const char *help)
 {
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -120,10 +123,11 @@ static void histo_text(FILE *f, const char *name, const char *labels, const hist
             (unsigned long long)h->n);
 }
 
-/* The server's own counters (a copy taken under the lock). */
-static void server_text(FILE *f, const tdm_serve_metrics *m)
+/* The server's own counters (a copy taken under the lock); the shards'
+ * batch sizes under the same family as the server's. */
+static void server_text(FILE *f, const tdm_serve_metrics *m, const tdm_serve_shard *sh, size_t n)
 {
-    char lab[64];
+    char lab[160];
     head(f, "tandem_http_requests_total", "counter", "HTTP requests answered, by route and status");
     for (int r = 0; r < TDM_ROUTE_COUNT; r++)
         for (int c = 100; c < 600; c++)
@@ -160,10 +164,15 @@ static void server_text(FILE *f, const tdm_serve_metrics *m)
             snprintf(lab, sizeof lab, "device=\"%d\",", d);
             histo_text(f, "tandem_batch_size", lab, &m->batch[d], batch_bounds, NBATCH);
         }
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < TDM_SCHED_MAX_LANES; d++)
+            if (sh[i].batch[d].n) {
+                snprintf(lab, sizeof lab, "%sdevice=\"%d\",", sh[i].labels, d);
+                histo_text(f, "tandem_batch_size", lab, &sh[i].batch[d], batch_bounds, NBATCH);
+            }
 }
 
-/* A label value: backslash, quote and newline escaped. */
-static void label(FILE *f, const char *s)
+void tdm_serve_label(FILE *f, const char *s)
 {
     for (; *s; s++)
         if (*s == '\\' || *s == '"')
@@ -174,13 +183,45 @@ static void label(FILE *f, const char *s)
             fputc(*s, f);
 }
 
+/* A series' name and labels: sh's, then `more` ("" or `key="v"`), in
+ * braces unless there are none. */
+static void series(FILE *f, const char *name, const tdm_serve_shard *sh, const char *more)
+{
+    size_t l = strlen(sh->labels);
+    if (!l && !*more)
+        fputs(name, f);
+    else if (!*more) /* the labels' own trailing comma dropped */
+        fprintf(f, "%s{%.*s}", name, (int)l - 1, sh->labels);
+    else
+        fprintf(f, "%s{%s%s}", name, sh->labels, more);
+}
+
 #define U(x) ((unsigned long long)(x))
 
-static void sched_text(FILE *f, tdm_serve *sv, double up)
+void tdm_serve_shard_read(tdm_serve_shard *sh, tdm_engine *e, tdm_search *s, const char *labels,
+                          double up)
 {
-    tdm_sched_stats st;
-    tdm_sched_stats_init(&st);
-    if (tdm_search_stats(sv->s, &st) != TDM_OK)
+    snprintf(sh->labels, sizeof sh->labels, "%s", labels);
+    sh->up = up;
+    tdm_sched_stats_init(&sh->st);
+    sh->ok = tdm_search_stats(s, &sh->st) == TDM_OK;
+    int nd = tdm_engine_device_count(e);
+    sh->ndev = nd < TDM_SCHED_MAX_LANES ? nd : TDM_SCHED_MAX_LANES;
+    for (int d = 0; d < sh->ndev; d++) {
+        tdm_device_info info;
+        sh->cache_ok[d] = tdm_search_cache_stats(s, d, &sh->cache[d]) == TDM_OK;
+        snprintf(sh->device_name[d], sizeof sh->device_name[d], "%s",
+                 tdm_engine_device_info_get(e, d, &info) == TDM_OK ? info.name : "");
+    }
+}
+
+/* The schedulers' counters and lanes of every shard whose counters came. */
+static void sched_text(FILE *f, const tdm_serve_shard *sh, size_t n)
+{
+    size_t ok = 0;
+    for (size_t i = 0; i < n; i++)
+        ok += sh[i].ok != 0;
+    if (!ok)
         return;
     static const struct { const char *name, *help; size_t off; } c[] = {
 #define C(f, h) {"tandem_sched_" #f "_total", h, offsetof(tdm_sched_stats, f)}
@@ -196,24 +237,37 @@ static void sched_text(FILE *f, tdm_serve *sv, double up)
         C(deadline_misses, "queries answered after their deadline"),
 #undef C
     };
-    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
-        head(f, c[i].name, "counter", c[i].help);
-        fprintf(f, "%s %llu\n", c[i].name, U(*(const uint64_t *)((const char *)&st + c[i].off)));
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        head(f, c[k].name, "counter", c[k].help);
+        for (size_t i = 0; i < n; i++)
+            if (sh[i].ok) {
+                series(f, c[k].name, &sh[i], "");
+                fprintf(f, " %llu\n", U(*(const uint64_t *)((const char *)&sh[i].st + c[k].off)));
+            }
     }
     head(f, "tandem_sched_in_flight", "gauge", "queries submitted and not yet answered");
-    fprintf(f, "tandem_sched_in_flight %llu\n", U(st.in_flight));
+    for (size_t i = 0; i < n; i++)
+        if (sh[i].ok) {
+            series(f, "tandem_sched_in_flight", &sh[i], "");
+            fprintf(f, " %llu\n", U(sh[i].st.in_flight));
+        }
     head(f, "tandem_sched_batch_mode", "gauge", "1 while the lanes take batches (load mode)");
-    fprintf(f, "tandem_sched_batch_mode %d\n", st.load_mode == TDM_LOAD_BATCH);
+    for (size_t i = 0; i < n; i++)
+        if (sh[i].ok) {
+            series(f, "tandem_sched_batch_mode", &sh[i], "");
+            fprintf(f, " %d\n", sh[i].st.load_mode == TDM_LOAD_BATCH);
+        }
 
     head(f, "tandem_device_info", "gauge", "an engine device: its name and lane kind");
-    for (int l = 0; l < st.nlanes; l++) {
-        tdm_device_info info;
-        fprintf(f, "tandem_device_info{device=\"%d\",kind=\"%s\",name=\"", st.lanes[l].device,
-                st.lanes[l].gpu ? "gpu" : "cpu");
-        label(f, tdm_engine_device_info_get(sv->e, st.lanes[l].device, &info) == TDM_OK
-                     ? info.name : "");
-        fputs("\"} 1\n", f);
-    }
+    for (size_t i = 0; i < n; i++)
+        for (int l = 0; sh[i].ok && l < sh[i].st.nlanes; l++) {
+            const tdm_lane_stats *ls = &sh[i].st.lanes[l];
+            fprintf(f, "tandem_device_info{%sdevice=\"%d\",kind=\"%s\",name=\"", sh[i].labels,
+                    ls->device, ls->gpu ? "gpu" : "cpu");
+            tdm_serve_label(f, ls->device >= 0 && ls->device < sh[i].ndev
+                                   ? sh[i].device_name[ls->device] : "");
+            fputs("\"} 1\n", f);
+        }
     static const struct { const char *name, *type, *help; } lc[] = {
         {"tandem_device_queries_total", "counter", "queries the device's lane answered"},
         {"tandem_device_batches_total", "counter", "its runs of more than one query"},
@@ -227,19 +281,23 @@ static void sched_text(FILE *f, tdm_serve *sv, double up)
     };
     for (size_t k = 0; k < sizeof lc / sizeof *lc; k++) {
         head(f, lc[k].name, lc[k].type, lc[k].help);
-        for (int l = 0; l < st.nlanes; l++) {
-            const tdm_lane_stats *ls = &st.lanes[l];
-            double v[] = {(double)ls->queries, (double)ls->batches, (double)ls->faults,
-                          (double)ls->queued, ls->alive, ls->busy_seconds, ls->active_seconds,
-                          up > 0 ? ls->active_seconds / up : 0};
-            fprintf(f, "%s{device=\"%d\"} %.9g\n", lc[k].name, ls->device, v[k]);
-        }
+        for (size_t i = 0; i < n; i++)
+            for (int l = 0; sh[i].ok && l < sh[i].st.nlanes; l++) {
+                const tdm_lane_stats *ls = &sh[i].st.lanes[l];
+                double up = sh[i].up;
+                double v[] = {(double)ls->queries, (double)ls->batches, (double)ls->faults,
+                              (double)ls->queued, ls->alive, ls->busy_seconds, ls->active_seconds,
+                              up > 0 ? ls->active_seconds / up : 0};
+                char more[32];
+                snprintf(more, sizeof more, "device=\"%d\"", ls->device);
+                series(f, lc[k].name, &sh[i], more);
+                fprintf(f, " %.9g\n", v[k]);
+            }
     }
 }
 
-static void cache_text(FILE *f, tdm_serve *sv)
+static void cache_text(FILE *f, const tdm_serve_shard *sh, size_t n)
 {
-    int nd = tdm_engine_device_count(sv->e);
     static const struct { const char *name, *type, *help; } c[] = {
         {"tandem_list_cache_enabled", "gauge", "1: posting lists go through the device's cache"},
         {"tandem_list_cache_hits_total", "counter", "lists found in the cache"},
@@ -252,15 +310,39 @@ static void cache_text(FILE *f, tdm_serve *sv)
     };
     for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
         head(f, c[k].name, c[k].type, c[k].help);
-        for (int d = 0; d < nd; d++) {
-            tdm_list_cache_stats cs;
-            if (tdm_search_cache_stats(sv->s, d, &cs) != TDM_OK)
-                continue;
-            uint64_t v[] = {(uint64_t)cs.cached, cs.hits, cs.misses, cs.bytes_hit,
-                            cs.bytes_moved, cs.evictions, cs.used_bytes, cs.capacity_bytes};
-            fprintf(f, "%s{device=\"%d\"} %llu\n", c[k].name, d, U(v[k]));
-        }
+        for (size_t i = 0; i < n; i++)
+            for (int d = 0; d < sh[i].ndev; d++) {
+                const tdm_list_cache_stats *cs = &sh[i].cache[d];
+                if (!sh[i].cache_ok[d])
+                    continue;
+                uint64_t v[] = {(uint64_t)cs->cached, cs->hits, cs->misses, cs->bytes_hit,
+                                cs->bytes_moved, cs->evictions, cs->used_bytes,
+                                cs->capacity_bytes};
+                char more[32];
+                snprintf(more, sizeof more, "device=\"%d\"", d);
+                series(f, c[k].name, &sh[i], more);
+                fprintf(f, " %llu\n", U(v[k]));
+            }
     }
+}
+
+/* The shards /metrics describes: the backend's, or the server's own
+ * handle (*n 0 before ready). NULL with *n 0 when there are none. */
+static tdm_serve_shard *shards_now(tdm_serve *sv, int ready, double now, size_t *n)
+{
+    tdm_serve_shard *sh = NULL;
+    *n = 0;
+    if (!ready)
+        return NULL;
+    if (sv->be.shards) {
+        *n = sv->be.shards(sv->be.ctx, &sh);
+        return *n ? sh : (free(sh), NULL);
+    }
+    if ((sh = calloc(1, sizeof *sh))) {
+        tdm_serve_shard_read(sh, sv->e, sv->s, "", now - sv->ready_at);
+        *n = 1;
+    }
+    return sh;
 }
 
 char *tdm_serve_metrics_text(tdm_serve *sv, size_t *len)
@@ -269,16 +351,18 @@ char *tdm_serve_metrics_text(tdm_serve *sv, size_t *len)
     FILE *f = open_memstream(&buf, len);
     if (!f)
         return NULL;
+    double now = tdm_cli_now();
+    int ready = atomic_load(&sv->ready);
+    size_t nsh;
+    tdm_serve_shard *sh = shards_now(sv, ready, now, &nsh);
     tdm_serve_metrics *copy = malloc(sizeof *copy);
     if (copy) { /* print from a copy: the lock is not held while writing */
         pthread_mutex_lock(&sv->metrics->lock);
         memcpy(copy, sv->metrics, sizeof *copy);
         pthread_mutex_unlock(&sv->metrics->lock);
-        server_text(f, copy);
+        server_text(f, copy, sh, nsh);
         free(copy);
     }
-    double now = tdm_cli_now();
-    int ready = atomic_load(&sv->ready);
     pthread_mutex_lock(&sv->lock);
     unsigned in_flight = sv->in_flight;
     pthread_mutex_unlock(&sv->lock);
@@ -289,9 +373,12 @@ char *tdm_serve_metrics_text(tdm_serve *sv, size_t *len)
     head(f, "tandem_uptime_seconds", "gauge", "seconds since the server started");
     fprintf(f, "tandem_uptime_seconds %.3f\n", now - sv->started);
     if (ready) {
-        sched_text(f, sv, now - sv->ready_at);
-        cache_text(f, sv);
+        sched_text(f, sh, nsh);
+        cache_text(f, sh, nsh);
+        if (sv->be.metrics)
+            sv->be.metrics(sv->be.ctx, f);
     }
+    free(sh);
     if (fclose(f) || !copy) {
         free(buf);
         return NULL;

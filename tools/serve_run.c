@@ -70,7 +70,8 @@ static void local_release(void *ctx, tdm_search_result *r)
 
 tdm_serve_backend tdm_serve_backend_local(tdm_serve *sv)
 {
-    return (tdm_serve_backend){sv, local_search, local_batch, local_release};
+    return (tdm_serve_backend){.ctx = sv, .search = local_search, .batch = local_batch,
+                               .release = local_release};
 }
 
 /* ---- requests */

@@ -290,7 +290,8 @@ int tmpi_serve(tmpi_ctx *c)
     Q.sv = &sv;
     sv.e = c->engine;
     sv.s = c->nmine ? c->sh[0] : NULL; /* /health's lanes, /metrics: rank 0's first shard */
-    sv.be = (tdm_serve_backend){&sv, mpi_search, mpi_batch, mpi_release};
+    sv.be = (tdm_serve_backend){.ctx = &sv, .search = mpi_search, .batch = mpi_batch,
+                                .release = mpi_release};
     tmpi_before_abort = before_abort;
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
