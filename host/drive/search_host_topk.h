@@ -1,0 +1,56 @@
+/* The host path's top k (search_host.c): the kernels' keys (score bits << 32
+ * | ~docid, best = largest) of the documents a pass matched, the k largest
+ * kept, best first.
+ *
+ * Why not a heap: at k = 1000 a heap's sift-downs and its final heap sort
+ * cost the host about 50 ns a kept key, more than decoding and scoring
+ * every posting. Keys above the threshold go into a buffer instead (one
+ * compare a match); a full buffer is cut to its k largest by radix
+ * selection (the threshold rises to the k-th), and the k kept are radix
+ * sorted at the end. At k <= TDM_HTOPK_HEAP_MAX, where a heap's steps are
+ * few, the buffer is a min-heap of k keys (no cut, no radix pass). Keys are
+ * distinct (one a document), so the k largest are one set, whatever order
+ * they came in. */
+#ifndef TDM_DRIVE_SEARCH_HOST_TOPK_H
+#define TDM_DRIVE_SEARCH_HOST_TOPK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TDM_HTOPK_HEAP_MAX 64u
+
+typedef struct tdm_htopk {
+    uint64_t *buf;      /* [cap] keys above thr, unordered */
+    uint64_t *tmp;      /* [cap] scratch for selection and sorting */
+    uint32_t n, cap, k; /* cap > k (a heap: cap = k) */
+    int heap;           /* buf is a min-heap of at most k keys */
+    int full;           /* k keys were kept once: only keys above thr count */
+    uint64_t thr;       /* the k-th largest key kept, once full */
+    uint64_t matched;   /* keys pushed */
+} tdm_htopk;
+
+/* Scratch keys a top k of k needs (buf and tmp together). */
+size_t tdm_htopk_words(uint32_t k);
+
+/* Sets t up for k >= 1 on mem (tdm_htopk_words(k) keys). */
+void tdm_htopk_init(tdm_htopk *t, uint32_t k, uint64_t *mem);
+
+/* Empties t for another pass (k and memory kept). */
+void tdm_htopk_reset(tdm_htopk *t);
+
+/* A key above the threshold into the buffer or the heap. */
+void tdm_htopk_add(tdm_htopk *t, uint64_t key);
+
+/* A match: kept if it may rank among the k largest. */
+static inline void tdm_htopk_push(tdm_htopk *t, uint64_t key)
+{
+    t->matched++;
+    if (!t->full || key > t->thr)
+        tdm_htopk_add(t, key);
+}
+
+/* The k largest (fewer where fewer were pushed) into out, best first;
+ * returns how many. */
+uint32_t tdm_htopk_finish(tdm_htopk *t, uint64_t *out);
+
+#endif
