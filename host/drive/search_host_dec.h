@@ -1,0 +1,46 @@
+/* A query term's list on the host path (search_host.c), decoded a block at
+ * a time: what a pass needs and no more (AND decodes only the blocks its
+ * candidates fall in, and a block's frequencies only where a document
+ * matched).
+ *
+ * GPU-BP lists (bp128, bp256: the default codec) unpack through routines
+ * specialised per bit width, 32 values a step; other codecs through their
+ * reference block decoder. Either way a block is checked as the reader's
+ * whole-list decoder checks it (tdm_ireader_decode), so a damaged file never
+ * reads out of bounds here: docids strictly increasing from the block's
+ * base, below the index's document count, ending at the block's stored last
+ * docid; no frequency overflowing. (The one whole-list check left out, the
+ * frequencies' sum against the stored cf, guards no memory access, and the
+ * list's checksum was checked before its first use.) */
+#ifndef TDM_DRIVE_SEARCH_HOST_DEC_H
+#define TDM_DRIVE_SEARCH_HOST_DEC_H
+
+#include <stdint.h>
+
+#include "codec/codec.h"
+#include "common/error.h"
+#include "index/reader.h"
+
+typedef struct tdm_hlist {
+    tdm_ilist l;
+    const tdm_codec_ops *ops;
+    const tdm_ireader *r;
+    uint64_t ndocs;
+    int bp;            /* GPU-BP: the fast unpacking */
+} tdm_hlist;
+
+/* List `term` of r (tdm_ireader_list's checks). */
+int tdm_hlist_open(tdm_hlist *h, const tdm_ireader *r, uint64_t term, tdm_err *err);
+
+static inline uint32_t tdm_hlist_block_len(const tdm_hlist *h, uint32_t b)
+{
+    return tdm_encoded_block_len(&h->l.docs, b);
+}
+
+/* Block b's docids (out has room for a block) checked as above. */
+int tdm_hlist_docs(const tdm_hlist *h, uint32_t b, uint32_t *out, tdm_err *err);
+
+/* Block b's term frequencies (tf, not tf - 1). */
+int tdm_hlist_tfs(const tdm_hlist *h, uint32_t b, uint32_t *out, tdm_err *err);
+
+#endif
