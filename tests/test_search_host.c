@@ -9,7 +9,8 @@
  * the index's parameters and others, impact scores on purpose and on an
  * impact index; edge cases (a one-posting list, k above the matches, AND
  * with an unknown term and with no document in common, AND-then-OR either
- * way, empty queries). Host answers say so: variant TDM_VARIANT_HOST, no
+ * way, empty queries; dense lists that fill the evaluator's windows, ties,
+ * k about its top k's modes). Host answers say so: variant TDM_VARIANT_HOST, no
  * launch, no byte, the device asked. The rule: at a threshold between,
  * queries at or under it go to the host and those above to the device,
  * a request naming a variant or ranges never to the host; unset, the
@@ -351,6 +352,74 @@ static void edge_cases(void **state)
     randcoll_free(&c);
 }
 
+/* Lists of 6,000 documents shaped for the evaluator's edges: term 0 every
+ * document (a window of accumulators touched whole), 1 every third, 2 every
+ * seventh, 3 one posting, 4 documents 4,090..4,200 (across a window's
+ * edge), tf 1..3 (impact scoring: ties by the thousand). */
+static void dense(randcoll *c)
+{
+    for (uint64_t i = 0; i < 5; i++) {
+        size_t n = 0;
+        for (uint32_t d = 0; d < c->ndocs; d++) {
+            int take = i == 0   ? 1
+                       : i == 1 ? d % 3 == 0
+                       : i == 2 ? d % 7 == 0
+                       : i == 3 ? d == 4095
+                                : d >= 4090 && d <= 4200;
+            if (take) {
+                c->docids[i][n] = d;
+                c->freqs[i][n++] = 1 + (d / 5) % 3;
+            }
+        }
+        c->n[i] = n;
+    }
+}
+
+/* Dense lists through every algorithm at k about the top k's modes (its
+ * heap to 64, its buffer above, cut many times at k = 10 and 100), k above
+ * the matches, BM25 and impact scores (ties broken by docid). */
+static void dense_windows(void **state)
+{
+    fixture *f = *state;
+    randcoll c;
+    randcoll_init(&c, 11, 6000, 12);
+    dense(&c);
+    both b;
+    both_open(f, write_open(&c, tdm_test_tmpdir("host_dense"), "bp128", 0, 0), &b);
+    const char *t[5];
+    for (int i = 0; i < 5; i++)
+        t[i] = c.terms[i];
+    struct {
+        tdm_search_term st[3];
+        size_t n;
+    } qs[] = {
+        {{{t[0], 0, 1}, {t[1], 0, 1}}, 2},
+        {{{t[0], 0, 1}, {t[1], 0, 1}, {t[2], 0, 2}}, 3},
+        {{{t[1], 0, 1}, {t[2], 0, 1}, {t[4], 0, 1}}, 3},
+        {{{t[0], 0, 1}}, 1},
+        {{{t[3], 0, 1}, {t[4], 0, 1}}, 2},
+        {{{t[2], 0, 1}, {t[3], 0, 1}}, 2},
+    };
+    static const int alg[] = {TDM_ALGO_OR, TDM_ALGO_AND, TDM_ALGO_AND_OR, TDM_ALGO_MAXSCORE};
+    static const uint32_t kk[] = {1, 10, 64, 65, 100, 1000, 2500, 10000};
+    for (size_t q = 0; q < sizeof qs / sizeof *qs; q++)
+        for (size_t a = 0; a < sizeof alg / sizeof *alg; a++)
+            for (size_t ki = 0; ki < sizeof kk / sizeof *kk; ki++)
+                for (int impact = 0; impact < 2; impact++) {
+                    tdm_search_options o;
+                    tdm_search_options_init(&o);
+                    o.algorithm = alg[a];
+                    o.k = kk[ki];
+                    o.scoring = impact ? TDM_SCORE_IMPACT : TDM_SCORE_AUTO;
+                    char what[96];
+                    snprintf(what, sizeof what, "dense query %zu %s k %u %s", q,
+                             tdm_algorithm_name(o.algorithm), o.k, impact ? "impact" : "bm25");
+                    check(&b, qs[q].st, qs[q].n, &o, what);
+                }
+    both_close(&b);
+    randcoll_free(&c);
+}
+
 /* The planner's rule at a threshold of 20 postings: at or under it the
  * host, above it the device; a request's variant or ranges, the device;
  * unset, the row's threshold (a one-posting query goes to the host unless
@@ -530,6 +599,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(edge_cases),
+        cmocka_unit_test(dense_windows),
         cmocka_unit_test(the_rule),
         cmocka_unit_test(batches),
         cmocka_unit_test(policies),

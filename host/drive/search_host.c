@@ -1,227 +1,436 @@
-/* The host path (search_host.h): a small query's lists decoded whole on the
- * host, ranked document at a time, its top k kept in a heap of k keys.
+/* The host path (search_host.h): a small query ranked on the host.
  *
- * OR merges the lists through a heap of their cursors ordered by (docid,
- * term), so a document's postings come out in term order and are summed in
- * that order, as the oracle's windows and the kernels sum them. AND walks
- * its shortest list and steps every other list's cursor to each of its
- * documents (the lists are short: the host path's postings are few), then
- * sums the document's postings in term order. */
+ * OR (and the pruning algorithms, whose exact answer is OR's) decodes and
+ * scores every list a block at a time (search_host_dec.h), then sums term
+ * at a time into a dense window of accumulators: for each window of
+ * docids, every term's postings in it in term order, so each document's
+ * sum is 0.0f + s_t0 + s_t1 ... in ascending term order, the kernels' order.
+ * A window's touched documents go to the top k (search_host_topk.h) and
+ * their accumulators back to 0.0f. No merge heap, no hash: a posting costs
+ * one add, one store and one flag.
+ *
+ * AND walks its lists shortest first with next-greater-or-equal cursors that
+ * skip whole blocks by their stored last docids and decode a block only when
+ * a candidate falls in it, its frequencies only when a document matched;
+ * a miss moves the shortest list's cursor to the docid that refuted it. A
+ * match sums its scores in term order. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan/search_prof.h"
 #include "search_host.h"
+#include "search_host_dec.h"
+#include "search_host_topk.h"
 #include "tandem.h"
 
-/* Postings and terms whose scratch fits on the stack (about 18 KiB): no
- * allocation for the queries the host path is for. */
-#define STACK_POSTINGS 2048u
-#define STACK_TERMS 64u
+/* Scratch that fits on the stack: no allocation for the queries the host
+ * path is for at small k. */
+#define STACK_BYTES 16384u
+/* The accumulator window: 16 KiB of floats at most (L1), at least enough for
+ * a small query's postings to share a few windows. */
+#define WIN_MAX 4096u
+#define WIN_MIN 256u
+/* Terms whose lists' views fit on the stack (about 4 KiB). */
+#define STACK_TERMS 16u
 
-/* A query's decoded lists and cursors. */
-typedef struct hlists {
+/* A query on the host: its lists, scoring, top k and scratch. */
+typedef struct hq {
     const tdm_scorer *sc;
-    const uint32_t *dl;     /* document lengths */
-    uint32_t *docs, *tfs;   /* every list back to back, in term order */
-    size_t *pos, *end;      /* [nt] each term's cursor and end in docs */
-    uint32_t *heap;         /* [nt] OR's cursors by (docid, term) */
-    size_t nt;
-} hlists;
+    const uint32_t *dl; /* document lengths */
+    tdm_hlist *lists;   /* [nt] in term order */
+    size_t nt, npost;
+    uint32_t maxbs;     /* the largest block of the lists' codecs */
+    tdm_htopk top;
+    tdm_err *err;
+} hq;
 
-/* The top k: a min-heap of the kernels' keys, the worst at h[0]. */
-typedef struct htop {
-    uint64_t *h;
-    uint32_t n, k;
-    uint64_t matched;
-} htop;
-
-static void top_down(uint64_t *h, uint32_t n, uint32_t i)
+static inline uint64_t key_of(float acc, uint32_t d)
 {
-    uint64_t v = h[i];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && h[c + 1] < h[c])
-            c++;
-        if (h[c] >= v)
-            break;
-        h[i] = h[c];
-        i = c;
+    return (uint64_t)tdm_f2u(acc) << 32 | (uint32_t)~d;
+}
+
+/* Term t's scores of n postings (score.h's float formula, tdm_score_f). */
+static void score_block(const hq *x, size_t t, const uint32_t *docs, const uint32_t *tfs,
+                        uint32_t n, float *out)
+{
+    if (x->sc->kind == TDM_SCORING_IMPACT) {
+        for (uint32_t i = 0; i < n; i++)
+            out[i] = tdm_score_f(x->sc, t, tfs[i], 0);
+        return;
     }
-    h[i] = v;
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = tdm_score_f(x->sc, t, tfs[i], x->dl[docs[i]]);
 }
 
-/* Document d scored acc: a match, kept if it ranks among the k best. */
-static void top_push(htop *t, uint32_t d, float acc)
-{
-    uint64_t key = (uint64_t)tdm_f2u(acc) << 32 | (uint32_t)~d;
-    t->matched++;
-    if (t->n < t->k) {
-        uint32_t i = t->n++;
-        for (; i > 0 && t->h[(i - 1) / 2] > key; i = (i - 1) / 2)
-            t->h[i] = t->h[(i - 1) / 2];
-        t->h[i] = key;
-    } else if (key > t->h[0]) {
-        t->h[0] = key;
-        top_down(t->h, t->n, 0);
-    }
-}
+/* ---- OR: every list decoded and scored, summed term at a time by windows */
 
-/* The heap sorted in place, best first (each step moves the worst left to
- * the end). */
-static void top_sort(htop *t)
-{
-    for (uint32_t m = t->n; m > 1; m--) {
-        uint64_t w = t->h[0];
-        t->h[0] = t->h[m - 1];
-        t->h[m - 1] = w;
-        top_down(t->h, m - 1, 0);
-    }
-}
+typedef struct orscratch {
+    uint32_t *docs;     /* [npost] every list's docids, back to back in term order */
+    float *sc;          /* [npost] their scores */
+    uint32_t *tfs;      /* [maxbs] a block's frequencies */
+    size_t *pos, *end;  /* [nt] each term's cursor and end in docs */
+    float *acc;         /* [win] 0.0f between windows */
+    uint8_t *seen;      /* [win] 0 between windows */
+    uint16_t *cand;     /* [win + 1] a window's touched documents (+ 1: each
+                           posting writes its slot before the count moves) */
+    uint32_t win;
+} orscratch;
 
-static inline float score(const hlists *l, size_t t, size_t p, uint32_t d)
-{
-    return tdm_score_f(l->sc, t, l->tfs[p], l->dl[d]);
-}
-
-/* Cursor a before cursor b: smaller docid, then smaller term. */
-static inline int cur_before(const hlists *l, uint32_t a, uint32_t b)
-{
-    uint32_t da = l->docs[l->pos[a]], db = l->docs[l->pos[b]];
-    return da < db || (da == db && a < b);
-}
-
-static void cur_down(hlists *l, uint32_t n, uint32_t i)
-{
-    uint32_t *h = l->heap, v = h[i];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && cur_before(l, h[c + 1], h[c]))
-            c++;
-        if (!cur_before(l, h[c], v))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = v;
-}
-
-/* Every document holding a term. */
-static void rank_or(hlists *l, htop *top)
-{
-    uint32_t n = 0;
-    for (size_t t = 0; t < l->nt; t++)
-        if (l->pos[t] < l->end[t])
-            l->heap[n++] = (uint32_t)t;
-    for (uint32_t i = n / 2; i-- > 0;)
-        cur_down(l, n, i);
-    while (n) {
-        uint32_t d = l->docs[l->pos[l->heap[0]]];
-        float acc = 0.0f;
-        do {
-            uint32_t t = l->heap[0];
-            acc = acc + score(l, t, l->pos[t], d);
-            if (++l->pos[t] == l->end[t])
-                l->heap[0] = l->heap[--n];
-            cur_down(l, n, 0);
-        } while (n && l->docs[l->pos[l->heap[0]]] == d);
-        top_push(top, d, acc);
-    }
-}
-
-/* Every document holding every term: the shortest list's documents, each
- * looked for in the others (cursors only move forward). */
-static void rank_and(hlists *l, htop *top)
-{
-    size_t lead = 0;
-    for (size_t t = 1; t < l->nt; t++)
-        if (l->end[t] - l->pos[t] < l->end[lead] - l->pos[lead])
-            lead = t;
-    for (size_t p = l->pos[lead]; p < l->end[lead]; p++) {
-        uint32_t d = l->docs[p];
-        int all = 1;
-        for (size_t t = 0; t < l->nt && all; t++) {
-            if (t == lead)
-                continue;
-            size_t q = l->pos[t];
-            while (q < l->end[t] && l->docs[q] < d)
-                q++;
-            l->pos[t] = q;
-            if (q == l->end[t])
-                return; /* a list ended: no later document has every term */
-            all = l->docs[q] == d;
-        }
-        if (!all)
-            continue;
-        float acc = 0.0f;
-        for (size_t t = 0; t < l->nt; t++)
-            acc = acc + score(l, t, t == lead ? p : l->pos[t], d);
-        top_push(top, d, acc);
-    }
-}
-
-/* Decodes every list of q into l (its arrays laid out in mem). */
-static int decode(const tdm_ireader *r, const tdm_query *q, hlists *l, size_t *start,
-                  tdm_err *err)
+static int decode_all(hq *x, orscratch *s)
 {
     size_t off = 0;
-    for (size_t t = 0; t < q->nterms; t++) {
-        int rc = tdm_ireader_decode(r, q->terms[t].id, l->docs + off, l->tfs + off, err);
-        if (rc)
-            return rc;
-        start[t] = off;
-        off += q->terms[t].df;
-        l->end[t] = off;
+    for (size_t t = 0; t < x->nt; t++) {
+        const tdm_hlist *h = &x->lists[t];
+        s->pos[t] = off;
+        for (uint32_t b = 0; b < h->l.nblocks; b++) {
+            uint32_t n = tdm_hlist_block_len(h, b);
+            int rc = tdm_hlist_docs(h, b, s->docs + off, x->err);
+            if (!rc)
+                rc = tdm_hlist_tfs(h, b, s->tfs, x->err);
+            if (rc)
+                return rc;
+            score_block(x, t, s->docs + off, s->tfs, n, s->sc + off);
+            off += n;
+        }
+        s->end[t] = off;
     }
     return TDM_OK;
 }
 
-/* One pass (AND or OR) from the lists' starts into top. */
-static void pass(hlists *l, const size_t *start, int and, htop *top)
+/* The documents in [lo, lo + win) of every list, summed in term order. */
+static void or_window(hq *x, orscratch *s, uint32_t lo)
 {
-    memcpy(l->pos, start, l->nt * sizeof *start);
-    top->n = 0;
-    top->matched = 0;
-    if (and)
-        rank_and(l, top);
-    else
-        rank_or(l, top);
+    uint64_t hi = (uint64_t)lo + s->win;
+    uint32_t nc = 0;
+    for (size_t t = 0; t < x->nt; t++) {
+        size_t p = s->pos[t], e = s->end[t];
+        for (; p < e && s->docs[p] < hi; p++) {
+            uint32_t o = s->docs[p] - lo; /* every cursor is at or above lo */
+            s->acc[o] = s->acc[o] + s->sc[p];
+            s->cand[nc] = (uint16_t)o;
+            nc += !s->seen[o];
+            s->seen[o] = 1;
+        }
+        s->pos[t] = p;
+    }
+    for (uint32_t c = 0; c < nc; c++) {
+        uint32_t o = s->cand[c];
+        tdm_htopk_push(&x->top, key_of(s->acc[o], lo + o));
+        s->acc[o] = 0.0f;
+        s->seen[o] = 0;
+    }
 }
 
-static int rank(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc, int alg,
-                uint32_t k, void *mem, tdm_sout *out, tdm_err *err)
+static int rank_or(hq *x, orscratch *s)
 {
-    size_t nt = q->nterms, npost = 0;
-    for (size_t t = 0; t < nt; t++)
-        npost += q->terms[t].df;
-    /* mem: docs, tfs [npost] each; pos, end, start [nt] each; heap [nt] */
-    size_t *sz = mem;
-    hlists l = {.sc = sc, .dl = tdm_ireader_doclens(r), .nt = nt};
-    l.pos = sz;
-    l.end = sz + nt;
-    size_t *start = sz + 2 * nt;
-    l.docs = (uint32_t *)(sz + 3 * nt);
-    l.tfs = l.docs + npost;
-    l.heap = l.tfs + npost;
-    int rc = decode(r, q, &l, start, err);
+    int rc = decode_all(x, s);
     if (rc)
         return rc;
-    htop top = {.h = out->keys, .k = k};
+    if (x->nt == 1) { /* one term: each document's sum is its one score */
+        for (size_t p = 0; p < s->end[0]; p++)
+            tdm_htopk_push(&x->top, key_of(0.0f + s->sc[p], s->docs[p]));
+        return TDM_OK;
+    }
+    for (uint32_t i = 0; i < s->win; i++) {
+        s->acc[i] = 0.0f;
+        s->seen[i] = 0;
+    }
+    for (;;) {
+        uint32_t lo = UINT32_MAX;
+        int any = 0;
+        for (size_t t = 0; t < x->nt; t++)
+            if (s->pos[t] < s->end[t]) {
+                uint32_t d = s->docs[s->pos[t]];
+                lo = d < lo ? d : lo;
+                any = 1;
+            }
+        if (!any)
+            return TDM_OK;
+        or_window(x, s, lo);
+    }
+}
+
+/* ---- AND: next-greater-or-equal cursors over blocks */
+
+typedef struct cursor {
+    const tdm_hlist *h;
+    uint32_t *dbuf, *fbuf;  /* [maxbs] a decoded block's docids, frequencies */
+    uint32_t blk;           /* the block the cursor is in */
+    uint32_t dblk, fblk;    /* the blocks in dbuf, fbuf (UINT32_MAX: none) */
+    uint32_t pos;           /* in blk, once decoded */
+    uint32_t last1;         /* a one-block list's last docid (it stores none) */
+} cursor;
+
+static int cursor_init(hq *x, cursor *c, const tdm_hlist *h, uint32_t *mem)
+{
+    *c = (cursor){.h = h, .dbuf = mem, .fbuf = mem + x->maxbs, .dblk = UINT32_MAX,
+                  .fblk = UINT32_MAX};
+    if (h->l.nblocks != 1)
+        return TDM_OK;
+    int rc = tdm_hlist_docs(h, 0, c->dbuf, x->err);
+    c->dblk = 0;
+    c->last1 = c->dbuf[tdm_hlist_block_len(h, 0) - 1];
+    return rc;
+}
+
+static inline uint32_t block_last(const cursor *c, uint32_t b)
+{
+    return c->h->l.block_last ? c->h->l.block_last[b] : c->last1;
+}
+
+/* The cursor at its list's first docid >= d: 1, 0 where none is, or an
+ * error. Whole blocks below d are passed undecoded. */
+static int seek(hq *x, cursor *c, uint32_t d)
+{
+    uint32_t nb = c->h->l.nblocks;
+    while (c->blk < nb && block_last(c, c->blk) < d)
+        c->blk++;
+    if (c->blk == nb)
+        return 0;
+    if (c->dblk != c->blk) {
+        int rc = tdm_hlist_docs(c->h, c->blk, c->dbuf, x->err);
+        if (rc)
+            return rc;
+        c->dblk = c->blk;
+        c->pos = 0;
+    }
+    while (c->dbuf[c->pos] < d) /* stops: the block ends at or above d */
+        c->pos++;
+    return 1;
+}
+
+static int cursor_tf(hq *x, cursor *c, uint32_t *tf)
+{
+    if (c->fblk != c->blk) {
+        int rc = tdm_hlist_tfs(c->h, c->blk, c->fbuf, x->err);
+        if (rc)
+            return rc;
+        c->fblk = c->blk;
+    }
+    *tf = c->fbuf[c->pos];
+    return TDM_OK;
+}
+
+/* AND's matches, scored a batch at a time: the document lengths gathered
+ * and the divisions done in loops of independent iterations, so that the
+ * processor overlaps their cache misses and latencies (scoring each match
+ * as it is found waits on every one in turn). */
+#define AND_BATCH 128u
+
+typedef struct matches {
+    uint32_t *doc;  /* [AND_BATCH] */
+    uint32_t *tf;   /* [AND_BATCH * nt] a match's frequencies in term order */
+    uint32_t *dl;   /* [AND_BATCH] */
+    float *s;       /* [AND_BATCH] */
+    float *acc;     /* [AND_BATCH] */
+    uint32_t n;
+} matches;
+
+/* The batch's documents, their scores summed in term order, to the top k. */
+static void and_flush(hq *x, matches *m)
+{
+    size_t nt = x->nt;
+    for (uint32_t i = 0; i < m->n; i++) {
+        m->dl[i] = x->dl[m->doc[i]];
+        m->acc[i] = 0.0f;
+    }
+    for (size_t t = 0; t < nt; t++) {
+        for (uint32_t i = 0; i < m->n; i++)
+            m->s[i] = x->sc->kind == TDM_SCORING_IMPACT
+                          ? tdm_score_f(x->sc, t, m->tf[i * nt + t], 0)
+                          : tdm_score_f(x->sc, t, m->tf[i * nt + t], m->dl[i]);
+        for (uint32_t i = 0; i < m->n; i++)
+            m->acc[i] = m->acc[i] + m->s[i];
+    }
+    for (uint32_t i = 0; i < m->n; i++)
+        tdm_htopk_push(&x->top, key_of(m->acc[i], m->doc[i]));
+    m->n = 0;
+}
+
+/* Document d, at every cursor: its frequencies into the batch. */
+static int and_match(hq *x, cursor *cs, matches *m, uint32_t d)
+{
+    uint32_t *tf = m->tf + (size_t)m->n * x->nt;
+    for (size_t t = 0; t < x->nt; t++) {
+        int rc = cursor_tf(x, &cs[t], &tf[t]);
+        if (rc)
+            return rc;
+    }
+    m->doc[m->n++] = d;
+    if (m->n == AND_BATCH)
+        and_flush(x, m);
+    return TDM_OK;
+}
+
+/* Every document holding every term, into the batch (flushed by the
+ * caller). */
+static int and_walk(hq *x, cursor *cs, const uint32_t *order, matches *m)
+{
+    cursor *lead = &cs[order[0]];
+    uint32_t want = 0;
+    for (;;) {
+        int rc = seek(x, lead, want);
+        if (rc <= 0)
+            return rc;
+        uint32_t d = lead->dbuf[lead->pos], next = d;
+        for (size_t j = 1; j < x->nt && next == d; j++) {
+            cursor *c = &cs[order[j]];
+            if ((rc = seek(x, c, d)) <= 0)
+                return rc; /* a list ended: no later document has every term */
+            next = c->dbuf[c->pos];
+        }
+        if (next == d) {
+            if ((rc = and_match(x, cs, m, d)))
+                return rc;
+            if (d == UINT32_MAX)
+                return TDM_OK;
+            next = d + 1;
+        }
+        want = next;
+    }
+}
+
+static int rank_and(hq *x, cursor *cs, uint32_t *order, uint32_t *mem)
+{
+    size_t nt = x->nt;
+    for (size_t t = 0; t < nt; t++) {
+        int rc = cursor_init(x, &cs[t], &x->lists[t], mem + 2 * t * x->maxbs);
+        if (rc)
+            return rc;
+        size_t i = t; /* order: terms by df, shortest first */
+        for (; i > 0 && x->lists[order[i - 1]].l.df > x->lists[t].l.df; i--)
+            order[i] = order[i - 1];
+        order[i] = (uint32_t)t;
+    }
+    uint32_t *b = mem + 2 * nt * x->maxbs;
+    matches m = {.doc = b, .dl = b + AND_BATCH, .s = (float *)(b + 2 * AND_BATCH),
+                 .acc = (float *)(b + 3 * AND_BATCH), .tf = b + 4 * AND_BATCH};
+    int rc = and_walk(x, cs, order, &m);
+    if (rc < 0)
+        return rc;
+    and_flush(x, &m);
+    return TDM_OK;
+}
+
+/* ---- one query */
+
+/* Scratch of a query, carved from one block: sizes first (mem NULL), then
+ * the pointers. */
+typedef struct carve {
+    char *mem;
+    size_t at;
+} carve;
+
+static void *take(carve *c, size_t bytes)
+{
+    void *p = c->mem ? c->mem + c->at : NULL;
+    c->at += (bytes + 15) & ~(size_t)15;
+    return p;
+}
+
+typedef struct scratch {
+    uint64_t *topk;
+    cursor *cs;
+    uint32_t *order, *blocks;
+    orscratch o;
+} scratch;
+
+static void lay_out(carve *c, const hq *x, uint32_t k, int and, int or, scratch *s)
+{
+    size_t nt = x->nt;
+    s->topk = take(c, tdm_htopk_words(k) * sizeof *s->topk);
+    if (and) {
+        s->cs = take(c, nt * sizeof *s->cs);
+        s->order = take(c, nt * sizeof *s->order);
+        s->blocks = take(c, (2 * nt * x->maxbs + (4 + nt) * AND_BATCH) * sizeof *s->blocks);
+    }
+    if (or) {
+        orscratch *o = &s->o;
+        o->docs = take(c, x->npost * sizeof *o->docs);
+        o->sc = take(c, x->npost * sizeof *o->sc);
+        o->tfs = take(c, x->maxbs * sizeof *o->tfs);
+        o->pos = take(c, nt * sizeof *o->pos);
+        o->end = take(c, nt * sizeof *o->end);
+        uint32_t w = WIN_MIN;
+        while (w < WIN_MAX && w < x->npost)
+            w *= 2;
+        o->win = nt > 1 ? w : 0;
+        o->acc = take(c, o->win * sizeof *o->acc);
+        o->seen = take(c, o->win * sizeof *o->seen);
+        o->cand = take(c, (o->win + 1) * sizeof *o->cand);
+    }
+}
+
+static int rank(hq *x, const tdm_query *q, int alg, scratch *s, tdm_sout *out)
+{
     /* AND needs every term: on a shard, one without postings here is
        absent from q (query.h), and no document matches */
-    int and = alg == TDM_ALGO_AND || alg == TDM_ALGO_AND_OR;
-    if (!(and && q->absent))
-        pass(&l, start, and, &top);
-    if (alg == TDM_ALGO_AND_OR && top.matched < k) /* the OR pass the device runs then */
-        pass(&l, start, 0, &top);
-    top_sort(&top);
-    out->n = top.n;
-    out->total = top.matched > UINT32_MAX ? UINT32_MAX : (uint32_t)top.matched;
+    int and = alg == TDM_ALGO_AND || alg == TDM_ALGO_AND_OR, rc = TDM_OK;
+    if (and && !q->absent)
+        rc = rank_and(x, s->cs, s->order, s->blocks);
+    if (!rc && (!and || (alg == TDM_ALGO_AND_OR && x->top.matched < x->top.k))) {
+        tdm_htopk_reset(&x->top); /* the OR pass the device runs then */
+        rc = rank_or(x, &s->o);
+    }
+    if (rc)
+        return rc;
+    out->n = tdm_htopk_finish(&x->top, out->keys);
+    out->total = x->top.matched > UINT32_MAX ? UINT32_MAX : (uint32_t)x->top.matched;
     return TDM_OK;
+}
+
+/* The query's lists opened into x->lists, and the largest block among
+ * their codecs. */
+static int open_lists(hq *x, const tdm_ireader *r, const tdm_query *q)
+{
+    for (size_t t = 0; t < x->nt; t++) {
+        int rc = tdm_hlist_open(&x->lists[t], r, q->terms[t].id, x->err);
+        if (rc)
+            return rc;
+        uint32_t bs = x->lists[t].l.docs.block_size;
+        x->maxbs = bs > x->maxbs ? bs : x->maxbs;
+    }
+    return TDM_OK;
+}
+
+static int run_lists(hq *x, const tdm_query *q, int alg, uint32_t k, tdm_sout *out)
+{
+    int and = alg == TDM_ALGO_AND || alg == TDM_ALGO_AND_OR;
+    int or = alg != TDM_ALGO_AND;
+    scratch s;
+    carve c = {0};
+    lay_out(&c, x, k, and, or, &s);
+    _Alignas(16) char stack[STACK_BYTES];
+    c.mem = c.at <= sizeof stack ? stack : malloc(c.at);
+    if (!c.mem)
+        return tdm_err_set(x->err, TDM_ERR_NOMEM, "search: out of host memory for %zu "
+                           "postings", x->npost);
+    c.at = 0;
+    lay_out(&c, x, k, and, or, &s);
+    tdm_htopk_init(&x->top, k, s.topk);
+    int rc = rank(x, q, alg, &s, out);
+    if (c.mem != stack)
+        free(c.mem);
+    return rc;
+}
+
+static int run(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc, int alg,
+               uint32_t k, tdm_sout *out, tdm_err *err)
+{
+    hq x = {.sc = sc, .dl = tdm_ireader_doclens(r), .nt = q->nterms, .err = err};
+    for (size_t t = 0; t < x.nt; t++)
+        x.npost += q->terms[t].df;
+    tdm_hlist few[STACK_TERMS];
+    x.lists = x.nt <= STACK_TERMS ? few : malloc(x.nt * sizeof *x.lists);
+    if (!x.lists)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search: out of host memory for %zu terms",
+                           x.nt);
+    int rc = open_lists(&x, r, q);
+    if (!rc)
+        rc = run_lists(&x, q, alg, k, out);
+    if (x.lists != few)
+        free(x.lists);
+    return rc;
 }
 
 int tdm_search_host(const tdm_ireader *r, const tdm_query *q, const tdm_score_params *sp,
@@ -233,22 +442,8 @@ int tdm_search_host(const tdm_ireader *r, const tdm_query *q, const tdm_score_pa
         return TDM_OK;
     tdm_scorer sc;
     int rc = tdm_scorer_init(&sc, r, q, sp, err);
-    if (rc)
-        return rc;
-    size_t nt = q->nterms, npost = 0;
-    for (size_t t = 0; t < nt; t++)
-        npost += q->terms[t].df;
-    size_t stack[(3 * STACK_TERMS * sizeof(size_t) + (2 * STACK_POSTINGS + STACK_TERMS) * 4) /
-                 sizeof(size_t)];
-    size_t bytes = 3 * nt * sizeof(size_t) + (2 * npost + nt) * 4;
-    void *mem = bytes <= sizeof stack ? (void *)stack : malloc(bytes);
-    if (!mem)
-        rc = tdm_err_set(err, TDM_ERR_NOMEM, "search: out of host memory for %zu postings",
-                         npost);
-    else
-        rc = rank(r, q, &sc, alg, k, mem, out, err);
-    if (mem != (void *)stack)
-        free(mem);
+    if (!rc)
+        rc = run(r, q, &sc, alg, k, out, err);
     tdm_scorer_free(&sc);
     return rc;
 }

@@ -6,12 +6,15 @@
  * scoring a posting on the host costs a few ns.
  *
  * The answer is the oracle's (tools/harness/oracle.h, float mode) bit for
- * bit, and so the kernels': every list decoded whole (the index reader's
- * checked decoder), every posting scored with score.h's device-exact float
- * formula, a document's contributions summed from 0.0f in the query's term
- * order (ascending lexicon id), the exact top k kept in a bounded heap of
- * keys ordered as the kernels' (score bits << 32 | ~docid: score
- * descending, then docid ascending). */
+ * bit, and so the kernels': lists decoded a block at a time and checked as
+ * the index reader's decoder checks them (search_host_dec.h), every posting
+ * scored with score.h's device-exact float formula, a document's
+ * contributions summed from 0.0f in the query's term order (ascending
+ * lexicon id), the exact top k of keys ordered as the kernels' (score bits
+ * << 32 | ~docid: score descending, then docid ascending;
+ * search_host_topk.h). Measured on a 2-core EPYC VM (200k documents,
+ * bp128): about 4 ns a posting for OR and the pruning algorithms at k = 10,
+ * 4-6 ns for AND, 9-10 ns for OR at k = 1000. */
 #ifndef TDM_DRIVE_SEARCH_HOST_H
 #define TDM_DRIVE_SEARCH_HOST_H
 
