@@ -4,7 +4,8 @@
  * more run as device batches (search_batch_dev.c), the others alone through
  * the single-query path (tdm_search_dev_run), which is also what OR, WAND,
  * BMW and MaxScore with k above the tuning table's batch_max_k take (the
- * plan's `alone`). Ranked AND batches at any
+ * plan's `alone`), and OR queries of the row's or_alone_terms or more; those
+ * run together at the end, several at once (search_alone.c). Ranked AND batches at any
  * k (Wu's mapping: k sizes only the merge); AND-then-OR runs its AND pass
  * as an AND batch and then, for the queries that found fewer than k
  * documents, an OR pass (batched within batch_max_k), which is what the
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "search.h"
+#include "search_alone.h"
 #include "search_batch_dev.h"
 #include "runtime/serial.h"
 #include "runtime/tune_table.h"
@@ -39,29 +41,6 @@ static uint64_t max_postings(const tdm_device *d)
     return m;
 }
 
-/* Errors that end the whole batch (the others belong to one query): a
- * device batch's bug cannot be pinned on one of its queries either. */
-static int fatal(int rc)
-{
-    return tdm_err_reach(rc) != TDM_REACH_REQUEST;
-}
-
-/* Query `it` alone through the single path with algorithm salg. */
-static int run_alone(const struct tdm_search *s, tdm_sbq *it, int salg, tdm_err *err)
-{
-    /* the block bounds where the preparation left them (only pruning reads
-       them; made already where the run was planned alone: search_run.c) */
-    int rc = tdm_search_salg_prunes(salg) ? tdm_sprep_bounds_fill(&it->p, &it->err) : TDM_OK;
-    if (rc == TDM_OK)
-        rc = tdm_search_dev_run(&s->dev[it->pl.dev], &it->p, s->ndocs, &it->pl, salg, it->k,
-                                &it->so, &it->err);
-    it->batch = 1;
-    if (rc && fatal(rc))
-        return tdm_err_copy(err, &it->err);
-    it->rc = rc;
-    return TDM_OK;
-}
-
 /* Whether item it has device work in this run: not an error, not empty,
  * not answered on the host (a plan made again for its lane's device may
  * say host: search_run.c answers it there). */
@@ -70,9 +49,20 @@ static int on_device(const tdm_sbq *it)
     return it->run && !it->rc && !it->pl.host;
 }
 
-static int batchable(const tdm_sbq *it)
+/* The terms from which an OR query runs alone on its device, 0 never:
+ * TANDEM_BATCH_OR_ALONE_TERMS, else the row's (tune_table.h says why). */
+static uint32_t or_alone_terms(const tdm_sdev *sd)
 {
-    return !it->pl.alone; /* the plan's (k above the row's batch_max_k) */
+    uint32_t t = tdm_settings_tuning(sd->d->settings)->batch_or_alone_terms;
+    return t ? t : tdm_tune_row_of(&sd->d->info)->or_alone_terms;
+}
+
+static int batchable(const struct tdm_search *s, const tdm_sbq *it)
+{
+    if (it->pl.alone) /* the plan's (k above the row's batch_max_k) */
+        return 0;
+    uint32_t t = it->salg == TDM_SALG_OR ? or_alone_terms(&s->dev[it->pl.dev]) : 0;
+    return !t || it->p.nt < t; /* a long OR query: its own ranges and merge */
 }
 
 static int same_launches(const tdm_sbq *a, const tdm_sbq *b)
@@ -122,7 +112,7 @@ static int run_group(const struct tdm_search *s, tdm_sbq **g, size_t n, int salg
     while (i < n) {
         size_t j = batch_end(s, g, n, i, zr);
         if (j - i == 1) {
-            int rc = run_alone(s, g[i], salg_alone, err);
+            int rc = tdm_search_alone_run(s, g[i], salg_alone, err);
             if (rc)
                 return rc;
             i = j;
@@ -133,14 +123,14 @@ static int run_group(const struct tdm_search *s, tdm_sbq **g, size_t n, int salg
                                       salg, g[i]->k, &e);
         /* a list cache too small for the batch's lists together: each alone */
         int cache_full = rc == TDM_ERR_DEVICE_MEMORY && s->dev[g[i]->pl.dev].res.cache;
-        if (rc && fatal(rc) && !cache_full) {
+        if (rc && tdm_search_fatal(rc) && !cache_full) {
             tdm_err_copy(err, &e);
             tdm_err_clear(&e);
             return rc;
         }
         tdm_err_clear(&e);
         for (size_t q = i; rc && q < j; q++) {
-            int r2 = run_alone(s, g[q], g[q]->salg, err);
+            int r2 = tdm_search_alone_run(s, g[q], g[q]->salg, err);
             if (r2)
                 return r2;
         }
@@ -174,7 +164,7 @@ static int run_and_or(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err
     if (or_batch)
         rc = run_group(s, g, m, TDM_SALG_OR, TDM_SALG_OR, err);
     for (size_t i = 0; rc == TDM_OK && !or_batch && i < m; i++)
-        rc = run_alone(s, g[i], TDM_SALG_OR, err);
+        rc = tdm_search_alone_run(s, g[i], TDM_SALG_OR, err);
     for (size_t i = 0; i < m; i++) {
         g[i]->so.launches += and_pass[i].launches;
         g[i]->so.bytes_up += and_pass[i].bytes_up;
@@ -184,30 +174,40 @@ static int run_and_or(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err
     return rc;
 }
 
+/* The groups of two or more as device batches, in the items' order; then
+ * the queries alone (the plan's, long OR, groups of one) together, several
+ * at once (search_alone.h). */
 static int dev_batches(const struct tdm_search *s, tdm_sbq *const *items, size_t n, tdm_err *err)
 {
-    tdm_sbq **g = malloc((n ? n : 1) * sizeof *g);
+    tdm_sbq **g = malloc((n ? n : 1) * sizeof *g), **alone = malloc((n ? n : 1) * sizeof *alone);
     char *done = calloc(n ? n : 1, 1);
-    int rc = g && done ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
+    size_t na = 0;
+    int rc = g && alone && done ? TDM_OK : tdm_err_set(err, TDM_ERR_NOMEM, "out of memory");
     for (size_t i = 0; rc == TDM_OK && i < n; i++) {
         tdm_sbq *it = items[i];
         if (done[i] || !on_device(it))
             continue;
-        if (!batchable(it)) {
-            rc = run_alone(s, it, it->salg, err);
+        if (!batchable(s, it)) {
+            alone[na++] = it;
             continue;
         }
         size_t m = 0;
         for (size_t j = i; j < n; j++)
-            if (!done[j] && on_device(items[j]) && batchable(items[j]) &&
+            if (!done[j] && on_device(items[j]) && batchable(s, items[j]) &&
                 same_launches(it, items[j])) {
                 g[m++] = items[j];
                 done[j] = 1;
             }
-        rc = it->salg == TDM_SALG_AND_OR ? run_and_or(s, g, m, err)
-                                         : run_group(s, g, m, it->salg, it->salg, err);
+        if (m == 1) /* as run_group and run_and_or would: alone, its own algorithm */
+            alone[na++] = it;
+        else
+            rc = it->salg == TDM_SALG_AND_OR ? run_and_or(s, g, m, err)
+                                             : run_group(s, g, m, it->salg, it->salg, err);
     }
+    if (rc == TDM_OK)
+        rc = tdm_search_alone_all(s, alone, na, err);
     free(g);
+    free(alone);
     free(done);
     return rc;
 }

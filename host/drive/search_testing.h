@@ -14,6 +14,13 @@
  * back. Process-wide; meant to be set while no search runs. */
 void tdm_search_batch_limit_force(uint64_t limit);
 
+/* The runs alone of a batch call's queries (search_alone.c) of exactly
+ * `nterms` distinct known terms fail with `code` (TDM_ERR_*) instead of
+ * running: a query's own error (TDM_ERR_CORRUPT, say) or one that ends the
+ * call (TDM_ERR_OPENCL); nterms 0 gives the default back. Process-wide;
+ * meant to be set while no search runs. */
+void tdm_search_alone_fail_force(uint32_t nterms, int code);
+
 /* One query of terms on the planner's device in the caller's thread
  * (public errors, as tdm_search_terms): prepared and run as a lane runs
  * it, without the scheduler (search_run.c); the oracle test_sched compares

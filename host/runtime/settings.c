@@ -213,6 +213,10 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_BATCH_QUEUE", on_off, &t->batch_queue, err);
     if (rc == TDM_OK)
+        rc = resolve_u32("TANDEM_BATCH_ALONE_THREADS", 1, 64, &t->batch_alone_threads, err);
+    if (rc == TDM_OK)
+        rc = resolve_u32("TANDEM_BATCH_OR_ALONE_TERMS", 1, 65536, &t->batch_or_alone_terms, err);
+    if (rc == TDM_OK)
         rc = resolve_bounds_cache(t, err);
     if (rc == TDM_OK)
         rc = resolve_staging(t, err);
@@ -697,6 +701,12 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_BATCH_QUEUE", "tuning",
      "on or off: compressed batches as a queue of ranges taken longest first by a few "
      "work-items (on for every device but GPUs)"},
+    {"TANDEM_BATCH_ALONE_THREADS", "tuning",
+     "host threads running a batch call's lone queries (OR, WAND, BMW, MaxScore above k = "
+     "128; long OR) at once on a device, 1 to 64 (GPU 4, CPU 2)"},
+    {"TANDEM_BATCH_OR_ALONE_TERMS", "tuning",
+     "terms from which an OR query of a batch call runs alone instead of in a device batch, 1 "
+     "to 65536, above 1024 never (24)"},
     {"TANDEM_BOUNDS_CACHE_MB", "tuning",
      "MiB of a search handle's cache of bounds for other k1, b; 0: no cache (64)"},
     {"TANDEM_STAGING", "tuning",

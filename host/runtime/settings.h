@@ -88,6 +88,9 @@ typedef struct tdm_tuning {
     int batch_and;           /* TANDEM_BATCH_AND: 0 or TDM_TUNE_AND_* */
     int batch_bounds;        /* TANDEM_BATCH_BOUNDS: 0 or TDM_TUNE_BOUNDS_* */
     int batch_queue;         /* TANDEM_BATCH_QUEUE: TDM_TUNE_RULE, _OFF or _ON */
+    uint32_t batch_alone_threads;  /* TANDEM_BATCH_ALONE_THREADS: 0, else 1 .. 64 */
+    uint32_t batch_or_alone_terms; /* TANDEM_BATCH_OR_ALONE_TERMS: 0, else 1 .. 65536
+                                      (above TDM_SEARCH_MAX_TERMS: never) */
     int bounds_cache_set;    /* 1: TANDEM_BOUNDS_CACHE_MB gave bounds_cache_mb */
     size_t bounds_cache_mb;  /* a search handle's bounds cache, 0: none */
     unsigned staging_workers;  /* TANDEM_STAGING: 0, else 1 .. _STAGING_WORKERS_MAX */

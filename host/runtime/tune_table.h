@@ -133,6 +133,13 @@ typedef struct tdm_tune_row {
     uint32_t batch_merge_keys; /* a query's heap slots (ranges x room) at most, 0 any:
                                   its merge is one work-group's */
     int batch_queue;         /* compressed batches through the queue kernel */
+    uint32_t alone_threads;  /* a batch call's queries that run alone (the plan's alone,
+                                long OR) at once on host threads, on one device:
+                                one's host work beside another's device work
+                                (drive/search_alone.c; TANDEM_BATCH_ALONE_THREADS) */
+    uint32_t or_alone_terms; /* an OR query of this many terms or more runs alone in
+                                a batch call, 0 never (drive/search_batch.c;
+                                TANDEM_BATCH_OR_ALONE_TERMS) */
     /* ---- device residency (resident/) */
     int decode_variant;      /* TDM_TUNE_DECODE_GROUP or _SERIAL (settings.h) */
     int staging;             /* uploads through pinned staging buffers (stager.c) */
@@ -192,6 +199,38 @@ typedef struct tdm_tune_row {
  * BMW 5,716; uniCOIL's shorter queries: OR 278, MaxScore 248. A CPU
  * (PoCL, 16 cores): MaxScore 12,983 against OR 14,789 on SPLADE++: never. */
 #define TDM_TUNE_AUTO_OR_MIN_TERMS_GPU 24u
+
+/* A batch call's queries that run alone (alone_threads): on a GPU a query
+ * alone is mostly host work (its launches, uploads, the download's wait)
+ * around a short device run, and a batch ran them one after the other with
+ * the device idle between: H200, 1M documents, MaxScore k 1,000 in batches
+ * reached 0.72x PISA's 16 threads while one query alone is 9x PISA's one
+ * thread. Several at once overlap one's host work with another's device
+ * work (one in-order queue: the device's commands stay in turn); 4 on a
+ * GPU, unmeasured (sweep TANDEM_BATCH_ALONE_THREADS: 1, 2, 4, 8).
+ * CPU (PoCL, the 2-core build VM, shared, so +-20 % from run to run):
+ * 300k documents, 1,200 queries of .gl/q.txt, k 1,000, batches of 256,
+ * median q/s of 5 alternating runs at 1 / 2 / 4 threads: MaxScore 950 /
+ * 1,030 / 992, BMW 788 / 812 / 821; 50k SPLADE-shaped documents, 300
+ * SPLADE++ queries, OR k 10 (alone: or_alone_terms), batches of 100, 4 runs
+ * at 1 / 2: 156 / 164. Never worse at 2, within the noise: 2 (a query's
+ * merge is one work-group, one core). */
+#define TDM_TUNE_ALONE_THREADS_GPU 4u
+#define TDM_TUNE_ALONE_THREADS_CPU 2u
+
+/* An OR query of many terms in a batch call alone (or_alone_terms): a
+ * device batch's ranges and merge suit short queries. GPU: learned sparse
+ * queries (SPLADE++, ~44 terms) on an H200, 1M documents: OR one query at
+ * a time 2,153 q/s, in batches of 500 759 q/s (issue 30); from the row's
+ * auto_or_min_terms (24), unmeasured between (sweep
+ * TANDEM_BATCH_OR_ALONE_TERMS: 8, 16, 24, 32, 65536 for never). CPU
+ * (PoCL, 2 cores): 50k SPLADE-shaped documents, 300 SPLADE++ queries, OR
+ * k 10, batches of 100, q/s over 7 alternating runs: in device batches
+ * 109-123 (median 112), alone 112-176 (median 146); the terabyte05-like
+ * queries of .gl/q.txt (2-6 terms), OR k 10, batches of 256: all alone
+ * (1) against never, 634-792 against 581-792, no difference: 24 too. */
+#define TDM_TUNE_OR_ALONE_TERMS_GPU 24u
+#define TDM_TUNE_OR_ALONE_TERMS_CPU 24u
 
 /* The host path's threshold (host_max_postings) by kind: a query whose
  * lists hold at most this many postings (their df summed, from the
@@ -289,6 +328,8 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
         .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
+        .alone_threads = TDM_TUNE_ALONE_THREADS_GPU,                                           \
+        .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_GPU,                                         \
         .decode_variant = TDM_TUNE_DECODE_GROUP,                                               \
         .staging = stg, .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_GPU,                 \
         .auto_or_min_terms = TDM_TUNE_AUTO_OR_MIN_TERMS_GPU,                                 \
@@ -331,6 +372,8 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .and_batched = 0, .and_long_fraction = 0, .zr_words = 1u << 24, .zr_layout = 0,       \
         .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32, .batch_max_k = 128, \
         .and_wu_k = 128, .batch_ranges_per_cu = 4, .batch_min_rlen = 1, .batch_queue = 1,      \
+        .alone_threads = TDM_TUNE_ALONE_THREADS_CPU,                                           \
+        .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_CPU,                                         \
         .decode_variant = decode, .staging = 0,                                                \
         .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_CPU,                                 \
         .host_max_postings = TDM_TUNE_HOST_MAX_POSTINGS_CPU                                    \
