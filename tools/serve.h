@@ -137,7 +137,7 @@ typedef struct tdm_serve {
     /* set before `ready`, then read-only */
     tdm_engine *e;
     tdm_index *ix;
-    tdm_search *s;         /* for /health's lanes and /metrics (tandem-mpi: rank 0's first shard) */
+    tdm_search *s;         /* /health's lanes, /metrics (tandem-mpi: NULL, the backend's hooks) */
     tdm_serve_backend be;  /* where queries go (tdm_serve_backend_local: to s) */
     atomic_int ready;      /* the index is resident: searches are answered */
     atomic_int stopping;   /* a signal came: new requests get 503 */

@@ -181,7 +181,8 @@ static int lanes_alive(tdm_serve *sv, int *n)
 }
 
 /* 200 {"status": "ready", ...} when searches can be answered, else 503
- * with the reason: loading, stopping, or every lane dead. */
+ * with the reason: loading, stopping, or every lane dead (or the
+ * backend's answer, where it gives one). */
 static enum MHD_Result health(tdm_serve *sv, struct MHD_Connection *c, conn_req *rq)
 {
     int stopping = atomic_load(&sv->stopping), ready = atomic_load(&sv->ready);
@@ -193,6 +194,11 @@ static enum MHD_Result health(tdm_serve *sv, struct MHD_Connection *c, conn_req 
                                       stopping ? "the server is shutting down"
                                                : "the index is loading",
                                       "uptime_seconds", up));
+    if (sv->be.health) { /* tandem-mpi serve: every rank's shards (mpi_health.c) */
+        int st = 503;
+        json_t *j = sv->be.health(sv->be.ctx, up, &st);
+        return j ? respond_json(sv, c, rq, st, j) : MHD_NO;
+    }
     int n, alive = lanes_alive(sv, &n);
     if (n > 0 && alive == 0) {
         char why[128];

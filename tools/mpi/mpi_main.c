@@ -60,11 +60,14 @@ static void usage(void)
            "  --limit N        the first N queries only\n"
            "both:\n"
            "  --batch N        queries a message carries, 1..65536 (default 64)\n"
-           "  --timeout S      seconds rank 0 waits for a rank's answer to a batch\n"
-           "                   (default 300): then the job ends naming the rank\n"
+           "  --timeout S, --rank-timeout S\n"
+           "                   seconds rank 0 waits for a rank's answer to a batch or a\n"
+           "                   probe (default 300): then the job ends naming the rank\n"
+           "                   (serve: --rank-timeout; its --timeout is tandem serve's)\n"
            "  --open-timeout S the same for opening shards and engines (default 900)\n"
            "serve: 'tandem serve's HTTP API on rank 0 over every shard; a request is\n"
-           "  one round of every rank; SIGINT or SIGTERM to rank 0 drains and stops.\n"
+           "  one round of every rank; /health and /metrics cover every rank's shards\n"
+           "  (a probe between rounds); SIGINT or SIGTERM to rank 0 drains and stops.\n"
            "  Its options as 'tandem serve' (--listen, --token-file, --max-*, --drain).\n"
            "search options (run's and bench's; serve's defaults):\n%s",
            tdm_cli_search_help);
@@ -123,6 +126,9 @@ static int parse_mode_opt(int argc, char **argv, int *i, tmpi_opts *o)
         o->limit = u;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--timeout"))) {
         if (tdm_cli_real(C, "--timeout", v, 0, 1, 1e6, &o->timeout_s))
+            return -1;
+    } else if ((v = tdm_cli_opt(argc, argv, i, "--rank-timeout"))) {
+        if (tdm_cli_real(C, "--rank-timeout", v, 0, 1, 1e6, &o->timeout_s))
             return -1;
     } else if ((v = tdm_cli_opt(argc, argv, i, "--open-timeout"))) {
         if (tdm_cli_real(C, "--open-timeout", v, 0, 1, 1e6, &o->open_timeout_s))
@@ -260,6 +266,7 @@ int main(int argc, char **argv)
         pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     }
     rc = tmpi_shards_open(&c);
+    c.opened_at = tdm_cli_now();
     if (rc == 0 && c.rank == 0) {
         rc = !strcmp(o.mode, "run")     ? tmpi_run(&c)
              : !strcmp(o.mode, "serve") ? tmpi_serve(&c)

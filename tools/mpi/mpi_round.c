@@ -20,8 +20,6 @@
 #include "sched/partition.h"
 #include "tmpi.h"
 
-enum { OP_STOP = 0, OP_BATCH = 1 };
-
 void tmpi_answer_free(tmpi_answer *a)
 {
     for (uint32_t h = 0; a->hits && h < a->n; h++)
@@ -72,7 +70,7 @@ static int unpack_batch(tmpi_rd *rd, uint32_t *op, tdm_search_options *o,
     tmpi_get(rd, &o->b, sizeof(double));
     *nq = tmpi_get_u32(rd);
     *qs = NULL;
-    if (rd->bad || *op != OP_BATCH)
+    if (rd->bad || *op != TMPI_OP_BATCH)
         return rd->bad ? -1 : 0;
     if (*nq > rd->n || !(*qs = calloc(*nq ? *nq : 1, sizeof **qs)))
         return -1;
@@ -189,6 +187,8 @@ static void answer(tmpi_ctx *c, const tdm_search_query *qs, uint32_t nq,
     for (uint32_t s = 0; rc == TDM_OK && nq && s < c->nmine; s++)
         if ((rc = tdm_search_batch(c->sh[s], qs, nq, &o, res + (size_t)s * nq)) != TDM_OK)
             snprintf(msg, sizeof msg, "%s.%u: %s", c->o->prefix, c->mine[s], tdm_last_error());
+        else
+            tmpi_probe_observe(c, s, res + (size_t)s * nq, nq);
     tmpi_put_u32(b, rc == TDM_OK ? 0u : 1u);
     tmpi_put_str(b, msg);
     for (uint32_t i = 0; rc == TDM_OK && i < nq; i++)
@@ -209,17 +209,22 @@ int tmpi_serve_rounds(tmpi_ctx *c)
         uint32_t op = 0, nq = 0;
         tdm_search_options ro = c->o->so;
         tdm_search_query *qs = NULL;
-        if (unpack_batch(&rd, &op, &ro, &qs, &nq)) {
+        tmpi_buf b = {0};
+        if (n >= sizeof op && (memcpy(&op, m, sizeof op), op == TMPI_OP_PROBE)) {
+            rd.at = sizeof op;
+            tmpi_probe_answer(c, &rd, &b); /* between rounds: /health, /metrics */
+        } else if (unpack_batch(&rd, &op, &ro, &qs, &nq) ||
+                   (op != TMPI_OP_BATCH && op != TMPI_OP_STOP)) {
             free_queries(qs, nq);
             free(m);
             tmpi_fail(c, "rank %d: a malformed message from rank 0", c->rank);
             return 1;
         }
         free(m);
-        if (op == OP_STOP)
+        if (op == TMPI_OP_STOP)
             return ro.algorithm; /* the job's exit status */
-        tmpi_buf b = {0};
-        answer(c, qs, nq, &ro, &b);
+        if (op == TMPI_OP_BATCH)
+            answer(c, qs, nq, &ro, &b);
         free_queries(qs, nq);
         int rc = b.nomem ? -1 : tmpi_gather(c, b.p, b.n, 0, NULL, NULL, NULL);
         free(b.p);
@@ -235,15 +240,13 @@ int tmpi_stop(tmpi_ctx *c, int status)
     tmpi_buf b = {0};
     tdm_search_options o = c->o->so;
     o.algorithm = status;
-    pack_batch(&b, OP_STOP, &o, NULL, 0);
+    pack_batch(&b, TMPI_OP_STOP, &o, NULL, 0);
     int rc = b.nomem ? -1 : tmpi_bcast(c, b.p, b.n, c->o->timeout_s);
     free(b.p);
     return rc;
 }
 
-/* Rank r's answers (rd) parsed into per[r * n + i]: 0, or 1 after naming
- * the rank's error. */
-static int read_rank(tmpi_ctx *c, int r, tmpi_rd *rd, size_t n, uint32_t k, tmpi_answer *per)
+int tmpi_read_status(tmpi_ctx *c, int r, tmpi_rd *rd)
 {
     uint32_t bad = tmpi_get_u32(rd);
     char *msg = tmpi_get_str(rd);
@@ -253,6 +256,15 @@ static int read_rank(tmpi_ctx *c, int r, tmpi_rd *rd, size_t n, uint32_t k, tmpi
         return 1;
     }
     free(msg);
+    return 0;
+}
+
+/* Rank r's answers (rd) parsed into per[r * n + i]: 0, or 1 after naming
+ * the rank's error. */
+static int read_rank(tmpi_ctx *c, int r, tmpi_rd *rd, size_t n, uint32_t k, tmpi_answer *per)
+{
+    if (tmpi_read_status(c, r, rd))
+        return 1;
     for (size_t i = 0; !rd->bad && i < n; i++) {
         tmpi_answer *a = &per[(size_t)r * n + i];
         a->status = (int)tmpi_get_u32(rd);
@@ -308,7 +320,9 @@ int tmpi_round_o(tmpi_ctx *c, const tmpi_query *q, size_t n, const tdm_search_op
                  tmpi_answer *a)
 {
     tmpi_buf down = {0}, up = {0};
-    pack_batch(&down, OP_BATCH, o, q, n);
+    double t_round = MPI_Wtime();
+    pack_batch(&down, TMPI_OP_BATCH, o, q, n);
+    tmpi_expect_all(c);
     if (down.nomem || tmpi_bcast(c, down.p, down.n, c->o->timeout_s)) {
         free(down.p);
         tmpi_fail(c, "cannot send a batch");
@@ -344,6 +358,8 @@ int tmpi_round_o(tmpi_ctx *c, const tmpi_query *q, size_t n, const tdm_search_op
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = merge_query(c, per, n, i, o->k, &a[i]);
     c->merge_s += MPI_Wtime() - t0;
+    c->round_s += MPI_Wtime() - t_round;
+    c->round_queries += n;
     for (size_t j = 0; per && j < (size_t)c->size * n; j++)
         tmpi_answer_free(&per[j]);
     free(per);

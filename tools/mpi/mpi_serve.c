@@ -8,14 +8,20 @@
  * the whole) and wakes its thread; the other ranks answer rounds as for
  * run and bench (tmpi_serve_rounds).
  *
+ * /health and /metrics ask the main thread for a probe of every rank's
+ * shards (mpi_probe.c), run between two requests' rounds, and wait for it
+ * at most TMPI_STATUS_WAIT_S (mpi_health.c, mpi_metrics.c say what they
+ * answer when it is not done by then).
+ *
  * Faults: a rank that fails a round answers that request 503 naming the
- * rank and shard (the job goes on); a rank that stops answering past
- * --timeout fails every request waiting with 503, then the job ends
- * (tmpi_abort); nothing waits for ever. SIGINT or SIGTERM on rank 0 stops
- * taking requests (503), answers those in flight (up to --drain seconds),
- * then stops every rank. */
+ * rank and shard (the job goes on); a rank that stops answering a round
+ * or a probe past --rank-timeout fails every request waiting with 503,
+ * then the job ends (tmpi_abort); nothing waits for ever. SIGINT or SIGTERM
+ * on rank 0 stops taking requests (503), answers those in flight (up to
+ * --drain seconds), then stops every rank. */
 #ifdef TANDEM_HAVE_MICROHTTPD
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,15 +47,23 @@ typedef struct job {
 
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t work, done;
+    pthread_cond_t work, done, probed;
     job *head, **tail;
     job *running;    /* taken by the main thread, not yet answered */
     int closed;      /* no more rounds: a job fails at once with `why` */
     char why[1024];
     tdm_serve *sv;
     tmpi_terms *terms; /* the answers' term counts (mpi_terms.c) */
+    /* probes for /health and /metrics */
+    int probe_want;  /* 1: a probe asked for, 2: with the shards' counters */
+    uint64_t probes, stat_probes; /* ended (with counters) */
+    tmpi_snap *last, *last_stats;
+    char *probe_error; /* the latest probe's failure, NULL after one that ended */
+    int phase;       /* TMPI_IDLE, TMPI_ROUND, TMPI_PROBING */
+    double phase_at;
+    tmpi_counters cnt; /* the broker's, as of its last round or probe */
 } Q = {.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
-       .done = PTHREAD_COND_INITIALIZER};
+       .done = PTHREAD_COND_INITIALIZER, .probed = PTHREAD_COND_INITIALIZER};
 
 /* Answers j with an error (Q.lock held). */
 static void fail_job(job *j, int rc, const char *why)
@@ -139,9 +153,30 @@ static tdm_search_result *to_result(tmpi_answer *a, int alg)
     return r;
 }
 
+/* What the main thread does now (Q.lock held). */
+static void set_phase(int phase)
+{
+    Q.phase = phase;
+    Q.phase_at = tdm_cli_now();
+}
+
+/* The broker's counters, for /metrics (Q.lock held). */
+static void publish(const tmpi_ctx *c)
+{
+    Q.cnt.round_queries = c->round_queries;
+    Q.cnt.bytes_out = c->bytes_out;
+    Q.cnt.bytes_in = c->bytes_in;
+    Q.cnt.round_s = c->round_s;
+    Q.cnt.merge_s = c->merge_s;
+    Q.cnt.rounds = c->rounds; /* rank 0 answers every round with its own shards */
+}
+
 /* One request as one round of every rank (two for AND-then-OR). */
 static void run_job(tmpi_ctx *c, job *j)
 {
+    pthread_mutex_lock(&Q.lock);
+    set_phase(TMPI_ROUND);
+    pthread_mutex_unlock(&Q.lock);
     tmpi_query *tq = calloc(j->n ? j->n : 1, sizeof *tq);
     tmpi_answer *a = calloc(j->n ? j->n : 1, sizeof *a);
     double t0 = tdm_cli_now();
@@ -167,6 +202,10 @@ static void run_job(tmpi_ctx *c, job *j)
     free(a);
     free(tq);
     pthread_mutex_lock(&Q.lock);
+    set_phase(TMPI_IDLE);
+    Q.cnt.requests++;
+    Q.cnt.request_failures += rc != TDM_OK;
+    publish(c);
     j->rc = rc;
     if (rc != TDM_OK)
         snprintf(j->err, sizeof j->err, "%s",
@@ -190,6 +229,7 @@ static void close_queue(const char *why)
     Q.head = NULL;
     Q.tail = &Q.head;
     pthread_cond_broadcast(&Q.done);
+    pthread_cond_broadcast(&Q.probed);
     pthread_mutex_unlock(&Q.lock);
 }
 
@@ -209,11 +249,11 @@ static void before_abort(void)
     }
 }
 
-/* Takes what is queued (waiting up to 20 ms for some). */
+/* Takes what is queued (waiting up to 20 ms for some, or a probe asked). */
 static job *take(void)
 {
     pthread_mutex_lock(&Q.lock);
-    if (!Q.head) {
+    if (!Q.head && !Q.probe_want) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 20000000;
@@ -227,6 +267,79 @@ static job *take(void)
     Q.tail = &Q.head;
     pthread_mutex_unlock(&Q.lock);
     return j;
+}
+
+/* ---- probes, between rounds in the main thread */
+
+/* Runs the probe asked for, if one is. */
+static void probe_if_asked(tmpi_ctx *c)
+{
+    pthread_mutex_lock(&Q.lock);
+    int want = Q.probe_want;
+    Q.probe_want = 0;
+    if (want)
+        set_phase(TMPI_PROBING);
+    pthread_mutex_unlock(&Q.lock);
+    if (!want)
+        return;
+    tmpi_snap *s = NULL; /* a rank that never answers ends the job in there */
+    int rc = tmpi_probe(c, want & 2, &s);
+    pthread_mutex_lock(&Q.lock);
+    set_phase(TMPI_IDLE);
+    free(Q.probe_error);
+    Q.probe_error = rc ? strdup(tmpi_last_error()) : NULL;
+    if (s && (want & 2)) {
+        tmpi_snap_unref(Q.last_stats);
+        Q.last_stats = tmpi_snap_ref(s);
+    }
+    if (s) {
+        tmpi_snap_unref(Q.last);
+        Q.last = s;
+    }
+    Q.probes++;
+    Q.stat_probes += (want & 2) != 0;
+    Q.cnt.probes++;
+    publish(c);
+    pthread_cond_broadcast(&Q.probed);
+    pthread_mutex_unlock(&Q.lock);
+}
+
+void tmpi_serve_view(int stats, double wait_s, tmpi_view *v)
+{
+    memset(v, 0, sizeof *v);
+    pthread_mutex_lock(&Q.lock);
+    const uint64_t *seq = stats ? &Q.stat_probes : &Q.probes;
+    uint64_t seq0 = *seq;
+    if (wait_s > 0 && !Q.closed) {
+        Q.probe_want |= stats ? 2 : 1;
+        pthread_cond_signal(&Q.work);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        double t = (double)until.tv_sec + until.tv_nsec * 1e-9 + wait_s;
+        until.tv_sec = (time_t)t;
+        until.tv_nsec = (long)((t - (double)until.tv_sec) * 1e9);
+        while (!Q.closed && *seq == seq0 &&
+               pthread_cond_timedwait(&Q.probed, &Q.lock, &until) != ETIMEDOUT)
+            ;
+    }
+    v->fresh = *seq != seq0;
+    v->last = tmpi_snap_ref(Q.last);
+    v->last_stats = tmpi_snap_ref(Q.last_stats);
+    v->probe_error = Q.probe_error ? strdup(Q.probe_error) : NULL;
+    v->phase = Q.phase;
+    v->phase_s = tdm_cli_now() - Q.phase_at;
+    v->closed = Q.closed;
+    snprintf(v->why, sizeof v->why, "%s", Q.why);
+    v->cnt = Q.cnt;
+    pthread_mutex_unlock(&Q.lock);
+}
+
+void tmpi_view_free(tmpi_view *v)
+{
+    tmpi_snap_unref(v->last);
+    tmpi_snap_unref(v->last_stats);
+    free(v->probe_error);
+    memset(v, 0, sizeof *v);
 }
 
 static unsigned in_flight(tdm_serve *sv)
@@ -254,8 +367,10 @@ static void loop(tmpi_ctx *c, tdm_serve *sv, const sigset_t *sigs, double drain)
     for (;;) {
         for (job *j = take(), *next; j; j = next) {
             next = j->next; /* j is its thread's once done */
+            probe_if_asked(c); /* /health waits at most one request's round */
             run_job(c, j);
         }
+        probe_if_asked(c);
         pthread_mutex_lock(&Q.lock);
         Q.running = NULL;
         pthread_mutex_unlock(&Q.lock);
@@ -289,9 +404,10 @@ int tmpi_serve(tmpi_ctx *c)
     Q.tail = &Q.head;
     Q.sv = &sv;
     sv.e = c->engine;
-    sv.s = c->nmine ? c->sh[0] : NULL; /* /health's lanes, /metrics: rank 0's first shard */
-    sv.be = (tdm_serve_backend){.ctx = &sv, .search = mpi_search, .batch = mpi_batch,
-                                .release = mpi_release};
+    sv.s = NULL; /* /health and /metrics cover every rank's shards: the hooks */
+    sv.be = (tdm_serve_backend){.ctx = c, .search = mpi_search, .batch = mpi_batch,
+                                .release = mpi_release, .health = tmpi_health,
+                                .shards = tmpi_metrics_shards, .metrics = tmpi_metrics_text};
     tmpi_before_abort = before_abort;
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
@@ -300,6 +416,8 @@ int tmpi_serve(tmpi_ctx *c)
     sigaction(SIGTERM, &sa, NULL);
     int rc = tdm_serve_listen(&sv, "mpi", &o->serve, o->prefix);
     if (rc == 0) {
+        Q.probe_want = 3; /* /health's first answer without waiting for a probe */
+        probe_if_asked(c);
         sv.ready_at = tdm_cli_now();
         atomic_store(&sv.ready, 1);
         fprintf(stderr, "tandem-mpi serve: ready, %u shards on %d ranks; SIGINT or SIGTERM to "
@@ -317,6 +435,13 @@ int tmpi_serve(tmpi_ctx *c)
     tdm_serve_fini(&sv);
     tmpi_terms_close(Q.terms);
     Q.terms = NULL;
+    pthread_mutex_lock(&Q.lock);
+    tmpi_snap_unref(Q.last);
+    tmpi_snap_unref(Q.last_stats);
+    free(Q.probe_error);
+    Q.last = Q.last_stats = NULL;
+    Q.probe_error = NULL;
+    pthread_mutex_unlock(&Q.lock);
     return rc;
 }
 #else

@@ -258,6 +258,8 @@ void tmpi_shards_close(tmpi_ctx *c)
         tdm_index_close(c->ix[k]);
     }
     tdm_engine_close(c->engine);
+    free(c->batch_sizes);
+    c->batch_sizes = NULL;
     c->nmine = 0;
     c->engine = NULL;
 }

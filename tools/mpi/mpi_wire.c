@@ -60,9 +60,9 @@ static void name_missing(tmpi_ctx *c, const char *what, const unsigned char *don
         if (count++ < 16 && at < sizeof list - 32)
             at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", at ? ", " : "", r);
     }
-    tmpi_fail(c, "rank%s %s%s %s within %.0f s (--timeout); stopping every rank",
-              count == 1 ? "" : "s", list, count > 16 ? ", ..." : "", what,
-              c->o->timeout_s);
+    tmpi_fail(c, "rank%s %s%s %s within %.0f s (%s); stopping every rank",
+              count == 1 ? "" : "s", list, count > 16 ? ", ..." : "", what, c->o->timeout_s,
+              strcmp(c->o->mode, "serve") ? "--timeout" : "--rank-timeout");
 }
 
 int tmpi_recv(tmpi_ctx *c, char **buf, size_t *n)
@@ -118,6 +118,19 @@ int tmpi_bcast(tmpi_ctx *c, const void *buf, size_t n, double timeout_s)
     return rc == MPI_SUCCESS ? 0 : mpi_fail(c, rc, "send");
 }
 
+void tmpi_expect_all(tmpi_ctx *c)
+{
+    for (int r = 1; r < c->size && r < TMPI_MAX_SHARDS; r++)
+        atomic_store(&c->waiting[r], 1);
+}
+
+/* No rank is waited for any more (the exchange is over). */
+static void expect_none(tmpi_ctx *c)
+{
+    for (int r = 1; r < c->size && r < TMPI_MAX_SHARDS; r++)
+        atomic_store(&c->waiting[r], 0);
+}
+
 int tmpi_gather(tmpi_ctx *c, const void *buf, size_t len, double timeout_s, char **all,
                 size_t *lens, size_t *offs)
 {
@@ -146,6 +159,7 @@ int tmpi_gather(tmpi_ctx *c, const void *buf, size_t len, double timeout_s, char
             rc = MPI_Recv(part[r], cnt, MPI_BYTE, r, TAG_UP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             lens[r] = (size_t)cnt;
             done[r] = 1;
+            atomic_store(&c->waiting[r], 0);
             left--;
         }
         if (rc == MPI_SUCCESS && left > 0 && now() > end) {
@@ -155,6 +169,7 @@ int tmpi_gather(tmpi_ctx *c, const void *buf, size_t len, double timeout_s, char
         if (left > 0)
             nap();
     }
+    expect_none(c);
     size_t total = 0;
     for (int r = 0; rc == MPI_SUCCESS && r < c->size; r++) {
         offs[r] = total;

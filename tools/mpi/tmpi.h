@@ -13,10 +13,13 @@
  * mpi_run.c (`run`: the TREC run), mpi_bench.c (`bench queries`: times
  * and the oracle's check), mpi_serve.c (`serve`: tandem serve's HTTP API on
  * rank 0, its requests run as rounds), mpi_terms.c (a query's terms as the
- * whole index counts them, for serve's answers). */
+ * whole index counts them, for serve's answers), mpi_probe.c (a probe of
+ * every rank's shards between rounds), mpi_health.c and mpi_metrics.c
+ * (serve's /health and /metrics from the probes). */
 #ifndef TDM_TMPI_H
 #define TDM_TMPI_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -78,7 +81,19 @@ typedef struct tmpi_ctx {
     /* rank 0's account of the traffic */
     uint64_t bytes_out, bytes_in;
     double merge_s;
+    uint64_t round_queries;    /* queries the rounds carried */
+    double round_s;            /* the rounds' wall time */
+    /* rank 0: 1 for each rank whose answer the exchange under way still
+     * waits for (serve's /health reads them from its own threads) */
+    atomic_uchar waiting[TMPI_MAX_SHARDS];
+    /* serve: when this rank's shards were open (tdm_cli_now()), and the
+     * batch sizes of their answers by device (nmine rows, mpi_probe.c) */
+    double opened_at;
+    tdm_serve_histo (*batch_sizes)[TDM_SCHED_MAX_LANES];
 } tmpi_ctx;
+
+/* What a message from rank 0 asks (its first word). */
+enum { TMPI_OP_STOP = 0, TMPI_OP_BATCH = 1, TMPI_OP_PROBE = 2 };
 
 /* ---- mpi_main.c */
 /* Prints a message (rank 0's, or naming another rank) and keeps it as
@@ -100,6 +115,9 @@ int tmpi_gather(tmpi_ctx *c, const void *buf, size_t len, double timeout_s, char
                 size_t *lens, size_t *offs);
 /* Rank 0 ends the job after a message: every rank stops (MPI_Abort). */
 void tmpi_abort(tmpi_ctx *c, int code) __attribute__((noreturn));
+/* Rank 0, before sending an exchange's message: every other rank is
+ * waited for (c->waiting) until tmpi_gather has its answer. */
+void tmpi_expect_all(tmpi_ctx *c);
 
 /* A growable byte buffer for the wire. */
 typedef struct tmpi_buf {
@@ -145,6 +163,50 @@ int tmpi_search_o(tmpi_ctx *c, const tmpi_query *q, size_t n, const tdm_search_o
 int tmpi_stop(tmpi_ctx *c, int status);
 /* Ranks other than 0: answer batches until told to stop. 0 or 1. */
 int tmpi_serve_rounds(tmpi_ctx *c);
+/* Rank 0: rank r's answer begins with its status: 0, or 1 after naming
+ * the rank and its error ("rank R failed: PREFIX.S: ..."). */
+int tmpi_read_status(tmpi_ctx *c, int r, tmpi_rd *rd);
+
+/* ---- mpi_probe.c: what every rank's shards can do, asked between rounds
+ * (serve's /health and /metrics): a rank answers at once, since it waits
+ * for rank 0's next message while rank 0 is between rounds; one that does
+ * not is named by tmpi_gather's deadline as in a round. */
+typedef struct tmpi_shard_state {
+    uint32_t shard;            /* its number in the split */
+    int lanes, alive;          /* its scheduler's lanes, and those alive */
+    char *error;               /* why it cannot answer (malloc'd), NULL when it can */
+    tdm_serve_shard *stats;    /* its counters (a probe with stats), else NULL */
+} tmpi_shard_state;
+
+typedef struct tmpi_rank_state {
+    long pid;
+    char host[256];
+    uint64_t rounds;           /* batches it has answered */
+    double up;                 /* seconds since its shards opened */
+    uint32_t nshards;
+    tmpi_shard_state *sh;
+} tmpi_rank_state;
+
+/* One probe's answers, read by several threads (refs, atomic). */
+typedef struct tmpi_snap {
+    atomic_int refs;
+    double at;                 /* tdm_cli_now() when it ended */
+    double took;               /* its round trip, seconds */
+    int stats;                 /* the shards' counters came too */
+    int size;
+    tmpi_rank_state *rank;     /* size of them */
+} tmpi_snap;
+
+/* Rank 0: every rank's state (*out, one reference). 0, or -1 after a
+ * message (a rank that does not answer within --rank-timeout ends the
+ * job, as in a round). */
+int tmpi_probe(tmpi_ctx *c, int stats, tmpi_snap **out);
+/* A rank's answer to a probe (the message's rest in rd). */
+void tmpi_probe_answer(tmpi_ctx *c, tmpi_rd *rd, tmpi_buf *b);
+tmpi_snap *tmpi_snap_ref(tmpi_snap *s);
+void tmpi_snap_unref(tmpi_snap *s); /* accepts NULL */
+/* The batch sizes of shard s's answers res[0 .. nq) (serve). */
+void tmpi_probe_observe(tmpi_ctx *c, uint32_t s, tdm_search_result *const *res, uint32_t nq);
 
 /* ---- the modes, on rank 0 */
 /* The query file (--limit applied; weighted terms converted). 0 or 1. */
@@ -154,6 +216,37 @@ int tmpi_run(tmpi_ctx *c);
 int tmpi_bench(tmpi_ctx *c);
 /* mpi_serve.c: tandem serve's HTTP API over every shard. */
 int tmpi_serve(tmpi_ctx *c);
+
+/* ---- mpi_serve.c, for /health and /metrics (HTTP threads) */
+#define TMPI_STATUS_WAIT_S 1.0 /* the most /health or /metrics waits for a probe */
+enum { TMPI_IDLE, TMPI_ROUND, TMPI_PROBING };
+/* The broker's counters as of its last round or probe. */
+typedef struct tmpi_counters {
+    uint64_t requests, request_failures, rounds, round_queries, probes, bytes_out, bytes_in;
+    double round_s, merge_s;
+} tmpi_counters;
+typedef struct tmpi_view {
+    int fresh;                 /* a probe ended while waiting */
+    tmpi_snap *last;           /* the latest probe's (a reference, or NULL) */
+    tmpi_snap *last_stats;     /* the latest with the shards' counters (or NULL) */
+    char *probe_error;         /* the latest probe's failure (malloc'd), else NULL */
+    int phase;                 /* what rank 0's main thread is doing now */
+    double phase_s;            /* for how long */
+    int closed;                /* no more rounds: why */
+    char why[1024];
+    tmpi_counters cnt;
+} tmpi_view;
+/* Asks rank 0's main thread for a probe (stats: with the shards'
+ * counters) and waits up to wait_s for one to end (wait_s 0: none asked). */
+void tmpi_serve_view(int stats, double wait_s, tmpi_view *v);
+void tmpi_view_free(tmpi_view *v);
+/* Whether rank r has been silent to a probe under way for half the wait
+ * or more (an idle rank answers one in microseconds). */
+int tmpi_silent(const tmpi_ctx *c, const tmpi_view *v, int r);
+/* mpi_health.c, mpi_metrics.c: the backend's hooks (ctx: the tmpi_ctx). */
+json_t *tmpi_health(void *ctx, double uptime, int *status);
+size_t tmpi_metrics_shards(void *ctx, tdm_serve_shard **out);
+void tmpi_metrics_text(void *ctx, FILE *f);
 
 /* ---- mpi_terms.c, rank 0 (serve): a query's terms as the unsharded index
  * counts them, from rank 0's first shard (a shard's search counts only the
