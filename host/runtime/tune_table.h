@@ -236,10 +236,21 @@ typedef struct tdm_tune_row {
  * lists hold at most this many postings (their df summed, from the
  * lexicon) is answered on the host (drive/search_host.c), every posting
  * decoded and scored there on the caller's thread, with no launch, upload
- * or download. Its cost: about 2 us of set-up and 10-17 ns a posting
- * (decode 5, score and merge the rest); a device's is its floor, then
+ * or download. Its cost (the evaluator of drive/search_host.c, 2-core
+ * build machine, 1M documents, msmarco-passage-dev, its lists' postings
+ * at most 16k): 1-2 us a query and about 4 ns a posting for OR and the
+ * pruning algorithms at k 10, 9 at k 1000, 6 for AND at k 10 (10.7, 31.6
+ * and 7.2 before the evaluator's rework); a device's is its floor, then
  * its own slope.
- * CPU (PoCL): measured on the 2-core build machine, 1M documents, 1,494
+ * CPU (PoCL), with the reworked evaluator: the same machine, collection
+ * and log (1,000 queries), k 10, p50 us device / host (share of the queries
+ * the host answers faster): AND 4-8k 109 / 67 (85%), 8-16k 172 / 128
+ * (55%), 16-32k 170 / 213 (43%); OR 4-8k 178 / 46, 16-32k 314 / 119,
+ * 64-128k 710 / 392 (100% each); MaxScore 4-8k 79 / 44 (100%), 16-32k
+ * 176 / 120 (81%), 64-128k 368 / 391 (50%); under 1k postings device
+ * 53-87, host 8-18. So 8,192: below it the host wins for every algorithm
+ * (a CPU of more cores runs longer queries faster on the device).
+ * Before the rework, measured on the 2-core build machine, 1M documents, 1,494
  * msmarco-passage-dev queries, k 10, p50 us device / host by the query's
  * postings (the CPU count read once, common/workers.c): OR 2-4k 78 / 42, 4-8k 110 / 84, 8-16k 146 / 165; AND 2-4k
  * 69 / 66, 4-8k 83 / 64 (means 79 / 92), 8-16k 87 / 91; MaxScore 2-4k
@@ -252,12 +263,13 @@ typedef struct tdm_tune_row {
  * MaxScore 60 / 149, OR 63 / 190; 1-2k AND 82 / 98, MaxScore 106 / 139,
  * BMW 106 / 108, OR 109 / 198; 2-4k AND 198 / 117, MaxScore 210 / 141,
  * BMW 201 / 139, OR 222 / 206 (that host's cold postings cost more than
- * the build machine's): 2,048.
+ * the build machine's): 2,048, before the evaluator's rework (to measure
+ * again there).
  * To tune: `bench queries --per-query` with TANDEM_HOST_MAX_POSTINGS=0
  * (never) and =4611686018427387904 (every query on the host), joined per
  * query: the len_sum below which the host's rows are faster. */
 #define TDM_TUNE_HOST_MAX_POSTINGS_GPU 2048u
-#define TDM_TUNE_HOST_MAX_POSTINGS_CPU 4096u
+#define TDM_TUNE_HOST_MAX_POSTINGS_CPU 8192u
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
 const tdm_tune_row *tdm_tune_row_get(int kind);
