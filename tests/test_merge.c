@@ -2,7 +2,11 @@
  * and one tdm_search_select stage, and their small-k kernels where they
  * apply (k <= 16, few keys), against a plain-C reference (sort every
  * candidate's key, keep the best k), on every device, with ties in score,
- * empty and full heaps, and more or fewer candidates than k. */
+ * empty and full heaps, and more or fewer candidates than k; and cases
+ * made for the merge's filter (merge_edges): candidates around k and
+ * around the keys local memory holds, all scores equal, and the best keys
+ * all in a few work-items' slots (their registers overflow, and the
+ * survivors spill to the radix select). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +70,46 @@ static void mcase_make(tdm_rng *r, uint32_t k, mcase *c)
             /* scores of a few values: many ties, broken by the docid */
             c->hs[g * c->cap + j] = (float)(tdm_rng_next(r) % 16) * 0.25f;
             c->hd[g * c->cap + j] = doc;
+            doc += 1 + (uint32_t)(tdm_rng_next(r) % 3);
+        }
+    }
+}
+
+enum { FILL_FULL, FILL_RANDOM, FILL_SPARSE };
+enum { SC_DISTINCT, SC_FEW, SC_EQUAL };
+
+/* A case of nranges heaps of cap slots at k: heaps full, of random counts,
+ * or mostly empty; scores distinct, of 16 values, or all equal; with `skew`
+ * work-items of a group of wg (those of lid < skew), slot i read by work-item
+ * i % wg, holding the best scores of all (0: none). */
+static void mcase_shape(tdm_rng *r, uint32_t nranges, uint32_t cap, uint32_t k, int fill,
+                        int scores, uint32_t skew, size_t wg, mcase *c)
+{
+    c->k = k;
+    c->pow2 = 1;
+    while (c->pow2 < k)
+        c->pow2 <<= 1;
+    c->nranges = nranges;
+    c->cap = cap;
+    size_t n = (size_t)nranges * cap;
+    c->hs = calloc(n ? n : 1, 4);
+    c->hd = calloc(n ? n : 1, 4);
+    c->hn = calloc(nranges ? nranges : 1, 4);
+    assert_true(c->hs && c->hd && c->hn);
+    uint32_t doc = (uint32_t)(tdm_rng_next(r) % 1000); /* distinct docids */
+    for (uint32_t g = 0; g < nranges; g++) {
+        c->hn[g] = fill == FILL_FULL     ? cap
+                   : fill == FILL_SPARSE ? (tdm_rng_next(r) % 8 == 0 ? 1 + (uint32_t)(tdm_rng_next(r) % cap) : 0)
+                                         : (uint32_t)(tdm_rng_next(r) % (cap + 1));
+        for (uint32_t j = 0; j < c->hn[g]; j++) {
+            size_t i = (size_t)g * cap + j;
+            float sc = scores == SC_EQUAL ? 1.5f
+                       : scores == SC_FEW ? (float)(tdm_rng_next(r) % 16) * 0.25f
+                                          : (float)(tdm_rng_double(r) * 100.0);
+            if (skew && i % wg < skew)
+                sc += 1000.0f;
+            c->hs[i] = sc;
+            c->hd[i] = doc;
             doc += 1 + (uint32_t)(tdm_rng_next(r) % 3);
         }
     }
@@ -223,6 +267,84 @@ static void merge_vs_ref(void **state)
     assert_true(smalls > 0); /* the small kernels ran */
 }
 
+/* Every kernel of the case on device d: the merge, a select stage of
+ * every heap in one group and one of `per` heaps a group, and the small
+ * kernels where the search would take them. */
+static void check_all(tdm_device *d, const mcase *c, uint32_t per, int *smalls)
+{
+    size_t n = (size_t)c->nranges * c->cap, wg = tdm_search_merge_local(d);
+    cl_mem hs = buffer(d, c->hs, n * 4), hd = buffer(d, c->hd, n * 4);
+    cl_mem hn = buffer(d, c->hn, (size_t)c->nranges * 4);
+    check_merge(d, "tdm_search_merge", c, hs, hd, hn);
+    check_select(d, "tdm_search_select", c, hs, hd, hn, c->nranges);
+    check_select(d, "tdm_search_select", c, hs, hd, hn, per);
+    if (tdm_search_small_fits(d, wg, c->k, (uint64_t)n)) {
+        check_merge(d, "tdm_search_merge_small", c, hs, hd, hn);
+        ++*smalls;
+    }
+    clReleaseMemObject(hs);
+    clReleaseMemObject(hd);
+    clReleaseMemObject(hn);
+}
+
+/* The merge's filter at its edges (cl/search_merge.cl, tdm_merge_filtered):
+ * candidates k - 1, k and k + 1; k 1, 10, 16, 17 and 1,000; the direct
+ * merges of the GPU plans (OR at k = 10: 1,056 ranges of 10; k = 1,000: 8
+ * slices of 1,000); ties and all-equal scores; fewer candidates than k;
+ * survivors around the keys local memory holds (k = 3,000: no filter, so
+ * every candidate survives); and the best keys in the slots of a few
+ * work-items, which then hold more than their registers' keys (read
+ * again) and overflow local memory (the radix select). */
+static void merge_edges(void **state)
+{
+    tdm_engine *eng = *state;
+    int small = tdm_test_small(), smalls = 0;
+    tdm_rng r;
+    tdm_rng_seed(&r, 31415);
+    for (int dv = 0; dv < tdm_engine_device_count(eng); dv++) {
+        tdm_device *d = tdm_engine_device(eng, dv);
+        size_t wg = tdm_search_merge_local(d);
+        /* TDM_MERGE_LKEYS of the device's build */
+        uint32_t lk = d->info.local_mem_bytes >= 49152 ? 2048 : 1024;
+        const struct {
+            uint32_t nranges, cap, k;
+            int fill, scores;
+            uint32_t skew;
+        } cs[] = {
+            {9, 1, 10, FILL_FULL, SC_DISTINCT, 0},   {10, 1, 10, FILL_FULL, SC_DISTINCT, 0},
+            {11, 1, 10, FILL_FULL, SC_DISTINCT, 0},  {11, 1, 10, FILL_FULL, SC_EQUAL, 0},
+            {1, 1, 1, FILL_FULL, SC_DISTINCT, 0},    {2, 1, 10, FILL_SPARSE, SC_DISTINCT, 0},
+            {500, 1, 1, FILL_FULL, SC_EQUAL, 0},     {300, 5, 1, FILL_RANDOM, SC_FEW, 0},
+            {200, 16, 16, FILL_FULL, SC_FEW, 0},     {200, 17, 17, FILL_FULL, SC_EQUAL, 0},
+            {3, 17, 17, FILL_RANDOM, SC_DISTINCT, 0}, {1, 17, 16, FILL_FULL, SC_FEW, 0},
+            {17, 1, 16, FILL_FULL, SC_DISTINCT, 0},  {15, 1, 16, FILL_FULL, SC_DISTINCT, 0},
+            {small ? 300 : 1056, 10, 10, FILL_FULL, SC_DISTINCT, 0},
+            {small ? 300 : 1056, 10, 10, FILL_SPARSE, SC_FEW, 0},
+            {small ? 300 : 1056, 10, 10, FILL_FULL, SC_EQUAL, 0},
+            {small ? 300 : 1056, 10, 10, FILL_FULL, SC_DISTINCT, 1},
+            {small ? 300 : 1056, 10, 17, FILL_RANDOM, SC_FEW, 3},
+            {small ? 2 : 8, 1000, 1000, FILL_FULL, SC_DISTINCT, 0},
+            {small ? 2 : 8, 1000, 1000, FILL_RANDOM, SC_FEW, 0},
+            {small ? 2 : 8, 947, 1000, FILL_FULL, SC_EQUAL, 0},
+            {5, 150, 1000, FILL_FULL, SC_DISTINCT, 0}, {1, 1000, 1000, FILL_FULL, SC_FEW, 0},
+            {999, 1, 1000, FILL_FULL, SC_DISTINCT, 0}, {1001, 1, 1000, FILL_FULL, SC_EQUAL, 0},
+            {small ? 4 : 16, 1000, 1000, FILL_FULL, SC_DISTINCT, (uint32_t)wg / 8},
+            {small ? 4 : 16, 1000, 1000, FILL_FULL, SC_FEW, 1},
+            {lk - 1, 1, 3000, FILL_FULL, SC_DISTINCT, 0}, {lk, 1, 3000, FILL_FULL, SC_FEW, 0},
+            {lk + 1, 1, 3000, FILL_FULL, SC_DISTINCT, 0},
+        };
+        for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+            mcase c;
+            mcase_shape(&r, cs[i].nranges, cs[i].cap, cs[i].k, cs[i].fill, cs[i].scores,
+                        cs[i].skew, wg, &c);
+            uint32_t per = 1 + (uint32_t)(tdm_rng_next(&r) % (c.nranges ? c.nranges : 1));
+            check_all(d, &c, per, &smalls);
+            mcase_free(&c);
+        }
+    }
+    assert_true(smalls > 0);
+}
+
 static int setup(void **state)
 {
     *state = tdm_test_engine();
@@ -239,6 +361,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merge_vs_ref),
+        cmocka_unit_test(merge_edges),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
