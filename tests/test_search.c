@@ -285,6 +285,91 @@ static void random_large_indexes(void **state)
     run_collection(f->eng, 104, 60000, 40, "vbyte128", 6, 16);
 }
 
+/* The single query's select stages and merge (drive/search_dev.c) at three
+ * values of TANDEM_MERGE_DIRECT_KEYS (read at engine open): 1 (select
+ * stages wherever a query has more than 8 ranges), 9,000 (at k = 1,000
+ * the merge takes 9 slices, more than a stage's 8: a second stage of 15
+ * slices a group after the first's 128) and 2^24 (never a stage), for k
+ * around the kernels' edges and range counts up to 3,000, on every device:
+ * each answer the oracle's, and fewer launches where the merge takes the
+ * candidates directly. */
+static void merge_direct_keys(void **state)
+{
+    (void)state;
+    int small = tdm_test_small();
+    static const char *vals[] = {"1", "9000", "16777216"};
+    static const uint32_t ks[] = {1, 10, 16, 17, 1000};
+    static const uint32_t ranges[] = {0, 9, 40, 1100, 3000};
+    static const int al[] = {TDM_ALGO_OR, TDM_ALGO_AND, TDM_ALGO_MAXSCORE};
+    uint32_t ndocs = small ? 2000 : 12000;
+    randcoll c;
+    randcoll_init(&c, 211, ndocs, 12);
+    tdm_index *ix;
+    if (tdm_index_open(write_index(&c, tdm_test_tmpdir("merge_direct"), "bp128", "m.tdm"), &ix) !=
+        TDM_OK)
+        fail_msg("open: %s", tdm_last_error());
+    const tdm_ireader *ir = tdm_index_ireader(ix);
+    tdm_oracle *or;
+    tdm_err err = {0};
+    assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
+    /* launches of each query at the first and last value, by device */
+    uint32_t fewer = 0;
+    for (size_t v = 0; v < sizeof vals / sizeof *vals; v++) {
+        setenv("TANDEM_MERGE_DIRECT_KEYS", vals[v], 1);
+        tdm_engine *eng = tdm_test_engine();
+        tdm_search *s;
+        if (tdm_search_open(eng, ix, &s) != TDM_OK)
+            fail_msg("search open: %s", tdm_last_error());
+        tdm_rng r;
+        tdm_rng_seed(&r, 77); /* the same queries at every value */
+        for (int qi = 0; qi < (small ? 4 : 12); qi++) {
+            tdm_search_term st[16];
+            size_t n = random_terms(&r, &c, st, 4, 0);
+            for (int d = 0; d < tdm_engine_device_count(eng); d++)
+                for (size_t a = 0; a < sizeof al / sizeof *al; a++) {
+                    tdm_search_options o;
+                    tdm_search_options_init(&o);
+                    o.device = d;
+                    o.algorithm = al[a];
+                    o.k = ks[(qi + a) % 5];
+                    o.ranges = ranges[((size_t)qi + 2 * a) % 5];
+                    o.variant = TDM_VARIANT_ITEM;
+                    char what[200];
+                    snprintf(what, sizeof what, "TANDEM_MERGE_DIRECT_KEYS=%s query %d k %u %s "
+                             "dev %d ranges %u", vals[v], qi, o.k,
+                             tdm_algorithm_name(o.algorithm), d, o.ranges);
+                    check_search(s, or, ir, st, n, &o, what);
+                }
+        }
+        /* a query of 3,000 ranges at k = 10: select stages at 1, none at 2^24 */
+        tdm_search_term one = {.term = c.terms[0], .weight = 1.0f};
+        for (int d = 0; d < tdm_engine_device_count(eng); d++) {
+            tdm_search_options o;
+            tdm_search_options_init(&o);
+            o.device = d;
+            o.algorithm = TDM_ALGO_OR;
+            o.ranges = 3000;
+            o.variant = TDM_VARIANT_ITEM;
+            tdm_search_result *res = NULL;
+            if (tdm_search_terms(s, &one, 1, &o, &res) != TDM_OK)
+                fail_msg("search: %s", tdm_last_error());
+            if (v == 0)
+                fewer += res->launches;
+            else if (v == 2)
+                fewer -= res->launches;
+            tdm_search_result_free(res);
+        }
+        tdm_search_close(s);
+        tdm_engine_close(eng);
+    }
+    unsetenv("TANDEM_MERGE_DIRECT_KEYS");
+    if ((int32_t)fewer <= 0)
+        fail_msg("TANDEM_MERGE_DIRECT_KEYS=16777216 launched no fewer kernels than =1");
+    tdm_oracle_close(or);
+    tdm_index_close(ix);
+    randcoll_free(&c);
+}
+
 /* ---- errors and edge cases */
 
 static tdm_index *small_index(const char *tag, randcoll *c)
@@ -1009,7 +1094,7 @@ int main(void)
         cmocka_unit_test(unknown_stemmer),      cmocka_unit_test(random_small_indexes),
         cmocka_unit_test(many_threads),         cmocka_unit_test(random_large_indexes),
         cmocka_unit_test(compressed_edges),     cmocka_unit_test(compressed_corrupt),
-        cmocka_unit_test(impact_indexes),
+        cmocka_unit_test(impact_indexes),       cmocka_unit_test(merge_direct_keys),
     };
     if (getenv("TDM_TEST_FILTER")) /* e.g. impact_indexes */
         cmocka_set_test_filter(getenv("TDM_TEST_FILTER"));

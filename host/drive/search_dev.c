@@ -210,11 +210,28 @@ static uint32_t select_groups2(uint32_t ng, uint32_t k)
 }
 
 
+/* Candidates the merge takes directly (tune_table.h, merge_direct_keys):
+ * TANDEM_MERGE_DIRECT_KEYS, else the device's row. */
+static uint32_t merge_direct_keys(const tdm_device *d)
+{
+    uint32_t v = tdm_settings_tuning(d->settings)->merge_direct_keys;
+    return v ? v : tdm_tune_row_of(&d->info)->merge_direct_keys;
+}
+
+/* Slices of k the merge takes after a select stage: select_fan(k), or as
+ * many as merge_direct_keys holds (k = 1,000 on the H200: 16 slices, not
+ * 8, so that a second stage leaves few enough and no third is launched). */
+static uint32_t merge_slices(const tdm_device *d, uint32_t k)
+{
+    uint32_t f = select_fan(k), m = merge_direct_keys(d) / k;
+    return m > f ? m : f;
+}
+
 /* Stage-one groups for nr ranges of cap keys (1: the merge alone); *per
  * their share. */
 static uint32_t select_groups(const tdm_device *d, uint32_t nr, uint32_t cap, uint32_t *per)
 {
-    if ((uint64_t)nr * cap <= TDM_TUNE_MERGE_DIRECT_KEYS) {
+    if ((uint64_t)nr * cap <= merge_direct_keys(d)) {
         *per = nr;
         return 1;
     }
@@ -635,9 +652,14 @@ static int launch_merge(const srun *r, uint32_t nr, uint32_t cap, uint32_t k, ui
         rc = run_launch(r, small ? "tdm_search_select_small" : "tdm_search_select", a,
                         select_args(&in, &kk, &pr, s, &ooff, a), (size_t)ng * wg, wg, err);
         in = (keys_in){&s->b[B_SS], &s->b[B_SD], &s->b[B_SN], ooff, ng, kk};
-        /* another stage while more than select_fan(k) slices are left */
-        per = select_fan(kk);
-        ng = in.nranges > per ? (in.nranges + per - 1) / per : 1;
+        /* another stage while more slices are left than the merge takes,
+         * each group reducing select_fan(k) of them, or more where that
+         * leaves the merge few enough (never fewer: the second output
+         * area holds select_groups2's slices) */
+        uint32_t most = merge_slices(r->d, kk), fan = select_fan(kk);
+        uint32_t need = (in.nranges + most - 1) / most;
+        per = most > fan && need > fan ? need : fan;
+        ng = in.nranges > most ? (in.nranges + per - 1) / per : 1;
     }
     if (rc)
         return rc;

@@ -200,6 +200,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
         rc = resolve_u32("TANDEM_BATCH_MERGE_KEYS", 1, 1u << 24, &t->batch_merge_keys, err);
     if (rc == TDM_OK)
         rc = resolve_u32("TANDEM_BATCH_MIN_PART", 1, 65536, &t->batch_min_part, err);
+    if (rc == TDM_OK) /* 0: the tuning table's row, as unset */
+        rc = resolve_u32("TANDEM_MERGE_DIRECT_KEYS", 0, 1u << 24, &t->merge_direct_keys, err);
     if (rc == TDM_OK)
         rc = resolve_split_min(t, err);
     if (rc == TDM_OK)
@@ -679,6 +681,9 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_BATCH_MERGE_KEYS", "tuning",
      "heap slots (ranges x k) a query of a batch gets at most, its merge being one "
      "work-group's, 1 to 16777216 (GPU 32768, CPU no limit)"},
+    {"TANDEM_MERGE_DIRECT_KEYS", "tuning",
+     "candidates (ranges x k) a single query's merge takes directly, one work-group with no "
+     "select stage, at most, 1 to 16777216; 0 or unset: the tuning table's row (16384)"},
     {"TANDEM_BATCH_MIN_PART", "tuning",
      "the fewest queries of a batch split over several lanes a lane gets, else the batch "
      "goes to fewer lanes, whole to one below twice it, 1 to 65536 (GPU 1024, CPU 1)"},

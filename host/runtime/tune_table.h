@@ -26,21 +26,16 @@
 #define TDM_TUNE_SELECT_GROUPS_PER_CU 2u
 #define TDM_TUNE_SELECT_FAN 8u
 #define TDM_TUNE_SELECT_GROUPS_MIN 128u
-/* Work-items of a select or merge group on a GPU: each pass of their radix
- * select is a loop over the candidates, so wide groups make it short (at
- * k = 1,000 the H200 spent 3.2 ms in a merge of 64 work-items). */
+/* Work-items of a select or merge group on a GPU, within each kernel's
+ * CL_KERNEL_WORK_GROUP_SIZE (256 on the H200): wide groups make a group's
+ * read of its candidates short (at k = 1,000 the H200 spent 3.2 ms in a
+ * radix select merge of 64 work-items). */
 #define TDM_TUNE_MERGE_LOCAL_GPU 1024u
 
 /* Slices a later select stage's group reduces (and the most the merge
  * takes): TDM_TUNE_SELECT_FAN, or more at small k so that a group reads about
  * TDM_TUNE_SELECT_KEYS keys (at k = 10 the first stage's slices go to the merge). */
 #define TDM_TUNE_SELECT_KEYS 4096u
-
-/* At most this many candidates (ranges x their heaps' room) go to the merge
- * directly, without a select stage: a launch less (a dependent kernel on
- * the GPU, 30-67 us of host time on PoCL), and one group's passes over
- * them are short (OR and AND at k = 10 on the H200: 1,056 ranges). */
-#define TDM_TUNE_MERGE_DIRECT_KEYS 16384u
 
 /* The queue's work-items a compute unit. One a PoCL thread would do, but
  * PoCL 3.1 hands a thread up to 1 + left / threads work-groups at a time
@@ -133,6 +128,10 @@ typedef struct tdm_tune_row {
     uint32_t batch_merge_keys; /* a query's heap slots (ranges x room) at most, 0 any:
                                   its merge is one work-group's */
     int batch_queue;         /* compressed batches through the queue kernel */
+    /* ---- the top k of one query (drive/search_dev.c) */
+    uint32_t merge_direct_keys; /* candidates (ranges x their heaps' room) the merge
+                                   takes directly, without a select stage, at most
+                                   (TANDEM_MERGE_DIRECT_KEYS) */
     uint32_t alone_threads;  /* a batch call's queries that run alone (the plan's alone,
                                 long OR) at once on host threads, on one device:
                                 one's host work beside another's device work
@@ -181,6 +180,21 @@ typedef struct tdm_tune_row {
  * documents, AND k = 10, batches of 128 spent 1.75 of their 4.5 ms in the
  * merge, 4,096 still 1.1 ms (TANDEM_SEARCH_PROFILE, ninth session). */
 #define TDM_TUNE_BATCH_MERGE_KEYS_GPU 32768u
+
+/* A query's candidates (ranges x their heaps' room) that go to the merge
+ * directly, without a select stage (merge_direct_keys): a launch less (a
+ * dependent kernel on the GPU, 18-25 us of host time on the H200, 30-67 us
+ * on PoCL), against one group reading them all. The merge's filter
+ * (cl/search_merge.cl) reads each candidate once, so one group of 256
+ * (NVIDIA's limit for the merge kernels) can take more than the radix
+ * select's eight passes could: OR and AND at k = 10 on the H200 have 1,056
+ * ranges (10,560 candidates), k = 1,000 about a million (select stages
+ * whatever the value). 16,384 was measured with the radix select at 1,024
+ * work-items; the filter's best value is unmeasured (sweep
+ * TANDEM_MERGE_DIRECT_KEYS: 4,096, 16,384, 65,536). PoCL's plans (4
+ * ranges a core) stay far below it. */
+#define TDM_TUNE_MERGE_DIRECT_KEYS_GPU 16384u
+#define TDM_TUNE_MERGE_DIRECT_KEYS_CPU 16384u
 
 /* A batch is split over several GPUs only in parts of this many queries or
  * more, else it goes whole to the GPU that would finish it first: a part
@@ -340,6 +354,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
         .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
+        .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_GPU,                                   \
         .alone_threads = TDM_TUNE_ALONE_THREADS_GPU,                                           \
         .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_GPU,                                         \
         .decode_variant = TDM_TUNE_DECODE_GROUP,                                               \
@@ -384,6 +399,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .and_batched = 0, .and_long_fraction = 0, .zr_words = 1u << 24, .zr_layout = 0,       \
         .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32, .batch_max_k = 128, \
         .and_wu_k = 128, .batch_ranges_per_cu = 4, .batch_min_rlen = 1, .batch_queue = 1,      \
+        .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_CPU,                                   \
         .alone_threads = TDM_TUNE_ALONE_THREADS_CPU,                                           \
         .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_CPU,                                         \
         .decode_variant = decode, .staging = 0,                                                \
