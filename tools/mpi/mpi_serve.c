@@ -416,7 +416,9 @@ int tmpi_serve(tmpi_ctx *c)
     sigaction(SIGTERM, &sa, NULL);
     int rc = tdm_serve_listen(&sv, "mpi", &o->serve, o->prefix);
     if (rc == 0) {
-        Q.probe_want = 3; /* /health's first answer without waiting for a probe */
+        pthread_mutex_lock(&Q.lock); /* /health's first answer without waiting for one */
+        Q.probe_want = 3;
+        pthread_mutex_unlock(&Q.lock);
         probe_if_asked(c);
         sv.ready_at = tdm_cli_now();
         atomic_store(&sv.ready, 1);
