@@ -295,8 +295,9 @@ void tdm_mtop_emit(__global const float *hs, __global const uint *hd, __global c
 
 /* The top k of heaps r0 .. r1 (cap entries each, hn[r] used), sorted
    descending, into lkeys[0 .. m); returns m = min(k, entries), or
-   TDM_MERGE_SPILL where more candidates passed the filter than lkeys holds
-   (lkeys then holds nothing of use: the caller runs the radix select).
+   TDM_MERGE_SPILL where more candidates passed the filter than lkeys holds,
+   or `filter` is 0 (lkeys then holds nothing of use: the caller runs the
+   radix select; filter 0 reads no candidate here).
    *total gets the entries (the sum of hn). Every work-item of the group
    calls it and gets the same values; it uses shared[0] and shared[3].
 
@@ -307,15 +308,15 @@ void tdm_mtop_emit(__global const float *hs, __global const uint *hd, __global c
    at least lo: at least k of them, and about k (few work-items hold more
    than tt of the top k), each work-item's from its registers but where more
    than TDM_MERGE_TOPT of its keys reach lo. Those go to lkeys and are
-   sorted. With k above tt x ls, or k entries or fewer, every candidate
-   passes (lo = 0). */
+   sorted. With k above tt x ls, or no more entries than k or than U
+   holds, every candidate passes (lo = 0). */
 uint tdm_merge_filtered(__global const float *hs, __global const uint *hd,
                         __global const uint *hn, uint r0, uint r1, uint cap, uint k,
-                        __local ulong *lkeys, __local uint *shared, uint *total)
+                        uint filter, __local ulong *lkeys, __local uint *shared, uint *total)
 {
     uint lid = get_local_id(0), ls = get_local_size(0);
     ulong top[TDM_MERGE_TOPT];
-    uint n = tdm_mtop_scan(hs, hd, hn, r0, r1, cap, top), held = 0;
+    uint n = tdm_mtop_scan(hs, hd, hn, r0, filter ? r1 : r0, cap, top), held = 0;
     for (uint r = r0 + lid; r < r1; r += ls)
         held += hn[r];
     if (lid == 0u) {
@@ -331,7 +332,7 @@ uint tdm_merge_filtered(__global const float *hs, __global const uint *hd,
         lp <<= 1;
     while (tt < TDM_MERGE_TOPT && tt * ls < 2u * k && 2u * tt * lp <= TDM_MERGE_LKEYS)
         tt <<= 1;
-    uint nu = tt * lp <= TDM_MERGE_LKEYS && k && k <= tt * ls ? tt * lp : 0u;
+    uint nu = filter && tt * lp <= TDM_MERGE_LKEYS && k && k <= tt * ls ? tt * lp : 0u;
     for (uint t = 0; t < TDM_MERGE_TOPT; t++)
         if (t < tt && nu)
             lkeys[lid * tt + t] = top[t];
@@ -339,8 +340,10 @@ uint tdm_merge_filtered(__global const float *hs, __global const uint *hd,
         lkeys[i] = 0ul;
     barrier(CLK_LOCAL_MEM_FENCE);
     *total = shared[0];
-    if (*total <= k)
-        nu = 0u; /* every key is in the top k */
+    /* at most k: every key is in the top k; at most nu: one sort of them
+       all costs less than U's sort and the survivors' */
+    if (*total <= k || *total <= nu)
+        nu = 0u;
     tdm_bitonic_local(lkeys, nu);
     /* a 0 in U's first k (fewer keys than k there): lo = 0, no filter */
     ulong lo = nu ? lkeys[k - 1u] : 0ul;
@@ -355,7 +358,7 @@ uint tdm_merge_filtered(__global const float *hs, __global const uint *hd,
         lkeys[i] = 0ul;
     barrier(CLK_LOCAL_MEM_FENCE);
     tdm_bitonic_local(lkeys, ns);
-    return s > TDM_MERGE_LKEYS ? TDM_MERGE_SPILL : min(s, k);
+    return !filter || s > TDM_MERGE_LKEYS ? TDM_MERGE_SPILL : min(s, k);
 }
 
 /* A select stage: group g takes heaps [g * per, (g + 1) * per) of the input
@@ -363,15 +366,18 @@ uint tdm_merge_filtered(__global const float *hs, __global const uint *hd,
    writes their top k to os/od[(out_off + g) * k ..] and the count to
    on[out_off + g]. Stages repeat (each output the next one's input, two
    areas of the same buffers in turn) until few slices are left for the
-   merge. */
-__kernel void tdm_search_select(__global const float *hs, __global const uint *hd,
-                                __global const uint *hn, uint in_off, uint nranges, uint cap,
-                                uint k, uint per, __global float *os, __global uint *od,
-                                __global uint *on, uint out_off)
+   merge. filter: 1 the filter (tdm_merge_filtered), 0 the radix select
+   (tdm_search_select_radix: the host's choice, merge_filter_max_k of the
+   tuning table: a CPU runs a group's work-items one after the other, and
+   there the filter's sorts of ~2 k keys cost more than the radix passes at
+   k = 1,000). Kernels of their own, not an argument: and_step.c launches
+   tdm_search_merge with the arguments it always had. */
+void tdm_select_stage(__global const float *hs, __global const uint *hd, __global const uint *hn,
+                      uint in_off, uint nranges, uint cap, uint k, uint per,
+                      __global float *os, __global uint *od, __global uint *on, uint out_off,
+                      uint filter, __local uint *hist, __local uint *shared,
+                      __local ulong *lkeys)
 {
-    __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
-    __local uint shared[4];
-    __local ulong lkeys[TDM_MERGE_LKEYS];
     uint g = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
     hs += (size_t)in_off * cap;
     hd += (size_t)in_off * cap;
@@ -382,7 +388,7 @@ __kernel void tdm_search_select(__global const float *hs, __global const uint *h
     uint r0 = g * per;
     uint r1 = nranges - r0 > per ? r0 + per : nranges;
     uint total;
-    uint m = tdm_merge_filtered(hs, hd, hn, r0, r1, cap, k, lkeys, shared, &total);
+    uint m = tdm_merge_filtered(hs, hd, hn, r0, r1, cap, k, filter, lkeys, shared, &total);
     int spill = m == TDM_MERGE_SPILL;
     for (uint i = lid; !spill && i < m; i += ls) {
         ulong key = lkeys[i];
@@ -408,6 +414,30 @@ __kernel void tdm_search_select(__global const float *hs, __global const uint *h
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0u)
         on[g] = spill ? shared[3] : m;
+}
+
+__kernel void tdm_search_select(__global const float *hs, __global const uint *hd,
+                                __global const uint *hn, uint in_off, uint nranges, uint cap,
+                                uint k, uint per, __global float *os, __global uint *od,
+                                __global uint *on, uint out_off)
+{
+    __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
+    __local uint shared[4];
+    __local ulong lkeys[TDM_MERGE_LKEYS];
+    tdm_select_stage(hs, hd, hn, in_off, nranges, cap, k, per, os, od, on, out_off, 1u, hist,
+                     shared, lkeys);
+}
+
+__kernel void tdm_search_select_radix(__global const float *hs, __global const uint *hd,
+                                      __global const uint *hn, uint in_off, uint nranges,
+                                      uint cap, uint k, uint per, __global float *os,
+                                      __global uint *od, __global uint *on, uint out_off)
+{
+    __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
+    __local uint shared[4];
+    __local ulong lkeys[TDM_MERGE_LKEYS];
+    tdm_select_stage(hs, hd, hn, in_off, nranges, cap, k, per, os, od, on, out_off, 0u, hist,
+                     shared, lkeys);
 }
 
 /* Small k (<= TDM_SMALLK, the top 10 of a web search) over few candidates
@@ -536,16 +566,16 @@ uint tdm_merge_radix(__global const float *hs, __global const uint *hd, __global
 /* The top k of heaps 0 .. nranges, sorted, to out + 2 (pow2 >= k keys), with
    out's header; *m and *total get the keys written and the candidates.
    Every work-item of the group calls it; lkeys holds TDM_MERGE_LKEYS keys:
-   the filter's, else the radix select's. */
-void tdm_merge_top(__global const float *hs, __global const uint *hd, __global const uint *hn,
-                   uint nranges, uint cap, uint k, uint pow2, __global ulong *out, uint status,
-                   __local uint *hist, __local uint *shared, __local ulong *lkeys,
-                   uint *m_out, uint *total_out)
+   the filter's (filter 1), else the radix select's. */
+void tdm_merge_topf(__global const float *hs, __global const uint *hd, __global const uint *hn,
+                    uint nranges, uint cap, uint k, uint pow2, uint filter, __global ulong *out,
+                    uint status, __local uint *hist, __local uint *shared, __local ulong *lkeys,
+                    uint *m_out, uint *total_out)
 {
     uint lid = get_local_id(0), ls = get_local_size(0);
     __global ulong *keys = out + 2; /* after the header (counts, status) */
     uint total;
-    uint m = tdm_merge_filtered(hs, hd, hn, 0, nranges, cap, k, lkeys, shared, &total);
+    uint m = tdm_merge_filtered(hs, hd, hn, 0, nranges, cap, k, filter, lkeys, shared, &total);
     int spill = m == TDM_MERGE_SPILL;
     for (uint i = lid; !spill && i < pow2; i += ls)
         keys[i] = i < m ? lkeys[i] : 0ul;
@@ -560,8 +590,35 @@ void tdm_merge_top(__global const float *hs, __global const uint *hd, __global c
     *total_out = total;
 }
 
+/* tdm_merge_topf with the filter (a batch's merges: k <= 128 there, whose
+   filter sorts at most 2 x 128 keys a query). */
+void tdm_merge_top(__global const float *hs, __global const uint *hd, __global const uint *hn,
+                   uint nranges, uint cap, uint k, uint pow2, __global ulong *out, uint status,
+                   __local uint *hist, __local uint *shared, __local ulong *lkeys,
+                   uint *m_out, uint *total_out)
+{
+    tdm_merge_topf(hs, hd, hn, nranges, cap, k, pow2, 1u, out, status, hist, shared, lkeys,
+                   m_out, total_out);
+}
+
 /* The last stage (or the only one): the top k of heaps 0 .. nranges (from
-   heap in_off on), sorted, to out + 2 (pow2 >= k keys). */
+   heap in_off on), sorted, to out + 2 (pow2 >= k keys); filter as
+   tdm_select_stage's. */
+void tdm_merge_last(__global const float *hs, __global const uint *hd, __global const uint *hn,
+                    uint in_off, uint nranges, uint cap, uint k, uint pow2,
+                    __global ulong *out, __global uint *out_n, __global const uint *status,
+                    uint filter, __local uint *hist, __local uint *shared, __local ulong *lkeys)
+{
+    uint m, total, st = status[0];
+    tdm_merge_topf(hs + (size_t)in_off * cap, hd + (size_t)in_off * cap, hn + in_off, nranges,
+                   cap, k, pow2, filter, out, st, hist, shared, lkeys, &m, &total);
+    if (get_local_id(0) == 0u) {
+        out_n[0] = m;
+        out_n[1] = total;
+        out_n[2] = st;
+    }
+}
+
 __kernel void tdm_search_merge(__global const float *hs, __global const uint *hd,
                                __global const uint *hn, uint in_off, uint nranges, uint cap,
                                uint k, uint pow2, __global ulong *out, __global uint *out_n,
@@ -570,14 +627,20 @@ __kernel void tdm_search_merge(__global const float *hs, __global const uint *hd
     __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
     __local ulong lkeys[TDM_MERGE_LKEYS];
-    uint m, total, st = status[0];
-    tdm_merge_top(hs + (size_t)in_off * cap, hd + (size_t)in_off * cap, hn + in_off, nranges,
-                  cap, k, pow2, out, st, hist, shared, lkeys, &m, &total);
-    if (get_local_id(0) == 0u) {
-        out_n[0] = m;
-        out_n[1] = total;
-        out_n[2] = st;
-    }
+    tdm_merge_last(hs, hd, hn, in_off, nranges, cap, k, pow2, out, out_n, status, 1u, hist,
+                   shared, lkeys);
+}
+
+__kernel void tdm_search_merge_radix(__global const float *hs, __global const uint *hd,
+                                     __global const uint *hn, uint in_off, uint nranges,
+                                     uint cap, uint k, uint pow2, __global ulong *out,
+                                     __global uint *out_n, __global const uint *status)
+{
+    __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
+    __local uint shared[4];
+    __local ulong lkeys[TDM_MERGE_LKEYS];
+    tdm_merge_last(hs, hd, hn, in_off, nranges, cap, k, pow2, out, out_n, status, 0u, hist,
+                   shared, lkeys);
 }
 
 /* tdm_search_select for k <= TDM_SMALLK and at most TDM_SMALLK_PER x

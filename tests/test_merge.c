@@ -1,5 +1,6 @@
 /* The top-k kernels of every search (cl/search_merge.cl): tdm_search_merge
- * and one tdm_search_select stage, and their small-k kernels where they
+ * and one tdm_search_select stage, with the filter and with the radix
+ * select (the _radix kernels), and their small-k kernels where they
  * apply (k <= 16, few keys), against a plain-C reference (sort every
  * candidate's key, keep the best k), on every device, with ties in score,
  * empty and full heaps, and more or fewer candidates than k; and cases
@@ -248,7 +249,9 @@ static void merge_vs_ref(void **state)
                 size_t wg = tdm_search_merge_local(d);
                 uint32_t per = 1 + (uint32_t)(tdm_rng_next(&r) % 200);
                 check_merge(d, "tdm_search_merge", &c, hs, hd, hn);
+                check_merge(d, "tdm_search_merge_radix", &c, hs, hd, hn);
                 check_select(d, "tdm_search_select", &c, hs, hd, hn, per);
+                check_select(d, "tdm_search_select_radix", &c, hs, hd, hn, per);
                 /* the small-k kernels where the search would take them */
                 if (tdm_search_small_fits(d, wg, c.k, (uint64_t)c.nranges * c.cap)) {
                     check_merge(d, "tdm_search_merge_small", &c, hs, hd, hn);
@@ -267,17 +270,19 @@ static void merge_vs_ref(void **state)
     assert_true(smalls > 0); /* the small kernels ran */
 }
 
-/* Every kernel of the case on device d: the merge, a select stage of
- * every heap in one group and one of `per` heaps a group, and the small
- * kernels where the search would take them. */
+/* Every kernel of the case on device d: the merge (filter and radix), a
+ * select stage of every heap in one group and one of `per` heaps a group,
+ * and the small kernels where the search would take them. */
 static void check_all(tdm_device *d, const mcase *c, uint32_t per, int *smalls)
 {
     size_t n = (size_t)c->nranges * c->cap, wg = tdm_search_merge_local(d);
     cl_mem hs = buffer(d, c->hs, n * 4), hd = buffer(d, c->hd, n * 4);
     cl_mem hn = buffer(d, c->hn, (size_t)c->nranges * 4);
     check_merge(d, "tdm_search_merge", c, hs, hd, hn);
+    check_merge(d, "tdm_search_merge_radix", c, hs, hd, hn);
     check_select(d, "tdm_search_select", c, hs, hd, hn, c->nranges);
     check_select(d, "tdm_search_select", c, hs, hd, hn, per);
+    check_select(d, "tdm_search_select_radix", c, hs, hd, hn, per);
     if (tdm_search_small_fits(d, wg, c->k, (uint64_t)n)) {
         check_merge(d, "tdm_search_merge_small", c, hs, hd, hn);
         ++*smalls;

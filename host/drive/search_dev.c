@@ -156,9 +156,10 @@ static int and_selects(const tdm_sprep *p, const tdm_splan *pl, int salg)
 
 
 /* The kernels launched with tdm_search_merge_local's groups. */
-static const char *const merge_kernels[] = {"tdm_search_select", "tdm_search_select_small",
-                                            "tdm_search_merge", "tdm_search_merge_small",
-                                            "tdm_search_merge_batch"};
+static const char *const merge_kernels[] = {
+    "tdm_search_select", "tdm_search_select_radix", "tdm_search_select_small",
+    "tdm_search_merge",  "tdm_search_merge_radix",  "tdm_search_merge_small",
+    "tdm_search_merge_batch"};
 
 size_t tdm_search_merge_local(tdm_device *d)
 {
@@ -216,6 +217,17 @@ static uint32_t merge_direct_keys(const tdm_device *d)
 {
     uint32_t v = tdm_settings_tuning(d->settings)->merge_direct_keys;
     return v ? v : tdm_tune_row_of(&d->info)->merge_direct_keys;
+}
+
+/* The select and merge kernels' filter at k (tune_table.h,
+ * merge_filter_max_k), else their radix select: TANDEM_MERGE_FILTER, else
+ * the device's row. */
+static int merge_filter(const tdm_device *d, uint32_t k)
+{
+    int v = tdm_settings_tuning(d->settings)->merge_filter;
+    if (v)
+        return v == TDM_TUNE_ON;
+    return k <= tdm_tune_row_of(&d->info)->merge_filter_max_k;
 }
 
 /* Slices of k the merge takes after a select stage: select_fan(k), or as
@@ -560,7 +572,8 @@ typedef struct keys_in {
     cl_uint off, nranges, cap;
 } keys_in;
 
-/* tdm_search_select and tdm_search_select_small (cl/search_merge.cl). */
+/* tdm_search_select, tdm_search_select_radix and tdm_search_select_small
+ * (cl/search_merge.cl). */
 static cl_uint select_args(const keys_in *in, const cl_uint *k, const cl_uint *per,
                            const scratch *s, const cl_uint *out_off, tdm_karg *a)
 {
@@ -574,7 +587,8 @@ static cl_uint select_args(const keys_in *in, const cl_uint *k, const cl_uint *p
     return sizeof args / sizeof *args;
 }
 
-/* tdm_search_merge and tdm_search_merge_small (cl/search_merge.cl). */
+/* tdm_search_merge, tdm_search_merge_radix and tdm_search_merge_small
+ * (cl/search_merge.cl). */
 static cl_uint merge_args(const keys_in *in, const cl_uint *k, const cl_uint *pow2,
                           const scratch *s, tdm_karg *a)
 {
@@ -645,12 +659,15 @@ static int launch_merge(const srun *r, uint32_t nr, uint32_t cap, uint32_t k, ui
     keys_in in = {&s->b[B_HS], &s->b[B_HD], &s->b[B_HN], 0, nr, cap};
     cl_uint area2 = ng; /* the second output area's first slice */
     tdm_karg a[12];
-    int rc = TDM_OK;
+    int rc = TDM_OK, filter = merge_filter(r->d, k);
     for (uint32_t stage = 0; rc == TDM_OK && ng > 1; stage++) {
         cl_uint pr = per, ooff = stage % 2 ? area2 : 0; /* areas in turn */
         int small = tdm_search_small_fits(r->d, wg, kk, (uint64_t)pr * in.cap);
-        rc = run_launch(r, small ? "tdm_search_select_small" : "tdm_search_select", a,
-                        select_args(&in, &kk, &pr, s, &ooff, a), (size_t)ng * wg, wg, err);
+        const char *kn = small    ? "tdm_search_select_small"
+                         : filter ? "tdm_search_select"
+                                  : "tdm_search_select_radix";
+        rc = run_launch(r, kn, a, select_args(&in, &kk, &pr, s, &ooff, a), (size_t)ng * wg, wg,
+                        err);
         in = (keys_in){&s->b[B_SS], &s->b[B_SD], &s->b[B_SN], ooff, ng, kk};
         /* another stage while more slices are left than the merge takes,
          * each group reducing select_fan(k) of them, or more where that
@@ -664,8 +681,10 @@ static int launch_merge(const srun *r, uint32_t nr, uint32_t cap, uint32_t k, ui
     if (rc)
         return rc;
     int small = tdm_search_small_fits(r->d, wg, kk, (uint64_t)in.nranges * in.cap);
-    return run_launch(r, small ? "tdm_search_merge_small" : "tdm_search_merge", a,
-                      merge_args(&in, &kk, &p2, s, a), wg, wg, err);
+    const char *kn = small    ? "tdm_search_merge_small"
+                     : filter ? "tdm_search_merge"
+                              : "tdm_search_merge_radix";
+    return run_launch(r, kn, a, merge_args(&in, &kk, &p2, s, a), wg, wg, err);
 }
 
 /* One pass: bounds where needed, range or group kernel, merge. gate_min:

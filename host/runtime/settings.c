@@ -203,6 +203,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
     if (rc == TDM_OK) /* 0: the tuning table's row, as unset */
         rc = resolve_u32("TANDEM_MERGE_DIRECT_KEYS", 0, 1u << 24, &t->merge_direct_keys, err);
     if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_MERGE_FILTER", on_off, &t->merge_filter, err);
+    if (rc == TDM_OK)
         rc = resolve_split_min(t, err);
     if (rc == TDM_OK)
         rc = resolve_host_max(t, err);
@@ -684,6 +686,9 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_MERGE_DIRECT_KEYS", "tuning",
      "candidates (ranges x k) a single query's merge takes directly, one work-group with no "
      "select stage, at most, 1 to 16777216; 0 or unset: the tuning table's row (16384)"},
+    {"TANDEM_MERGE_FILTER", "tuning",
+     "on or off: the select and merge kernels' one-read filter, or the radix select, at every "
+     "k (the tuning table's row: GPU the filter, CPU the filter up to k = 128)"},
     {"TANDEM_BATCH_MIN_PART", "tuning",
      "the fewest queries of a batch split over several lanes a lane gets, else the batch "
      "goes to fewer lanes, whole to one below twice it, 1 to 65536 (GPU 1024, CPU 1)"},

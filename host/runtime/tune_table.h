@@ -132,6 +132,8 @@ typedef struct tdm_tune_row {
     uint32_t merge_direct_keys; /* candidates (ranges x their heaps' room) the merge
                                    takes directly, without a select stage, at most
                                    (TANDEM_MERGE_DIRECT_KEYS) */
+    uint32_t merge_filter_max_k; /* the select and merge kernels' filter up to this k,
+                                    the radix select above (TANDEM_MERGE_FILTER) */
     uint32_t alone_threads;  /* a batch call's queries that run alone (the plan's alone,
                                 long OR) at once on host threads, on one device:
                                 one's host work beside another's device work
@@ -195,6 +197,20 @@ typedef struct tdm_tune_row {
  * ranges a core) stay far below it. */
 #define TDM_TUNE_MERGE_DIRECT_KEYS_GPU 16384u
 #define TDM_TUNE_MERGE_DIRECT_KEYS_CPU 16384u
+
+/* The select and merge kernels' filter (merge_filter_max_k; cl/search_merge.cl,
+ * tdm_merge_filtered) up to this k, the radix select above. A GPU: every
+ * k (one read of the candidates against the radix select's eight chains of
+ * dependent loads; unmeasured: TANDEM_MERGE_FILTER=off to compare). A CPU
+ * runs a group's work-items one after the other, where the filter's sorts
+ * (about 2 k keys, then the ~k that pass) cost more than the radix passes
+ * at k = 1,000. PoCL, the 2-core build machine, 200k documents, GPU-shaped
+ * plans (TANDEM_CPU_RANGES_PER_CU=528), 300 queries, us a query radix /
+ * filter: k = 17, the direct merge of ~13,000 candidates, OR 292 / 97, AND
+ * 181 / 51, MaxScore 209 / 48; k = 1,000, two select stages and the merge,
+ * OR 2,087 / 3,740, AND 653 / 869, MaxScore 791 / 1,147. */
+#define TDM_TUNE_MERGE_FILTER_MAX_K_GPU 0xffffffffu
+#define TDM_TUNE_MERGE_FILTER_MAX_K_CPU 128u
 
 /* A batch is split over several GPUs only in parts of this many queries or
  * more, else it goes whole to the GPU that would finish it first: a part
@@ -355,6 +371,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
         .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_GPU,                                   \
+        .merge_filter_max_k = TDM_TUNE_MERGE_FILTER_MAX_K_GPU,                                 \
         .alone_threads = TDM_TUNE_ALONE_THREADS_GPU,                                           \
         .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_GPU,                                         \
         .decode_variant = TDM_TUNE_DECODE_GROUP,                                               \
@@ -400,6 +417,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32, .batch_max_k = 128, \
         .and_wu_k = 128, .batch_ranges_per_cu = 4, .batch_min_rlen = 1, .batch_queue = 1,      \
         .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_CPU,                                   \
+        .merge_filter_max_k = TDM_TUNE_MERGE_FILTER_MAX_K_CPU,                                 \
         .alone_threads = TDM_TUNE_ALONE_THREADS_CPU,                                           \
         .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_CPU,                                         \
         .decode_variant = decode, .staging = 0,                                                \
