@@ -295,9 +295,8 @@ void tdm_mtop_emit(__global const float *hs, __global const uint *hd, __global c
 
 /* The top k of heaps r0 .. r1 (cap entries each, hn[r] used), sorted
    descending, into lkeys[0 .. m); returns m = min(k, entries), or
-   TDM_MERGE_SPILL where more candidates passed the filter than lkeys holds,
-   or `filter` is 0 (lkeys then holds nothing of use: the caller runs the
-   radix select; filter 0 reads no candidate here).
+   TDM_MERGE_SPILL where more candidates passed the filter than lkeys holds
+   (lkeys then holds nothing of use: the caller runs the radix select).
    *total gets the entries (the sum of hn). Every work-item of the group
    calls it and gets the same values; it uses shared[0] and shared[3].
 
@@ -312,11 +311,11 @@ void tdm_mtop_emit(__global const float *hs, __global const uint *hd, __global c
    holds, every candidate passes (lo = 0). */
 uint tdm_merge_filtered(__global const float *hs, __global const uint *hd,
                         __global const uint *hn, uint r0, uint r1, uint cap, uint k,
-                        uint filter, __local ulong *lkeys, __local uint *shared, uint *total)
+                        __local ulong *lkeys, __local uint *shared, uint *total)
 {
     uint lid = get_local_id(0), ls = get_local_size(0);
     ulong top[TDM_MERGE_TOPT];
-    uint n = tdm_mtop_scan(hs, hd, hn, r0, filter ? r1 : r0, cap, top), held = 0;
+    uint n = tdm_mtop_scan(hs, hd, hn, r0, r1, cap, top), held = 0;
     for (uint r = r0 + lid; r < r1; r += ls)
         held += hn[r];
     if (lid == 0u) {
@@ -332,7 +331,7 @@ uint tdm_merge_filtered(__global const float *hs, __global const uint *hd,
         lp <<= 1;
     while (tt < TDM_MERGE_TOPT && tt * ls < 2u * k && 2u * tt * lp <= TDM_MERGE_LKEYS)
         tt <<= 1;
-    uint nu = filter && tt * lp <= TDM_MERGE_LKEYS && k && k <= tt * ls ? tt * lp : 0u;
+    uint nu = tt * lp <= TDM_MERGE_LKEYS && k && k <= tt * ls ? tt * lp : 0u;
     for (uint t = 0; t < TDM_MERGE_TOPT; t++)
         if (t < tt && nu)
             lkeys[lid * tt + t] = top[t];
@@ -358,7 +357,7 @@ uint tdm_merge_filtered(__global const float *hs, __global const uint *hd,
         lkeys[i] = 0ul;
     barrier(CLK_LOCAL_MEM_FENCE);
     tdm_bitonic_local(lkeys, ns);
-    return !filter || s > TDM_MERGE_LKEYS ? TDM_MERGE_SPILL : min(s, k);
+    return s > TDM_MERGE_LKEYS ? TDM_MERGE_SPILL : min(s, k);
 }
 
 /* A select stage: group g takes heaps [g * per, (g + 1) * per) of the input
@@ -366,17 +365,18 @@ uint tdm_merge_filtered(__global const float *hs, __global const uint *hd,
    writes their top k to os/od[(out_off + g) * k ..] and the count to
    on[out_off + g]. Stages repeat (each output the next one's input, two
    areas of the same buffers in turn) until few slices are left for the
-   merge. filter: 1 the filter (tdm_merge_filtered), 0 the radix select
-   (tdm_search_select_radix: the host's choice, merge_filter_max_k of the
-   tuning table: a CPU runs a group's work-items one after the other, and
-   there the filter's sorts of ~2 k keys cost more than the radix passes at
-   k = 1,000). Kernels of their own, not an argument: and_step.c launches
-   tdm_search_merge with the arguments it always had. */
+   merge. tdm_search_select takes the filter (tdm_merge_filtered),
+   tdm_search_select_radix the radix select alone: the host's choice,
+   merge_filter_max_k of the tuning table (a CPU runs a group's work-items
+   one after the other, and there the filter's sorts of ~2 k keys in each of
+   ~128 groups cost more than the radix passes at k = 1,000). (A radix
+   twin of tdm_search_merge beside it made Oclgrind count 39,232 bytes of
+   local memory for tdm_search_merge, more than its 32 KB device: the
+   merge has none.) */
 void tdm_select_stage(__global const float *hs, __global const uint *hd, __global const uint *hn,
                       uint in_off, uint nranges, uint cap, uint k, uint per,
                       __global float *os, __global uint *od, __global uint *on, uint out_off,
-                      uint filter, __local uint *hist, __local uint *shared,
-                      __local ulong *lkeys)
+                      __local uint *hist, __local uint *shared, __local ulong *lkeys)
 {
     uint g = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
     hs += (size_t)in_off * cap;
@@ -388,7 +388,7 @@ void tdm_select_stage(__global const float *hs, __global const uint *hd, __globa
     uint r0 = g * per;
     uint r1 = nranges - r0 > per ? r0 + per : nranges;
     uint total;
-    uint m = tdm_merge_filtered(hs, hd, hn, r0, r1, cap, k, filter, lkeys, shared, &total);
+    uint m = tdm_merge_filtered(hs, hd, hn, r0, r1, cap, k, lkeys, shared, &total);
     int spill = m == TDM_MERGE_SPILL;
     for (uint i = lid; !spill && i < m; i += ls) {
         ulong key = lkeys[i];
@@ -424,8 +424,8 @@ __kernel void tdm_search_select(__global const float *hs, __global const uint *h
     __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
     __local ulong lkeys[TDM_MERGE_LKEYS];
-    tdm_select_stage(hs, hd, hn, in_off, nranges, cap, k, per, os, od, on, out_off, 1u, hist,
-                     shared, lkeys);
+    tdm_select_stage(hs, hd, hn, in_off, nranges, cap, k, per, os, od, on, out_off, hist, shared,
+                     lkeys);
 }
 
 __kernel void tdm_search_select_radix(__global const float *hs, __global const uint *hd,
@@ -435,9 +435,32 @@ __kernel void tdm_search_select_radix(__global const float *hs, __global const u
 {
     __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
-    __local ulong lkeys[TDM_MERGE_LKEYS];
-    tdm_select_stage(hs, hd, hn, in_off, nranges, cap, k, per, os, od, on, out_off, 0u, hist,
-                     shared, lkeys);
+    uint g = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
+    hs += (size_t)in_off * cap;
+    hd += (size_t)in_off * cap;
+    hn += in_off;
+    os += (size_t)out_off * k;
+    od += (size_t)out_off * k;
+    on += out_off;
+    uint r0 = g * per;
+    uint r1 = nranges - r0 > per ? r0 + per : nranges;
+    uint total;
+    ulong kth = tdm_merge_kth(hs, hd, hn, r0, r1, cap, k, hist, shared, &total);
+    if (lid == 0u)
+        shared[3] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = r0 * cap + lid; i < r1 * cap; i += ls) {
+        if (i % cap >= hn[i / cap])
+            continue;
+        if (tdm_merge_key(hs, hd, i) >= kth) {
+            uint j = g * k + atomic_inc(&shared[3]);
+            os[j] = hs[i];
+            od[j] = hd[i];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0u)
+        on[g] = shared[3];
 }
 
 /* Small k (<= TDM_SMALLK, the top 10 of a web search) over few candidates
@@ -518,18 +541,19 @@ uint tdm_merge_small(__global const float *hs, __global const uint *hd, __global
 }
 
 /* The radix select's top k of heaps 0 .. nranges, sorted, to keys (pow2 >=
-   k slots); returns the keys written. Every work-item of the group calls it
+   k slots); returns the keys written, *total the entries. Every work-item
+   of the group calls it
    (over no heaps and no slots where the filter's answer stands); lkeys holds
    TDM_MERGE_LKEYS keys (the sort's, when pow2 fits: pow2 is the same for the
    whole group). */
 uint tdm_merge_radix(__global const float *hs, __global const uint *hd, __global const uint *hn,
                      uint nranges, uint cap, uint k, uint pow2, __global ulong *keys,
-                     __local uint *hist, __local uint *shared, __local ulong *lkeys)
+                     __local uint *hist, __local uint *shared, __local ulong *lkeys,
+                     uint *total)
 {
     uint lid = get_local_id(0), ls = get_local_size(0);
     int loc = pow2 <= TDM_MERGE_LKEYS;
-    uint total;
-    ulong prefix = tdm_merge_kth(hs, hd, hn, 0, nranges, cap, k, hist, shared, &total);
+    ulong prefix = tdm_merge_kth(hs, hd, hn, 0, nranges, cap, k, hist, shared, total);
     uint ncand = nranges * cap;
     if (lid == 0u)
         shared[3] = 0u;
@@ -566,21 +590,22 @@ uint tdm_merge_radix(__global const float *hs, __global const uint *hd, __global
 /* The top k of heaps 0 .. nranges, sorted, to out + 2 (pow2 >= k keys), with
    out's header; *m and *total get the keys written and the candidates.
    Every work-item of the group calls it; lkeys holds TDM_MERGE_LKEYS keys:
-   the filter's (filter 1), else the radix select's. */
-void tdm_merge_topf(__global const float *hs, __global const uint *hd, __global const uint *hn,
-                    uint nranges, uint cap, uint k, uint pow2, uint filter, __global ulong *out,
-                    uint status, __local uint *hist, __local uint *shared, __local ulong *lkeys,
-                    uint *m_out, uint *total_out)
+   the filter's, else (spilled) the radix select's. */
+void tdm_merge_top(__global const float *hs, __global const uint *hd, __global const uint *hn,
+                   uint nranges, uint cap, uint k, uint pow2, __global ulong *out, uint status,
+                   __local uint *hist, __local uint *shared, __local ulong *lkeys,
+                   uint *m_out, uint *total_out)
 {
     uint lid = get_local_id(0), ls = get_local_size(0);
     __global ulong *keys = out + 2; /* after the header (counts, status) */
     uint total;
-    uint m = tdm_merge_filtered(hs, hd, hn, 0, nranges, cap, k, filter, lkeys, shared, &total);
+    uint m = tdm_merge_filtered(hs, hd, hn, 0, nranges, cap, k, lkeys, shared, &total);
     int spill = m == TDM_MERGE_SPILL;
     for (uint i = lid; !spill && i < pow2; i += ls)
         keys[i] = i < m ? lkeys[i] : 0ul;
+    uint tr;
     uint mr = tdm_merge_radix(hs, hd, hn, spill ? nranges : 0u, cap, k, spill ? pow2 : 0u,
-                              keys, hist, shared, lkeys);
+                              keys, hist, shared, lkeys, &tr);
     m = spill ? mr : m;
     if (lid == 0u) {
         out[0] = (ulong)m | ((ulong)total << 32);
@@ -590,28 +615,19 @@ void tdm_merge_topf(__global const float *hs, __global const uint *hd, __global 
     *total_out = total;
 }
 
-/* tdm_merge_topf with the filter (a batch's merges: k <= 128 there, whose
-   filter sorts at most 2 x 128 keys a query). */
-void tdm_merge_top(__global const float *hs, __global const uint *hd, __global const uint *hn,
-                   uint nranges, uint cap, uint k, uint pow2, __global ulong *out, uint status,
-                   __local uint *hist, __local uint *shared, __local ulong *lkeys,
-                   uint *m_out, uint *total_out)
-{
-    tdm_merge_topf(hs, hd, hn, nranges, cap, k, pow2, 1u, out, status, hist, shared, lkeys,
-                   m_out, total_out);
-}
-
 /* The last stage (or the only one): the top k of heaps 0 .. nranges (from
-   heap in_off on), sorted, to out + 2 (pow2 >= k keys); filter as
-   tdm_select_stage's. */
+   heap in_off on), sorted, to out + 2 (pow2 >= k keys). With the filter on
+   every device: its one merge group's sorts cost a CPU no more than the
+   radix passes (PoCL, k = 1,000, 8 to 16 slices: OR 360 -> 265 us, AND 127
+   -> 94). */
 void tdm_merge_last(__global const float *hs, __global const uint *hd, __global const uint *hn,
                     uint in_off, uint nranges, uint cap, uint k, uint pow2,
                     __global ulong *out, __global uint *out_n, __global const uint *status,
-                    uint filter, __local uint *hist, __local uint *shared, __local ulong *lkeys)
+                    __local uint *hist, __local uint *shared, __local ulong *lkeys)
 {
     uint m, total, st = status[0];
-    tdm_merge_topf(hs + (size_t)in_off * cap, hd + (size_t)in_off * cap, hn + in_off, nranges,
-                   cap, k, pow2, filter, out, st, hist, shared, lkeys, &m, &total);
+    tdm_merge_top(hs + (size_t)in_off * cap, hd + (size_t)in_off * cap, hn + in_off, nranges,
+                  cap, k, pow2, out, st, hist, shared, lkeys, &m, &total);
     if (get_local_id(0) == 0u) {
         out_n[0] = m;
         out_n[1] = total;
@@ -627,20 +643,8 @@ __kernel void tdm_search_merge(__global const float *hs, __global const uint *hd
     __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
     __local ulong lkeys[TDM_MERGE_LKEYS];
-    tdm_merge_last(hs, hd, hn, in_off, nranges, cap, k, pow2, out, out_n, status, 1u, hist,
-                   shared, lkeys);
-}
-
-__kernel void tdm_search_merge_radix(__global const float *hs, __global const uint *hd,
-                                     __global const uint *hn, uint in_off, uint nranges,
-                                     uint cap, uint k, uint pow2, __global ulong *out,
-                                     __global uint *out_n, __global const uint *status)
-{
-    __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
-    __local uint shared[4];
-    __local ulong lkeys[TDM_MERGE_LKEYS];
-    tdm_merge_last(hs, hd, hn, in_off, nranges, cap, k, pow2, out, out_n, status, 0u, hist,
-                   shared, lkeys);
+    tdm_merge_last(hs, hd, hn, in_off, nranges, cap, k, pow2, out, out_n, status, hist, shared,
+                   lkeys);
 }
 
 /* tdm_search_select for k <= TDM_SMALLK and at most TDM_SMALLK_PER x

@@ -1,6 +1,6 @@
 /* The top-k kernels of every search (cl/search_merge.cl): tdm_search_merge
- * and one tdm_search_select stage, with the filter and with the radix
- * select (the _radix kernels), and their small-k kernels where they
+ * and one tdm_search_select stage (with the filter, and with the radix
+ * select: tdm_search_select_radix), and their small-k kernels where they
  * apply (k <= 16, few keys), against a plain-C reference (sort every
  * candidate's key, keep the best k), on every device, with ties in score,
  * empty and full heaps, and more or fewer candidates than k; and cases
@@ -249,7 +249,6 @@ static void merge_vs_ref(void **state)
                 size_t wg = tdm_search_merge_local(d);
                 uint32_t per = 1 + (uint32_t)(tdm_rng_next(&r) % 200);
                 check_merge(d, "tdm_search_merge", &c, hs, hd, hn);
-                check_merge(d, "tdm_search_merge_radix", &c, hs, hd, hn);
                 check_select(d, "tdm_search_select", &c, hs, hd, hn, per);
                 check_select(d, "tdm_search_select_radix", &c, hs, hd, hn, per);
                 /* the small-k kernels where the search would take them */
@@ -270,8 +269,8 @@ static void merge_vs_ref(void **state)
     assert_true(smalls > 0); /* the small kernels ran */
 }
 
-/* Every kernel of the case on device d: the merge (filter and radix), a
- * select stage of every heap in one group and one of `per` heaps a group,
+/* Every kernel of the case on device d: the merge, a select stage of every
+ * heap in one group and one of `per` heaps a group (filter and radix),
  * and the small kernels where the search would take them. */
 static void check_all(tdm_device *d, const mcase *c, uint32_t per, int *smalls)
 {
@@ -279,7 +278,6 @@ static void check_all(tdm_device *d, const mcase *c, uint32_t per, int *smalls)
     cl_mem hs = buffer(d, c->hs, n * 4), hd = buffer(d, c->hd, n * 4);
     cl_mem hn = buffer(d, c->hn, (size_t)c->nranges * 4);
     check_merge(d, "tdm_search_merge", c, hs, hd, hn);
-    check_merge(d, "tdm_search_merge_radix", c, hs, hd, hn);
     check_select(d, "tdm_search_select", c, hs, hd, hn, c->nranges);
     check_select(d, "tdm_search_select", c, hs, hd, hn, per);
     check_select(d, "tdm_search_select_radix", c, hs, hd, hn, per);

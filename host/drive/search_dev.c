@@ -158,7 +158,7 @@ static int and_selects(const tdm_sprep *p, const tdm_splan *pl, int salg)
 /* The kernels launched with tdm_search_merge_local's groups. */
 static const char *const merge_kernels[] = {
     "tdm_search_select", "tdm_search_select_radix", "tdm_search_select_small",
-    "tdm_search_merge",  "tdm_search_merge_radix",  "tdm_search_merge_small",
+    "tdm_search_merge",  "tdm_search_merge_small",
     "tdm_search_merge_batch"};
 
 size_t tdm_search_merge_local(tdm_device *d)
@@ -219,9 +219,8 @@ static uint32_t merge_direct_keys(const tdm_device *d)
     return v ? v : tdm_tune_row_of(&d->info)->merge_direct_keys;
 }
 
-/* The select and merge kernels' filter at k (tune_table.h,
- * merge_filter_max_k), else their radix select: TANDEM_MERGE_FILTER, else
- * the device's row. */
+/* The select stages' filter at k (tune_table.h, merge_filter_max_k), else
+ * their radix select: TANDEM_MERGE_FILTER, else the device's row. */
 static int merge_filter(const tdm_device *d, uint32_t k)
 {
     int v = tdm_settings_tuning(d->settings)->merge_filter;
@@ -587,8 +586,7 @@ static cl_uint select_args(const keys_in *in, const cl_uint *k, const cl_uint *p
     return sizeof args / sizeof *args;
 }
 
-/* tdm_search_merge, tdm_search_merge_radix and tdm_search_merge_small
- * (cl/search_merge.cl). */
+/* tdm_search_merge and tdm_search_merge_small (cl/search_merge.cl). */
 static cl_uint merge_args(const keys_in *in, const cl_uint *k, const cl_uint *pow2,
                           const scratch *s, tdm_karg *a)
 {
@@ -681,10 +679,8 @@ static int launch_merge(const srun *r, uint32_t nr, uint32_t cap, uint32_t k, ui
     if (rc)
         return rc;
     int small = tdm_search_small_fits(r->d, wg, kk, (uint64_t)in.nranges * in.cap);
-    const char *kn = small    ? "tdm_search_merge_small"
-                     : filter ? "tdm_search_merge"
-                              : "tdm_search_merge_radix";
-    return run_launch(r, kn, a, merge_args(&in, &kk, &p2, s, a), wg, wg, err);
+    return run_launch(r, small ? "tdm_search_merge_small" : "tdm_search_merge", a,
+                      merge_args(&in, &kk, &p2, s, a), wg, wg, err);
 }
 
 /* One pass: bounds where needed, range or group kernel, merge. gate_min:

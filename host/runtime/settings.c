@@ -687,8 +687,9 @@ static const tdm_settings_var vars[] = {
      "candidates (ranges x k) a single query's merge takes directly, one work-group with no "
      "select stage, at most, 1 to 16777216; 0 or unset: the tuning table's row (16384)"},
     {"TANDEM_MERGE_FILTER", "tuning",
-     "on or off: the select and merge kernels' one-read filter, or the radix select, at every "
-     "k (the tuning table's row: GPU the filter, CPU the filter up to k = 128)"},
+     "on or off: the select stages' one-read filter, or their radix select, at every k (the "
+     "tuning table's row: GPU the filter, CPU the filter up to k = 128); the merge filters "
+     "always"},
     {"TANDEM_BATCH_MIN_PART", "tuning",
      "the fewest queries of a batch split over several lanes a lane gets, else the batch "
      "goes to fewer lanes, whole to one below twice it, 1 to 65536 (GPU 1024, CPU 1)"},
