@@ -45,7 +45,10 @@ static tdm_engine *engine_threads(const char *threads)
     setenv("TANDEM_HOST_MAX_POSTINGS", "0", 1); /* every query's runs on the device */
     setenv("TANDEM_BATCH_OR_ALONE_TERMS", v, 1);
     setenv("TANDEM_BATCH_ALONE_THREADS", threads, 1);
+    if (tdm_test_small()) /* Oclgrind: a call of lone queries at k 1,000 takes seconds */
+        setenv("TANDEM_RUN_TIMEOUT_MS", "off", 1);
     tdm_engine *e = tdm_test_engine();
+    unsetenv("TANDEM_RUN_TIMEOUT_MS");
     unsetenv("TANDEM_HOST_MAX_POSTINGS");
     unsetenv("TANDEM_BATCH_OR_ALONE_TERMS");
     unsetenv("TANDEM_BATCH_ALONE_THREADS");
@@ -59,7 +62,7 @@ static void make_queries(fixture *f)
 {
     tdm_rng r;
     tdm_rng_seed(&r, 29);
-    f->nq = tdm_test_small() ? 24 : NQ;
+    f->nq = tdm_test_small() ? 12 : NQ;
     for (size_t i = 0; i < f->nq; i++) {
         size_t n = i % 16 == 15 ? 0 : 1 + i % MAXT;
         for (size_t t = 0; t < n; t++) {
@@ -86,7 +89,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
     f->eng[0] = engine_threads("1");
     f->eng[1] = engine_threads("4");
-    randcoll_init(&f->c, 7, tdm_test_small() ? 1500 : 6000, 40);
+    randcoll_init(&f->c, 7, tdm_test_small() ? 800 : 6000, 40);
     f->ix = randcoll_index(&f->c, tdm_test_tmpdir("search_alone"), "a.tdm", NULL);
     f->ir = tdm_index_ireader(f->ix);
     tdm_err err = {0};
@@ -127,7 +130,11 @@ static void check_one(fixture *f, tdm_search *s, size_t i, const tdm_search_opti
     int rc = tdm_search_terms(s, q->terms, q->nterms, o, &one);
     if (rc != b->status)
         fail_msg("%s query %zu: batch status %d, alone %d", what, i, b->status, rc);
-    assert_int_equal(rc, TDM_OK);
+    if (rc) { /* a device that cannot (BM25 without exact division): both say so */
+        assert_non_null(b->error);
+        assert_int_equal(b->n, 0);
+        return;
+    }
     if (b->n != one->n)
         fail_msg("%s query %zu: batch %zu hits, alone %zu", what, i, b->n, one->n);
     for (size_t h = 0; h < b->n; h++) {
@@ -170,20 +177,25 @@ static void results_free(tdm_search_result **res, size_t n)
 }
 
 /* Alone and batched queries in one call, every algorithm, k 10 and 1,000,
- * one thread and four: the lone answers and the oracle's. */
+ * one thread and four: the lone answers and the oracle's. Under
+ * TANDEM_TEST_SMALL (Oclgrind, which runs one thread whatever the setting)
+ * four threads only, and no WAND or auto. */
 static void alone_beside_batches(void **state)
 {
     fixture *f = *state;
     static const int algos[] = {TDM_ALGO_OR,       TDM_ALGO_WAND,    TDM_ALGO_BMW,
                                 TDM_ALGO_MAXSCORE, TDM_ALGO_AND_OR, TDM_ALGO_AUTO};
     static const uint32_t ks[] = {10, 1000};
-    for (int e = 0; e < 2; e++) {
+    int small = tdm_test_small();
+    for (int e = small; e < 2; e++) {
         tdm_search *s;
         assert_int_equal(tdm_search_open(f->eng[e], f->ix, &s), TDM_OK);
         int nd = tdm_engine_device_count(f->eng[e]);
         for (int d = 0; d < nd; d++)
             for (size_t a = 0; a < sizeof algos / sizeof *algos; a++)
                 for (size_t ki = 0; ki < 2; ki++) {
+                    if (small && (algos[a] == TDM_ALGO_WAND || algos[a] == TDM_ALGO_AUTO))
+                        continue;
                     tdm_search_options o;
                     tdm_search_options_init(&o);
                     o.device = d;

@@ -31,7 +31,7 @@ int tdm_search_alone_all(const struct tdm_search *s, tdm_sbq *const *items, size
 
 /* Queries alone at once on device sd: TANDEM_BATCH_ALONE_THREADS, else its
  * row's alone_threads; 1 where a run must hold the device's serial lock
- * (PoCL's basic driver: runtime/serial.h). */
+ * (PoCL's basic driver: runtime/serial.h) and on Oclgrind. */
 unsigned tdm_search_alone_threads(const tdm_sdev *sd);
 
 #endif

@@ -360,7 +360,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
  * BMW 3,877 against 5,857; 4,096 and 65,536 slower, 32,768 about the same.
  * No queue: warps want a work-item per range.
  * Decode: a work-group per job. Staging: pinned buffers (discrete memory). */
-#define TDM_TUNE_ROW_GPU(nm, stg, hmax)                                                        \
+#define TDM_TUNE_ROW_GPU(nm, stg, hmax, alone)                                                 \
     {                                                                                          \
         .name = nm, .gpu = 1, .item_local = 64, .item_ranges_per_cu = 64 * 4,                 \
         .zr_ranges_per_cu = 64 * 2, .min_rlen = 64, .group_per_cu = 8,                         \
@@ -375,7 +375,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
         .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_GPU,                                   \
         .merge_filter_max_k = TDM_TUNE_MERGE_FILTER_MAX_K_GPU,                                 \
-        .alone_threads = TDM_TUNE_ALONE_THREADS_GPU,                                           \
+        .alone_threads = alone,                                                                \
         .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_GPU,                                         \
         .decode_variant = TDM_TUNE_DECODE_GROUP,                                               \
         .staging = stg, .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_GPU,                 \
@@ -429,13 +429,16 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
     }
 
 static const tdm_tune_row tdm_tune_rows[TDM_KIND_COUNT] = {
-    [TDM_KIND_NVIDIA_GPU] = TDM_TUNE_ROW_GPU("NVIDIA GPU", 1, TDM_TUNE_HOST_MAX_POSTINGS_GPU),
+    [TDM_KIND_NVIDIA_GPU] = TDM_TUNE_ROW_GPU("NVIDIA GPU", 1, TDM_TUNE_HOST_MAX_POSTINGS_GPU,
+                                             TDM_TUNE_ALONE_THREADS_GPU),
     /* unmeasured: NVIDIA's row */
-    [TDM_KIND_GPU] = TDM_TUNE_ROW_GPU("GPU", 1, TDM_TUNE_HOST_MAX_POSTINGS_GPU),
+    [TDM_KIND_GPU] = TDM_TUNE_ROW_GPU("GPU", 1, TDM_TUNE_HOST_MAX_POSTINGS_GPU,
+                                      TDM_TUNE_ALONE_THREADS_GPU),
     /* plans as the GPU it says it is (the GPU paths' kernels checked), but
      * its runtime is the host's: no staging; no host path (it is there to
-     * check the kernels) */
-    [TDM_KIND_SIMULATOR] = TDM_TUNE_ROW_GPU("Oclgrind", 0, 0),
+     * check the kernels); one run at a time (Oclgrind 21's Context runs one
+     * kernel invocation a process: two host threads' launches abort it) */
+    [TDM_KIND_SIMULATOR] = TDM_TUNE_ROW_GPU("Oclgrind", 0, 0, 1),
     [TDM_KIND_CPU] = TDM_TUNE_ROW_CPU("CPU", TDM_TUNE_DECODE_SERIAL),
     /* unmeasured: plans as a CPU (never a GPU's rules unmeasured), decodes
      * a work-group per job as GPUs do */
