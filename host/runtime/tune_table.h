@@ -246,8 +246,10 @@ typedef struct tdm_tune_row {
  * median q/s of 5 alternating runs at 1 / 2 / 4 threads: MaxScore 950 /
  * 1,030 / 992, BMW 788 / 812 / 821; 50k SPLADE-shaped documents, 300
  * SPLADE++ queries, OR k 10 (alone: or_alone_terms), batches of 100, 4 runs
- * at 1 / 2: 156 / 164. Never worse at 2, within the noise: 2 (a query's
- * merge is one work-group, one core). */
+ * at 1 / 2: 156 / 164; quieter, 400 queries, MaxScore / BMW batch q/s
+ * over single q/s of the same run, medians of 5: 1.23 / 1.02 at one
+ * thread, 1.32 / 1.02 at two, 1.30 / 1.02 at four. Never worse at 2,
+ * within the noise: 2 (a query's merge is one work-group, one core). */
 #define TDM_TUNE_ALONE_THREADS_GPU 4u
 #define TDM_TUNE_ALONE_THREADS_CPU 2u
 
@@ -258,10 +260,12 @@ typedef struct tdm_tune_row {
  * auto_or_min_terms (24), unmeasured between (sweep
  * TANDEM_BATCH_OR_ALONE_TERMS: 8, 16, 24, 32, 65536 for never). CPU
  * (PoCL, 2 cores): 50k SPLADE-shaped documents, 300 SPLADE++ queries, OR
- * k 10, batches of 100, q/s over 7 alternating runs: in device batches
- * 109-123 (median 112), alone 112-176 (median 146); the terabyte05-like
- * queries of .gl/q.txt (2-6 terms), OR k 10, batches of 256: all alone
- * (1) against never, 634-792 against 581-792, no difference: 24 too. */
+ * k 10, batches of 100, median q/s of alternating runs: the VM loaded,
+ * in device batches 112, alone 146; quieter, with the merge of 4728e7b, in
+ * device batches 240, alone 251 (one thread), 261 (two); the
+ * terabyte05-like queries of .gl/q.txt (2-6 terms), OR k 10, batches of
+ * 256: all alone (1) against never, 634-792 against 581-792, no
+ * difference: 24 too. */
 #define TDM_TUNE_OR_ALONE_TERMS_GPU 24u
 #define TDM_TUNE_OR_ALONE_TERMS_CPU 24u
 
