@@ -240,7 +240,10 @@ typedef struct tdm_tune_row {
  * reached 0.72x PISA's 16 threads while one query alone is 9x PISA's one
  * thread. Several at once overlap one's host work with another's device
  * work (one in-order queue: the device's commands stay in turn); 4 on a
- * GPU, unmeasured (sweep TANDEM_BATCH_ALONE_THREADS: 1, 2, 4, 8).
+ * GPU: one H200 (tenth session, BENCHMARKS.md), 1M documents, 4,000
+ * terabyte05 queries, MaxScore k 1,000, batches of 256 from 4 senders:
+ * 3,681 / 3,789 / 4,131 q/s at 1 / 4 / 8 threads (one query at a time
+ * 3,830: the in-order queue bounds it): 8.
  * CPU (PoCL, the 2-core build VM, shared, so +-20 % from run to run):
  * 300k documents, 1,200 queries of .gl/q.txt, k 1,000, batches of 256,
  * median q/s of 5 alternating runs at 1 / 2 / 4 threads: MaxScore 950 /
@@ -250,7 +253,7 @@ typedef struct tdm_tune_row {
  * over single q/s of the same run, medians of 5: 1.23 / 1.02 at one
  * thread, 1.32 / 1.02 at two, 1.30 / 1.02 at four. Never worse at 2,
  * within the noise: 2 (a query's merge is one work-group, one core). */
-#define TDM_TUNE_ALONE_THREADS_GPU 4u
+#define TDM_TUNE_ALONE_THREADS_GPU 8u
 #define TDM_TUNE_ALONE_THREADS_CPU 2u
 
 /* An OR query of many terms in a batch call alone (or_alone_terms): a
@@ -300,12 +303,14 @@ typedef struct tdm_tune_row {
  * MaxScore 60 / 149, OR 63 / 190; 1-2k AND 82 / 98, MaxScore 106 / 139,
  * BMW 106 / 108, OR 109 / 198; 2-4k AND 198 / 117, MaxScore 210 / 141,
  * BMW 201 / 139, OR 222 / 206 (that host's cold postings cost more than
- * the build machine's): 2,048, before the evaluator's rework (to measure
- * again there).
+ * the build machine's). Tenth session, the reworked evaluator, same
+ * set-up, host / device: 4-8k AND 126 / 108, MaxScore 92 / 134, BMW 108 /
+ * 130, OR 102 / 155; 8-16k AND 205 / 106, MaxScore 189 / 131, BMW 205 /
+ * 128, OR 200 / 158: 4,096 (AND loses above it).
  * To tune: `bench queries --per-query` with TANDEM_HOST_MAX_POSTINGS=0
  * (never) and =4611686018427387904 (every query on the host), joined per
  * query: the len_sum below which the host's rows are faster. */
-#define TDM_TUNE_HOST_MAX_POSTINGS_GPU 2048u
+#define TDM_TUNE_HOST_MAX_POSTINGS_GPU 4096u
 #define TDM_TUNE_HOST_MAX_POSTINGS_CPU 8192u
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
