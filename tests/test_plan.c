@@ -13,7 +13,9 @@
  *  - a request's variant wins over auto; AUTO algorithm: OR for one term,
  *    MaxScore for more;
  *  - the host path for a query of at most the row's host_max_postings whose
- *    request leaves variant and ranges to the planner. */
+ *    request leaves variant and ranges to the planner, the same when asked
+ *    from the query's sizes before its lists are prepared
+ *    (tdm_search_plan_host). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +369,22 @@ static void tuning_table(void **state)
     }
 }
 
+/* The host rule asked before the lists are prepared (tdm_search_plan_host,
+ * from p's sizes alone) says what tdm_search_plan said (pl), and where
+ * that is the host, gives the same plan, byte for byte. */
+static void same_early(fake *f, const tdm_sprep *p, int alg, int dev, int variant,
+                       uint32_t ranges, const tdm_splan *pl)
+{
+    tdm_splan early;
+    memset(&early, 0xa5, sizeof early);
+    tdm_err err = {0};
+    assert_int_equal(tdm_search_plan_host(&f->s, p->nt, p->npost, alg, dev, variant, ranges, 10,
+                                          &early, &err), TDM_OK);
+    assert_int_equal(early.host, pl->host);
+    if (pl->host)
+        assert_memory_equal(&early, pl, sizeof early);
+}
+
 /* The host path: a query of at most the row's host_max_postings (GPU and
  * CPU rows alike: every device without settings) whose request leaves the
  * variant and ranges to the planner, whatever its algorithm and however it
@@ -397,17 +415,21 @@ static void host_path(void **state)
                 assert_int_equal(pl.alg, tdm_search_auto_alg(algs[a], p.nt));
                 assert_int_equal(pl.salg, tdm_search_salg(pl.alg));
                 assert_true(!pl.seeded && !pl.hseeded && pl.ranges == 1);
+                same_early(&f, &p, algs[a], dev, TDM_VARIANT_AUTO, 0, &pl);
                 p.npost = most + 1;
                 assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_AUTO, 0, 10,
                                                  b, &pl, &err), TDM_OK);
                 assert_true(!pl.host && pl.variant != TDM_VARIANT_HOST);
+                same_early(&f, &p, algs[a], dev, TDM_VARIANT_AUTO, 0, &pl);
                 p.npost = 1;
                 assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_ITEM, 0, 10,
                                                  b, &pl, &err), TDM_OK);
                 assert_true(!pl.host && pl.variant == TDM_VARIANT_ITEM);
+                same_early(&f, &p, algs[a], dev, TDM_VARIANT_ITEM, 0, &pl);
                 assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_AUTO, 7, 10,
                                                  b, &pl, &err), TDM_OK);
                 assert_true(!pl.host && pl.ranges == 7);
+                same_early(&f, &p, algs[a], dev, TDM_VARIANT_AUTO, 7, &pl);
             }
     }
 }

@@ -15,12 +15,14 @@
  * queries at or under it go to the host and those above to the device,
  * a request naming a variant or ranges never to the host; unset, the
  * row's value; in a batch, the small queries on the host and the rest on
- * the device, every answer the one-by-one answer. */
+ * the device, every answer the one-by-one answer; a query the rule sends
+ * to the host prepared with nothing made for a device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "drive/search_host.h"
+#include "plan/search_prepare.h"
 #include "engine/engine.h"
 #include "index/index_priv.h"
 #include "harness/oracle.h"
@@ -420,6 +422,30 @@ static void dense_windows(void **state)
     randcoll_free(&c);
 }
 
+/* A query prepared on s (tdm_search_prepare) for device d: the host's
+ * (host set) is planned for the host with nothing made for a device (no
+ * lists prepared, no keys), a device's query has both. */
+static void prepared_lean(tdm_search *s, const tdm_search_term *st, size_t n, int d, int host)
+{
+    tdm_search_options o;
+    tdm_search_options_init(&o);
+    o.device = d;
+    tdm_search_options oc;
+    tdm_err err = {0};
+    assert_int_equal(tdm_search_options_check(&o, &oc, &err), TDM_OK);
+    tdm_sbq it;
+    tdm_search_query rq = {NULL, st, n};
+    assert_int_equal(tdm_search_prepare(s, &rq, &oc, &it), TDM_OK);
+    assert_int_equal(it.pl.host, host);
+    assert_int_equal(it.run, !host);
+    assert_int_equal(it.prepped, !host);
+    assert_int_equal(it.p.nt, host ? 0 : n);
+    assert_int_equal(it.so.keys == NULL, host);
+    if (host)
+        assert_int_equal(it.pl.variant, TDM_VARIANT_HOST);
+    tdm_sbq_free(&it);
+}
+
 /* The planner's rule at a threshold of 20 postings: at or under it the
  * host, above it the device; a request's variant or ranges, the device;
  * unset, the row's threshold (a one-posting query goes to the host unless
@@ -463,6 +489,8 @@ static void the_rule(void **state)
         const tdm_tune_row *row = tdm_tune_row_of(&tdm_engine_device(unset, d)->info);
         assert_int_equal(r->variant == TDM_VARIANT_HOST, row->host_max_postings >= 1);
         tdm_search_result_free(r);
+        prepared_lean(s, t2, 2, d, 1);
+        prepared_lean(s, t21, 3, d, 0);
     }
     /* the evaluator alone: AND-then-OR's OR pass, total = OR's matches */
     tdm_query q;

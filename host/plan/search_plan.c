@@ -17,7 +17,10 @@
  * HOST: no device at all (drive/search_host.c), for a query of few postings
  * (the row's host_max_postings) whose request leaves the variant and ranges
  * to the planner: a device's floor (launches, upload, download) is tens of
- * microseconds, the host's a few nanoseconds a posting.
+ * microseconds, the host's a few nanoseconds a posting. The rule needs the
+ * query's sizes alone, so a preparation asks it first (tdm_search_plan_host)
+ * and a host query skips what only a device reads (decode jobs, block
+ * bounds, the term and AND selection tables).
  *
  * Algorithm `auto`: one term -> OR (nothing to prune across terms); else
  * MaxScore, the fastest exact disjunction in PISA at k = 10 and 1000 (the
@@ -270,9 +273,13 @@ int tdm_search_auto_alg(int algorithm, size_t nt)
     return nt <= 1 ? TDM_ALGO_OR : TDM_ALGO_MAXSCORE;
 }
 
-int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
-                    int variant, uint32_t ranges, uint32_t k, int batched, tdm_splan *out,
-                    tdm_err *err)
+/* The plan's head, from the query's sizes alone (nt terms, npost
+ * postings): the device, the algorithm, the switches, and the host rule,
+ * which completes the plan where it holds (out->host); *variant becomes
+ * what AUTO means on the device (TANDEM_SEARCH_VARIANT). */
+static int plan_head(const struct tdm_search *s, uint32_t nt, uint64_t npost, int algorithm,
+                     int device, int *variant, uint32_t ranges, uint32_t k, tdm_splan *out,
+                     tdm_err *err)
 {
     memset(out, 0, sizeof *out);
     int i = pick_device(s, device, err);
@@ -280,13 +287,11 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
         return i;
     out->dev = i;
     const tdm_tune_row *rw = out->row = row(&s->dev[i]);
-    out->alg = tdm_search_auto_alg(algorithm, p->nt);
+    out->alg = tdm_search_auto_alg(algorithm, nt);
     /* a long query where exhaustive OR outruns pruning (the row's rule) */
-    if (algorithm == TDM_ALGO_AUTO && rw->auto_or_min_terms && p->nt >= rw->auto_or_min_terms)
+    if (algorithm == TDM_ALGO_AUTO && rw->auto_or_min_terms && nt >= rw->auto_or_min_terms)
         out->alg = TDM_ALGO_OR;
     out->salg = tdm_search_salg(out->alg);
-    int exhaustive = out->alg == TDM_ALGO_OR || out->alg == TDM_ALGO_AND ||
-                     out->alg == TDM_ALGO_AND_OR;
     /* k: above the row's batch_max_k OR, WAND, BMW and MaxScore run alone
        (ranked AND and AND-then-OR batch at any k) */
     out->alone = !(out->alg == TDM_ALGO_AND || out->alg == TDM_ALGO_AND_OR) &&
@@ -294,19 +299,39 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
     /* TANDEM_SEARCH_VARIANT: what AUTO means, for A/B runs of a whole
      * benchmark (a request's own variant wins) */
     const tdm_tuning *tn = tuning(&s->dev[i]);
-    if (variant == TDM_VARIANT_AUTO && tn->search_variant)
-        variant = tn->search_variant;
+    if (*variant == TDM_VARIANT_AUTO && tn->search_variant)
+        *variant = tn->search_variant;
     out->seed = tn->seed;
     out->zr_seed = tn->zr_seed;
     /* a few postings: on the host, where a device's launches, upload and
        download cost more than decoding and scoring them */
-    if (variant == TDM_VARIANT_AUTO && !ranges && p->npost <= host_max(&s->dev[i])) {
+    if (*variant == TDM_VARIANT_AUTO && !ranges && npost <= host_max(&s->dev[i])) {
         out->host = 1;
         out->variant = TDM_VARIANT_HOST;
         out->ranges = 1;
         out->rlen = s->ndocs;
-        return TDM_OK;
     }
+    return TDM_OK;
+}
+
+int tdm_search_plan_host(const struct tdm_search *s, uint32_t nt, uint64_t npost, int algorithm,
+                         int device, int variant, uint32_t ranges, uint32_t k, tdm_splan *out,
+                         tdm_err *err)
+{
+    return plan_head(s, nt, npost, algorithm, device, &variant, ranges, k, out, err);
+}
+
+int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
+                    int variant, uint32_t ranges, uint32_t k, int batched, tdm_splan *out,
+                    tdm_err *err)
+{
+    int rc = plan_head(s, p->nt, p->npost, algorithm, device, &variant, ranges, k, out, err);
+    if (rc || out->host)
+        return rc;
+    int i = out->dev;
+    const tdm_tune_row *rw = out->row;
+    int exhaustive = out->alg == TDM_ALGO_OR || out->alg == TDM_ALGO_AND ||
+                     out->alg == TDM_ALGO_AND_OR;
     /* AUTO: the row's variant for the algorithm (runtime/tune_table.h says
        why), except ranked AND in a batch of several and ranked AND over a
        long shortest list, where the row says otherwise */

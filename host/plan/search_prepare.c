@@ -128,6 +128,33 @@ static void absent_terms(tdm_sbq *it)
         it->o.algorithm = TDM_ALGO_OR;
 }
 
+/* The planner's host rule (tdm_search_plan_host), asked as soon as the
+ * query's lists' lengths are known (the lexicon's, in q): where it says
+ * host, it->pl is the whole plan and *host is set; the query's run answers
+ * it on the host (drive/search_host.h), which reads the query and its
+ * options alone, so no decode job, block bound, term table or AND
+ * selection table is made for it (about half a host query's preparation
+ * on PoCL at 200k documents). A query without terms or documents is no
+ * one's: neither host nor device. */
+static int host_rule(tdm_search *s, tdm_sbq *it, int *host)
+{
+    *host = 0;
+    if (!it->q.nterms || !s->ndocs)
+        return TDM_OK;
+    uint64_t npost = 0;
+    for (size_t t = 0; t < it->q.nterms; t++)
+        npost += it->q.terms[t].df;
+    const tdm_search_options *o = &it->o;
+    tdm_splan pl;
+    int rc = tdm_search_plan_host(s, (uint32_t)it->q.nterms, npost, o->algorithm, o->device,
+                                  o->variant, o->ranges, o->k, &pl, &it->err);
+    if (rc == TDM_OK && pl.host) {
+        it->pl = pl;
+        *host = 1;
+    }
+    return rc;
+}
+
 int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_search_options *o,
                        tdm_sbq *it)
 {
@@ -143,17 +170,23 @@ int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_sear
     tdm_sprof_host(&pf, "prep: query (tokenize, lexicon)", tp);
     if (rc == TDM_OK && it->q.absent)
         absent_terms(it);
+    int host = 0; /* the planner's host path: nothing to prepare for a device */
     if (rc == TDM_OK) {
         it->pl.alg = tdm_search_auto_alg(it->o.algorithm, it->q.nterms);
+        tp = pf.on ? tdm_sprof_now() : 0;
+        rc = host_rule(s, it, &host);
+        tdm_sprof_host(&pf, "prep: host rule", tp);
+    } else {
+        tdm_query_reset(&it->q); /* what the scheduler reads: an empty query */
+    }
+    if (rc == TDM_OK && !host) {
         tdm_score_params sp = tdm_score_params_for(s->r, o->scoring, o->k1, o->b);
         /* the stored block bounds wait for a run that reads them */
         rc = tdm_sprep_build_defer(&it->p, s->r, &it->q, &sp, s->bcache, &it->err);
         it->prepped = rc == TDM_OK;
-    } else {
-        tdm_query_reset(&it->q); /* what the scheduler reads: an empty query */
     }
     tp = pf.on ? tdm_sprof_now() : 0;
-    if (rc == TDM_OK && it->q.nterms && s->ndocs) {
+    if (rc == TDM_OK && !host && it->q.nterms && s->ndocs) {
         /* planned alone for its pin or the planner's device: where it runs
            on another, or in a batch, the run plans it again */
         rc = tdm_search_plan(s, &it->p, it->o.algorithm, o->device, o->variant, o->ranges, o->k,

@@ -40,7 +40,9 @@ typedef struct tdm_sbq {
     tdm_search_options o; /* checked (tdm_search_options_check) */
     int prc;            /* the preparation's outcome: TDM_OK, or the query's own
                            error (in err) that every run of it answers */
-    tdm_sprep p;
+    tdm_sprep p;        /* built for a device's run; left empty (prepped 0)
+                           for a query the planner's host rule answers
+                           (pl.host: the host path reads q and o alone) */
     int prepped;        /* p is built (free it) */
     tdm_splan pl;
     int pl_batched;     /* pl was made for a batch of several (tdm_search_plan) */
@@ -63,7 +65,9 @@ int tdm_search_options_check(const tdm_search_options *in, tdm_search_options *o
  * (tdm_query_init'ed by the caller): tdm_search_prepare's first step. */
 int tdm_search_query_build(tdm_search *s, const tdm_search_query *rq, tdm_query *q, tdm_err *err);
 /* Prepares rq with the checked options o into it (zeroed here): built,
- * prepared and planned, or it->prc (and it->err) the query's own failure
+ * planned and, unless the planner's host rule takes it as soon as its
+ * lists' lengths are known (tdm_search_plan_host), its lists prepared for
+ * a device; or it->prc (and it->err) the query's own failure
  * (a bad term, too many terms, a damaged list) or one that fails its whole
  * call (tdm_search_prep_fatal). it->pl.alg is the algorithm the planner
  * runs (auto resolved) whenever the query built, even with no terms. Free
