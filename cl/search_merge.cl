@@ -360,6 +360,29 @@ uint tdm_merge_filtered(__global const float *hs, __global const uint *hd,
     return s > TDM_MERGE_LKEYS ? TDM_MERGE_SPILL : min(s, k);
 }
 
+/* Every key of heaps [r0, r1) at least kth (the k-th key: k of them at
+   most) to os/od, in no order; their count, for every work-item. */
+uint tdm_select_gather(__global const float *hs, __global const uint *hd, __global const uint *hn,
+                       uint r0, uint r1, uint cap, ulong kth, __global float *os,
+                       __global uint *od, __local uint *shared)
+{
+    uint lid = get_local_id(0), ls = get_local_size(0);
+    if (lid == 0u)
+        shared[3] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = r0 * cap + lid; i < r1 * cap; i += ls) {
+        if (i % cap >= hn[i / cap])
+            continue;
+        if (tdm_merge_key(hs, hd, i) >= kth) {
+            uint j = atomic_inc(&shared[3]);
+            os[j] = hs[i];
+            od[j] = hd[i];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return shared[3];
+}
+
 /* A select stage: group g takes heaps [g * per, (g + 1) * per) of the input
    (heaps of cap entries from heap in_off on, counts from hn[in_off]) and
    writes their top k to os/od[(out_off + g) * k ..] and the count to
@@ -399,21 +422,9 @@ void tdm_select_stage(__global const float *hs, __global const uint *hd, __globa
        (otherwise over no heaps: no barrier under a branch) */
     uint rs = spill ? r1 : r0;
     ulong kth = tdm_merge_kth(hs, hd, hn, r0, rs, cap, k, hist, shared, &total);
+    uint n = tdm_select_gather(hs, hd, hn, r0, rs, cap, kth, os + g * k, od + g * k, shared);
     if (lid == 0u)
-        shared[3] = 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint i = r0 * cap + lid; i < rs * cap; i += ls) {
-        if (i % cap >= hn[i / cap])
-            continue;
-        if (tdm_merge_key(hs, hd, i) >= kth) {
-            uint j = g * k + atomic_inc(&shared[3]);
-            os[j] = hs[i];
-            od[j] = hd[i];
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0u)
-        on[g] = spill ? shared[3] : m;
+        on[g] = spill ? n : m;
 }
 
 __kernel void tdm_search_select(__global const float *hs, __global const uint *hd,
@@ -435,7 +446,7 @@ __kernel void tdm_search_select_radix(__global const float *hs, __global const u
 {
     __local uint hist[512]; /* histogram, scan (tdm_merge_digit) */
     __local uint shared[4];
-    uint g = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
+    uint g = get_group_id(0), lid = get_local_id(0);
     hs += (size_t)in_off * cap;
     hd += (size_t)in_off * cap;
     hn += in_off;
@@ -446,21 +457,9 @@ __kernel void tdm_search_select_radix(__global const float *hs, __global const u
     uint r1 = nranges - r0 > per ? r0 + per : nranges;
     uint total;
     ulong kth = tdm_merge_kth(hs, hd, hn, r0, r1, cap, k, hist, shared, &total);
+    uint n = tdm_select_gather(hs, hd, hn, r0, r1, cap, kth, os + g * k, od + g * k, shared);
     if (lid == 0u)
-        shared[3] = 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint i = r0 * cap + lid; i < r1 * cap; i += ls) {
-        if (i % cap >= hn[i / cap])
-            continue;
-        if (tdm_merge_key(hs, hd, i) >= kth) {
-            uint j = g * k + atomic_inc(&shared[3]);
-            os[j] = hs[i];
-            od[j] = hd[i];
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0u)
-        on[g] = shared[3];
+        on[g] = n;
 }
 
 /* Small k (<= TDM_SMALLK, the top 10 of a web search) over few candidates
