@@ -6,6 +6,7 @@
  * grows with nothing but the codecs present. The compressed variant
  * (TDM_VARIANT_COMPRESSED) has no decode: its kernel reads the resident
  * index, so a query is the upload, tdm_search_zrange, the merge, the copy. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,14 @@
  * run's commands need no wait list for each other: run_launch and run_copy
  * take none. What crosses queues (the index's and the list cache's uploads,
  * on the transfer queue) is waited for by event, through
- * tdm_search_after_index and the decode and selection enqueues. */
+ * tdm_search_after_index and the decode and selection enqueues, each
+ * flushing the other queue first (tdm_wait_flush).
+ *
+ * Under TANDEM_RUN_QUEUES=per-run the queue is the run's scratch's own
+ * (run_queue), made like the device's, so that runs on several host threads
+ * (a lane's slots, a batch call's lone queries) overlap on the device
+ * instead of queueing behind each other; nothing else waits on it, and the
+ * run still waits only for its own commands. */
 typedef struct srun {
     const tdm_sdev *sd;
     tdm_device *d;
@@ -38,6 +46,14 @@ typedef struct srun {
     tdm_sprof *pf;      /* NULL: not profiled */
     uint32_t *launches; /* the run's kernel launches, counted */
 } srun;
+
+/* The run's queue when the device keeps the shared one whatever the switch
+ * (run_queue): PoCL's basic driver (one host thread drives it: runtime/
+ * serial.h) and Oclgrind (two queues' kernels at once abort it). */
+static int shared_only(const tdm_device *d)
+{
+    return d->serial || tdm_tune_kind_of(&d->info) == TDM_KIND_SIMULATOR;
+}
 
 static void run_init(srun *r, const tdm_sdev *sd, tdm_sprof *pf, uint32_t *launches)
 {
@@ -281,13 +297,72 @@ typedef struct tdm_sscratch {
     size_t ajcap[TDM_CODEC_COUNT];
     tdm_spack pk;
     tdm_decode_scratch dsc; /* the decode launches' prefix sums */
+    cl_command_queue q[2];  /* TANDEM_RUN_QUEUES=per-run: the runs' own in-order queue,
+                               [0] like tdm_device.lat, [1] profiling like .queue; made
+                               on first use, idle whenever the scratch is pooled */
     struct tdm_sscratch *next;
 } scratch;
 
-static void scratch_free(scratch *s)
+/* The runs' own queues are made and released one at a time: PoCL 3.1's
+ * clCreateCommandQueue, called by four threads at once (a batch call's lone
+ * queries, each with a new scratch), crashed inside PoCL in 2 runs of 5
+ * under gdb (none in 6 so), though the specification makes it thread-safe (drivers have had
+ * this bug: AMD's). Once per pooled scratch: costs nothing after. */
+static pthread_mutex_t queue_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A queue of a scratch whose device the watchdog abandoned (hung) is left
+ * as the engine leaves the device's own (engine.c): releasing it could wait
+ * as long as the stuck commands. */
+static void queues_free(scratch *s, const tdm_device *d)
+{
+    int hung = __atomic_load_n(&d->hung, __ATOMIC_RELAXED);
+    for (int i = 0; i < 2; i++) {
+        if (!s->q[i] || hung)
+            continue;
+        pthread_mutex_lock(&queue_mu);
+        clReleaseCommandQueue(s->q[i]);
+        pthread_mutex_unlock(&queue_mu);
+    }
+}
+
+/* An in-order queue without profiling, as tdm_device.lat is made. */
+static int queue_plain(tdm_device *d, cl_command_queue *out, tdm_err *err)
+{
+    cl_int cr = CL_SUCCESS;
+    *out = clCreateCommandQueue(d->ctx, d->id, 0, &cr);
+    if (cr == CL_SUCCESS)
+        return TDM_OK;
+    *out = NULL;
+    tdm_cl_fail(err, cr, "clCreateCommandQueue (a run's own, TANDEM_RUN_QUEUES)");
+    tdm_err_append(err, " on %s", d->info.name);
+    return err->code;
+}
+
+/* The run's own queue from its scratch (per-run), made on first use with
+ * the properties of the shared queue it stands for; r->q stays that shared
+ * queue where the switch is off or the device keeps it (shared_only). */
+static int run_queue(srun *r, scratch *s, tdm_err *err)
+{
+    tdm_device *d = r->d;
+    if (!d->settings->run_queues || shared_only(d))
+        return TDM_OK;
+    int prof = r->q == d->queue;
+    if (!s->q[prof]) {
+        pthread_mutex_lock(&queue_mu);
+        int rc = prof ? tdm_queue_create(d, &s->q[1], err) : queue_plain(d, &s->q[0], err);
+        pthread_mutex_unlock(&queue_mu);
+        if (rc != TDM_OK)
+            return rc;
+    }
+    r->q = s->q[prof];
+    return TDM_OK;
+}
+
+static void scratch_free(scratch *s, const tdm_device *d)
 {
     if (!s)
         return;
+    queues_free(s, d);
     for (int i = 0; i < B_COUNT; i++)
         if (s->b[i] && !packed(i))
             clReleaseMemObject(s->b[i]);
@@ -310,7 +385,9 @@ static scratch *pool_take(tdm_sdev *sd)
 }
 
 /* Only a scratch whose commands are all done goes back (a failed call
- * releases its buffers instead: OpenCL keeps them until its commands end). */
+ * releases its buffers instead: OpenCL keeps them until its commands end;
+ * so does a call that returns after the watchdog abandoned its device: its
+ * queue is left, scratch_free). */
 static void pool_give(tdm_sdev *sd, scratch *s)
 {
     tdm_search_pool_lock(sd);
@@ -324,7 +401,7 @@ void tdm_search_pool_free(tdm_sdev *sd)
     while (sd->pool) {
         scratch *s = sd->pool;
         sd->pool = s->next;
-        scratch_free(s);
+        scratch_free(s, sd->d);
     }
 }
 
@@ -841,7 +918,9 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     run_init(&r, sd, &pf, &out->launches);
     scratch s = *sp; /* a copy: the pool entry is updated at the end */
     tdm_listcache_hold *hold = NULL;
-    int rc = run_inputs(&r, p, pl, salg, cap, pow2, k, &s, &hold, out, err);
+    int rc = run_queue(&r, &s, err);
+    if (rc == TDM_OK)
+        rc = run_inputs(&r, p, pl, salg, cap, pow2, k, &s, &hold, out, err);
     double t = r.pf ? tdm_sprof_now() : 0;
     if (rc == TDM_OK && salg == TDM_SALG_AND_OR) {
         /* AND, then OR, which the device skips when AND found k */
@@ -862,9 +941,9 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     tdm_sprof_end(&pf, rc == TDM_OK);
     s.next = NULL;
     *sp = s;
-    if (rc == TDM_OK)
+    if (rc == TDM_OK && !__atomic_load_n(&sd->d->hung, __ATOMIC_RELAXED))
         pool_give((tdm_sdev *)sd, sp);
     else
-        scratch_free(sp);
+        scratch_free(sp, sd->d);
     return rc;
 }

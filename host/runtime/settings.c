@@ -525,6 +525,22 @@ static int resolve_launch_guard(tdm_settings *s, tdm_err *err)
                        v);
 }
 
+/* TANDEM_RUN_QUEUES: shared (the default: every single-query run of a device
+ * on its one latency queue) or per-run (a queue each, drive/search_dev.c). */
+static int resolve_run_queues(tdm_settings *s, tdm_err *err)
+{
+    const char *v = env("TANDEM_RUN_QUEUES");
+    s->run_queues = 0;
+    if (!v || strcasecmp(v, "shared") == 0)
+        return TDM_OK;
+    if (strcasecmp(v, "per-run") == 0) {
+        s->run_queues = 1;
+        return TDM_OK;
+    }
+    return tdm_err_set(err, TDM_ERR_INVALID_ARG, "TANDEM_RUN_QUEUES=%s: expected shared or "
+                       "per-run", v);
+}
+
 /* The first kernel's time limit, and the test hook that hangs one device. */
 static int resolve_first_kernel(const tdm_engine_options *o, tdm_settings *s, tdm_err *err)
 {
@@ -590,6 +606,8 @@ int tdm_settings_resolve(const tdm_engine_options *o, tdm_settings *s, tdm_err *
     if (rc == TDM_OK)
         rc = resolve_launch_guard(s, err);
     if (rc == TDM_OK)
+        rc = resolve_run_queues(s, err);
+    if (rc == TDM_OK)
         rc = resolve_first_kernel(o, s, err);
     if (rc == TDM_OK)
         rc = resolve_run_timeout(o, s, err);
@@ -641,6 +659,10 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_LAUNCH_GUARD", "engine",
      "auto or off: the work-around for PoCL's kernel cache bug on PoCL CPU devices (auto; "
      "docs/SCHED.md)"},
+    {"TANDEM_RUN_QUEUES", "engine",
+     "shared or per-run: the single-query runs of a device share its one in-order queue, or "
+     "each has its own so that concurrent runs' kernels may overlap (not on PoCL's basic "
+     "driver nor Oclgrind) (shared)"},
     {"TANDEM_FIRST_KERNEL_MS", "engine",
      "milliseconds each device's first kernel may take at engine open before the device is "
      "abandoned with a warning, 1 to 3600000 (10000)"},

@@ -34,6 +34,8 @@
  *                                                       split)
  *   launch_guard          (none)                        TANDEM_LAUNCH_GUARD (auto, off:
  *                                                       the PoCL work-around, launch_guard.c)
+ *   run_queues            (none)                        TANDEM_RUN_QUEUES (shared, per-run:
+ *                                                       a single run's queue, search_dev.c)
  *   first_kernel_ms       first_kernel_ms               TANDEM_FIRST_KERNEL_MS
  *   test_hang             (none)                        TANDEM_TEST_HANG (test hook: a
  *                                                       device index whose first kernel hangs)
@@ -127,6 +129,8 @@ typedef struct tdm_settings {
                                  (resident/resident.h) */
     int partition;            /* enum tdm_partition, never DEFAULT (host/sched/partition_fit.c) */
     int launch_guard;         /* 1: PoCL CPU devices launch through the guard (auto); 0: off */
+    int run_queues;           /* 1: each single-query run has its own in-order queue
+                                 (per-run); 0: the device's shared one (shared) */
     unsigned first_kernel_ms; /* each device's first kernel's time limit at open */
     long test_hang;           /* test hook: the discovery index of a device whose first
                                  kernel never ends (TANDEM_TEST_HANG), -1 none */
