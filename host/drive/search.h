@@ -40,6 +40,12 @@ int tdm_search_after_index(const tdm_sdev *sd, cl_command_queue q, cl_uint nwait
 int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
                        const tdm_splan *pl, int salg, uint32_t k, tdm_sout *out, tdm_err *err);
 
+/* Whether d's runs take one host thread and its one queue at a time,
+ * whatever the settings (search_dev.c): PoCL's basic driver, which one
+ * host thread drives (runtime/serial.h), and Oclgrind, which aborts when
+ * two threads' or queues' kernels run at once. */
+int tdm_search_dev_one_thread(const tdm_device *d);
+
 /* Each term's bound (word 5) and MaxScore's order (word 6) of p's term table
  * from its host block bounds (when !p->device_bounds), exactly as the
  * tdm_search_order kernel computes them (search_dev.c). Writes p->terms. */

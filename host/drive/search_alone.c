@@ -73,16 +73,13 @@ int tdm_search_alone_run(const struct tdm_search *s, tdm_sbq *it, int salg, tdm_
 
 unsigned tdm_search_alone_threads(const tdm_sdev *sd)
 {
-    /* one where a driver takes one thread at a time, whatever the setting:
-       PoCL's basic driver, whose lock the call's thread holds
-       (runtime/serial.h), and Oclgrind (its row's 1: two threads' kernels
-       at once abort it) */
-    int kind = tdm_tune_kind_of(&sd->d->info);
-    if (sd->d->serial || kind == TDM_KIND_SIMULATOR)
+    /* one where the driver takes one thread at a time, whatever the
+       setting (PoCL basic's lock is the call's thread's) */
+    if (tdm_search_dev_one_thread(sd->d))
         return 1;
     uint32_t t = tdm_settings_tuning(sd->d->settings)->batch_alone_threads;
     if (!t)
-        t = tdm_tune_row_get(kind)->alone_threads;
+        t = tdm_tune_row_of(&sd->d->info)->alone_threads;
     return t ? t : 1;
 }
 

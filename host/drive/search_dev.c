@@ -47,10 +47,7 @@ typedef struct srun {
     uint32_t *launches; /* the run's kernel launches, counted */
 } srun;
 
-/* The run's queue when the device keeps the shared one whatever the switch
- * (run_queue): PoCL's basic driver (one host thread drives it: runtime/
- * serial.h) and Oclgrind (two queues' kernels at once abort it). */
-static int shared_only(const tdm_device *d)
+int tdm_search_dev_one_thread(const tdm_device *d)
 {
     return d->serial || tdm_tune_kind_of(&d->info) == TDM_KIND_SIMULATOR;
 }
@@ -325,31 +322,20 @@ static void queues_free(scratch *s, const tdm_device *d)
     }
 }
 
-/* An in-order queue without profiling, as tdm_device.lat is made. */
-static int queue_plain(tdm_device *d, cl_command_queue *out, tdm_err *err)
-{
-    cl_int cr = CL_SUCCESS;
-    *out = clCreateCommandQueue(d->ctx, d->id, 0, &cr);
-    if (cr == CL_SUCCESS)
-        return TDM_OK;
-    *out = NULL;
-    tdm_cl_fail(err, cr, "clCreateCommandQueue (a run's own, TANDEM_RUN_QUEUES)");
-    tdm_err_append(err, " on %s", d->info.name);
-    return err->code;
-}
-
 /* The run's own queue from its scratch (per-run), made on first use with
  * the properties of the shared queue it stands for; r->q stays that shared
- * queue where the switch is off or the device keeps it (shared_only). */
+ * queue where the switch is off or the device keeps it
+ * (tdm_search_dev_one_thread). */
 static int run_queue(srun *r, scratch *s, tdm_err *err)
 {
     tdm_device *d = r->d;
-    if (!d->settings->run_queues || shared_only(d))
+    if (!d->settings->run_queues || tdm_search_dev_one_thread(d))
         return TDM_OK;
     int prof = r->q == d->queue;
     if (!s->q[prof]) {
         pthread_mutex_lock(&queue_mu);
-        int rc = prof ? tdm_queue_create(d, &s->q[1], err) : queue_plain(d, &s->q[0], err);
+        int rc = prof ? tdm_queue_create(d, &s->q[1], err)
+                      : tdm_queue_create_plain(d, &s->q[0], err);
         pthread_mutex_unlock(&queue_mu);
         if (rc != TDM_OK)
             return rc;

@@ -36,8 +36,7 @@ int tdm_queue_create(tdm_device *d, cl_command_queue *out, tdm_err *err)
     return TDM_OK;
 }
 
-/* An in-order queue without profiling (tdm_device.lat). */
-static int queue_plain(tdm_device *d, cl_command_queue *out, tdm_err *err)
+int tdm_queue_create_plain(tdm_device *d, cl_command_queue *out, tdm_err *err)
 {
     cl_int rc;
     *out = clCreateCommandQueue(d->ctx, d->id, 0, &rc);
@@ -76,7 +75,7 @@ int tdm_device_start(tdm_device *d, tdm_err *err)
 {
     int st = tdm_queue_create(d, &d->xfer, err);
     if (st == TDM_OK)
-        st = queue_plain(d, &d->lat, err);
+        st = tdm_queue_create_plain(d, &d->lat, err);
     if (st == TDM_OK)
         st = tdm_kcache_new(d, &d->kcache, err);
     if (st == TDM_OK)

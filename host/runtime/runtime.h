@@ -120,6 +120,9 @@ void tdm_device_swap_program(tdm_device *d, cl_program prog, size_t wg_size, cl_
 /* An in-order, profiling queue on d's context and device. */
 int tdm_queue_create(tdm_device *d, cl_command_queue *out, tdm_err *err);
 
+/* An in-order queue without profiling, as tdm_device.lat is made. */
+int tdm_queue_create_plain(tdm_device *d, cl_command_queue *out, tdm_err *err);
+
 /* Kernel pool (kcache.c): kernels are created once per device and name, and
  * lent out. A kernel's arguments are not safe to set from two threads, so a
  * lent kernel belongs to the borrower alone until it is returned; the pool
