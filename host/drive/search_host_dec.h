@@ -3,11 +3,10 @@
  * candidates fall in, and a block's frequencies only where a document
  * matched).
  *
- * GPU-BP lists (bp128, bp256: the default codec) unpack through routines
- * specialised per bit width, 32 values a step; other codecs through their
- * reference block decoder. Either way a block is checked as the reader's
- * whole-list decoder checks it (tdm_ireader_decode), so a damaged file never
- * reads out of bounds here: docids strictly increasing from the block's
+ * A block is decoded by its codec's block decoder (codec.h; GPU-BP's, the
+ * default codec's, unpacks 32 values a step by a routine per bit width),
+ * then checked as the reader's whole-list decoder checks it
+ * (tdm_ireader_decode), so a damaged file never reads out of bounds here: docids strictly increasing from the block's
  * base, below the index's document count, ending at the block's stored last
  * docid; no frequency overflowing. (The one whole-list check left out, the
  * frequencies' sum against the stored cf, guards no memory access, and the
@@ -26,7 +25,6 @@ typedef struct tdm_hlist {
     const tdm_codec_ops *ops;
     const tdm_ireader *r;
     uint64_t ndocs;
-    int bp;            /* GPU-BP: the fast unpacking */
 } tdm_hlist;
 
 /* List `term` of r (tdm_ireader_list's checks). */
