@@ -101,36 +101,24 @@ static int resolve_bounds_cache(tdm_tuning *t, tdm_err *err)
     return TDM_OK;
 }
 
-/* TANDEM_SPLIT_MIN_POSTINGS: a split handle's threshold, 1 .. 2^62 postings
- * (1: every query with a posting splits; 2^62: none). */
-static int resolve_split_min(tdm_tuning *t, tdm_err *err)
+/* A count of postings from var, lo .. 2^62 (lo_text says what lo means):
+ * *set (where set) 1 where var is given. TANDEM_SPLIT_MIN_POSTINGS, a split handle's
+ * threshold (1: every query with a posting splits; 2^62: none);
+ * TANDEM_HOST_MAX_POSTINGS, the host path's (0: never; 2^62: every query). */
+static int resolve_postings(const char *var, size_t lo, const char *lo_text, uint64_t *out,
+                            int *set, tdm_err *err)
 {
-    const char *v = env("TANDEM_SPLIT_MIN_POSTINGS");
+    const char *v = env(var);
     size_t n;
     if (!v)
         return TDM_OK;
-    if (!parse_size(v, 1, (size_t)1 << 62, &n))
+    if (!parse_size(v, lo, (size_t)1 << 62, &n))
         return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                           "TANDEM_SPLIT_MIN_POSTINGS=%s: expected a whole number of postings "
-                           "from 1 to %llu", v, 1ull << 62);
-    t->split_min_postings = (uint64_t)n;
-    return TDM_OK;
-}
-
-/* TANDEM_HOST_MAX_POSTINGS: the host path's threshold, 0 (never) .. 2^62
- * postings (every query). */
-static int resolve_host_max(tdm_tuning *t, tdm_err *err)
-{
-    const char *v = env("TANDEM_HOST_MAX_POSTINGS");
-    size_t n;
-    if (!v)
-        return TDM_OK;
-    if (!parse_size(v, 0, (size_t)1 << 62, &n))
-        return tdm_err_set(err, TDM_ERR_INVALID_ARG,
-                           "TANDEM_HOST_MAX_POSTINGS=%s: expected a whole number of postings "
-                           "from 0 (never) to %llu", v, 1ull << 62);
-    t->host_max_postings = (uint64_t)n;
-    t->host_max_set = 1;
+                           "%s=%s: expected a whole number of postings from %s to %llu", var, v,
+                           lo_text, 1ull << 62);
+    *out = (uint64_t)n;
+    if (set)
+        *set = 1;
     return TDM_OK;
 }
 
@@ -204,10 +192,12 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
         rc = resolve_u32("TANDEM_MERGE_DIRECT_KEYS", 0, 1u << 24, &t->merge_direct_keys, err);
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_MERGE_FILTER", on_off, &t->merge_filter, err);
+    if (rc == TDM_OK) /* unset: 0 */
+        rc = resolve_postings("TANDEM_SPLIT_MIN_POSTINGS", 1, "1", &t->split_min_postings, NULL,
+                              err);
     if (rc == TDM_OK)
-        rc = resolve_split_min(t, err);
-    if (rc == TDM_OK)
-        rc = resolve_host_max(t, err);
+        rc = resolve_postings("TANDEM_HOST_MAX_POSTINGS", 0, "0 (never)",
+                              &t->host_max_postings, &t->host_max_set, err);
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_DECODE_VARIANT", decodes, &t->decode_variant, err);
     if (rc == TDM_OK)
