@@ -68,6 +68,10 @@ begin "bench queries --oracle-threads 0: a usage error (exit 2)"
 mpi 2 bench queries s --queries q.txt --oracle idx --oracle-threads 0
 [ "$rc" -eq 2 ] || fail "exit $rc, want 2: $(tail -3 err.txt)"
 grep -q -- "--oracle-threads" err.txt || fail "stderr does not name the option: $(tail -3 err.txt)"
+begin "--rank-timeout 0: a usage error (exit 2)"
+mpi 2 bench queries s --queries q.txt --oracle idx --rank-timeout 0
+[ "$rc" -eq 2 ] || fail "exit $rc, want 2: $(tail -3 err.txt)"
+grep -q -- "--rank-timeout" err.txt || fail "stderr does not name the option: $(tail -3 err.txt)"
 
 begin "bench queries: a wrong oracle index is caught"
 head -n 2000 c.txt > c2.txt && "$T" build --quiet --stemmer none -o other c2.txt >/dev/null 2>&1
