@@ -726,7 +726,7 @@ static const tdm_settings_var vars[] = {
      "work-items (on for every device but GPUs)"},
     {"TANDEM_BATCH_ALONE_THREADS", "tuning",
      "host threads running a batch call's lone queries (OR, WAND, BMW, MaxScore above k = "
-     "128; long OR) at once on a device, 1 to 64 (GPU 4, CPU 2)"},
+     "128; long OR) at once on a device, 1 to 64 (GPU 8, CPU 2)"},
     {"TANDEM_BATCH_OR_ALONE_TERMS", "tuning",
      "terms from which an OR query of a batch call runs alone instead of in a device batch, 1 "
      "to 65536, above 1024 never (24)"},
