@@ -280,6 +280,8 @@ static void batches_match_lone_queries(void **state)
          * on even ones */
         setenv("TANDEM_BATCH_AND", seed % 2 ? "wu" : "range", 1);
         setenv("TANDEM_BATCH_BOUNDS", seed % 2 ? "device" : "host", 1);
+        /* the results waited for asleep (the completion callback) on odd seeds */
+        setenv("TANDEM_BATCH_WAIT", seed % 2 ? "sleep" : "spin", 1);
         /* the compressed batch's kernels: the queue on seeds 1, 3, 4, 6 (2 and
          * 3 under Oclgrind), with 4 ranges a compute unit, 1 (a range a query
          * in the big batches) and 64 (many a query) */
@@ -302,6 +304,7 @@ static void batches_match_lone_queries(void **state)
     }
     unsetenv("TANDEM_BATCH_AND");
     unsetenv("TANDEM_BATCH_BOUNDS");
+    unsetenv("TANDEM_BATCH_WAIT");
     unsetenv("TANDEM_BATCH_QUEUE");
     unsetenv("TANDEM_BATCH_RANGES_PER_CU");
     unsetenv("TANDEM_BATCH_MERGE_KEYS");

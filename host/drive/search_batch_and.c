@@ -353,10 +353,11 @@ static int enqueue_decodes(const tdm_sdev *sd, const host_side *h, dev_side *ds,
     return rc;
 }
 
-/* Scoring and merge launches, then the blocking copy of h->out. */
+/* Scoring and merge launches, then the copy of h->out, waited for asleep
+ * or not (the planner's batch_sleep). */
 static int enqueue_rest(const tdm_sdev *sd, const host_side *h, uint32_t n, const tdm_sprep *p0,
-                        uint32_t k, uint32_t p2, dev_side *ds, uint32_t *launches, tdm_sprof *pf,
-                        tdm_err *err)
+                        int asleep, uint32_t k, uint32_t p2, dev_side *ds, uint32_t *launches,
+                        tdm_sprof *pf, tdm_err *err)
 {
     tdm_device *d = sd->d;
     cl_event ev = NULL, *evp = pf->on ? &ev : NULL;
@@ -378,8 +379,8 @@ static int enqueue_rest(const tdm_sdev *sd, const host_side *h, uint32_t n, cons
     tdm_sprof_take(pf, "tdm_search_merge_batch (AND)", &ev);
     ++*launches;
     if (rc == TDM_OK) {
-        cl_int e = clEnqueueReadBuffer(d->queue, ds->b[D_OUT], CL_TRUE, 0,
-                                       (size_t)n * (p2 + 2) * 8, h->out, 0, NULL, NULL);
+        cl_int e = tdm_read_wait(d->queue, ds->b[D_OUT], (size_t)n * (p2 + 2) * 8, h->out,
+                                 asleep);
         if (e != CL_SUCCESS)
             rc = tdm_cl_fail(err, e, "search batch (AND): clEnqueueReadBuffer");
     }
@@ -499,7 +500,8 @@ int tdm_search_dev_batch_and(const tdm_sdev *sd, tdm_sbq *const *qs, uint32_t n,
     if (lev)
         clReleaseEvent(lev);
     if (rc == TDM_OK)
-        rc = enqueue_rest(sd, &h, n, &qs[0]->p, k, p2, &ds, &launches, &pf, err);
+        rc = enqueue_rest(sd, &h, n, &qs[0]->p, qs[0]->pl.batch_sleep, k, p2, &ds, &launches,
+                          &pf, err);
     tdm_sprof_host(&pf, "AND batch: enqueue and wait", t);
     if (rc == TDM_OK && trace)
         rc = get_trace(sd->d, &h, n, &ds, trace, err);

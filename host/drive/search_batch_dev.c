@@ -69,6 +69,7 @@ typedef struct host_side {
                            every query of a device) */
     int queue;          /* compressed, tdm_search_zrange_queue: a work-item a compute
                            unit takes the ranges in the order of units */
+    int asleep;         /* the results waited for asleep (the planner's batch_sleep) */
     uint32_t *units;    /* [nranges] global range ids, longest first (queue) */
     float *hs;          /* the queue's heaps as the device left them: [nheap] */
     uint32_t *hd;       /* [nheap] */
@@ -317,6 +318,7 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
     for (uint32_t i = 0; h->zr && i < n; i++)
         qs[i]->pl.variant = TDM_VARIANT_COMPRESSED;
     h->queue = h->zr && queue;
+    h->asleep = n && qs[0]->pl.batch_sleep;
     uint32_t p2 = tdm_pow2_at_least(k);
     h->terms = malloc((h->nterms ? h->nterms : 1) * TDM_SEARCH_TW * 4);
     h->qtab = malloc((size_t)n * TDM_SBQ_W * 4);
@@ -768,7 +770,7 @@ static int device_bounds_enqueue(const tdm_sdev *sd, const host_side *h, const b
     return rc;
 }
 
-/* Decode, range and merge launches, then the blocking copy of h->out (the
+/* Decode, range and merge launches, then the copy of h->out (the
  * queue: of the heaps, which host_merge then reads). */
 static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, uint32_t n,
                       int salg, uint32_t kind, float c0, float c1, uint32_t k, uint32_t p2,
@@ -832,12 +834,12 @@ static int run_device(const tdm_sdev *sd, uint32_t ndocs, const host_side *h, ui
     if (rc == TDM_OK && h->queue) {
         rc = read_heaps(d, h, ds, err);
     } else if (rc == TDM_OK) {
-        cl_int e = clEnqueueReadBuffer(d->queue, ds->b[D_OUT], CL_TRUE, 0,
-                                       (size_t)n * (p2 + 2) * 8, h->out, 0, NULL, NULL);
+        cl_int e = tdm_read_wait(d->queue, ds->b[D_OUT], (size_t)n * (p2 + 2) * 8, h->out,
+                                 h->asleep);
         if (e != CL_SUCCESS)
             rc = tdm_cl_fail(err, e, "search batch: clEnqueueReadBuffer");
     }
-    tdm_sprof_host(pf, "batch: download (blocking)", t);
+    tdm_sprof_host(pf, h->asleep ? "batch: download (asleep)" : "batch: download (blocking)", t);
     if (rc)
         tdm_search_batch_drain(d); /* before the lists' hold goes */
     tdm_resident_unhold(&sd->res, hold, NULL);

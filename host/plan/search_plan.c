@@ -235,7 +235,9 @@ static int prunes(int salg)
  * 15.7 ms. The compressed batch's queue (a work-item a compute unit takes
  * whole ranges, longest first): the row's (every device but GPUs, whose
  * warps want a work-item per range); TANDEM_BATCH_QUEUE=on or off on every
- * device. Bounds for the pruning algorithms: from the postings where the
+ * device. The batch's wait for its results: the row's or TANDEM_BATCH_WAIT's,
+ * but never asleep on a simulator.
+ * Bounds for the pruning algorithms: from the postings where the
  * request's k1, b are not the index's; else made on the device from the
  * stored ones (the terms' bounds and order from the host, which has them
  * from the preparation: a per-query order kernel once took 6.3 of 13 ms a
@@ -251,6 +253,10 @@ static void plan_batch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t k, tdm_s
     out->and_wu = ranked_and && (k > rw->and_wu_k || tn->batch_and == TDM_TUNE_AND_WU);
     out->batch_queue = tn->batch_queue != TDM_TUNE_RULE ? tn->batch_queue == TDM_TUNE_ON
                                                         : rw->batch_queue;
+    /* never on Oclgrind, which runs commands only inside a blocking call */
+    out->batch_sleep = (tn->batch_wait != TDM_TUNE_RULE ? tn->batch_wait == TDM_TUNE_ON
+                                                        : rw->batch_sleep) &&
+                       tdm_tune_kind_of(&sd->d->info) != TDM_KIND_SIMULATOR;
     out->bounds = !prunes(out->salg)  ? TDM_SBOUNDS_NONE
                   : p->device_bounds ? TDM_SBOUNDS_POSTINGS
                   : sd->fp64 && tn->batch_bounds != TDM_TUNE_BOUNDS_HOST ? TDM_SBOUNDS_STORED

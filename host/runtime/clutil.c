@@ -1,4 +1,6 @@
 /* Small OpenCL helpers shared by every kernel driver. */
+#include <pthread.h>
+
 #include "runtime.h"
 
 const char *tdm_cl_errname(cl_int code)
@@ -93,4 +95,55 @@ void tdm_event_flush(cl_event e)
 {
     if (e)
         tdm_wait_flush(NULL, 1, &e);
+}
+
+/* A sleeping waiter: the completion callback's last touch of it is the
+ * unlock, after which the waiter may return and its stack go. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+} sleeper;
+
+static void CL_CALLBACK wake(cl_event e, cl_int status, void *arg)
+{
+    (void)e;
+    (void)status;
+    sleeper *s = arg;
+    pthread_mutex_lock(&s->mu);
+    s->done = 1;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static cl_int sleep_on(cl_command_queue q, cl_event e)
+{
+    sleeper s = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    cl_int rc = clFlush(q); /* a callback fires only for submitted commands */
+    if (rc == CL_SUCCESS)
+        rc = clSetEventCallback(e, CL_COMPLETE, wake, &s);
+    if (rc != CL_SUCCESS)
+        return clWaitForEvents(1, &e);
+    pthread_mutex_lock(&s.mu);
+    while (!s.done)
+        pthread_cond_wait(&s.cv, &s.mu);
+    pthread_mutex_unlock(&s.mu);
+    pthread_cond_destroy(&s.cv);
+    pthread_mutex_destroy(&s.mu);
+    cl_int st = CL_COMPLETE;
+    rc = clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    return rc != CL_SUCCESS ? rc : st < 0 ? st : CL_SUCCESS;
+}
+
+cl_int tdm_read_wait(cl_command_queue q, cl_mem m, size_t bytes, void *host, int asleep)
+{
+    if (!asleep)
+        return clEnqueueReadBuffer(q, m, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+    cl_event e = NULL;
+    cl_int rc = clEnqueueReadBuffer(q, m, CL_FALSE, 0, bytes, host, 0, NULL, &e);
+    if (rc != CL_SUCCESS)
+        return rc;
+    rc = sleep_on(q, e);
+    clReleaseEvent(e);
+    return rc;
 }

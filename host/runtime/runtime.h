@@ -149,6 +149,14 @@ size_t tdm_kcache_count(tdm_device *d, const char *name);
 void tdm_wait_flush(cl_command_queue q, cl_uint nwait, const cl_event *wait);
 /* Flushes e's queue (before a callback is set on e, or e is polled). */
 void tdm_event_flush(cl_event e);
+/* Reads `bytes` of m from offset 0 into host on in-order queue q and
+ * returns when they are there: in the driver's blocking read (asleep 0), or
+ * (asleep 1) on a condition variable until the read's completion
+ * callback, where a blocking call would spin a core in the driver (NVIDIA)
+ * for the milliseconds a batch takes. Falls back to the blocking wait
+ * where the callback cannot be set. The read's status: CL_SUCCESS, or the
+ * error of the enqueue or of the command. Thread-safe. */
+cl_int tdm_read_wait(cl_command_queue q, cl_mem m, size_t bytes, void *host, int asleep);
 
 /* clEnqueueNDRangeKernel of borrowed kernel k (named `name`) on q, 1-D,
  * through the launch guard on a device that needs it (launch_guard.c: a PoCL

@@ -92,6 +92,8 @@ typedef struct tdm_tuning {
     int batch_and;           /* TANDEM_BATCH_AND: 0 or TDM_TUNE_AND_* */
     int batch_bounds;        /* TANDEM_BATCH_BOUNDS: 0 or TDM_TUNE_BOUNDS_* */
     int batch_queue;         /* TANDEM_BATCH_QUEUE: TDM_TUNE_RULE, _OFF or _ON */
+    int batch_wait;          /* TANDEM_BATCH_WAIT: TDM_TUNE_RULE, _OFF (spin) or _ON
+                                (sleep) */
     uint32_t batch_alone_threads;  /* TANDEM_BATCH_ALONE_THREADS: 0, else 1 .. 64 */
     uint32_t batch_or_alone_terms; /* TANDEM_BATCH_OR_ALONE_TERMS: 0, else 1 .. 65536
                                       (above TDM_SEARCH_MAX_TERMS: never) */

@@ -128,6 +128,8 @@ typedef struct tdm_tune_row {
     uint32_t batch_merge_keys; /* a query's heap slots (ranges x room) at most, 0 any:
                                   its merge is one work-group's */
     int batch_queue;         /* compressed batches through the queue kernel */
+    int batch_sleep;         /* a batch's host thread waits for its results asleep
+                                (tdm_read_wait; TANDEM_BATCH_WAIT) */
     /* ---- the top k of one query (drive/search_dev.c) */
     uint32_t merge_direct_keys; /* candidates (ranges x their heaps' room) the merge
                                    takes directly, without a select stage, at most
@@ -254,6 +256,18 @@ typedef struct tdm_tune_row {
  * thread, 1.32 / 1.02 at two, 1.30 / 1.02 at four. Never worse at 2,
  * within the noise: 2 (a query's merge is one work-group, one core). */
 #define TDM_TUNE_ALONE_THREADS_GPU 8u
+
+/* How a device batch's host thread waits for its results (batch_sleep,
+ * TANDEM_BATCH_WAIT). NVIDIA's blocking read spins a core in the driver for
+ * the whole batch: 4 H200s of one host (eleventh session), 10M documents,
+ * batches of 256, 8 senders: 119-144 us of CPU a query for 38-100 ms
+ * calls, and the four GPUs together at most ~50k AND q/s whatever the
+ * senders (8, 16, 32), ~13k a GPU against one GPU's 18k alone, with
+ * clEnqueueNDRangeKernel at 12.6 us a call and a batch's 35 KB of uploads
+ * at 1.3 ms. Asleep, the thread leaves the driver's locks to the others'
+ * enqueues. A CPU device waits in the driver (PoCL's blocking read sleeps
+ * already). */
+#define TDM_TUNE_BATCH_SLEEP_GPU 1
 #define TDM_TUNE_ALONE_THREADS_CPU 2u
 
 /* An OR query of many terms in a batch call alone (or_alone_terms): a
@@ -382,6 +396,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
         .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
+        .batch_sleep = TDM_TUNE_BATCH_SLEEP_GPU,                                               \
         .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_GPU,                                   \
         .merge_filter_max_k = TDM_TUNE_MERGE_FILTER_MAX_K_GPU,                                 \
         .alone_threads = alone,                                                                \
