@@ -1094,6 +1094,58 @@ static void impact_indexes(void **state)
     }
 }
 
+/* The group kernel (cl/search_group.cl) where its loops turn over: queries
+ * of more terms than one slab of spans (TDM_GROUP_SPANS, 256), with
+ * repeats, weights and unknown terms, over ranges of several chunks
+ * (TDM_SEARCH_CHUNK, 1,024 documents) and of one; OR and AND at k 1, 10
+ * and 300 on every device, each answer the oracle's. */
+static void group_many_terms(void **state)
+{
+    (void)state;
+    int small = tdm_test_small();
+    uint32_t ndocs = small ? 2600 : 5000;
+    randcoll c;
+    randcoll_init(&c, 307, ndocs, 400);
+    tdm_index *ix;
+    if (tdm_index_open(write_index(&c, tdm_test_tmpdir("group_terms"), "bp128", "g.tdm"), &ix) !=
+        TDM_OK)
+        fail_msg("open: %s", tdm_last_error());
+    const tdm_ireader *ir = tdm_index_ireader(ix);
+    tdm_oracle *or;
+    tdm_err err = {0};
+    assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
+    tdm_engine *eng = tdm_test_engine();
+    tdm_search *s;
+    if (tdm_search_open(eng, ix, &s) != TDM_OK)
+        fail_msg("search open: %s", tdm_last_error());
+    static const uint32_t ks[] = {1, 10, 300}, ranges[] = {1, 3, 0};
+    static tdm_search_term st[700];
+    tdm_rng r;
+    tdm_rng_seed(&r, 91);
+    for (int qi = 0; qi < (small ? 3 : 6); qi++) {
+        size_t n = qi % 2 ? searchfix_terms(&r, &c, st, 700, 1, 9) : random_terms(&r, &c, st, 8, 0);
+        for (int d = 0; d < tdm_engine_device_count(eng); d++)
+            for (int a = 0; a < 2; a++) {
+                tdm_search_options o;
+                tdm_search_options_init(&o);
+                o.device = d;
+                o.algorithm = a ? TDM_ALGO_AND : TDM_ALGO_OR;
+                o.k = ks[(qi + a) % 3];
+                o.ranges = ranges[(qi + d) % 3];
+                o.variant = TDM_VARIANT_GROUP;
+                char what[160];
+                snprintf(what, sizeof what, "group query %d (%zu terms) k %u %s dev %d ranges %u",
+                         qi, n, o.k, tdm_algorithm_name(o.algorithm), d, o.ranges);
+                check_search(s, or, ir, st, n, &o, what);
+            }
+    }
+    tdm_search_close(s);
+    tdm_engine_close(eng);
+    tdm_oracle_close(or);
+    tdm_index_close(ix);
+    randcoll_free(&c);
+}
+
 int main(void)
 {
     (void)assert_same_index; /* randcoll.h's, for the round-trip tests */
@@ -1103,6 +1155,7 @@ int main(void)
         cmocka_unit_test(many_threads),         cmocka_unit_test(random_large_indexes),
         cmocka_unit_test(compressed_edges),     cmocka_unit_test(compressed_corrupt),
         cmocka_unit_test(impact_indexes),       cmocka_unit_test(merge_direct_keys),
+        cmocka_unit_test(group_many_terms),
     };
     if (getenv("TDM_TEST_FILTER")) /* e.g. impact_indexes */
         cmocka_set_test_filter(getenv("TDM_TEST_FILTER"));
