@@ -13,7 +13,9 @@
  * TDM_ERR_TIMEOUT naming the device;
  * closing the handle and the engine returns in bounded time; a stalled run
  * that returns late has its answers dropped and frees what its caller left
- * to it (ASan). */
+ * to it (ASan); auto's limit of a batch's run grows with its queries
+ * (tdm_watchdog_limit, on a made-up lane). */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include <time.h>
 
 #include "drive/search_testing.h"
+#include "sched/sched_priv.h"
 #include "randcoll.h"
 #include "testutil.h"
 
@@ -620,6 +623,89 @@ static void test_calibration_stall(void **state)
     calibration(state, "1:stall@5");
 }
 
+/* A made-up GPU lane for the limit rule alone (no device): its model
+ * the prior only, every algorithm run before (no compile allowance). */
+static void limit_lane(struct tdm_sched *sc, slane *l, long timeout_ms)
+{
+    memset(sc, 0, sizeof *sc);
+    memset(l, 0, sizeof *l);
+    sc->timeout_ms = timeout_ms;
+    l->sc = sc;
+    l->gpu = 1;
+    tdm_model_init(&l->model, 1);
+    l->warm = ~0u;
+}
+
+#define LIMIT_TERMS 44 /* a SPLADE++ query's distinct terms */
+
+/* nq prepared WAND queries of LIMIT_TERMS lists of 1M postings each (the
+ * shape of a SPLADE query on 8.8M documents), items[i] -> its[i]. */
+static void limit_queries(tdm_sbq *its, tdm_sbq **items, tdm_qterm *terms, size_t nq)
+{
+    for (size_t t = 0; t < LIMIT_TERMS; t++)
+        terms[t] = (tdm_qterm){t, 1.0, 1, 1000000};
+    for (size_t i = 0; i < nq; i++) {
+        memset(&its[i], 0, sizeof its[i]);
+        its[i].q.terms = terms;
+        its[i].q.nterms = LIMIT_TERMS;
+        its[i].q.finished = 1;
+        its[i].pl.alg = TDM_ALGO_WAND;
+        its[i].run = 1;
+        its[i].k = 10;
+        items[i] = &its[i];
+    }
+}
+
+/* Auto's limit of a batch's run covers its queries: the lanes' fits learn
+ * from lone runs only, so a batch of 500 SPLADE-shaped WAND queries (34 ms
+ * each alone on an H200) could be predicted at the model's 10 us floor
+ * each, and the old rule (100 x prediction, at least 10 s) gave the run
+ * 10 s: a healthy device abandoned. The limit now grows with the queries
+ * (100 x the prior of each past the first: 0.4 ms + 0.2 ms per million
+ * postings on a GPU), a lone query's stays 10 s, a large prediction still
+ * rules, and run_timeout_ms stays exact for a batch's run. */
+static void test_batch_limit(void **state)
+{
+    (void)state;
+    enum { NQ = 500 };
+    struct tdm_sched sc;
+    slane l;
+    tdm_qterm terms[LIMIT_TERMS];
+    tdm_sbq *its = calloc(2 * NQ, sizeof *its);
+    tdm_sbq **items = calloc(2 * NQ, sizeof *items);
+    assert_non_null(its);
+    assert_non_null(items);
+    limit_queries(its, items, terms, 2 * NQ);
+    uint32_t wand = 1u << TDM_ALGO_WAND;
+    double tiny = 1e-5; /* the model's least prediction, a query */
+    limit_lane(&sc, &l, 0);
+    /* a lone query: as before, 100 x its prediction, at least 10 s */
+    assert_true(tdm_watchdog_limit(&l, items, 1, wand, tiny) == 10.0);
+    assert_true(tdm_watchdog_limit(&l, items, 1, wand, 0.5) == 50.0);
+    /* the batch: 10 s + 499 x 100 x (0.4 ms + 0.2 ms x 44) = 469 s */
+    double b500 = tdm_watchdog_limit(&l, items, NQ, wand, NQ * tiny);
+    print_message("auto limit of %d queries predicted at %.3f s: %.1f s\n", NQ, NQ * tiny, b500);
+    assert_true(fabs(b500 - (10.0 + (NQ - 1) * 100.0 * (0.4 + 0.2 * LIMIT_TERMS) * 1e-3)) < 1e-6);
+    assert_true(b500 > NQ * 0.120); /* the queries' p99 alone, every one */
+    double b1000 = tdm_watchdog_limit(&l, items, 2 * NQ, wand, 2 * NQ * tiny);
+    assert_true(b1000 > 1.9 * b500); /* grows with the queries */
+    /* a query with no device work (a failed preparation) adds nothing */
+    its[1].prc = TDM_ERR_INVALID_ARG;
+    assert_true(tdm_watchdog_limit(&l, items, 2, wand, 2 * tiny) == 10.0);
+    its[1].prc = TDM_OK;
+    /* a prediction above the floor still rules; a first run compiles */
+    assert_true(tdm_watchdog_limit(&l, items, NQ, wand, 10.0) == 1000.0);
+    l.warm = 0;
+    assert_true(tdm_watchdog_limit(&l, items, NQ, wand, NQ * tiny) == b500 + 60.0);
+    /* run_timeout_ms: exact, per run, a batch's too; off: none */
+    limit_lane(&sc, &l, 10000);
+    assert_true(tdm_watchdog_limit(&l, items, NQ, wand, NQ * tiny) == 10.0);
+    limit_lane(&sc, &l, -1);
+    assert_true(tdm_watchdog_limit(&l, items, NQ, wand, NQ * tiny) == 0.0);
+    free(items);
+    free(its);
+}
+
 /* The setting: the option's range, the variable's words. */
 static void test_setting(void **state)
 {
@@ -666,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_calibration_hang),
         cmocka_unit_test(test_calibration_stall),
         cmocka_unit_test(test_setting),
+        cmocka_unit_test(test_batch_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

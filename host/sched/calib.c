@@ -50,7 +50,7 @@ static int run_sample(struct tdm_sched *sc, slane *l, const tdm_search_query *q,
     pthread_mutex_lock(&sc->mu);
     if (armed) {
         int alg = tdm_sched_expected_alg(&it);
-        bound = tdm_watchdog_arm(l, &w, NULL, 0, 1u << (alg & 31), 0,
+        bound = tdm_watchdog_arm(l, &w, NULL, 0, &one, 1, 1u << (alg & 31), 0,
                                  tdm_model_predict(&l->model, alg, &f), t0);
         fault = tdm_watchdog_fault(l);
     }

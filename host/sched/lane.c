@@ -210,7 +210,7 @@ int tdm_lane_run(slane *l, int k, sjob **jobs, int n, int caller)
     }
     l->run_end[k] = t0 + pred;
     tdm_watch w = {0};
-    double bound = its && results ? tdm_watchdog_arm(l, &w, jobs, n, 0, caller, pred, t0) : 0;
+    double bound = its && results ? tdm_watchdog_arm(l, &w, jobs, n, its, nqt, 0, caller, pred, t0) : 0;
     if (l->active++ == 0)
         l->active_t0 = t0;
     pthread_mutex_unlock(&sc->mu);

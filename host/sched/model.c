@@ -84,6 +84,11 @@ static double prior_ms(int gpu, const tdm_qfeat *f)
     return gpu ? 0.4 + 0.2 * f->x[3] : 0.1 + 2.0 * f->x[3];
 }
 
+double tdm_model_prior(const tdm_model *m, const tdm_qfeat *f)
+{
+    return prior_ms(m->gpu, f) * 1e-3;
+}
+
 double tdm_model_predict(const tdm_model *m, int alg, const tdm_qfeat *f)
 {
     const tdm_model_fit *a = alg > 0 && alg < TDM_MODEL_NALG ? &m->fit[alg] : NULL;

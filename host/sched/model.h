@@ -54,6 +54,10 @@ void tdm_qfeat_from_lens(const uint64_t *len, size_t n, uint32_t k, tdm_qfeat *f
 void tdm_model_init(tdm_model *m, int gpu);
 /* Predicted seconds of algorithm alg (enum tdm_algorithm, not AUTO) for f; > 0. */
 double tdm_model_predict(const tdm_model *m, int alg, const tdm_qfeat *f);
+/* Seconds the prior by device kind gives f, whatever the fits: a figure
+ * from the query's postings that no fit lowers (the run watchdog's
+ * allowance for the queries of a batch, watchdog.c). */
+double tdm_model_prior(const tdm_model *m, const tdm_qfeat *f);
 /* Adds an observed run of alg for f that took `seconds`. */
 void tdm_model_observe(tdm_model *m, int alg, const tdm_qfeat *f, double seconds);
 

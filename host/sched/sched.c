@@ -261,7 +261,7 @@ static int direct_arm(slane *l, tdm_watch *w, tdm_sbq *const *items, size_t n, d
         algs |= 1u << (alg & 31);
         pred += tdm_model_predict(&l->model, alg, &f);
     }
-    *bound = tdm_watchdog_arm(l, w, NULL, 0, algs, 1, pred, t0);
+    *bound = tdm_watchdog_arm(l, w, NULL, 0, items, n, algs, 1, pred, t0);
     return tdm_watchdog_fault(l);
 }
 

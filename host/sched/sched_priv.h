@@ -240,12 +240,22 @@ int tdm_watchdog_start(struct tdm_sched *sc, tdm_err *err);
  * on lane l's device, counted over every run there (lane runs, direct
  * ones, calibration samples); TDM_FAULT_NONE otherwise (lock held). */
 int tdm_watchdog_fault(slane *l);
+/* The limit in seconds (0: not watched) of a run on lane l of the
+ * prepared queries items[0 .. nq), predicted to take pred seconds (the
+ * sum of its queries' predictions), running the algorithms of algs (a
+ * bit each) (lock held): run_timeout_ms when set, exact, a batch's run
+ * as a lone query's; auto: 100 x pred, at least 10 s plus 100 x the lane
+ * model's prior (tdm_model_prior) of each query past the first; 60 s
+ * more for a lane's first run of an algorithm. */
+double tdm_watchdog_limit(const slane *l, tdm_sbq *const *items, size_t nq, uint32_t algs,
+                          double pred);
 /* Arms w for a run on lane l of jobs[0 .. n) (none for a direct run or a
- * calibration sample: algs has the bit of each algorithm it runs), from
- * t0, predicted to take pred seconds (lock held); caller: the caller's
- * thread runs it. Returns its limit in seconds (0: not watched). */
-double tdm_watchdog_arm(slane *l, tdm_watch *w, sjob **jobs, int n, uint32_t algs, int caller,
-                        double pred, double t0);
+ * calibration sample: algs has the bit of each algorithm it runs), its
+ * queries items[0 .. nq), from t0, predicted to take pred seconds (lock
+ * held; tdm_watchdog_limit); caller: the caller's thread runs it. Returns
+ * its limit in seconds (0: not watched). */
+double tdm_watchdog_arm(slane *l, tdm_watch *w, sjob **jobs, int n, tdm_sbq *const *items,
+                        size_t nq, uint32_t algs, int caller, double pred, double t0);
 /* After w's run returned (lock held): 0 when it counts (disarmed); 1 when
  * it was abandoned: its jobs are not its own any more, *as (a stepped
  * job's state) and the callbacks in fns/args (w->n at most, *nfn of them)

@@ -19,7 +19,7 @@
 #include "drive/and_step.h"
 #include "sched_priv.h"
 
-#define FLOOR_S 10.0    /* auto: the least limit of a run */
+#define FLOOR_S 10.0    /* auto: the least limit of a run (of its first query) */
 #define TIMES_PRED 100.0 /* auto: the limit in predicted times of the run */
 #define COLD_S 60.0     /* more for a lane's first run of an algorithm (kernel compiles) */
 #define PERIOD_S 0.25   /* the watchdog's longest sleep */
@@ -34,8 +34,53 @@ int tdm_watchdog_fault(slane *l)
                : TDM_FAULT_NONE;
 }
 
-double tdm_watchdog_arm(slane *l, tdm_watch *w, sjob **jobs, int n, uint32_t algs, int caller,
-                        double pred, double t0)
+/* Auto's least limit of a run of items[0 .. nq): FLOOR_S for its first
+ * query, and TIMES_PRED x the lane model's prior for each further one. The
+ * fits learn from lone runs only (a batch's run is never observed), so a
+ * batch of queries shaped unlike those may be predicted far too short:
+ * 500 44-term SPLADE WAND queries (calibration's have 1 to 3 terms) were
+ * predicted at most 0.2 ms each, taking 34 ms each on an H200, so their
+ * run had auto's 10 s and a healthy GPU was abandoned. The prior (0.4 ms + 0.2 ms per million
+ * postings on a GPU, 0.1 ms + 2 ms on a CPU) follows the postings the
+ * queries read, which no fit lowers; a query with no device work (a
+ * failed preparation, a host answer) adds nothing. */
+static double floor_of(const slane *l, tdm_sbq *const *items, size_t nq)
+{
+    double s = 0;
+    int first = 1;
+    for (size_t i = 0; items && i < nq; i++) {
+        const tdm_sbq *it = items[i];
+        if (it->prc || !it->run)
+            continue;
+        if (first) {
+            first = 0;
+            continue;
+        }
+        tdm_qfeat f;
+        tdm_qfeat_from(&it->q, it->k, &f);
+        s += tdm_model_prior(&l->model, &f);
+    }
+    return FLOOR_S + TIMES_PRED * s;
+}
+
+double tdm_watchdog_limit(const slane *l, tdm_sbq *const *items, size_t nq, uint32_t algs,
+                          double pred)
+{
+    const struct tdm_sched *sc = l->sc;
+    double bound = 0;
+    if (sc->timeout_ms > 0) /* exact: a run's, whatever its queries */
+        bound = (double)sc->timeout_ms * 1e-3;
+    else if (sc->timeout_ms == 0) {
+        double least = floor_of(l, items, nq);
+        bound = TIMES_PRED * pred > least ? TIMES_PRED * pred : least;
+    }
+    if (bound > 0 && (l->warm & algs) != algs) /* a first run of an algorithm compiles */
+        bound += COLD_S;
+    return bound;
+}
+
+double tdm_watchdog_arm(slane *l, tdm_watch *w, sjob **jobs, int n, tdm_sbq *const *items,
+                        size_t nq, uint32_t algs, int caller, double pred, double t0)
 {
     struct tdm_sched *sc = l->sc;
     memset(w, 0, sizeof *w);
@@ -43,19 +88,13 @@ double tdm_watchdog_arm(slane *l, tdm_watch *w, sjob **jobs, int n, uint32_t alg
     w->jobs = jobs;
     w->n = n;
     w->caller = caller;
-    double bound = 0;
-    if (sc->timeout_ms > 0)
-        bound = (double)sc->timeout_ms * 1e-3;
-    else if (sc->timeout_ms == 0)
-        bound = TIMES_PRED * pred > FLOOR_S ? TIMES_PRED * pred : FLOOR_S;
     for (int i = 0; i < n; i++) { /* a batch part: each query's own (batch.c's alg is one) */
         const sjob *j = jobs[i];
         for (uint32_t x = 0; j->bres && x < j->nq; x++)
             algs |= 1u << (tdm_sched_expected_alg(j->items[x]) & 31);
         algs |= j->bres ? 0 : 1u << (j->alg & 31);
     }
-    if (bound > 0 && (l->warm & algs) != algs) /* a first run of an algorithm compiles */
-        bound += COLD_S;
+    double bound = tdm_watchdog_limit(l, items, nq, algs, pred);
     w->bound = bound;
     if (bound <= 0)
         return 0;
