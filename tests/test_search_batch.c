@@ -282,6 +282,8 @@ static void batches_match_lone_queries(void **state)
         setenv("TANDEM_BATCH_BOUNDS", seed % 2 ? "device" : "host", 1);
         /* the results waited for asleep (the completion callback) on odd seeds */
         setenv("TANDEM_BATCH_WAIT", seed % 2 ? "sleep" : "spin", 1);
+        /* the uploads on the transfer queue on seeds 2, 3 and 6 */
+        setenv("TANDEM_BATCH_UPLOAD", seed % 4 >= 2 ? "transfer" : "compute", 1);
         /* the compressed batch's kernels: the queue on seeds 1, 3, 4, 6 (2 and
          * 3 under Oclgrind), with 4 ranges a compute unit, 1 (a range a query
          * in the big batches) and 64 (many a query) */
@@ -305,6 +307,7 @@ static void batches_match_lone_queries(void **state)
     unsetenv("TANDEM_BATCH_AND");
     unsetenv("TANDEM_BATCH_BOUNDS");
     unsetenv("TANDEM_BATCH_WAIT");
+    unsetenv("TANDEM_BATCH_UPLOAD");
     unsetenv("TANDEM_BATCH_QUEUE");
     unsetenv("TANDEM_BATCH_RANGES_PER_CU");
     unsetenv("TANDEM_BATCH_MERGE_KEYS");

@@ -70,6 +70,7 @@ typedef struct host_side {
     int queue;          /* compressed, tdm_search_zrange_queue: a work-item a compute
                            unit takes the ranges in the order of units */
     int asleep;         /* the results waited for asleep (the planner's batch_sleep) */
+    int xfer;           /* the uploads on the transfer queue (the planner's batch_xfer) */
     uint32_t *units;    /* [nranges] global range ids, longest first (queue) */
     float *hs;          /* the queue's heaps as the device left them: [nheap] */
     uint32_t *hd;       /* [nheap] */
@@ -319,6 +320,7 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
         qs[i]->pl.variant = TDM_VARIANT_COMPRESSED;
     h->queue = h->zr && queue;
     h->asleep = n && qs[0]->pl.batch_sleep;
+    h->xfer = n && qs[0]->pl.batch_xfer;
     uint32_t p2 = tdm_pow2_at_least(k);
     h->terms = malloc((h->nterms ? h->nterms : 1) * TDM_SEARCH_TW * 4);
     h->qtab = malloc((size_t)n * TDM_SBQ_W * 4);
@@ -491,9 +493,10 @@ static int upload_bounds(tdm_device *d, tdm_sbq *const *qs, uint32_t n, cl_mem m
     return TDM_OK;
 }
 
-/* Buffers and uploads (non-blocking, on the compute queue: h and the
- * queries' preparations outlive the batch's last command, the blocking
- * download). */
+/* Buffers and uploads (non-blocking, on the transfer queue with a barrier
+ * on the compute queue after them, or on the compute queue: the planner's
+ * batch_xfer; h and the queries' preparations outlive the batch's last
+ * command, the download). */
 static int make_device(const tdm_sdev *sd, const host_side *h, tdm_sbq *const *qs, uint32_t n,
                        uint32_t p2, dev_side *ds, uint64_t *up, tdm_err *err)
 {
@@ -511,7 +514,8 @@ static int make_device(const tdm_sdev *sd, const host_side *h, tdm_sbq *const *q
         [D_SB] = h->bmode == TDM_SBOUNDS_STORED ? h->nterms * TDM_SB_W * 4 : 0,
         [D_UNITS] = h->queue ? h->nranges * 4 : 0,
     };
-    int rc = TDM_OK;
+    int rc = TDM_OK, x = h->xfer;
+    cl_event last = NULL; /* the transfer queue's latest copy */
     for (int i = 0; rc == TDM_OK && i < D_COUNT; i++)
         rc = fit(sd, CL_MEM_READ_WRITE, &ds->b[i], &ds->cap[i], bytes[i], err);
     for (int c = 0; rc == TDM_OK && !h->zr && c < TDM_CODEC_COUNT; c++)
@@ -519,22 +523,23 @@ static int make_device(const tdm_sdev *sd, const host_side *h, tdm_sbq *const *q
             rc = fit(sd, CL_MEM_READ_ONLY, &ds->jobs[c], &ds->jcap[c],
                      (size_t)h->njobs[c] * sizeof(tdm_decode_job), err);
     if (rc == TDM_OK)
-        rc = tdm_search_batch_upload(d, ds->b[D_TERMS], bytes[D_TERMS], h->terms, up, err);
+        rc = tdm_search_batch_upload_to(d, x, ds->b[D_TERMS], bytes[D_TERMS], h->terms, &last, up, err);
     if (rc == TDM_OK && h->bmode == TDM_SBOUNDS_HOST)
-        rc = upload_bounds(d, qs, n, ds->b[D_BMAX], up, err);
+        rc = upload_bounds(d, qs, n, ds->b[D_BMAX], up, err); /* compute queue: rare */
     if (rc == TDM_OK && h->bmode == TDM_SBOUNDS_STORED)
-        rc = tdm_search_batch_upload(d, ds->b[D_SB], bytes[D_SB], h->sb, up, err);
+        rc = tdm_search_batch_upload_to(d, x, ds->b[D_SB], bytes[D_SB], h->sb, &last, up, err);
     if (rc == TDM_OK)
-        rc = tdm_search_batch_upload(d, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, up, err);
+        rc = tdm_search_batch_upload_to(d, x, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, &last, up, err);
     if (rc == TDM_OK)
-        rc = tdm_search_batch_upload(d, ds->b[D_STATUS], sizeof zero, zero, up, err);
+        rc = tdm_search_batch_upload_to(d, x, ds->b[D_STATUS], sizeof zero, zero, &last, up, err);
     if (rc == TDM_OK && h->queue)
-        rc = tdm_search_batch_upload(d, ds->b[D_UNITS], bytes[D_UNITS], h->units, up, err);
+        rc = tdm_search_batch_upload_to(d, x, ds->b[D_UNITS], bytes[D_UNITS], h->units, &last, up, err);
     for (int c = 0; rc == TDM_OK && !h->zr && c < TDM_CODEC_COUNT; c++)
         if (h->njobs[c])
-            rc = tdm_search_batch_upload(d, ds->jobs[c], (size_t)h->njobs[c] * sizeof(tdm_decode_job),
-                                         h->jobs[c], up, err);
-    return rc;
+            rc = tdm_search_batch_upload_to(d, x, ds->jobs[c], (size_t)h->njobs[c] * sizeof(tdm_decode_job),
+                                         h->jobs[c], &last, up, err);
+    int done = tdm_search_batch_uploaded(d, &last, err);
+    return rc != TDM_OK ? rc : done;
 }
 
 /* The queue's heaps, their counts and the status word back (in order on

@@ -151,6 +151,7 @@ static int search_profile = -1;
 
 static const choice on_off[] = {{"on", TDM_TUNE_ON}, {"off", TDM_TUNE_OFF}, {NULL, 0}};
 static const choice spin_sleep[] = {{"spin", TDM_TUNE_OFF}, {"sleep", TDM_TUNE_ON}, {NULL, 0}};
+static const choice queues[] = {{"compute", TDM_TUNE_OFF}, {"transfer", TDM_TUNE_ON}, {NULL, 0}};
 static const choice one_zero[] = {{"0", TDM_TUNE_OFF}, {"1", TDM_TUNE_ON}, {NULL, 0}};
 
 /* Every tuning switch, checked once here so that a bad value fails the open
@@ -209,6 +210,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
         rc = resolve_choice("TANDEM_BATCH_QUEUE", on_off, &t->batch_queue, err);
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_BATCH_WAIT", spin_sleep, &t->batch_wait, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_BATCH_UPLOAD", queues, &t->batch_upload, err);
     if (rc == TDM_OK)
         rc = resolve_u32("TANDEM_BATCH_ALONE_THREADS", 1, 64, &t->batch_alone_threads, err);
     if (rc == TDM_OK)
@@ -731,6 +734,9 @@ static const tdm_settings_var vars[] = {
      "spin or sleep: how a device batch's host thread waits for its results, in the "
      "driver's blocking read or asleep until the read's completion callback (sleep on GPUs, "
      "spin elsewhere)"},
+    {"TANDEM_BATCH_UPLOAD", "tuning",
+     "compute or transfer: the queue of a device batch's uploads, the compute queue or the "
+     "transfer queue with a barrier on the compute queue after them (compute)"},
     {"TANDEM_BATCH_ALONE_THREADS", "tuning",
      "host threads running a batch call's lone queries (OR, WAND, BMW, MaxScore above k = "
      "128; long OR) at once on a device, 1 to 64 (GPU 8, CPU 2)"},

@@ -94,6 +94,8 @@ typedef struct tdm_tuning {
     int batch_queue;         /* TANDEM_BATCH_QUEUE: TDM_TUNE_RULE, _OFF or _ON */
     int batch_wait;          /* TANDEM_BATCH_WAIT: TDM_TUNE_RULE, _OFF (spin) or _ON
                                 (sleep) */
+    int batch_upload;        /* TANDEM_BATCH_UPLOAD: TDM_TUNE_RULE, _OFF (compute) or
+                                _ON (transfer) */
     uint32_t batch_alone_threads;  /* TANDEM_BATCH_ALONE_THREADS: 0, else 1 .. 64 */
     uint32_t batch_or_alone_terms; /* TANDEM_BATCH_OR_ALONE_TERMS: 0, else 1 .. 65536
                                       (above TDM_SEARCH_MAX_TERMS: never) */

@@ -130,6 +130,8 @@ typedef struct tdm_tune_row {
     int batch_queue;         /* compressed batches through the queue kernel */
     int batch_sleep;         /* a batch's host thread waits for its results asleep
                                 (tdm_read_wait; TANDEM_BATCH_WAIT) */
+    int batch_xfer;          /* a batch's uploads on the transfer queue
+                                (TANDEM_BATCH_UPLOAD) */
     /* ---- the top k of one query (drive/search_dev.c) */
     uint32_t merge_direct_keys; /* candidates (ranges x their heaps' room) the merge
                                    takes directly, without a select stage, at most
