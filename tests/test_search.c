@@ -1098,52 +1098,63 @@ static void impact_indexes(void **state)
  * of more terms than one slab of spans (TDM_GROUP_SPANS, 256), with
  * repeats, weights and unknown terms, over ranges of several chunks
  * (TDM_SEARCH_CHUNK, 1,024 documents) and of one; OR and AND at k 1, 10
- * and 300 on every device, each answer the oracle's. */
+ * and 300 on every device, each answer the oracle's. On a BM25 index and
+ * on an impact index with integer weights, whose OR takes the flat pass
+ * (integer atomics, drive/search_dev.c's group_flat). */
 static void group_many_terms(void **state)
 {
     (void)state;
     int small = tdm_test_small();
     uint32_t ndocs = small ? 2600 : 5000;
-    randcoll c;
-    randcoll_init(&c, 307, ndocs, 400);
-    tdm_index *ix;
-    if (tdm_index_open(write_index(&c, tdm_test_tmpdir("group_terms"), "bp128", "g.tdm"), &ix) !=
-        TDM_OK)
-        fail_msg("open: %s", tdm_last_error());
-    const tdm_ireader *ir = tdm_index_ireader(ix);
-    tdm_oracle *or;
-    tdm_err err = {0};
-    assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
-    tdm_engine *eng = tdm_test_engine();
-    tdm_search *s;
-    if (tdm_search_open(eng, ix, &s) != TDM_OK)
-        fail_msg("search open: %s", tdm_last_error());
     static const uint32_t ks[] = {1, 10, 300}, ranges[] = {1, 3, 0};
     static tdm_search_term st[700];
-    tdm_rng r;
-    tdm_rng_seed(&r, 91);
-    for (int qi = 0; qi < (small ? 3 : 6); qi++) {
-        size_t n = qi % 2 ? searchfix_terms(&r, &c, st, 700, 1, 9) : random_terms(&r, &c, st, 8, 0);
-        for (int d = 0; d < tdm_engine_device_count(eng); d++)
-            for (int a = 0; a < 2; a++) {
-                tdm_search_options o;
-                tdm_search_options_init(&o);
-                o.device = d;
-                o.algorithm = a ? TDM_ALGO_AND : TDM_ALGO_OR;
-                o.k = ks[(qi + a) % 3];
-                o.ranges = ranges[(qi + d) % 3];
-                o.variant = TDM_VARIANT_GROUP;
-                char what[160];
-                snprintf(what, sizeof what, "group query %d (%zu terms) k %u %s dev %d ranges %u",
-                         qi, n, o.k, tdm_algorithm_name(o.algorithm), d, o.ranges);
-                check_search(s, or, ir, st, n, &o, what);
-            }
+    for (int impact = 0; impact < 2; impact++) {
+        randcoll c;
+        randcoll_init(&c, 307 + (uint64_t)impact, ndocs, 400);
+        tdm_rng r;
+        tdm_rng_seed(&r, 91);
+        if (impact)
+            impact_lists(&c, &r);
+        const char *dir = tdm_test_tmpdir(impact ? "group_terms_impact" : "group_terms");
+        tdm_index *ix = impact ? impact_index(&c, dir, "bp128") : NULL;
+        if (!impact &&
+            tdm_index_open(write_index(&c, dir, "bp128", "g.tdm"), &ix) != TDM_OK)
+            fail_msg("open: %s", tdm_last_error());
+        const tdm_ireader *ir = tdm_index_ireader(ix);
+        tdm_oracle *or;
+        tdm_err err = {0};
+        assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
+        tdm_engine *eng = tdm_test_engine();
+        tdm_search *s;
+        if (tdm_search_open(eng, ix, &s) != TDM_OK)
+            fail_msg("search open: %s", tdm_last_error());
+        for (int qi = 0; qi < (small ? 3 : 6); qi++) {
+            size_t n = qi % 2 ? searchfix_terms(&r, &c, st, 700, !impact, 9)
+                              : random_terms(&r, &c, st, 8, 0);
+            for (size_t i = 0; impact && i < n; i++) /* integer weights */
+                st[i].weight = (float)tdm_rng_range(&r, 1, 9);
+            for (int d = 0; d < tdm_engine_device_count(eng); d++)
+                for (int a = 0; a < 2; a++) {
+                    tdm_search_options o;
+                    tdm_search_options_init(&o);
+                    o.device = d;
+                    o.algorithm = a ? TDM_ALGO_AND : TDM_ALGO_OR;
+                    o.k = ks[(qi + a) % 3];
+                    o.ranges = ranges[(qi + d) % 3];
+                    o.variant = TDM_VARIANT_GROUP;
+                    char what[160];
+                    snprintf(what, sizeof what, "group %s query %d (%zu terms) k %u %s dev %d "
+                             "ranges %u", impact ? "impact" : "bm25", qi, n, o.k,
+                             tdm_algorithm_name(o.algorithm), d, o.ranges);
+                    check_search(s, or, ir, st, n, &o, what);
+                }
+        }
+        tdm_search_close(s);
+        tdm_engine_close(eng);
+        tdm_oracle_close(or);
+        tdm_index_close(ix);
+        randcoll_free(&c);
     }
-    tdm_search_close(s);
-    tdm_engine_close(eng);
-    tdm_oracle_close(or);
-    tdm_index_close(ix);
-    randcoll_free(&c);
 }
 
 int main(void)
