@@ -25,54 +25,13 @@
 /* Terms whose spans in a chunk are found at once, a work-item each. */
 #define TDM_GROUP_SPANS 256u
 
-/* The flat pass of a slab of spans (flat): every posting of the tn terms'
-   spans in the chunk added to iacc by integer atomics, a work-item a
-   posting, in no order. Only for impact scores whose sum is below 2^24
-   (the host's rule, drive/search_dev.c: each score an integer, so every
-   float sum of them, in any order, is the exact one the term-order loop
-   makes), and OR (a match is a positive sum). Called by the whole group;
-   ends in a barrier. */
-void tdm_group_flat(const tdm_srange *s, __local const uint *lo, __local const uint *hi,
-                    __local uint *pre, uint tn, uint t0, uint cb, uint ce, __local uint *iacc,
-                    __global uint *status)
-{
-    uint lid = get_local_id(0), ls = get_local_size(0);
-    if (lid == 0u) {
-        uint n = 0u;
-        for (uint j = 0; j < tn; j++) {
-            pre[j] = n;
-            n += hi[j] - lo[j];
-        }
-        pre[tn] = n;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint f = lid; f < pre[tn]; f += ls) {
-        uint a = 0u, b = tn; /* pre[a] <= f < pre[b] */
-        while (b - a > 1u) {
-            uint m = (a + b) / 2u;
-            if (pre[m] <= f)
-                a = m;
-            else
-                b = m;
-        }
-        uint p = lo[a] + (f - pre[a]);
-        uint slot = s->docs[p] - cb;
-        if (slot >= ce - cb) { /* only an unsorted list puts it here */
-            atomic_or(status, TDM_CODEC_ST_CORRUPT);
-            continue;
-        }
-        atomic_add(&iacc[slot], (uint)tdm_sr_score(s, t0 + a, p));
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-}
-
 __kernel void tdm_search_group(__global const uint *docs, __global const uint *freqs,
                                __global const uint *terms, __global const uint *doclens,
                                __global uint *cur, __global float *hs, __global uint *hd,
                                __global uint *hn, uint nt, uint nranges, uint rlen, uint ndocs,
                                uint cap, uint alg, uint kind, float c0, float c1,
                                __global const uint *gate, uint gate_min,
-                               __global uint *status, uint flat)
+                               __global uint *status)
 {
     if (gate_min && gate[1] >= gate_min)
         return; /* AND-then-OR: AND found k (search_range.cl) */
@@ -80,8 +39,6 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
     __local ushort cnt[TDM_SEARCH_CHUNK];
     __local uint lo[TDM_GROUP_SPANS], hi[TDM_GROUP_SPANS];
     __local uint hit[TDM_SEARCH_CHUNK / 32u];
-    __local uint iacc[TDM_SEARCH_CHUNK];    /* flat: integer sums */
-    __local uint pre[TDM_GROUP_SPANS + 1u]; /* flat: postings before each span */
     __local uint nheap;
     __local float th; /* the heap's threshold after the last chunk's pushes */
     uint r = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
@@ -121,7 +78,6 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
         for (uint i = lid; i < TDM_SEARCH_CHUNK; i += ls) {
             acc[i] = 0.0f;
             cnt[i] = 0;
-            iacc[i] = 0u;
         }
         for (uint i = lid; i < TDM_SEARCH_CHUNK / 32u; i += ls)
             hit[i] = 0u;
@@ -141,10 +97,6 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
                 cur[t * nranges + r] = q;
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-            if (flat) {
-                tdm_group_flat(&s, lo, hi, pre, tn, t0, cb, ce, iacc, status);
-                continue;
-            }
             for (uint j = 0; j < tn; j++) {
                 uint p0 = lo[j], p1 = hi[j], t = t0 + j;
                 if (p0 == p1)
@@ -166,14 +118,9 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
            threshold before the chunk (it only rises), pushed in docid order
            by one (the range's heap is the range kernel's) */
         float th0 = th;
-        for (uint i = lid; i < ce - cb; i += ls) {
-            if (flat) { /* OR: a score is at least 1, exact below 2^24 */
-                acc[i] = (float)iacc[i];
-                cnt[i] = iacc[i] != 0u;
-            }
+        for (uint i = lid; i < ce - cb; i += ls)
             if (cnt[i] >= need && acc[i] > th0)
                 atomic_or(&hit[i >> 5], 1u << (i & 31u));
-        }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0u) {
             s.n = nheap;

@@ -1099,8 +1099,7 @@ static void impact_indexes(void **state)
  * repeats, weights and unknown terms, over ranges of several chunks
  * (TDM_SEARCH_CHUNK, 1,024 documents) and of one; OR and AND at k 1, 10
  * and 300 on every device, each answer the oracle's. On a BM25 index and
- * on an impact index with integer weights, whose OR takes the flat pass
- * (integer atomics, drive/search_dev.c's group_flat). */
+ * on an impact index with integer weights. */
 static void group_many_terms(void **state)
 {
     (void)state;

@@ -561,7 +561,6 @@ typedef struct pass_args {
     const cl_mem *gate;   /* the merge's counts (AND-then-OR's OR pass reads them) */
     const cl_mem *status; /* the call's status word (group, zrange) */
     cl_uint nt, nranges, rlen, ndocs, cap, alg, kind, gate_min;
-    cl_uint flat;         /* the group kernel's flat pass (group_flat) */
     cl_float c0, c1;
     /* the compressed variant: the resident index, its block buffers'
        width and its scratch's layout */
@@ -588,28 +587,6 @@ static cl_uint range_args(const pass_args *p, tdm_karg *a)
     return sizeof args / sizeof *args;
 }
 
-/* Whether OR's group kernel may add a chunk's postings in any order, by
- * integer atomics (its flat pass): impact scores, qw x impact with every qw
- * an integer, whose terms' bounds (word 5, each list's largest score or
- * more) sum below 2^24. Each score is then an integer and every float sum
- * of them, in any order, exact: the same bits as the term-order loop. A
- * SPLADE query's 44 terms, each a barrier-separated step a chunk there,
- * left most of the group's work-items idle. */
-static cl_uint group_flat(const tdm_sprep *p, int salg)
-{
-    if (salg != TDM_SALG_OR || p->kind != TDM_SCORING_IMPACT || !p->term_bounds)
-        return 0;
-    double sum = 0;
-    for (uint32_t t = 0; t < p->nt; t++) {
-        const uint32_t *w = p->terms + (size_t)t * TDM_SEARCH_TW;
-        float qw = tdm_u2f(w[TDM_TW_QW]);
-        if (!(qw >= 0.0f && qw < 16777216.0f) || qw != (float)(uint32_t)qw)
-            return 0;
-        sum += tdm_u2f(w[TDM_TW_BOUND]);
-    }
-    return sum < 16777216.0;
-}
-
 /* tdm_search_group (cl/search_group.cl): no block bounds, no ord. */
 static cl_uint group_args(const pass_args *p, tdm_karg *a)
 {
@@ -620,7 +597,7 @@ static cl_uint group_args(const pass_args *p, tdm_karg *a)
         TDM_KARG_U32(&p->nranges), TDM_KARG_U32(&p->rlen),    TDM_KARG_U32(&p->ndocs),
         TDM_KARG_U32(&p->cap),     TDM_KARG_U32(&p->alg),     TDM_KARG_U32(&p->kind),
         {sizeof p->c0, &p->c0},    {sizeof p->c1, &p->c1},    TDM_KARG_MEM(p->gate),
-        TDM_KARG_U32(&p->gate_min), TDM_KARG_MEM(p->status),  TDM_KARG_U32(&p->flat),
+        TDM_KARG_U32(&p->gate_min), TDM_KARG_MEM(p->status),
     };
     _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "group args");
     memcpy(a, args, sizeof args);
@@ -788,8 +765,7 @@ static int launch(const srun *r, const tdm_sprep *p, uint32_t ndocs, const tdm_s
         .gate = &s->b[B_OUTN], .status = &s->b[B_STATUS],
         .nt = p->nt, .nranges = pl->ranges, .rlen = pl->rlen, .ndocs = ndocs, .cap = cap,
         .alg = (cl_uint)salg, .kind = (cl_uint)p->kind, .gate_min = gate_min,
-        .flat = pl->variant == TDM_VARIANT_GROUP ? group_flat(p, salg) : 0, .c0 = p->c0,
-        .c1 = p->c1,
+        .c0 = p->c0, .c1 = p->c1,
         .res = rs, .nlists = rs->nlists, .arena_words = rs->arena_words, .spans = rs->spans,
         .bw = p->max_block, .layout = pl->zlayout,
     };
