@@ -131,7 +131,11 @@ typedef struct tdm_tune_row {
     int batch_sleep;         /* a batch's host thread waits for its results asleep
                                 (tdm_read_wait; TANDEM_BATCH_WAIT) */
     int batch_xfer;          /* a batch's uploads on the transfer queue
-                                (TANDEM_BATCH_UPLOAD) */
+                                (TANDEM_BATCH_UPLOAD): off on every row; one
+                                H200, 1M documents, batches of 256, 16 senders,
+                                AND 131,718 q/s on the compute queue against
+                                124,693 (eleventh session); 4 GPUs, where a
+                                call's uploads took 3.5 ms, not measured */
     /* ---- the top k of one query (drive/search_dev.c) */
     uint32_t merge_direct_keys; /* candidates (ranges x their heaps' room) the merge
                                    takes directly, without a select stage, at most
@@ -261,14 +265,13 @@ typedef struct tdm_tune_row {
 
 /* How a device batch's host thread waits for its results (batch_sleep,
  * TANDEM_BATCH_WAIT). NVIDIA's blocking read spins a core in the driver for
- * the whole batch: 4 H200s of one host (eleventh session), 10M documents,
- * batches of 256, 8 senders: 119-144 us of CPU a query for 38-100 ms
- * calls, and the four GPUs together at most ~50k AND q/s whatever the
- * senders (8, 16, 32), ~13k a GPU against one GPU's 18k alone, with
- * clEnqueueNDRangeKernel at 12.6 us a call and a batch's 35 KB of uploads
- * at 1.3 ms. Asleep, the thread leaves the driver's locks to the others'
- * enqueues. A CPU device waits in the driver (PoCL's blocking read sleeps
- * already). */
+ * the whole batch: 4 H200s of one host (eleventh session, BENCHMARKS.md),
+ * 10M documents, batches of 256, 16 senders, q/s asleep / spinning: AND
+ * 56,794 / 53,473, MaxScore 43,352 / 43,736, BMW 20,707 / 21,517, the CPU a
+ * query 113 / 131 us; one GPU 17,809 / 18,140, 12,670 / 12,488, 6,090 /
+ * 6,106. Even within the noise; asleep leaves the cores to the host's
+ * other work. A CPU device waits in the driver (PoCL's blocking read
+ * sleeps already). */
 #define TDM_TUNE_BATCH_SLEEP_GPU 1
 #define TDM_TUNE_ALONE_THREADS_CPU 2u
 
