@@ -523,21 +523,25 @@ static int make_device(const tdm_sdev *sd, const host_side *h, tdm_sbq *const *q
             rc = fit(sd, CL_MEM_READ_ONLY, &ds->jobs[c], &ds->jcap[c],
                      (size_t)h->njobs[c] * sizeof(tdm_decode_job), err);
     if (rc == TDM_OK)
-        rc = tdm_search_batch_upload_to(d, x, ds->b[D_TERMS], bytes[D_TERMS], h->terms, &last, up, err);
+        rc = tdm_search_batch_upload_to(d, x, ds->b[D_TERMS], bytes[D_TERMS], h->terms, &last,
+                                        up, err);
     if (rc == TDM_OK && h->bmode == TDM_SBOUNDS_HOST)
         rc = upload_bounds(d, qs, n, ds->b[D_BMAX], up, err); /* compute queue: rare */
     if (rc == TDM_OK && h->bmode == TDM_SBOUNDS_STORED)
         rc = tdm_search_batch_upload_to(d, x, ds->b[D_SB], bytes[D_SB], h->sb, &last, up, err);
     if (rc == TDM_OK)
-        rc = tdm_search_batch_upload_to(d, x, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, &last, up, err);
+        rc = tdm_search_batch_upload_to(d, x, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, &last,
+                                        up, err);
     if (rc == TDM_OK)
         rc = tdm_search_batch_upload_to(d, x, ds->b[D_STATUS], sizeof zero, zero, &last, up, err);
     if (rc == TDM_OK && h->queue)
-        rc = tdm_search_batch_upload_to(d, x, ds->b[D_UNITS], bytes[D_UNITS], h->units, &last, up, err);
+        rc = tdm_search_batch_upload_to(d, x, ds->b[D_UNITS], bytes[D_UNITS], h->units, &last,
+                                        up, err);
     for (int c = 0; rc == TDM_OK && !h->zr && c < TDM_CODEC_COUNT; c++)
         if (h->njobs[c])
-            rc = tdm_search_batch_upload_to(d, x, ds->jobs[c], (size_t)h->njobs[c] * sizeof(tdm_decode_job),
-                                         h->jobs[c], &last, up, err);
+            rc = tdm_search_batch_upload_to(d, x, ds->jobs[c],
+                                            (size_t)h->njobs[c] * sizeof(tdm_decode_job),
+                                            h->jobs[c], &last, up, err);
     int done = tdm_search_batch_uploaded(d, &last, err);
     return rc != TDM_OK ? rc : done;
 }

@@ -65,7 +65,8 @@ int tdm_search_batch_uploaded(tdm_device *d, cl_event *last, tdm_err *err)
         clWaitForEvents(1, last); /* the host tables must outlive the copies */
     clReleaseEvent(*last);
     *last = NULL;
-    return rc == CL_SUCCESS ? TDM_OK : tdm_cl_fail(err, rc, "search batch: clEnqueueBarrierWithWaitList");
+    return rc == CL_SUCCESS ? TDM_OK
+                            : tdm_cl_fail(err, rc, "search batch: clEnqueueBarrierWithWaitList");
 }
 
 int tdm_search_batch_upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64_t *up,

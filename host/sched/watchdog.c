@@ -40,10 +40,10 @@ int tdm_watchdog_fault(slane *l)
  * batch of queries shaped unlike those may be predicted far too short:
  * 500 44-term SPLADE WAND queries (calibration's have 1 to 3 terms) were
  * predicted at most 0.2 ms each, taking 34 ms each on an H200, so their
- * run had auto's 10 s and a healthy GPU was abandoned. The prior (0.4 ms + 0.2 ms per million
- * postings on a GPU, 0.1 ms + 2 ms on a CPU) follows the postings the
- * queries read, which no fit lowers; a query with no device work (a
- * failed preparation, a host answer) adds nothing. */
+ * run had auto's 10 s and a healthy GPU was abandoned. The prior
+ * (tdm_model_prior) follows the postings the queries read, which no fit
+ * lowers; a query with no device work (a failed preparation, a host
+ * answer) adds nothing. */
 static double floor_of(const slane *l, tdm_sbq *const *items, size_t nq)
 {
     double s = 0;
