@@ -30,6 +30,7 @@ typedef struct fake {
     tdm_device dev[2];
     tdm_sdev sdev[2];
     struct tdm_search s;
+    tdm_settings st; /* the planner's own rules, but batch_host off (batch_host) */
 } fake;
 
 static void fake_init(fake *f)
@@ -40,7 +41,11 @@ static void fake_init(fake *f)
     f->dev[0].info.max_alloc_bytes = 35ull << 30; /* the H200's */
     f->dev[1].info.type = TDM_DEVICE_CPU;
     f->dev[1].info.compute_units = 16;
+    /* a CPU's batches on the host (the row's batch_host) would leave no
+       device plan of a batch to look at: its own test, batch_host */
+    f->st.tuning.batch_host = TDM_TUNE_OFF;
     for (int i = 0; i < 2; i++) {
+        f->dev[i].settings = &f->st;
         f->sdev[i].d = &f->dev[i];
         f->sdev[i].index = i;
         f->sdev[i].fp64 = 1;
@@ -220,6 +225,7 @@ static void tuning_reaches_the_plan(void **state)
     fake_init(&f);
     tdm_settings st;
     memset(&st, 0, sizeof st);
+    st.tuning.batch_host = TDM_TUNE_OFF;
     for (int i = 0; i < 2; i++)
         f.dev[i].settings = &st;
     tdm_splan pl = plan(&f, 3, TDM_ALGO_MAXSCORE, 1, TDM_VARIANT_AUTO, 0);
@@ -434,10 +440,68 @@ static void host_path(void **state)
     }
 }
 
+/* A batch call's queries on the host (the row's batch_host, on for CPU
+ * rows): in a batch on the CPU every algorithm at any k, but MaxScore at k
+ * up to the row's batch_max_k; never alone (single queries keep
+ * host_max_postings), never on the GPU row unless TANDEM_BATCH_HOST=on,
+ * never with TANDEM_BATCH_HOST=off, nor where TANDEM_HOST_MAX_POSTINGS is
+ * set, nor where a variant or ranges are asked for. */
+static void batch_host(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    f.st.tuning.batch_host = TDM_TUNE_RULE;
+    static const int algs[] = {TDM_ALGO_AUTO, TDM_ALGO_OR,  TDM_ALGO_AND,     TDM_ALGO_AND_OR,
+                               TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+    tdm_sprep p;
+    memset(&p, 0, sizeof p);
+    p.nt = 3;
+    p.min_df = 1000;
+    p.max_block = 128;
+    p.npost = (size_t)1 << 40;
+    tdm_err err = {0};
+    const tdm_tune_row *cpu = tdm_tune_row_of(&f.dev[1].info);
+    assert_int_equal(cpu->batch_host, 1);
+    assert_int_equal(tdm_tune_row_of(&f.dev[0].info)->batch_host, 0);
+    for (size_t a = 0; a < sizeof algs / sizeof *algs; a++)
+        for (uint32_t k = 10; k <= 1000; k += 990)
+            for (int mode = 0; mode < 6; mode++) {
+                /* 0 the rules; 1 TANDEM_BATCH_HOST=off; 2 =on; 3 the host's
+                   threshold set; 4 a variant asked for; 5 ranges asked for */
+                f.st.tuning.batch_host = mode == 1 ? TDM_TUNE_OFF
+                                         : mode == 2 ? TDM_TUNE_ON
+                                                     : TDM_TUNE_RULE;
+                f.st.tuning.host_max_set = mode == 3;
+                f.st.tuning.host_max_postings = mode == 3 ? 1000 : 0;
+                int variant = mode == 4 ? TDM_VARIANT_ITEM : TDM_VARIANT_AUTO;
+                uint32_t ranges = mode == 5 ? 7 : 0;
+                for (int dev = 0; dev < 2; dev++)
+                    for (int b = 0; b < 2; b++) {
+                        tdm_splan pl;
+                        assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, variant, ranges,
+                                                         k, b, &pl, &err), TDM_OK);
+                        int alg = tdm_search_auto_alg(algs[a], p.nt);
+                        int on = mode == 2 || (mode == 0 && dev == 1);
+                        int want = b && on && !(alg == TDM_ALGO_MAXSCORE && k <= cpu->batch_max_k);
+                        if (pl.host != want)
+                            fail_msg("alg %d k %u mode %d dev %d batched %d: host %d", algs[a],
+                                     k, mode, dev, b, pl.host);
+                        assert_int_equal(pl.variant == TDM_VARIANT_HOST, want);
+                        /* the preparation's early rule never knows the batch */
+                        tdm_splan early;
+                        assert_int_equal(tdm_search_plan_host(&f.s, p.nt, p.npost, algs[a], dev,
+                                                              variant, ranges, k, &early, &err),
+                                         TDM_OK);
+                        assert_int_equal(early.host, 0);
+                    }
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(auto_variants),
+        cmocka_unit_test(auto_variants),        cmocka_unit_test(batch_host),
         cmocka_unit_test(auto_long_queries),
         cmocka_unit_test(compressed_fits),
         cmocka_unit_test(scratch_budget),

@@ -623,6 +623,81 @@ static void batches(void **state)
     randcoll_free(&c);
 }
 
+/* A batch call on a CPU device answers on the host (the row's batch_host,
+ * planner's rule: tune_table.h) every query but MaxScore at k up to the
+ * row's batch_max_k, however many postings its lists hold; the answers are
+ * the device's. */
+static void batches_on_the_host(void **state)
+{
+    fixture *f = *state;
+    randcoll c;
+    randcoll_init(&c, 12, 30000, 8);
+    tdm_index *ix = write_open(&c, tdm_test_tmpdir("host_batch_rule"), "bp128", 0, 0);
+    tdm_engine *rules = engine_with(NULL);
+    tdm_search *s, *d;
+    assert_int_equal(tdm_search_open(rules, ix, &s), TDM_OK);
+    assert_int_equal(tdm_search_open(f->dev, ix, &d), TDM_OK);
+    enum { NQ = 10 };
+    tdm_search_term st[NQ][3];
+    tdm_search_query qs[NQ];
+    uint64_t npost[NQ];
+    tdm_rng r;
+    tdm_rng_seed(&r, 13);
+    for (int i = 0; i < NQ; i++) {
+        npost[i] = 0;
+        for (int t = 0; t < 3; t++) {
+            uint32_t x = tdm_rng_range(&r, 0, (uint32_t)c.nlists - 1);
+            st[i][t] = (tdm_search_term){c.terms[x], 0, 1 + (float)t};
+            npost[i] += c.n[x]; /* a repeat counts twice: an upper bound */
+        }
+        qs[i] = (tdm_search_query){NULL, st[i], 3};
+    }
+    int long_maxscore = 0, seen = 0;
+    for (int dv = 0; dv < tdm_engine_device_count(rules); dv++) {
+        const tdm_device_info *info = &tdm_engine_device(rules, dv)->info;
+        const tdm_tune_row *row = tdm_tune_row_of(info);
+        if (!row->batch_host)
+            continue;
+        seen = 1;
+        for (size_t a = 0; a < NALGOS; a++)
+            for (uint32_t k = 10; k <= 1000; k += 990) {
+                tdm_search_options o;
+                tdm_search_options_init(&o);
+                o.algorithm = algos[a];
+                o.k = k;
+                o.device = dv;
+                tdm_search_result *res[NQ];
+                if (tdm_search_batch(s, qs, NQ, &o, res) != TDM_OK)
+                    fail_msg("batch: %s", tdm_last_error());
+                int alg = tdm_search_auto_alg(algos[a], 3);
+                int device = alg == TDM_ALGO_MAXSCORE && k <= row->batch_max_k;
+                for (int i = 0; i < NQ; i++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "%s k %u dev %d batch query %d (%llu postings)",
+                             tdm_algorithm_name(o.algorithm), k, dv, i,
+                             (unsigned long long)npost[i]);
+                    tdm_search_result *one = search(d, qs[i].terms, qs[i].nterms, &o, what);
+                    same_hits(res[i], one, what);
+                    if (!device)
+                        assert_int_equal(res[i]->variant, TDM_VARIANT_HOST);
+                    else if (npost[i] > row->host_max_postings) {
+                        assert_true(res[i]->variant != TDM_VARIANT_HOST);
+                        long_maxscore++;
+                    }
+                    tdm_search_result_free(one);
+                    tdm_search_result_free(res[i]);
+                }
+            }
+    }
+    if (seen && !long_maxscore)
+        fail_msg("no MaxScore query past the host's threshold: the device side went untested");
+    tdm_search_close(s);
+    tdm_search_close(d);
+    tdm_engine_close(rules);
+    tdm_index_close(ix);
+    randcoll_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -630,6 +705,7 @@ int main(void)
         cmocka_unit_test(dense_windows),
         cmocka_unit_test(the_rule),
         cmocka_unit_test(batches),
+        cmocka_unit_test(batches_on_the_host),
         cmocka_unit_test(policies),
         cmocka_unit_test(impact_indexes),
         cmocka_unit_test(random_indexes),

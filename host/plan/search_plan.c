@@ -275,6 +275,18 @@ static uint64_t host_max(const tdm_sdev *sd)
     return t->host_max_set ? t->host_max_postings : row(sd)->host_max_postings;
 }
 
+/* Whether a batch call's query of algorithm alg at k runs on the host
+ * (tune_table.h, batch_host, says why): TANDEM_BATCH_HOST, else the row's,
+ * but never MaxScore at k up to the row's batch_max_k, nor where
+ * TANDEM_HOST_MAX_POSTINGS is set (then it rules every query). */
+static int batch_host(const tdm_sdev *sd, int alg, uint32_t k)
+{
+    const tdm_tuning *t = tuning(sd);
+    const tdm_tune_row *rw = row(sd);
+    int on = t->batch_host != TDM_TUNE_RULE ? t->batch_host == TDM_TUNE_ON : rw->batch_host;
+    return on && !t->host_max_set && !(alg == TDM_ALGO_MAXSCORE && k <= rw->batch_max_k);
+}
+
 int tdm_search_auto_alg(int algorithm, size_t nt)
 {
     if (algorithm != TDM_ALGO_AUTO)
@@ -287,8 +299,8 @@ int tdm_search_auto_alg(int algorithm, size_t nt)
  * which completes the plan where it holds (out->host); *variant becomes
  * what AUTO means on the device (TANDEM_SEARCH_VARIANT). */
 static int plan_head(const struct tdm_search *s, uint32_t nt, uint64_t npost, int algorithm,
-                     int device, int *variant, uint32_t ranges, uint32_t k, tdm_splan *out,
-                     tdm_err *err)
+                     int device, int *variant, uint32_t ranges, uint32_t k, int batched,
+                     tdm_splan *out, tdm_err *err)
 {
     memset(out, 0, sizeof *out);
     int i = pick_device(s, device, err);
@@ -313,8 +325,10 @@ static int plan_head(const struct tdm_search *s, uint32_t nt, uint64_t npost, in
     out->seed = tn->seed;
     out->zr_seed = tn->zr_seed;
     /* a few postings: on the host, where a device's launches, upload and
-       download cost more than decoding and scoring them */
-    if (*variant == TDM_VARIANT_AUTO && !ranges && npost <= host_max(&s->dev[i])) {
+       download cost more than decoding and scoring them; in a batch call,
+       where the row says (batch_host) */
+    if (*variant == TDM_VARIANT_AUTO && !ranges &&
+        (npost <= host_max(&s->dev[i]) || (batched && batch_host(&s->dev[i], out->alg, k)))) {
         out->host = 1;
         out->variant = TDM_VARIANT_HOST;
         out->ranges = 1;
@@ -327,14 +341,15 @@ int tdm_search_plan_host(const struct tdm_search *s, uint32_t nt, uint64_t npost
                          int device, int variant, uint32_t ranges, uint32_t k, tdm_splan *out,
                          tdm_err *err)
 {
-    return plan_head(s, nt, npost, algorithm, device, &variant, ranges, k, out, err);
+    return plan_head(s, nt, npost, algorithm, device, &variant, ranges, k, 0, out, err);
 }
 
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,
                     int variant, uint32_t ranges, uint32_t k, int batched, tdm_splan *out,
                     tdm_err *err)
 {
-    int rc = plan_head(s, p->nt, p->npost, algorithm, device, &variant, ranges, k, out, err);
+    int rc = plan_head(s, p->nt, p->npost, algorithm, device, &variant, ranges, k, batched, out,
+                       err);
     if (rc || out->host)
         return rc;
     int i = out->dev;

@@ -213,6 +213,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_BATCH_UPLOAD", queues, &t->batch_upload, err);
     if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_BATCH_HOST", on_off, &t->batch_host, err);
+    if (rc == TDM_OK)
         rc = resolve_u32("TANDEM_BATCH_ALONE_THREADS", 1, 64, &t->batch_alone_threads, err);
     if (rc == TDM_OK)
         rc = resolve_u32("TANDEM_BATCH_OR_ALONE_TERMS", 1, 65536, &t->batch_or_alone_terms, err);
@@ -737,6 +739,9 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_BATCH_UPLOAD", "tuning",
      "compute or transfer: the queue of a device batch's uploads, the compute queue or the "
      "transfer queue with a barrier on the compute queue after them (compute)"},
+    {"TANDEM_BATCH_HOST", "tuning",
+     "on or off: a batch call's queries on the host path, but MaxScore at k up to 128 (on "
+     "for CPU devices, off elsewhere; TANDEM_HOST_MAX_POSTINGS, when set, rules every query)"},
     {"TANDEM_BATCH_ALONE_THREADS", "tuning",
      "host threads running a batch call's lone queries (OR, WAND, BMW, MaxScore above k = "
      "128; long OR) at once on a device, 1 to 64 (GPU 8, CPU 2)"},

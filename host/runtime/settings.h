@@ -96,6 +96,7 @@ typedef struct tdm_tuning {
                                 (sleep) */
     int batch_upload;        /* TANDEM_BATCH_UPLOAD: TDM_TUNE_RULE, _OFF (compute) or
                                 _ON (transfer) */
+    int batch_host;          /* TANDEM_BATCH_HOST: TDM_TUNE_RULE, _OFF or _ON */
     uint32_t batch_alone_threads;  /* TANDEM_BATCH_ALONE_THREADS: 0, else 1 .. 64 */
     uint32_t batch_or_alone_terms; /* TANDEM_BATCH_OR_ALONE_TERMS: 0, else 1 .. 65536
                                       (above TDM_SEARCH_MAX_TERMS: never) */

@@ -163,6 +163,8 @@ typedef struct tdm_tune_row {
     uint64_t host_max_postings; /* a query whose lists hold at most this many postings
                                    is answered on the host, no device work (0: never;
                                    TANDEM_HOST_MAX_POSTINGS) */
+    int batch_host;          /* in a batch call every query on the host but MaxScore
+                                at k <= batch_max_k (TANDEM_BATCH_HOST) */
 } tdm_tune_row;
 
 /* A split handle's threshold (split_min_postings) by kind. The decision
@@ -330,6 +332,22 @@ typedef struct tdm_tune_row {
  * (never) and =4611686018427387904 (every query on the host), joined per
  * query: the len_sum below which the host's rows are faster. */
 #define TDM_TUNE_HOST_MAX_POSTINGS_GPU 4096u
+
+/* A batch call's queries on the host path (batch_host): a batch keeps every
+ * core busy with whole queries (the call's threads answer host queries in
+ * parallel, drive/search_run.c), so what counts is the work a query costs a
+ * core, and there the host evaluator (a block at a time, OR's dense window)
+ * beats PoCL's kernels for every algorithm but MaxScore at small k, whose
+ * pruning wins. PoCL, the 2-core build VM (eleventh session, BENCHMARKS.md),
+ * 200k documents, 1,000 queries, q/s of batches, device / every query on the
+ * host: terabyte05 k 10 (batches of 1,000) AND 17,278 / 18,502, MaxScore
+ * 11,897 / 7,694, BMW 6,380 / 8,093; k 1,000 (256) MaxScore 1,834 / 5,915;
+ * msmarco-passage-dev k 10 AND 12,330 / 16,010, MaxScore 5,448 / 2,578, BMW
+ * 2,020 / 2,597, WAND 1,862 / 2,591, OR 694 / 2,563; k 1,000 MaxScore 681 /
+ * 2,313, BMW 512 / 2,352, OR 415 / 2,313. CPU: on; GPU: off (a GPU batch
+ * is many queries' device work at once). Single queries keep the
+ * host_max_postings rule: alone, PoCL spreads one query over every core. */
+#define TDM_TUNE_BATCH_HOST_CPU 1
 #define TDM_TUNE_HOST_MAX_POSTINGS_CPU 8192u
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
@@ -454,7 +472,8 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_CPU,                                         \
         .decode_variant = decode, .staging = 0,                                                \
         .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_CPU,                                 \
-        .host_max_postings = TDM_TUNE_HOST_MAX_POSTINGS_CPU                                    \
+        .host_max_postings = TDM_TUNE_HOST_MAX_POSTINGS_CPU,                                   \
+        .batch_host = TDM_TUNE_BATCH_HOST_CPU                                                  \
     }
 
 static const tdm_tune_row tdm_tune_rows[TDM_KIND_COUNT] = {
