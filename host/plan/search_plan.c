@@ -20,7 +20,10 @@
  * microseconds, the host's a few nanoseconds a posting. The rule needs the
  * query's sizes alone, so a preparation asks it first (tdm_search_plan_host)
  * and a host query skips what only a device reads (decode jobs, block
- * bounds, the term and AND selection tables).
+ * bounds, the term and AND selection tables). In a batch call on a row with
+ * batch_host (CPUs), every query but MaxScore at small k: the call's
+ * threads keep every core on whole queries, and the host evaluator costs a
+ * core less than PoCL's kernels do (tune_table.h).
  *
  * Algorithm `auto`: one term -> OR (nothing to prune across terms); else
  * MaxScore, the fastest exact disjunction in PISA at k = 10 and 1000 (the

@@ -29,8 +29,10 @@ typedef struct tdm_splan {
                            (drive/search_host.h): the request leaves the variant
                            and ranges to the planner, and the query's lists hold
                            at most the device's TANDEM_HOST_MAX_POSTINGS, else
-                           its row's host_max_postings; dev still names the
-                           device (the result's), nothing else of the plan is set */
+                           its row's host_max_postings, or it runs in a batch on
+                           a row with batch_host (search_plan.c); dev still names
+                           the device (the result's), nothing else of the plan
+                           is set */
     uint32_t ranges, rlen, local;
     uint32_t zlayout;   /* COMPRESSED: its scratch's layout, TDM_ZR_RANGE or
                            TDM_ZR_INTERLEAVED (the planner's: range-major on a
