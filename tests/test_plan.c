@@ -442,10 +442,11 @@ static void host_path(void **state)
 
 /* A batch call's queries on the host (the row's batch_host, on for CPU
  * rows): in a batch on the CPU every algorithm at any k, but MaxScore at k
- * up to the row's batch_max_k; never alone (single queries keep
- * host_max_postings), never on the GPU row unless TANDEM_BATCH_HOST=on,
- * never with TANDEM_BATCH_HOST=off, nor where TANDEM_HOST_MAX_POSTINGS is
- * set, nor where a variant or ranges are asked for. */
+ * up to the row's batch_max_k, up to the row's batch_host_max_postings;
+ * never alone (single queries keep host_max_postings), never on the GPU row
+ * unless TANDEM_BATCH_HOST=on, never with TANDEM_BATCH_HOST=off, nor where
+ * TANDEM_HOST_MAX_POSTINGS is set, nor where a variant or ranges are asked
+ * for, nor past the postings. */
 static void batch_host(void **state)
 {
     (void)state;
@@ -459,16 +460,19 @@ static void batch_host(void **state)
     p.nt = 3;
     p.min_df = 1000;
     p.max_block = 128;
-    p.npost = (size_t)1 << 40;
     tdm_err err = {0};
     const tdm_tune_row *cpu = tdm_tune_row_of(&f.dev[1].info);
     assert_int_equal(cpu->batch_host, 1);
+    assert_true(cpu->batch_host_max_postings > cpu->host_max_postings);
     assert_int_equal(tdm_tune_row_of(&f.dev[0].info)->batch_host, 0);
     for (size_t a = 0; a < sizeof algs / sizeof *algs; a++)
         for (uint32_t k = 10; k <= 1000; k += 990)
-            for (int mode = 0; mode < 6; mode++) {
+            for (int mode = 0; mode < 7; mode++) {
                 /* 0 the rules; 1 TANDEM_BATCH_HOST=off; 2 =on; 3 the host's
-                   threshold set; 4 a variant asked for; 5 ranges asked for */
+                   threshold set; 4 a variant asked for; 5 ranges asked for;
+                   6 one posting past the row's */
+                p.npost = mode == 6 ? cpu->batch_host_max_postings + 1
+                                    : cpu->batch_host_max_postings;
                 f.st.tuning.batch_host = mode == 1 ? TDM_TUNE_OFF
                                          : mode == 2 ? TDM_TUNE_ON
                                                      : TDM_TUNE_RULE;

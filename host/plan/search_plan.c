@@ -278,16 +278,20 @@ static uint64_t host_max(const tdm_sdev *sd)
     return t->host_max_set ? t->host_max_postings : row(sd)->host_max_postings;
 }
 
-/* Whether a batch call's query of algorithm alg at k runs on the host
- * (tune_table.h, batch_host, says why): TANDEM_BATCH_HOST, else the row's,
- * but never MaxScore at k up to the row's batch_max_k, nor where
- * TANDEM_HOST_MAX_POSTINGS is set (then it rules every query). */
-static int batch_host(const tdm_sdev *sd, int alg, uint32_t k)
+/* Whether a batch call's query of algorithm alg at k whose lists hold
+ * npost postings runs on the host (tune_table.h, batch_host, says why):
+ * TANDEM_BATCH_HOST, else the row's, up to the row's
+ * batch_host_max_postings (2^20 where the row has none), but never MaxScore
+ * at k up to the row's batch_max_k, nor where TANDEM_HOST_MAX_POSTINGS is
+ * set (then it rules every query). */
+static int batch_host(const tdm_sdev *sd, int alg, uint32_t k, uint64_t npost)
 {
     const tdm_tuning *t = tuning(sd);
     const tdm_tune_row *rw = row(sd);
     int on = t->batch_host != TDM_TUNE_RULE ? t->batch_host == TDM_TUNE_ON : rw->batch_host;
-    return on && !t->host_max_set && !(alg == TDM_ALGO_MAXSCORE && k <= rw->batch_max_k);
+    uint64_t most = rw->batch_host_max_postings ? rw->batch_host_max_postings : 1ull << 20;
+    return on && !t->host_max_set && npost <= most &&
+           !(alg == TDM_ALGO_MAXSCORE && k <= rw->batch_max_k);
 }
 
 int tdm_search_auto_alg(int algorithm, size_t nt)
@@ -331,7 +335,7 @@ static int plan_head(const struct tdm_search *s, uint32_t nt, uint64_t npost, in
        download cost more than decoding and scoring them; in a batch call,
        where the row says (batch_host) */
     if (*variant == TDM_VARIANT_AUTO && !ranges &&
-        (npost <= host_max(&s->dev[i]) || (batched && batch_host(&s->dev[i], out->alg, k)))) {
+        (npost <= host_max(&s->dev[i]) || (batched && batch_host(&s->dev[i], out->alg, k, npost)))) {
         out->host = 1;
         out->variant = TDM_VARIANT_HOST;
         out->ranges = 1;

@@ -164,7 +164,8 @@ typedef struct tdm_tune_row {
                                    is answered on the host, no device work (0: never;
                                    TANDEM_HOST_MAX_POSTINGS) */
     int batch_host;          /* in a batch call every query on the host but MaxScore
-                                at k <= batch_max_k (TANDEM_BATCH_HOST) */
+                                at k <= batch_max_k (TANDEM_BATCH_HOST) ... */
+    uint64_t batch_host_max_postings; /* ... whose lists hold at most this many */
 } tdm_tune_row;
 
 /* A split handle's threshold (split_min_postings) by kind. The decision
@@ -348,6 +349,11 @@ typedef struct tdm_tune_row {
  * is many queries' device work at once). Single queries keep the
  * host_max_postings rule: alone, PoCL spreads one query over every core. */
 #define TDM_TUNE_BATCH_HOST_CPU 1
+/* ... up to 2^20 postings a query (batch_host_max_postings): the host's OR
+ * keeps every posting's docid and score (8 bytes: 8 MiB a query, on every
+ * core at once), and the measured queries held at most 852,887 (msmarco, 200k
+ * documents; mean 213,220); longer ones stay on the device, unmeasured. */
+#define TDM_TUNE_BATCH_HOST_MAX_POSTINGS_CPU (1ull << 20)
 #define TDM_TUNE_HOST_MAX_POSTINGS_CPU 8192u
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
@@ -473,7 +479,8 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .decode_variant = decode, .staging = 0,                                                \
         .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_CPU,                                 \
         .host_max_postings = TDM_TUNE_HOST_MAX_POSTINGS_CPU,                                   \
-        .batch_host = TDM_TUNE_BATCH_HOST_CPU                                                  \
+        .batch_host = TDM_TUNE_BATCH_HOST_CPU,                                                 \
+        .batch_host_max_postings = TDM_TUNE_BATCH_HOST_MAX_POSTINGS_CPU                        \
     }
 
 static const tdm_tune_row tdm_tune_rows[TDM_KIND_COUNT] = {
