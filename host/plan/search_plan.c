@@ -334,8 +334,9 @@ static int plan_head(const struct tdm_search *s, uint32_t nt, uint64_t npost, in
     /* a few postings: on the host, where a device's launches, upload and
        download cost more than decoding and scoring them; in a batch call,
        where the row says (batch_host) */
+    const tdm_sdev *sd = &s->dev[i];
     if (*variant == TDM_VARIANT_AUTO && !ranges &&
-        (npost <= host_max(&s->dev[i]) || (batched && batch_host(&s->dev[i], out->alg, k, npost)))) {
+        (npost <= host_max(sd) || (batched && batch_host(sd, out->alg, k, npost)))) {
         out->host = 1;
         out->variant = TDM_VARIANT_HOST;
         out->ranges = 1;
