@@ -16,7 +16,9 @@
  * a request naming a variant or ranges never to the host; unset, the
  * row's value; in a batch, the small queries on the host and the rest on
  * the device, every answer the one-by-one answer; a query the rule sends
- * to the host prepared with nothing made for a device. */
+ * to the host prepared with nothing made for a device. MaxScore's pruning
+ * at any size (tdm_search_host_maxscore): OR's and the oracle's keys on
+ * four codecs and impact ties, while it skips documents. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -698,6 +700,120 @@ static void batches_on_the_host(void **state)
     randcoll_free(&c);
 }
 
+/* ---- MaxScore's pruning (drive/search_host_ms.h), the evaluator called
+ * directly: its answer is OR's on the host (no pruning) and the float
+ * oracle's, key for key, while it skips documents (fewer pushed than OR's
+ * matches) */
+
+/* The host's answer to q for alg (MaxScore at any size) at k into keys
+ * (room for k): its count; the documents it pushed in *total. */
+static uint32_t host_keys(const tdm_ireader *ir, const tdm_query *q, const tdm_score_params *sp,
+                          int alg, uint32_t k, uint64_t *keys, uint32_t *total)
+{
+    tdm_sout out = {.keys = keys};
+    tdm_err err = {0};
+    int rc = alg == TDM_ALGO_MAXSCORE ? tdm_search_host_maxscore(ir, q, sp, k, &out, &err)
+                                      : tdm_search_host(ir, q, sp, alg, k, &out, &err);
+    if (rc != TDM_OK)
+        fail_msg("host %s: %s", tdm_algorithm_name(alg), tdm_err_msg(&err));
+    *total = out.total;
+    return out.n;
+}
+
+/* MaxScore's keys for st at k are OR's and the oracle's; returns whether
+ * MaxScore pushed fewer documents than OR matched (it pruned). */
+static int ms_same(both *b, const tdm_search_term *st, size_t n, const tdm_search_options *o,
+                   const char *what)
+{
+    tdm_query q;
+    searchfix_query(&q, b->ir, st, n, what);
+    int impact = o->scoring == TDM_SCORE_IMPACT ||
+                 (o->scoring == TDM_SCORE_AUTO && tdm_ireader_info_get(b->ir)->impact);
+    tdm_score_params sp = {impact ? TDM_SCORING_IMPACT : TDM_SCORING_BM25, o->k1, o->b};
+    uint64_t *ms = malloc(o->k * sizeof *ms), *or = malloc(o->k * sizeof *or);
+    uint32_t tms = 0, tor = 0;
+    uint32_t nms = q.nterms ? host_keys(b->ir, &q, &sp, TDM_ALGO_MAXSCORE, o->k, ms, &tms) : 0;
+    uint32_t nor = q.nterms ? host_keys(b->ir, &q, &sp, TDM_ALGO_OR, o->k, or, &tor) : 0;
+    if (nms != nor)
+        fail_msg("%s: MaxScore %u hits, OR %u", what, nms, nor);
+    for (uint32_t i = 0; i < nms; i++)
+        if (ms[i] != or[i])
+            fail_msg("%s: rank %u: MaxScore doc %u score %.9g, OR doc %u score %.9g", what, i,
+                     ~(uint32_t)ms[i], tdm_u2f((uint32_t)(ms[i] >> 32)), ~(uint32_t)or[i],
+                     tdm_u2f((uint32_t)(or[i] >> 32)));
+    tdm_hit *w = malloc(o->k * sizeof *w);
+    size_t nw = searchfix_oracle(b->or, b->ir, st, n, o, TDM_MATCH_OR, TDM_ORACLE_FLOAT, w, NULL);
+    if (nw != nms)
+        fail_msg("%s: MaxScore %u hits, the oracle %zu", what, nms, nw);
+    for (size_t i = 0; i < nw; i++)
+        if (~(uint32_t)ms[i] != w[i].docid ||
+            (double)tdm_u2f((uint32_t)(ms[i] >> 32)) != w[i].score)
+            fail_msg("%s: rank %zu: MaxScore doc %u, the oracle's %u", what, i,
+                     ~(uint32_t)ms[i], w[i].docid);
+    if (nms < o->k && tms != tor) /* fewer matches than k: nothing may be skipped */
+        fail_msg("%s: %u pushed of %u matches below k", what, tms, tor);
+    free(w);
+    free(ms);
+    free(or);
+    tdm_query_free(&q);
+    return tms < tor;
+}
+
+/* Random queries on c's index b at k = 1, 10, 100, 1,000 and 10,000 (past
+ * every match: c has fewer documents), BM25 (the stored bounds' parameters and others) or impact scores;
+ * fails unless MaxScore pruned somewhere. */
+static void ms_queries(both *b, const randcoll *c, tdm_rng *r, int queries, int impact,
+                       const char *tag)
+{
+    static const uint32_t kk[] = {1, 10, 100, 1000, 10000};
+    tdm_search_term st[16];
+    int pruned = 0;
+    for (int qi = 0; qi < queries; qi++) {
+        size_t n = searchfix_terms(r, c, st, 8, qi % 2, 4);
+        tdm_search_options o;
+        tdm_search_options_init(&o);
+        if (qi % 5 == 4 && !impact) { /* the stored bounds do not apply: OR's path */
+            o.k1 = 2.0;
+            o.b = 1.0;
+        }
+        for (size_t ki = 0; ki < sizeof kk / sizeof *kk; ki++) {
+            o.k = kk[ki];
+            char what[160];
+            snprintf(what, sizeof what, "%s MaxScore query %d (%zu terms) k %u k1 %g", tag, qi,
+                     n, o.k, o.k1);
+            pruned += ms_same(b, st, n, &o, what);
+        }
+    }
+    if (!pruned)
+        fail_msg("%s: MaxScore pruned nothing: the test tests nothing", tag);
+}
+
+static void maxscore_prunes(void **state)
+{
+    fixture *f = *state;
+    static const char *codecs[] = {"bp128", "vbyte128", "pef", "rice"};
+    int small = tdm_test_small();
+    for (int ci = 0; ci < 5; ci++) {
+        int impact = ci == 4;
+        randcoll c;
+        randcoll_init(&c, 40 + ci, small ? 3000 : 8000, 40);
+        tdm_rng r;
+        tdm_rng_seed(&r, 90 + ci);
+        if (impact) /* impacts 1..3: ties by the thousand */
+            for (uint64_t i = 0; i < c.nlists; i++)
+                for (size_t j = 0; j < c.n[i]; j++)
+                    c.freqs[i][j] = tdm_rng_range(&r, 1, 3);
+        both b;
+        both_open(f, write_open(&c, tdm_test_tmpdir("host_ms"), impact ? "bp128" : codecs[ci],
+                                0, impact), &b);
+        char tag[64];
+        snprintf(tag, sizeof tag, "%s%s", impact ? "impact " : "", impact ? "bp128" : codecs[ci]);
+        ms_queries(&b, &c, &r, small ? 10 : 40, impact, tag);
+        both_close(&b);
+        randcoll_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -709,6 +825,7 @@ int main(void)
         cmocka_unit_test(policies),
         cmocka_unit_test(impact_indexes),
         cmocka_unit_test(random_indexes),
+        cmocka_unit_test(maxscore_prunes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

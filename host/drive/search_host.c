@@ -13,13 +13,17 @@
  * skip whole blocks by their stored last docids and decode a block only when
  * a candidate falls in it, its frequencies only when a document matched;
  * a miss moves the shortest list's cursor to the docid that refuted it. A
- * match sums its scores in term order. */
+ * match sums its scores in term order.
+ *
+ * MaxScore prunes with cursors of its own (search_host_ms.h) where that
+ * was faster than OR (want_ms). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan/search_prof.h"
 #include "search_host.h"
 #include "search_host_dec.h"
+#include "search_host_ms.h"
 #include "search_host_topk.h"
 #include "tandem.h"
 
@@ -38,6 +42,7 @@ typedef struct hq {
     const tdm_scorer *sc;
     const uint32_t *dl; /* document lengths */
     tdm_hlist *lists;   /* [nt] in term order */
+    float *bound;       /* [nt] each term's score bound; NULL: none (no MaxScore) */
     size_t nt, npost;
     uint32_t maxbs;     /* the largest block of the lists' codecs */
     tdm_htopk top;
@@ -333,12 +338,15 @@ typedef struct scratch {
     cursor *cs;
     uint32_t *order, *blocks;
     orscratch o;
+    void *ms;           /* MaxScore's (search_host_ms.h) */
 } scratch;
 
 static void lay_out(carve *c, const hq *x, uint32_t k, int and, int or, scratch *s)
 {
     size_t nt = x->nt;
     s->topk = take(c, tdm_htopk_words(k) * sizeof *s->topk);
+    if (!and && !or) /* MaxScore (use_ms) */
+        s->ms = take(c, tdm_hms_bytes(nt, x->maxbs));
     if (and) {
         s->cs = take(c, nt * sizeof *s->cs);
         s->order = take(c, nt * sizeof *s->order);
@@ -368,7 +376,11 @@ static int rank(hq *x, const tdm_query *q, int alg, scratch *s, tdm_sout *out)
     int and = alg == TDM_ALGO_AND || alg == TDM_ALGO_AND_OR, rc = TDM_OK;
     if (and && !q->absent)
         rc = rank_and(x, s->cs, s->order, s->blocks);
-    if (!rc && (!and || (alg == TDM_ALGO_AND_OR && x->top.matched < x->top.k))) {
+    if (s->ms) {
+        tdm_hms m = {.q = q, .sc = x->sc, .dl = x->dl, .lists = x->lists, .bound = x->bound,
+                     .nt = x->nt, .maxbs = x->maxbs, .top = &x->top, .err = x->err};
+        rc = tdm_hms_rank(&m, s->ms);
+    } else if (!rc && (!and || (alg == TDM_ALGO_AND_OR && x->top.matched < x->top.k))) {
         tdm_htopk_reset(&x->top); /* the OR pass the device runs then */
         rc = rank_or(x, &s->o);
     }
@@ -393,11 +405,33 @@ static int open_lists(hq *x, const tdm_ireader *r, const tdm_query *q)
     return TDM_OK;
 }
 
+/* MaxScore (search_host_ms.h) where it beat OR on the 2-core VM (200k
+ * documents, terabyte05 and msmarco queries): its document-at-a-time steps
+ * cost several times OR's 4 ns a posting, so it wins only where it skips
+ * most postings, at k = 10 on queries of 50,000 postings and more; at
+ * k = 1000 it lost on every query measured (to 1M postings). One term: OR. */
+#define MS_POSTINGS_PER_K 5000u
+
+/* alg MS_ANY: MaxScore at any size (tdm_search_host_maxscore) */
+#define MS_ANY (-1)
+
+static int want_ms(const hq *x, int alg, uint32_t k)
+{
+    return x->nt > 1 && (alg == MS_ANY || (alg == TDM_ALGO_MAXSCORE &&
+                                           x->npost >= (uint64_t)MS_POSTINGS_PER_K * k));
+}
+
+/* x->bound is set only where want_ms held and the terms have bounds. */
+static int use_ms(const hq *x)
+{
+    return x->bound != NULL;
+}
+
 static int run_lists(hq *x, const tdm_query *q, int alg, uint32_t k, tdm_sout *out)
 {
     int and = alg == TDM_ALGO_AND || alg == TDM_ALGO_AND_OR;
-    int or = alg != TDM_ALGO_AND;
-    scratch s;
+    int or = alg != TDM_ALGO_AND && !use_ms(x);
+    scratch s = {0};
     carve c = {0};
     lay_out(&c, x, k, and, or, &s);
     _Alignas(16) char stack[STACK_BYTES];
@@ -421,20 +455,29 @@ static int run(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc, i
     for (size_t t = 0; t < x.nt; t++)
         x.npost += q->terms[t].df;
     tdm_hlist few[STACK_TERMS];
-    x.lists = x.nt <= STACK_TERMS ? few : malloc(x.nt * sizeof *x.lists);
-    if (!x.lists)
-        return tdm_err_set(err, TDM_ERR_NOMEM, "search: out of host memory for %zu terms",
-                           x.nt);
-    int rc = open_lists(&x, r, q);
+    float fewb[STACK_TERMS];
+    int small = x.nt <= STACK_TERMS;
+    x.lists = small ? few : malloc(x.nt * sizeof *x.lists);
+    x.bound = small ? fewb : malloc(x.nt * sizeof *x.bound);
+    int rc = x.lists && x.bound ? TDM_OK
+                                : tdm_err_set(err, TDM_ERR_NOMEM, "search: out of host memory "
+                                              "for %zu terms", x.nt);
+    if (!rc)
+        rc = open_lists(&x, r, q);
+    float *bmem = x.bound;
+    if (!rc && !(want_ms(&x, alg, k) && tdm_hms_bounds(r, q, sc, x.lists, x.bound)))
+        x.bound = NULL;
     if (!rc)
         rc = run_lists(&x, q, alg, k, out);
-    if (x.lists != few)
+    if (!small) {
         free(x.lists);
+        free(bmem);
+    }
     return rc;
 }
 
-int tdm_search_host(const tdm_ireader *r, const tdm_query *q, const tdm_score_params *sp,
-                    int alg, uint32_t k, tdm_sout *out, tdm_err *err)
+static int search(const tdm_ireader *r, const tdm_query *q, const tdm_score_params *sp, int alg,
+                  uint32_t k, tdm_sout *out, tdm_err *err)
 {
     out->n = out->total = out->launches = 0;
     out->bytes_up = out->bytes_down = 0;
@@ -446,6 +489,18 @@ int tdm_search_host(const tdm_ireader *r, const tdm_query *q, const tdm_score_pa
         rc = run(r, q, &sc, alg, k, out, err);
     tdm_scorer_free(&sc);
     return rc;
+}
+
+int tdm_search_host(const tdm_ireader *r, const tdm_query *q, const tdm_score_params *sp,
+                    int alg, uint32_t k, tdm_sout *out, tdm_err *err)
+{
+    return search(r, q, sp, alg, k, out, err);
+}
+
+int tdm_search_host_maxscore(const tdm_ireader *r, const tdm_query *q,
+                             const tdm_score_params *sp, uint32_t k, tdm_sout *out, tdm_err *err)
+{
+    return search(r, q, sp, MS_ANY, k, out, err);
 }
 
 void tdm_search_host_item(const tdm_ireader *r, tdm_sbq *it)

@@ -28,7 +28,8 @@
 
 /* Ranks the finished query q on r with scoring sp for public algorithm alg
  * (not AUTO): OR, WAND, BMW and MaxScore rank every document holding a term
- * (the pruning algorithms' exact answer is OR's); AND the documents holding
+ * (the pruning algorithms' exact answer is OR's; MaxScore prunes where
+ * that is faster, out->total then counting the documents it scored); AND the documents holding
  * every term of q; AND-then-OR AND's answer where AND matched k documents
  * or more, else OR's. out->keys (room for k >= 1) gets the best first,
  * out->n how many, out->total the documents the answering pass matched
@@ -37,6 +38,12 @@
  * damaged list (the reader's decode checks), TDM_ERR_NOMEM. Thread-safe. */
 int tdm_search_host(const tdm_ireader *r, const tdm_query *q, const tdm_score_params *sp,
                     int alg, uint32_t k, tdm_sout *out, tdm_err *err);
+
+/* tdm_search_host's MaxScore at any size and k (tdm_search_host runs it
+ * only where it was faster than OR, search_host.c), for tests; OR's where
+ * the index's stored bounds do not bound the scoring, or q has one term. */
+int tdm_search_host_maxscore(const tdm_ireader *r, const tdm_query *q,
+                             const tdm_score_params *sp, uint32_t k, tdm_sout *out, tdm_err *err);
 
 /* The prepared query it (it->pl.host) answered into it->so with its own
  * options (keys allocated here when it has none); its outcome in it->rc and

@@ -1,0 +1,342 @@
+/* MaxScore on the host path (search_host_ms.h). */
+#include "search_host_ms.h"
+
+#include <math.h>
+
+#include "query/bounds.h"
+#include "tandem.h"
+
+#define END UINT32_MAX /* past a list's end (docids are below ndocs <= 2^32 - 1) */
+
+int tdm_hms_bounds(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc,
+                   const tdm_hlist *lists, float *bound)
+{
+    for (size_t t = 0; t < q->nterms; t++) {
+        const tdm_ilist *l = &lists[t].l;
+        float m = l->max_score; /* a block's bound is its quantized share: at most this */
+        for (uint32_t b = 0; b < l->nblocks; b++) {
+            float v = tdm_ilist_block_max(l, b);
+            m = v > m ? v : m;
+        }
+        bound[t] = tdm_score_stored_bound(r, q, sc, t, m);
+        if (bound[t] < 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* A list's cursor: its block's docids decoded when a candidate needs it,
+ * its frequencies and scores too while the list is essential (every
+ * posting of it is a candidate then). */
+typedef struct mcur {
+    const tdm_hlist *h;
+    uint32_t *dbuf, *fbuf;
+    float *sbuf;
+    uint32_t d;                /* the current docid, END past the end */
+    uint32_t blk, nb, pos, len;
+    uint32_t dblk, fblk, sblk; /* the blocks in dbuf, fbuf, sbuf (END: none) */
+    uint32_t last1;            /* a one-block list's last docid (it stores none) */
+    uint32_t t;                /* its term */
+    double w;                  /* its weight (the stored bounds' scale) */
+} mcur;
+
+typedef struct ms {
+    const tdm_hms *m;
+    mcur *cs;        /* [nt] in term order */
+    uint32_t *ord;   /* [nt] terms by ascending bound */
+    double *pre;     /* [nt] pre[i]: the bounds of ord[0..i] summed */
+    double mult;     /* a margin over a float sum's rounding (tdm_hms_rank) */
+    float *s;        /* [nt] a candidate's scores in term order, 0.0f where absent */
+} ms;
+
+static inline uint32_t block_last(const mcur *c, uint32_t b)
+{
+    return c->h->l.block_last ? c->h->l.block_last[b] : c->last1;
+}
+
+static int load_docs(const ms *x, mcur *c)
+{
+    if (c->dblk == c->blk)
+        return TDM_OK;
+    int rc = tdm_hlist_docs(c->h, c->blk, c->dbuf, x->m->err);
+    c->dblk = c->blk;
+    c->len = tdm_hlist_block_len(c->h, c->blk);
+    c->pos = 0;
+    return rc;
+}
+
+static int load_tfs(const ms *x, mcur *c)
+{
+    if (c->fblk == c->blk)
+        return TDM_OK;
+    c->fblk = c->blk;
+    return tdm_hlist_tfs(c->h, c->blk, c->fbuf, x->m->err);
+}
+
+/* The block's scores at once (independent divisions overlap). */
+static int load_scores(const ms *x, mcur *c)
+{
+    int rc = load_tfs(x, c);
+    if (rc)
+        return rc;
+    const tdm_scorer *sc = x->m->sc;
+    const uint32_t *dl = x->m->dl;
+    for (uint32_t i = 0; i < c->len; i++)
+        c->sbuf[i] = sc->kind == TDM_SCORING_IMPACT ? tdm_score_f(sc, c->t, c->fbuf[i], 0)
+                                                    : tdm_score_f(sc, c->t, c->fbuf[i],
+                                                                  dl[c->dbuf[i]]);
+    c->sblk = c->blk;
+    return TDM_OK;
+}
+
+/* The score of the cursor's document. */
+static int cur_score(const ms *x, mcur *c, float *out)
+{
+    if (c->sblk == c->blk) {
+        *out = c->sbuf[c->pos];
+        return TDM_OK;
+    }
+    int rc = load_tfs(x, c);
+    const tdm_scorer *sc = x->m->sc;
+    *out = tdm_score_f(sc, c->t, c->fbuf[c->pos],
+                       sc->kind == TDM_SCORING_IMPACT ? 0 : x->m->dl[c->d]);
+    return rc;
+}
+
+/* An essential cursor's next posting (a new block scored whole). */
+static int cur_next(const ms *x, mcur *c)
+{
+    if (++c->pos < c->len) {
+        c->d = c->dbuf[c->pos];
+        return TDM_OK;
+    }
+    if (++c->blk == c->nb) {
+        c->d = END;
+        return TDM_OK;
+    }
+    int rc = load_docs(x, c);
+    if (!rc)
+        rc = load_scores(x, c);
+    c->d = c->dbuf[0];
+    return rc;
+}
+
+/* The cursor's block at the first that may hold d, undecoded. */
+static void cur_skip(mcur *c, uint32_t d)
+{
+    while (c->blk < c->nb && block_last(c, c->blk) < d)
+        c->blk++;
+}
+
+/* A bound of the scores in the cursor's block (tdm_hms_bounds checked that
+ * the stored bounds apply). */
+static double block_bound(const mcur *c)
+{
+    return tdm_score_stored_scale(tdm_ilist_block_max(&c->h->l, c->blk), c->w);
+}
+
+/* The cursor at its list's first docid >= d (END where none is); whole
+ * blocks below d passed undecoded. */
+static int cur_seek(const ms *x, mcur *c, uint32_t d)
+{
+    if (c->d >= d)
+        return TDM_OK;
+    cur_skip(c, d);
+    if (c->blk == c->nb) {
+        c->d = END;
+        return TDM_OK;
+    }
+    int rc = load_docs(x, c);
+    if (rc)
+        return rc;
+    while (c->dbuf[c->pos] < d) /* stops: the block ends at or above d */
+        c->pos++;
+    c->d = c->dbuf[c->pos];
+    return TDM_OK;
+}
+
+static int cur_init(const ms *x, mcur *c, uint32_t t, uint32_t *mem)
+{
+    uint32_t bs = x->m->maxbs;
+    *c = (mcur){.h = &x->m->lists[t], .dbuf = mem, .fbuf = mem + bs,
+                .sbuf = (float *)(mem + 2 * bs), .nb = x->m->lists[t].l.nblocks,
+                .dblk = END, .fblk = END, .sblk = END, .t = t,
+                .w = x->m->q->terms[t].weight};
+    if (!c->nb) {
+        c->d = END;
+        return TDM_OK;
+    }
+    int rc = load_docs(x, c); /* every list is essential at first */
+    if (!rc)
+        rc = load_scores(x, c);
+    c->d = c->len ? c->dbuf[0] : END;
+    c->last1 = c->len ? c->dbuf[c->len - 1] : 0;
+    return rc;
+}
+
+/* Where the float threshold is: the k-th key's score once k are kept. */
+static float threshold(const tdm_htopk *t)
+{
+    return t->full ? tdm_u2f((uint32_t)(t->thr >> 32)) : -INFINITY;
+}
+
+/* The first essential term of ord: bounds below it, summed, cannot pass
+ * thr. A document scoring thr exactly loses the tie too: every key kept
+ * has a smaller docid (documents come in docid order). */
+static size_t split(const ms *x, size_t ne, float thr)
+{
+    while (ne < x->m->nt && x->pre[ne] * x->mult <= thr)
+        ne++;
+    return ne;
+}
+
+/* Scores of candidate d from the essential cursors at it (moved past it):
+ * their real sum, and the least docid among the essential cursors after. */
+static int essential(const ms *x, size_t ne, uint32_t d, double *part, uint32_t *next)
+{
+    double p = 0;
+    uint32_t nd = END;
+    for (size_t i = ne; i < x->m->nt; i++) {
+        mcur *c = &x->cs[x->ord[i]];
+        if (c->d == d) {
+            float s;
+            int rc = cur_score(x, c, &s);
+            if (!rc)
+                rc = cur_next(x, c);
+            if (rc)
+                return rc;
+            x->s[c->t] = s;
+            p += s;
+        }
+        nd = c->d < nd ? c->d : nd;
+    }
+    *part = p;
+    *next = nd;
+    return TDM_OK;
+}
+
+/* The non-essential lists looked up for d, highest bound first, while d
+ * may still beat thr (with the bounds of the lists left, and of the block
+ * d would be in: a block that cannot lift d is not decoded): 1 where it
+ * may, 0 where not, or an error. */
+static int lookup(const ms *x, size_t ne, uint32_t d, double part, float thr)
+{
+    for (size_t i = ne; i-- > 0;) {
+        if ((part + x->pre[i]) * x->mult <= thr)
+            return 0;
+        mcur *c = &x->cs[x->ord[i]];
+        if (c->d < d) {
+            cur_skip(c, d);
+            double rest = i ? x->pre[i - 1] : 0;
+            if (c->blk < c->nb && (part + rest + block_bound(c)) * x->mult <= thr)
+                return 0;
+        }
+        int rc = cur_seek(x, c, d);
+        if (!rc && c->d == d) {
+            float s;
+            rc = cur_score(x, c, &s);
+            x->s[c->t] = s;
+            part += s;
+        }
+        if (rc)
+            return rc; /* negative */
+    }
+    return part * x->mult > thr;
+}
+
+/* d's score summed as the oracle sums it, to the top k. */
+static void push(const ms *x, uint32_t d)
+{
+    float acc = 0.0f;
+    for (size_t t = 0; t < x->m->nt; t++)
+        acc = acc + x->s[t];
+    tdm_htopk_push(x->m->top, (uint64_t)tdm_f2u(acc) << 32 | (uint32_t)~d);
+}
+
+static uint32_t least(const ms *x, size_t ne)
+{
+    uint32_t d = END;
+    for (size_t i = ne; i < x->m->nt; i++)
+        d = x->cs[x->ord[i]].d < d ? x->cs[x->ord[i]].d : d;
+    return d;
+}
+
+static int walk(const ms *x)
+{
+    size_t nt = x->m->nt;
+    float thr = threshold(x->m->top);
+    size_t ne = split(x, 0, thr);
+    uint32_t d = least(x, ne);
+    while (ne < nt && d != END) {
+        double part = 0;
+        uint32_t next = END;
+        int rc = essential(x, ne, d, &part, &next);
+        if (!rc)
+            rc = lookup(x, ne, d, part, thr);
+        if (rc < 0)
+            return rc;
+        if (rc)
+            push(x, d);
+        for (size_t t = 0; t < nt; t++)
+            x->s[t] = 0.0f;
+        float nthr = threshold(x->m->top);
+        if (nthr != thr) {
+            size_t nne = split(x, ne, thr = nthr);
+            next = nne != ne ? least(x, nne) : next;
+            ne = nne;
+        }
+        d = next;
+    }
+    return TDM_OK;
+}
+
+static size_t up16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+size_t tdm_hms_bytes(size_t nt, uint32_t maxbs)
+{
+    return up16(nt * sizeof(mcur)) + up16(nt * sizeof(uint32_t)) + up16(nt * sizeof(double)) +
+           up16(nt * sizeof(float)) + 3 * nt * maxbs * sizeof(uint32_t);
+}
+
+/* ord: terms by ascending bound; pre: their running sums. */
+static void order(const ms *x)
+{
+    const float *b = x->m->bound;
+    for (uint32_t t = 0; t < x->m->nt; t++) {
+        uint32_t i = t;
+        for (; i > 0 && b[x->ord[i - 1]] > b[t]; i--)
+            x->ord[i] = x->ord[i - 1];
+        x->ord[i] = t;
+    }
+    double sum = 0;
+    for (size_t i = 0; i < x->m->nt; i++)
+        x->pre[i] = sum += x->m->bound[x->ord[i]];
+}
+
+int tdm_hms_rank(const tdm_hms *m, void *mem)
+{
+    size_t nt = m->nt;
+    char *p = mem;
+    ms x = {.m = m, .cs = (mcur *)p};
+    p += up16(nt * sizeof *x.cs);
+    x.ord = (uint32_t *)p;
+    p += up16(nt * sizeof *x.ord);
+    x.pre = (double *)p;
+    p += up16(nt * sizeof *x.pre);
+    x.s = (float *)p;
+    p += up16(nt * sizeof *x.s);
+    /* a float sum of nt non-negative terms is within (nt - 1) 2^-24 of the
+       real sum (relative); the double sums here add far less */
+    x.mult = 1.0 + (double)(nt + 1) / 8388608.0;
+    order(&x);
+    for (size_t t = 0; t < nt; t++) {
+        x.s[t] = 0.0f;
+        int rc = cur_init(&x, &x.cs[t], (uint32_t)t, (uint32_t *)p + 3 * t * m->maxbs);
+        if (rc)
+            return rc;
+    }
+    return walk(&x);
+}
