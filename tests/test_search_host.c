@@ -760,8 +760,8 @@ static int ms_same(both *b, const tdm_search_term *st, size_t n, const tdm_searc
 }
 
 /* Random queries on c's index b at k = 1, 10, 100, 1,000 and 10,000 (past
- * every match: c has fewer documents), BM25 (the stored bounds' parameters and others) or impact scores;
- * fails unless MaxScore pruned somewhere. */
+ * every match: c has fewer documents), BM25 (the stored bounds' parameters
+ * and others) or impact scores; fails unless MaxScore pruned somewhere. */
 static void ms_queries(both *b, const randcoll *c, tdm_rng *r, int queries, int impact,
                        const char *tag)
 {
