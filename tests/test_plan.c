@@ -61,15 +61,28 @@ static uint32_t min_df = 1000; /* the shortest list of the next plans */
 static size_t npost = (size_t)1 << 40;
 static int batched;             /* and whether they run in a batch */
 
-static tdm_splan plan(fake *f, uint32_t nt, int alg, int dev, int variant, uint32_t ranges)
+/* What the planner reads of a preparation: nt terms, a shortest list of
+ * `shortest` postings, `posts` postings in all, blocks of 128, BM25. */
+static tdm_sprep prep_of(uint32_t nt, uint32_t shortest, uint64_t posts)
 {
     tdm_sprep p;
     memset(&p, 0, sizeof p);
     p.nt = nt;
-    p.min_df = min_df;
+    p.min_df = shortest;
     p.max_block = 128;
     p.kind = TDM_SCORING_BM25;
-    p.npost = npost;
+    p.npost = posts;
+    return p;
+}
+
+/* Every algorithm a request may name, AUTO first. */
+static const int every_alg[] = {TDM_ALGO_AUTO, TDM_ALGO_OR,  TDM_ALGO_AND,     TDM_ALGO_AND_OR,
+                                TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+#define EVERY_ALG (sizeof every_alg / sizeof *every_alg)
+
+static tdm_splan plan(fake *f, uint32_t nt, int alg, int dev, int variant, uint32_t ranges)
+{
+    tdm_sprep p = prep_of(nt, min_df, npost);
     tdm_splan pl;
     tdm_err err = {0};
     if (tdm_search_plan(&f->s, &p, alg, dev, variant, ranges, 10, batched, &pl, &err) != TDM_OK)
@@ -272,13 +285,7 @@ static void and_wu_for_and_or(void **state)
     (void)state;
     fake f;
     fake_init(&f);
-    tdm_sprep p;
-    memset(&p, 0, sizeof p);
-    p.nt = 3;
-    p.min_df = min_df;
-    p.max_block = 128;
-    p.kind = TDM_SCORING_BM25;
-    p.npost = npost;
+    tdm_sprep p = prep_of(3, min_df, npost);
     const int algs[] = {TDM_ALGO_AND, TDM_ALGO_AND_OR};
     for (int a = 0; a < 2; a++)
         for (int big = 0; big < 2; big++) {
@@ -355,12 +362,7 @@ static void tuning_table(void **state)
 
     /* k: above the row's batch_max_k the pruning algorithms and OR run
        alone; ranked AND and AND-then-OR batch at any k */
-    tdm_sprep p;
-    memset(&p, 0, sizeof p);
-    p.nt = 3;
-    p.min_df = 1000;
-    p.max_block = 128;
-    p.npost = npost;
+    tdm_sprep p = prep_of(3, 1000, npost);
     uint32_t kmax = tdm_tune_row_get(TDM_KIND_NVIDIA_GPU)->batch_max_k;
     for (size_t a = 0; a < 6; a++) {
         for (uint32_t k = kmax; k <= kmax + 1; k++) {
@@ -400,18 +402,13 @@ static void host_path(void **state)
     (void)state;
     fake f;
     fake_init(&f);
-    static const int algs[] = {TDM_ALGO_AUTO, TDM_ALGO_OR,  TDM_ALGO_AND,     TDM_ALGO_AND_OR,
-                               TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
-    tdm_sprep p;
-    memset(&p, 0, sizeof p);
-    p.nt = 2;
-    p.min_df = 3;
-    p.max_block = 128;
+    const int *algs = every_alg;
+    tdm_sprep p = prep_of(2, 3, 0);
     tdm_err err = {0};
     for (int dev = 0; dev < 2; dev++) {
         uint64_t most = tdm_tune_row_of(&f.dev[dev].info)->host_max_postings;
         assert_true(most >= 128); /* a list of less than one block at least */
-        for (size_t a = 0; a < sizeof algs / sizeof *algs; a++)
+        for (size_t a = 0; a < EVERY_ALG; a++)
             for (int b = 0; b < 2; b++) {
                 tdm_splan pl;
                 p.npost = most;
@@ -453,19 +450,14 @@ static void batch_host(void **state)
     fake f;
     fake_init(&f);
     f.st.tuning.batch_host = TDM_TUNE_RULE;
-    static const int algs[] = {TDM_ALGO_AUTO, TDM_ALGO_OR,  TDM_ALGO_AND,     TDM_ALGO_AND_OR,
-                               TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
-    tdm_sprep p;
-    memset(&p, 0, sizeof p);
-    p.nt = 3;
-    p.min_df = 1000;
-    p.max_block = 128;
+    const int *algs = every_alg;
+    tdm_sprep p = prep_of(3, 1000, 0);
     tdm_err err = {0};
     const tdm_tune_row *cpu = tdm_tune_row_of(&f.dev[1].info);
     assert_int_equal(cpu->batch_host, 1);
     assert_true(cpu->batch_host_max_postings > cpu->host_max_postings);
     assert_int_equal(tdm_tune_row_of(&f.dev[0].info)->batch_host, 0);
-    for (size_t a = 0; a < sizeof algs / sizeof *algs; a++)
+    for (size_t a = 0; a < EVERY_ALG; a++)
         for (uint32_t k = 10; k <= 1000; k += 990)
             for (int mode = 0; mode < 7; mode++) {
                 /* 0 the rules; 1 TANDEM_BATCH_HOST=off; 2 =on; 3 the host's
