@@ -448,6 +448,24 @@ static int run_lists(hq *x, const tdm_query *q, int alg, uint32_t k, tdm_sout *o
     return rc;
 }
 
+/* x->bound: each term's score bound where MaxScore is wanted and the
+ * stored bounds apply, in fewb or in *mem (the caller frees it); else NULL,
+ * and OR answers. */
+static int ms_bounds(hq *x, const tdm_ireader *r, const tdm_query *q, int alg, uint32_t k,
+                     float *fewb, float **mem)
+{
+    x->bound = NULL;
+    if (!want_ms(x, alg, k))
+        return TDM_OK;
+    float *b = x->nt <= STACK_TERMS ? fewb : (*mem = malloc(x->nt * sizeof *b));
+    if (!b)
+        return tdm_err_set(x->err, TDM_ERR_NOMEM, "search: out of host memory for %zu terms",
+                           x->nt);
+    if (tdm_hms_bounds(r, q, x->sc, x->lists, b))
+        x->bound = b;
+    return TDM_OK;
+}
+
 static int run(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc, int alg,
                uint32_t k, tdm_sout *out, tdm_err *err)
 {
@@ -455,24 +473,19 @@ static int run(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc, i
     for (size_t t = 0; t < x.nt; t++)
         x.npost += q->terms[t].df;
     tdm_hlist few[STACK_TERMS];
-    float fewb[STACK_TERMS];
-    int small = x.nt <= STACK_TERMS;
-    x.lists = small ? few : malloc(x.nt * sizeof *x.lists);
-    x.bound = small ? fewb : malloc(x.nt * sizeof *x.bound);
-    int rc = x.lists && x.bound ? TDM_OK
-                                : tdm_err_set(err, TDM_ERR_NOMEM, "search: out of host memory "
-                                              "for %zu terms", x.nt);
+    float fewb[STACK_TERMS], *bmem = NULL;
+    x.lists = x.nt <= STACK_TERMS ? few : malloc(x.nt * sizeof *x.lists);
+    if (!x.lists)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search: out of host memory for %zu terms",
+                           x.nt);
+    int rc = open_lists(&x, r, q);
     if (!rc)
-        rc = open_lists(&x, r, q);
-    float *bmem = x.bound;
-    if (!rc && !(want_ms(&x, alg, k) && tdm_hms_bounds(r, q, sc, x.lists, x.bound)))
-        x.bound = NULL;
+        rc = ms_bounds(&x, r, q, alg, k, fewb, &bmem);
     if (!rc)
         rc = run_lists(&x, q, alg, k, out);
-    if (!small) {
+    if (x.lists != few)
         free(x.lists);
-        free(bmem);
-    }
+    free(bmem);
     return rc;
 }
 
