@@ -82,6 +82,27 @@ int tdm_search_small_fits(const tdm_device *d, size_t wg, uint32_t k, uint64_t n
 int tdm_search_batch_upload_to(tdm_device *d, int xfer, cl_mem m, size_t bytes, const void *src,
                                cl_event *last, uint64_t *up, tdm_err *err);
 int tdm_search_batch_uploaded(tdm_device *d, cl_event *last, tdm_err *err);
+/* A batch's pinned staging (TANDEM_BATCH_UPLOAD=pinned): host memory the
+ * device reads directly (CL_MEM_ALLOC_HOST_PTR, mapped once), into which
+ * the batch's host tables are copied, so that a non-blocking write from it
+ * returns at once instead of copying pageable memory while the queue runs
+ * other batches' kernels. tdm_spinned_fit makes room for bytes in all
+ * (grown when too small, the old mapping released) and empties it;
+ * tdm_spinned_put copies bytes of src into it (at a 64-byte boundary, within
+ * what fit made room for) and returns the copy; tdm_spinned_free unmaps and
+ * releases it. Its owner's: the copies must not be overwritten before the
+ * writes reading them are done (a batch's pool entry, search_batch_dev.c). */
+typedef struct tdm_spinned {
+    cl_mem m;
+    unsigned char *host; /* its mapping */
+    size_t cap, used;
+} tdm_spinned;
+/* The bytes tdm_spinned_put takes for bytes of a table (rounded up to 64). */
+size_t tdm_spinned_size(size_t bytes);
+int tdm_spinned_fit(tdm_device *d, tdm_spinned *s, size_t bytes, tdm_err *err);
+const void *tdm_spinned_put(tdm_spinned *s, const void *src, size_t bytes);
+void tdm_spinned_free(tdm_device *d, tdm_spinned *s);
+
 /* A batch's upload of bytes of src to m on d's compute queue, non-blocking
  * (src must outlive the batch), added to *up; none when bytes is 0. */
 int tdm_search_batch_upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64_t *up,

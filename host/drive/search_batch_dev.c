@@ -70,7 +70,7 @@ typedef struct host_side {
     int queue;          /* compressed, tdm_search_zrange_queue: a work-item a compute
                            unit takes the ranges in the order of units */
     int asleep;         /* the results waited for asleep (the planner's batch_sleep) */
-    int xfer;           /* the uploads on the transfer queue (the planner's batch_xfer) */
+    int upload;         /* how the uploads go, TDM_TUNE_UPLOAD_* (the planner's) */
     uint32_t *units;    /* [nranges] global range ids, longest first (queue) */
     float *hs;          /* the queue's heaps as the device left them: [nheap] */
     uint32_t *hd;       /* [nheap] */
@@ -320,7 +320,7 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
         qs[i]->pl.variant = TDM_VARIANT_COMPRESSED;
     h->queue = h->zr && queue;
     h->asleep = n && qs[0]->pl.batch_sleep;
-    h->xfer = n && qs[0]->pl.batch_xfer;
+    h->upload = n ? qs[0]->pl.batch_upload : TDM_TUNE_UPLOAD_COMPUTE;
     uint32_t p2 = tdm_pow2_at_least(k);
     h->terms = malloc((h->nterms ? h->nterms : 1) * TDM_SEARCH_TW * 4);
     h->qtab = malloc((size_t)n * TDM_SBQ_W * 4);
@@ -399,13 +399,15 @@ typedef struct tdm_bscratch {
        their release waited for the decode (NVIDIA), ~8 ms of a 10M batch's
        enqueue during which a second sending thread's batch could not go in */
     tdm_decode_scratch dsc;
+    tdm_spinned pin; /* the uploads' pinned staging (TDM_TUNE_UPLOAD_PINNED) */
     struct tdm_bscratch *next;
 } dev_side;
 
-static void dev_free(dev_side *ds)
+static void dev_free(tdm_device *d, dev_side *ds)
 {
     if (!ds)
         return;
+    tdm_spinned_free(d, &ds->pin);
     for (int i = 0; i < D_COUNT; i++)
         if (ds->b[i])
             clReleaseMemObject(ds->b[i]);
@@ -445,7 +447,7 @@ static void bpool_drop(const tdm_sdev *sd)
     tdm_search_pool_unlock(w);
     while (idle) {
         dev_side *next = idle->next;
-        dev_free(idle);
+        dev_free(sd->d, idle);
         idle = next;
     }
 }
@@ -493,15 +495,62 @@ static int upload_bounds(tdm_device *d, tdm_sbq *const *qs, uint32_t n, cl_mem m
     return TDM_OK;
 }
 
-/* Buffers and uploads (non-blocking, on the transfer queue with a barrier
- * on the compute queue after them, or on the compute queue: the planner's
- * batch_xfer; h and the queries' preparations outlive the batch's last
- * command, the download). */
+/* The uploads of h's tables (but the block bounds, which go from each
+ * preparation) in order, table and bytes, n in all. */
+typedef struct upload {
+    cl_mem m;
+    size_t bytes;
+    const void *src;
+} upload;
+
+static size_t uploads(const host_side *h, const dev_side *ds, const size_t *bytes, upload *u)
+{
+    static const cl_uint zero[2] = {0, 0}; /* status, the queue's counter */
+    size_t n = 0;
+    u[n++] = (upload){ds->b[D_TERMS], bytes[D_TERMS], h->terms};
+    if (h->bmode == TDM_SBOUNDS_STORED)
+        u[n++] = (upload){ds->b[D_SB], bytes[D_SB], h->sb};
+    u[n++] = (upload){ds->b[D_QTAB], bytes[D_QTAB], h->qtab};
+    u[n++] = (upload){ds->b[D_STATUS], sizeof zero, zero};
+    if (h->queue)
+        u[n++] = (upload){ds->b[D_UNITS], bytes[D_UNITS], h->units};
+    for (int c = 0; !h->zr && c < TDM_CODEC_COUNT; c++)
+        if (h->njobs[c])
+            u[n++] = (upload){ds->jobs[c], (size_t)h->njobs[c] * sizeof(tdm_decode_job),
+                              h->jobs[c]};
+    return n;
+}
+
+/* The uploads u[0..n) (non-blocking): on the transfer queue with a barrier
+ * on the compute queue after them, or on the compute queue from the host's
+ * tables or their copies in ds's pinned staging (the planner's
+ * batch_upload); the block bounds of the preparations (TDM_SBOUNDS_HOST,
+ * rare) on the compute queue. */
+static int send(tdm_device *d, const host_side *h, tdm_sbq *const *qs, uint32_t nq, dev_side *ds,
+                const upload *u, size_t n, uint64_t *up, tdm_err *err)
+{
+    int x = h->upload == TDM_TUNE_UPLOAD_TRANSFER, pin = h->upload == TDM_TUNE_UPLOAD_PINNED;
+    size_t all = 0;
+    for (size_t i = 0; pin && i < n; i++)
+        all += tdm_spinned_size(u[i].bytes);
+    int rc = pin ? tdm_spinned_fit(d, &ds->pin, all, err) : TDM_OK;
+    if (rc == TDM_OK && h->bmode == TDM_SBOUNDS_HOST)
+        rc = upload_bounds(d, qs, nq, ds->b[D_BMAX], up, err);
+    cl_event last = NULL; /* the transfer queue's latest copy */
+    for (size_t i = 0; rc == TDM_OK && i < n; i++) {
+        const void *src = pin ? tdm_spinned_put(&ds->pin, u[i].src, u[i].bytes) : u[i].src;
+        rc = tdm_search_batch_upload_to(d, x, u[i].m, u[i].bytes, src, &last, up, err);
+    }
+    int done = tdm_search_batch_uploaded(d, &last, err);
+    return rc != TDM_OK ? rc : done;
+}
+
+/* Buffers and uploads (send; h and the queries' preparations outlive the
+ * batch's last command, the download). */
 static int make_device(const tdm_sdev *sd, const host_side *h, tdm_sbq *const *qs, uint32_t n,
                        uint32_t p2, dev_side *ds, uint64_t *up, tdm_err *err)
 {
     tdm_device *d = sd->d;
-    static const cl_uint zero[2] = {0, 0}; /* status, the queue's counter */
     size_t post = h->zr ? h->ncur * h->bw : h->npost; /* the cursors' buffers, or postings */
     size_t bytes[D_COUNT] = {
         [D_DOCS] = post * 4,      [D_FREQS] = post * 4,
@@ -510,40 +559,21 @@ static int make_device(const tdm_sdev *sd, const host_side *h, tdm_sbq *const *q
         [D_ORD] = h->ncur * 4,
         [D_HS] = h->nheap * 4,    [D_HD] = h->nheap * 4, [D_HN] = h->nranges * 4,
         [D_QTAB] = (size_t)n * TDM_SBQ_W * 4,
-        [D_OUT] = (size_t)n * (p2 + 2) * 8,     [D_STATUS] = sizeof zero,
+        [D_OUT] = (size_t)n * (p2 + 2) * 8,     [D_STATUS] = 8,
         [D_SB] = h->bmode == TDM_SBOUNDS_STORED ? h->nterms * TDM_SB_W * 4 : 0,
         [D_UNITS] = h->queue ? h->nranges * 4 : 0,
     };
-    int rc = TDM_OK, x = h->xfer;
-    cl_event last = NULL; /* the transfer queue's latest copy */
+    int rc = TDM_OK;
     for (int i = 0; rc == TDM_OK && i < D_COUNT; i++)
         rc = fit(sd, CL_MEM_READ_WRITE, &ds->b[i], &ds->cap[i], bytes[i], err);
     for (int c = 0; rc == TDM_OK && !h->zr && c < TDM_CODEC_COUNT; c++)
         if (h->njobs[c])
             rc = fit(sd, CL_MEM_READ_ONLY, &ds->jobs[c], &ds->jcap[c],
                      (size_t)h->njobs[c] * sizeof(tdm_decode_job), err);
-    if (rc == TDM_OK)
-        rc = tdm_search_batch_upload_to(d, x, ds->b[D_TERMS], bytes[D_TERMS], h->terms, &last,
-                                        up, err);
-    if (rc == TDM_OK && h->bmode == TDM_SBOUNDS_HOST)
-        rc = upload_bounds(d, qs, n, ds->b[D_BMAX], up, err); /* compute queue: rare */
-    if (rc == TDM_OK && h->bmode == TDM_SBOUNDS_STORED)
-        rc = tdm_search_batch_upload_to(d, x, ds->b[D_SB], bytes[D_SB], h->sb, &last, up, err);
-    if (rc == TDM_OK)
-        rc = tdm_search_batch_upload_to(d, x, ds->b[D_QTAB], bytes[D_QTAB], h->qtab, &last,
-                                        up, err);
-    if (rc == TDM_OK)
-        rc = tdm_search_batch_upload_to(d, x, ds->b[D_STATUS], sizeof zero, zero, &last, up, err);
-    if (rc == TDM_OK && h->queue)
-        rc = tdm_search_batch_upload_to(d, x, ds->b[D_UNITS], bytes[D_UNITS], h->units, &last,
-                                        up, err);
-    for (int c = 0; rc == TDM_OK && !h->zr && c < TDM_CODEC_COUNT; c++)
-        if (h->njobs[c])
-            rc = tdm_search_batch_upload_to(d, x, ds->jobs[c],
-                                            (size_t)h->njobs[c] * sizeof(tdm_decode_job),
-                                            h->jobs[c], &last, up, err);
-    int done = tdm_search_batch_uploaded(d, &last, err);
-    return rc != TDM_OK ? rc : done;
+    if (rc != TDM_OK)
+        return rc;
+    upload u[5 + TDM_CODEC_COUNT];
+    return send(d, h, qs, n, ds, u, uploads(h, ds, bytes, u), up, err);
 }
 
 /* The queue's heaps, their counts and the status word back (in order on
@@ -993,7 +1023,7 @@ static int batch_run(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, uin
        of device memory, no buffer is kept for the next batch */
     *dsp = ds;
     if (rc == TDM_ERR_DEVICE_MEMORY) {
-        dev_free(dsp);
+        dev_free(sd->d, dsp);
         bpool_drop(sd);
     } else {
         bpool_give((tdm_sdev *)sd, dsp);

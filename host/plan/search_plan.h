@@ -53,7 +53,7 @@ typedef struct tdm_splan {
     int and_wu;         /* ranked AND by Wu's mapping (search_batch_and.c)
                            instead of the range kernel */
     int batch_sleep;    /* a batch waits for its results asleep (tdm_read_wait) */
-    int batch_xfer;     /* a batch's uploads on the transfer queue (search.h) */
+    int batch_upload;   /* a batch's uploads, TDM_TUNE_UPLOAD_* (search_batch_dev.c) */
     int batch_queue;    /* a compressed batch by the queue kernel
                            (tdm_search_zrange_queue) */
     int bounds;         /* where a batch's block bounds come from, TDM_SBOUNDS_* */

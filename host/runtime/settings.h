@@ -68,6 +68,8 @@ enum { TDM_TUNE_ZR_RANGE = 1, TDM_TUNE_ZR_INTERLEAVED = 2 };
 enum { TDM_TUNE_DECODE_GROUP = 1, TDM_TUNE_DECODE_SERIAL = 2 };
 enum { TDM_TUNE_AND_RANGE = 1, TDM_TUNE_AND_WU = 2 };
 enum { TDM_TUNE_BOUNDS_DEVICE = 1, TDM_TUNE_BOUNDS_HOST = 2 };
+/* A device batch's uploads (TANDEM_BATCH_UPLOAD; drive/search_batch_dev.c). */
+enum { TDM_TUNE_UPLOAD_COMPUTE = 1, TDM_TUNE_UPLOAD_TRANSFER = 2, TDM_TUNE_UPLOAD_PINNED = 3 };
 #define TDM_SETTINGS_STAGING_WORKERS_MAX 16u
 #define TDM_SETTINGS_STAGING_CHUNK_MB_MAX 256u
 
@@ -94,8 +96,7 @@ typedef struct tdm_tuning {
     int batch_queue;         /* TANDEM_BATCH_QUEUE: TDM_TUNE_RULE, _OFF or _ON */
     int batch_wait;          /* TANDEM_BATCH_WAIT: TDM_TUNE_RULE, _OFF (spin) or _ON
                                 (sleep) */
-    int batch_upload;        /* TANDEM_BATCH_UPLOAD: TDM_TUNE_RULE, _OFF (compute) or
-                                _ON (transfer) */
+    int batch_upload;        /* TANDEM_BATCH_UPLOAD: 0 or TDM_TUNE_UPLOAD_* */
     int batch_host;          /* TANDEM_BATCH_HOST: TDM_TUNE_RULE, _OFF or _ON */
     uint32_t batch_alone_threads;  /* TANDEM_BATCH_ALONE_THREADS: 0, else 1 .. 64 */
     uint32_t batch_or_alone_terms; /* TANDEM_BATCH_OR_ALONE_TERMS: 0, else 1 .. 65536

@@ -130,12 +130,13 @@ typedef struct tdm_tune_row {
     int batch_queue;         /* compressed batches through the queue kernel */
     int batch_sleep;         /* a batch's host thread waits for its results asleep
                                 (tdm_read_wait; TANDEM_BATCH_WAIT) */
-    int batch_xfer;          /* a batch's uploads on the transfer queue
-                                (TANDEM_BATCH_UPLOAD): off on every row; one
+    int batch_upload;        /* a batch's uploads, TDM_TUNE_UPLOAD_* (0: compute;
+                                TANDEM_BATCH_UPLOAD): compute on every row; one
                                 H200, 1M documents, batches of 256, 16 senders,
                                 AND 131,718 q/s on the compute queue against
-                                124,693 (eleventh session); 4 GPUs, where a
-                                call's uploads took 3.5 ms, not measured */
+                                124,693 on the transfer queue (eleventh
+                                session); 4 GPUs, where a call's uploads took
+                                3.5 ms, not measured */
     /* ---- the top k of one query (drive/search_dev.c) */
     uint32_t merge_direct_keys; /* candidates (ranges x their heaps' room) the merge
                                    takes directly, without a select stage, at most
