@@ -381,13 +381,13 @@ static void tuning_table(void **state)
  * from p's sizes alone) says what tdm_search_plan said (pl), and where
  * that is the host, gives the same plan, byte for byte. */
 static void same_early(fake *f, const tdm_sprep *p, int alg, int dev, int variant,
-                       uint32_t ranges, const tdm_splan *pl)
+                       uint32_t ranges, int batched, const tdm_splan *pl)
 {
     tdm_splan early;
     memset(&early, 0xa5, sizeof early);
     tdm_err err = {0};
     assert_int_equal(tdm_search_plan_host(&f->s, p->nt, p->npost, alg, dev, variant, ranges, 10,
-                                          &early, &err), TDM_OK);
+                                          batched, &early, &err), TDM_OK);
     assert_int_equal(early.host, pl->host);
     if (pl->host)
         assert_memory_equal(&early, pl, sizeof early);
@@ -418,21 +418,21 @@ static void host_path(void **state)
                 assert_int_equal(pl.alg, tdm_search_auto_alg(algs[a], p.nt));
                 assert_int_equal(pl.salg, tdm_search_salg(pl.alg));
                 assert_true(!pl.seeded && !pl.hseeded && pl.ranges == 1);
-                same_early(&f, &p, algs[a], dev, TDM_VARIANT_AUTO, 0, &pl);
+                same_early(&f, &p, algs[a], dev, TDM_VARIANT_AUTO, 0, b, &pl);
                 p.npost = most + 1;
                 assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_AUTO, 0, 10,
                                                  b, &pl, &err), TDM_OK);
                 assert_true(!pl.host && pl.variant != TDM_VARIANT_HOST);
-                same_early(&f, &p, algs[a], dev, TDM_VARIANT_AUTO, 0, &pl);
+                same_early(&f, &p, algs[a], dev, TDM_VARIANT_AUTO, 0, b, &pl);
                 p.npost = 1;
                 assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_ITEM, 0, 10,
                                                  b, &pl, &err), TDM_OK);
                 assert_true(!pl.host && pl.variant == TDM_VARIANT_ITEM);
-                same_early(&f, &p, algs[a], dev, TDM_VARIANT_ITEM, 0, &pl);
+                same_early(&f, &p, algs[a], dev, TDM_VARIANT_ITEM, 0, b, &pl);
                 assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_AUTO, 7, 10,
                                                  b, &pl, &err), TDM_OK);
                 assert_true(!pl.host && pl.ranges == 7);
-                same_early(&f, &p, algs[a], dev, TDM_VARIANT_AUTO, 7, &pl);
+                same_early(&f, &p, algs[a], dev, TDM_VARIANT_AUTO, 7, b, &pl);
             }
     }
 }
@@ -484,12 +484,16 @@ static void batch_host(void **state)
                             fail_msg("alg %d k %u mode %d dev %d batched %d: host %d", algs[a],
                                      k, mode, dev, b, pl.host);
                         assert_int_equal(pl.variant == TDM_VARIANT_HOST, want);
-                        /* the preparation's early rule never knows the batch */
+                        /* the preparation's early rule, told of the batch, the same */
                         tdm_splan early;
+                        memset(&early, 0xa5, sizeof early);
                         assert_int_equal(tdm_search_plan_host(&f.s, p.nt, p.npost, algs[a], dev,
-                                                              variant, ranges, k, &early, &err),
+                                                              variant, ranges, k, b, &early,
+                                                              &err),
                                          TDM_OK);
-                        assert_int_equal(early.host, 0);
+                        assert_int_equal(early.host, want);
+                        if (want)
+                            assert_memory_equal(&early, &pl, sizeof early);
                     }
             }
 }

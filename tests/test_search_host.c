@@ -629,6 +629,32 @@ static void batches(void **state)
  * planner's rule: tune_table.h) every query but MaxScore at k up to the
  * row's batch_max_k, however many postings its lists hold; the answers are
  * the device's. */
+/* A batch call's n queries prepared together (tdm_search_prepare_all) on
+ * device d, whose row answers a batch's OR queries on the host: each is
+ * planned for the host with nothing made for a device; prepared alone, the
+ * same query gets its lists prepared unless the single rule says host. */
+static void prepared_as_batch(tdm_search *s, const tdm_search_query *qs, size_t n, int d)
+{
+    tdm_search_options o, oc;
+    tdm_search_options_init(&o);
+    o.algorithm = TDM_ALGO_OR;
+    o.device = d;
+    tdm_err err = {0};
+    assert_int_equal(tdm_search_options_check(&o, &oc, &err), TDM_OK);
+    tdm_sbq *items = calloc(n, sizeof *items);
+    assert_non_null(items);
+    tdm_search_prepare_all(s, qs, &oc, n, items);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(items[i].prc, TDM_OK);
+        assert_true(items[i].pl.host && !items[i].prepped && !items[i].run);
+        tdm_sbq_free(&items[i]);
+    }
+    tdm_search_prepare_all(s, qs, &oc, 1, items);
+    assert_int_equal(items[0].prepped, !items[0].pl.host);
+    tdm_sbq_free(&items[0]);
+    free(items);
+}
+
 static void batches_on_the_host(void **state)
 {
     fixture *f = *state;
@@ -690,6 +716,7 @@ static void batches_on_the_host(void **state)
                     tdm_search_result_free(res[i]);
                 }
             }
+        prepared_as_batch(s, qs, NQ, dv);
     }
     if (seen && !long_maxscore)
         fail_msg("no MaxScore query past the host's threshold: the device side went untested");

@@ -347,10 +347,10 @@ static int plan_head(const struct tdm_search *s, uint32_t nt, uint64_t npost, in
 }
 
 int tdm_search_plan_host(const struct tdm_search *s, uint32_t nt, uint64_t npost, int algorithm,
-                         int device, int variant, uint32_t ranges, uint32_t k, tdm_splan *out,
-                         tdm_err *err)
+                         int device, int variant, uint32_t ranges, uint32_t k, int batched,
+                         tdm_splan *out, tdm_err *err)
 {
-    return plan_head(s, nt, npost, algorithm, device, &variant, ranges, k, 0, out, err);
+    return plan_head(s, nt, npost, algorithm, device, &variant, ranges, k, batched, out, err);
 }
 
 int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorithm, int device,

@@ -107,13 +107,14 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
 /* The host rule alone, before a query's lists are prepared
  * (tdm_search_prepare): from its terms nt and postings npost (its lists'
  * df summed), out->host set where tdm_search_plan would answer a query of
- * these sizes on the host, and out then that plan, whole (the same bytes);
+ * these sizes on the host in a batch of several (batched) or alone, and
+ * out then that plan, whole (the same bytes);
  * else out->host 0, the rest of out not a plan: the query's lists are
  * prepared and tdm_search_plan plans it. The rule stays tdm_search_plan's
  * own (one function of both). Errors: tdm_search_plan's for the device. */
 int tdm_search_plan_host(const struct tdm_search *s, uint32_t nt, uint64_t npost, int algorithm,
-                         int device, int variant, uint32_t ranges, uint32_t k, tdm_splan *out,
-                         tdm_err *err);
+                         int device, int variant, uint32_t ranges, uint32_t k, int batched,
+                         tdm_splan *out, tdm_err *err);
 
 /* The smallest power of two >= k (heap and key capacities). */
 static inline uint32_t tdm_pow2_at_least(uint32_t k)

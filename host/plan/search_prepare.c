@@ -134,9 +134,11 @@ static void absent_terms(tdm_sbq *it)
  * it on the host (drive/search_host.h), which reads the query and its
  * options alone, so no decode job, block bound, term table or AND
  * selection table is made for it (about half a host query's preparation
- * on PoCL at 200k documents). A query without terms or documents is no
- * one's: neither host nor device. */
-static int host_rule(tdm_search *s, tdm_sbq *it, int *host)
+ * on PoCL at 200k documents). batched: the query is one of a batch call's
+ * several, where the row may say host for more (batch_host: on a CPU, a
+ * device preparation thrown away at the run). A query without terms or
+ * documents is no one's: neither host nor device. */
+static int host_rule(tdm_search *s, tdm_sbq *it, int batched, int *host)
 {
     *host = 0;
     if (!it->q.nterms || !s->ndocs)
@@ -147,7 +149,7 @@ static int host_rule(tdm_search *s, tdm_sbq *it, int *host)
     const tdm_search_options *o = &it->o;
     tdm_splan pl;
     int rc = tdm_search_plan_host(s, (uint32_t)it->q.nterms, npost, o->algorithm, o->device,
-                                  o->variant, o->ranges, o->k, &pl, &it->err);
+                                  o->variant, o->ranges, o->k, batched, &pl, &it->err);
     if (rc == TDM_OK && pl.host) {
         it->pl = pl;
         *host = 1;
@@ -155,8 +157,9 @@ static int host_rule(tdm_search *s, tdm_sbq *it, int *host)
     return rc;
 }
 
-int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_search_options *o,
-                       tdm_sbq *it)
+/* tdm_search_prepare, for a batch call's query when batched. */
+static int prepare(tdm_search *s, const tdm_search_query *rq, const tdm_search_options *o,
+                   int batched, tdm_sbq *it)
 {
     /* profiled (search_prof.h): each step of a preparation, series "?"
        (with the preparation's own steps in search_prep.c) */
@@ -174,7 +177,7 @@ int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_sear
     if (rc == TDM_OK) {
         it->pl.alg = tdm_search_auto_alg(it->o.algorithm, it->q.nterms);
         tp = pf.on ? tdm_sprof_now() : 0;
-        rc = host_rule(s, it, &host);
+        rc = host_rule(s, it, batched, &host);
         tdm_sprof_host(&pf, "prep: host rule", tp);
     } else {
         tdm_query_reset(&it->q); /* what the scheduler reads: an empty query */
@@ -201,6 +204,12 @@ int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_sear
     tdm_sprof_host(&pf, "prep: plan, keys", tp);
     tdm_sprof_host(&pf, "prepare (query, sprep, plan)", pf.t0);
     return rc;
+}
+
+int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_search_options *o,
+                       tdm_sbq *it)
+{
+    return prepare(s, rq, o, 0, it);
 }
 
 void tdm_sbq_free(tdm_sbq *it)
@@ -272,17 +281,18 @@ typedef struct prep_work {
     const tdm_search_query *qs;
     const tdm_search_options *o;
     tdm_sbq *items;
+    size_t n;
 } prep_work;
 
 static void prep_one(void *ctx, size_t i)
 {
     prep_work *w = ctx;
-    tdm_search_prepare(w->s, &w->qs[i], w->o, &w->items[i]);
+    prepare(w->s, &w->qs[i], w->o, w->n > 1, &w->items[i]);
 }
 
 void tdm_search_prepare_all(tdm_search *s, const tdm_search_query *qs, const tdm_search_options *o,
                             size_t n, tdm_sbq *items)
 {
-    prep_work w = {s, qs, o, items};
+    prep_work w = {s, qs, o, items, n};
     tdm_search_parallel_pool(n, PREP_PER_THREAD, prep_one, &w);
 }

@@ -74,8 +74,11 @@ int tdm_search_query_build(tdm_search *s, const tdm_search_query *rq, tdm_query 
  * with tdm_sbq_free. Returns it->prc. */
 int tdm_search_prepare(tdm_search *s, const tdm_search_query *rq, const tdm_search_options *o,
                        tdm_sbq *it);
-/* The n queries qs[i], each with o, into items[i]; a big batch on several
- * threads (preparing costs tens of microseconds of host time a query). */
+/* The n queries qs[i], each with o, into items[i], as a batch call's
+ * (the planner's host rule for a batch of several when n > 1: a query it
+ * answers on the host is answered there even where its run is alone); a
+ * big batch on several threads (preparing costs tens of microseconds of
+ * host time a query). */
 void tdm_search_prepare_all(tdm_search *s, const tdm_search_query *qs, const tdm_search_options *o,
                             size_t n, tdm_sbq *items);
 /* Runs fn(ctx, i) for every i < n: on the calling thread and, where n is
