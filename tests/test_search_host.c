@@ -18,7 +18,8 @@
  * the device, every answer the one-by-one answer; a query the rule sends
  * to the host prepared with nothing made for a device. MaxScore's pruning
  * at any size (tdm_search_host_maxscore): OR's and the oracle's keys on
- * four codecs and impact ties, while it skips documents. */
+ * four codecs and impact ties, while it skips documents; WAND and BMW
+ * pruning with it on long queries at small k, ranked OR never. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -841,6 +842,69 @@ static void maxscore_prunes(void **state)
     }
 }
 
+/* WAND and BMW on the host prune with MaxScore's evaluator past its
+ * threshold (search_host.c, want_ms), MaxScore too, through the host path's
+ * own rule (tdm_search_host): OR's keys and the oracle's, while they skip
+ * documents on long queries at small k; ranked OR never skips one. */
+static void pruning_algorithms(void **state)
+{
+    fixture *f = *state;
+    randcoll c;
+    randcoll_init(&c, 77, 20000, 20);
+    both b;
+    both_open(f, write_open(&c, tdm_test_tmpdir("host_prune"), "bp128", 0, 0), &b);
+    static const int alg[] = {TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+    static const uint32_t kk[] = {1, 2, 5};
+    int pruned[3] = {0};
+    tdm_rng r;
+    tdm_rng_seed(&r, 78);
+    tdm_score_params sp = tdm_score_params_default();
+    for (int qi = 0; qi < 12; qi++) {
+        tdm_search_term st[6];
+        size_t n = 3 + qi % 4;
+        for (size_t t = 0; t < n; t++)
+            st[t] = (tdm_search_term){c.terms[tdm_rng_range(&r, 0, (uint32_t)c.nlists - 1)], 0,
+                                      1 + (float)(t % 2)};
+        tdm_query q;
+        searchfix_query(&q, b.ir, st, n, "pruning query");
+        for (size_t ki = 0; ki < sizeof kk / sizeof *kk; ki++) {
+            uint32_t k = kk[ki], tor = 0, tal = 0;
+            uint64_t or[5], keys[5];
+            tdm_sout out = {.keys = or};
+            tdm_err err = {0};
+            assert_int_equal(tdm_search_host(b.ir, &q, &sp, TDM_ALGO_OR, k, &out, &err), TDM_OK);
+            uint32_t nor = out.n;
+            tor = out.total;
+            for (size_t a = 0; a < 3; a++) {
+                out = (tdm_sout){.keys = keys};
+                assert_int_equal(tdm_search_host(b.ir, &q, &sp, alg[a], k, &out, &err), TDM_OK);
+                tal = out.total;
+                char what[96];
+                snprintf(what, sizeof what, "%s query %d (%zu terms) k %u",
+                         tdm_algorithm_name(alg[a]), qi, n, k);
+                if (out.n != nor || memcmp(keys, or, nor * sizeof *keys))
+                    fail_msg("%s: not OR's keys", what);
+                pruned[a] += tal < tor;
+            }
+            tdm_search_options o;
+            tdm_search_options_init(&o);
+            o.k = k;
+            tdm_hit w[5];
+            size_t nw = searchfix_oracle(b.or, b.ir, st, n, &o, TDM_MATCH_OR, TDM_ORACLE_FLOAT, w,
+                                         NULL);
+            assert_int_equal(nw, nor);
+            for (size_t i = 0; i < nw; i++)
+                assert_int_equal(~(uint32_t)or[i], w[i].docid);
+        }
+        tdm_query_free(&q);
+    }
+    for (size_t a = 0; a < 3; a++)
+        if (!pruned[a])
+            fail_msg("%s on the host pruned no query", tdm_algorithm_name(alg[a]));
+    both_close(&b);
+    randcoll_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -853,6 +917,7 @@ int main(void)
         cmocka_unit_test(impact_indexes),
         cmocka_unit_test(random_indexes),
         cmocka_unit_test(maxscore_prunes),
+        cmocka_unit_test(pruning_algorithms),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,8 +15,9 @@
  * a miss moves the shortest list's cursor to the docid that refuted it. A
  * match sums its scores in term order.
  *
- * MaxScore prunes with cursors of its own (search_host_ms.h) where that
- * was faster than OR (want_ms). */
+ * MaxScore, WAND and BMW prune with MaxScore's cursors (search_host_ms.h)
+ * where that was faster than OR (want_ms): their exact answer is one top k,
+ * OR's, whichever evaluator finds it. Ranked OR stays exhaustive. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -405,19 +406,31 @@ static int open_lists(hq *x, const tdm_ireader *r, const tdm_query *q)
     return TDM_OK;
 }
 
-/* MaxScore (search_host_ms.h) where it beat OR on the 2-core VM (200k
- * documents, terabyte05 and msmarco queries): its document-at-a-time steps
- * cost several times OR's 4 ns a posting, so it wins only where it skips
- * most postings, at k = 10 on queries of 50,000 postings and more; at
- * k = 1000 it lost on every query measured (to 1M postings). One term: OR. */
+/* MaxScore's evaluator (search_host_ms.h) where it beat OR on the 2-core VM
+ * (200k documents, terabyte05 and msmarco queries): its document-at-a-time
+ * steps cost several times OR's 4 ns a posting, so it wins only where it
+ * skips most postings, at k = 10 on queries of 50,000 postings and more; at
+ * k = 1000 it lost on every query measured (to 1M postings). One term: OR.
+ * WAND and BMW take it at the same threshold (twelfth session, batches of
+ * 1,000 on the host, k 10, q/s at 500 / 2,000 / 5,000 / 10,000 / 20,000 a k:
+ * terabyte05 14,533 / 15,475 / 15,536-15,811 / 15,512 / 12,292, msmarco
+ * 5,509 / 6,218 / 6,089-6,381 / 6,341 / 6,160; OR's evaluator for them:
+ * 8,495 and 2,894). */
 #define MS_POSTINGS_PER_K 5000u
 
 /* alg MS_ANY: MaxScore at any size (tdm_search_host_maxscore) */
 #define MS_ANY (-1)
 
+/* The algorithms whose answer MaxScore's evaluator may find: those that
+ * prune (ranked OR is the exhaustive baseline: never). */
+static int prunes(int alg)
+{
+    return alg == TDM_ALGO_MAXSCORE || alg == TDM_ALGO_WAND || alg == TDM_ALGO_BMW;
+}
+
 static int want_ms(const hq *x, int alg, uint32_t k)
 {
-    return x->nt > 1 && (alg == MS_ANY || (alg == TDM_ALGO_MAXSCORE &&
+    return x->nt > 1 && (alg == MS_ANY || (prunes(alg) &&
                                            x->npost >= (uint64_t)MS_POSTINGS_PER_K * k));
 }
 
