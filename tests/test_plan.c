@@ -438,8 +438,8 @@ static void host_path(void **state)
 }
 
 /* A batch call's queries on the host (the row's batch_host, on for CPU
- * rows): in a batch on the CPU every algorithm at any k, but MaxScore at k
- * up to the row's batch_max_k, up to the row's batch_host_max_postings;
+ * rows): in a batch on the CPU every algorithm at any k (MaxScore at small
+ * k too), up to the row's batch_host_max_postings;
  * never alone (single queries keep host_max_postings), never on the GPU row
  * unless TANDEM_BATCH_HOST=on, never with TANDEM_BATCH_HOST=off, nor where
  * TANDEM_HOST_MAX_POSTINGS is set, nor where a variant or ranges are asked
@@ -477,9 +477,8 @@ static void batch_host(void **state)
                         tdm_splan pl;
                         assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, variant, ranges,
                                                          k, b, &pl, &err), TDM_OK);
-                        int alg = tdm_search_auto_alg(algs[a], p.nt);
                         int on = mode == 2 || (mode == 0 && dev == 1);
-                        int want = b && on && !(alg == TDM_ALGO_MAXSCORE && k <= cpu->batch_max_k);
+                        int want = b && on;
                         if (pl.host != want)
                             fail_msg("alg %d k %u mode %d dev %d batched %d: host %d", algs[a],
                                      k, mode, dev, b, pl.host);

@@ -21,9 +21,10 @@
  * query's sizes alone, so a preparation asks it first (tdm_search_plan_host)
  * and a host query skips what only a device reads (decode jobs, block
  * bounds, the term and AND selection tables). In a batch call on a row with
- * batch_host (CPUs), every query but MaxScore at small k: the call's
- * threads keep every core on whole queries, and the host evaluator costs a
- * core less than PoCL's kernels do (tune_table.h).
+ * batch_host (CPUs), every query of up to batch_host_max_postings: the
+ * call's threads keep every core on whole queries, and the host evaluator
+ * (pruning with MaxScore's cursors for MaxScore, WAND and BMW on long
+ * queries) costs a core less than PoCL's kernels do (tune_table.h).
  *
  * Algorithm `auto`: one term -> OR (nothing to prune across terms); else
  * MaxScore, the fastest exact disjunction in PISA at k = 10 and 1000 (the
@@ -282,17 +283,16 @@ static uint64_t host_max(const tdm_sdev *sd)
 /* Whether a batch call's query of algorithm alg at k whose lists hold
  * npost postings runs on the host (tune_table.h, batch_host, says why):
  * TANDEM_BATCH_HOST, else the row's, up to the row's
- * batch_host_max_postings (2^20 where the row has none), but never MaxScore
- * at k up to the row's batch_max_k, nor where TANDEM_HOST_MAX_POSTINGS is
- * set (then it rules every query). */
-static int batch_host(const tdm_sdev *sd, int alg, uint32_t k, uint64_t npost)
+ * batch_host_max_postings (2^20 where the row has none), whatever the
+ * algorithm and k, but never where TANDEM_HOST_MAX_POSTINGS is set (then it
+ * rules every query). */
+static int batch_host(const tdm_sdev *sd, uint64_t npost)
 {
     const tdm_tuning *t = tuning(sd);
     const tdm_tune_row *rw = row(sd);
     int on = t->batch_host != TDM_TUNE_RULE ? t->batch_host == TDM_TUNE_ON : rw->batch_host;
     uint64_t most = rw->batch_host_max_postings ? rw->batch_host_max_postings : 1ull << 20;
-    return on && !t->host_max_set && npost <= most &&
-           !(alg == TDM_ALGO_MAXSCORE && k <= rw->batch_max_k);
+    return on && !t->host_max_set && npost <= most;
 }
 
 int tdm_search_auto_alg(int algorithm, size_t nt)
@@ -337,7 +337,7 @@ static int plan_head(const struct tdm_search *s, uint32_t nt, uint64_t npost, in
        where the row says (batch_host) */
     const tdm_sdev *sd = &s->dev[i];
     if (*variant == TDM_VARIANT_AUTO && !ranges &&
-        (npost <= host_max(sd) || (batched && batch_host(sd, out->alg, k, npost)))) {
+        (npost <= host_max(sd) || (batched && batch_host(sd, npost)))) {
         out->host = 1;
         out->variant = TDM_VARIANT_HOST;
         out->ranges = 1;

@@ -744,9 +744,8 @@ static const tdm_settings_var vars[] = {
      "compute queue, on the transfer queue with a barrier on the compute queue after them, or "
      "on the compute queue from pinned staging the tables are copied into (compute)"},
     {"TANDEM_BATCH_HOST", "tuning",
-     "on or off: a batch call's queries of up to 2^20 postings on the host path, but MaxScore "
-     "at k up to 128 (on for CPU devices, off elsewhere; TANDEM_HOST_MAX_POSTINGS, when set, "
-     "rules every query)"},
+     "on or off: a batch call's queries of up to 2^20 postings on the host path (on for CPU "
+     "devices, off elsewhere; TANDEM_HOST_MAX_POSTINGS, when set, rules every query)"},
     {"TANDEM_BATCH_ALONE_THREADS", "tuning",
      "host threads running a batch call's lone queries (OR, WAND, BMW, MaxScore above k = "
      "128; long OR) at once on a device, 1 to 64 (GPU 8, CPU 2)"},

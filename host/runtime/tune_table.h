@@ -164,8 +164,8 @@ typedef struct tdm_tune_row {
     uint64_t host_max_postings; /* a query whose lists hold at most this many postings
                                    is answered on the host, no device work (0: never;
                                    TANDEM_HOST_MAX_POSTINGS) */
-    int batch_host;          /* in a batch call every query on the host but MaxScore
-                                at k <= batch_max_k (TANDEM_BATCH_HOST) ... */
+    int batch_host;          /* in a batch call every query on the host
+                                (TANDEM_BATCH_HOST) ... */
     uint64_t batch_host_max_postings; /* ... whose lists hold at most this many */
 } tdm_tune_row;
 
@@ -338,9 +338,13 @@ typedef struct tdm_tune_row {
 /* A batch call's queries on the host path (batch_host): a batch keeps every
  * core busy with whole queries (the call's threads answer host queries in
  * parallel, drive/search_run.c), so what counts is the work a query costs a
- * core, and there the host evaluator (a block at a time, OR's dense window)
- * beats PoCL's kernels for every algorithm but MaxScore at small k, whose
- * pruning wins. PoCL, the 2-core build VM (eleventh session, BENCHMARKS.md),
+ * core, and there the host evaluator (a block at a time, OR's dense window;
+ * MaxScore's cursors for MaxScore, WAND and BMW on long queries) beats
+ * PoCL's kernels for every algorithm. MaxScore at k <= batch_max_k stayed on
+ * the device until the host pruned (twelfth session, k 10, q/s device / host,
+ * batches of 1,000 and 256, 2 senders: terabyte05 11,767-12,119 / 15,377-
+ * 16,387, msmarco 5,389-5,652 / 6,448-6,718). PoCL, the 2-core build VM
+ * (eleventh session, BENCHMARKS.md),
  * 200k documents, 1,000 queries, q/s of batches, device / every query on the
  * host: terabyte05 k 10 (batches of 1,000) AND 17,278 / 18,502, MaxScore
  * 11,897 / 7,694, BMW 6,380 / 8,093; k 1,000 (256) MaxScore 1,834 / 5,915;
