@@ -181,25 +181,6 @@ static int cursor_init(hq *x, cursor *c, const tdm_hlist *h, uint32_t *mem)
     return rc;
 }
 
-/* The first of v[p..len) >= d, where v[len - 1] >= d (v ascending): eight
- * at a time while the eighth is below d, then the few left counted without
- * a branch (a compare a step; the loop's exit, a misprediction, comes once
- * per eight postings passed instead of once per posting). */
-static inline uint32_t scan_to(const uint32_t *v, uint32_t p, uint32_t len, uint32_t d)
-{
-    while (p + 8 <= len && v[p + 7] < d)
-        p += 8;
-    if (p + 8 <= len) { /* v[p + 7] >= d: the answer is among v[p..p + 7] */
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < 7; i++)
-            n += v[p + i] < d;
-        return p + n;
-    }
-    while (v[p] < d) /* stops: v[len - 1] >= d */
-        p++;
-    return p;
-}
-
 /* The cursor at its list's first docid >= d: 1, 0 where none is, or an
  * error. Whole blocks below d are passed undecoded (by their stored last
  * docids; a one-block list has none and was decoded at its start). */
@@ -224,7 +205,7 @@ static int seek(hq *x, cursor *c, uint32_t d)
         c->len = tdm_hlist_block_len(c->h, b);
         p = 0;
     }
-    c->pos = scan_to(c->dbuf, p, c->len, d);
+    c->pos = tdm_hscan(c->dbuf, p, c->len, d);
     return 1;
 }
 

@@ -37,6 +37,8 @@ typedef struct mcur {
     uint32_t dblk, fblk, sblk; /* the blocks in dbuf, fbuf, sbuf (END: none) */
     uint32_t last1;            /* a one-block list's last docid (it stores none) */
     uint32_t t;                /* its term */
+    uint32_t bblk;             /* the block whose bound is bb (END: none) */
+    double bb;
     double w;                  /* its weight (the stored bounds' scale) */
 } mcur;
 
@@ -46,7 +48,9 @@ typedef struct ms {
     uint32_t *ord;   /* [nt] terms by ascending bound */
     double *pre;     /* [nt] pre[i]: the bounds of ord[0..i] summed */
     double mult;     /* a margin over a float sum's rounding (tdm_hms_rank) */
-    float *s;        /* [nt] a candidate's scores in term order, 0.0f where absent */
+    float *s;        /* [nt] a candidate's scores in term order where sd says so */
+    uint32_t *sd;    /* [nt] the candidate s[t] is of (END: none): candidates come
+                        in ascending docid order, so no score is ever cleared */
 } ms;
 
 static inline uint32_t block_last(const mcur *c, uint32_t b)
@@ -130,9 +134,13 @@ static void cur_skip(mcur *c, uint32_t d)
 
 /* A bound of the scores in the cursor's block (tdm_hms_bounds checked that
  * the stored bounds apply). */
-static double block_bound(const mcur *c)
+static double block_bound(mcur *c)
 {
-    return tdm_score_stored_scale(tdm_ilist_block_max(&c->h->l, c->blk), c->w);
+    if (c->bblk != c->blk) { /* a lookup asks it again for each candidate in the block */
+        c->bblk = c->blk;
+        c->bb = tdm_score_stored_scale(tdm_ilist_block_max(&c->h->l, c->blk), c->w);
+    }
+    return c->bb;
 }
 
 /* The cursor at its list's first docid >= d (END where none is); whole
@@ -149,8 +157,7 @@ static int cur_seek(const ms *x, mcur *c, uint32_t d)
     int rc = load_docs(x, c);
     if (rc)
         return rc;
-    while (c->dbuf[c->pos] < d) /* stops: the block ends at or above d */
-        c->pos++;
+    c->pos = tdm_hscan(c->dbuf, c->pos, c->len, d); /* the block ends at or above d */
     c->d = c->dbuf[c->pos];
     return TDM_OK;
 }
@@ -160,7 +167,7 @@ static int cur_init(const ms *x, mcur *c, uint32_t t, uint32_t *mem)
     uint32_t bs = x->m->maxbs;
     *c = (mcur){.h = &x->m->lists[t], .dbuf = mem, .fbuf = mem + bs,
                 .sbuf = (float *)(mem + 2 * bs), .nb = x->m->lists[t].l.nblocks,
-                .dblk = END, .fblk = END, .sblk = END, .t = t,
+                .dblk = END, .fblk = END, .sblk = END, .bblk = END, .t = t,
                 .w = x->m->q->terms[t].weight};
     if (!c->nb) {
         c->d = END;
@@ -206,6 +213,7 @@ static int essential(const ms *x, size_t ne, uint32_t d, double *part, uint32_t 
             if (rc)
                 return rc;
             x->s[c->t] = s;
+            x->sd[c->t] = d;
             p += s;
         }
         nd = c->d < nd ? c->d : nd;
@@ -236,6 +244,7 @@ static int lookup(const ms *x, size_t ne, uint32_t d, double part, float thr)
             float s;
             rc = cur_score(x, c, &s);
             x->s[c->t] = s;
+            x->sd[c->t] = d;
             part += s;
         }
         if (rc)
@@ -249,7 +258,7 @@ static void push(const ms *x, uint32_t d)
 {
     float acc = 0.0f;
     for (size_t t = 0; t < x->m->nt; t++)
-        acc = acc + x->s[t];
+        acc = acc + (x->sd[t] == d ? x->s[t] : 0.0f); /* absent: 0.0f, the oracle's no-op */
     tdm_htopk_push(x->m->top, (uint64_t)tdm_f2u(acc) << 32 | (uint32_t)~d);
 }
 
@@ -261,6 +270,43 @@ static uint32_t least(const ms *x, size_t ne)
     return d;
 }
 
+/* One essential list c left (the last of ord; the ne = nt - 1 others,
+ * whose bounds sum to pre[ne - 1], are looked up): c moved to its first
+ * posting at or after its own that may beat thr with them, END where none
+ * may. A posting that cannot is one lookup() refuses at its first test
+ * (its score the candidate's whole essential part), and a block whose
+ * bound cannot is passed undecoded: no candidate, no top-k change, the
+ * same answer. */
+static int one_essential(const ms *x, mcur *c, size_t ne, float thr)
+{
+    double rest = x->pre[ne - 1], mult = x->mult;
+    while (c->d != END) {
+        if ((block_bound(c) + rest) * mult <= thr) { /* the block passed */
+            if (++c->blk == c->nb) {
+                c->d = END;
+                break;
+            }
+            continue;
+        }
+        int rc = load_docs(x, c);
+        if (!rc && c->sblk != c->blk)
+            rc = load_scores(x, c);
+        if (rc)
+            return rc;
+        uint32_t p = c->pos;
+        while (p < c->len && ((double)c->sbuf[p] + rest) * mult <= thr)
+            p++;
+        if (p < c->len) {
+            c->pos = p;
+            c->d = c->dbuf[p];
+            break;
+        }
+        if (++c->blk == c->nb)
+            c->d = END;
+    }
+    return TDM_OK;
+}
+
 static int walk(const ms *x)
 {
     size_t nt = x->m->nt;
@@ -268,6 +314,14 @@ static int walk(const ms *x)
     size_t ne = split(x, 0, thr);
     uint32_t d = least(x, ne);
     while (ne < nt && d != END) {
+        if (ne + 1 == nt) {
+            mcur *c = &x->cs[x->ord[ne]];
+            int rc = one_essential(x, c, ne, thr);
+            if (rc)
+                return rc;
+            if ((d = c->d) == END)
+                break;
+        }
         double part = 0;
         uint32_t next = END;
         int rc = essential(x, ne, d, &part, &next);
@@ -277,8 +331,6 @@ static int walk(const ms *x)
             return rc;
         if (rc)
             push(x, d);
-        for (size_t t = 0; t < nt; t++)
-            x->s[t] = 0.0f;
         float nthr = threshold(x->m->top);
         if (nthr != thr) {
             size_t nne = split(x, ne, thr = nthr);
@@ -298,7 +350,8 @@ static size_t up16(size_t n)
 size_t tdm_hms_bytes(size_t nt, uint32_t maxbs)
 {
     return up16(nt * sizeof(mcur)) + up16(nt * sizeof(uint32_t)) + up16(nt * sizeof(double)) +
-           up16(nt * sizeof(float)) + 3 * nt * maxbs * sizeof(uint32_t);
+           up16(nt * sizeof(float)) + up16(nt * sizeof(uint32_t)) +
+           3 * nt * maxbs * sizeof(uint32_t);
 }
 
 /* ord: terms by ascending bound; pre: their running sums. */
@@ -328,12 +381,15 @@ int tdm_hms_rank(const tdm_hms *m, void *mem)
     p += up16(nt * sizeof *x.pre);
     x.s = (float *)p;
     p += up16(nt * sizeof *x.s);
+    x.sd = (uint32_t *)p;
+    p += up16(nt * sizeof *x.sd);
     /* a float sum of nt non-negative terms is within (nt - 1) 2^-24 of the
        real sum (relative); the double sums here add far less */
     x.mult = 1.0 + (double)(nt + 1) / 8388608.0;
     order(&x);
     for (size_t t = 0; t < nt; t++) {
         x.s[t] = 0.0f;
+        x.sd[t] = END;
         int rc = cur_init(&x, &x.cs[t], (uint32_t)t, (uint32_t *)p + 3 * t * m->maxbs);
         if (rc)
             return rc;
