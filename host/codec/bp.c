@@ -9,6 +9,9 @@
  * (codec.h), so a gap of 2^32-1 is simply w = 32. */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "codec.h"
 #include "codec_dev.h"
@@ -177,7 +180,55 @@ static int add_gap(uint32_t b, uint32_t i, uint32_t *acc, uint32_t g,
 }
 
 /* Gaps summed onto the base in place, without a branch: 0 where they are
- * docids increasing below 2^32 (a zero gap allowed only first in the list). */
+ * docids increasing below 2^32 (a zero gap allowed only first in the list).
+ * With SSE2 four lanes at a time, wrapping: a sum past 2^32 - 1 first shows
+ * as a value below its predecessor (a gap is below 2^32), a zero gap as one
+ * equal to it, so "each value above the one before" (the first of the list
+ * at or above the base) is the same test. */
+#if defined(__SSE2__)
+/* The summed values rise strictly from the base (the list's first, b 0,
+ * may equal it): 0, else -1. */
+static int rising(const uint32_t *v, uint32_t len, uint32_t base, uint32_t b)
+{
+    uint32_t bad = b ? v[0] <= base : v[0] < base;
+    for (uint32_t i = 1; i < len; i++)
+        bad |= v[i] <= v[i - 1];
+    return bad ? -1 : 0;
+}
+
+static int sum_gaps(uint32_t *v, uint32_t len, uint32_t base, uint32_t b)
+{
+    if (!len)
+        return 0;
+    const __m128i sign = _mm_set1_epi32((int)0x80000000u);
+    __m128i carry = _mm_set1_epi32((int)base), ok = _mm_set1_epi32(-1);
+    uint32_t i = 0;
+    for (; i + 4 <= len; i += 4) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(v + i));
+        x = _mm_add_epi32(x, _mm_slli_si128(x, 4));
+        x = _mm_add_epi32(x, _mm_slli_si128(x, 8));
+        x = _mm_add_epi32(x, carry);
+        /* each lane above its predecessor (the lanes below; the last one
+           carried in), unsigned */
+        __m128i prev = _mm_or_si128(_mm_slli_si128(x, 4), _mm_srli_si128(carry, 12));
+        ok = _mm_and_si128(ok, _mm_cmpgt_epi32(_mm_xor_si128(x, sign),
+                                               _mm_xor_si128(prev, sign)));
+        _mm_storeu_si128((__m128i *)(v + i), x);
+        carry = _mm_shuffle_epi32(x, 0xFF);
+    }
+    uint32_t acc = (uint32_t)_mm_cvtsi128_si32(carry), bad = 0;
+    for (; i < len; i++) {
+        uint32_t prev = acc;
+        acc += v[i];
+        bad |= acc <= prev;
+        v[i] = acc;
+    }
+    /* a failed test may be the list's first value equal to the base, which
+       is allowed: the exact test then (rare: block 0 of a list with docid 0,
+       or damage) */
+    return bad || _mm_movemask_epi8(ok) != 0xFFFF ? rising(v, len, base, b) : 0;
+}
+#else
 static int sum_gaps(uint32_t *v, uint32_t len, uint32_t base, uint32_t b)
 {
     uint64_t acc = base;
@@ -189,6 +240,7 @@ static int sum_gaps(uint32_t *v, uint32_t len, uint32_t base, uint32_t b)
     }
     return zero || acc > UINT32_MAX ? -1 : 0;
 }
+#endif
 
 /* The block unpacked whole, 32 values a step, then its gaps summed; a
  * damaged one unpacked again to name its first bad value (add_gap). */
@@ -260,6 +312,7 @@ const tdm_codec_ops tdm_codec_bp128_ops = {
     .block_size = 128,
     .encode = bp128_encode,
     .decode_block = bp_decode_block,
+    .increasing_checked = 1,
     .get = bp_get,
     .dev = &bp128_dev,
 };
@@ -270,6 +323,7 @@ const tdm_codec_ops tdm_codec_bp256_ops = {
     .block_size = 256,
     .encode = bp256_encode,
     .decode_block = bp_decode_block,
+    .increasing_checked = 1,
     .get = bp_get,
     .dev = &bp256_dev,
 };

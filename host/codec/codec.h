@@ -68,6 +68,10 @@ typedef struct tdm_codec_ops {
     /* Decodes block b into out[0..block length): the reference decoder.
      * Returns TDM_ERR_CORRUPT where the payload is detectably bad. */
     int (*decode_block)(const tdm_encoded *enc, uint32_t b, uint32_t *out, tdm_err *err);
+    /* 1 where decode_block of a delta list fails unless its values rise
+     * strictly from the block's base (the list's first may equal it) and
+     * stay below 2^32: a caller need not check that again. */
+    int increasing_checked;
     /* Random access to value i, or NULL where the format has none. */
     int (*get)(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err *err);
     /* The device decoder (codec_dev.h), or NULL where there is none. */
