@@ -85,7 +85,7 @@ static void near_misses_refused(void **state)
     static const char *const bad[][2] = {
         {"TANDEM_BATCH_QUEUE", "yes"},         {"TANDEM_BATCH_QUEUE", "1"},
         {"TANDEM_BATCH_WAIT", "on"},           {"TANDEM_BATCH_WAIT", "sleeps"},
-        {"TANDEM_BATCH_UPLOAD", "xfer"},       {"TANDEM_BATCH_UPLOAD", "1"},
+        {"TANDEM_BATCH_UPLOAD", "transfer"},       {"TANDEM_BATCH_UPLOAD", "1"},
         {"TANDEM_BATCH_BOUNDS", "gpu"},        {"TANDEM_BATCH_AND", "wuu"},
         {"TANDEM_BOUNDS_CACHE_MB", "64M"},     {"TANDEM_BOUNDS_CACHE_MB", "1.5"},
         {"TANDEM_BOUNDS_CACHE_MB", "99999999999999999999999"},
@@ -174,8 +174,7 @@ static void good_values_taken(void **state)
         {"TANDEM_BATCH_QUEUE", "off", T(batch_queue), 0, TDM_TUNE_OFF},
         {"TANDEM_BATCH_WAIT", "spin", T(batch_wait), 0, TDM_TUNE_OFF},
         {"TANDEM_BATCH_WAIT", "sleep", T(batch_wait), 0, TDM_TUNE_ON},
-        {"TANDEM_BATCH_UPLOAD", "compute", T(batch_upload), 0, TDM_TUNE_UPLOAD_COMPUTE},
-        {"TANDEM_BATCH_UPLOAD", "transfer", T(batch_upload), 0, TDM_TUNE_UPLOAD_TRANSFER},
+        {"TANDEM_BATCH_UPLOAD", "pageable", T(batch_upload), 0, TDM_TUNE_UPLOAD_PAGEABLE},
         {"TANDEM_BATCH_UPLOAD", "Pinned", T(batch_upload), 0, TDM_TUNE_UPLOAD_PINNED},
         {"TANDEM_HOST_MAX_POSTINGS", "0", T(host_max_postings), 1, 0},
         {"TANDEM_HOST_MAX_POSTINGS", "4611686018427387904", T(host_max_postings), 1,

@@ -72,17 +72,7 @@ size_t tdm_search_merge_local(tdm_device *d);
  * d in groups of wg; else tdm_search_select and tdm_search_merge. */
 int tdm_search_small_fits(const tdm_device *d, size_t wg, uint32_t k, uint64_t n);
 
-/* A batch's uploads on d's transfer queue (xfer 1: the copies do not wait
- * behind the compute queue's kernels of another batch, as a non-blocking
- * write from pageable memory does on NVIDIA), with *last the event of the
- * latest (the one before released), or on the compute queue (xfer 0,
- * last unused): tdm_search_batch_upload_to; then tdm_search_batch_uploaded
- * puts a barrier on the compute queue after *last (flushed first) and
- * releases it, waiting for it instead where the barrier cannot be had. */
-int tdm_search_batch_upload_to(tdm_device *d, int xfer, cl_mem m, size_t bytes, const void *src,
-                               cl_event *last, uint64_t *up, tdm_err *err);
-int tdm_search_batch_uploaded(tdm_device *d, cl_event *last, tdm_err *err);
-/* A batch's pinned staging (TANDEM_BATCH_UPLOAD=pinned): host memory the
+/* A batch's pinned staging (the planner's batch_upload): host memory the
  * device reads directly (CL_MEM_ALLOC_HOST_PTR, mapped once), into which
  * the batch's host tables are copied, so that a non-blocking write from it
  * returns at once instead of copying pageable memory while the queue runs

@@ -320,7 +320,7 @@ static int build_host(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *const *qs, ui
         qs[i]->pl.variant = TDM_VARIANT_COMPRESSED;
     h->queue = h->zr && queue;
     h->asleep = n && qs[0]->pl.batch_sleep;
-    h->upload = n ? qs[0]->pl.batch_upload : TDM_TUNE_UPLOAD_COMPUTE;
+    h->upload = n ? qs[0]->pl.batch_upload : TDM_TUNE_UPLOAD_PAGEABLE;
     uint32_t p2 = tdm_pow2_at_least(k);
     h->terms = malloc((h->nterms ? h->nterms : 1) * TDM_SEARCH_TW * 4);
     h->qtab = malloc((size_t)n * TDM_SBQ_W * 4);
@@ -521,28 +521,25 @@ static size_t uploads(const host_side *h, const dev_side *ds, const size_t *byte
     return n;
 }
 
-/* The uploads u[0..n) (non-blocking): on the transfer queue with a barrier
- * on the compute queue after them, or on the compute queue from the host's
- * tables or their copies in ds's pinned staging (the planner's
+/* The uploads u[0..n) (non-blocking, on the compute queue) from the host's
+ * tables or from their copies in ds's pinned staging (the planner's
  * batch_upload); the block bounds of the preparations (TDM_SBOUNDS_HOST,
- * rare) on the compute queue. */
+ * rare) from the preparations. */
 static int send(tdm_device *d, const host_side *h, tdm_sbq *const *qs, uint32_t nq, dev_side *ds,
                 const upload *u, size_t n, uint64_t *up, tdm_err *err)
 {
-    int x = h->upload == TDM_TUNE_UPLOAD_TRANSFER, pin = h->upload == TDM_TUNE_UPLOAD_PINNED;
+    int pin = h->upload == TDM_TUNE_UPLOAD_PINNED;
     size_t all = 0;
     for (size_t i = 0; pin && i < n; i++)
         all += tdm_spinned_size(u[i].bytes);
     int rc = pin ? tdm_spinned_fit(d, &ds->pin, all, err) : TDM_OK;
     if (rc == TDM_OK && h->bmode == TDM_SBOUNDS_HOST)
         rc = upload_bounds(d, qs, nq, ds->b[D_BMAX], up, err);
-    cl_event last = NULL; /* the transfer queue's latest copy */
     for (size_t i = 0; rc == TDM_OK && i < n; i++) {
         const void *src = pin ? tdm_spinned_put(&ds->pin, u[i].src, u[i].bytes) : u[i].src;
-        rc = tdm_search_batch_upload_to(d, x, u[i].m, u[i].bytes, src, &last, up, err);
+        rc = tdm_search_batch_upload(d, u[i].m, u[i].bytes, src, up, err);
     }
-    int done = tdm_search_batch_uploaded(d, &last, err);
-    return rc != TDM_OK ? rc : done;
+    return rc;
 }
 
 /* Buffers and uploads (send; h and the queries' preparations outlive the

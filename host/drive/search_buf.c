@@ -38,43 +38,16 @@ int tdm_search_buffer_fit(tdm_device *d, cl_mem_flags flags, cl_mem *m, size_t *
     return rc;
 }
 
-int tdm_search_batch_upload_to(tdm_device *d, int xfer, cl_mem m, size_t bytes, const void *src,
-                               cl_event *last, uint64_t *up, tdm_err *err)
-{
-    if (!bytes)
-        return TDM_OK;
-    cl_event e = NULL;
-    cl_int rc = clEnqueueWriteBuffer(xfer ? d->xfer : d->queue, m, CL_FALSE, 0, bytes, src, 0,
-                                     NULL, xfer ? &e : NULL);
-    if (rc != CL_SUCCESS)
-        return tdm_cl_fail(err, rc, "search batch: clEnqueueWriteBuffer");
-    if (xfer) { /* in order: the latest copy's end is every copy's */
-        if (*last)
-            clReleaseEvent(*last);
-        *last = e;
-    }
-    *up += bytes;
-    return TDM_OK;
-}
-
-int tdm_search_batch_uploaded(tdm_device *d, cl_event *last, tdm_err *err)
-{
-    if (!*last)
-        return TDM_OK;
-    tdm_wait_flush(d->queue, 1, last);
-    cl_int rc = clEnqueueBarrierWithWaitList(d->queue, 1, last, NULL);
-    if (rc != CL_SUCCESS)
-        clWaitForEvents(1, last); /* the host tables must outlive the copies */
-    clReleaseEvent(*last);
-    *last = NULL;
-    return rc == CL_SUCCESS ? TDM_OK
-                            : tdm_cl_fail(err, rc, "search batch: clEnqueueBarrierWithWaitList");
-}
-
 int tdm_search_batch_upload(tdm_device *d, cl_mem m, size_t bytes, const void *src, uint64_t *up,
                             tdm_err *err)
 {
-    return tdm_search_batch_upload_to(d, 0, m, bytes, src, NULL, up, err);
+    if (!bytes)
+        return TDM_OK;
+    cl_int rc = clEnqueueWriteBuffer(d->queue, m, CL_FALSE, 0, bytes, src, 0, NULL, NULL);
+    if (rc != CL_SUCCESS)
+        return tdm_cl_fail(err, rc, "search batch: clEnqueueWriteBuffer");
+    *up += bytes;
+    return TDM_OK;
 }
 
 void tdm_search_batch_drain(tdm_device *d)

@@ -240,8 +240,8 @@ static int prunes(int salg)
  * whole ranges, longest first): the row's (every device but GPUs, whose
  * warps want a work-item per range); TANDEM_BATCH_QUEUE=on or off on every
  * device. The batch's wait for its results: the row's or TANDEM_BATCH_WAIT's,
- * but never asleep on a simulator; how its uploads go (the queue, or
- * pinned staging): the row's or TANDEM_BATCH_UPLOAD's.
+ * but never asleep on a simulator; its uploads from pinned staging or
+ * the host's tables: the row's or TANDEM_BATCH_UPLOAD's.
  * Bounds for the pruning algorithms: from the postings where the
  * request's k1, b are not the index's; else made on the device from the
  * stored ones (the terms' bounds and order from the host, which has them
@@ -264,7 +264,7 @@ static void plan_batch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t k, tdm_s
                        tdm_tune_kind_of(&sd->d->info) != TDM_KIND_SIMULATOR;
     out->batch_upload = tn->batch_upload   ? tn->batch_upload
                         : rw->batch_upload ? rw->batch_upload
-                                           : TDM_TUNE_UPLOAD_COMPUTE;
+                                           : TDM_TUNE_UPLOAD_PAGEABLE;
     out->bounds = !prunes(out->salg)  ? TDM_SBOUNDS_NONE
                   : p->device_bounds ? TDM_SBOUNDS_POSTINGS
                   : sd->fp64 && tn->batch_bounds != TDM_TUNE_BOUNDS_HOST ? TDM_SBOUNDS_STORED

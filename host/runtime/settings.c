@@ -151,10 +151,8 @@ static int search_profile = -1;
 
 static const choice on_off[] = {{"on", TDM_TUNE_ON}, {"off", TDM_TUNE_OFF}, {NULL, 0}};
 static const choice spin_sleep[] = {{"spin", TDM_TUNE_OFF}, {"sleep", TDM_TUNE_ON}, {NULL, 0}};
-static const choice uploads[] = {{"compute", TDM_TUNE_UPLOAD_COMPUTE},
-                                 {"transfer", TDM_TUNE_UPLOAD_TRANSFER},
-                                 {"pinned", TDM_TUNE_UPLOAD_PINNED},
-                                 {NULL, 0}};
+static const choice uploads[] = {
+    {"pageable", TDM_TUNE_UPLOAD_PAGEABLE}, {"pinned", TDM_TUNE_UPLOAD_PINNED}, {NULL, 0}};
 static const choice one_zero[] = {{"0", TDM_TUNE_OFF}, {"1", TDM_TUNE_ON}, {NULL, 0}};
 
 /* Every tuning switch, checked once here so that a bad value fails the open
@@ -740,9 +738,8 @@ static const tdm_settings_var vars[] = {
      "driver's blocking read or asleep until the read's completion callback (sleep on GPUs, "
      "spin elsewhere)"},
     {"TANDEM_BATCH_UPLOAD", "tuning",
-     "compute, transfer or pinned: a device batch's uploads from the host's tables on the "
-     "compute queue, on the transfer queue with a barrier on the compute queue after them, or "
-     "on the compute queue from pinned staging the tables are copied into (compute)"},
+     "pageable or pinned: a device batch's uploads from the host's tables, or from pinned "
+     "staging they are copied into (pinned on GPUs, pageable elsewhere)"},
     {"TANDEM_BATCH_HOST", "tuning",
      "on or off: a batch call's queries of up to 2^20 postings on the host path (on for CPU "
      "devices, off elsewhere; TANDEM_HOST_MAX_POSTINGS, when set, rules every query)"},

@@ -130,13 +130,9 @@ typedef struct tdm_tune_row {
     int batch_queue;         /* compressed batches through the queue kernel */
     int batch_sleep;         /* a batch's host thread waits for its results asleep
                                 (tdm_read_wait; TANDEM_BATCH_WAIT) */
-    int batch_upload;        /* a batch's uploads, TDM_TUNE_UPLOAD_* (0: compute;
-                                TANDEM_BATCH_UPLOAD): compute on every row; one
-                                H200, 1M documents, batches of 256, 16 senders,
-                                AND 131,718 q/s on the compute queue against
-                                124,693 on the transfer queue (eleventh
-                                session); 4 GPUs, where a call's uploads took
-                                3.5 ms, not measured */
+    int batch_upload;        /* a batch's uploads, TDM_TUNE_UPLOAD_* (0: pageable;
+                                TANDEM_BATCH_UPLOAD; TDM_TUNE_BATCH_UPLOAD_GPU
+                                says why) */
     /* ---- the top k of one query (drive/search_dev.c) */
     uint32_t merge_direct_keys; /* candidates (ranges x their heaps' room) the merge
                                    takes directly, without a select stage, at most
@@ -277,6 +273,19 @@ typedef struct tdm_tune_row {
  * other work. A CPU device waits in the driver (PoCL's blocking read
  * sleeps already). */
 #define TDM_TUNE_BATCH_SLEEP_GPU 1
+
+/* A GPU batch's uploads from pinned staging (batch_upload): NVIDIA's
+ * non-blocking write from pageable memory copies it while the in-order
+ * queue runs other batches' kernels, and the host's part of a call grew
+ * with its senders (4 H200s, 16 senders: 3.45 ms of buffers and uploads a
+ * call of 35 KB, eleventh session). One H100 (twelfth session), 1M
+ * documents, terabyte05 batches of 256 from 16 senders, q/s pageable /
+ * pinned, same call: AND 106,600 / 106,598 and 107,677 / 114,215, MaxScore
+ * 79,955 / 97,106, BMW 46,616 / 48,140. The transfer queue with a barrier
+ * (eleventh session) gained nothing on one H200 (AND 131,718 on the compute
+ * queue, 124,693) and is gone. CPUs: pageable (PoCL's pinned memory is the
+ * same host memory: a copy more). */
+#define TDM_TUNE_BATCH_UPLOAD_GPU TDM_TUNE_UPLOAD_PINNED
 #define TDM_TUNE_ALONE_THREADS_CPU 2u
 
 /* An OR query of many terms in a batch call alone (or_alone_terms): a
@@ -431,6 +440,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
         .batch_sleep = TDM_TUNE_BATCH_SLEEP_GPU,                                               \
+        .batch_upload = TDM_TUNE_BATCH_UPLOAD_GPU,                                             \
         .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_GPU,                                   \
         .merge_filter_max_k = TDM_TUNE_MERGE_FILTER_MAX_K_GPU,                                 \
         .alone_threads = alone,                                                                \
