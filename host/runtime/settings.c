@@ -748,7 +748,7 @@ static const tdm_settings_var vars[] = {
      "128; long OR) at once on a device, 1 to 64 (GPU 8, CPU 2)"},
     {"TANDEM_BATCH_OR_ALONE_TERMS", "tuning",
      "terms from which an OR query of a batch call runs alone instead of in a device batch, 1 "
-     "to 65536, above 1024 never (24)"},
+     "to 65536, above 1024 never (GPU 8, CPU 24)"},
     {"TANDEM_BOUNDS_CACHE_MB", "tuning",
      "MiB of a search handle's cache of bounds for other k1, b; 0: no cache (64)"},
     {"TANDEM_STAGING", "tuning",

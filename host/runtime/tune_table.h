@@ -291,9 +291,13 @@ typedef struct tdm_tune_row {
 /* An OR query of many terms in a batch call alone (or_alone_terms): a
  * device batch's ranges and merge suit short queries. GPU: learned sparse
  * queries (SPLADE++, ~44 terms) on an H200, 1M documents: OR one query at
- * a time 2,153 q/s, in batches of 500 759 q/s (issue 30); from the row's
- * auto_or_min_terms (24), unmeasured between (sweep
- * TANDEM_BATCH_OR_ALONE_TERMS: 8, 16, 24, 32, 65536 for never). CPU
+ * a time 2,153 q/s, in batches of 500 759 q/s (issue 30). 8.8M documents
+ * (eleventh session, H200): SPLADE OR in device batches 58 q/s against 274
+ * alone, and at 24 the log's queries of 13 to 23 terms (7 %) went there.
+ * 1M, one H100 (twelfth session), SPLADE++ OR k 10, batches of 500, q/s
+ * at 24 / 8 / 1: 3,551 / 3,546 / 3,950 (8 and 1 send every query alone:
+ * within the noise). 8: every learned sparse query alone, terabyte05's
+ * (2-6 terms) in device batches. CPU
  * (PoCL, 2 cores): 50k SPLADE-shaped documents, 300 SPLADE++ queries, OR
  * k 10, batches of 100, median q/s of alternating runs: the VM loaded,
  * in device batches 112, alone 146; quieter, with the merge of 4728e7b, in
@@ -301,7 +305,7 @@ typedef struct tdm_tune_row {
  * terabyte05-like queries of .gl/q.txt (2-6 terms), OR k 10, batches of
  * 256: all alone (1) against never, 634-792 against 581-792, no
  * difference: 24 too. */
-#define TDM_TUNE_OR_ALONE_TERMS_GPU 24u
+#define TDM_TUNE_OR_ALONE_TERMS_GPU 8u
 #define TDM_TUNE_OR_ALONE_TERMS_CPU 24u
 
 /* The host path's threshold (host_max_postings) by kind: a query whose
