@@ -4,7 +4,11 @@
  * non-essential: a candidate comes from the essential lists only, and the
  * non-essential ones are looked up (blocks skipped by their last docids,
  * decoded only where the candidate falls) while its partial score plus
- * the bounds left may still beat the k-th.
+ * the bounds left may still beat the k-th. With several essential lists
+ * their postings are summed a window of docids at a time, list by list
+ * (no branch a posting), and a window's documents that cannot beat the
+ * k-th with the non-essential lists' bounds, then with those of their
+ * blocks at the document, are passed before any lookup.
  *
  * Exact: the bound tests run in double with a margin over the float sum's
  * rounding (a document's float score, summed in any order, is within
