@@ -1,5 +1,6 @@
 /* GPU-BP (bp128, bp256): encoder, reference decoder, random access and the
  * device decoder on every device; corrupt payloads detected. */
+#include "codec/bp_unpack.h"
 #include "engine/engine.h"
 #include "codec_cases.h"
 
@@ -45,6 +46,136 @@ static void every_bit_width(void **state)
         ccase_lists_free(ls, count);
     }
     tdm_engine_close(e);
+}
+
+/* len values of w bits packed from bit 0 of w words, as the encoder does. */
+static void pack_plain(uint32_t *words, const uint32_t *v, uint32_t len, uint32_t w)
+{
+    for (uint32_t i = 0; w && i < len; i++) {
+        uint64_t bit = (uint64_t)i * w;
+        uint32_t wi = (uint32_t)(bit >> 5), sh = (uint32_t)(bit & 31);
+        words[wi] |= v[i] << sh;
+        if (sh + w > 32)
+            words[wi + 1] |= v[i] >> (32 - sh);
+    }
+}
+
+/* Unpacks with `path` (0 the dispatcher, 1 scalar, 2 AVX2) into a buffer of
+ * exactly len values and a guard after it; 0 where the path is missing. */
+static int unpack_with(int path, const uint32_t *words, uint32_t len, uint32_t w, uint32_t *out)
+{
+    enum { GUARD = 8 };
+    uint32_t *o = malloc((len + GUARD) * sizeof *o);
+    assert_non_null(o);
+    for (uint32_t i = 0; i < len + GUARD; i++)
+        o[i] = 0xA5A5A5A5u;
+    int ran = 1;
+    if (path == 0)
+        tdm_bp_unpack(words, len, w, o);
+    else if (path == 1)
+        tdm_bp_unpack_scalar(words, len, w, o);
+    else
+        ran = tdm_bp_unpack_avx2(words, len, w, o);
+    for (uint32_t i = len; i < len + GUARD; i++)
+        assert_int_equal(o[i], 0xA5A5A5A5u); /* nothing written past len */
+    memcpy(out, o, len * sizeof *o);
+    free(o);
+    return ran;
+}
+
+/* Every width 0..32 at every block length 1..256, from a words array of
+ * exactly the block's ceil(len * w / 32) words (ASan sees any read past
+ * it): packed random values come back, and random words (bits past the
+ * last value set too) unpack the same on every path. */
+static void unpack_paths_agree(void **state)
+{
+    (void)state;
+    tdm_rng r;
+    tdm_rng_seed(&r, 33);
+    uint32_t v[256], a[256], s[256], x[256];
+    int avx2 = 0;
+    for (uint32_t w = 0; w <= 32; w++)
+        for (uint32_t len = 1; len <= 256; len++) {
+            uint32_t nw = (uint32_t)(((uint64_t)len * w + 31) / 32);
+            uint32_t *words = calloc(nw ? nw : 1, sizeof *words);
+            assert_non_null(words);
+            uint32_t mask = w == 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
+            for (uint32_t i = 0; i < len; i++)
+                v[i] = tdm_rng_u32(&r) & mask;
+            pack_plain(words, v, len, w);
+            for (int round = 0; round < 2; round++) {
+                unpack_with(0, words, len, w, a);
+                unpack_with(1, words, len, w, s);
+                int ran = unpack_with(2, words, len, w, x);
+                avx2 |= ran;
+                for (uint32_t i = 0; i < len; i++) {
+                    if (s[i] != a[i] || (ran && x[i] != s[i]) || (round == 0 && s[i] != v[i]))
+                        fail_msg("w %u len %u value %u: packed %u, scalar %u, avx2 %u, "
+                                 "dispatch %u", w, len, i, v[i], s[i], ran ? x[i] : 0, a[i]);
+                }
+                for (uint32_t i = 0; i < nw; i++) /* then random words */
+                    words[i] = tdm_rng_u32(&r);
+            }
+            free(words);
+        }
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx2"))
+        assert_true(avx2); /* the AVX2 path was tested where the CPU has it */
+#endif
+}
+
+/* Gaps summed as unpacked, on every path: for every width 0..32 and block
+ * length 1..256, gaps with no zero, a zero at a random place and one first
+ * (allowed only where first_zero_ok), on a small base and on the highest
+ * base no sum can pass 2^32 - 1 from (all gaps 2^w - 1: the last value is
+ * 2^32 - 1), and one above it (refused: a sum might pass). 0 exactly where
+ * the sums are right and a plain running sum would accept them. */
+static void unpack_sums_agree(void **state)
+{
+    (void)state;
+    tdm_rng r;
+    tdm_rng_seed(&r, 34);
+    uint32_t g[256], s[256], x[256], d[256];
+    for (uint32_t w = 0; w <= 32; w++)
+        for (uint32_t len = 1; len <= 256; len++)
+            for (int kind = 0; kind < 6; kind++) {
+                uint32_t nw = (uint32_t)(((uint64_t)len * w + 31) / 32);
+                uint32_t mask = w == 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
+                uint64_t top = 0xFFFFFFFFull - (uint64_t)len * mask;
+                int first_ok = kind & 1, edge = kind >= 4;
+                if (edge && (uint64_t)len * mask > 0xFFFFFFFFull)
+                    continue;
+                uint32_t base = edge ? (uint32_t)top + (kind == 5) : tdm_rng_range(&r, 0, 1000);
+                for (uint32_t i = 0; i < len; i++)
+                    g[i] = edge ? mask : (tdm_rng_u32(&r) & mask) | (w ? 1 : 0);
+                if (kind == 2 || kind == 3) /* a zero gap somewhere, or first */
+                    g[kind == 3 ? 0 : tdm_rng_below(&r, len)] = 0;
+                uint32_t *words = calloc(nw ? nw : 1, sizeof *words);
+                assert_non_null(words);
+                pack_plain(words, g, len, w);
+                uint64_t acc = base;
+                int good = 1;
+                for (uint32_t i = 0; i < len; i++) {
+                    good &= g[i] != 0 || (i == 0 && first_ok);
+                    acc += g[i];
+                }
+                good &= acc <= 0xFFFFFFFFull;
+                int fits = (uint64_t)base + (uint64_t)len * mask <= 0xFFFFFFFFull;
+                int rs = tdm_bp_unpack_sum_scalar(words, len, w, base, first_ok, s);
+                int rx = tdm_bp_unpack_sum_avx2(words, len, w, base, first_ok, x);
+                int rd = tdm_bp_unpack_sum(words, len, w, base, first_ok, d);
+                if (rs != (good && fits ? 0 : -1) || rd != rs || (rx != 1 && rx != rs))
+                    fail_msg("w %u len %u kind %d: scalar %d avx2 %d dispatch %d, good %d fits %d",
+                             w, len, kind, rs, rx, rd, good, fits);
+                acc = base;
+                for (uint32_t i = 0; rs == 0 && i < len; i++) {
+                    acc += g[i];
+                    if (s[i] != (uint32_t)acc || (rx == 0 && x[i] != s[i]) || d[i] != s[i])
+                        fail_msg("w %u len %u kind %d value %u: %u / %u, want %u", w, len, kind,
+                                 i, s[i], x[i], (uint32_t)acc);
+                }
+                free(words);
+            }
 }
 
 /* Word counts no encoder writes, zero gaps and docids past 2^32-1: the
@@ -155,6 +286,8 @@ int main(void)
         cmocka_unit_test(bp128_matches_reference),
         cmocka_unit_test(bp256_matches_reference),
         cmocka_unit_test(every_bit_width),
+        cmocka_unit_test(unpack_paths_agree),
+        cmocka_unit_test(unpack_sums_agree),
         cmocka_unit_test(corrupt_payload_detected),
         cmocka_unit_test(gap_sums_checked_everywhere),
         cmocka_unit_test(compresses_dense_lists),

@@ -13,6 +13,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "bp_unpack.h"
 #include "codec.h"
 #include "codec_dev.h"
 #include "tandem.h"
@@ -54,62 +55,6 @@ static uint32_t unpack_one(const uint32_t *w, uint32_t nw, uint32_t i, uint32_t 
     uint64_t x = w[wi] | (wi + 1 < nw ? (uint64_t)w[wi + 1] << 32 : 0);
     x >>= sh;
     return width == 32 ? (uint32_t)x : (uint32_t)x & ((1u << width) - 1u);
-}
-
-/* 32 values of w bits (1..32) from in[0..w): with w a constant each value's
- * words and shifts are constants, and the loop unrolls into straight code. */
-static inline __attribute__((always_inline)) void unpack32(const uint32_t *in, uint32_t *out,
-                                                           const unsigned w)
-{
-    const uint32_t mask = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
-#pragma GCC unroll 32
-    for (unsigned j = 0; j < 32; j++) {
-        unsigned bit = j * w, i = bit >> 5, s = bit & 31;
-        uint32_t v = in[i] >> s;
-        if (s && s + w > 32)
-            v |= in[i + 1] << (32 - s);
-        out[j] = v & mask;
-    }
-}
-
-#define UNPACK_CASE(n)                                                                           \
-    case n:                                                                                      \
-        for (uint32_t g = 0; g < groups; g++)                                                    \
-            unpack32(in + g * (n), out + g * 32, (n));                                             \
-        break;
-#define UNPACK_CASES4(n) UNPACK_CASE(n) UNPACK_CASE((n) + 1) UNPACK_CASE((n) + 2) UNPACK_CASE((n) + 3)
-
-/* len values of w bits packed from bit 0 of in (ceil(len * w / 32) words,
- * no more read): whole groups of 32 by the routine of their width, the rest
- * one by one. */
-static void unpack_block(const uint32_t *in, uint32_t len, uint32_t w, uint32_t *out)
-{
-    if (w == 0) {
-        memset(out, 0, len * sizeof *out);
-        return;
-    }
-    uint32_t groups = len / 32;
-    switch (w) {
-        UNPACK_CASES4(1)
-        UNPACK_CASES4(5)
-        UNPACK_CASES4(9)
-        UNPACK_CASES4(13)
-        UNPACK_CASES4(17)
-        UNPACK_CASES4(21)
-        UNPACK_CASES4(25)
-        UNPACK_CASES4(29)
-    default:
-        break;
-    }
-    const uint32_t mask = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
-    for (uint32_t j = groups * 32; j < len; j++) {
-        uint64_t bit = (uint64_t)j * w;
-        uint32_t i = (uint32_t)(bit >> 5), s = (uint32_t)(bit & 31);
-        uint32_t v = in[i] >> s;
-        if (s && s + w > 32) /* the value's last bit lies in word i + 1 < the block's */
-            v |= in[i + 1] << (32 - s);
-        out[j] = v & mask;
-    }
 }
 
 static int bp_encode(int codec, uint32_t block, const uint32_t *values, size_t n, int delta,
@@ -242,19 +187,25 @@ static int sum_gaps(uint32_t *v, uint32_t len, uint32_t base, uint32_t b)
 }
 #endif
 
-/* The block unpacked whole, 32 values a step, then its gaps summed; a
- * damaged one unpacked again to name its first bad value (add_gap). */
+/* The block unpacked whole (bp_unpack.c). Docid gaps summed as they are
+ * unpacked where no sum can pass 2^32 - 1 (its width and base tell: nearly
+ * every block), else, or where that finds a zero gap, unpacked then summed
+ * with sum_gaps's exact test; a damaged one unpacked again to name its
+ * first bad value (add_gap). */
 static int bp_decode_block(const tdm_encoded *enc, uint32_t b, uint32_t *out, tdm_err *err)
 {
     int rc = check_block(enc, b, err);
     if (rc)
         return rc;
     uint32_t nw = enc->offsets[b + 1] - enc->offsets[b], len = tdm_encoded_block_len(enc, b);
+    uint32_t w = bp_width(nw, len);
     const uint32_t *words = enc->words + enc->offsets[b];
-    unpack_block(words, len, bp_width(nw, len), out);
+    if (enc->delta && tdm_bp_unpack_sum(words, len, w, enc->bases[b], b == 0, out) == 0)
+        return TDM_OK;
+    tdm_bp_unpack(words, len, w, out);
     if (!enc->delta || sum_gaps(out, len, enc->bases[b], b) == 0)
         return TDM_OK;
-    unpack_block(words, len, bp_width(nw, len), out);
+    tdm_bp_unpack(words, len, w, out);
     uint32_t acc = enc->bases[b];
     for (uint32_t i = 0; rc == TDM_OK && i < len; i++)
         rc = add_gap(b, i, &acc, out[i], err);

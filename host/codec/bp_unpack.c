@@ -1,0 +1,287 @@
+/* GPU-BP's bit unpacking (bp_unpack.h): the scalar path, and on x86-64 an
+ * AVX2 one chosen at run time (its functions compiled for AVX2 alone, so the
+ * build needs no -mavx2 and runs on any x86-64). */
+#include "bp_unpack.h"
+
+#include <string.h>
+
+/* 32 values of w bits (1..32) from in[0..w): with w a constant each value's
+ * words and shifts are constants, and the loop unrolls into straight code. */
+static inline __attribute__((always_inline)) void unpack32(const uint32_t *in, uint32_t *out,
+                                                           const unsigned w)
+{
+    const uint32_t mask = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
+#pragma GCC unroll 32
+    for (unsigned j = 0; j < 32; j++) {
+        unsigned bit = j * w, i = bit >> 5, s = bit & 31;
+        uint32_t v = in[i] >> s;
+        if (s && s + w > 32)
+            v |= in[i + 1] << (32 - s);
+        out[j] = v & mask;
+    }
+}
+
+#define UNPACK_CASE(n)                                                                           \
+    case n:                                                                                      \
+        for (uint32_t g = 0; g < groups; g++)                                                    \
+            unpack32(in + g * (n), out + g * 32, (n));                                           \
+        break;
+#define UNPACK_CASES4(n) UNPACK_CASE(n) UNPACK_CASE((n) + 1) UNPACK_CASE((n) + 2) UNPACK_CASE((n) + 3)
+
+/* Whole groups of 32 by the routine of their width, the rest one by one. */
+void tdm_bp_unpack_scalar(const uint32_t *in, uint32_t len, uint32_t w, uint32_t *out)
+{
+    if (w == 0) {
+        memset(out, 0, len * sizeof *out);
+        return;
+    }
+    uint32_t groups = len / 32;
+    switch (w) {
+        UNPACK_CASES4(1)
+        UNPACK_CASES4(5)
+        UNPACK_CASES4(9)
+        UNPACK_CASES4(13)
+        UNPACK_CASES4(17)
+        UNPACK_CASES4(21)
+        UNPACK_CASES4(25)
+        UNPACK_CASES4(29)
+    default:
+        break;
+    }
+    const uint32_t mask = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
+    for (uint32_t j = groups * 32; j < len; j++) {
+        uint64_t bit = (uint64_t)j * w;
+        uint32_t i = (uint32_t)(bit >> 5), s = (uint32_t)(bit & 31);
+        uint32_t v = in[i] >> s;
+        if (s && s + w > 32) /* the value's last bit lies in word i + 1 < the block's */
+            v |= in[i + 1] << (32 - s);
+        out[j] = v & mask;
+    }
+}
+
+/* No sum of the block can pass 2^32 - 1: base + len * (2^w - 1) does not. */
+static int sum_fits(uint32_t len, uint32_t w, uint32_t base)
+{
+    uint64_t most = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
+    return (uint64_t)base + len * most <= 0xFFFFFFFFu;
+}
+
+int tdm_bp_unpack_sum_scalar(const uint32_t *in, uint32_t len, uint32_t w, uint32_t base,
+                             int first_zero_ok, uint32_t *out)
+{
+    if (!sum_fits(len, w, base))
+        return -1;
+    tdm_bp_unpack_scalar(in, len, w, out);
+    uint32_t acc = base, zero = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        zero |= (out[i] == 0) & (i > 0 || !first_zero_ok);
+        out[i] = acc += out[i];
+    }
+    return zero ? -1 : 0;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2")))
+#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2")))
+
+/* Eight values of w bits are w bytes. Values 0-3 of a group are read from a
+ * 16-byte load at its first byte, 4-7 from one at byte w / 2, where value 4
+ * starts at bit 4 * (w & 1). A lane takes the 4 bytes from its value's first
+ * one (a byte shuffle within each 128-bit half), shifts its first bit down
+ * (a shift a lane) and masks: that holds the value whole where its bit in
+ * its first byte plus w is at most 32, which is every w to 26 and 28 (at 28
+ * values start at bit 0 or 4 of a byte). BITPOS: value j's first bit from
+ * its half's load. */
+#define BITPOS(j, w) (((j) & 3) * (w) + ((j) >> 2) * 4 * ((w) & 1))
+#define BYTE(j, k, w) (char)((BITPOS(j, w) >> 3) + (k))
+#define BYTES4(j, w) BYTE(j, 0, w), BYTE(j, 1, w), BYTE(j, 2, w), BYTE(j, 3, w)
+
+AVX2_INLINE __m256i group8(const uint8_t *in, const unsigned w)
+{
+    const __m256i idx = _mm256_setr_epi8(BYTES4(0, w), BYTES4(1, w), BYTES4(2, w), BYTES4(3, w),
+                                         BYTES4(4, w), BYTES4(5, w), BYTES4(6, w), BYTES4(7, w));
+    const __m256i sh = _mm256_setr_epi32(BITPOS(0, w) & 7, BITPOS(1, w) & 7, BITPOS(2, w) & 7,
+                                         BITPOS(3, w) & 7, BITPOS(4, w) & 7, BITPOS(5, w) & 7,
+                                         BITPOS(6, w) & 7, BITPOS(7, w) & 7);
+    const __m256i mask = _mm256_set1_epi32((int)((1u << w) - 1u));
+    __m128i lo = _mm_loadu_si128((const __m128i *)in);
+    __m128i hi = _mm_loadu_si128((const __m128i *)(in + (w >> 1)));
+    __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    x = _mm256_srlv_epi32(_mm256_shuffle_epi8(x, idx), sh);
+    return _mm256_and_si256(x, mask);
+}
+
+/* A block's running sum: `carry` holds the sum so far in every lane, `zero`
+ * a lane's mark of a zero gap seen. */
+typedef struct {
+    __m256i carry, zero;
+} sums;
+
+/* Eight gaps x summed onto s's carry (with sum; as they are without):
+ * prefix sums within each half, the low half's total onto the high one,
+ * then the carry. The carry's next value adds x's total, which does not
+ * wait for the carry, so one add a group is the chain. `valid`: the lanes
+ * that are values of the block (a zero in the others is padding). */
+AVX2_INLINE __m256i sum8(__m256i x, const int sum, sums *s, __m256i valid)
+{
+    if (!sum)
+        return x;
+    s->zero = _mm256_or_si256(s->zero,
+                              _mm256_and_si256(_mm256_cmpeq_epi32(x, _mm256_setzero_si256()), valid));
+    x = _mm256_add_epi32(x, _mm256_slli_si256(x, 4));
+    x = _mm256_add_epi32(x, _mm256_slli_si256(x, 8));
+    __m256i low3 = _mm256_shuffle_epi32(x, 0xFF); /* lane 3 across the low half */
+    x = _mm256_add_epi32(x, _mm256_permute2x128_si256(low3, low3, 0x08));
+    __m256i y = _mm256_add_epi32(x, s->carry);
+    s->carry = _mm256_add_epi32(s->carry, _mm256_permutevar8x32_epi32(x, _mm256_set1_epi32(7)));
+    return y;
+}
+
+/* The block's groups whose loads end within its nbytes straight from it;
+ * the rest (a load runs past the block's end, or the last group is short)
+ * from a zero-padded copy of its last bytes, and a short last group through
+ * a buffer of 8, so that nothing is read or written past the block. The
+ * copy: the first group left starts within w / 2 + 16 bytes of the end (it
+ * would fit otherwise) or is the short last one (7 values and a word's
+ * rounding: under 29 bytes), so under 31 bytes; every group left starts
+ * inside them, and its loads end under 31 + 14 + 16 = 61 bytes in. */
+AVX2_INLINE void unpack_w(const uint32_t *in32, uint32_t len, uint32_t *out, const unsigned w,
+                          const int sum, sums *s)
+{
+    const uint8_t *in = (const uint8_t *)in32;
+    const __m256i all = _mm256_set1_epi32(-1);
+    uint32_t nbytes = (uint32_t)(((uint64_t)len * w + 31) / 32) * 4, reach = (w >> 1) + 16;
+    uint32_t full = len / 8, safe = nbytes >= reach ? (nbytes - reach) / w + 1 : 0;
+    if (safe > full)
+        safe = full;
+    for (uint32_t g = 0; g < safe; g++)
+        _mm256_storeu_si256((__m256i *)(out + g * 8), sum8(group8(in + g * w, w), sum, s, all));
+    if (safe * 8 == len)
+        return;
+    uint8_t buf[64] __attribute__((aligned(32))) = {0};
+    memcpy(buf, in + safe * w, nbytes - safe * w);
+    for (uint32_t g = safe; g < full; g++)
+        _mm256_storeu_si256((__m256i *)(out + g * 8),
+                            sum8(group8(buf + (g - safe) * w, w), sum, s, all));
+    if (len % 8) {
+        uint32_t last[8];
+        __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(len % 8)),
+                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        _mm256_storeu_si256((__m256i *)last,
+                            sum8(group8(buf + (full - safe) * w, w), sum, s, valid));
+        memcpy(out + full * 8, last, (len % 8) * sizeof *out);
+    }
+}
+
+#define AVX2_CASE(n)                                                                             \
+    case n:                                                                                      \
+        unpack_w(in, len, out, n, sum, s);                                                       \
+        return 1;
+#define AVX2_CASES4(n) AVX2_CASE(n) AVX2_CASE((n) + 1) AVX2_CASE((n) + 2) AVX2_CASE((n) + 3)
+
+/* 1 done; 0 for widths 0, 27, 29-32 (never seen but in a list's rare huge
+ * gaps), which stay scalar. */
+AVX2_INLINE int unpack_any(const uint32_t *in, uint32_t len, uint32_t w, uint32_t *out,
+                           const int sum, sums *s)
+{
+    switch (w) {
+        AVX2_CASES4(1)
+        AVX2_CASES4(5)
+        AVX2_CASES4(9)
+        AVX2_CASES4(13)
+        AVX2_CASES4(17)
+        AVX2_CASES4(21)
+        AVX2_CASE(25)
+        AVX2_CASE(26)
+        AVX2_CASE(28)
+    default:
+        return 0;
+    }
+}
+
+AVX2 static void unpack_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_t *out)
+{
+    sums none;
+    if (!unpack_any(in, len, w, out, 0, &none))
+        tdm_bp_unpack_scalar(in, len, w, out);
+}
+
+/* A zero gap was marked: it is allowed only first, and where first_ok.
+ * With no sum wrapping, gap i is zero exactly where value i equals the one
+ * before (or the base). */
+static int zero_allowed(const uint32_t *out, uint32_t len, int first_ok)
+{
+    if (!first_ok)
+        return 0;
+    for (uint32_t i = 1; i < len; i++)
+        if (out[i] == out[i - 1])
+            return 0;
+    return 1;
+}
+
+AVX2 static int unpack_sum_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_t base,
+                                int first_zero_ok, uint32_t *out)
+{
+    if (!sum_fits(len, w, base))
+        return -1;
+    sums s = {_mm256_set1_epi32((int)base), _mm256_setzero_si256()};
+    if (!unpack_any(in, len, w, out, 1, &s))
+        return tdm_bp_unpack_sum_scalar(in, len, w, base, first_zero_ok, out);
+    if (_mm256_testz_si256(s.zero, s.zero) || zero_allowed(out, len, first_zero_ok))
+        return 0;
+    return -1;
+}
+
+static int have_avx2(void)
+{
+    return __builtin_cpu_supports("avx2");
+}
+#else
+static int have_avx2(void)
+{
+    return 0;
+}
+
+static void unpack_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_t *out)
+{
+    tdm_bp_unpack_scalar(in, len, w, out);
+}
+
+static int unpack_sum_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_t base,
+                           int first_zero_ok, uint32_t *out)
+{
+    return tdm_bp_unpack_sum_scalar(in, len, w, base, first_zero_ok, out);
+}
+#endif
+
+int tdm_bp_unpack_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_t *out)
+{
+    if (!have_avx2())
+        return 0;
+    unpack_avx2(in, len, w, out);
+    return 1;
+}
+
+void tdm_bp_unpack(const uint32_t *in, uint32_t len, uint32_t w, uint32_t *out)
+{
+    if (have_avx2())
+        unpack_avx2(in, len, w, out);
+    else
+        tdm_bp_unpack_scalar(in, len, w, out);
+}
+
+int tdm_bp_unpack_sum_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_t base,
+                           int first_zero_ok, uint32_t *out)
+{
+    return have_avx2() ? unpack_sum_avx2(in, len, w, base, first_zero_ok, out) : 1;
+}
+
+int tdm_bp_unpack_sum(const uint32_t *in, uint32_t len, uint32_t w, uint32_t base,
+                      int first_zero_ok, uint32_t *out)
+{
+    if (have_avx2())
+        return unpack_sum_avx2(in, len, w, base, first_zero_ok, out);
+    return tdm_bp_unpack_sum_scalar(in, len, w, base, first_zero_ok, out);
+}
