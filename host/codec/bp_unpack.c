@@ -98,7 +98,9 @@ int tdm_bp_unpack_sum_scalar(const uint32_t *in, uint32_t len, uint32_t w, uint3
 #define BYTE(j, k, w) (char)((BITPOS(j, w) >> 3) + (k))
 #define BYTES4(j, w) BYTE(j, 0, w), BYTE(j, 1, w), BYTE(j, 2, w), BYTE(j, 3, w)
 
-AVX2_INLINE __m256i group8(const uint8_t *in, const unsigned w)
+/* The group's 8 values from its two loads: `off` adds to each half's byte
+ * indices (a masked load starts at a word, before its group's byte). */
+AVX2_INLINE __m256i extract8(__m128i lo, __m128i hi, __m256i off, const unsigned w)
 {
     const __m256i idx = _mm256_setr_epi8(BYTES4(0, w), BYTES4(1, w), BYTES4(2, w), BYTES4(3, w),
                                          BYTES4(4, w), BYTES4(5, w), BYTES4(6, w), BYTES4(7, w));
@@ -106,11 +108,41 @@ AVX2_INLINE __m256i group8(const uint8_t *in, const unsigned w)
                                          BITPOS(3, w) & 7, BITPOS(4, w) & 7, BITPOS(5, w) & 7,
                                          BITPOS(6, w) & 7, BITPOS(7, w) & 7);
     const __m256i mask = _mm256_set1_epi32((int)((1u << w) - 1u));
+    __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    x = _mm256_srlv_epi32(_mm256_shuffle_epi8(x, _mm256_add_epi8(idx, off)), sh);
+    return _mm256_and_si256(x, mask);
+}
+
+/* The group at `in`, its 16-byte loads within the block. */
+AVX2_INLINE __m256i group8(const uint8_t *in, const unsigned w)
+{
     __m128i lo = _mm_loadu_si128((const __m128i *)in);
     __m128i hi = _mm_loadu_si128((const __m128i *)(in + (w >> 1)));
-    __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-    x = _mm256_srlv_epi32(_mm256_shuffle_epi8(x, idx), sh);
-    return _mm256_and_si256(x, mask);
+    return extract8(lo, hi, _mm256_setzero_si256(), w);
+}
+
+/* 16 bytes from the word holding byte `at` of the block, the words at or
+ * past its end (nbytes, a whole number of words) masked: never read, zero.
+ * *off: at's byte within the word. */
+AVX2_INLINE __m128i load_masked(const uint8_t *in, uint32_t at, uint32_t nbytes, int *off)
+{
+    int word = (int)(at >> 2), left = (int)(nbytes >> 2) - word;
+    __m128i m = _mm_cmpgt_epi32(_mm_set1_epi32(left), _mm_setr_epi32(0, 1, 2, 3));
+    *off = (int)(at & 3);
+    return _mm_maskload_epi32((const int *)(left > 0 ? in + 4 * word : in), m);
+}
+
+/* The group at byte `at` of the block whose loads would run past its end:
+ * masked loads, so a half's last bytes read as zero. Every byte index plus
+ * its offset stays in its half: at most 12 + 3 (widths to 26; at 28 a group
+ * starts on a word). */
+AVX2_INLINE __m256i group8_tail(const uint8_t *in, uint32_t at, uint32_t nbytes, const unsigned w)
+{
+    int olo, ohi;
+    __m128i lo = load_masked(in, at, nbytes, &olo);
+    __m128i hi = load_masked(in, at + (w >> 1), nbytes, &ohi);
+    __m256i off = _mm256_inserti128_si256(_mm256_set1_epi8((char)olo), _mm_set1_epi8((char)ohi), 1);
+    return extract8(lo, hi, off, w);
 }
 
 /* A block's running sum: `carry` holds the sum so far in every lane, `zero`
@@ -139,14 +171,10 @@ AVX2_INLINE __m256i sum8(__m256i x, const int sum, sums *s, __m256i valid)
     return y;
 }
 
-/* The block's groups whose loads end within its nbytes straight from it;
- * the rest (a load runs past the block's end, or the last group is short)
- * from a zero-padded copy of its last bytes, and a short last group through
- * a buffer of 8, so that nothing is read or written past the block. The
- * copy: the first group left starts within w / 2 + 16 bytes of the end (it
- * would fit otherwise) or is the short last one (7 values and a word's
- * rounding: under 29 bytes), so under 31 bytes; every group left starts
- * inside them, and its loads end under 31 + 14 + 16 = 61 bytes in. */
+/* The block's groups whose loads end within its nbytes straight from it,
+ * the rest (a load would run past the block's end, or the last group is
+ * short) by masked loads, and a short last group stored masked: nothing
+ * read or written past the block. */
 AVX2_INLINE void unpack_w(const uint32_t *in32, uint32_t len, uint32_t *out, const unsigned w,
                           const int sum, sums *s)
 {
@@ -156,22 +184,17 @@ AVX2_INLINE void unpack_w(const uint32_t *in32, uint32_t len, uint32_t *out, con
     uint32_t full = len / 8, safe = nbytes >= reach ? (nbytes - reach) / w + 1 : 0;
     if (safe > full)
         safe = full;
-    for (uint32_t g = 0; g < safe; g++)
+    uint32_t g = 0;
+    for (; g < safe; g++)
         _mm256_storeu_si256((__m256i *)(out + g * 8), sum8(group8(in + g * w, w), sum, s, all));
-    if (safe * 8 == len)
-        return;
-    uint8_t buf[64] __attribute__((aligned(32))) = {0};
-    memcpy(buf, in + safe * w, nbytes - safe * w);
-    for (uint32_t g = safe; g < full; g++)
+    for (; g < full; g++)
         _mm256_storeu_si256((__m256i *)(out + g * 8),
-                            sum8(group8(buf + (g - safe) * w, w), sum, s, all));
+                            sum8(group8_tail(in, g * w, nbytes, w), sum, s, all));
     if (len % 8) {
-        uint32_t last[8];
         __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(len % 8)),
                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        _mm256_storeu_si256((__m256i *)last,
-                            sum8(group8(buf + (full - safe) * w, w), sum, s, valid));
-        memcpy(out + full * 8, last, (len % 8) * sizeof *out);
+        _mm256_maskstore_epi32((int *)(out + full * 8), valid,
+                               sum8(group8_tail(in, full * w, nbytes, w), sum, s, valid));
     }
 }
 
