@@ -60,7 +60,7 @@ static void pack_plain(uint32_t *words, const uint32_t *v, uint32_t len, uint32_
     }
 }
 
-/* Unpacks with `path` (0 the dispatcher, 1 scalar, 2 AVX2) into a buffer of
+/* Unpacks with `path` (0 the dispatcher, 1 scalar, 2 AVX2, 3 AVX-512) into a buffer of
  * exactly len values and a guard after it; 0 where the path is missing. */
 static int unpack_with(int path, const uint32_t *words, uint32_t len, uint32_t w, uint32_t *out)
 {
@@ -74,8 +74,10 @@ static int unpack_with(int path, const uint32_t *words, uint32_t len, uint32_t w
         tdm_bp_unpack(words, len, w, o);
     else if (path == 1)
         tdm_bp_unpack_scalar(words, len, w, o);
-    else
+    else if (path == 2)
         ran = tdm_bp_unpack_avx2(words, len, w, o);
+    else
+        ran = tdm_bp_unpack_avx512(words, len, w, o);
     for (uint32_t i = len; i < len + GUARD; i++)
         assert_int_equal(o[i], 0xA5A5A5A5u); /* nothing written past len */
     memcpy(out, o, len * sizeof *o);
@@ -92,8 +94,8 @@ static void unpack_paths_agree(void **state)
     (void)state;
     tdm_rng r;
     tdm_rng_seed(&r, 33);
-    uint32_t v[256], a[256], s[256], x[256];
-    int avx2 = 0;
+    uint32_t v[256], a[256], s[256], x[256], z[256];
+    int avx2 = 0, avx512 = 0;
     for (uint32_t w = 0; w <= 32; w++)
         for (uint32_t len = 1; len <= 256; len++) {
             uint32_t nw = (uint32_t)(((uint64_t)len * w + 31) / 32);
@@ -107,11 +109,15 @@ static void unpack_paths_agree(void **state)
                 unpack_with(0, words, len, w, a);
                 unpack_with(1, words, len, w, s);
                 int ran = unpack_with(2, words, len, w, x);
+                int ranz = unpack_with(3, words, len, w, z);
                 avx2 |= ran;
+                avx512 |= ranz;
                 for (uint32_t i = 0; i < len; i++) {
-                    if (s[i] != a[i] || (ran && x[i] != s[i]) || (round == 0 && s[i] != v[i]))
+                    if (s[i] != a[i] || (ran && x[i] != s[i]) || (ranz && z[i] != s[i]) ||
+                        (round == 0 && s[i] != v[i]))
                         fail_msg("w %u len %u value %u: packed %u, scalar %u, avx2 %u, "
-                                 "dispatch %u", w, len, i, v[i], s[i], ran ? x[i] : 0, a[i]);
+                                 "avx512 %u, dispatch %u", w, len, i, v[i], s[i], ran ? x[i] : 0,
+                                 ranz ? z[i] : 0, a[i]);
                 }
                 for (uint32_t i = 0; i < nw; i++) /* then random words */
                     words[i] = tdm_rng_u32(&r);
@@ -121,6 +127,8 @@ static void unpack_paths_agree(void **state)
 #if defined(__x86_64__) && defined(__GNUC__)
     if (__builtin_cpu_supports("avx2"))
         assert_true(avx2); /* the AVX2 path was tested where the CPU has it */
+    if (__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw"))
+        assert_true(avx512);
 #endif
 }
 
@@ -135,7 +143,7 @@ static void unpack_sums_agree(void **state)
     (void)state;
     tdm_rng r;
     tdm_rng_seed(&r, 34);
-    uint32_t g[256], s[256], x[256], d[256];
+    uint32_t g[256], s[256], x[256], z[256], d[256];
     for (uint32_t w = 0; w <= 32; w++)
         for (uint32_t len = 1; len <= 256; len++)
             for (int kind = 0; kind < 6; kind++) {
@@ -163,16 +171,19 @@ static void unpack_sums_agree(void **state)
                 int fits = (uint64_t)base + (uint64_t)len * mask <= 0xFFFFFFFFull;
                 int rs = tdm_bp_unpack_sum_scalar(words, len, w, base, first_ok, s);
                 int rx = tdm_bp_unpack_sum_avx2(words, len, w, base, first_ok, x);
+                int rz = tdm_bp_unpack_sum_avx512(words, len, w, base, first_ok, z);
                 int rd = tdm_bp_unpack_sum(words, len, w, base, first_ok, d);
-                if (rs != (good && fits ? 0 : -1) || rd != rs || (rx != 1 && rx != rs))
-                    fail_msg("w %u len %u kind %d: scalar %d avx2 %d dispatch %d, good %d fits %d",
-                             w, len, kind, rs, rx, rd, good, fits);
+                if (rs != (good && fits ? 0 : -1) || rd != rs || (rx != 1 && rx != rs) ||
+                    (rz != 1 && rz != rs))
+                    fail_msg("w %u len %u kind %d: scalar %d avx2 %d avx512 %d dispatch %d, "
+                             "good %d fits %d", w, len, kind, rs, rx, rz, rd, good, fits);
                 acc = base;
                 for (uint32_t i = 0; rs == 0 && i < len; i++) {
                     acc += g[i];
-                    if (s[i] != (uint32_t)acc || (rx == 0 && x[i] != s[i]) || d[i] != s[i])
-                        fail_msg("w %u len %u kind %d value %u: %u / %u, want %u", w, len, kind,
-                                 i, s[i], x[i], (uint32_t)acc);
+                    if (s[i] != (uint32_t)acc || (rx == 0 && x[i] != s[i]) ||
+                        (rz == 0 && z[i] != s[i]) || d[i] != s[i])
+                        fail_msg("w %u len %u kind %d value %u: %u / %u / %u, want %u", w, len,
+                                 kind, i, s[i], x[i], z[i], (uint32_t)acc);
                 }
                 free(words);
             }

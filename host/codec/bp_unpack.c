@@ -1,8 +1,10 @@
-/* GPU-BP's bit unpacking (bp_unpack.h): the scalar path, and on x86-64 an
- * AVX2 one chosen at run time (its functions compiled for AVX2 alone, so the
- * build needs no -mavx2 and runs on any x86-64). */
+/* GPU-BP's bit unpacking (bp_unpack.h): the scalar path, on x86-64 an AVX2
+ * one (its functions compiled for AVX2 alone, so the build needs no -mavx2
+ * and runs on any x86-64), and the choice at run time among them and
+ * bp_unpack_avx512.c's. */
 #include "bp_unpack.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 /* 32 values of w bits (1..32) from in[0..w): with w a constant each value's
@@ -78,6 +80,19 @@ int tdm_bp_unpack_sum_scalar(const uint32_t *in, uint32_t len, uint32_t w, uint3
         out[i] = acc += out[i];
     }
     return zero ? -1 : 0;
+}
+
+/* A zero gap was marked: it is allowed only first, and where first_ok.
+ * With no sum wrapping, gap i is zero exactly where value i equals the one
+ * before (or the base). */
+static int zero_allowed(const uint32_t *out, uint32_t len, int first_ok)
+{
+    if (!first_ok)
+        return 0;
+    for (uint32_t i = 1; i < len; i++)
+        if (out[i] == out[i - 1])
+            return 0;
+    return 1;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -231,19 +246,6 @@ AVX2 static void unpack_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint3
         tdm_bp_unpack_scalar(in, len, w, out);
 }
 
-/* A zero gap was marked: it is allowed only first, and where first_ok.
- * With no sum wrapping, gap i is zero exactly where value i equals the one
- * before (or the base). */
-static int zero_allowed(const uint32_t *out, uint32_t len, int first_ok)
-{
-    if (!first_ok)
-        return 0;
-    for (uint32_t i = 1; i < len; i++)
-        if (out[i] == out[i - 1])
-            return 0;
-    return 1;
-}
-
 AVX2 static int unpack_sum_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_t base,
                                 int first_zero_ok, uint32_t *out)
 {
@@ -279,6 +281,31 @@ static int unpack_sum_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_
 }
 #endif
 
+static int unpack_sum_avx512(const uint32_t *in, uint32_t len, uint32_t w, uint32_t base,
+                             int first_zero_ok, uint32_t *out)
+{
+    if (!sum_fits(len, w, base))
+        return -1;
+    int zero;
+    if (!tdm_bp_avx512_unpack_sum(in, len, w, base, out, &zero))
+        return tdm_bp_unpack_sum_scalar(in, len, w, base, first_zero_ok, out);
+    return !zero || zero_allowed(out, len, first_zero_ok) ? 0 : -1;
+}
+
+enum { PATH_SCALAR = 1, PATH_AVX2, PATH_AVX512 };
+
+/* The CPU's best path, asked once (0: not yet). */
+static int best_path(void)
+{
+    static _Atomic int path;
+    int p = atomic_load_explicit(&path, memory_order_relaxed);
+    if (!p) {
+        p = tdm_bp_avx512_ok() ? PATH_AVX512 : have_avx2() ? PATH_AVX2 : PATH_SCALAR;
+        atomic_store_explicit(&path, p, memory_order_relaxed);
+    }
+    return p;
+}
+
 int tdm_bp_unpack_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_t *out)
 {
     if (!have_avx2())
@@ -287,12 +314,29 @@ int tdm_bp_unpack_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_t *o
     return 1;
 }
 
+int tdm_bp_unpack_avx512(const uint32_t *in, uint32_t len, uint32_t w, uint32_t *out)
+{
+    if (!tdm_bp_avx512_ok())
+        return 0;
+    if (!tdm_bp_avx512_unpack(in, len, w, out))
+        tdm_bp_unpack_scalar(in, len, w, out);
+    return 1;
+}
+
 void tdm_bp_unpack(const uint32_t *in, uint32_t len, uint32_t w, uint32_t *out)
 {
-    if (have_avx2())
+    switch (best_path()) {
+    case PATH_AVX512:
+        if (!tdm_bp_avx512_unpack(in, len, w, out))
+            tdm_bp_unpack_scalar(in, len, w, out);
+        break;
+    case PATH_AVX2:
         unpack_avx2(in, len, w, out);
-    else
+        break;
+    default:
         tdm_bp_unpack_scalar(in, len, w, out);
+        break;
+    }
 }
 
 int tdm_bp_unpack_sum_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_t base,
@@ -301,10 +345,21 @@ int tdm_bp_unpack_sum_avx2(const uint32_t *in, uint32_t len, uint32_t w, uint32_
     return have_avx2() ? unpack_sum_avx2(in, len, w, base, first_zero_ok, out) : 1;
 }
 
+int tdm_bp_unpack_sum_avx512(const uint32_t *in, uint32_t len, uint32_t w, uint32_t base,
+                             int first_zero_ok, uint32_t *out)
+{
+    return tdm_bp_avx512_ok() ? unpack_sum_avx512(in, len, w, base, first_zero_ok, out) : 1;
+}
+
 int tdm_bp_unpack_sum(const uint32_t *in, uint32_t len, uint32_t w, uint32_t base,
                       int first_zero_ok, uint32_t *out)
 {
-    if (have_avx2())
+    switch (best_path()) {
+    case PATH_AVX512:
+        return unpack_sum_avx512(in, len, w, base, first_zero_ok, out);
+    case PATH_AVX2:
         return unpack_sum_avx2(in, len, w, base, first_zero_ok, out);
-    return tdm_bp_unpack_sum_scalar(in, len, w, base, first_zero_ok, out);
+    default:
+        return tdm_bp_unpack_sum_scalar(in, len, w, base, first_zero_ok, out);
+    }
 }
