@@ -58,7 +58,11 @@ typedef struct ms {
     uint32_t *sd;    /* [nt] the candidate s[t] is of (END: none): candidates come
                         in ascending docid order, so no score is ever cleared */
     uint32_t *wdoc;  /* [WIN] a window's documents that may beat the threshold */
-    double *wpart, *wbound; /* [WIN] their essential sums and block bounds */
+    double *wpart;   /* [WIN] their essential sums */
+    double *wpre;    /* [WIN * nt] document j's non-essential block bounds at
+                        it summed over ord[0..i] at [j * ne + i] (win_blocks) */
+    float *wsc;      /* [WIN * nt] its score in ord[i] at [j * ne + i] (win_lists) */
+    uint32_t *widx;  /* [WIN] the documents j left (win_lists) */
     double *acc;     /* [WIN] a window's essential sums, 0 between windows */
     uint64_t *bits;  /* [WIN / 64] its documents with an essential posting */
 } ms;
@@ -375,14 +379,13 @@ static uint32_t win_gather(const ms *x, size_t ne, uint32_t span)
     return n;
 }
 
-/* wbound[j]: the non-essential lists' block bounds at the window's
- * document j summed (in ord's order; a list past its end adds 0), each
- * list's blocks walked once over the window, undecoded; the cursors'
- * blocks moved to lo's. */
+/* wpre[j * ne + i]: the non-essential lists' block bounds at the window's
+ * document j summed over ord[0..i] (in ord's order; a list past its end
+ * adds 0), each list's blocks walked once over the window, undecoded; the
+ * cursors' blocks moved to lo's. */
 static void win_blocks(const ms *x, size_t ne, uint32_t lo, uint32_t n)
 {
-    for (uint32_t j = 0; j < n; j++)
-        x->wbound[j] = 0;
+    double *wp = x->wpre;
     for (size_t i = 0; i < ne; i++) {
         mcur *c = &x->cs[x->ord[i]];
         cur_skip(c, lo);
@@ -397,9 +400,46 @@ static void win_blocks(const ms *x, size_t ne, uint32_t lo, uint32_t n)
                                                          c->w)
                                : 0;
             }
-            x->wbound[j] += bb;
+            wp[j * ne + i] = (i ? wp[j * ne + i - 1] : 0) + bb;
         }
     }
+}
+
+/* The window's n documents of win_gather looked up list at a time,
+ * highest bound first (each list sought once a window, in ascending docid
+ * order, a block decoded only where a document falls): a document leaves
+ * once its sum with the block bounds at it of the lists left cannot beat
+ * thr (no push comes before the last list: thr stays). wpart[j] becomes
+ * its sum, wsc its scores (0.0f: absent); those left into widx, their
+ * count returned, or an error. */
+static int win_lists(const ms *x, size_t ne, uint32_t lo, uint32_t n, float thr)
+{
+    double mult = x->mult, *part = x->wpart;
+    const double *wp = x->wpre;
+    uint32_t *w = x->widx, m = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        w[m] = j;
+        m += (part[j] + (ne ? wp[(size_t)j * ne + ne - 1] : 0)) * mult > thr;
+    }
+    for (size_t i = ne; i-- > 0 && m;) {
+        mcur *c = &x->cs[x->ord[i]];
+        uint32_t left = 0;
+        for (uint32_t q = 0; q < m; q++) {
+            uint32_t j = w[q], d = lo + x->wdoc[j];
+            float s = 0.0f;
+            int rc = cur_seek(x, c, d);
+            if (!rc && c->d == d)
+                rc = cur_score(x, c, &s);
+            if (rc)
+                return rc;
+            x->wsc[(size_t)j * ne + i] = s;
+            part[j] += s;
+            w[left] = j;
+            left += (part[j] + (i ? wp[(size_t)j * ne + i - 1] : 0)) * mult > thr;
+        }
+        m = left;
+    }
+    return (int)m;
 }
 
 /* Several essential lists: the documents of [lo, hi] (lo the least
@@ -409,9 +449,10 @@ static void win_blocks(const ms *x, size_t ne, uint32_t lo, uint32_t n)
  * order essential() adds them: no branch a posting), then the documents in
  * ascending order: those whose sum cannot beat the threshold with the
  * non-essential lists' bounds, then with their blocks' at the document,
- * are passed; the others looked up as walk()'s candidates are. The
- * threshold may rise within the window: ne stays (its essential lists a
- * superset of the new ones), the tests use the new threshold. */
+ * are passed; the others looked up list at a time (win_lists), then
+ * pushed in ascending order. The threshold may rise with the pushes: ne
+ * stays (its essential lists a superset of the new ones), the last test
+ * uses the new threshold. */
 static int window(const ms *x, size_t ne, uint32_t lo)
 {
     size_t nt = x->m->nt;
@@ -446,20 +487,19 @@ static int window(const ms *x, size_t ne, uint32_t lo)
     }
     uint32_t n = win_gather(x, ne, hi - lo);
     win_blocks(x, ne, lo, n);
-    float thr = threshold(x->m->top);
-    for (uint32_t j = 0; j < n; j++) {
-        double part = x->wpart[j];
-        if ((part + x->wbound[j]) * x->mult <= thr)
+    int m = win_lists(x, ne, lo, n, threshold(x->m->top));
+    if (m < 0)
+        return m;
+    for (int q = 0; q < m; q++) {
+        uint32_t j = x->widx[q], d = lo + x->wdoc[j];
+        if (x->wpart[j] * x->mult <= threshold(x->m->top))
             continue;
-        uint32_t d = lo + x->wdoc[j];
-        int rc = lookup(x, ne, d, part, thr);
-        if (rc < 0)
-            return rc;
-        if (rc) {
-            win_scores(x, ne, d);
-            push(x, d);
-            thr = threshold(x->m->top);
+        for (size_t i = 0; i < ne; i++) {
+            x->s[x->ord[i]] = x->wsc[(size_t)j * ne + i];
+            x->sd[x->ord[i]] = d;
         }
+        win_scores(x, ne, d);
+        push(x, d);
     }
     return win_pass(x, ne);
 }
@@ -517,7 +557,7 @@ size_t tdm_hms_bytes(size_t nt, uint32_t maxbs)
 {
     return up16(nt * sizeof(mcur)) + up16(nt * sizeof(uint32_t)) + up16(nt * sizeof(double)) +
            up16(nt * sizeof(float)) + up16(nt * sizeof(uint32_t)) +
-           WIN * (3 * sizeof(double) + sizeof(uint32_t)) +
+           WIN * ((2 + nt) * sizeof(double) + nt * sizeof(float) + 2 * sizeof(uint32_t)) +
            WIN / 64 * sizeof(uint64_t) +
            3 * nt * maxbs * sizeof(uint32_t);
 }
@@ -555,10 +595,14 @@ int tdm_hms_rank(const tdm_hms *m, void *mem)
     p += WIN * sizeof *x.acc;
     x.wpart = (double *)p;
     p += WIN * sizeof *x.wpart;
-    x.wbound = (double *)p;
-    p += WIN * sizeof *x.wbound;
+    x.wpre = (double *)p;
+    p += WIN * nt * sizeof *x.wpre;
     x.wdoc = (uint32_t *)p;
     p += WIN * sizeof *x.wdoc;
+    x.wsc = (float *)p;
+    p += WIN * nt * sizeof *x.wsc;
+    x.widx = (uint32_t *)p;
+    p += WIN * sizeof *x.widx;
     x.bits = (uint64_t *)p;
     p += WIN / 64 * sizeof *x.bits;
     memset(x.acc, 0, WIN * sizeof *x.acc);

@@ -8,7 +8,10 @@
  * their postings are summed a window of docids at a time, list by list
  * (no branch a posting), and a window's documents that cannot beat the
  * k-th with the non-essential lists' bounds, then with those of their
- * blocks at the document, are passed before any lookup.
+ * blocks at the document, are passed before any lookup; the others are
+ * looked up list at a time (each list sought once a window, in docid
+ * order), a document dropped once it cannot beat the k-th with the block
+ * bounds of the lists left.
  *
  * Exact: the bound tests run in double with a margin over the float sum's
  * rounding (a document's float score, summed in any order, is within
