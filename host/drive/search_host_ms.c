@@ -150,7 +150,7 @@ static void cur_skip(mcur *c, uint32_t d)
  * the stored bounds apply). */
 static double block_bound(mcur *c)
 {
-    if (c->bblk != c->blk) { /* a lookup asks it again for each candidate in the block */
+    if (c->bblk != c->blk) { /* one_essential asks it again while a block is passed */
         c->bblk = c->blk;
         c->bb = tdm_score_stored_scale(tdm_ilist_block_max(&c->h->l, c->blk), c->w);
     }
@@ -211,62 +211,6 @@ static size_t split(const ms *x, size_t ne, float thr)
     return ne;
 }
 
-/* Scores of candidate d from the essential cursors at it (moved past it):
- * their real sum, and the least docid among the essential cursors after. */
-static int essential(const ms *x, size_t ne, uint32_t d, double *part, uint32_t *next)
-{
-    double p = 0;
-    uint32_t nd = END;
-    for (size_t i = ne; i < x->m->nt; i++) {
-        mcur *c = &x->cs[x->ord[i]];
-        if (c->d == d) {
-            float s;
-            int rc = cur_score(x, c, &s);
-            if (!rc)
-                rc = cur_next(x, c);
-            if (rc)
-                return rc;
-            x->s[c->t] = s;
-            x->sd[c->t] = d;
-            p += s;
-        }
-        nd = c->d < nd ? c->d : nd;
-    }
-    *part = p;
-    *next = nd;
-    return TDM_OK;
-}
-
-/* The non-essential lists looked up for d, highest bound first, while d
- * may still beat thr (with the bounds of the lists left, and of the block
- * d would be in: a block that cannot lift d is not decoded): 1 where it
- * may, 0 where not, or an error. */
-static int lookup(const ms *x, size_t ne, uint32_t d, double part, float thr)
-{
-    for (size_t i = ne; i-- > 0;) {
-        if ((part + x->pre[i]) * x->mult <= thr)
-            return 0;
-        mcur *c = &x->cs[x->ord[i]];
-        if (c->d < d) {
-            cur_skip(c, d);
-            double rest = i ? x->pre[i - 1] : 0;
-            if (c->blk < c->nb && (part + rest + block_bound(c)) * x->mult <= thr)
-                return 0;
-        }
-        int rc = cur_seek(x, c, d);
-        if (!rc && c->d == d) {
-            float s;
-            rc = cur_score(x, c, &s);
-            x->s[c->t] = s;
-            x->sd[c->t] = d;
-            part += s;
-        }
-        if (rc)
-            return rc; /* negative */
-    }
-    return part * x->mult > thr;
-}
-
 /* d's score summed as the oracle sums it, to the top k. */
 static void push(const ms *x, uint32_t d)
 {
@@ -287,10 +231,10 @@ static uint32_t least(const ms *x, size_t ne)
 /* One essential list c left (the last of ord; the ne = nt - 1 others,
  * whose bounds sum to pre[ne - 1], are looked up): c moved to its first
  * posting at or after its own that may beat thr with them, END where none
- * may. A posting that cannot is one lookup() refuses at its first test
- * (its score the candidate's whole essential part), and a block whose
- * bound cannot is passed undecoded: no candidate, no top-k change, the
- * same answer. */
+ * may (window() from there). A posting that cannot is one win_gather
+ * drops (its score the document's whole essential part), and a block
+ * whose bound cannot is passed undecoded: no candidate, no top-k change,
+ * the same answer. */
 static int one_essential(const ms *x, mcur *c, size_t ne, float thr)
 {
     double rest = x->pre[ne - 1], mult = x->mult;
@@ -442,11 +386,11 @@ static int win_lists(const ms *x, size_t ne, uint32_t lo, uint32_t n, float thr)
     return (int)m;
 }
 
-/* Several essential lists: the documents of [lo, hi] (lo the least
+/* The essential lists (one or more): the documents of [lo, hi] (lo the least
  * essential docid, hi at most the first end of the essential cursors'
  * blocks, so each list's postings there are in its cursor's scored block)
- * summed list at a time in ord's order into acc (each sum in double, in the
- * order essential() adds them: no branch a posting), then the documents in
+ * summed list at a time in ord's order into acc (each sum in double: no
+ * branch a posting), then the documents in
  * ascending order: those whose sum cannot beat the threshold with the
  * non-essential lists' bounds, then with their blocks' at the document,
  * are passed; the others looked up list at a time (win_lists), then
@@ -511,39 +455,21 @@ static int walk(const ms *x)
     size_t ne = split(x, 0, thr);
     uint32_t d = least(x, ne);
     while (ne < nt && d != END) {
-        if (ne + 1 == nt) {
+        if (ne + 1 == nt) { /* its postings and blocks that cannot beat thr passed first */
             mcur *c = &x->cs[x->ord[ne]];
             int rc = one_essential(x, c, ne, thr);
             if (rc)
                 return rc;
             if ((d = c->d) == END)
                 break;
-        } else {
-            int rc = window(x, ne, d);
-            if (rc)
-                return rc;
-            float nthr = threshold(x->m->top);
-            if (nthr != thr)
-                ne = split(x, ne, thr = nthr);
-            d = least(x, ne);
-            continue;
         }
-        double part = 0;
-        uint32_t next = END;
-        int rc = essential(x, ne, d, &part, &next);
-        if (!rc)
-            rc = lookup(x, ne, d, part, thr);
-        if (rc < 0)
-            return rc;
+        int rc = window(x, ne, d);
         if (rc)
-            push(x, d);
+            return rc;
         float nthr = threshold(x->m->top);
-        if (nthr != thr) {
-            size_t nne = split(x, ne, thr = nthr);
-            next = nne != ne ? least(x, nne) : next;
-            ne = nne;
-        }
-        d = next;
+        if (nthr != thr)
+            ne = split(x, ne, thr = nthr);
+        d = least(x, ne);
     }
     return TDM_OK;
 }

@@ -4,9 +4,10 @@
  * non-essential: a candidate comes from the essential lists only, and the
  * non-essential ones are looked up (blocks skipped by their last docids,
  * decoded only where the candidate falls) while its partial score plus
- * the bounds left may still beat the k-th. With several essential lists
- * their postings are summed a window of docids at a time, list by list
- * (no branch a posting), and a window's documents that cannot beat the
+ * the bounds left may still beat the k-th. The essential lists' postings
+ * are summed a window of docids at a time, list by list (no branch a
+ * posting; one essential list left first skips its postings and blocks
+ * that cannot beat the k-th with the others' bounds), and a window's documents that cannot beat the
  * k-th with the non-essential lists' bounds, then with those of their
  * blocks at the document, are passed before any lookup; the others are
  * looked up list at a time (each list sought once a window, in docid
