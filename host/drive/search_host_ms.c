@@ -323,6 +323,24 @@ static uint32_t win_gather(const ms *x, size_t ne, uint32_t span)
     return n;
 }
 
+/* One essential list c (ne = nt - 1 >= 1): its postings to hi are the
+ * window's documents, gathered as win_gather gathers them, without the
+ * accumulators; c->we set, their count returned. */
+static uint32_t win_one(const ms *x, size_t ne, mcur *c, uint32_t lo, uint32_t hi)
+{
+    double rest = x->pre[ne - 1], mult = x->mult;
+    float thr = threshold(x->m->top);
+    uint32_t n = 0, p = c->pos;
+    for (; p < c->len && c->dbuf[p] <= hi; p++) {
+        double part = c->sbuf[p];
+        x->wdoc[n] = c->dbuf[p] - lo;
+        x->wpart[n] = part;
+        n += (part + rest) * mult > thr;
+    }
+    c->we = p;
+    return n;
+}
+
 /* wpre[j * ne + i]: the non-essential lists' block bounds at the window's
  * document j summed over ord[0..i] (in ord's order; a list past its end
  * adds 0), each list's blocks walked once over the window, undecoded; the
@@ -409,6 +427,7 @@ static int window(const ms *x, size_t ne, uint32_t lo)
     uint32_t hi = (uint32_t)top;
     double *acc = x->acc;
     uint64_t *bits = x->bits;
+    uint32_t n = 0;
     for (size_t i = ne; i < nt; i++) {
         mcur *c = &x->cs[x->ord[i]];
         uint32_t p = c->pos;
@@ -422,6 +441,10 @@ static int window(const ms *x, size_t ne, uint32_t lo)
             if (rc)
                 return rc;
         }
+        if (ne + 1 == nt) {
+            n = win_one(x, ne, c, lo, hi);
+            break;
+        }
         for (; p < c->len && c->dbuf[p] <= hi; p++) {
             uint32_t o = c->dbuf[p] - lo;
             acc[o] += c->sbuf[p];
@@ -429,7 +452,8 @@ static int window(const ms *x, size_t ne, uint32_t lo)
         }
         c->we = p;
     }
-    uint32_t n = win_gather(x, ne, hi - lo);
+    if (ne + 1 < nt)
+        n = win_gather(x, ne, hi - lo);
     win_blocks(x, ne, lo, n);
     int m = win_lists(x, ne, lo, n, threshold(x->m->top));
     if (m < 0)
