@@ -341,6 +341,21 @@ static uint32_t win_one(const ms *x, size_t ne, mcur *c, uint32_t lo, uint32_t h
     return n;
 }
 
+/* win_blocks' block b moved to the first whose last docid *last is at or
+ * past d (last END past the list: no docid is END), its bound returned
+ * (0 past the list). bl is read only where the list has several blocks
+ * (a one-block list stores none). */
+static inline double block_past(const mcur *c, const uint32_t *bl, uint32_t *b,
+                                uint32_t *last, uint32_t d)
+{
+    uint32_t k = *b, nb = c->nb;
+    while (++k < nb && bl[k] < d)
+        ;
+    *b = k;
+    *last = k < nb ? bl[k] : END;
+    return k < nb ? tdm_score_stored_scale(tdm_ilist_block_max(&c->h->l, k), c->w) : 0;
+}
+
 /* wpre[j * ne + i]: the non-essential lists' block bounds at the window's
  * document j summed over ord[0..i] (in ord's order; a list past its end
  * adds 0), each list's blocks walked once over the window, undecoded; the
@@ -348,21 +363,29 @@ static uint32_t win_one(const ms *x, size_t ne, mcur *c, uint32_t lo, uint32_t h
 static void win_blocks(const ms *x, size_t ne, uint32_t lo, uint32_t n)
 {
     double *wp = x->wpre;
+    const uint32_t *wd = x->wdoc;
     for (size_t i = 0; i < ne; i++) {
         mcur *c = &x->cs[x->ord[i]];
         cur_skip(c, lo);
-        uint32_t b = c->blk;
-        double bb = b < c->nb ? block_bound(c) : 0;
-        for (uint32_t j = 0; j < n; j++) {
-            uint32_t d = lo + x->wdoc[j];
-            if (b < c->nb && block_last(c, b) < d) {
-                while (++b < c->nb && block_last(c, b) < d)
-                    ;
-                bb = b < c->nb ? tdm_score_stored_scale(tdm_ilist_block_max(&c->h->l, b),
-                                                         c->w)
-                               : 0;
+        uint32_t b = c->blk, nb = c->nb;
+        const uint32_t *bl = c->h->l.block_last;
+        uint32_t last = b < nb ? block_last(c, b) : END;
+        double bb = b < nb ? block_bound(c) : 0;
+        double *w = wp + i;
+        if (i == 0) {
+            for (uint32_t j = 0; j < n; j++) {
+                uint32_t d = lo + wd[j];
+                if (d > last)
+                    bb = block_past(c, bl, &b, &last, d);
+                w[j * ne] = bb;
             }
-            wp[j * ne + i] = (i ? wp[j * ne + i - 1] : 0) + bb;
+            continue;
+        }
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t d = lo + wd[j];
+            if (d > last)
+                bb = block_past(c, bl, &b, &last, d);
+            w[j * ne] = w[j * ne - 1] + bb;
         }
     }
 }
