@@ -186,15 +186,8 @@ static int cursor_init(hq *x, cursor *c, const tdm_hlist *h, uint32_t *mem)
  * docids; a one-block list has none and was decoded at its start). */
 static int seek(hq *x, cursor *c, uint32_t d)
 {
-    uint32_t nb = c->h->l.nblocks, b = c->blk;
-    const uint32_t *last = c->h->l.block_last;
-    if (last)
-        while (b < nb && last[b] < d)
-            b++;
-    else if (c->last1 < d)
-        b = nb;
-    c->blk = b;
-    if (b == nb)
+    uint32_t b = c->blk = tdm_hlist_skip(c->h, c->blk, c->last1, d);
+    if (b == c->h->l.nblocks)
         return 0;
     uint32_t p = c->pos;
     if (c->dblk != b) {

@@ -35,6 +35,20 @@ static inline uint32_t tdm_hlist_block_len(const tdm_hlist *h, uint32_t b)
     return tdm_encoded_block_len(&h->l.docs, b);
 }
 
+/* The first block from b on whose last docid is >= d (nblocks: none), by
+ * the stored last docids, nothing decoded; last1 is the list's last docid
+ * where it stores none (a list of one block). */
+static inline uint32_t tdm_hlist_skip(const tdm_hlist *h, uint32_t b, uint32_t last1, uint32_t d)
+{
+    const uint32_t *last = h->l.block_last;
+    uint32_t nb = h->l.nblocks;
+    if (!last)
+        return b < nb && last1 < d ? nb : b;
+    while (b < nb && last[b] < d)
+        b++;
+    return b;
+}
+
 /* The first of v[p..len) >= d, where v[len - 1] >= d (v ascending, a
  * decoded block): eight at a time while the eighth is below d, then the
  * few left counted without a branch (the loop's exit, a misprediction,

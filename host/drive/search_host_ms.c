@@ -153,8 +153,7 @@ static int cur_next(const ms *x, mcur *c)
 /* The cursor's block at the first that may hold d, undecoded. */
 static void cur_skip(mcur *c, uint32_t d)
 {
-    while (c->blk < c->nb && block_last(c, c->blk) < d)
-        c->blk++;
+    c->blk = tdm_hlist_skip(c->h, c->blk, c->last1, d);
 }
 
 /* A bound of the scores in the cursor's block (tdm_hms_bounds checked that
