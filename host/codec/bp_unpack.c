@@ -7,12 +7,18 @@
 #include <stdatomic.h>
 #include <string.h>
 
+/* The low w bits (w 1..32). */
+static inline uint32_t low_bits(unsigned w)
+{
+    return w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
+}
+
 /* 32 values of w bits (1..32) from in[0..w): with w a constant each value's
  * words and shifts are constants, and the loop unrolls into straight code. */
 static inline __attribute__((always_inline)) void unpack32(const uint32_t *in, uint32_t *out,
                                                            const unsigned w)
 {
-    const uint32_t mask = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
+    const uint32_t mask = low_bits(w);
 #pragma GCC unroll 32
     for (unsigned j = 0; j < 32; j++) {
         unsigned bit = j * w, i = bit >> 5, s = bit & 31;
@@ -50,7 +56,7 @@ void tdm_bp_unpack_scalar(const uint32_t *in, uint32_t len, uint32_t w, uint32_t
     default:
         break;
     }
-    const uint32_t mask = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
+    const uint32_t mask = low_bits(w);
     for (uint32_t j = groups * 32; j < len; j++) {
         uint64_t bit = (uint64_t)j * w;
         uint32_t i = (uint32_t)(bit >> 5), s = (uint32_t)(bit & 31);
@@ -64,7 +70,7 @@ void tdm_bp_unpack_scalar(const uint32_t *in, uint32_t len, uint32_t w, uint32_t
 /* No sum of the block can pass 2^32 - 1: base + len * (2^w - 1) does not. */
 static int sum_fits(uint32_t len, uint32_t w, uint32_t base)
 {
-    uint64_t most = w >= 32 ? 0xFFFFFFFFu : (1u << w) - 1u;
+    uint64_t most = low_bits(w);
     return (uint64_t)base + len * most <= 0xFFFFFFFFu;
 }
 
