@@ -277,6 +277,54 @@ static void tuning_reaches_the_plan(void **state)
  * complete; a device's kind from what it reports; the plan carries its
  * device's row and reads it (the same choices on NVIDIA's and another
  * GPU's, whose row copies NVIDIA's); k decides which runs stay alone. */
+/* Where a pruning run's block bounds come from: a query alone (not batched,
+ * or alone in a batch call at k above batch_max_k) by the row's query_bounds
+ * (the device's on a GPU, the host's on a CPU) or TANDEM_QUERY_BOUNDS; a
+ * batch by TANDEM_BATCH_BOUNDS (the device's); never the device's without
+ * fp64; from the postings where the stored ones do not apply; none for the
+ * exhaustive algorithms. */
+static void bounds_rule(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    tdm_sprep p = prep_of(3, min_df, npost);
+    tdm_splan pl;
+    tdm_err err = {0};
+    /* dev, batched, k, query_bounds setting, fp64, postings' bounds: expected */
+    static const struct {
+        int dev, batched;
+        uint32_t k;
+        int qb, fp64, post, want;
+    } c[] = {
+        {0, 0, 10, 0, 1, 0, TDM_SBOUNDS_STORED},
+        {1, 0, 10, 0, 1, 0, TDM_SBOUNDS_HOST},
+        {0, 0, 10, TDM_TUNE_BOUNDS_HOST, 1, 0, TDM_SBOUNDS_HOST},
+        {1, 0, 10, TDM_TUNE_BOUNDS_DEVICE, 1, 0, TDM_SBOUNDS_STORED},
+        {0, 0, 10, 0, 0, 0, TDM_SBOUNDS_HOST},
+        {0, 0, 10, 0, 1, 1, TDM_SBOUNDS_POSTINGS},
+        {1, 1, 10, 0, 1, 0, TDM_SBOUNDS_STORED},            /* a batch: its own rule */
+        {0, 1, 10, TDM_TUNE_BOUNDS_HOST, 1, 0, TDM_SBOUNDS_STORED},
+        {1, 1, 1000, 0, 1, 0, TDM_SBOUNDS_HOST},            /* alone in a batch call */
+        {0, 1, 1000, TDM_TUNE_BOUNDS_HOST, 1, 0, TDM_SBOUNDS_HOST},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        f.st.tuning.query_bounds = c[i].qb;
+        f.sdev[c[i].dev].fp64 = c[i].fp64;
+        p.device_bounds = c[i].post;
+        if (tdm_search_plan(&f.s, &p, TDM_ALGO_MAXSCORE, c[i].dev, TDM_VARIANT_AUTO, 0, c[i].k,
+                            c[i].batched, &pl, &err))
+            fail_msg("plan: %s", tdm_err_msg(&err));
+        if (pl.bounds != c[i].want)
+            fail_msg("case %zu: bounds %d, not %d", i, pl.bounds, c[i].want);
+        f.sdev[c[i].dev].fp64 = 1;
+        if (tdm_search_plan(&f.s, &p, TDM_ALGO_OR, c[i].dev, TDM_VARIANT_AUTO, 0, c[i].k,
+                            c[i].batched, &pl, &err))
+            fail_msg("plan: %s", tdm_err_msg(&err));
+        assert_int_equal(pl.bounds, TDM_SBOUNDS_NONE);
+    }
+}
+
 /* Wu's mapping above the row's and_wu_k for ranked AND and for AND-then-OR's
  * AND pass alike (the range batch's heaps stop there: AND-then-OR at k 1000
  * on a device without the compressed batch lost its OR pass, 99a6aac). */
@@ -508,6 +556,7 @@ int main(void)
         cmocka_unit_test(tuning_reaches_the_plan),
         cmocka_unit_test(tuning_table),
         cmocka_unit_test(and_wu_for_and_or),
+        cmocka_unit_test(bounds_rule),
         cmocka_unit_test(host_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

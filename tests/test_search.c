@@ -1156,6 +1156,121 @@ static void group_many_terms(void **state)
     }
 }
 
+/* One query's block bounds made on the device from 16 bytes a term
+ * (TANDEM_QUERY_BOUNDS=device: tdm_search_stored_bounds_batch) against
+ * their upload from the host (host), read at engine open: WAND, BMW and
+ * MaxScore at k 1, 10 and 1,000 in every variant, on a BM25 index and an
+ * impact one, each answer the oracle's; the device's way sends fewer bytes
+ * (the lists here have up to ~150 blocks) and launches one kernel more; and
+ * a batch call's lone queries (k above the row's batch_max_k, no host path)
+ * the same way. */
+static void query_bounds_on_device(void **state)
+{
+    (void)state;
+    int small = tdm_test_small();
+    static const int al[] = {TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+    static const uint32_t ks[] = {1, 10, 1000};
+    static const char *modes[] = {"host", "device"};
+    const char *dir = tdm_test_tmpdir("query_bounds");
+    setenv("TANDEM_BATCH_HOST", "off", 1);
+    for (int impact = 0; impact < 2; impact++) {
+        randcoll c;
+        uint32_t ndocs = small ? 3000 : 20000;
+        randcoll_init(&c, 401 + impact, ndocs, 24);
+        tdm_rng r;
+        tdm_rng_seed(&r, 5);
+        if (impact)
+            impact_lists(&c, &r);
+        else
+            cluster_lists(&c, &r);
+        tdm_index *ix = impact ? impact_index(&c, dir, "bp128") : NULL;
+        if (!impact && tdm_index_open(write_index(&c, dir, "bp128", "qb.tdm"), &ix) != TDM_OK)
+            fail_msg("open: %s", tdm_last_error());
+        const tdm_ireader *ir = tdm_index_ireader(ix);
+        tdm_oracle *or;
+        tdm_err err = {0};
+        assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
+        uint64_t up[2] = {0, 0}, launches[2] = {0, 0};
+        for (int m = 0; m < 2; m++) {
+            setenv("TANDEM_QUERY_BOUNDS", modes[m], 1);
+            tdm_engine *eng = tdm_test_engine();
+            tdm_search *s;
+            if (tdm_search_open(eng, ix, &s) != TDM_OK)
+                fail_msg("search open: %s", tdm_last_error());
+            tdm_rng_seed(&r, 99); /* the same queries both ways */
+            enum { NQ = 6 };
+            tdm_search_term st[NQ][32];
+            tdm_search_query qs[NQ];
+            int nq = small ? 3 : NQ; /* Oclgrind */
+            for (int qi = 0; qi < nq; qi++) {
+                size_t n = random_terms(&r, &c, st[qi], qi % 2 ? 24 : 6, qi % 3 == 1);
+                qs[qi] = (tdm_search_query){.terms = st[qi], .nterms = n};
+                for (int d = 0; d < tdm_engine_device_count(eng); d++)
+                    for (size_t a = 0; a < 3; a++) {
+                        tdm_search_options o;
+                        tdm_search_options_init(&o);
+                        o.device = d;
+                        o.algorithm = al[a];
+                        o.k = ks[(qi + a) % 3];
+                        o.variant = (int)((qi + a + d) % 4); /* auto, item, group, compressed */
+                        if (impact)
+                            o.scoring = TDM_SCORE_IMPACT;
+                        char what[160];
+                        snprintf(what, sizeof what, "TANDEM_QUERY_BOUNDS=%s %s query %d k %u "
+                                 "%s dev %d variant %d", modes[m], impact ? "impact" : "bm25",
+                                 qi, o.k, tdm_algorithm_name(o.algorithm), d, o.variant);
+                        check_search(s, or, ir, st[qi], n, &o, what);
+                        tdm_search_result *res = NULL; /* its costs, once more */
+                        if (tdm_search_terms(s, st[qi], n, &o, &res) != TDM_OK)
+                            fail_msg("%s: %s", what, tdm_last_error());
+                        up[m] += res->bytes_up;
+                        launches[m] += res->launches;
+                        tdm_search_result_free(res);
+                    }
+            }
+            /* a batch call's lone queries (k 1,000), each the oracle's */
+            tdm_search_options o;
+            tdm_search_options_init(&o);
+            o.algorithm = TDM_ALGO_MAXSCORE;
+            o.k = 1000;
+            if (impact)
+                o.scoring = TDM_SCORE_IMPACT;
+            tdm_search_result *res[NQ];
+            if (tdm_search_batch(s, qs, (size_t)nq, &o, res) != TDM_OK)
+                fail_msg("batch: %s", tdm_last_error());
+            for (int qi = 0; qi < nq; qi++) {
+                char what[96];
+                snprintf(what, sizeof what, "TANDEM_QUERY_BOUNDS=%s %s batch query %d",
+                         modes[m], impact ? "impact" : "bm25", qi);
+                if (res[qi]->status != TDM_OK)
+                    fail_msg("%s: %s", what, res[qi]->error);
+                tdm_hit *w = malloc(o.k * sizeof *w);
+                int match = searchfix_match(or, ir, st[qi], qs[qi].nterms, &o);
+                size_t nw = searchfix_oracle(or, ir, st[qi], qs[qi].nterms, &o, match,
+                                             TDM_ORACLE_FLOAT, w, NULL);
+                searchfix_same_oracle(res[qi], w, nw, ir, what);
+                free(w);
+                tdm_search_result_free(res[qi]);
+            }
+            tdm_search_close(s);
+            tdm_engine_close(eng);
+        }
+        if (up[1] >= up[0])
+            fail_msg("%s: the device's bounds sent %llu bytes, the host's %llu",
+                     impact ? "impact" : "bm25", (unsigned long long)up[1],
+                     (unsigned long long)up[0]);
+        if (launches[1] <= launches[0])
+            fail_msg("%s: the device's bounds launched no more kernels (%llu, %llu)",
+                     impact ? "impact" : "bm25", (unsigned long long)launches[1],
+                     (unsigned long long)launches[0]);
+        tdm_oracle_close(or);
+        tdm_index_close(ix);
+        randcoll_free(&c);
+    }
+    unsetenv("TANDEM_QUERY_BOUNDS");
+    unsetenv("TANDEM_BATCH_HOST");
+}
+
 int main(void)
 {
     (void)assert_same_index; /* randcoll.h's, for the round-trip tests */
@@ -1165,7 +1280,7 @@ int main(void)
         cmocka_unit_test(many_threads),         cmocka_unit_test(random_large_indexes),
         cmocka_unit_test(compressed_edges),     cmocka_unit_test(compressed_corrupt),
         cmocka_unit_test(impact_indexes),       cmocka_unit_test(merge_direct_keys),
-        cmocka_unit_test(group_many_terms),
+        cmocka_unit_test(group_many_terms),     cmocka_unit_test(query_bounds_on_device),
     };
     if (getenv("TDM_TEST_FILTER")) /* e.g. impact_indexes */
         cmocka_set_test_filter(getenv("TDM_TEST_FILTER"));

@@ -87,6 +87,7 @@ static void near_misses_refused(void **state)
         {"TANDEM_BATCH_WAIT", "on"},           {"TANDEM_BATCH_WAIT", "sleeps"},
         {"TANDEM_BATCH_UPLOAD", "transfer"},       {"TANDEM_BATCH_UPLOAD", "1"},
         {"TANDEM_BATCH_BOUNDS", "gpu"},        {"TANDEM_BATCH_AND", "wuu"},
+        {"TANDEM_QUERY_BOUNDS", "stored"},     {"TANDEM_QUERY_BOUNDS", "1"},
         {"TANDEM_BOUNDS_CACHE_MB", "64M"},     {"TANDEM_BOUNDS_CACHE_MB", "1.5"},
         {"TANDEM_BOUNDS_CACHE_MB", "99999999999999999999999"},
         {"TANDEM_ZR_SEED", "2"},               {"TANDEM_ZR_SEED", "on"},

@@ -56,10 +56,11 @@ static int forced_fail(const tdm_sbq *it, tdm_err *err)
 
 int tdm_search_alone_run(const struct tdm_search *s, tdm_sbq *it, int salg, tdm_err *err)
 {
-    /* the block bounds where the preparation left them (only pruning reads
-       them; made already where the run was planned alone: search_run.c) */
+    /* the block bounds where the preparation left them, unless the device
+       makes them (only pruning reads them; made already where the run was
+       planned alone: search_run.c) */
     int rc = forced_fail(it, &it->err);
-    if (rc == TDM_OK && tdm_search_salg_prunes(salg))
+    if (rc == TDM_OK && tdm_search_salg_prunes(salg) && it->pl.bounds != TDM_SBOUNDS_STORED)
         rc = tdm_sprep_bounds_fill(&it->p, &it->err);
     if (rc == TDM_OK)
         rc = tdm_search_dev_run(&s->dev[it->pl.dev], &it->p, s->ndocs, &it->pl, salg, it->k,

@@ -218,14 +218,7 @@ static int stored_rows(const tdm_ireader *r, const tdm_sbq *it, uint32_t *sb, td
         if (tdm_ireader_list_meta(r, it->q.terms[t].id, &nb, &entry, &max_score))
             return tdm_err_set(err, TDM_ERR_INTERNAL, "search batch: term %llu out of range",
                                (unsigned long long)it->q.terms[t].id);
-        double wt = it->q.terms[t].weight;
-        uint64_t wb;
-        memcpy(&wb, &wt, 8);
-        uint32_t *x = sb + (size_t)t * TDM_SB_W;
-        x[TDM_SB_ENTRY] = entry;
-        memcpy(&x[TDM_SB_MAXSCORE], &max_score, 4);
-        x[TDM_SB_WT_LO] = (uint32_t)wb;
-        x[TDM_SB_WT_HI] = (uint32_t)(wb >> 32);
+        tdm_sb_row(sb + (size_t)t * TDM_SB_W, entry, max_score, it->q.terms[t].weight);
     }
     return TDM_OK;
 }

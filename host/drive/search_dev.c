@@ -161,6 +161,20 @@ static int zrange(const tdm_splan *pl)
     return pl->variant == TDM_VARIANT_COMPRESSED;
 }
 
+/* Exhaustive OR and AND read no bound (nor the terms' words 5 and 6). */
+static int reads_bounds(int salg)
+{
+    return salg != TDM_SALG_OR && salg != TDM_SALG_AND && salg != TDM_SALG_AND_OR;
+}
+
+/* The block bounds made on the device from the stored ones: where the plan
+ * says so and the preparation left them (a preparation that made bmax, or
+ * whose bounds are not the stored ones, uploads bmax). */
+static int stored_bounds(const tdm_sprep *p, const tdm_splan *pl, int salg)
+{
+    return reads_bounds(salg) && p->bsrc && pl->bounds == TDM_SBOUNDS_STORED && p->nbmax;
+}
+
 /* AND's block selection (plan/and_select.h) replaces the whole decode. */
 static int and_selects(const tdm_sprep *p, const tdm_splan *pl, int salg)
 {
@@ -275,7 +289,7 @@ static uint32_t select_groups(const tdm_device *d, uint32_t nr, uint32_t cap, ui
 /* The regions of a call's packed upload (search_pack.h), in layout order:
  * the block bounds, the largest, last (a write ends after the last region
  * it fills). */
-enum { R_STATUS, R_TERMS, R_SELTAB, R_SELLEAD, R_JOBS, R_BMAX = R_JOBS + TDM_CODEC_COUNT,
+enum { R_STATUS, R_TERMS, R_SELTAB, R_SELLEAD, R_JOBS, R_SB = R_JOBS + TDM_CODEC_COUNT, R_BMAX,
        R_COUNT };
 _Static_assert(R_COUNT <= TDM_SPACK_MAX, "upload regions");
 
@@ -477,6 +491,7 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
         [R_TERMS] = nt * TDM_SEARCH_TW * 4,
         [R_SELTAB] = sel ? tdm_and_sel_tab_bytes(&p->andsel) : 0,
         [R_SELLEAD] = sel ? sizeof(tdm_decode_job) : 0,
+        [R_SB] = stored_bounds(p, pl, salg) ? (size_t)nt * TDM_SB_W * 4 : 0,
         [R_BMAX] = p->nbmax ? p->nbmax * 4 : 4,
     };
     for (int c = 0; c < TDM_CODEC_COUNT; c++) {
@@ -498,9 +513,8 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
     s->b[B_BMAX] = s->pk.sub[R_BMAX];
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
         s->jobs[c] = need[R_JOBS + c] ? s->pk.sub[R_JOBS + c] : NULL;
-    /* exhaustive OR and AND read no bound (nor words 5 and 6) */
-    int bounds = salg != TDM_SALG_OR && salg != TDM_SALG_AND && salg != TDM_SALG_AND_OR;
-    if (bounds && p->bsrc) /* a caller's bug: never read a bound not made */
+    int bounds = reads_bounds(salg);
+    if (bounds && p->bsrc && !need[R_SB]) /* a caller's bug: never read a bound not made */
         return tdm_err_set(err, TDM_ERR_INTERNAL, "search: block bounds not made "
                            "(tdm_sprep_bounds_fill)");
     if (bounds && !p->device_bounds)
@@ -527,7 +541,10 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
     for (int c = 0; !sel && !zr && c < TDM_CODEC_COUNT; c++)
         if (p->batch.njobs[c])
             FILL(R_JOBS + c, p->batch.jobs[c], (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job));
-    if (bounds && !p->device_bounds && p->nbmax)
+    if (need[R_SB]) { /* bmax made on the device from these (prepare) */
+        tdm_sprep_stored_rows(p, (uint32_t *)tdm_spack_host(pk, R_SB));
+        end = pk->off[R_SB] + need[R_SB];
+    } else if (bounds && !p->device_bounds && p->nbmax)
         FILL(R_BMAX, p->bmax, p->nbmax * 4);
 #undef FILL
     rc = run_copy(r, 1, 0, pk->parent, end, pk->host, err); /* in order before the kernels */
@@ -665,14 +682,20 @@ static cl_uint merge_args(const keys_in *in, const cl_uint *k, const cl_uint *po
 
 /* The block bounds where the device computes them, then each term's bound
  * and MaxScore's order, then the shared threshold's seed where planned. */
-static int prepare(const srun *r, const tdm_sprep *p, const tdm_splan *pl, uint32_t k, scratch *s,
-                   tdm_err *err)
+static int prepare(const srun *r, const tdm_sprep *p, const tdm_splan *pl, int salg, uint32_t k,
+                   scratch *s, tdm_err *err)
 {
     const tdm_sdev *sd = r->sd;
     cl_uint nt = p->nt, nb = (cl_uint)p->nbmax, kind = (cl_uint)p->kind, nd = sd->res.ndocs;
     cl_float c0 = p->c0, c1 = p->c1;
     size_t wg = r->d->wg_size;
     int rc = TDM_OK;
+    if (stored_bounds(p, pl, salg)) {
+        tdm_karg a[] = {TDM_KARG_MEM(&s->b[B_TERMS]),       TDM_KARG_MEM(&s->pk.sub[R_SB]),
+                        TDM_KARG_MEM(&sd->res.block_max), TDM_KARG_MEM(&s->b[B_BMAX]),
+                        TDM_KARG_U32(&nt),                TDM_KARG_U32(&nb)};
+        rc = run_launch(r, "tdm_search_stored_bounds_batch", a, 6, tdm_round_up(nb, wg), wg, err);
+    }
     if (p->device_bounds) { /* else words 5 and 6 came from the host (tdm_sprep_host_order) */
         tdm_karg a[11];
         cl_uint na = bounds_args(s, sd, &nd, &nt, &nb, &kind, &c0, &c1, a);
@@ -754,8 +777,7 @@ static int launch(const srun *r, const tdm_sprep *p, uint32_t ndocs, const tdm_s
                   scratch *s, tdm_err *err)
 {
     int rc = TDM_OK;
-    /* exhaustive OR and AND read no bound */
-    if (salg != TDM_SALG_OR && salg != TDM_SALG_AND && (rc = prepare(r, p, pl, k, s, err)))
+    if (reads_bounds(salg) && (rc = prepare(r, p, pl, salg, k, s, err)))
         return rc;
     const tdm_resident *rs = &r->sd->res;
     pass_args pa = {

@@ -248,8 +248,11 @@ static int prunes(int salg)
  * from the preparation: a per-query order kernel once took 6.3 of 13 ms a
  * batch) unless TANDEM_BATCH_BOUNDS=host or without fp64: the upload of
  * every block's bound cost the H200's host 27 ms a batch of 512 MaxScore
- * queries on the 10M collection (60 MB through the driver's staging). */
-static void plan_batch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t k, tdm_splan *out)
+ * queries on the 10M collection (60 MB through the driver's staging). A
+ * query run alone (not batched, or alone in a batch call) the same way
+ * where the row's query_bounds or TANDEM_QUERY_BOUNDS says device. */
+static void plan_batch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t k, int batched,
+                       tdm_splan *out)
 {
     const tdm_tune_row *rw = out->row;
     const tdm_tuning *tn = tuning(sd);
@@ -265,10 +268,14 @@ static void plan_batch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t k, tdm_s
     out->batch_upload = tn->batch_upload   ? tn->batch_upload
                         : rw->batch_upload ? rw->batch_upload
                                            : TDM_TUNE_UPLOAD_PAGEABLE;
+    /* a query run alone: the row's rule or TANDEM_QUERY_BOUNDS */
+    int alone = !batched || out->alone;
+    int qb = tn->query_bounds ? tn->query_bounds : rw->query_bounds;
+    int stored = alone ? qb == TDM_TUNE_BOUNDS_DEVICE : tn->batch_bounds != TDM_TUNE_BOUNDS_HOST;
     out->bounds = !prunes(out->salg)  ? TDM_SBOUNDS_NONE
                   : p->device_bounds ? TDM_SBOUNDS_POSTINGS
-                  : sd->fp64 && tn->batch_bounds != TDM_TUNE_BOUNDS_HOST ? TDM_SBOUNDS_STORED
-                                                                         : TDM_SBOUNDS_HOST;
+                  : sd->fp64 && stored ? TDM_SBOUNDS_STORED
+                                       : TDM_SBOUNDS_HOST;
 }
 
 /* The host path's threshold on device sd (search_plan.h, tdm_splan.host):
@@ -389,7 +396,7 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
        a query rerun alone gets its own plan back) */
     out->seeded = tdm_search_seeded(out, out->salg, k);
     out->hseeded = tdm_search_hseeded(out, out->salg, k, batched);
-    plan_batch(&s->dev[i], p, k, out);
+    plan_batch(&s->dev[i], p, k, batched, out);
     return TDM_OK;
 }
 

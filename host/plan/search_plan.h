@@ -56,10 +56,11 @@ typedef struct tdm_splan {
     int batch_upload;   /* a batch's uploads, TDM_TUNE_UPLOAD_* (search_batch_dev.c) */
     int batch_queue;    /* a compressed batch by the queue kernel
                            (tdm_search_zrange_queue) */
-    int bounds;         /* where a batch's block bounds come from, TDM_SBOUNDS_* */
+    int bounds;         /* where the run's block bounds come from, TDM_SBOUNDS_*
+                           (a batch's, or the query's where it runs alone) */
 } tdm_splan;
 
-/* Where a device batch's block bounds come from (tdm_splan.bounds): none
+/* Where a device run's block bounds come from (tdm_splan.bounds): none
  * (not a pruning algorithm); made on the device from the postings (the
  * request's k1, b are not the index's); made on the device from the
  * stored ones; the host's, uploaded (the batch takes HOST where a query's

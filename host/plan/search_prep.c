@@ -30,7 +30,25 @@ struct tdm_sbsrc {
     float max_score;
     uint32_t nblocks;
     double w;
+    uint32_t entry;      /* the list's first block-table entry (its maxq's on the device) */
 };
+
+void tdm_sb_row(uint32_t *x, uint32_t entry, float max_score, double weight)
+{
+    uint64_t wb;
+    memcpy(&wb, &weight, 8);
+    x[TDM_SB_ENTRY] = entry;
+    memcpy(&x[TDM_SB_MAXSCORE], &max_score, 4);
+    x[TDM_SB_WT_LO] = (uint32_t)wb;
+    x[TDM_SB_WT_HI] = (uint32_t)(wb >> 32);
+}
+
+void tdm_sprep_stored_rows(const tdm_sprep *p, uint32_t *sb)
+{
+    for (uint32_t t = 0; p->bsrc && t < p->nt; t++)
+        tdm_sb_row(sb + (size_t)t * TDM_SB_W, p->bsrc[t].entry, p->bsrc[t].max_score,
+                   p->bsrc[t].w);
+}
 
 /* The bounds of a term's blocks from the index's stored bounds into out:
  * O(blocks), nothing decoded. Returns the largest (the term's bound, as
@@ -190,7 +208,8 @@ static int build(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q,
         const tdm_ilist *l = &lists[t];
         pos = p->batch.out[t];
         uint32_t *w = p->terms + t * TDM_SEARCH_TW;
-        tdm_sbsrc src = {l->block_maxq, l->max_score, l->nblocks, q->terms[t].weight};
+        tdm_sbsrc src = {l->block_maxq, l->max_score, l->nblocks, q->terms[t].weight,
+                         l->first_entry};
         if (cached)
             rc = tdm_bcache_bounds(bc, r, q, &sc, t, p->bmax + boff, err);
         else if (defer) {

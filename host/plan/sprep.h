@@ -58,7 +58,8 @@ int tdm_sprep_build_cached(tdm_sprep *p, const tdm_ireader *r, const tdm_query *
                            const tdm_score_params *sp, struct tdm_bcache *bc, tdm_err *err);
 /* The same, but the stored block bounds (not the terms' bounds, word 5) are
  * left for tdm_sprep_bounds_fill, for whoever reads bmax: ranked AND and OR
- * never do, a GPU batch's pruning makes them on the device (TDM_SBOUNDS_STORED)
+ * never do, a GPU's pruning makes them on the device (TDM_SBOUNDS_STORED:
+ * tdm_sprep_stored_rows)
  * and its host seed reads them only for a term whose k-th score the handle
  * has not cached. O(blocks) a term saved: most of a preparation's host time
  * on the 1M collection. */
@@ -67,6 +68,14 @@ int tdm_sprep_build_defer(tdm_sprep *p, const tdm_ireader *r, const tdm_query *q
 /* bmax made where tdm_sprep_build_defer left it (the same floats the other
  * builds make); nothing otherwise. Call before reading bmax. */
 int tdm_sprep_bounds_fill(tdm_sprep *p, tdm_err *err);
+/* The stored-bounds table of a query whose bmax waits (p->bsrc: TDM_SB_W
+ * words a term into sb, search_layout.h), from which
+ * tdm_search_stored_bounds_batch makes bmax on the device, the same floats
+ * as tdm_sprep_bounds_fill. */
+void tdm_sprep_stored_rows(const tdm_sprep *p, uint32_t *sb);
+/* One row of that table: a list's first block-table entry and max_score, a
+ * term's weight. */
+void tdm_sb_row(uint32_t *x, uint32_t entry, float max_score, double weight);
 /* Term t's block bounds: in bmax where it is made, else made into scratch
  * (room for the term's blocks) alone. */
 const float *tdm_sprep_term_bounds(const tdm_sprep *p, uint32_t t, float *scratch);

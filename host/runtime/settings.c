@@ -208,6 +208,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_BATCH_BOUNDS", bounds, &t->batch_bounds, err);
     if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_QUERY_BOUNDS", bounds, &t->query_bounds, err);
+    if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_BATCH_QUEUE", on_off, &t->batch_queue, err);
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_BATCH_WAIT", spin_sleep, &t->batch_wait, err);
@@ -730,6 +732,10 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_BATCH_BOUNDS", "tuning",
      "device or host: where a batch's block bounds are made for WAND, BMW and MaxScore "
      "(device, where it has fp64; else host)"},
+    {"TANDEM_QUERY_BOUNDS", "tuning",
+     "device or host: where a query run alone gets its block bounds for WAND, BMW and "
+     "MaxScore, made on the device from 16 bytes a term or filled on the host and uploaded "
+     "at 4 bytes a block (device on GPUs with fp64, host elsewhere)"},
     {"TANDEM_BATCH_QUEUE", "tuning",
      "on or off: compressed batches as a queue of ranges taken longest first by a few "
      "work-items (on for every device but GPUs)"},

@@ -93,6 +93,7 @@ typedef struct tdm_tuning {
     int decode_variant;      /* TANDEM_DECODE_VARIANT: 0 or TDM_TUNE_DECODE_* */
     int batch_and;           /* TANDEM_BATCH_AND: 0 or TDM_TUNE_AND_* */
     int batch_bounds;        /* TANDEM_BATCH_BOUNDS: 0 or TDM_TUNE_BOUNDS_* */
+    int query_bounds;        /* TANDEM_QUERY_BOUNDS: 0 or TDM_TUNE_BOUNDS_* */
     int batch_queue;         /* TANDEM_BATCH_QUEUE: TDM_TUNE_RULE, _OFF or _ON */
     int batch_wait;          /* TANDEM_BATCH_WAIT: TDM_TUNE_RULE, _OFF (spin) or _ON
                                 (sleep) */

@@ -134,6 +134,9 @@ typedef struct tdm_tune_row {
                                 TANDEM_BATCH_UPLOAD; TDM_TUNE_BATCH_UPLOAD_GPU
                                 says why) */
     /* ---- the top k of one query (drive/search_dev.c) */
+    int query_bounds;        /* where a pruning query run alone gets its block bounds,
+                                TDM_TUNE_BOUNDS_* (0: host; TANDEM_QUERY_BOUNDS;
+                                TDM_TUNE_QUERY_BOUNDS_GPU says why) */
     uint32_t merge_direct_keys; /* candidates (ranges x their heaps' room) the merge
                                    takes directly, without a select stage, at most
                                    (TANDEM_MERGE_DIRECT_KEYS) */
@@ -287,6 +290,15 @@ typedef struct tdm_tune_row {
  * same host memory: a copy more). */
 #define TDM_TUNE_BATCH_UPLOAD_GPU TDM_TUNE_UPLOAD_PINNED
 #define TDM_TUNE_ALONE_THREADS_CPU 2u
+
+/* A GPU's pruning query alone makes its block bounds on the device from 16
+ * bytes a term (tdm_search_stored_bounds_batch, as its batches do): H100,
+ * 10M documents (twelfth session), the host filled and uploaded 131 KB
+ * (terabyte05) to 315 KB (msmarco) of them a MaxScore, WAND or BMW query,
+ * a table lookup a block on the host before the launch; SPLADE queries at
+ * 8.8M hold millions of blocks. One launch more instead. CPUs: host (the
+ * upload is a copy within host memory). */
+#define TDM_TUNE_QUERY_BOUNDS_GPU TDM_TUNE_BOUNDS_DEVICE
 
 /* An OR query of many terms in a batch call alone (or_alone_terms): a
  * device batch's ranges and merge suit short queries. GPU: learned sparse
@@ -445,6 +457,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
         .batch_sleep = TDM_TUNE_BATCH_SLEEP_GPU,                                               \
         .batch_upload = TDM_TUNE_BATCH_UPLOAD_GPU,                                             \
+        .query_bounds = TDM_TUNE_QUERY_BOUNDS_GPU,                                             \
         .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_GPU,                                   \
         .merge_filter_max_k = TDM_TUNE_MERGE_FILTER_MAX_K_GPU,                                 \
         .alone_threads = alone,                                                                \
