@@ -896,11 +896,89 @@ static void pruning_algorithms(void **state)
     randcoll_free(&c);
 }
 
+/* Term 0 every document, frequency (or impact) 4 but 9 in documents
+ * [1100, 1110), a middle block; term 1 every third document, 1..3. */
+static void one_term_shape(randcoll *c)
+{
+    for (uint64_t i = 0; i < 2; i++) {
+        size_t n = 0;
+        for (uint32_t d = 0; d < c->ndocs; d++)
+            if (i == 0 || d % 3 == 0) {
+                c->docids[i][n] = d;
+                c->freqs[i][n++] = i ? 1 + d % 3 : d >= 1100 && d < 1110 ? 9 : 4;
+            }
+        c->n[i] = n;
+    }
+}
+
+/* The host's total for one term under alg at k (the documents it matched,
+ * or scored where it prunes). */
+static uint32_t one_total(both *b, const char *term, int impact, int alg, uint32_t k)
+{
+    tdm_search_term st = {term, 0, 1};
+    tdm_query q;
+    searchfix_query(&q, b->ir, &st, 1, "one term");
+    tdm_score_params sp = tdm_score_params_default();
+    sp.kind = impact ? TDM_SCORING_IMPACT : TDM_SCORING_BM25;
+    uint64_t keys[16];
+    uint32_t total = 0;
+    host_keys(b->ir, &q, &sp, alg, k, keys, &total);
+    tdm_query_free(&q);
+    return total;
+}
+
+/* One-term queries go by their blocks' bounds (search_host_one.h): the
+ * best block first, then the others in order, passed below the k-th score;
+ * the impact index's ties (score 4 in every block but one) are won by the
+ * smallest docids, in blocks before the best one. Every algorithm and k
+ * around the ten best and past the list: the oracle's answer; AND's total
+ * every document of the list, BMW's the one block it scored. */
+static void one_term_blocks(void **state)
+{
+    fixture *f = *state;
+    static const int alg[] = {TDM_ALGO_AND, TDM_ALGO_AND_OR, TDM_ALGO_MAXSCORE,
+                              TDM_ALGO_BMW, TDM_ALGO_WAND, TDM_ALGO_OR};
+    static const uint32_t kk[] = {1, 5, 10, 12, 64, 200, 5000};
+    for (int impact = 0; impact < 2; impact++) {
+        randcoll c;
+        randcoll_init(&c, 21, 3000, 8);
+        one_term_shape(&c);
+        both b;
+        both_open(f, write_open(&c, tdm_test_tmpdir("host_one"), "bp128", 0, impact), &b);
+        for (int t = 0; t < 2; t++)
+            for (size_t a = 0; a < sizeof alg / sizeof *alg; a++)
+                for (size_t ki = 0; ki < sizeof kk / sizeof *kk; ki++)
+                    for (int d = 0; d < b.ndev; d++) {
+                        tdm_search_term st = {c.terms[t], 0, 1};
+                        tdm_search_options o;
+                        tdm_search_options_init(&o);
+                        o.algorithm = alg[a];
+                        o.k = kk[ki];
+                        o.device = d;
+                        char what[96];
+                        snprintf(what, sizeof what, "%s one term %d %s k %u dev %d",
+                                 impact ? "impact" : "bm25", t, tdm_algorithm_name(alg[a]),
+                                 o.k, d);
+                        size_t got = check(&b, &st, 1, &o, what);
+                        assert_int_equal(got, o.k < c.n[t] ? o.k : c.n[t]);
+                    }
+        assert_int_equal(one_total(&b, c.terms[0], impact, TDM_ALGO_AND, 10), 3000);
+        assert_int_equal(one_total(&b, c.terms[0], impact, TDM_ALGO_OR, 10), 3000);
+        /* impacts: the ten 9s are the top 10, every other block's bound about 4 */
+        uint32_t ms = one_total(&b, c.terms[0], impact, TDM_ALGO_BMW, 10);
+        if (impact && ms > 128)
+            fail_msg("BMW scored %u of 3000 documents of one term at k 10", ms);
+        both_close(&b);
+        randcoll_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(edge_cases),
         cmocka_unit_test(dense_windows),
+        cmocka_unit_test(one_term_blocks),
         cmocka_unit_test(the_rule),
         cmocka_unit_test(batches),
         cmocka_unit_test(batches_on_the_host),

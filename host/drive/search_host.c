@@ -17,7 +17,9 @@
  *
  * MaxScore, WAND and BMW prune with MaxScore's cursors (search_host_ms.h)
  * where that was faster than OR (want_ms): their exact answer is one top k,
- * OR's, whichever evaluator finds it. Ranked OR stays exhaustive. */
+ * OR's, whichever evaluator finds it. A one-term query of AND or a pruning
+ * algorithm passes the blocks its k-th score rules out by their stored
+ * bounds (search_host_one.h). Ranked OR stays exhaustive. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +27,7 @@
 #include "search_host.h"
 #include "search_host_dec.h"
 #include "search_host_ms.h"
+#include "search_host_one.h"
 #include "search_host_topk.h"
 #include "tandem.h"
 
@@ -44,6 +47,7 @@ typedef struct hq {
     const uint32_t *dl; /* document lengths */
     tdm_hlist *lists;   /* [nt] in term order */
     float *bound;       /* [nt] each term's score bound; NULL: none (no MaxScore) */
+    int one;            /* one term, ranked by its blocks' bounds (search_host_one.h) */
     size_t nt, npost;
     uint32_t maxbs;     /* the largest block of the lists' codecs */
     tdm_htopk top;
@@ -337,12 +341,17 @@ typedef struct scratch {
     uint32_t *order, *blocks;
     orscratch o;
     void *ms;           /* MaxScore's (search_host_ms.h) */
+    void *one;          /* one term's (search_host_one.h) */
 } scratch;
 
 static void lay_out(carve *c, const hq *x, uint32_t k, int and, int or, scratch *s)
 {
     size_t nt = x->nt;
     s->topk = take(c, tdm_htopk_words(k) * sizeof *s->topk);
+    if (x->one) {
+        s->one = take(c, tdm_hone_bytes(x->maxbs));
+        return;
+    }
     if (!and && !or) /* MaxScore (use_ms) */
         s->ms = take(c, tdm_hms_bytes(nt, x->maxbs));
     if (and) {
@@ -367,18 +376,33 @@ static void lay_out(carve *c, const hq *x, uint32_t k, int and, int or, scratch 
     }
 }
 
+/* One term by its blocks' bounds (x->one): AND matched every document of
+ * the list, scored or not. */
+static int rank_one(hq *x, const tdm_query *q, int and, void *mem)
+{
+    tdm_hone o = {.sc = x->sc, .dl = x->dl, .h = &x->lists[0], .weight = q->terms[0].weight,
+                  .top = &x->top, .err = x->err};
+    int rc = tdm_hone_rank(&o, mem);
+    if (!rc && and)
+        x->top.matched = x->lists[0].l.df;
+    return rc;
+}
+
 static int rank(hq *x, const tdm_query *q, int alg, scratch *s, tdm_sout *out)
 {
     /* AND needs every term: on a shard, one without postings here is
        absent from q (query.h), and no document matches */
     int and = alg == TDM_ALGO_AND || alg == TDM_ALGO_AND_OR, rc = TDM_OK;
-    if (and && !q->absent)
+    if (s->one)
+        rc = rank_one(x, q, and, s->one);
+    else if (and && !q->absent)
         rc = rank_and(x, s->cs, s->order, s->blocks);
     if (s->ms) {
         tdm_hms m = {.q = q, .sc = x->sc, .dl = x->dl, .lists = x->lists, .bound = x->bound,
                      .nt = x->nt, .maxbs = x->maxbs, .top = &x->top, .err = x->err};
         rc = tdm_hms_rank(&m, s->ms);
-    } else if (!rc && (!and || (alg == TDM_ALGO_AND_OR && x->top.matched < x->top.k))) {
+    } else if (!rc && !s->one &&
+               (!and || (alg == TDM_ALGO_AND_OR && x->top.matched < x->top.k))) {
         tdm_htopk_reset(&x->top); /* the OR pass the device runs then */
         rc = rank_or(x, &s->o);
     }
@@ -476,6 +500,16 @@ static int ms_bounds(hq *x, const tdm_ireader *r, const tdm_query *q, int alg, u
     return TDM_OK;
 }
 
+/* A one-term query ranked by its blocks' bounds (search_host_one.h): AND
+ * (not where a shard lacks a term: nothing matches), AND-then-OR and the
+ * pruning algorithms; ranked OR, the exhaustive baseline, and MaxScore at
+ * any size (MS_ANY, the tests' evaluator) score every posting. */
+static int one_term(const hq *x, const tdm_ireader *r, const tdm_query *q, int alg)
+{
+    int want = alg == TDM_ALGO_AND_OR || prunes(alg) || (alg == TDM_ALGO_AND && !q->absent);
+    return x->nt == 1 && want && tdm_hone_applies(r, q, x->sc, &x->lists[0]);
+}
+
 static int run(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc, int alg,
                uint32_t k, tdm_sout *out, tdm_err *err)
 {
@@ -489,6 +523,8 @@ static int run(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc, i
         return tdm_err_set(err, TDM_ERR_NOMEM, "search: out of host memory for %zu terms",
                            x.nt);
     int rc = open_lists(&x, r, q);
+    if (!rc)
+        x.one = one_term(&x, r, q, alg);
     if (!rc)
         rc = ms_bounds(&x, r, q, alg, k, fewb, &bmem);
     if (!rc)

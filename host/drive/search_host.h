@@ -29,8 +29,9 @@
 /* Ranks the finished query q on r with scoring sp for public algorithm alg
  * (not AUTO): OR, WAND, BMW and MaxScore rank every document holding a term
  * (the pruning algorithms' exact answer is OR's; MaxScore, WAND and BMW
- * prune with MaxScore's evaluator where that is faster, out->total then
- * counting the documents it scored); AND the documents holding
+ * prune with MaxScore's evaluator where that is faster, and a one-term
+ * query by its blocks' bounds, out->total then counting the documents
+ * scored); AND the documents holding
  * every term of q; AND-then-OR AND's answer where AND matched k documents
  * or more, else OR's. out->keys (room for k >= 1) gets the best first,
  * out->n how many, out->total the documents the answering pass matched

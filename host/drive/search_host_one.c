@@ -1,0 +1,84 @@
+/* One term's top k on the host path (search_host_one.h). */
+#include "search_host_one.h"
+
+#include <math.h>
+
+#include "query/bounds.h"
+#include "tandem.h"
+
+int tdm_hone_applies(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc,
+                     const tdm_hlist *h)
+{
+    return q->nterms == 1 && tdm_score_stored_bound(r, q, sc, 0, h->l.max_score) >= 0;
+}
+
+size_t tdm_hone_bytes(uint32_t maxbs)
+{
+    return 3 * (((size_t)maxbs * sizeof(uint32_t) + 15) & ~(size_t)15);
+}
+
+typedef struct one {
+    const tdm_hone *o;
+    uint32_t *docs, *tfs;
+    float *s;
+} one;
+
+/* Block b decoded, scored and pushed. */
+static int block(const one *x, uint32_t b)
+{
+    const tdm_hone *o = x->o;
+    int rc = tdm_hlist_docs(o->h, b, x->docs, o->err);
+    if (!rc)
+        rc = tdm_hlist_tfs(o->h, b, x->tfs, o->err);
+    if (rc)
+        return rc;
+    uint32_t n = tdm_hlist_block_len(o->h, b);
+    const tdm_scorer *sc = o->sc;
+    if (sc->kind == TDM_SCORING_IMPACT)
+        for (uint32_t i = 0; i < n; i++)
+            x->s[i] = tdm_score_f(sc, 0, x->tfs[i], 0);
+    else
+        for (uint32_t i = 0; i < n; i++) /* independent divisions overlap */
+            x->s[i] = tdm_score_f(sc, 0, x->tfs[i], o->dl[x->docs[i]]);
+    for (uint32_t i = 0; i < n; i++) /* a document's sum: 0.0f + its one score */
+        tdm_htopk_push(o->top, (uint64_t)tdm_f2u(0.0f + x->s[i]) << 32 | (uint32_t)~x->docs[i]);
+    return TDM_OK;
+}
+
+/* The k-th score kept, -inf before k are. */
+static float threshold(const tdm_htopk *t)
+{
+    return t->full ? tdm_u2f((uint32_t)(t->thr >> 32)) : -INFINITY;
+}
+
+int tdm_hone_rank(const tdm_hone *o, void *mem)
+{
+    size_t room = tdm_hone_bytes(o->h->l.docs.block_size) / 3;
+    one x = {.o = o, .docs = mem, .tfs = (uint32_t *)((char *)mem + room),
+             .s = (float *)((char *)mem + 2 * room)};
+    const tdm_ilist *l = &o->h->l;
+    const uint8_t *q = l->block_maxq; /* NULL: one bound for every block */
+    uint8_t hi = 0;
+    for (uint32_t b = 0; q && b < l->nblocks; b++)
+        hi = q[b] > hi ? q[b] : hi;
+    /* first the blocks of the largest bound: the threshold rises at once */
+    for (uint32_t b = 0; b < l->nblocks; b++)
+        if (!q || q[b] == hi) {
+            int rc = block(&x, b);
+            if (rc)
+                return rc;
+        }
+    for (uint32_t b = 0; q && b < l->nblocks; b++) {
+        if (q[b] == hi)
+            continue;
+        /* below the k-th score: passed (blocks come out of docid order now,
+           so a bound equal to it may still win a tie on the docid) */
+        if (tdm_score_stored_scale(tdm_ilist_block_max(l, b), o->weight) <
+            threshold(o->top))
+            continue;
+        int rc = block(&x, b);
+        if (rc)
+            return rc;
+    }
+    return TDM_OK;
+}
