@@ -973,12 +973,76 @@ static void one_term_blocks(void **state)
     }
 }
 
+/* AND's filter's edges (search_host_and.c): term 0 every document of
+ * 6,000; 1 every 50th (47 blocks of one list read as one candidate block
+ * each); 2 documents 4,000..4,300 (ends while the lead's candidates go on);
+ * 3 every 7th below 200, then 5,999 (a jump over every block of the longer
+ * lists); 4 documents 129..131; 5 one posting, 4,000; tf 1..3. */
+static void and_shape(randcoll *c)
+{
+    for (uint64_t i = 0; i < 6; i++) {
+        size_t n = 0;
+        for (uint32_t d = 0; d < c->ndocs; d++) {
+            int take = i == 0   ? 1
+                       : i == 1 ? d % 50 == 0
+                       : i == 2 ? d >= 4000 && d <= 4300
+                       : i == 3 ? (d < 200 && d % 7 == 0) || d == 5999
+                       : i == 4 ? d >= 129 && d <= 131
+                                : d == 4000;
+            if (take) {
+                c->docids[i][n] = d;
+                c->freqs[i][n++] = 1 + (d / 3) % 3;
+            }
+        }
+        c->n[i] = n;
+    }
+}
+
+/* Pairs and triples of and_shape's lists under AND and AND-then-OR, k
+ * below, at and above their matches, BM25 and impact scores (ties by the
+ * hundred): the oracle's answer and the device's. */
+static void and_filters(void **state)
+{
+    fixture *f = *state;
+    randcoll c;
+    randcoll_init(&c, 13, 6000, 10);
+    and_shape(&c);
+    both b;
+    both_open(f, write_open(&c, tdm_test_tmpdir("host_and"), "bp128", 0, 0), &b);
+    static const int qs[][3] = {{0, 2, -1}, {1, 2, -1}, {0, 3, -1}, {0, 1, 2}, {0, 4, -1},
+                                {3, 4, -1}, {1, 3, -1}, {2, 5, -1}, {0, 1, 5}, {3, 0, 1},
+                                {4, 1, -1}};
+    static const int alg[] = {TDM_ALGO_AND, TDM_ALGO_AND_OR};
+    static const uint32_t kk[] = {1, 3, 10, 100, 1000};
+    for (size_t q = 0; q < sizeof qs / sizeof *qs; q++)
+        for (size_t a = 0; a < 2; a++)
+            for (size_t ki = 0; ki < sizeof kk / sizeof *kk; ki++)
+                for (int impact = 0; impact < 2; impact++) {
+                    tdm_search_term st[3];
+                    size_t n = 0;
+                    for (size_t t = 0; t < 3 && qs[q][t] >= 0; t++)
+                        st[n++] = (tdm_search_term){c.terms[qs[q][t]], 0, 1};
+                    tdm_search_options o;
+                    tdm_search_options_init(&o);
+                    o.algorithm = alg[a];
+                    o.k = kk[ki];
+                    o.scoring = impact ? TDM_SCORE_IMPACT : TDM_SCORE_AUTO;
+                    char what[96];
+                    snprintf(what, sizeof what, "and query %zu %s k %u %s", q,
+                             tdm_algorithm_name(o.algorithm), o.k, impact ? "impact" : "bm25");
+                    check(&b, st, n, &o, what);
+                }
+    both_close(&b);
+    randcoll_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(edge_cases),
         cmocka_unit_test(dense_windows),
         cmocka_unit_test(one_term_blocks),
+        cmocka_unit_test(and_filters),
         cmocka_unit_test(the_rule),
         cmocka_unit_test(batches),
         cmocka_unit_test(batches_on_the_host),

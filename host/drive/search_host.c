@@ -9,11 +9,7 @@
  * their accumulators back to 0.0f. No merge heap, no hash: a posting costs
  * one add, one store and one flag.
  *
- * AND walks its lists shortest first with next-greater-or-equal cursors that
- * skip whole blocks by their stored last docids and decode a block only when
- * a candidate falls in it, its frequencies only when a document matched;
- * a miss moves the shortest list's cursor to the docid that refuted it. A
- * match sums its scores in term order.
+ * AND filters the shortest list's blocks list by list (search_host_and.h).
  *
  * MaxScore, WAND and BMW prune with MaxScore's cursors (search_host_ms.h)
  * where that was faster than OR (want_ms): their exact answer is one top k,
@@ -24,7 +20,9 @@
 #include <string.h>
 
 #include "plan/search_prof.h"
+#include "query/bounds.h"
 #include "search_host.h"
+#include "search_host_and.h"
 #include "search_host_dec.h"
 #include "search_host_ms.h"
 #include "search_host_one.h"
@@ -48,6 +46,7 @@ typedef struct hq {
     tdm_hlist *lists;   /* [nt] in term order */
     float *bound;       /* [nt] each term's score bound; NULL: none (no MaxScore) */
     int one;            /* one term, ranked by its blocks' bounds (search_host_one.h) */
+    int stored;         /* the stored bounds bound the scoring (bounds.h) */
     size_t nt, npost;
     uint32_t maxbs;     /* the largest block of the lists' codecs */
     tdm_htopk top;
@@ -160,165 +159,6 @@ static int rank_or(hq *x, orscratch *s)
     }
 }
 
-/* ---- AND: next-greater-or-equal cursors over blocks */
-
-typedef struct cursor {
-    const tdm_hlist *h;
-    uint32_t *dbuf, *fbuf;  /* [maxbs] a decoded block's docids, frequencies */
-    uint32_t blk;           /* the block the cursor is in */
-    uint32_t dblk, fblk;    /* the blocks in dbuf, fbuf (UINT32_MAX: none) */
-    uint32_t pos;           /* in blk, once decoded */
-    uint32_t len;           /* dblk's length */
-    uint32_t last1;         /* a one-block list's last docid (it stores none) */
-} cursor;
-
-static int cursor_init(hq *x, cursor *c, const tdm_hlist *h, uint32_t *mem)
-{
-    *c = (cursor){.h = h, .dbuf = mem, .fbuf = mem + x->maxbs, .dblk = UINT32_MAX,
-                  .fblk = UINT32_MAX};
-    if (h->l.nblocks != 1)
-        return TDM_OK;
-    int rc = tdm_hlist_docs(h, 0, c->dbuf, x->err);
-    c->dblk = 0;
-    c->len = tdm_hlist_block_len(h, 0);
-    c->last1 = c->dbuf[c->len - 1];
-    return rc;
-}
-
-/* The cursor at its list's first docid >= d: 1, 0 where none is, or an
- * error. Whole blocks below d are passed undecoded (by their stored last
- * docids; a one-block list has none and was decoded at its start). */
-static int seek(hq *x, cursor *c, uint32_t d)
-{
-    uint32_t b = c->blk = tdm_hlist_skip(c->h, c->blk, c->last1, d);
-    if (b == c->h->l.nblocks)
-        return 0;
-    uint32_t p = c->pos;
-    if (c->dblk != b) {
-        int rc = tdm_hlist_docs(c->h, b, c->dbuf, x->err);
-        if (rc)
-            return rc;
-        c->dblk = b;
-        c->len = tdm_hlist_block_len(c->h, b);
-        p = 0;
-    }
-    c->pos = tdm_hscan(c->dbuf, p, c->len, d);
-    return 1;
-}
-
-static int cursor_tf(hq *x, cursor *c, uint32_t *tf)
-{
-    if (c->fblk != c->blk) {
-        int rc = tdm_hlist_tfs(c->h, c->blk, c->fbuf, x->err);
-        if (rc)
-            return rc;
-        c->fblk = c->blk;
-    }
-    *tf = c->fbuf[c->pos];
-    return TDM_OK;
-}
-
-/* AND's matches, scored a batch at a time: the document lengths gathered
- * and the divisions done in loops of independent iterations, so that the
- * processor overlaps their cache misses and latencies (scoring each match
- * as it is found waits on every one in turn). */
-#define AND_BATCH 128u
-
-typedef struct matches {
-    uint32_t *doc;  /* [AND_BATCH] */
-    uint32_t *tf;   /* [AND_BATCH * nt] a match's frequencies in term order */
-    uint32_t *dl;   /* [AND_BATCH] */
-    float *s;       /* [AND_BATCH] */
-    float *acc;     /* [AND_BATCH] */
-    uint32_t n;
-} matches;
-
-/* The batch's documents, their scores summed in term order, to the top k. */
-static void and_flush(hq *x, matches *m)
-{
-    size_t nt = x->nt;
-    for (uint32_t i = 0; i < m->n; i++) {
-        m->dl[i] = x->dl[m->doc[i]];
-        m->acc[i] = 0.0f;
-    }
-    for (size_t t = 0; t < nt; t++) {
-        for (uint32_t i = 0; i < m->n; i++)
-            m->s[i] = x->sc->kind == TDM_SCORING_IMPACT
-                          ? tdm_score_f(x->sc, t, m->tf[i * nt + t], 0)
-                          : tdm_score_f(x->sc, t, m->tf[i * nt + t], m->dl[i]);
-        for (uint32_t i = 0; i < m->n; i++)
-            m->acc[i] = m->acc[i] + m->s[i];
-    }
-    for (uint32_t i = 0; i < m->n; i++)
-        tdm_htopk_push(&x->top, key_of(m->acc[i], m->doc[i]));
-    m->n = 0;
-}
-
-/* Document d, at every cursor: its frequencies into the batch. */
-static int and_match(hq *x, cursor *cs, matches *m, uint32_t d)
-{
-    uint32_t *tf = m->tf + (size_t)m->n * x->nt;
-    for (size_t t = 0; t < x->nt; t++) {
-        int rc = cursor_tf(x, &cs[t], &tf[t]);
-        if (rc)
-            return rc;
-    }
-    m->doc[m->n++] = d;
-    if (m->n == AND_BATCH)
-        and_flush(x, m);
-    return TDM_OK;
-}
-
-/* Every document holding every term, into the batch (flushed by the
- * caller). */
-static int and_walk(hq *x, cursor *cs, const uint32_t *order, matches *m)
-{
-    cursor *lead = &cs[order[0]];
-    uint32_t want = 0;
-    for (;;) {
-        int rc = seek(x, lead, want);
-        if (rc <= 0)
-            return rc;
-        uint32_t d = lead->dbuf[lead->pos], next = d;
-        for (size_t j = 1; j < x->nt && next == d; j++) {
-            cursor *c = &cs[order[j]];
-            if ((rc = seek(x, c, d)) <= 0)
-                return rc; /* a list ended: no later document has every term */
-            next = c->dbuf[c->pos];
-        }
-        if (next == d) {
-            if ((rc = and_match(x, cs, m, d)))
-                return rc;
-            if (d == UINT32_MAX)
-                return TDM_OK;
-            next = d + 1;
-        }
-        want = next;
-    }
-}
-
-static int rank_and(hq *x, cursor *cs, uint32_t *order, uint32_t *mem)
-{
-    size_t nt = x->nt;
-    for (size_t t = 0; t < nt; t++) {
-        int rc = cursor_init(x, &cs[t], &x->lists[t], mem + 2 * t * x->maxbs);
-        if (rc)
-            return rc;
-        size_t i = t; /* order: terms by df, shortest first */
-        for (; i > 0 && x->lists[order[i - 1]].l.df > x->lists[t].l.df; i--)
-            order[i] = order[i - 1];
-        order[i] = (uint32_t)t;
-    }
-    uint32_t *b = mem + 2 * nt * x->maxbs;
-    matches m = {.doc = b, .dl = b + AND_BATCH, .s = (float *)(b + 2 * AND_BATCH),
-                 .acc = (float *)(b + 3 * AND_BATCH), .tf = b + 4 * AND_BATCH};
-    int rc = and_walk(x, cs, order, &m);
-    if (rc < 0)
-        return rc;
-    and_flush(x, &m);
-    return TDM_OK;
-}
-
 /* ---- one query */
 
 /* Scratch of a query, carved from one block: sizes first (mem NULL), then
@@ -337,8 +177,7 @@ static void *take(carve *c, size_t bytes)
 
 typedef struct scratch {
     uint64_t *topk;
-    cursor *cs;
-    uint32_t *order, *blocks;
+    void *and;          /* AND's (search_host_and.h) */
     orscratch o;
     void *ms;           /* MaxScore's (search_host_ms.h) */
     void *one;          /* one term's (search_host_one.h) */
@@ -354,11 +193,8 @@ static void lay_out(carve *c, const hq *x, uint32_t k, int and, int or, scratch 
     }
     if (!and && !or) /* MaxScore (use_ms) */
         s->ms = take(c, tdm_hms_bytes(nt, x->maxbs));
-    if (and) {
-        s->cs = take(c, nt * sizeof *s->cs);
-        s->order = take(c, nt * sizeof *s->order);
-        s->blocks = take(c, (2 * nt * x->maxbs + (4 + nt) * AND_BATCH) * sizeof *s->blocks);
-    }
+    if (and)
+        s->and = take(c, tdm_hand_bytes(nt, x->maxbs));
     if (or) {
         orscratch *o = &s->o;
         o->docs = take(c, x->npost * sizeof *o->docs);
@@ -395,8 +231,11 @@ static int rank(hq *x, const tdm_query *q, int alg, scratch *s, tdm_sout *out)
     int and = alg == TDM_ALGO_AND || alg == TDM_ALGO_AND_OR, rc = TDM_OK;
     if (s->one)
         rc = rank_one(x, q, and, s->one);
-    else if (and && !q->absent)
-        rc = rank_and(x, s->cs, s->order, s->blocks);
+    else if (and && !q->absent) {
+        tdm_hand a = {.q = q, .sc = x->sc, .dl = x->dl, .lists = x->lists, .nt = x->nt,
+                      .maxbs = x->maxbs, .top = &x->top, .err = x->err};
+        rc = tdm_hand_rank(&a, s->and);
+    }
     if (s->ms) {
         tdm_hms m = {.q = q, .sc = x->sc, .dl = x->dl, .lists = x->lists, .bound = x->bound,
                      .nt = x->nt, .maxbs = x->maxbs, .top = &x->top, .err = x->err};
@@ -504,10 +343,10 @@ static int ms_bounds(hq *x, const tdm_ireader *r, const tdm_query *q, int alg, u
  * (not where a shard lacks a term: nothing matches), AND-then-OR and the
  * pruning algorithms; ranked OR, the exhaustive baseline, and MaxScore at
  * any size (MS_ANY, the tests' evaluator) score every posting. */
-static int one_term(const hq *x, const tdm_ireader *r, const tdm_query *q, int alg)
+static int one_term(const hq *x, const tdm_query *q, int alg)
 {
     int want = alg == TDM_ALGO_AND_OR || prunes(alg) || (alg == TDM_ALGO_AND && !q->absent);
-    return x->nt == 1 && want && tdm_hone_applies(r, q, x->sc, &x->lists[0]);
+    return x->nt == 1 && want && x->stored;
 }
 
 static int run(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc, int alg,
@@ -523,8 +362,10 @@ static int run(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc, i
         return tdm_err_set(err, TDM_ERR_NOMEM, "search: out of host memory for %zu terms",
                            x.nt);
     int rc = open_lists(&x, r, q);
-    if (!rc)
-        x.one = one_term(&x, r, q, alg);
+    if (!rc) {
+        x.stored = tdm_score_stored_bound(r, q, sc, 0, x.lists[0].l.max_score) >= 0;
+        x.one = one_term(&x, q, alg);
+    }
     if (!rc)
         rc = ms_bounds(&x, r, q, alg, k, fewb, &bmem);
     if (!rc)

@@ -6,12 +6,6 @@
 #include "query/bounds.h"
 #include "tandem.h"
 
-int tdm_hone_applies(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc,
-                     const tdm_hlist *h)
-{
-    return q->nterms == 1 && tdm_score_stored_bound(r, q, sc, 0, h->l.max_score) >= 0;
-}
-
 size_t tdm_hone_bytes(uint32_t maxbs)
 {
     return 3 * (((size_t)maxbs * sizeof(uint32_t) + 15) & ~(size_t)15);

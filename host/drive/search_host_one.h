@@ -37,17 +37,13 @@ typedef struct tdm_hone {
     tdm_err *err;
 } tdm_hone;
 
-/* Whether the index's stored bounds bound q's one term under sc
- * (tdm_score_stored_bound): tdm_hone_rank needs them. */
-int tdm_hone_applies(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc,
-                     const tdm_hlist *h);
-
 /* Scratch bytes tdm_hone_rank needs for blocks of up to maxbs postings
  * (16-byte aligned). */
 size_t tdm_hone_bytes(uint32_t maxbs);
 
-/* The list's top k into o->top (top->matched: the documents scored);
- * TDM_OK or a decode error. */
+/* The list's top k into o->top (top->matched: the documents scored),
+ * where the index's stored bounds bound the scoring (bounds.h,
+ * tdm_score_stored_bound); TDM_OK or a decode error. */
 int tdm_hone_rank(const tdm_hone *o, void *mem);
 
 #endif
