@@ -487,7 +487,7 @@ static void host_path(void **state)
 
 /* A batch call's queries on the host (the row's batch_host, on for CPU
  * rows): in a batch on the CPU every algorithm at any k (MaxScore at small
- * k too), up to the row's batch_host_max_postings;
+ * k too), up to the row's batch_host_max_postings, ranked AND past them too;
  * never alone (single queries keep host_max_postings), never on the GPU row
  * unless TANDEM_BATCH_HOST=on, never with TANDEM_BATCH_HOST=off, nor where
  * TANDEM_HOST_MAX_POSTINGS is set, nor where a variant or ranges are asked
@@ -511,8 +511,6 @@ static void batch_host(void **state)
                 /* 0 the rules; 1 TANDEM_BATCH_HOST=off; 2 =on; 3 the host's
                    threshold set; 4 a variant asked for; 5 ranges asked for;
                    6 one posting past the row's */
-                p.npost = mode == 6 ? cpu->batch_host_max_postings + 1
-                                    : cpu->batch_host_max_postings;
                 f.st.tuning.batch_host = mode == 1 ? TDM_TUNE_OFF
                                          : mode == 2 ? TDM_TUNE_ON
                                                      : TDM_TUNE_RULE;
@@ -522,11 +520,16 @@ static void batch_host(void **state)
                 uint32_t ranges = mode == 5 ? 7 : 0;
                 for (int dev = 0; dev < 2; dev++)
                     for (int b = 0; b < 2; b++) {
+                        /* the row's postings (2^20 where it has none) */
+                        uint64_t most = tdm_tune_row_of(&f.dev[dev].info)->batch_host_max_postings;
+                        most = most ? most : 1ull << 20;
+                        p.npost = mode == 6 ? most + 1 : most;
                         tdm_splan pl;
                         assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, variant, ranges,
                                                          k, b, &pl, &err), TDM_OK);
-                        int on = mode == 2 || (mode == 0 && dev == 1);
-                        int want = b && on;
+                        int on = mode == 2 || ((mode == 0 || mode == 6) && dev == 1);
+                        /* past the row's postings ranked AND only (no posting kept) */
+                        int want = b && on && (mode != 6 || algs[a] == TDM_ALGO_AND);
                         if (pl.host != want)
                             fail_msg("alg %d k %u mode %d dev %d batched %d: host %d", algs[a],
                                      k, mode, dev, b, pl.host);

@@ -287,19 +287,20 @@ static uint64_t host_max(const tdm_sdev *sd)
     return t->host_max_set ? t->host_max_postings : row(sd)->host_max_postings;
 }
 
-/* Whether a batch call's query of algorithm alg at k whose lists hold
- * npost postings runs on the host (tune_table.h, batch_host, says why):
- * TANDEM_BATCH_HOST, else the row's, up to the row's
- * batch_host_max_postings (2^20 where the row has none), whatever the
- * algorithm and k, but never where TANDEM_HOST_MAX_POSTINGS is set (then it
- * rules every query). */
-static int batch_host(const tdm_sdev *sd, uint64_t npost)
+/* Whether a batch call's query of algorithm alg (public, not AUTO) whose
+ * lists hold npost postings runs on the host (tune_table.h, batch_host,
+ * says why): TANDEM_BATCH_HOST, else the row's; ranked AND at any size (its
+ * cursors keep a block a list), the others up to the row's
+ * batch_host_max_postings (2^20 where the row has none: the host may keep
+ * every posting's docid and score), whatever k; never where
+ * TANDEM_HOST_MAX_POSTINGS is set (then it rules every query). */
+static int batch_host(const tdm_sdev *sd, int alg, uint64_t npost)
 {
     const tdm_tuning *t = tuning(sd);
     const tdm_tune_row *rw = row(sd);
     int on = t->batch_host != TDM_TUNE_RULE ? t->batch_host == TDM_TUNE_ON : rw->batch_host;
     uint64_t most = rw->batch_host_max_postings ? rw->batch_host_max_postings : 1ull << 20;
-    return on && !t->host_max_set && npost <= most;
+    return on && !t->host_max_set && (alg == TDM_ALGO_AND || npost <= most);
 }
 
 int tdm_search_auto_alg(int algorithm, size_t nt)
@@ -344,7 +345,7 @@ static int plan_head(const struct tdm_search *s, uint32_t nt, uint64_t npost, in
        where the row says (batch_host) */
     const tdm_sdev *sd = &s->dev[i];
     if (*variant == TDM_VARIANT_AUTO && !ranges &&
-        (npost <= host_max(sd) || (batched && batch_host(sd, npost)))) {
+        (npost <= host_max(sd) || (batched && batch_host(sd, out->alg, npost)))) {
         out->host = 1;
         out->variant = TDM_VARIANT_HOST;
         out->ranges = 1;

@@ -747,8 +747,9 @@ static const tdm_settings_var vars[] = {
      "pageable or pinned: a device batch's uploads from the host's tables, or from pinned "
      "staging they are copied into (pinned on GPUs, pageable elsewhere)"},
     {"TANDEM_BATCH_HOST", "tuning",
-     "on or off: a batch call's queries of up to 2^20 postings on the host path (on for CPU "
-     "devices, off elsewhere; TANDEM_HOST_MAX_POSTINGS, when set, rules every query)"},
+     "on or off: a batch call's queries on the host path, ranked AND at any size, the others "
+     "up to 2^23 postings on a CPU (2^20 elsewhere) (on for CPU devices, off elsewhere; "
+     "TANDEM_HOST_MAX_POSTINGS, when set, rules every query)"},
     {"TANDEM_BATCH_ALONE_THREADS", "tuning",
      "host threads running a batch call's lone queries (OR, WAND, BMW, MaxScore above k = "
      "128; long OR) at once on a device, 1 to 64 (GPU 8, CPU 2)"},

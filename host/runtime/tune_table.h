@@ -379,11 +379,18 @@ typedef struct tdm_tune_row {
  * is many queries' device work at once). Single queries keep the
  * host_max_postings rule: alone, PoCL spreads one query over every core. */
 #define TDM_TUNE_BATCH_HOST_CPU 1
-/* ... up to 2^20 postings a query (batch_host_max_postings): the host's OR
- * keeps every posting's docid and score (8 bytes: 8 MiB a query, on every
- * core at once), and the measured queries held at most 852,887 (msmarco, 200k
- * documents; mean 213,220); longer ones stay on the device, unmeasured. */
-#define TDM_TUNE_BATCH_HOST_MAX_POSTINGS_CPU (1ull << 20)
+/* ... up to 2^23 postings a query (batch_host_max_postings), ranked AND at
+ * any size: the host's OR (and a pruning query below MaxScore's postings a
+ * result) keeps every posting's docid and score, 8 bytes: 64 MiB a query at
+ * most, on every core at once; AND keeps a block a list. At 2^20 the 16-core
+ * H100 host's CPU batches fell to 0.19-0.72x PISA's 16 threads (1M
+ * documents, thirteenth session: longer queries went to PoCL, each over
+ * every core); on the 2-core build VM, 1M documents, 1,000 queries, batches
+ * of 1,000, q/s at 2^20 / 2^23 with AND past it: terabyte05 k 10 AND 6,235 /
+ * 10,158, MaxScore 5,834 / 7,981, BMW 2,350 / 8,077, k 1,000 MaxScore 1,336
+ * / 1,843; msmarco AND 4,072 / 8,075, MaxScore 2,057 / 3,526, BMW 677 /
+ * 3,481, k 1,000 MaxScore 431 / 625. */
+#define TDM_TUNE_BATCH_HOST_MAX_POSTINGS_CPU (1ull << 23)
 #define TDM_TUNE_HOST_MAX_POSTINGS_CPU 8192u
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
