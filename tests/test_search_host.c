@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "drive/search_host.h"
+#include "drive/search_host_dec.h"
 #include "plan/search_prepare.h"
 #include "engine/engine.h"
 #include "index/index_priv.h"
@@ -1036,6 +1037,47 @@ static void and_filters(void **state)
     randcoll_free(&c);
 }
 
+/* A frequency read alone (tdm_hlist_tf_at, bp's cheap get) is the
+ * decoded block's at every position of every block, frequencies past 2^20
+ * too; bp128 says it reads one cheaply, vbyte not. */
+static void tf_at(void **state)
+{
+    (void)state;
+    static const char *codecs[] = {"bp128", "bp256", "vbyte128"};
+    for (size_t ci = 0; ci < 3; ci++) {
+        randcoll c;
+        randcoll_init(&c, 31, 3000, 6);
+        tdm_rng r;
+        tdm_rng_seed(&r, 32);
+        for (uint64_t i = 0; i < c.nlists; i++)
+            for (size_t j = 0; j < c.n[i]; j++)
+                c.freqs[i][j] = i % 2 ? tdm_rng_range(&r, 1, (1u << 20) + (uint32_t)j * 999)
+                                      : 1 + j % 5;
+        tdm_index *ix = write_open(&c, tdm_test_tmpdir("host_tfat"), codecs[ci], 0, 0);
+        const tdm_ireader *ir = tdm_index_ireader(ix);
+        tdm_err err = {0};
+        uint32_t buf[256];
+        for (uint64_t i = 0; i < c.nlists; i++) {
+            uint64_t id;
+            assert_int_equal(tdm_ireader_find(ir, c.terms[i], strlen(c.terms[i]), &id), TDM_OK);
+            tdm_hlist h;
+            assert_int_equal(tdm_hlist_open(&h, ir, id, &err), TDM_OK);
+            assert_int_equal(tdm_hlist_tf_cheap(&h), ci < 2);
+            for (uint32_t b = 0; b < h.l.nblocks; b++) {
+                assert_int_equal(tdm_hlist_tfs(&h, b, buf, &err), TDM_OK);
+                for (uint32_t p = 0; p < tdm_hlist_block_len(&h, b); p++) {
+                    uint32_t tf = 0;
+                    assert_int_equal(tdm_hlist_tf_at(&h, b, p, &tf, &err), TDM_OK);
+                    assert_int_equal(tf, buf[p]);
+                    assert_int_equal(tf, c.freqs[i][b * h.l.docs.block_size + p]);
+                }
+            }
+        }
+        tdm_index_close(ix);
+        randcoll_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1043,6 +1085,7 @@ int main(void)
         cmocka_unit_test(dense_windows),
         cmocka_unit_test(one_term_blocks),
         cmocka_unit_test(and_filters),
+        cmocka_unit_test(tf_at),
         cmocka_unit_test(the_rule),
         cmocka_unit_test(batches),
         cmocka_unit_test(batches_on_the_host),

@@ -265,6 +265,7 @@ const tdm_codec_ops tdm_codec_bp128_ops = {
     .decode_block = bp_decode_block,
     .increasing_checked = 1,
     .get = bp_get,
+    .get_cheap = 1,
     .dev = &bp128_dev,
 };
 
@@ -276,5 +277,6 @@ const tdm_codec_ops tdm_codec_bp256_ops = {
     .decode_block = bp_decode_block,
     .increasing_checked = 1,
     .get = bp_get,
+    .get_cheap = 1,
     .dev = &bp256_dev,
 };

@@ -74,6 +74,10 @@ typedef struct tdm_codec_ops {
     int increasing_checked;
     /* Random access to value i, or NULL where the format has none. */
     int (*get)(const tdm_encoded *enc, uint32_t i, uint32_t *value, tdm_err *err);
+    /* 1 where get of a plain (not delta) value reads that value alone, no
+     * block decoded: the host path takes it for a block's few frequencies
+     * (drive/search_host_dec.h). */
+    int get_cheap;
     /* The device decoder (codec_dev.h), or NULL where there is none. */
     const struct tdm_codec_dev_ops *dev;
 } tdm_codec_ops;

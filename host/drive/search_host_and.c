@@ -27,6 +27,7 @@ typedef struct walk {
     uint32_t *dl;      /* [maxbs] the matches' document lengths */
     float *acc;        /* [maxbs] their sums */
     float *s;          /* [maxbs] their scores in one term */
+    uint32_t *tf;      /* [maxbs] their frequencies in one term */
 } walk;
 
 static inline uint32_t last_of(const cursor *c, uint32_t b)
@@ -91,6 +92,38 @@ static int filter(const walk *x, cursor *c, uint32_t n, int *ended)
     return (int)m;
 }
 
+/* The frequencies in c of the n matches of lead block lb into x->tf: a
+ * block holding a few of them read value by value where the codec reads
+ * one cheaply (long lists: a match or two a block), else decoded. */
+static int tfs_of(const walk *x, cursor *c, int lead, uint32_t lb, uint32_t n)
+{
+    const uint32_t *idx = x->idx;
+    int cheap = tdm_hlist_tf_cheap(c->h);
+    for (uint32_t i = 0, r; i < n; i += r) {
+        uint32_t b = lead ? lb : c->mblk[idx[i]];
+        for (r = 1; i + r < n && (lead || c->mblk[idx[i + r]] == b); r++)
+            ;
+        if (c->fblk != b && cheap && r <= TDM_HLIST_FEW) {
+            for (uint32_t j = i; j < i + r; j++) {
+                int rc = tdm_hlist_tf_at(c->h, b, lead ? idx[j] : c->mpos[idx[j]], &x->tf[j],
+                                         x->a->err);
+                if (rc)
+                    return rc;
+            }
+            continue;
+        }
+        if (c->fblk != b) {
+            int rc = tdm_hlist_tfs(c->h, b, c->fbuf, x->a->err);
+            if (rc)
+                return rc;
+            c->fblk = b;
+        }
+        for (uint32_t j = i; j < i + r; j++)
+            x->tf[j] = c->fbuf[lead ? idx[j] : c->mpos[idx[j]]];
+    }
+    return TDM_OK;
+}
+
 /* The n matches of lead block lb scored, each sum in term order (a loop a
  * term: the document lengths gathered once, independent divisions), to
  * the top k. */
@@ -104,18 +137,11 @@ static int score(const walk *x, const uint32_t *order, uint32_t lb, uint32_t n)
     }
     cursor *lead = &x->cs[order[0]];
     for (size_t t = 0; t < a->nt; t++) {
-        cursor *c = &x->cs[t];
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t o = x->idx[i], b = c == lead ? lb : c->mblk[o];
-            uint32_t p = c == lead ? o : c->mpos[o];
-            if (c->fblk != b) {
-                int rc = tdm_hlist_tfs(c->h, b, c->fbuf, a->err);
-                if (rc)
-                    return rc;
-                c->fblk = b;
-            }
-            x->s[i] = tdm_score_f(sc, t, c->fbuf[p], x->dl[i]);
-        }
+        int rc = tfs_of(x, &x->cs[t], &x->cs[t] == lead, lb, n);
+        if (rc)
+            return rc;
+        for (uint32_t i = 0; i < n; i++)
+            x->s[i] = tdm_score_f(sc, t, x->tf[i], x->dl[i]);
         for (uint32_t i = 0; i < n; i++)
             x->acc[i] = x->acc[i] + x->s[i];
     }
@@ -158,7 +184,7 @@ static size_t up16(size_t n)
 size_t tdm_hand_bytes(size_t nt, uint32_t maxbs)
 {
     return up16(nt * sizeof(cursor)) + up16(nt * sizeof(uint32_t)) +
-           (4 * nt + 5) * up16(maxbs * sizeof(uint32_t));
+           (4 * nt + 6) * up16(maxbs * sizeof(uint32_t));
 }
 
 int tdm_hand_rank(const tdm_hand *a, void *mem)
@@ -174,6 +200,7 @@ int tdm_hand_rank(const tdm_hand *a, void *mem)
     x.dl = (uint32_t *)(p += room);
     x.acc = (float *)(p += room);
     x.s = (float *)(p += room);
+    x.tf = (uint32_t *)(p += room);
     p += room;
     for (size_t t = 0; t < nt; t++) {
         int rc = cursor_init(&x, &x.cs[t], t, (uint32_t *)(p + 4 * t * room));

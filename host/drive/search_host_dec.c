@@ -72,3 +72,20 @@ int tdm_hlist_tfs(const tdm_hlist *h, uint32_t b, uint32_t *out, tdm_err *err)
     }
     return over ? fail(h, b, "term frequency overflows", err) : TDM_OK;
 }
+
+int tdm_hlist_tf_at(const tdm_hlist *h, uint32_t b, uint32_t p, uint32_t *tf, tdm_err *err)
+{
+    const tdm_encoded *e = &h->l.freqs;
+    tdm_err e2 = {0};
+    uint32_t v = 0;
+    int rc = h->ops->get(e, b * e->block_size + p, &v, &e2);
+    if (rc) {
+        rc = fail(h, b, tdm_err_msg(&e2), err);
+        tdm_err_clear(&e2);
+        return rc;
+    }
+    if (v == UINT32_MAX)
+        return fail(h, b, "term frequency overflows", err);
+    *tf = v + 1;
+    return TDM_OK;
+}

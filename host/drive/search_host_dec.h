@@ -18,7 +18,9 @@
 
 #include "codec/codec.h"
 #include "common/error.h"
+#include "index/format.h"
 #include "index/reader.h"
+#include "query/bounds.h"
 
 typedef struct tdm_hlist {
     tdm_ilist l;
@@ -49,6 +51,16 @@ static inline uint32_t tdm_hlist_skip(const tdm_hlist *h, uint32_t b, uint32_t l
     return b;
 }
 
+/* Block b's stored bound scaled to a term of weight w (bounds.h: where the
+ * caller checked that the stored bounds apply): tdm_ilist_block_max's
+ * value, inline (a call a block cost MaxScore's lookups 4 %). */
+static inline double tdm_hlist_block_bound(const tdm_hlist *h, uint32_t b, double w)
+{
+    const tdm_ilist *l = &h->l;
+    float m = l->block_maxq ? tdm_idx_block_bound(l->max_score, l->block_maxq[b]) : l->max_score;
+    return tdm_score_stored_scale(m, w);
+}
+
 /* The first of v[p..len) >= d, where v[len - 1] >= d (v ascending, a
  * decoded block): eight at a time while the eighth is below d, then the
  * few left counted without a branch (the loop's exit, a misprediction,
@@ -73,5 +85,18 @@ int tdm_hlist_docs(const tdm_hlist *h, uint32_t b, uint32_t *out, tdm_err *err);
 
 /* Block b's term frequencies (tf, not tf - 1). */
 int tdm_hlist_tfs(const tdm_hlist *h, uint32_t b, uint32_t *out, tdm_err *err);
+
+/* Whether a block's frequency is read alone more cheaply than the block
+ * decoded (the codec's get_cheap: bp unpacks one value where a block costs
+ * 15-25 ns): a caller reads at most TDM_HLIST_FEW of a block so. */
+#define TDM_HLIST_FEW 4u
+static inline int tdm_hlist_tf_cheap(const tdm_hlist *h)
+{
+    return h->ops->get_cheap && h->ops->get;
+}
+
+/* The frequency at position p of block b (tf, not tf - 1), by the codec's
+ * random access, checked as tdm_hlist_tfs checks it. */
+int tdm_hlist_tf_at(const tdm_hlist *h, uint32_t b, uint32_t p, uint32_t *tf, tdm_err *err);
 
 #endif

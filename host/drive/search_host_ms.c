@@ -52,6 +52,8 @@ typedef struct mcur {
     uint32_t dblk, fblk, sblk; /* the blocks in dbuf, fbuf, sbuf (END: none) */
     uint32_t last1;            /* a one-block list's last docid (it stores none) */
     uint32_t t;                /* its term */
+    int cheap;                 /* a frequency reads alone cheaply (tdm_hlist_tf_cheap) */
+    uint32_t gblk, ngot;       /* the block whose frequencies were read alone, how many */
     uint32_t bblk;             /* the block whose bound is bb (END: none) */
     uint32_t wp, we;           /* a window's postings in dbuf not yet passed by
                                   its candidates, and their end (window()) */
@@ -118,17 +120,28 @@ static int load_scores(const ms *x, mcur *c)
     return TDM_OK;
 }
 
-/* The score of the cursor's document. */
+/* The score of the cursor's document: from its block's scores or
+ * frequencies where decoded, else its frequency read alone for the first
+ * few lookups that find a document in the block (a long non-essential
+ * list: one or two a block), then the block's frequencies decoded. */
 static int cur_score(const ms *x, mcur *c, float *out)
 {
     if (c->sblk == c->blk) {
         *out = c->sbuf[c->pos];
         return TDM_OK;
     }
-    int rc = load_tfs(x, c);
+    uint32_t tf = 0;
+    int rc;
+    if (c->fblk != c->blk && c->cheap && (c->gblk != c->blk || c->ngot < TDM_HLIST_FEW)) {
+        c->ngot = c->gblk == c->blk ? c->ngot + 1 : 1;
+        c->gblk = c->blk;
+        rc = tdm_hlist_tf_at(c->h, c->blk, c->pos, &tf, x->m->err);
+    } else {
+        rc = load_tfs(x, c);
+        tf = c->fbuf[c->pos];
+    }
     const tdm_scorer *sc = x->m->sc;
-    *out = tdm_score_f(sc, c->t, c->fbuf[c->pos],
-                       sc->kind == TDM_SCORING_IMPACT ? 0 : x->m->dl[c->d]);
+    *out = tdm_score_f(sc, c->t, tf, sc->kind == TDM_SCORING_IMPACT ? 0 : x->m->dl[c->d]);
     return rc;
 }
 
@@ -162,7 +175,7 @@ static double block_bound(mcur *c)
 {
     if (c->bblk != c->blk) { /* one_essential asks it again while a block is passed */
         c->bblk = c->blk;
-        c->bb = tdm_score_stored_scale(tdm_ilist_block_max(&c->h->l, c->blk), c->w);
+        c->bb = tdm_hlist_block_bound(c->h, c->blk, c->w);
     }
     return c->bb;
 }
@@ -191,7 +204,8 @@ static int cur_init(const ms *x, mcur *c, uint32_t t, uint32_t *mem)
     uint32_t bs = x->m->maxbs;
     *c = (mcur){.h = &x->m->lists[t], .dbuf = mem, .fbuf = mem + bs,
                 .sbuf = (float *)(mem + 2 * bs), .nb = x->m->lists[t].l.nblocks,
-                .dblk = END, .fblk = END, .sblk = END, .bblk = END, .t = t,
+                .dblk = END, .fblk = END, .sblk = END, .bblk = END, .gblk = END, .t = t,
+                .cheap = tdm_hlist_tf_cheap(&x->m->lists[t]),
                 .w = x->m->q->terms[t].weight};
     if (!c->nb) {
         c->d = END;
@@ -363,7 +377,7 @@ static inline double block_past(const mcur *c, const uint32_t *bl, uint32_t *b,
         ;
     *b = k;
     *last = k < nb ? bl[k] : END;
-    return k < nb ? tdm_score_stored_scale(tdm_ilist_block_max(&c->h->l, k), c->w) : 0;
+    return k < nb ? tdm_hlist_block_bound(c->h, k, c->w) : 0;
 }
 
 /* wpre[j * ne + i]: the non-essential lists' block bounds at the window's

@@ -67,8 +67,7 @@ int tdm_hone_rank(const tdm_hone *o, void *mem)
             continue;
         /* below the k-th score: passed (blocks come out of docid order now,
            so a bound equal to it may still win a tie on the docid) */
-        if (tdm_score_stored_scale(tdm_ilist_block_max(l, b), o->weight) <
-            threshold(o->top))
+        if (tdm_hlist_block_bound(o->h, b, o->weight) < threshold(o->top))
             continue;
         int rc = block(&x, b);
         if (rc)
