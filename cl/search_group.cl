@@ -24,66 +24,6 @@
 #endif
 /* Terms whose spans in a chunk are found at once, a work-item each. */
 #define TDM_GROUP_SPANS 256u
-/* The range's heap in local memory up to this many entries (8 KB: with the
-   accumulators, 16 KB a group), where the device has at least 32 KB. */
-#if defined(TDM_LOCAL_MEM) && TDM_LOCAL_MEM >= 32768
-#define TDM_GROUP_HEAP 1024u
-#else
-#define TDM_GROUP_HEAP 1u
-#endif
-
-/* tdm_sr_push's heap (worst at the root; documents in ascending docid) in
-   local memory: the same comparisons and moves on the same keys, so the
-   range's slots end up holding what the global heap would, bit for bit. A
-   work-item pushes alone, each step of its sift a dependent load: from
-   global memory the pushes of a top 1,000 took most of the kernel (a
-   SPLADE query at 8.8M documents: 3.3 of 4.1 ms at k 1,000, 1 ms at 10).
-   The shared threshold is not used (exhaustive): *hw is the full heap's
-   worst. */
-void tdm_group_push(__local float *hs, __local uint *hd, uint *n, uint cap, float *hw, uint d,
-                    float sc)
-{
-    uint i;
-    if (*n < cap) {
-        i = (*n)++;
-        while (i > 0u) {
-            uint p = (i - 1u) / 2u;
-            if (!tdm_sr_worse(sc, d, hs[p], hd[p]))
-                break;
-            hs[i] = hs[p];
-            hd[i] = hd[p];
-            i = p;
-        }
-        hs[i] = sc;
-        hd[i] = d;
-        if (*n == cap)
-            *hw = hs[0];
-        return;
-    }
-    if (!(sc > *hw))
-        return;
-    i = 0u;
-    for (;;) {
-        uint l = 2u * i + 1u, m = i;
-        float ms = sc;
-        uint md = d;
-        if (l < *n && tdm_sr_worse(hs[l], hd[l], ms, md)) {
-            m = l;
-            ms = hs[l];
-            md = hd[l];
-        }
-        if (l + 1u < *n && tdm_sr_worse(hs[l + 1u], hd[l + 1u], ms, md))
-            m = l + 1u;
-        if (m == i)
-            break;
-        hs[i] = hs[m];
-        hd[i] = hd[m];
-        i = m;
-    }
-    hs[i] = sc;
-    hd[i] = d;
-    *hw = hs[0];
-}
 
 __kernel void tdm_search_group(__global const uint *docs, __global const uint *freqs,
                                __global const uint *terms, __global const uint *doclens,
@@ -101,10 +41,6 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
     __local uint hit[TDM_SEARCH_CHUNK / 32u];
     __local uint nheap;
     __local float th; /* the heap's threshold after the last chunk's pushes */
-    __local float lhs[TDM_GROUP_HEAP];
-    __local uint lhd[TDM_GROUP_HEAP];
-    int local_heap = cap <= TDM_GROUP_HEAP; /* the same for the whole group */
-    float lhw = -1.0f; /* work-item 0's: the local heap's worst once full */
     uint r = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
     tdm_srange s;
     s.docs = docs;
@@ -186,17 +122,7 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
             if (cnt[i] >= need && acc[i] > th0)
                 atomic_or(&hit[i >> 5], 1u << (i & 31u));
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0u && local_heap) {
-            uint n = nheap;
-            for (uint w = 0; w < TDM_SEARCH_CHUNK / 32u; w++)
-                for (uint m = hit[w]; m; m &= m - 1u) {
-                    uint i = w * 32u + (31u - clz(m & (0u - m)));
-                    if (acc[i] > (n < cap ? -1.0f : lhw))
-                        tdm_group_push(lhs, lhd, &n, cap, &lhw, cb + i, acc[i]);
-                }
-            nheap = n;
-            th = n < cap ? -1.0f : lhw;
-        } else if (lid == 0u) {
+        if (lid == 0u) {
             s.n = nheap;
             for (uint w = 0; w < TDM_SEARCH_CHUNK / 32u; w++)
                 for (uint m = hit[w]; m; m &= m - 1u) {
@@ -209,11 +135,6 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (local_heap) /* the range's slots, as tdm_sr_push would have left them */
-        for (uint i = lid; i < nheap; i += ls) {
-            hs[r * cap + i] = lhs[i];
-            hd[r * cap + i] = lhd[i];
-        }
     if (lid == 0u)
         hn[r] = nheap;
 }
