@@ -26,7 +26,7 @@
 #define TDM_GROUP_SPANS 256u
 
 __kernel void tdm_search_group(__global const uint *docs, __global const uint *freqs,
-                               __global const uint *terms, __global const uint *doclens,
+                               __global uint *terms, __global const uint *doclens,
                                __global uint *cur, __global float *hs, __global uint *hd,
                                __global uint *hn, uint nt, uint nranges, uint rlen, uint ndocs,
                                uint cap, uint alg, uint kind, float c0, float c1,
@@ -57,12 +57,17 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
     s.kind = kind;
     s.c0 = c0;
     s.c1 = c1;
-    s.shared = 0;
-    s.pub = 0u;
-    s.gth = -1.0f; /* exhaustive: no shared threshold (search_range.cl) */
-    s.hw = -1.0f;  /* set by a push that fills the heap (search_algo.cl) */
     uint rbeg = r * rlen;
     uint rend = ndocs - rbeg > rlen ? rbeg + rlen : ndocs;
+    /* OR alone shares the threshold G (search_range.cl): seeded by the host
+       (search_hseed.h) and raised by every full heap, it keeps out of the
+       heaps (and the merge) the documents that cannot reach the top k;
+       AND's and AND-then-OR's passes keep their own */
+    uint share = alg == TDM_ALG_OR && !gate_min;
+    s.shared = terms + TDM_TW_SHARED;
+    s.pub = share && cap < rlen;
+    s.gth = -1.0f; /* work-item 0's, which pushes: read below */
+    s.hw = -1.0f;  /* set by a push that fills the heap (search_algo.cl) */
     uint need = alg == TDM_ALG_AND ? nt : 1u;
     for (uint t = lid; t < nt; t += ls) {
         uint seg = tdm_sr_term(&s, t, TDM_TW_POS);
@@ -70,7 +75,8 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
     }
     if (lid == 0u) {
         nheap = 0u;
-        th = -1.0f;
+        s.gth = share ? tdm_sr_below(atomic_max(s.shared, 0u)) : -1.0f;
+        th = s.gth;
     }
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
     for (uint cb = rbeg; cb < rend; cb += TDM_SEARCH_CHUNK) {
@@ -124,6 +130,8 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0u) {
             s.n = nheap;
+            if (share) /* G as other groups raised it */
+                s.gth = fmax(s.gth, tdm_sr_below(atomic_max(s.shared, 0u)));
             for (uint w = 0; w < TDM_SEARCH_CHUNK / 32u; w++)
                 for (uint m = hit[w]; m; m &= m - 1u) {
                     uint i = w * 32u + (31u - clz(m & (0u - m)));

@@ -285,12 +285,15 @@ int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
 {
     int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
     int zr = pl->variant == TDM_VARIANT_COMPRESSED;
-    if (!prunes || (!zr && !batched))
+    int group_or = salg == TDM_SALG_OR && pl->variant == TDM_VARIANT_GROUP;
+    if (!group_or && (!prunes || (!zr && !batched)))
         return 0;
     /* TANDEM_ZR_SEED: 0 never, 1 always (for A/B runs), unset the rule */
     if (pl->zr_seed != TDM_TUNE_RULE)
         return pl->zr_seed == TDM_TUNE_ON;
     const tdm_tune_row *rw = pl->row ? pl->row : tdm_tune_row_get(TDM_KIND_OTHER);
+    if (group_or)
+        return k >= rw->hseed_min_k;
     return !zr || k >= rw->hseed_min_k || pl->local > 1 || pl->ranges >= rw->hseed_min_ranges;
 }
 

@@ -35,8 +35,11 @@ int tdm_search_hseed(const struct tdm_sprep *p, const tdm_ireader *r, struct tdm
  * decoded variant when `batched` (a query planned for a batch of several:
  * the device batch has no seed pass of its own; H200, 10M documents,
  * batches of 512, k10, its range kernel took 154 us a MaxScore query
- * unseeded). TANDEM_ZR_SEED=0 never, =1 always, for A/B runs (the decoded
- * variant only when batched). */
+ * unseeded); and OR on the group kernel from k = 100 (each group's heap
+ * of k documents filled one push at a time took most of a SPLADE query's
+ * kernel at k 1,000; with G the heaps keep only documents that may reach
+ * the top k). TANDEM_ZR_SEED=0 never, =1 always, for A/B runs (the decoded
+ * pruning variants only when batched). */
 int tdm_search_hseeded(const struct tdm_splan *pl, int salg, uint32_t k, int batched);
 
 
