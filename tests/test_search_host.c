@@ -26,6 +26,7 @@
 
 #include "drive/search_host.h"
 #include "drive/search_host_dec.h"
+#include "drive/search_host_score.h"
 #include "plan/search_prepare.h"
 #include "engine/engine.h"
 #include "index/index_priv.h"
@@ -1078,6 +1079,58 @@ static void tf_at(void **state)
     }
 }
 
+/* A block's scores at once (tdm_hscores, divisions four at a time) are
+ * tdm_score_f's bit for bit: BM25 at several k1, b (document lengths 0 to
+ * 2^32 - 1, frequencies 1 to 2^32 - 1) and impacts, odd n (the loop's
+ * scalar tail). */
+static void block_scores(void **state)
+{
+    fixture *f = *state;
+    (void)f;
+    randcoll c;
+    randcoll_init(&c, 41, 500, 4);
+    for (int impact = 0; impact < 2; impact++) {
+        tdm_index *ix = write_open(&c, tdm_test_tmpdir("host_scores"), "bp128", 0, impact);
+        const tdm_ireader *ir = tdm_index_ireader(ix);
+        tdm_search_term st[2] = {{c.terms[0], 0, 1}, {c.terms[1], 0, 2.5f}};
+        tdm_query q;
+        searchfix_query(&q, ir, st, 2, "block scores");
+        static const double kb[][2] = {{1.2, 0.75}, {0.9, 0.4}, {2.0, 1.0}, {1.2, 0.0}};
+        tdm_rng r;
+        tdm_rng_seed(&r, 42);
+        for (size_t p = 0; p < 4; p++) {
+            tdm_score_params sp = {impact ? TDM_SCORING_IMPACT : TDM_SCORING_BM25, kb[p][0],
+                                   kb[p][1]};
+            tdm_scorer sc;
+            tdm_err err = {0};
+            assert_int_equal(tdm_scorer_init(&sc, ir, &q, &sp, &err), TDM_OK);
+            uint32_t tf[131], dl[131];
+            float out[131];
+            for (int round = 0; round < 50; round++) {
+                uint32_t n = 1 + tdm_rng_range(&r, 0, 130);
+                for (uint32_t i = 0; i < n; i++) {
+                    int big = tdm_rng_range(&r, 0, 3) == 0;
+                    tf[i] = big ? tdm_rng_range(&r, 1, UINT32_MAX) : tdm_rng_range(&r, 1, 40);
+                    dl[i] = big ? tdm_rng_range(&r, 0, UINT32_MAX) : tdm_rng_range(&r, 0, 3000);
+                }
+                for (size_t t = 0; t < q.nterms; t++) {
+                    tdm_hscores(&sc, t, tf, dl, n, out);
+                    for (uint32_t i = 0; i < n; i++) {
+                        float want = tdm_score_f(&sc, t, tf[i], impact ? 0 : dl[i]);
+                        if (tdm_f2u(out[i]) != tdm_f2u(want))
+                            fail_msg("term %zu tf %u dl %u: %.9g, tdm_score_f %.9g", t, tf[i],
+                                     dl[i], out[i], want);
+                    }
+                }
+            }
+            tdm_scorer_free(&sc);
+        }
+        tdm_query_free(&q);
+        tdm_index_close(ix);
+    }
+    randcoll_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1086,6 +1139,7 @@ int main(void)
         cmocka_unit_test(one_term_blocks),
         cmocka_unit_test(and_filters),
         cmocka_unit_test(tf_at),
+        cmocka_unit_test(block_scores),
         cmocka_unit_test(the_rule),
         cmocka_unit_test(batches),
         cmocka_unit_test(batches_on_the_host),

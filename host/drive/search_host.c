@@ -26,6 +26,7 @@
 #include "search_host_dec.h"
 #include "search_host_ms.h"
 #include "search_host_one.h"
+#include "search_host_score.h"
 #include "search_host_topk.h"
 #include "tandem.h"
 
@@ -58,17 +59,13 @@ static inline uint64_t key_of(float acc, uint32_t d)
     return (uint64_t)tdm_f2u(acc) << 32 | (uint32_t)~d;
 }
 
-/* Term t's scores of n postings (score.h's float formula, tdm_score_f). */
+/* Term t's scores of n postings (search_host_score.h); dls: room for n. */
 static void score_block(const hq *x, size_t t, const uint32_t *docs, const uint32_t *tfs,
-                        uint32_t n, float *out)
+                        uint32_t n, uint32_t *dls, float *out)
 {
-    if (x->sc->kind == TDM_SCORING_IMPACT) {
-        for (uint32_t i = 0; i < n; i++)
-            out[i] = tdm_score_f(x->sc, t, tfs[i], 0);
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++)
-        out[i] = tdm_score_f(x->sc, t, tfs[i], x->dl[docs[i]]);
+    if (x->sc->kind != TDM_SCORING_IMPACT)
+        tdm_hscore_dls(x->dl, docs, n, dls);
+    tdm_hscores(x->sc, t, tfs, dls, n, out);
 }
 
 /* ---- OR: every list decoded and scored, summed term at a time by windows */
@@ -77,6 +74,7 @@ typedef struct orscratch {
     uint32_t *docs;     /* [npost] every list's docids, back to back in term order */
     float *sc;          /* [npost] their scores */
     uint32_t *tfs;      /* [maxbs] a block's frequencies */
+    uint32_t *dls;      /* [maxbs] its documents' lengths */
     size_t *pos, *end;  /* [nt] each term's cursor and end in docs */
     float *acc;         /* [win] 0.0f between windows */
     uint8_t *seen;      /* [win] 0 between windows */
@@ -98,7 +96,7 @@ static int decode_all(hq *x, orscratch *s)
                 rc = tdm_hlist_tfs(h, b, s->tfs, x->err);
             if (rc)
                 return rc;
-            score_block(x, t, s->docs + off, s->tfs, n, s->sc + off);
+            score_block(x, t, s->docs + off, s->tfs, n, s->dls, s->sc + off);
             off += n;
         }
         s->end[t] = off;
@@ -200,6 +198,7 @@ static void lay_out(carve *c, const hq *x, uint32_t k, int and, int or, scratch 
         o->docs = take(c, x->npost * sizeof *o->docs);
         o->sc = take(c, x->npost * sizeof *o->sc);
         o->tfs = take(c, x->maxbs * sizeof *o->tfs);
+        o->dls = take(c, x->maxbs * sizeof *o->dls);
         o->pos = take(c, nt * sizeof *o->pos);
         o->end = take(c, nt * sizeof *o->end);
         uint32_t w = WIN_MIN;

@@ -1,6 +1,8 @@
 /* Ranked AND on the host path (search_host_and.h). */
 #include "search_host_and.h"
 
+#include "search_host_score.h"
+
 #include "tandem.h"
 
 #define END UINT32_MAX
@@ -131,17 +133,16 @@ static int score(const walk *x, const uint32_t *order, uint32_t lb, uint32_t n)
 {
     const tdm_hand *a = x->a;
     const tdm_scorer *sc = a->sc;
-    for (uint32_t i = 0; i < n; i++) {
-        x->dl[i] = sc->kind == TDM_SCORING_IMPACT ? 0 : a->dl[x->cand[i]];
+    if (sc->kind != TDM_SCORING_IMPACT)
+        tdm_hscore_dls(a->dl, x->cand, n, x->dl);
+    for (uint32_t i = 0; i < n; i++)
         x->acc[i] = 0.0f;
-    }
     cursor *lead = &x->cs[order[0]];
     for (size_t t = 0; t < a->nt; t++) {
         int rc = tfs_of(x, &x->cs[t], &x->cs[t] == lead, lb, n);
         if (rc)
             return rc;
-        for (uint32_t i = 0; i < n; i++)
-            x->s[i] = tdm_score_f(sc, t, x->tf[i], x->dl[i]);
+        tdm_hscores(sc, t, x->tf, x->dl, n, x->s);
         for (uint32_t i = 0; i < n; i++)
             x->acc[i] = x->acc[i] + x->s[i];
     }

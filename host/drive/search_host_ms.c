@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "query/bounds.h"
+#include "search_host_score.h"
 #include "tandem.h"
 
 #define END UINT32_MAX /* past a list's end (docids are below ndocs <= 2^32 - 1) */
@@ -78,6 +79,7 @@ typedef struct ms {
     uint32_t *widx;  /* [WIN] the documents j left (win_lists) */
     double *acc;     /* [WIN] a window's essential sums, 0 between windows */
     uint64_t *bits;  /* [WIN / 64] its documents with an essential posting */
+    uint32_t *dls;   /* [maxbs] a block's documents' lengths (load_scores) */
 } ms;
 
 static inline uint32_t block_last(const mcur *c, uint32_t b)
@@ -110,12 +112,9 @@ static int load_scores(const ms *x, mcur *c)
     int rc = load_tfs(x, c);
     if (rc)
         return rc;
-    const tdm_scorer *sc = x->m->sc;
-    const uint32_t *dl = x->m->dl;
-    for (uint32_t i = 0; i < c->len; i++)
-        c->sbuf[i] = sc->kind == TDM_SCORING_IMPACT ? tdm_score_f(sc, c->t, c->fbuf[i], 0)
-                                                    : tdm_score_f(sc, c->t, c->fbuf[i],
-                                                                  dl[c->dbuf[i]]);
+    if (x->m->sc->kind != TDM_SCORING_IMPACT)
+        tdm_hscore_dls(x->m->dl, c->dbuf, c->len, x->dls);
+    tdm_hscores(x->m->sc, c->t, c->fbuf, x->dls, c->len, c->sbuf);
     c->sblk = c->blk;
     return TDM_OK;
 }
@@ -556,7 +555,7 @@ size_t tdm_hms_bytes(size_t nt, uint32_t maxbs)
            up16(nt * sizeof(float)) + up16(nt * sizeof(uint32_t)) +
            WIN * ((2 + nt) * sizeof(double) + nt * sizeof(float) + 2 * sizeof(uint32_t)) +
            WIN / 64 * sizeof(uint64_t) +
-           3 * nt * maxbs * sizeof(uint32_t);
+           (3 * nt + 1) * maxbs * sizeof(uint32_t);
 }
 
 /* ord: terms by ascending bound; pre: their running sums. */
@@ -602,6 +601,8 @@ int tdm_hms_rank(const tdm_hms *m, void *mem)
     p += WIN * sizeof *x.widx;
     x.bits = (uint64_t *)p;
     p += WIN / 64 * sizeof *x.bits;
+    x.dls = (uint32_t *)p;
+    p += m->maxbs * sizeof *x.dls;
     memset(x.acc, 0, WIN * sizeof *x.acc);
     memset(x.bits, 0, WIN / 64 * sizeof *x.bits);
     /* a float sum of nt non-negative terms is within (nt - 1) 2^-24 of the

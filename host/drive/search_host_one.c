@@ -4,16 +4,17 @@
 #include <math.h>
 
 #include "query/bounds.h"
+#include "search_host_score.h"
 #include "tandem.h"
 
 size_t tdm_hone_bytes(uint32_t maxbs)
 {
-    return 3 * (((size_t)maxbs * sizeof(uint32_t) + 15) & ~(size_t)15);
+    return 4 * (((size_t)maxbs * sizeof(uint32_t) + 15) & ~(size_t)15);
 }
 
 typedef struct one {
     const tdm_hone *o;
-    uint32_t *docs, *tfs;
+    uint32_t *docs, *tfs, *dls;
     float *s;
 } one;
 
@@ -27,13 +28,9 @@ static int block(const one *x, uint32_t b)
     if (rc)
         return rc;
     uint32_t n = tdm_hlist_block_len(o->h, b);
-    const tdm_scorer *sc = o->sc;
-    if (sc->kind == TDM_SCORING_IMPACT)
-        for (uint32_t i = 0; i < n; i++)
-            x->s[i] = tdm_score_f(sc, 0, x->tfs[i], 0);
-    else
-        for (uint32_t i = 0; i < n; i++) /* independent divisions overlap */
-            x->s[i] = tdm_score_f(sc, 0, x->tfs[i], o->dl[x->docs[i]]);
+    if (o->sc->kind != TDM_SCORING_IMPACT)
+        tdm_hscore_dls(o->dl, x->docs, n, x->dls);
+    tdm_hscores(o->sc, 0, x->tfs, x->dls, n, x->s);
     for (uint32_t i = 0; i < n; i++) /* a document's sum: 0.0f + its one score */
         tdm_htopk_push(o->top, (uint64_t)tdm_f2u(0.0f + x->s[i]) << 32 | (uint32_t)~x->docs[i]);
     return TDM_OK;
@@ -47,9 +44,9 @@ static float threshold(const tdm_htopk *t)
 
 int tdm_hone_rank(const tdm_hone *o, void *mem)
 {
-    size_t room = tdm_hone_bytes(o->h->l.docs.block_size) / 3;
+    size_t room = tdm_hone_bytes(o->h->l.docs.block_size) / 4;
     one x = {.o = o, .docs = mem, .tfs = (uint32_t *)((char *)mem + room),
-             .s = (float *)((char *)mem + 2 * room)};
+             .s = (float *)((char *)mem + 2 * room), .dls = (uint32_t *)((char *)mem + 3 * room)};
     const tdm_ilist *l = &o->h->l;
     const uint8_t *q = l->block_maxq; /* NULL: one bound for every block */
     uint8_t hi = 0;
