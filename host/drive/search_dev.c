@@ -514,7 +514,7 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
         s->jobs[c] = need[R_JOBS + c] ? s->pk.sub[R_JOBS + c] : NULL;
     int bounds = reads_bounds(salg);
-    if (bounds && p->bsrc && !need[R_SB]) /* a caller's bug: never read a bound not made */
+    if (bounds && p->bsrc && p->nbmax && !need[R_SB]) /* a caller's bug: a bound not made */
         return tdm_err_set(err, TDM_ERR_INTERNAL, "search: block bounds not made "
                            "(tdm_sprep_bounds_fill)");
     if (bounds && !p->device_bounds)
