@@ -1271,6 +1271,81 @@ static void query_bounds_on_device(void **state)
     unsetenv("TANDEM_BATCH_HOST");
 }
 
+/* A batch call's lone OR queries on the group kernel with the host's seed
+ * of the shared threshold (k >= 100, search_hseed.h): TANDEM_BATCH_HOST=off
+ * and TANDEM_BATCH_OR_ALONE_TERMS=1 send them to the device alone, the
+ * variant asked for is GROUP; every answer the oracle's, on a BM25 index
+ * with skewed lists and on an impact index (ties), at k 100, 1000 and past
+ * the matches. */
+static void group_or_seeded(void **state)
+{
+    (void)state;
+    int small = tdm_test_small();
+    static const uint32_t ks[] = {100, 1000, 5000};
+    setenv("TANDEM_BATCH_HOST", "off", 1);
+    setenv("TANDEM_BATCH_OR_ALONE_TERMS", "1", 1);
+    tdm_engine *eng = tdm_test_engine();
+    const char *dir = tdm_test_tmpdir("group_or_seeded");
+    for (int impact = 0; impact < 2; impact++) {
+        randcoll c;
+        randcoll_init(&c, 501 + impact, small ? 2500 : 12000, 16);
+        tdm_rng r;
+        tdm_rng_seed(&r, 11);
+        if (impact)
+            impact_lists(&c, &r);
+        else
+            cluster_lists(&c, &r);
+        tdm_index *ix = impact ? impact_index(&c, dir, "bp128") : NULL;
+        if (!impact && tdm_index_open(write_index(&c, dir, "bp128", "gs.tdm"), &ix) != TDM_OK)
+            fail_msg("open: %s", tdm_last_error());
+        const tdm_ireader *ir = tdm_index_ireader(ix);
+        tdm_search *s;
+        if (tdm_search_open(eng, ix, &s) != TDM_OK)
+            fail_msg("search open: %s", tdm_last_error());
+        tdm_oracle *or;
+        tdm_err err = {0};
+        assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
+        enum { NQ = 4 };
+        tdm_search_term st[NQ][16];
+        tdm_search_query qs[NQ];
+        for (int qi = 0; qi < NQ; qi++)
+            qs[qi] = (tdm_search_query){.terms = st[qi],
+                                        .nterms = random_terms(&r, &c, st[qi], 12, qi % 2)};
+        for (int d = 0; d < tdm_engine_device_count(eng); d++)
+            for (size_t ki = 0; ki < 3; ki++) {
+                tdm_search_options o;
+                tdm_search_options_init(&o);
+                o.device = d;
+                o.algorithm = TDM_ALGO_OR;
+                o.variant = TDM_VARIANT_GROUP;
+                o.k = ks[ki];
+                tdm_search_result *res[NQ];
+                if (tdm_search_batch(s, qs, NQ, &o, res) != TDM_OK)
+                    fail_msg("batch: %s", tdm_last_error());
+                for (int qi = 0; qi < NQ; qi++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "%s group OR k %u dev %d query %d",
+                             impact ? "impact" : "bm25", o.k, d, qi);
+                    if (res[qi]->status != TDM_OK)
+                        fail_msg("%s: %s", what, res[qi]->error);
+                    tdm_hit *w = malloc(o.k * sizeof *w);
+                    size_t nw = searchfix_oracle(or, ir, st[qi], qs[qi].nterms, &o, TDM_MATCH_OR,
+                                                 TDM_ORACLE_FLOAT, w, NULL);
+                    searchfix_same_oracle(res[qi], w, nw, ir, what);
+                    free(w);
+                    tdm_search_result_free(res[qi]);
+                }
+            }
+        tdm_oracle_close(or);
+        tdm_search_close(s);
+        tdm_index_close(ix);
+        randcoll_free(&c);
+    }
+    tdm_engine_close(eng);
+    unsetenv("TANDEM_BATCH_HOST");
+    unsetenv("TANDEM_BATCH_OR_ALONE_TERMS");
+}
+
 int main(void)
 {
     (void)assert_same_index; /* randcoll.h's, for the round-trip tests */
@@ -1281,6 +1356,7 @@ int main(void)
         cmocka_unit_test(compressed_edges),     cmocka_unit_test(compressed_corrupt),
         cmocka_unit_test(impact_indexes),       cmocka_unit_test(merge_direct_keys),
         cmocka_unit_test(group_many_terms),     cmocka_unit_test(query_bounds_on_device),
+        cmocka_unit_test(group_or_seeded),
     };
     if (getenv("TDM_TEST_FILTER")) /* e.g. impact_indexes */
         cmocka_set_test_filter(getenv("TDM_TEST_FILTER"));

@@ -292,8 +292,8 @@ int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
     if (pl->zr_seed != TDM_TUNE_RULE)
         return pl->zr_seed == TDM_TUNE_ON;
     const tdm_tune_row *rw = pl->row ? pl->row : tdm_tune_row_get(TDM_KIND_OTHER);
-    if (group_or)
-        return k >= rw->hseed_min_k;
+    if (group_or) /* in a batch call: its lone runs' seeds overlap the device */
+        return batched && k >= rw->hseed_min_k;
     return !zr || k >= rw->hseed_min_k || pl->local > 1 || pl->ranges >= rw->hseed_min_ranges;
 }
 

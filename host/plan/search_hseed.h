@@ -35,11 +35,13 @@ int tdm_search_hseed(const struct tdm_sprep *p, const tdm_ireader *r, struct tdm
  * decoded variant when `batched` (a query planned for a batch of several:
  * the device batch has no seed pass of its own; H200, 10M documents,
  * batches of 512, k10, its range kernel took 154 us a MaxScore query
- * unseeded); and OR on the group kernel from k = 100 (each group's heap
- * of k documents filled one push at a time took most of a SPLADE query's
- * kernel at k 1,000; with G the heaps keep only documents that may reach
- * the top k). TANDEM_ZR_SEED=0 never, =1 always, for A/B runs (the decoded
- * pruning variants only when batched). */
+ * unseeded); and OR on the group kernel from k = 100 when `batched` (a
+ * batch call's lone runs, whose host seeds overlap the device: H200, 8.8M
+ * SPLADE-shaped documents, SPLADE++ queries, OR k 1,000 in batches of 500,
+ * 209 q/s unseeded, 759 seeded; one query at a time the cold terms' seeds
+ * cost the host more than the device saved, p99 5.7 -> 8-9 ms).
+ * TANDEM_ZR_SEED=0 never, =1 always, for A/B runs (the decoded pruning
+ * variants only when batched). */
 int tdm_search_hseeded(const struct tdm_splan *pl, int salg, uint32_t k, int batched);
 
 
