@@ -62,7 +62,11 @@ static int filter(const walk *x, cursor *c, uint32_t n, int *ended)
 {
     uint32_t *cand = x->cand, *idx = x->idx, m = 0;
     uint32_t blk = c->blk, nb = c->h->l.nblocks, pos = c->pos;
-    uint32_t last = blk < nb ? last_of(c, blk) : END;
+    if (blk >= nb) { /* an empty list (none is written; a damaged index) */
+        *ended = 1;
+        return 0;
+    }
+    uint32_t last = last_of(c, blk);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t d = cand[i];
         if (d > last) {
