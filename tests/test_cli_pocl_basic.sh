@@ -13,7 +13,9 @@ export POCL_DEVICES=basic TANDEM_DEVICES=pocl
 "$T" devices 2>/dev/null | grep -qi 'basic\|cpu-minimal' || { echo "skipped: no PoCL basic device"; exit 77; }
 
 bench_fixture
-run "$T" run idx --queries q.txt -o one.txt
+# the first run compiles the kernels for the basic device (cached for the
+# rest): minutes on a loaded 2-core machine, not a hang
+CLI_TIMEOUT=600 run "$T" run idx --queries q.txt -o one.txt
 want_ok
 [ -s one.txt ] || fail "the one-thread run is empty"
 
