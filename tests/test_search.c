@@ -1156,6 +1156,48 @@ static void group_many_terms(void **state)
     }
 }
 
+/* A BM25 index of skewed lists, or an impact index, of randcoll c (made
+ * here from seed, ndocs and nterms; the caller frees c), into dir. */
+static tdm_index *skewed_index(randcoll *c, int impact, uint64_t seed, uint32_t ndocs,
+                               uint64_t nterms, const char *dir, const char *name)
+{
+    randcoll_init(c, seed, ndocs, nterms);
+    tdm_rng r;
+    tdm_rng_seed(&r, seed * 7 + 1);
+    if (impact)
+        impact_lists(c, &r);
+    else
+        cluster_lists(c, &r);
+    tdm_index *ix = impact ? impact_index(c, dir, "bp128") : NULL;
+    if (!impact && tdm_index_open(write_index(c, dir, "bp128", name), &ix) != TDM_OK)
+        fail_msg("open: %s", tdm_last_error());
+    return ix;
+}
+
+/* A batch call of n queries with options o, each answer the oracle's (OR's
+ * matching: the pruning algorithms' and OR's); frees the results. */
+static void batch_same_oracle(tdm_search *s, tdm_oracle *or, const tdm_ireader *ir,
+                              const tdm_search_query *qs, size_t n, const tdm_search_options *o,
+                              const char *what)
+{
+    tdm_search_result **res = calloc(n, sizeof *res);
+    if (tdm_search_batch(s, qs, n, o, res) != TDM_OK)
+        fail_msg("%s: batch: %s", what, tdm_last_error());
+    tdm_hit *w = malloc(o->k * sizeof *w);
+    for (size_t qi = 0; qi < n; qi++) {
+        char at[160];
+        snprintf(at, sizeof at, "%s, query %zu", what, qi);
+        if (res[qi]->status != TDM_OK)
+            fail_msg("%s: %s", at, res[qi]->error);
+        size_t nw = searchfix_oracle(or, ir, qs[qi].terms, qs[qi].nterms, o, TDM_MATCH_OR,
+                                     TDM_ORACLE_FLOAT, w, NULL);
+        searchfix_same_oracle(res[qi], w, nw, ir, at);
+        tdm_search_result_free(res[qi]);
+    }
+    free(w);
+    free(res);
+}
+
 /* One query's block bounds made on the device from 16 bytes a term
  * (TANDEM_QUERY_BOUNDS=device: tdm_search_stored_bounds_batch) against
  * their upload from the host (host), read at engine open: WAND, BMW and
@@ -1175,18 +1217,10 @@ static void query_bounds_on_device(void **state)
     setenv("TANDEM_BATCH_HOST", "off", 1);
     for (int impact = 0; impact < 2; impact++) {
         randcoll c;
-        uint32_t ndocs = small ? 3000 : 20000;
-        randcoll_init(&c, 401 + impact, ndocs, 24);
-        tdm_rng r;
-        tdm_rng_seed(&r, 5);
-        if (impact)
-            impact_lists(&c, &r);
-        else
-            cluster_lists(&c, &r);
-        tdm_index *ix = impact ? impact_index(&c, dir, "bp128") : NULL;
-        if (!impact && tdm_index_open(write_index(&c, dir, "bp128", "qb.tdm"), &ix) != TDM_OK)
-            fail_msg("open: %s", tdm_last_error());
+        tdm_index *ix = skewed_index(&c, impact, 401 + impact, small ? 3000 : 20000, 24, dir,
+                                     "qb.tdm");
         const tdm_ireader *ir = tdm_index_ireader(ix);
+        tdm_rng r;
         tdm_oracle *or;
         tdm_err err = {0};
         assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
@@ -1235,23 +1269,10 @@ static void query_bounds_on_device(void **state)
             o.k = 1000;
             if (impact)
                 o.scoring = TDM_SCORE_IMPACT;
-            tdm_search_result *res[NQ];
-            if (tdm_search_batch(s, qs, (size_t)nq, &o, res) != TDM_OK)
-                fail_msg("batch: %s", tdm_last_error());
-            for (int qi = 0; qi < nq; qi++) {
-                char what[96];
-                snprintf(what, sizeof what, "TANDEM_QUERY_BOUNDS=%s %s batch query %d",
-                         modes[m], impact ? "impact" : "bm25", qi);
-                if (res[qi]->status != TDM_OK)
-                    fail_msg("%s: %s", what, res[qi]->error);
-                tdm_hit *w = malloc(o.k * sizeof *w);
-                int match = searchfix_match(or, ir, st[qi], qs[qi].nterms, &o);
-                size_t nw = searchfix_oracle(or, ir, st[qi], qs[qi].nterms, &o, match,
-                                             TDM_ORACLE_FLOAT, w, NULL);
-                searchfix_same_oracle(res[qi], w, nw, ir, what);
-                free(w);
-                tdm_search_result_free(res[qi]);
-            }
+            char what[96];
+            snprintf(what, sizeof what, "TANDEM_QUERY_BOUNDS=%s %s batch", modes[m],
+                     impact ? "impact" : "bm25");
+            batch_same_oracle(s, or, ir, qs, (size_t)nq, &o, what);
             tdm_search_close(s);
             tdm_engine_close(eng);
         }
@@ -1288,17 +1309,11 @@ static void group_or_seeded(void **state)
     const char *dir = tdm_test_tmpdir("group_or_seeded");
     for (int impact = 0; impact < 2; impact++) {
         randcoll c;
-        randcoll_init(&c, 501 + impact, small ? 2500 : 12000, 16);
+        tdm_index *ix = skewed_index(&c, impact, 501 + impact, small ? 2500 : 12000, 16, dir,
+                                     "gs.tdm");
+        const tdm_ireader *ir = tdm_index_ireader(ix);
         tdm_rng r;
         tdm_rng_seed(&r, 11);
-        if (impact)
-            impact_lists(&c, &r);
-        else
-            cluster_lists(&c, &r);
-        tdm_index *ix = impact ? impact_index(&c, dir, "bp128") : NULL;
-        if (!impact && tdm_index_open(write_index(&c, dir, "bp128", "gs.tdm"), &ix) != TDM_OK)
-            fail_msg("open: %s", tdm_last_error());
-        const tdm_ireader *ir = tdm_index_ireader(ix);
         tdm_search *s;
         if (tdm_search_open(eng, ix, &s) != TDM_OK)
             fail_msg("search open: %s", tdm_last_error());
@@ -1319,22 +1334,10 @@ static void group_or_seeded(void **state)
                 o.algorithm = TDM_ALGO_OR;
                 o.variant = TDM_VARIANT_GROUP;
                 o.k = ks[ki];
-                tdm_search_result *res[NQ];
-                if (tdm_search_batch(s, qs, NQ, &o, res) != TDM_OK)
-                    fail_msg("batch: %s", tdm_last_error());
-                for (int qi = 0; qi < NQ; qi++) {
-                    char what[96];
-                    snprintf(what, sizeof what, "%s group OR k %u dev %d query %d",
-                             impact ? "impact" : "bm25", o.k, d, qi);
-                    if (res[qi]->status != TDM_OK)
-                        fail_msg("%s: %s", what, res[qi]->error);
-                    tdm_hit *w = malloc(o.k * sizeof *w);
-                    size_t nw = searchfix_oracle(or, ir, st[qi], qs[qi].nterms, &o, TDM_MATCH_OR,
-                                                 TDM_ORACLE_FLOAT, w, NULL);
-                    searchfix_same_oracle(res[qi], w, nw, ir, what);
-                    free(w);
-                    tdm_search_result_free(res[qi]);
-                }
+                char what[96];
+                snprintf(what, sizeof what, "%s group OR k %u dev %d",
+                         impact ? "impact" : "bm25", o.k, d);
+                batch_same_oracle(s, or, ir, qs, NQ, &o, what);
             }
         tdm_oracle_close(or);
         tdm_search_close(s);
