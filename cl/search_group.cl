@@ -65,11 +65,12 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
        Unseeded, G would rise only from the groups' own heaps of a few
        chunks, not worth its atomics (H200, SPLADE++ at 8.8M, k 1,000: 4.3
        against 4.0 ms); AND's and AND-then-OR's passes keep their own. */
-    uint share = alg == TDM_ALG_OR && !gate_min && terms[TDM_TW_SHARED] != 0u;
+    uint share = 0u; /* work-item 0's, which pushes (below): G is read
+                        atomically, other groups raising it meanwhile */
     s.shared = terms + TDM_TW_SHARED;
-    s.pub = share && cap < rlen;
-    s.gth = -1.0f; /* work-item 0's, which pushes: read below */
-    s.hw = -1.0f;  /* set by a push that fills the heap (search_algo.cl) */
+    s.pub = 0u;
+    s.gth = -1.0f;
+    s.hw = -1.0f; /* set by a push that fills the heap (search_algo.cl) */
     uint need = alg == TDM_ALG_AND ? nt : 1u;
     for (uint t = lid; t < nt; t += ls) {
         uint seg = tdm_sr_term(&s, t, TDM_TW_POS);
@@ -77,7 +78,10 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
     }
     if (lid == 0u) {
         nheap = 0u;
-        s.gth = share ? tdm_sr_below(atomic_max(s.shared, 0u)) : -1.0f;
+        uint g = alg == TDM_ALG_OR && !gate_min ? atomic_max(s.shared, 0u) : 0u;
+        share = g != 0u;
+        s.pub = share && cap < rlen;
+        s.gth = tdm_sr_below(g); /* -1 for 0 */
         th = s.gth;
     }
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);

@@ -20,6 +20,7 @@
 #include "harness/oracle.h"
 #include "drive/search.h"
 #include "drive/search_testing.h"
+#include "engine/engine.h"
 #include "plan/plan_testing.h"
 #include "plan/search_hseed.h"
 #include "plan/sprep.h"
@@ -1225,9 +1226,14 @@ static void query_bounds_on_device(void **state)
         tdm_err err = {0};
         assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
         uint64_t up[2] = {0, 0}, launches[2] = {0, 0};
+        int fp64 = 1; /* every device has it */
         for (int m = 0; m < 2; m++) {
             setenv("TANDEM_QUERY_BOUNDS", modes[m], 1);
             tdm_engine *eng = tdm_test_engine();
+            for (int d = 0; d < tdm_engine_device_count(eng); d++) {
+                const char *ext = tdm_engine_device(eng, d)->info.extensions;
+                fp64 = fp64 && ext && strstr(ext, "cl_khr_fp64");
+            }
             tdm_search *s;
             if (tdm_search_open(eng, ix, &s) != TDM_OK)
                 fail_msg("search open: %s", tdm_last_error());
@@ -1276,11 +1282,14 @@ static void query_bounds_on_device(void **state)
             tdm_search_close(s);
             tdm_engine_close(eng);
         }
-        if (up[1] >= up[0])
+        if (!fp64) /* rusticl's llvmpipe: the host's bounds both ways */
+            printf("[ SKIPPED  ] query_bounds_on_device: a device without cl_khr_fp64 makes "
+                   "no bounds: only the answers are checked\n");
+        else if (up[1] >= up[0])
             fail_msg("%s: the device's bounds sent %llu bytes, the host's %llu",
                      impact ? "impact" : "bm25", (unsigned long long)up[1],
                      (unsigned long long)up[0]);
-        if (launches[1] <= launches[0])
+        else if (launches[1] <= launches[0])
             fail_msg("%s: the device's bounds launched no more kernels (%llu, %llu)",
                      impact ? "impact" : "bm25", (unsigned long long)launches[1],
                      (unsigned long long)launches[0]);
