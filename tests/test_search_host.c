@@ -19,7 +19,8 @@
  * to the host prepared with nothing made for a device. MaxScore's pruning
  * at any size (tdm_search_host_maxscore): OR's and the oracle's keys on
  * four codecs and impact ties, while it skips documents; WAND and BMW
- * pruning with it on long queries at small k, ranked OR never. */
+ * pruning with it on long queries at small k, ranked OR never, and at k
+ * 100 from fewer postings than k 1,000 needs (not in proportion to k). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -898,6 +899,87 @@ static void pruning_algorithms(void **state)
     randcoll_free(&c);
 }
 
+/* Term 0 every document, term 1 every second, term 2 every seventh, term 3
+ * every fiftieth, frequencies rising with the term (the rarer, the higher:
+ * MaxScore finds the top k in the rare lists and passes the common ones);
+ * the other terms one posting each (a small index). */
+static void large_k_shape(randcoll *c)
+{
+    static const uint32_t every[] = {1, 2, 7, 50};
+    for (uint64_t i = 0; i < c->nlists; i++) {
+        size_t n = 0;
+        uint32_t step = i < 4 ? every[i] : c->ndocs;
+        for (uint32_t d = 0; d < c->ndocs; d += step) {
+            c->docids[i][n] = d;
+            c->freqs[i][n++] = 1 + (uint32_t)i * 2 + d % (3 + (uint32_t)i);
+        }
+        c->n[i] = n;
+    }
+}
+
+/* At large k the pruning algorithms take MaxScore's evaluator from
+ * MS_POSTINGS_SQRT_K sqrt(k) postings (search_host.c, want_ms), below the
+ * linear rule's MS_POSTINGS_PER_K k: the four terms (about 250,000
+ * postings) at k 100 (from 200,000; linearly 500,000) skip documents, at
+ * k 1,000 (from 632,456) none; every answer OR's keys and the oracle's. */
+static void pruning_large_k(void **state)
+{
+    (void)state;
+    randcoll c;
+    randcoll_init(&c, 5, 150000, 4);
+    assert_true(c.nlists >= 4);
+    large_k_shape(&c);
+    tdm_index *ix = write_open(&c, tdm_test_tmpdir("host_large_k"), "bp128", 0, 0);
+    const tdm_ireader *ir = tdm_index_ireader(ix);
+    tdm_oracle *or;
+    tdm_err err = {0};
+    assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
+    tdm_search_term st[4];
+    for (size_t t = 0; t < 4; t++)
+        st[t] = (tdm_search_term){c.terms[t], 0, 1};
+    tdm_query q;
+    searchfix_query(&q, ir, st, 4, "large k query");
+    static const int alg[] = {TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+    static const uint32_t kk[] = {100, 1000};
+    uint64_t *ork = malloc(1000 * sizeof *ork), *keys = malloc(1000 * sizeof *keys);
+    tdm_hit *w = malloc(1000 * sizeof *w);
+    assert_non_null(ork);
+    assert_non_null(keys);
+    assert_non_null(w);
+    tdm_score_params sp = tdm_score_params_default();
+    for (size_t ki = 0; ki < 2; ki++) {
+        uint32_t k = kk[ki];
+        tdm_sout out = {.keys = ork};
+        assert_int_equal(tdm_search_host(ir, &q, &sp, TDM_ALGO_OR, k, &out, &err), TDM_OK);
+        uint32_t nor = out.n, tor = out.total;
+        assert_int_equal(tor, c.ndocs);
+        for (size_t a = 0; a < 3; a++) {
+            out = (tdm_sout){.keys = keys};
+            assert_int_equal(tdm_search_host(ir, &q, &sp, alg[a], k, &out, &err), TDM_OK);
+            if (out.n != nor || memcmp(keys, ork, nor * sizeof *keys))
+                fail_msg("%s k %u: not OR's keys", tdm_algorithm_name(alg[a]), k);
+            if ((out.total < tor) != (k == 100))
+                fail_msg("%s k %u: %u of %u documents scored: MaxScore's evaluator %s",
+                         tdm_algorithm_name(alg[a]), k, out.total, tor,
+                         k == 100 ? "not taken" : "taken");
+        }
+        tdm_search_options o;
+        tdm_search_options_init(&o);
+        o.k = k;
+        size_t nw = searchfix_oracle(or, ir, st, 4, &o, TDM_MATCH_OR, TDM_ORACLE_FLOAT, w, NULL);
+        assert_int_equal(nw, nor);
+        for (size_t i = 0; i < nw; i++)
+            assert_int_equal(~(uint32_t)ork[i], w[i].docid);
+    }
+    free(ork);
+    free(keys);
+    free(w);
+    tdm_query_free(&q);
+    tdm_oracle_close(or);
+    tdm_index_close(ix);
+    randcoll_free(&c);
+}
+
 /* Term 0 every document, frequency (or impact) 4 but 9 in documents
  * [1100, 1110), a middle block; term 1 every third document, 1..3. */
 static void one_term_shape(randcoll *c)
@@ -1148,6 +1230,7 @@ int main(void)
         cmocka_unit_test(random_indexes),
         cmocka_unit_test(maxscore_prunes),
         cmocka_unit_test(pruning_algorithms),
+        cmocka_unit_test(pruning_large_k),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
