@@ -694,8 +694,10 @@ static const tdm_settings_var vars[] = {
      "0 or 1: the seed kernels of WAND, BMW and MaxScore on decoded postings never or always "
      "(the rule: GPU plans, and ranges shorter than 16 k)"},
     {"TANDEM_ZR_SEED", "tuning",
-     "0 or 1: the compressed variant's host seed of WAND, BMW and MaxScore never or always "
-     "(the rule: k >= 100, GPU plans, 32 ranges or more)"},
+     "0 or 1: the host seed of the shared threshold never or always: WAND, BMW and MaxScore "
+     "on the compressed variant (the rule: k >= 100, GPU plans, 32 ranges or more) and in "
+     "device batches (always), OR on the group kernel (the rule: a batch call's lone runs at "
+     "k >= 100)"},
     {"TANDEM_GPU_MIN_RLEN", "tuning", "shortest docid range a GPU gets, 1 to 1048576 (64)"},
     {"TANDEM_GPU_ZGROUPS_PER_CU", "tuning",
      "groups of 64 ranges a GPU compute unit gets for the compressed variant, 1 to 64 (2)"},
