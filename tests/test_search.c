@@ -103,14 +103,20 @@ static int teardown(void **state)
  * the variant none may report (-COMPRESSED on a device that never runs it). */
 static int expect_variant;
 
-/* Searches and compares with the oracle; returns the hits found. */
-static size_t check_search(tdm_search *s, tdm_oracle *or, const tdm_ireader *ir,
-                           const tdm_search_term *st, size_t n, const tdm_search_options *o,
-                           const char *what)
+/* Searches and compares with the oracle; returns the hits found, and adds
+ * the search's bytes up and launches to *up and *launches (if not NULL). */
+static size_t check_search_costs(tdm_search *s, tdm_oracle *or, const tdm_ireader *ir,
+                                 const tdm_search_term *st, size_t n,
+                                 const tdm_search_options *o, const char *what, uint64_t *up,
+                                 uint64_t *launches)
 {
     tdm_search_result *res = NULL;
     if (tdm_search_terms(s, st, n, o, &res) != TDM_OK)
         fail_msg("%s: search: %s", what, tdm_last_error());
+    if (up)
+        *up += res->bytes_up;
+    if (launches)
+        *launches += res->launches;
     int match = searchfix_match(or, ir, st, n, o);
     tdm_hit *wf = malloc(o->k * sizeof *wf), *wd = malloc(o->k * sizeof *wd);
     size_t nf = searchfix_oracle(or, ir, st, n, o, match, TDM_ORACLE_FLOAT, wf, NULL);
@@ -135,6 +141,13 @@ static size_t check_search(tdm_search *s, tdm_oracle *or, const tdm_ireader *ir,
     free(wd);
     tdm_search_result_free(res);
     return nf;
+}
+
+static size_t check_search(tdm_search *s, tdm_oracle *or, const tdm_ireader *ir,
+                           const tdm_search_term *st, size_t n, const tdm_search_options *o,
+                           const char *what)
+{
+    return check_search_costs(s, or, ir, st, n, o, what, NULL, NULL);
 }
 
 /* A random query of 1..maxt terms: repeats (one in 6), unknown terms,
@@ -1259,13 +1272,8 @@ static void query_bounds_on_device(void **state)
                         snprintf(what, sizeof what, "TANDEM_QUERY_BOUNDS=%s %s query %d k %u "
                                  "%s dev %d variant %d", modes[m], impact ? "impact" : "bm25",
                                  qi, o.k, tdm_algorithm_name(o.algorithm), d, o.variant);
-                        check_search(s, or, ir, st[qi], n, &o, what);
-                        tdm_search_result *res = NULL; /* its costs, once more */
-                        if (tdm_search_terms(s, st[qi], n, &o, &res) != TDM_OK)
-                            fail_msg("%s: %s", what, tdm_last_error());
-                        up[m] += res->bytes_up;
-                        launches[m] += res->launches;
-                        tdm_search_result_free(res);
+                        check_search_costs(s, or, ir, st[qi], n, &o, what, &up[m],
+                                           &launches[m]);
                     }
             }
             /* a batch call's lone queries (k 1,000), each the oracle's */
