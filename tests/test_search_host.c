@@ -20,7 +20,8 @@
  * at any size (tdm_search_host_maxscore): OR's and the oracle's keys on
  * four codecs and impact ties, while it skips documents; WAND and BMW
  * pruning with it on long queries at small k, ranked OR never, and at k
- * 100 from fewer postings than k 1,000 needs (not in proportion to k). */
+ * 100 from fewer postings than k 1,000 needs (not in proportion to k); its
+ * tight top k (a threshold close to the k-th key) keeps the plain one's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "drive/search_host.h"
 #include "drive/search_host_dec.h"
 #include "drive/search_host_score.h"
+#include "drive/search_host_topk.h"
 #include "plan/search_prepare.h"
 #include "engine/engine.h"
 #include "index/index_priv.h"
@@ -899,6 +901,65 @@ static void pruning_algorithms(void **state)
     randcoll_free(&c);
 }
 
+/* The top k MaxScore's evaluator prunes by (tdm_htopk_init_tight: a heap,
+ * past TDM_HTOPK_TIGHT_HEAP_MAX a cut every TDM_HTOPK_TIGHT_SLACK keys)
+ * keeps what the plain one keeps, its threshold the k-th largest key
+ * (a heap) or at most TDM_HTOPK_TIGHT_SLACK keys short of it, in the
+ * memory tdm_htopk_words(k) asks. */
+static void top_k_tight(void **state)
+{
+    (void)state;
+    static const uint32_t kk[] = {1, 64, 65, 100, 256, 257, 1000, 5000};
+    enum { N = 20000 };
+    uint64_t *keys = malloc(N * sizeof *keys), *sorted = malloc(N * sizeof *sorted);
+    assert_non_null(keys);
+    assert_non_null(sorted);
+    tdm_rng r;
+    tdm_rng_seed(&r, 29);
+    for (uint32_t i = 0; i < N; i++) /* distinct: the docid part */
+        keys[i] = (uint64_t)tdm_rng_range(&r, 0, 5000) << 32 | (uint32_t)~i;
+    for (size_t ki = 0; ki < sizeof kk / sizeof *kk; ki++) {
+        uint32_t k = kk[ki];
+        size_t words = tdm_htopk_words(k);
+        uint64_t *ma = malloc(words * sizeof *ma), *mb = malloc(words * sizeof *mb);
+        uint64_t *oa = malloc(k * sizeof *oa), *ob = malloc(k * sizeof *ob);
+        assert_non_null(ma);
+        assert_non_null(mb);
+        assert_non_null(oa);
+        assert_non_null(ob);
+        tdm_htopk a, b;
+        tdm_htopk_init(&a, k, ma);
+        tdm_htopk_init_tight(&b, k, mb);
+        for (uint32_t i = 0; i < N; i++) {
+            tdm_htopk_push(&a, keys[i]);
+            tdm_htopk_push(&b, keys[i]);
+            sorted[i] = keys[i];
+            /* the pushed keys above the threshold: k, or fewer than the
+               slack more */
+            if (i % 997 == 0 && b.full) {
+                uint32_t above = 0;
+                for (uint32_t j = 0; j <= i; j++)
+                    above += sorted[j] >= b.thr;
+                if (k <= TDM_HTOPK_TIGHT_HEAP_MAX)
+                    assert_int_equal(above, k);
+                else
+                    assert_true(above >= k && above < k + TDM_HTOPK_TIGHT_SLACK);
+            }
+        }
+        uint32_t na = tdm_htopk_finish(&a, oa), nb = tdm_htopk_finish(&b, ob);
+        assert_int_equal(na, k);
+        assert_int_equal(nb, k);
+        assert_memory_equal(oa, ob, k * sizeof *oa);
+        assert_int_equal(a.matched, b.matched);
+        free(ma);
+        free(mb);
+        free(oa);
+        free(ob);
+    }
+    free(keys);
+    free(sorted);
+}
+
 /* Term 0 every document, term 1 every second, term 2 every seventh, term 3
  * every fiftieth, frequencies rising with the term (the rarer, the higher:
  * MaxScore finds the top k in the rare lists and passes the common ones);
@@ -1231,6 +1292,7 @@ int main(void)
         cmocka_unit_test(maxscore_prunes),
         cmocka_unit_test(pruning_algorithms),
         cmocka_unit_test(pruning_large_k),
+        cmocka_unit_test(top_k_tight),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -337,7 +337,10 @@ static int run_lists(hq *x, const tdm_query *q, int alg, uint32_t k, tdm_sout *o
                            "postings", x->npost);
     c.at = 0;
     lay_out(&c, x, k, and, or, &s);
-    tdm_htopk_init(&x->top, k, s.topk);
+    if (use_ms(x)) /* it prunes by the threshold: kept close to the k-th key */
+        tdm_htopk_init_tight(&x->top, k, s.topk);
+    else
+        tdm_htopk_init(&x->top, k, s.topk);
     int rc = rank(x, q, alg, &s, out);
     if (c.mem != stack)
         free(c.mem);

@@ -11,19 +11,43 @@ static uint32_t topk_cap(uint32_t k)
     return k <= TDM_HTOPK_HEAP_MAX ? k : k + (k < 256 ? 256 : k);
 }
 
+/* A pruning pass's (tdm_htopk_init_tight): at most topk_cap(k) (the
+ * words asked for). MaxScore on the host, 1M documents, 1,000 queries of
+ * each log one at a time on the 2-core VM, ms summed over the queries it
+ * answers (search_host.c's rule), the buffer of topk_cap / a heap / cuts
+ * every 128 keys: k 100 msmarco 1,357-1,398 / 1,119-1,129 / 1,282-1,329,
+ * terabyte05 442-470 / 433-435 / 479-488; k 1,000 msmarco 1,918-2,104 /
+ * 1,932-2,000 / 1,851-1,918 (every 64: 1,857-1,892, 32: 2,008-2,064),
+ * terabyte05 500-546 / 517-528 / 483-496 (one run of four 692). */
+static uint32_t tight_cap(uint32_t k)
+{
+    return k <= TDM_HTOPK_TIGHT_HEAP_MAX ? k : k + TDM_HTOPK_TIGHT_SLACK;
+}
+
 size_t tdm_htopk_words(uint32_t k)
 {
     return 2 * (size_t)topk_cap(k);
 }
 
-void tdm_htopk_init(tdm_htopk *t, uint32_t k, uint64_t *mem)
+static void init_cap(tdm_htopk *t, uint32_t k, uint32_t cap, uint64_t *mem)
 {
     t->k = k;
-    t->cap = topk_cap(k);
+    t->cap = cap;
     t->buf = mem;
     t->tmp = mem + t->cap;
-    t->heap = k <= TDM_HTOPK_HEAP_MAX;
+    t->heap = cap == k;
     tdm_htopk_reset(t);
+}
+
+void tdm_htopk_init(tdm_htopk *t, uint32_t k, uint64_t *mem)
+{
+    init_cap(t, k, topk_cap(k), mem);
+}
+
+void tdm_htopk_init_tight(tdm_htopk *t, uint32_t k, uint64_t *mem)
+{
+    uint32_t c = tight_cap(k), most = topk_cap(k);
+    init_cap(t, k, c < most ? c : most, mem);
 }
 
 void tdm_htopk_reset(tdm_htopk *t)

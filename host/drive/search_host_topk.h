@@ -35,6 +35,15 @@ size_t tdm_htopk_words(uint32_t k);
 /* Sets t up for k >= 1 on mem (tdm_htopk_words(k) keys). */
 void tdm_htopk_init(tdm_htopk *t, uint32_t k, uint64_t *mem);
 
+/* As tdm_htopk_init, for a pass that prunes by the threshold (MaxScore's
+ * evaluator): a heap to TDM_HTOPK_TIGHT_HEAP_MAX, past it cuts every
+ * TDM_HTOPK_TIGHT_SLACK keys, so the threshold trails the k-th key by
+ * little; the cuts' cost is won back by the postings a higher threshold
+ * passes (search_host_topk.c says what was measured). */
+#define TDM_HTOPK_TIGHT_HEAP_MAX 256u
+#define TDM_HTOPK_TIGHT_SLACK 128u
+void tdm_htopk_init_tight(tdm_htopk *t, uint32_t k, uint64_t *mem);
+
 /* Empties t for another pass (k and memory kept). */
 void tdm_htopk_reset(tdm_htopk *t);
 
