@@ -18,7 +18,10 @@ static uint32_t topk_cap(uint32_t k)
  * every 128 keys: k 100 msmarco 1,357-1,398 / 1,119-1,129 / 1,282-1,329,
  * terabyte05 442-470 / 433-435 / 479-488; k 1,000 msmarco 1,918-2,104 /
  * 1,932-2,000 / 1,851-1,918 (every 64: 1,857-1,892, 32: 2,008-2,064),
- * terabyte05 500-546 / 517-528 / 483-496 (one run of four 692). */
+ * terabyte05 500-546 / 517-528 / 483-496 (one run of four 692). k 300, a
+ * heap / cuts every 128, alike: msmarco 1,576-1,717 / 1,658-1,760,
+ * terabyte05 478-577 / 542-547; batches of 1,000 from 2 threads, CPU us a
+ * query, msmarco 1,309-1,467 / 1,333-1,436, terabyte05 532-568 / 536-568. */
 static uint32_t tight_cap(uint32_t k)
 {
     return k <= TDM_HTOPK_TIGHT_HEAP_MAX ? k : k + TDM_HTOPK_TIGHT_SLACK;
