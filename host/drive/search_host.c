@@ -54,11 +54,6 @@ typedef struct hq {
     tdm_err *err;
 } hq;
 
-static inline uint64_t key_of(float acc, uint32_t d)
-{
-    return (uint64_t)tdm_f2u(acc) << 32 | (uint32_t)~d;
-}
-
 /* Term t's scores of n postings (search_host_score.h); dls: room for n. */
 static void score_block(const hq *x, size_t t, const uint32_t *docs, const uint32_t *tfs,
                         uint32_t n, uint32_t *dls, float *out)
@@ -122,7 +117,7 @@ static void or_window(hq *x, orscratch *s, uint32_t lo)
     }
     for (uint32_t c = 0; c < nc; c++) {
         uint32_t o = s->cand[c];
-        tdm_htopk_push(&x->top, key_of(s->acc[o], lo + o));
+        tdm_htopk_push(&x->top, tdm_htopk_key(s->acc[o], lo + o));
         s->acc[o] = 0.0f;
         s->seen[o] = 0;
     }
@@ -135,7 +130,7 @@ static int rank_or(hq *x, orscratch *s)
         return rc;
     if (x->nt == 1) { /* one term: each document's sum is its one score */
         for (size_t p = 0; p < s->end[0]; p++)
-            tdm_htopk_push(&x->top, key_of(0.0f + s->sc[p], s->docs[p]));
+            tdm_htopk_push(&x->top, tdm_htopk_key(0.0f + s->sc[p], s->docs[p]));
         return TDM_OK;
     }
     for (uint32_t i = 0; i < s->win; i++) {

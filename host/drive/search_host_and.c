@@ -151,7 +151,7 @@ static int score(const walk *x, const uint32_t *order, uint32_t lb, uint32_t n)
             x->acc[i] = x->acc[i] + x->s[i];
     }
     for (uint32_t i = 0; i < n; i++)
-        tdm_htopk_push(a->top, (uint64_t)tdm_f2u(x->acc[i]) << 32 | (uint32_t)~x->cand[i]);
+        tdm_htopk_push(a->top, tdm_htopk_key(x->acc[i], x->cand[i]));
     return TDM_OK;
 }
 

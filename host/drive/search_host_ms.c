@@ -240,7 +240,7 @@ static void push(const ms *x, uint32_t d)
     float acc = 0.0f;
     for (size_t t = 0; t < x->m->nt; t++)
         acc = acc + (x->sd[t] == d ? x->s[t] : 0.0f); /* absent: 0.0f, the oracle's no-op */
-    tdm_htopk_push(x->m->top, (uint64_t)tdm_f2u(acc) << 32 | (uint32_t)~d);
+    tdm_htopk_push(x->m->top, tdm_htopk_key(acc, d));
 }
 
 static uint32_t least(const ms *x, size_t ne)

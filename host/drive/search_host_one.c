@@ -32,7 +32,7 @@ static int block(const one *x, uint32_t b)
         tdm_hscore_dls(o->dl, x->docs, n, x->dls);
     tdm_hscores(o->sc, 0, x->tfs, x->dls, n, x->s);
     for (uint32_t i = 0; i < n; i++) /* a document's sum: 0.0f + its one score */
-        tdm_htopk_push(o->top, (uint64_t)tdm_f2u(0.0f + x->s[i]) << 32 | (uint32_t)~x->docs[i]);
+        tdm_htopk_push(o->top, tdm_htopk_key(0.0f + x->s[i], x->docs[i]));
     return TDM_OK;
 }
 

@@ -17,7 +17,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "query/score.h"
+
 #define TDM_HTOPK_HEAP_MAX 64u
+
+/* Document d's key with float score s: s's bits above ~d (scores are >= 0,
+ * so their bits order as the floats; a tie goes to the smaller docid). */
+static inline uint64_t tdm_htopk_key(float s, uint32_t d)
+{
+    return (uint64_t)tdm_f2u(s) << 32 | (uint32_t)~d;
+}
 
 typedef struct tdm_htopk {
     uint64_t *buf;      /* [cap] keys above thr, unordered */
