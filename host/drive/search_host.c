@@ -54,15 +54,6 @@ typedef struct hq {
     tdm_err *err;
 } hq;
 
-/* Term t's scores of n postings (search_host_score.h); dls: room for n. */
-static void score_block(const hq *x, size_t t, const uint32_t *docs, const uint32_t *tfs,
-                        uint32_t n, uint32_t *dls, float *out)
-{
-    if (x->sc->kind != TDM_SCORING_IMPACT)
-        tdm_hscore_dls(x->dl, docs, n, dls);
-    tdm_hscores(x->sc, t, tfs, dls, n, out);
-}
-
 /* ---- OR: every list decoded and scored, summed term at a time by windows */
 
 typedef struct orscratch {
@@ -91,7 +82,7 @@ static int decode_all(hq *x, orscratch *s)
                 rc = tdm_hlist_tfs(h, b, s->tfs, x->err);
             if (rc)
                 return rc;
-            score_block(x, t, s->docs + off, s->tfs, n, s->dls, s->sc + off);
+            tdm_hscore_block(x->sc, t, x->dl, s->docs + off, s->tfs, n, s->dls, s->sc + off);
             off += n;
         }
         s->end[t] = off;

@@ -112,9 +112,7 @@ static int load_scores(const ms *x, mcur *c)
     int rc = load_tfs(x, c);
     if (rc)
         return rc;
-    if (x->m->sc->kind != TDM_SCORING_IMPACT)
-        tdm_hscore_dls(x->m->dl, c->dbuf, c->len, x->dls);
-    tdm_hscores(x->m->sc, c->t, c->fbuf, x->dls, c->len, c->sbuf);
+    tdm_hscore_block(x->m->sc, c->t, x->m->dl, c->dbuf, c->fbuf, c->len, x->dls, c->sbuf);
     c->sblk = c->blk;
     return TDM_OK;
 }

@@ -28,9 +28,7 @@ static int block(const one *x, uint32_t b)
     if (rc)
         return rc;
     uint32_t n = tdm_hlist_block_len(o->h, b);
-    if (o->sc->kind != TDM_SCORING_IMPACT)
-        tdm_hscore_dls(o->dl, x->docs, n, x->dls);
-    tdm_hscores(o->sc, 0, x->tfs, x->dls, n, x->s);
+    tdm_hscore_block(o->sc, 0, o->dl, x->docs, x->tfs, n, x->dls, x->s);
     for (uint32_t i = 0; i < n; i++) /* a document's sum: 0.0f + its one score */
         tdm_htopk_push(o->top, tdm_htopk_key(0.0f + x->s[i], x->docs[i]));
     return TDM_OK;

@@ -40,4 +40,15 @@ static inline void tdm_hscores(const tdm_scorer *sc, size_t t, const uint32_t *t
     }
 }
 
+/* A block's n scores in term t: its documents' lengths gathered into dl
+ * first (BM25 only: impact scores read none), then scored into out. */
+static inline void tdm_hscore_block(const tdm_scorer *sc, size_t t, const uint32_t *doclens,
+                                    const uint32_t *docs, const uint32_t *tf, uint32_t n,
+                                    uint32_t *restrict dl, float *restrict out)
+{
+    if (sc->kind != TDM_SCORING_IMPACT)
+        tdm_hscore_dls(doclens, docs, n, dl);
+    tdm_hscores(sc, t, tf, dl, n, out);
+}
+
 #endif
