@@ -1,7 +1,6 @@
 /* MaxScore on the host path (search_host_ms.h). */
 #include "search_host_ms.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "query/bounds.h"
@@ -216,12 +215,6 @@ static int cur_init(const ms *x, mcur *c, uint32_t t, uint32_t *mem)
     return rc;
 }
 
-/* Where the float threshold is: the k-th key's score once k are kept. */
-static float threshold(const tdm_htopk *t)
-{
-    return t->full ? tdm_u2f((uint32_t)(t->thr >> 32)) : -INFINITY;
-}
-
 /* The first essential term of ord: bounds below it, summed, cannot pass
  * thr. A document scoring thr exactly loses the tie too: every key kept
  * has a smaller docid (documents come in docid order). */
@@ -327,7 +320,7 @@ static int win_pass(const ms *x, size_t ne)
 static uint32_t win_gather(const ms *x, size_t ne, uint32_t span)
 {
     double rest = ne ? x->pre[ne - 1] : 0, mult = x->mult, *acc = x->acc;
-    float thr = threshold(x->m->top);
+    float thr = tdm_htopk_score_thr(x->m->top);
     uint64_t *bits = x->bits;
     uint32_t n = 0;
     for (uint32_t w = 0; w <= span >> 6; w++) {
@@ -350,7 +343,7 @@ static uint32_t win_gather(const ms *x, size_t ne, uint32_t span)
 static uint32_t win_one(const ms *x, size_t ne, mcur *c, uint32_t lo, uint32_t hi)
 {
     double rest = x->pre[ne - 1], mult = x->mult;
-    float thr = threshold(x->m->top);
+    float thr = tdm_htopk_score_thr(x->m->top);
     uint32_t n = 0, p = c->pos;
     for (; p < c->len && c->dbuf[p] <= hi; p++) {
         double part = c->sbuf[p];
@@ -499,12 +492,12 @@ static int window(const ms *x, size_t ne, uint32_t lo)
     if (ne + 1 < nt)
         n = win_gather(x, ne, hi - lo);
     win_blocks(x, ne, lo, n);
-    int m = win_lists(x, ne, lo, n, threshold(x->m->top));
+    int m = win_lists(x, ne, lo, n, tdm_htopk_score_thr(x->m->top));
     if (m < 0)
         return m;
     for (int q = 0; q < m; q++) {
         uint32_t j = x->widx[q], d = lo + x->wdoc[j];
-        if (x->wpart[j] * x->mult <= threshold(x->m->top))
+        if (x->wpart[j] * x->mult <= tdm_htopk_score_thr(x->m->top))
             continue;
         for (size_t i = 0; i < ne; i++) {
             x->s[x->ord[i]] = x->wsc[(size_t)j * ne + i];
@@ -519,7 +512,7 @@ static int window(const ms *x, size_t ne, uint32_t lo)
 static int walk(const ms *x)
 {
     size_t nt = x->m->nt;
-    float thr = threshold(x->m->top);
+    float thr = tdm_htopk_score_thr(x->m->top);
     size_t ne = split(x, 0, thr);
     uint32_t d = least(x, ne);
     while (ne < nt && d != END) {
@@ -534,7 +527,7 @@ static int walk(const ms *x)
         int rc = window(x, ne, d);
         if (rc)
             return rc;
-        float nthr = threshold(x->m->top);
+        float nthr = tdm_htopk_score_thr(x->m->top);
         if (nthr != thr)
             ne = split(x, ne, thr = nthr);
         d = least(x, ne);

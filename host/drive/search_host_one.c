@@ -1,8 +1,6 @@
 /* One term's top k on the host path (search_host_one.h). */
 #include "search_host_one.h"
 
-#include <math.h>
-
 #include "query/bounds.h"
 #include "search_host_score.h"
 #include "tandem.h"
@@ -34,12 +32,6 @@ static int block(const one *x, uint32_t b)
     return TDM_OK;
 }
 
-/* The k-th score kept, -inf before k are. */
-static float threshold(const tdm_htopk *t)
-{
-    return t->full ? tdm_u2f((uint32_t)(t->thr >> 32)) : -INFINITY;
-}
-
 int tdm_hone_rank(const tdm_hone *o, void *mem)
 {
     size_t room = tdm_hone_bytes(o->h->l.docs.block_size) / 4;
@@ -62,7 +54,7 @@ int tdm_hone_rank(const tdm_hone *o, void *mem)
             continue;
         /* below the k-th score: passed (blocks come out of docid order now,
            so a bound equal to it may still win a tie on the docid) */
-        if (tdm_hlist_block_bound(o->h, b, o->weight) < threshold(o->top))
+        if (tdm_hlist_block_bound(o->h, b, o->weight) < tdm_htopk_score_thr(o->top))
             continue;
         int rc = block(&x, b);
         if (rc)

@@ -14,6 +14,7 @@
 #ifndef TDM_DRIVE_SEARCH_HOST_TOPK_H
 #define TDM_DRIVE_SEARCH_HOST_TOPK_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +66,13 @@ static inline void tdm_htopk_push(tdm_htopk *t, uint64_t key)
     t->matched++;
     if (!t->full || key > t->thr)
         tdm_htopk_add(t, key);
+}
+
+/* The score of the k-th key kept, once k are (-inf before): what a pass
+ * that prunes must beat. */
+static inline float tdm_htopk_score_thr(const tdm_htopk *t)
+{
+    return t->full ? tdm_u2f((uint32_t)(t->thr >> 32)) : -INFINITY;
 }
 
 /* The k largest (fewer where fewer were pushed) into out, best first;
