@@ -94,7 +94,7 @@ static tdm_splan plan(fake *f, uint32_t nt, int alg, int dev, int variant, uint3
     /* every choice is the plan's: the algorithm's one mapping, the seeds'
        rules on the finished plan */
     assert_int_equal(pl.salg, tdm_search_salg(pl.alg));
-    assert_int_equal(pl.seeded, tdm_search_seeded(&pl, pl.salg, 10));
+    assert_int_equal(pl.seeded, tdm_search_seeded(&pl, pl.salg, 10, batched));
     assert_int_equal(pl.hseeded, tdm_search_hseeded(&pl, pl.salg, 10, batched));
     assert_true(pl.bounds == TDM_SBOUNDS_NONE || pl.salg == TDM_SALG_WAND ||
                 pl.salg == TDM_SALG_BMW || pl.salg == TDM_SALG_MAXSCORE);
@@ -256,10 +256,10 @@ static void tuning_reaches_the_plan(void **state)
     assert_int_equal(pl.zlayout, TDM_ZR_INTERLEAVED);
     assert_int_equal(pl.ranges, 16); /* a range for each of the 16 compute units */
     assert_true(pl.ranges < cpu_ranges);
-    assert_int_equal(tdm_search_seeded(&pl, TDM_SALG_MAXSCORE, 10), 0);
+    assert_int_equal(tdm_search_seeded(&pl, TDM_SALG_MAXSCORE, 10, 0), 0);
     st.tuning.seed = TDM_TUNE_ON;
     pl = plan(&f, 3, TDM_ALGO_MAXSCORE, 1, TDM_VARIANT_AUTO, 0);
-    assert_int_equal(tdm_search_seeded(&pl, TDM_SALG_MAXSCORE, 10), 1);
+    assert_int_equal(tdm_search_seeded(&pl, TDM_SALG_MAXSCORE, 10, 0), 1);
     assert_int_equal(tdm_search_hseeded(&pl, TDM_SALG_MAXSCORE, 10, 1), 1);
     /* a request's own variant still wins */
     assert_int_equal(plan(&f, 3, TDM_ALGO_MAXSCORE, 1, TDM_VARIANT_COMPRESSED, 0).variant,

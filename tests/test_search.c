@@ -1216,10 +1216,11 @@ static void batch_same_oracle(tdm_search *s, tdm_oracle *or, const tdm_ireader *
  * (TANDEM_QUERY_BOUNDS=device: tdm_search_stored_bounds_batch) against
  * their upload from the host (host), read at engine open: WAND, BMW and
  * MaxScore at k 1, 10 and 1,000 in every variant, on a BM25 index and an
- * impact one, each answer the oracle's; the device's way sends fewer bytes
- * (the lists here have up to ~150 blocks) and launches one kernel more; and
- * a batch call's lone queries (k above the row's batch_max_k, no host path)
- * the same way. */
+ * impact one, each answer the oracle's; for BMW the device's way sends fewer
+ * bytes (the lists here have up to ~150 blocks) and launches one kernel
+ * more, while WAND and MaxScore, which read no block bound, send and launch
+ * the same both ways; and a batch call's lone queries (k above the row's
+ * batch_max_k, no host path) the same way. */
 static void query_bounds_on_device(void **state)
 {
     (void)state;
@@ -1238,7 +1239,7 @@ static void query_bounds_on_device(void **state)
         tdm_oracle *or;
         tdm_err err = {0};
         assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
-        uint64_t up[2] = {0, 0}, launches[2] = {0, 0};
+        uint64_t up[2][3] = {{0}}, launches[2][3] = {{0}}; /* [mode][algorithm] */
         int fp64 = 1; /* every device has it */
         for (int m = 0; m < 2; m++) {
             setenv("TANDEM_QUERY_BOUNDS", modes[m], 1);
@@ -1272,8 +1273,8 @@ static void query_bounds_on_device(void **state)
                         snprintf(what, sizeof what, "TANDEM_QUERY_BOUNDS=%s %s query %d k %u "
                                  "%s dev %d variant %d", modes[m], impact ? "impact" : "bm25",
                                  qi, o.k, tdm_algorithm_name(o.algorithm), d, o.variant);
-                        check_search_costs(s, or, ir, st[qi], n, &o, what, &up[m],
-                                           &launches[m]);
+                        check_search_costs(s, or, ir, st[qi], n, &o, what, &up[m][a],
+                                           &launches[m][a]);
                     }
             }
             /* a batch call's lone queries (k 1,000), each the oracle's */
@@ -1290,17 +1291,22 @@ static void query_bounds_on_device(void **state)
             tdm_search_close(s);
             tdm_engine_close(eng);
         }
+        const char *ixn = impact ? "impact" : "bm25";
+        for (int a = 0; a < 3; a += 2) /* WAND, MaxScore: no block bound either way */
+            if (up[1][a] != up[0][a] || launches[1][a] != launches[0][a])
+                fail_msg("%s %s: %llu bytes and %llu launches with the device's bounds, %llu "
+                         "and %llu with the host's", ixn, tdm_algorithm_name(al[a]),
+                         (unsigned long long)up[1][a], (unsigned long long)launches[1][a],
+                         (unsigned long long)up[0][a], (unsigned long long)launches[0][a]);
         if (!fp64) /* rusticl's llvmpipe: the host's bounds both ways */
             printf("[ SKIPPED  ] query_bounds_on_device: a device without cl_khr_fp64 makes "
                    "no bounds: only the answers are checked\n");
-        else if (up[1] >= up[0])
-            fail_msg("%s: the device's bounds sent %llu bytes, the host's %llu",
-                     impact ? "impact" : "bm25", (unsigned long long)up[1],
-                     (unsigned long long)up[0]);
-        else if (launches[1] <= launches[0])
-            fail_msg("%s: the device's bounds launched no more kernels (%llu, %llu)",
-                     impact ? "impact" : "bm25", (unsigned long long)launches[1],
-                     (unsigned long long)launches[0]);
+        else if (up[1][1] >= up[0][1])
+            fail_msg("%s bmw: the device's bounds sent %llu bytes, the host's %llu", ixn,
+                     (unsigned long long)up[1][1], (unsigned long long)up[0][1]);
+        else if (launches[1][1] <= launches[0][1])
+            fail_msg("%s bmw: the device's bounds launched no more kernels (%llu, %llu)", ixn,
+                     (unsigned long long)launches[1][1], (unsigned long long)launches[0][1]);
         tdm_oracle_close(or);
         tdm_index_close(ix);
         randcoll_free(&c);

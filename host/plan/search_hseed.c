@@ -276,17 +276,18 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
     return rc;
 }
 
-/* The rule (the row's constants: runtime/tune_table.h says why): k >=
- * hseed_min_k, where each range must fill its own heap of k before it
- * prunes; any k on a GPU's plan (groups of ranges of a few documents that
- * never fill a heap; the device seed's rule) and on plans of
- * hseed_min_ranges ranges or more. */
+/* The rule (the row's constants: runtime/tune_table.h says why): on the
+ * compressed variant k >= hseed_min_k, where each range must fill its own
+ * heap of k before it prunes; any k on a GPU's plan (groups of ranges of a
+ * few documents that never fill a heap; the device seed's rule) and on
+ * plans of hseed_min_ranges ranges or more; on the decoded ones in a batch
+ * always, alone where the row's hseed_alone says. */
 int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
 {
     int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
     int zr = pl->variant == TDM_VARIANT_COMPRESSED;
     int group_or = salg == TDM_SALG_OR && pl->variant == TDM_VARIANT_GROUP;
-    if (!group_or && (!prunes || (!zr && !batched)))
+    if (!group_or && !prunes)
         return 0;
     /* TANDEM_ZR_SEED: 0 never, 1 always (for A/B runs), unset the rule */
     if (pl->zr_seed != TDM_TUNE_RULE)
@@ -294,7 +295,9 @@ int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
     const tdm_tune_row *rw = pl->row ? pl->row : tdm_tune_row_get(TDM_KIND_OTHER);
     if (group_or) /* in a batch call: its lone runs' seeds overlap the device */
         return batched && k >= rw->hseed_min_k;
-    return !zr || k >= rw->hseed_min_k || pl->local > 1 || pl->ranges >= rw->hseed_min_ranges;
+    if (!zr)
+        return batched || rw->hseed_alone;
+    return k >= rw->hseed_min_k || pl->local > 1 || pl->ranges >= rw->hseed_min_ranges;
 }
 
 int tdm_search_hseed_plan(tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache *bc,

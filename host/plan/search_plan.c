@@ -395,8 +395,10 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
     /* the seeds, on the plan as it stands (a batch's resizing of its
        queries' ranges does not change them: the batch has no seed pass, and
        a query rerun alone gets its own plan back) */
-    out->seeded = tdm_search_seeded(out, out->salg, k);
-    out->hseeded = tdm_search_hseeded(out, out->salg, k, batched);
+    /* the host seed reads the host's block bounds: none where the device
+       makes them from the postings */
+    out->hseeded = tdm_search_hseeded(out, out->salg, k, batched) && !p->device_bounds;
+    out->seeded = tdm_search_seeded(out, out->salg, k, batched);
     plan_batch(&s->dev[i], p, k, batched, out);
     return TDM_OK;
 }
@@ -405,7 +407,7 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
  * decoded posting, in parallel; its gain, the range kernel's work: on a
  * GPU's plan (groups of ranges) always, else when ranges are shorter than
  * the row's seed_rlen_per_k x k (runtime/tune_table.h says why). */
-int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k)
+int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
 {
     /* the seed scores decoded postings: the compressed variant has none */
     if (!prunes(salg) || pl->variant == TDM_VARIANT_COMPRESSED)
@@ -413,6 +415,9 @@ int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k)
     /* TANDEM_SEED=0 never, =1 always, for A/B runs */
     if (pl->seed != TDM_TUNE_RULE)
         return pl->seed == TDM_TUNE_ON;
+    /* a run alone whose host seed is planned (the row's hseed_alone) */
+    if (pl->hseeded && !batched)
+        return 0;
     const tdm_tune_row *rw = pl->row ? pl->row : tdm_tune_row_get(TDM_KIND_OTHER);
     return pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)rw->seed_rlen_per_k * k;
 }

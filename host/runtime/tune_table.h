@@ -118,6 +118,9 @@ typedef struct tdm_tune_row {
                                  (always where item_local > 1) */
     uint32_t hseed_min_k;    /* host seed of COMPRESSED from this k */
     uint32_t hseed_min_ranges; /* ... or on plans of this many ranges */
+    int hseed_alone;         /* a pruning query alone on a decoded variant takes the
+                                host seed instead of the device seed's two launches
+                                (TDM_TUNE_HSEED_ALONE_GPU says why) */
     /* ---- device batches (search_batch*.c; the planner's and_wu, batch_queue) */
     uint32_t batch_max_k;    /* above it OR, WAND, BMW and MaxScore run alone */
     uint32_t and_wu_k;       /* above it ranked AND batches by Wu's mapping */
@@ -291,6 +294,15 @@ typedef struct tdm_tune_row {
 #define TDM_TUNE_BATCH_UPLOAD_GPU TDM_TUNE_UPLOAD_PINNED
 #define TDM_TUNE_ALONE_THREADS_CPU 2u
 
+/* A GPU's pruning query alone (WAND, BMW, MaxScore on the ITEM variant)
+ * takes its shared threshold's seed from the host (plan/search_hseed.c:
+ * each term's k-th score, from its best blocks, cached per term by the
+ * handle) instead of the device seed's histogram and reduction launches.
+ * MEASURE: to be filled in by the fourteenth session's GPU call. CPUs plan
+ * the compressed variant (its own rule); their ITEM runs keep the device
+ * seed. */
+#define TDM_TUNE_HSEED_ALONE_GPU 1
+
 /* A GPU's pruning query alone makes its block bounds on the device from 16
  * bytes a term (tdm_search_stored_bounds_batch, as its batches do): H100,
  * 10M documents (twelfth session), the host filled and uploaded 131 KB
@@ -459,6 +471,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
                      TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM},                    \
         .and_batched = TDM_VARIANT_ITEM, .and_long_fraction = 32, .zr_words = 1u << 27,       \
         .zr_layout = 1, .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32,     \
+        .hseed_alone = TDM_TUNE_HSEED_ALONE_GPU,                                               \
         .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
         .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
