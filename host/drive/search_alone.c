@@ -60,7 +60,8 @@ int tdm_search_alone_run(const struct tdm_search *s, tdm_sbq *it, int salg, tdm_
        makes them (only pruning reads them; made already where the run was
        planned alone: search_run.c) */
     int rc = forced_fail(it, &it->err);
-    if (rc == TDM_OK && tdm_search_salg_prunes(salg) && it->pl.bounds != TDM_SBOUNDS_STORED)
+    if (rc == TDM_OK && tdm_search_reads_blocks(&it->p, salg) &&
+        it->pl.bounds != TDM_SBOUNDS_STORED)
         rc = tdm_sprep_bounds_fill(&it->p, &it->err);
     if (rc == TDM_OK)
         rc = tdm_search_dev_run(&s->dev[it->pl.dev], &it->p, s->ndocs, &it->pl, salg, it->k,

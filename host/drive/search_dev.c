@@ -167,23 +167,14 @@ static int reads_bounds(int salg)
     return salg != TDM_SALG_OR && salg != TDM_SALG_AND && salg != TDM_SALG_AND_OR;
 }
 
-/* Whether the run reads block bounds (bmax): Block-Max WAND does; WAND and
- * MaxScore read only each term's bound and MaxScore's order (words 5 and
- * 6), which the host sets where the preparation gave the terms' bounds
- * (tdm_sprep_host_order), else the device's tdm_search_order makes them
- * from bmax. */
-static int reads_blocks(const tdm_sprep *p, int salg)
-{
-    return reads_bounds(salg) && (salg == TDM_SALG_BMW || !p->term_bounds);
-}
-
 /* The block bounds made on the device from the stored ones: where the run
  * reads them, the plan says so and the preparation left them (a
  * preparation that made bmax, or whose bounds are not the stored ones,
  * uploads bmax). */
 static int stored_bounds(const tdm_sprep *p, const tdm_splan *pl, int salg)
 {
-    return reads_blocks(p, salg) && p->bsrc && pl->bounds == TDM_SBOUNDS_STORED && p->nbmax;
+    return tdm_search_reads_blocks(p, salg) && p->bsrc && pl->bounds == TDM_SBOUNDS_STORED &&
+           p->nbmax;
 }
 
 /* AND's block selection (plan/and_select.h) replaces the whole decode. */
@@ -503,7 +494,7 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
         [R_SELTAB] = sel ? tdm_and_sel_tab_bytes(&p->andsel) : 0,
         [R_SELLEAD] = sel ? sizeof(tdm_decode_job) : 0,
         [R_SB] = stored_bounds(p, pl, salg) ? (size_t)nt * TDM_SB_W * 4 : 0,
-        [R_BMAX] = reads_blocks(p, salg) && p->nbmax ? p->nbmax * 4 : 4,
+        [R_BMAX] = tdm_search_reads_blocks(p, salg) && p->nbmax ? p->nbmax * 4 : 4,
     };
     for (int c = 0; c < TDM_CODEC_COUNT; c++) {
         if (zr)
@@ -524,7 +515,7 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
     s->b[B_BMAX] = s->pk.sub[R_BMAX];
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
         s->jobs[c] = need[R_JOBS + c] ? s->pk.sub[R_JOBS + c] : NULL;
-    int bounds = reads_bounds(salg), blocks = reads_blocks(p, salg);
+    int bounds = reads_bounds(salg), blocks = tdm_search_reads_blocks(p, salg);
     if (blocks && p->bsrc && p->nbmax && !need[R_SB]) /* a caller's bug: a bound not made */
         return tdm_err_set(err, TDM_ERR_INTERNAL, "search: block bounds not made "
                            "(tdm_sprep_bounds_fill)");

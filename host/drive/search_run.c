@@ -258,7 +258,8 @@ static void ready_one(void *ctx, size_t i)
     /* the block bounds the preparation left (tdm_sprep_build_defer), here
        on the call's threads, where they go up from the host (else the
        device makes them from the stored ones: tdm_splan.bounds) */
-    if (rc == TDM_OK && tdm_search_salg_prunes(it->salg) && it->pl.bounds == TDM_SBOUNDS_HOST)
+    if (rc == TDM_OK && tdm_search_reads_blocks(&it->p, it->salg) &&
+        it->pl.bounds == TDM_SBOUNDS_HOST)
         rc = tdm_sprep_bounds_fill(&it->p, &it->err);
     /* the seed of the shared threshold from the host (the compressed
        variant's, and a GPU batch's: it has no seed pass), from 0 again on

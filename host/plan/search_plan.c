@@ -224,6 +224,11 @@ int tdm_search_salg_prunes(int salg)
     return salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
 }
 
+int tdm_search_reads_blocks(const tdm_sprep *p, int salg)
+{
+    return tdm_search_salg_prunes(salg) && (salg == TDM_SALG_BMW || !p->term_bounds);
+}
+
 static int prunes(int salg)
 {
     return tdm_search_salg_prunes(salg);

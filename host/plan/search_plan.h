@@ -72,6 +72,13 @@ enum { TDM_SBOUNDS_NONE = 0, TDM_SBOUNDS_POSTINGS, TDM_SBOUNDS_STORED, TDM_SBOUN
 int tdm_search_salg(int alg);
 /* Whether TDM_SALG_* salg prunes with bounds (WAND, BMW, MaxScore). */
 int tdm_search_salg_prunes(int salg);
+/* Whether a run of salg on p reads block bounds (p->bmax, or the device's
+ * copy): Block-Max WAND does; WAND and MaxScore read each term's bound and
+ * MaxScore's order (term words 5 and 6) alone, which the host sets where
+ * the preparation gave the terms' bounds (p->term_bounds), else they are
+ * made from the block bounds. */
+struct tdm_sprep;
+int tdm_search_reads_blocks(const struct tdm_sprep *p, int salg);
 
 /* The compressed cursors' scratch words (cursors, docs and freqs buffers
  * together) one launch may use on device d: 2^24 (64 MB) on a CPU, whose
