@@ -136,6 +136,58 @@ uint tdm_sr_lower(__global const uint *docs, uint lo, uint e, uint target)
     return lo;
 }
 
+/* Term t's segment [*lo, *hi) of the decoded postings (empty: t >= nt). */
+void tdm_sr_span(__global const uint *terms, uint t, uint nt, uint *lo, uint *hi)
+{
+    *lo = t < nt ? terms[t * TDM_SEARCH_TW + TDM_TW_POS] : 0u;
+    *hi = t < nt ? *lo + terms[t * TDM_SEARCH_TW + TDM_TW_DF] : 0u;
+}
+
+/* One step of a binary search for target in [l, h): v = docs[m], m its middle. */
+#define TDM_SR_STEP(l, h, m, v, target)                                          \
+    do {                                                                         \
+        if ((l) < (h)) {                                                         \
+            if ((v) < (target))                                                  \
+                (l) = (m) + 1u;                                                  \
+            else                                                                 \
+                (h) = (m);                                                       \
+        }                                                                        \
+    } while (0)
+
+/* Each term's cursor of range r of nr at its first posting >= rbeg (word
+   t * nr + r of cur), as tdm_sr_lower finds it: four terms' searches at a
+   time in lockstep, their loads independent so that they overlap (one
+   search after another was a chain of ~17 dependent loads a term before a
+   range reached its first document). */
+void tdm_sr_starts(__global const uint *docs, __global const uint *terms, uint nt, uint nr,
+                   uint r, uint rbeg, __global uint *cur)
+{
+    for (uint t = 0; t < nt; t += 4u) {
+        uint l0, h0, l1, h1, l2, h2, l3, h3;
+        tdm_sr_span(terms, t, nt, &l0, &h0);
+        tdm_sr_span(terms, t + 1u, nt, &l1, &h1);
+        tdm_sr_span(terms, t + 2u, nt, &l2, &h2);
+        tdm_sr_span(terms, t + 3u, nt, &l3, &h3);
+        while (l0 < h0 || l1 < h1 || l2 < h2 || l3 < h3) {
+            uint m0 = l0 + (h0 - l0) / 2u, m1 = l1 + (h1 - l1) / 2u;
+            uint m2 = l2 + (h2 - l2) / 2u, m3 = l3 + (h3 - l3) / 2u;
+            uint v0 = l0 < h0 ? docs[m0] : 0u, v1 = l1 < h1 ? docs[m1] : 0u;
+            uint v2 = l2 < h2 ? docs[m2] : 0u, v3 = l3 < h3 ? docs[m3] : 0u;
+            TDM_SR_STEP(l0, h0, m0, v0, rbeg);
+            TDM_SR_STEP(l1, h1, m1, v1, rbeg);
+            TDM_SR_STEP(l2, h2, m2, v2, rbeg);
+            TDM_SR_STEP(l3, h3, m3, v3, rbeg);
+        }
+        cur[t * nr + r] = l0;
+        if (t + 1u < nt)
+            cur[(t + 1u) * nr + r] = l1;
+        if (t + 2u < nt)
+            cur[(t + 2u) * nr + r] = l2;
+        if (t + 3u < nt)
+            cur[(t + 3u) * nr + r] = l3;
+    }
+}
+
 /* First position in (p, e] whose value is >= target (e if none), given
    a[p] < target: galloping from p, then a binary search. */
 uint tdm_sr_gallop(__global const uint *a, uint p, uint e, uint target)
@@ -234,10 +286,7 @@ __kernel void tdm_search_range(__global const uint *docs, __global const uint *f
     s.ord = ord;
     uint rbeg = tdm_sr_begin(&s, terms, hs, hd, nt, nranges, r, rlen, ndocs, cap, alg, kind, c0,
                              c1);
-    for (uint t = 0; t < nt; t++) {
-        uint seg = tdm_sr_term(&s, t, TDM_TW_POS);
-        cur[t * nranges + r] = tdm_sr_lower(docs, seg, seg + tdm_sr_term(&s, t, TDM_TW_DF), rbeg);
-    }
+    tdm_sr_starts(docs, terms, nt, nranges, r, rbeg, cur);
     tdm_sr_run(&s, alg);
     hn[r] = s.n;
 }
