@@ -454,10 +454,11 @@ static void host_path(void **state)
     tdm_sprep p = prep_of(2, 3, 0);
     tdm_err err = {0};
     for (int dev = 0; dev < 2; dev++) {
-        uint64_t most = tdm_tune_row_of(&f.dev[dev].info)->host_max_postings;
-        assert_true(most >= 128); /* a list of less than one block at least */
         for (size_t a = 0; a < EVERY_ALG; a++)
             for (int b = 0; b < 2; b++) {
+                uint64_t most = tdm_tune_row_of(&f.dev[dev].info)
+                                    ->host_max_postings[tdm_search_auto_alg(algs[a], p.nt)];
+                assert_true(most >= 128); /* a list of less than one block at least */
                 tdm_splan pl;
                 p.npost = most;
                 assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_AUTO, 0, 10,
@@ -503,7 +504,8 @@ static void batch_host(void **state)
     tdm_err err = {0};
     const tdm_tune_row *cpu = tdm_tune_row_of(&f.dev[1].info);
     assert_int_equal(cpu->batch_host, 1);
-    assert_true(cpu->batch_host_max_postings > cpu->host_max_postings);
+    for (size_t a = 1; a < EVERY_ALG; a++)
+        assert_true(cpu->batch_host_max_postings > cpu->host_max_postings[every_alg[a]]);
     assert_int_equal(tdm_tune_row_of(&f.dev[0].info)->batch_host, 0);
     for (size_t a = 0; a < EVERY_ALG; a++)
         for (uint32_t k = 10; k <= 1000; k += 990)

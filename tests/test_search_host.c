@@ -495,7 +495,8 @@ static void the_rule(void **state)
         o.ranges = 0;
         r = search(u, one, 1, &o, "the row's threshold");
         const tdm_tune_row *row = tdm_tune_row_of(&tdm_engine_device(unset, d)->info);
-        assert_int_equal(r->variant == TDM_VARIANT_HOST, row->host_max_postings >= 1);
+        assert_int_equal(r->variant == TDM_VARIANT_HOST,
+                         row->host_max_postings[r->algorithm] >= 1);
         tdm_search_result_free(r);
         prepared_lean(s, t2, 2, d, 1);
         prepared_lean(s, t21, 3, d, 0);

@@ -283,13 +283,13 @@ static void plan_batch(const tdm_sdev *sd, const tdm_sprep *p, uint32_t k, int b
                                        : TDM_SBOUNDS_HOST;
 }
 
-/* The host path's threshold on device sd (search_plan.h, tdm_splan.host):
- * TANDEM_HOST_MAX_POSTINGS (0: never), else the row's (tune_table.h says
- * why). */
-static uint64_t host_max(const tdm_sdev *sd)
+/* The host path's threshold for public algorithm alg (not AUTO) on device
+ * sd (search_plan.h, tdm_splan.host): TANDEM_HOST_MAX_POSTINGS (0: never),
+ * else the row's (tune_table.h says why). */
+static uint64_t host_max(const tdm_sdev *sd, int alg)
 {
     const tdm_tuning *t = tuning(sd);
-    return t->host_max_set ? t->host_max_postings : row(sd)->host_max_postings;
+    return t->host_max_set ? t->host_max_postings : row(sd)->host_max_postings[alg];
 }
 
 /* Whether a batch call's query of algorithm alg (public, not AUTO) whose
@@ -350,7 +350,7 @@ static int plan_head(const struct tdm_search *s, uint32_t nt, uint64_t npost, in
        where the row says (batch_host) */
     const tdm_sdev *sd = &s->dev[i];
     if (*variant == TDM_VARIANT_AUTO && !ranges &&
-        (npost <= host_max(sd) || (batched && batch_host(sd, out->alg, npost)))) {
+        (npost <= host_max(sd, out->alg) || (batched && batch_host(sd, out->alg, npost)))) {
         out->host = 1;
         out->variant = TDM_VARIANT_HOST;
         out->ranges = 1;
@@ -420,9 +420,10 @@ int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
     /* TANDEM_SEED=0 never, =1 always, for A/B runs */
     if (pl->seed != TDM_TUNE_RULE)
         return pl->seed == TDM_TUNE_ON;
-    /* a run alone whose host seed is planned (the row's hseed_alone) */
-    if (pl->hseeded && !batched)
-        return 0;
+    /* a run alone whose host seed is planned (the row's hseed_alone), but
+       from the row's seed_alone_min_k */
     const tdm_tune_row *rw = pl->row ? pl->row : tdm_tune_row_get(TDM_KIND_OTHER);
+    if (pl->hseeded && !batched && k < rw->seed_alone_min_k)
+        return 0;
     return pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)rw->seed_rlen_per_k * k;
 }

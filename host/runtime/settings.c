@@ -725,7 +725,7 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_HOST_MAX_POSTINGS", "tuning",
      "postings (the sum of its lists' lengths) up to which a query is answered on the host, "
      "with no device work, 0 (never) to 2^62 (the tuning table's row of the planned device: "
-     "GPU 2048, CPU 4096; docs/SEARCH.md)"},
+     "GPU 32768 for ranked AND and 16384 for the others, CPU 8192; docs/SEARCH.md)"},
     {"TANDEM_DECODE_VARIANT", "tuning",
      "group or serial: the batched decode kernels (serial on CPU devices, group elsewhere)"},
     {"TANDEM_BATCH_AND", "tuning",

@@ -119,8 +119,9 @@ typedef struct tdm_tune_row {
     uint32_t hseed_min_k;    /* host seed of COMPRESSED from this k */
     uint32_t hseed_min_ranges; /* ... or on plans of this many ranges */
     int hseed_alone;         /* a pruning query alone on a decoded variant takes the
-                                host seed instead of the device seed's two launches
-                                (TDM_TUNE_HSEED_ALONE_GPU says why) */
+                                host seed ... */
+    uint32_t seed_alone_min_k; /* ... and the device seed's two launches only from this
+                                  k (TDM_TUNE_HSEED_ALONE_GPU says why) */
     /* ---- device batches (search_batch*.c; the planner's and_wu, batch_queue) */
     uint32_t batch_max_k;    /* above it OR, WAND, BMW and MaxScore run alone */
     uint32_t and_wu_k;       /* above it ranked AND batches by Wu's mapping */
@@ -163,9 +164,10 @@ typedef struct tdm_tune_row {
     /* ---- the host path (plan/search_plan.c, drive/search_host.c) */
     uint32_t auto_or_min_terms; /* AUTO runs OR for a query of this many terms or
                                    more, 0 never (plan/search_plan.c) */
-    uint64_t host_max_postings; /* a query whose lists hold at most this many postings
-                                   is answered on the host, no device work (0: never;
-                                   TANDEM_HOST_MAX_POSTINGS) */
+    uint64_t host_max_postings[TDM_ALGO_MAXSCORE + 1]; /* by algorithm (public, not
+                                   AUTO): a query whose lists hold at most this many
+                                   postings is answered on the host, no device work
+                                   (0: never; TANDEM_HOST_MAX_POSTINGS, all of them) */
     int batch_host;          /* in a batch call every query on the host
                                 (TANDEM_BATCH_HOST) ... */
     uint64_t batch_host_max_postings; /* ... whose lists hold at most this many */
@@ -297,11 +299,17 @@ typedef struct tdm_tune_row {
 /* A GPU's pruning query alone (WAND, BMW, MaxScore on the ITEM variant)
  * takes its shared threshold's seed from the host (plan/search_hseed.c:
  * each term's k-th score, from its best blocks, cached per term by the
- * handle) instead of the device seed's histogram and reduction launches.
- * MEASURE: to be filled in by the fourteenth session's GPU call. CPUs plan
- * the compressed variant (its own rule); their ITEM runs keep the device
- * seed. */
-#define TDM_TUNE_HSEED_ALONE_GPU 1
+ * handle), and the device seed's histogram and reduction launches only
+ * from k = 100: one H200 (fourteenth session, BENCHMARKS.md), 1M
+ * documents, 2,000 queries, mean us device seed / host seed: terabyte05
+ * k 10 MaxScore 160 / 146, WAND 163 / 143, BMW 169 / 153; msmarco k 10
+ * MaxScore 220 / 164, WAND 269 / 196, BMW 296 / 216; but k 1,000 MaxScore
+ * 231 / 519 (terabyte05), 362 / 429 (msmarco): the host's value, capped at
+ * 2 (k / 128 + 1) + 16 blocks a term, is far below a long list's 1,000th
+ * score, and MaxScore's short ranges then score nearly every posting.
+ * CPUs plan the compressed variant (its own rule); their ITEM runs keep
+ * the device seed. */
+#define TDM_TUNE_SEED_ALONE_MIN_K_GPU 100u
 
 /* A GPU's pruning query alone makes its block bounds on the device from 16
  * bytes a term (tdm_search_stored_bounds_batch, as its batches do): H100,
@@ -367,10 +375,29 @@ typedef struct tdm_tune_row {
  * set-up, host / device: 4-8k AND 126 / 108, MaxScore 92 / 134, BMW 108 /
  * 130, OR 102 / 155; 8-16k AND 205 / 106, MaxScore 189 / 131, BMW 205 /
  * 128, OR 200 / 158: 4,096 (AND loses above it).
+ * Fourteenth session (one H200, 1M documents, 1,500 queries a log, k 10,
+ * after the host path's AND block filter, MaxScore and one-term reworks
+ * and the GPU's host seed), mean us device / host by postings (share of the
+ * queries the host answers faster), terabyte05: AND 4-8k 98 / 24 (100%),
+ * 8-16k 91 / 44 (99%), 16-32k 96 / 70 (83%), 32-64k 105 / 111 (49%);
+ * MaxScore 4-8k 119 / 23, 8-16k 131 / 72 (94%), 16-32k 133 / 145 (34%);
+ * BMW 8-16k 118 / 84 (82%), 16-32k 128 / 163 (24%); OR 8-16k 111 / 109
+ * (62%), 16-32k 118 / 202 (4%); msmarco-passage-dev: AND 16-32k 108 / 36,
+ * 32-64k 109 / 66, 64-128k 126 / 111; MaxScore 8-16k 119 / 69, 16-32k 122
+ * / 108 (50%), 32-64k 124 / 209; OR 8-16k 123 / 101, 16-32k 118 / 170:
+ * 32,768 for ranked AND, 16,384 for the others.
  * To tune: `bench queries --per-query` with TANDEM_HOST_MAX_POSTINGS=0
  * (never) and =4611686018427387904 (every query on the host), joined per
  * query: the len_sum below which the host's rows are faster. */
-#define TDM_TUNE_HOST_MAX_POSTINGS_GPU 4096u
+#define TDM_TUNE_HOST_MAX_POSTINGS_GPU 16384u
+#define TDM_TUNE_HOST_MAX_AND_GPU 32768u
+/* the rows' host_max_postings: by algorithm (AUTO, OR, AND, AND-then-OR,
+   WAND, BMW, MaxScore), or none */
+#define TDM_TUNE_HOST_MAX_GPU                                                                  \
+    {0, TDM_TUNE_HOST_MAX_POSTINGS_GPU, TDM_TUNE_HOST_MAX_AND_GPU,                             \
+     TDM_TUNE_HOST_MAX_POSTINGS_GPU, TDM_TUNE_HOST_MAX_POSTINGS_GPU,                           \
+     TDM_TUNE_HOST_MAX_POSTINGS_GPU, TDM_TUNE_HOST_MAX_POSTINGS_GPU}
+#define TDM_TUNE_HOST_MAX_NONE {0}
 
 /* A batch call's queries on the host path (batch_host): a batch keeps every
  * core busy with whole queries (the call's threads answer host queries in
@@ -404,6 +431,10 @@ typedef struct tdm_tune_row {
  * 3,481, k 1,000 MaxScore 431 / 625. */
 #define TDM_TUNE_BATCH_HOST_MAX_POSTINGS_CPU (1ull << 23)
 #define TDM_TUNE_HOST_MAX_POSTINGS_CPU 8192u
+#define TDM_TUNE_HOST_MAX_CPU                                                                  \
+    {0, TDM_TUNE_HOST_MAX_POSTINGS_CPU, TDM_TUNE_HOST_MAX_POSTINGS_CPU,                        \
+     TDM_TUNE_HOST_MAX_POSTINGS_CPU, TDM_TUNE_HOST_MAX_POSTINGS_CPU,                           \
+     TDM_TUNE_HOST_MAX_POSTINGS_CPU, TDM_TUNE_HOST_MAX_POSTINGS_CPU}
 
 /* The row of kind k (0 .. TDM_KIND_COUNT - 1). */
 const tdm_tune_row *tdm_tune_row_get(int kind);
@@ -471,7 +502,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
                      TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM},                    \
         .and_batched = TDM_VARIANT_ITEM, .and_long_fraction = 32, .zr_words = 1u << 27,       \
         .zr_layout = 1, .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32,     \
-        .hseed_alone = TDM_TUNE_HSEED_ALONE_GPU,                                               \
+        .hseed_alone = 1, .seed_alone_min_k = TDM_TUNE_SEED_ALONE_MIN_K_GPU,                   \
         .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
         .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
@@ -530,22 +561,22 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_CPU,                                         \
         .decode_variant = decode, .staging = 0,                                                \
         .split_min_postings = TDM_TUNE_SPLIT_MIN_POSTINGS_CPU,                                 \
-        .host_max_postings = TDM_TUNE_HOST_MAX_POSTINGS_CPU,                                   \
+        .host_max_postings = TDM_TUNE_HOST_MAX_CPU,                                            \
         .batch_host = TDM_TUNE_BATCH_HOST_CPU,                                                 \
         .batch_host_max_postings = TDM_TUNE_BATCH_HOST_MAX_POSTINGS_CPU                        \
     }
 
 static const tdm_tune_row tdm_tune_rows[TDM_KIND_COUNT] = {
-    [TDM_KIND_NVIDIA_GPU] = TDM_TUNE_ROW_GPU("NVIDIA GPU", 1, TDM_TUNE_HOST_MAX_POSTINGS_GPU,
+    [TDM_KIND_NVIDIA_GPU] = TDM_TUNE_ROW_GPU("NVIDIA GPU", 1, TDM_TUNE_HOST_MAX_GPU,
                                              TDM_TUNE_ALONE_THREADS_GPU),
     /* unmeasured: NVIDIA's row */
-    [TDM_KIND_GPU] = TDM_TUNE_ROW_GPU("GPU", 1, TDM_TUNE_HOST_MAX_POSTINGS_GPU,
+    [TDM_KIND_GPU] = TDM_TUNE_ROW_GPU("GPU", 1, TDM_TUNE_HOST_MAX_GPU,
                                       TDM_TUNE_ALONE_THREADS_GPU),
     /* plans as the GPU it says it is (the GPU paths' kernels checked), but
      * its runtime is the host's: no staging; no host path (it is there to
      * check the kernels); one run at a time (Oclgrind 21's Context runs one
      * kernel invocation a process: two host threads' launches abort it) */
-    [TDM_KIND_SIMULATOR] = TDM_TUNE_ROW_GPU("Oclgrind", 0, 0, 1),
+    [TDM_KIND_SIMULATOR] = TDM_TUNE_ROW_GPU("Oclgrind", 0, TDM_TUNE_HOST_MAX_NONE, 1),
     [TDM_KIND_CPU] = TDM_TUNE_ROW_CPU("CPU", TDM_TUNE_DECODE_SERIAL),
     /* unmeasured: plans as a CPU (never a GPU's rules unmeasured), decodes
      * a work-group per job as GPUs do */
