@@ -441,6 +441,56 @@ static void same_early(fake *f, const tdm_sprep *p, int alg, int dev, int varian
         assert_memory_equal(&early, pl, sizeof early);
 }
 
+/* The seeds of a pruning run on the decoded variant: alone on a GPU below
+ * the row's hseed_alone_below_k the host's instead of the device's, from
+ * it the device's alone; in a batch the host's (the batch has no seed pass)
+ * and the device's for a run rerun alone; a CPU's ITEM run alone never the
+ * host's (the device's by its own rule); TANDEM_SEED and TANDEM_ZR_SEED
+ * force either; a query whose bounds the device makes from its postings
+ * never the host's. */
+static void lone_seed_rule(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    tdm_sprep p = prep_of(3, min_df, npost);
+    tdm_err err = {0};
+    uint32_t below = tdm_tune_row_of(&f.dev[0].info)->hseed_alone_below_k;
+    assert_true(below > 10 && below <= 1000);
+    static const int algs[] = {TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
+    for (size_t a = 0; a < 3; a++)
+        for (int dev = 0; dev < 2; dev++)
+            for (int b = 0; b < 2; b++)
+                for (uint32_t k = 10; k <= 1000; k += 990) {
+                    tdm_splan pl;
+                    assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, TDM_VARIANT_ITEM,
+                                                     0, k, b, &pl, &err), TDM_OK);
+                    int host = b || (dev == 0 && k < below);
+                    int dseed = dev == 0 ? !host || b : pl.seeded; /* a CPU's: its rule */
+                    if (pl.hseeded != host || pl.seeded != dseed)
+                        fail_msg("alg %d dev %d batched %d k %u: hseeded %d seeded %d", algs[a],
+                                 dev, b, k, pl.hseeded, pl.seeded);
+                }
+    /* the switches win over the rule */
+    f.st.tuning.zr_seed = TDM_TUNE_OFF;
+    tdm_splan pl;
+    assert_int_equal(tdm_search_plan(&f.s, &p, TDM_ALGO_MAXSCORE, 0, TDM_VARIANT_ITEM, 0, 10, 0,
+                                     &pl, &err), TDM_OK);
+    assert_true(!pl.hseeded && pl.seeded);
+    f.st.tuning.zr_seed = TDM_TUNE_ON;
+    f.st.tuning.seed = TDM_TUNE_ON;
+    assert_int_equal(tdm_search_plan(&f.s, &p, TDM_ALGO_MAXSCORE, 0, TDM_VARIANT_ITEM, 0, 1000, 0,
+                                     &pl, &err), TDM_OK);
+    assert_true(pl.hseeded && pl.seeded);
+    /* bounds from the postings: no host seed, the device's */
+    f.st.tuning.zr_seed = TDM_TUNE_RULE;
+    f.st.tuning.seed = TDM_TUNE_RULE;
+    p.device_bounds = 1;
+    assert_int_equal(tdm_search_plan(&f.s, &p, TDM_ALGO_MAXSCORE, 0, TDM_VARIANT_ITEM, 0, 10, 0,
+                                     &pl, &err), TDM_OK);
+    assert_true(!pl.hseeded && pl.seeded);
+}
+
 /* The host path: a query of at most the row's host_max_postings (GPU and
  * CPU rows alike: every device without settings) whose request leaves the
  * variant and ranges to the planner, whatever its algorithm and however it
@@ -563,6 +613,7 @@ int main(void)
         cmocka_unit_test(and_wu_for_and_or),
         cmocka_unit_test(bounds_rule),
         cmocka_unit_test(host_path),
+        cmocka_unit_test(lone_seed_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -281,7 +281,7 @@ int tdm_search_hseed(const tdm_sprep *p, const tdm_ireader *r, struct tdm_bcache
  * heap of k before it prunes; any k on a GPU's plan (groups of ranges of a
  * few documents that never fill a heap; the device seed's rule) and on
  * plans of hseed_min_ranges ranges or more; on the decoded ones in a batch
- * always, alone where the row's hseed_alone says. */
+ * always, alone below the row's hseed_alone_below_k. */
 int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
 {
     int prunes = salg == TDM_SALG_WAND || salg == TDM_SALG_BMW || salg == TDM_SALG_MAXSCORE;
@@ -296,7 +296,7 @@ int tdm_search_hseeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
     if (group_or) /* in a batch call: its lone runs' seeds overlap the device */
         return batched && k >= rw->hseed_min_k;
     if (!zr)
-        return batched || rw->hseed_alone;
+        return batched || k < rw->hseed_alone_below_k;
     return k >= rw->hseed_min_k || pl->local > 1 || pl->ranges >= rw->hseed_min_ranges;
 }
 

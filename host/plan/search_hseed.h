@@ -40,8 +40,8 @@ int tdm_search_hseed(const struct tdm_sprep *p, const tdm_ireader *r, struct tdm
  * SPLADE-shaped documents, SPLADE++ queries, OR k 1,000 in batches of 500,
  * 209 q/s unseeded, 759 seeded; one query at a time the cold terms' seeds
  * cost the host more than the device saved, p99 5.7 -> 8-9 ms); the
- * pruning algorithms on the decoded variants alone where the row's
- * hseed_alone says (instead of the device seed's two launches: then
+ * pruning algorithms on the decoded variants alone below the row's
+ * hseed_alone_below_k (instead of the device seed's two launches: then
  * tdm_search_seeded says no). TANDEM_ZR_SEED=0 never, =1 always, for A/B
  * runs. */
 int tdm_search_hseeded(const struct tdm_splan *pl, int salg, uint32_t k, int batched);

@@ -420,10 +420,9 @@ int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k, int batched)
     /* TANDEM_SEED=0 never, =1 always, for A/B runs */
     if (pl->seed != TDM_TUNE_RULE)
         return pl->seed == TDM_TUNE_ON;
-    /* a run alone whose host seed is planned (the row's hseed_alone), but
-       from the row's seed_alone_min_k */
-    const tdm_tune_row *rw = pl->row ? pl->row : tdm_tune_row_get(TDM_KIND_OTHER);
-    if (pl->hseeded && !batched && k < rw->seed_alone_min_k)
+    /* a run alone whose host seed is planned (the row's hseed_alone_below_k) */
+    if (pl->hseeded && !batched)
         return 0;
+    const tdm_tune_row *rw = pl->row ? pl->row : tdm_tune_row_get(TDM_KIND_OTHER);
     return pl->local > 1 || (uint64_t)pl->rlen < (uint64_t)rw->seed_rlen_per_k * k;
 }

@@ -136,8 +136,8 @@ static inline uint32_t tdm_pow2_at_least(uint32_t k)
 /* Whether a run of algorithm salg (TDM_SALG_*) with plan pl and k gets the
  * seed (search_plan.c): the pruning algorithms, on a GPU's plan (groups of
  * more than one range) or when the ranges are short for k, unless the run
- * is alone (not `batched`), its plan has the host seed (pl->hseeded, set
- * first: tdm_search_hseeded) and k is below the row's seed_alone_min_k. */
+ * is alone (not `batched`) and its plan has the host seed (pl->hseeded,
+ * set first: tdm_search_hseeded). */
 int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k, int batched);
 
 #endif

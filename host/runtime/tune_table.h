@@ -118,10 +118,10 @@ typedef struct tdm_tune_row {
                                  (always where item_local > 1) */
     uint32_t hseed_min_k;    /* host seed of COMPRESSED from this k */
     uint32_t hseed_min_ranges; /* ... or on plans of this many ranges */
-    int hseed_alone;         /* a pruning query alone on a decoded variant takes the
-                                host seed ... */
-    uint32_t seed_alone_min_k; /* ... and the device seed's two launches only from this
-                                  k (TDM_TUNE_HSEED_ALONE_GPU says why) */
+    uint32_t hseed_alone_below_k; /* a pruning query alone on a decoded variant below
+                                     this k takes the host seed instead of the device
+                                     seed's two launches, 0 never
+                                     (TDM_TUNE_HSEED_ALONE_BELOW_K_GPU says why) */
     /* ---- device batches (search_batch*.c; the planner's and_wu, batch_queue) */
     uint32_t batch_max_k;    /* above it OR, WAND, BMW and MaxScore run alone */
     uint32_t and_wu_k;       /* above it ranked AND batches by Wu's mapping */
@@ -297,19 +297,22 @@ typedef struct tdm_tune_row {
 #define TDM_TUNE_ALONE_THREADS_CPU 2u
 
 /* A GPU's pruning query alone (WAND, BMW, MaxScore on the ITEM variant)
- * takes its shared threshold's seed from the host (plan/search_hseed.c:
- * each term's k-th score, from its best blocks, cached per term by the
- * handle), and the device seed's histogram and reduction launches only
- * from k = 100: one H200 (fourteenth session, BENCHMARKS.md), 1M
- * documents, 2,000 queries, mean us device seed / host seed: terabyte05
- * k 10 MaxScore 160 / 146, WAND 163 / 143, BMW 169 / 153; msmarco k 10
- * MaxScore 220 / 164, WAND 269 / 196, BMW 296 / 216; but k 1,000 MaxScore
- * 231 / 519 (terabyte05), 362 / 429 (msmarco): the host's value, capped at
- * 2 (k / 128 + 1) + 16 blocks a term, is far below a long list's 1,000th
- * score, and MaxScore's short ranges then score nearly every posting.
+ * below k = 100 takes its shared threshold's seed from the host
+ * (plan/search_hseed.c: each term's k-th score, from its best blocks,
+ * cached per term by the handle) instead of the device seed's histogram
+ * and reduction launches. One H200 (fourteenth session, BENCHMARKS.md), 1M
+ * documents, 2,000 queries, mean us device seed / host seed (a bench
+ * process runs MaxScore's series first, so WAND's and BMW's find the terms'
+ * values cached; MaxScore's pay for the cold ones): terabyte05 k 10
+ * MaxScore 144, 160 / 143, 146, WAND 166, 163 / 135, 143, BMW 173, 169 /
+ * 157, 153; msmarco k 10 MaxScore 199, 220 / 149, 164, WAND 247, 269 / 187,
+ * 196, BMW 267, 296 / 204, 216. At k = 1,000 MaxScore took 229, 231 / 583,
+ * 519 on terabyte05 (354, 362 / 397, 429 on msmarco), 492 and 580 with
+ * both seeds: a cold term's value at k = 1,000 decodes up to 33 blocks on
+ * the host, and caps at a value far below a long list's 1,000th score.
  * CPUs plan the compressed variant (its own rule); their ITEM runs keep
  * the device seed. */
-#define TDM_TUNE_SEED_ALONE_MIN_K_GPU 100u
+#define TDM_TUNE_HSEED_ALONE_BELOW_K_GPU 100u
 
 /* A GPU's pruning query alone makes its block bounds on the device from 16
  * bytes a term (tdm_search_stored_bounds_batch, as its batches do): H100,
@@ -502,7 +505,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
                      TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM},                    \
         .and_batched = TDM_VARIANT_ITEM, .and_long_fraction = 32, .zr_words = 1u << 27,       \
         .zr_layout = 1, .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32,     \
-        .hseed_alone = 1, .seed_alone_min_k = TDM_TUNE_SEED_ALONE_MIN_K_GPU,                   \
+        .hseed_alone_below_k = TDM_TUNE_HSEED_ALONE_BELOW_K_GPU,                               \
         .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
         .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
