@@ -492,19 +492,6 @@ __kernel void tdm_search_select_radix(__global const float *hs, __global const u
     __local ulong tk[2u * TDM_SMALLK_ITEMS * TDM_SMALLK];                       \
     __local uint tn[2u * TDM_SMALLK_ITEMS]
 
-/* key into a work-item's sorted list (descending, *n of at most k keys);
-   0, an empty slot, never (no candidate's key is 0: docid 0xffffffff is no
-   document's). */
-void tdm_msmall_put(__local ulong *mine, uint *n, uint k, ulong key)
-{
-    if (key == 0ul || (*n == k && key <= mine[k - 1u]))
-        return;
-    uint j = *n < k ? (*n)++ : k - 1u;
-    for (; j > 0u && mine[j - 1u] < key; j--)
-        mine[j] = mine[j - 1u];
-    mine[j] = key;
-}
-
 /* The top min(k, entries) keys of heaps r0 .. r1 (cap entries each, hn[r]
    used), sorted descending, into tk[0 ..); returns how many. Every
    work-item of the group calls it and gets the same value. */
@@ -515,22 +502,17 @@ uint tdm_merge_small(__global const float *hs, __global const uint *hd, __global
     uint a = ls < TDM_SMALLK_ITEMS ? ls : TDM_SMALLK_ITEMS; /* work-items that scan */
     if (lid < a) {
         __local ulong *mine = tk + lid * TDM_SMALLK;
-        uint n = 0, end = r1 * cap, last = r1 - 1u;
-        /* four slots a step, their loads independent so that they overlap
-           (one slot a step cost the H200 a chain of dependent loads:
-           ~20 us a merge of 32 slots a work-item) */
-        for (uint i = r0 * cap + lid; i < end; i += 4u * a) {
-            uint ia = i, ib = i + a, ic = i + 2u * a, id = i + 3u * a;
-            uint na = hn[ia / cap], nb = hn[min(ib / cap, last)], nc = hn[min(ic / cap, last)],
-                 nd = hn[min(id / cap, last)];
-            ulong ka = ia % cap < na ? tdm_merge_key(hs, hd, ia) : 0ul;
-            ulong kb = ib < end && ib % cap < nb ? tdm_merge_key(hs, hd, ib) : 0ul;
-            ulong kc = ic < end && ic % cap < nc ? tdm_merge_key(hs, hd, ic) : 0ul;
-            ulong kd = id < end && id % cap < nd ? tdm_merge_key(hs, hd, id) : 0ul;
-            tdm_msmall_put(mine, &n, k, ka);
-            tdm_msmall_put(mine, &n, k, kb);
-            tdm_msmall_put(mine, &n, k, kc);
-            tdm_msmall_put(mine, &n, k, kd);
+        uint n = 0;
+        for (uint i = r0 * cap + lid; i < r1 * cap; i += a) {
+            if (i % cap >= hn[i / cap])
+                continue;
+            ulong key = tdm_merge_key(hs, hd, i);
+            if (n == k && key <= mine[k - 1u])
+                continue;
+            uint j = n < k ? n++ : k - 1u;
+            for (; j > 0u && mine[j - 1u] < key; j--)
+                mine[j] = mine[j - 1u];
+            mine[j] = key;
         }
         tn[lid] = n;
     }
