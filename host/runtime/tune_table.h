@@ -450,7 +450,16 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
 #ifdef TDM_TUNE_TABLE_ROWS
 
 /* ITEM on a GPU: groups of 64 ranges, 4 groups a compute unit, none shorter
- * than 64 documents (TANDEM_GPU_MIN_RLEN). COMPRESSED: 2 groups a compute
+ * than 32 documents (TANDEM_GPU_MIN_RLEN): a range's work-item walks its
+ * documents one dependent load after another, so the kernel lasts as long
+ * as its longest range, and 1M documents in ranges of 64 left the H200 most
+ * of its threads idle. One H200 (fourteenth session), 1M documents, 2,000
+ * queries, k 10, the host seed, mean / p99 us at 64 (two runs) / 32 / 16 /
+ * 128: terabyte05 WAND 141, 145 / 118 / 147 / 171, p99 456-466 / 316 / 345
+ * / 683; BMW 156, 157 / 127 / 162 / 189; MaxScore 137, 159 / 136 / 161 /
+ * 175; msmarco WAND 204, 184 / 176 / 164 / 237, p99 577-593 / 420 / 387 /
+ * 876; BMW 215, 199 / 180 / 174 / 265; MaxScore 178, 151 / 163 / 151 / 207.
+ * COMPRESSED: 2 groups a compute
  * unit (TANDEM_GPU_ZGROUPS_PER_CU): its cursors keep a decoded block per
  * term a range in global memory, so fewer, longer ranges than ITEM's. H200,
  * 1M documents, 5,000 queries, interleaved scratch, mean us at 1 / 2 / 4
@@ -498,7 +507,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
 #define TDM_TUNE_ROW_GPU(nm, stg, hmax, alone)                                                 \
     {                                                                                          \
         .name = nm, .gpu = 1, .item_local = 64, .item_ranges_per_cu = 64 * 4,                 \
-        .zr_ranges_per_cu = 64 * 2, .min_rlen = 64, .group_per_cu = 8,                         \
+        .zr_ranges_per_cu = 64 * 2, .min_rlen = 32, .group_per_cu = 8,                         \
         .auto_variant = {0, TDM_VARIANT_GROUP, TDM_VARIANT_COMPRESSED, TDM_VARIANT_GROUP,      \
                          TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM},                \
         .fallback = {0, TDM_VARIANT_GROUP, TDM_VARIANT_GROUP, TDM_VARIANT_GROUP,               \
