@@ -64,8 +64,87 @@ static void read_buf(tdm_device *d, cl_mem m, uint32_t *h, size_t values, cl_eve
                          TDM_OK);
 }
 
+/* Where b's jobs are all of one codec: the host's prefix sums
+ * (tdm_decode_prefix_fill) are the count and scan kernels' (made on d into a
+ * scratch by the device's path), word for word, and the decode alone on them
+ * (tdm_decode_batch_enqueue_pre) writes what the device's path wrote (od,
+ * of: its outputs, np values, read into hd, hf). */
+static void check_host_prefix(tdm_device *d, const tdm_resident *res, const tdm_decode_batch *b,
+                              cl_mem const bufs[TDM_CODEC_COUNT], int outs, size_t np,
+                              const uint32_t *hd, const uint32_t *hf)
+{
+    int c = -1, n = 0;
+    for (int i = 0; i < TDM_CODEC_COUNT; i++)
+        if (b->njobs[i]) {
+            c = i;
+            n++;
+        }
+    if (n != 1)
+        return;
+    tdm_err err = {0};
+    uint32_t nj = b->njobs[c], tiles = tdm_decode_prefix_tiles(d, nj);
+    uint32_t *jpre = malloc(nj * 4ull), *tsum = malloc((tiles + 1ull) * 4);
+    uint32_t *dj = malloc(nj * 4ull), *dt = malloc((tiles + 1ull) * 4);
+    uint32_t cap = (uint32_t)(np ? np : 1);
+    assert_int_equal(tdm_decode_prefix_fill(res, b, c, (uint32_t)outs, cap, cap, jpre, tsum, &err),
+                     TDM_OK);
+    /* the device's sums, in a scratch */
+    cl_mem od = outs & 1 ? make_buf(d, np, 0) : NULL, of = outs & 2 ? make_buf(d, np, 0) : NULL;
+    cl_mem st = make_buf(d, 1, 0);
+    tdm_decode_scratch scr = {0};
+    cl_event done = NULL;
+    assert_int_equal(tdm_decode_batch_enqueue_in(res, NULL, b, bufs, od, of, st, &scr, 0, NULL,
+                                                 &done, &err), TDM_OK);
+    read_buf(d, scr.jpre, dj, nj, done);
+    read_buf(d, scr.tsum, dt, tiles + 1u, done);
+    clReleaseEvent(done);
+    assert_memory_equal(jpre, dj, nj * 4ull);
+    assert_memory_equal(tsum, dt, (tiles + 1ull) * 4);
+    /* the decode alone on the host's sums: the same outputs */
+    cl_mem mj = NULL, mt = NULL;
+    assert_int_equal(tdm_buffer_create(d, CL_MEM_READ_WRITE, nj * 4ull, NULL, &mj, &err), TDM_OK);
+    assert_int_equal(tdm_buffer_create(d, CL_MEM_READ_WRITE, (tiles + 1ull) * 4, NULL, &mt, &err),
+                     TDM_OK);
+    assert_int_equal(tdm_upload(d, mj, 0, nj * 4ull, jpre, 0, NULL, NULL, &err), TDM_OK);
+    assert_int_equal(tdm_upload(d, mt, 0, (tiles + 1ull) * 4, tsum, 0, NULL, NULL, &err), TDM_OK);
+    cl_mem pd = outs & 1 ? make_buf(d, np, 0xDEADBEEF) : NULL;
+    cl_mem pf = outs & 2 ? make_buf(d, np, 0xDEADBEEF) : NULL;
+    assert_int_equal(tdm_decode_batch_enqueue_pre(res, NULL, b, c, bufs[c], mj, mt, pd, pf, st, 0,
+                                                  NULL, &done, &err), TDM_OK);
+    uint32_t *g = malloc(np * 4 + 4), status = 1;
+    if (pd) {
+        read_buf(d, pd, g, np, done);
+        assert_memory_equal(g, hd, np * 4);
+    }
+    if (pf) {
+        read_buf(d, pf, g, np, done);
+        assert_memory_equal(g, hf, np * 4);
+    }
+    read_buf(d, st, &status, 1, done);
+    assert_int_equal(status, 0);
+    /* an output past its buffer: refused on the host, naming the job */
+    if (np && (outs & 1)) {
+        assert_int_equal(tdm_decode_prefix_fill(res, b, c, 1u, cap - 1, cap, jpre, tsum, &err),
+                         TDM_ERR_INVALID_ARG);
+        assert_non_null(strstr(tdm_err_msg(&err), "refused"));
+        tdm_err_clear(&err);
+    }
+    clReleaseEvent(done);
+    tdm_decode_scratch_free(&scr);
+    cl_mem all[] = {od, of, st, mj, mt, pd, pf};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (all[i])
+            clReleaseMemObject(all[i]);
+    free(g);
+    free(jpre);
+    free(tsum);
+    free(dj);
+    free(dt);
+}
+
 /* Decodes requests req[0..n) on device d (both outputs, or one) and checks
- * every posting against the reference; returns the status word. */
+ * every posting against the reference, then the host's prefix sums where
+ * the jobs are of one codec (check_host_prefix); returns the status word. */
 static uint32_t run_reqs(const residx *x, tdm_device *d, const tdm_resident *res,
                          const tdm_decode_req *req, size_t n, int outs)
 {
@@ -106,6 +185,8 @@ static uint32_t run_reqs(const residx *x, tdm_device *d, const tdm_resident *res
                          d->info.name, i, req[i].list, k, hf[o], x->freqs[req[i].list][first + k]);
         }
     }
+    if (status == 0)
+        check_host_prefix(d, res, &b, bufs, outs, np, hd, hf);
     clReleaseEvent(done);
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
         if (bufs[c])

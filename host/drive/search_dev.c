@@ -183,6 +183,20 @@ static int and_selects(const tdm_sprep *p, const tdm_splan *pl, int salg)
     return salg == TDM_SALG_AND && p->andsel.nt > 1 && !zrange(pl);
 }
 
+/* Where the run decodes jobs of one codec only, that codec (else -1): the
+ * host makes the decode's prefix sums (resident/decode_jobs.h), uploaded
+ * with the rest, and the decode is one kernel, not two. */
+static int host_prefix(const tdm_sprep *p, const tdm_splan *pl, int salg)
+{
+    if (zrange(pl) || and_selects(p, pl, salg))
+        return -1; /* no decode, or AND's selection makes the jobs on the device */
+    int one = -1;
+    for (int c = 0; c < TDM_CODEC_COUNT; c++)
+        if (p->batch.njobs[c])
+            one = one < 0 ? c : TDM_CODEC_COUNT;
+    return one < TDM_CODEC_COUNT ? one : -1;
+}
+
 
 /* The kernels launched with tdm_search_merge_local's groups. */
 static const char *const merge_kernels[] = {
@@ -290,9 +304,10 @@ static uint32_t select_groups(const tdm_device *d, uint32_t nr, uint32_t cap, ui
 
 /* The regions of a call's packed upload (search_pack.h), in layout order:
  * the block bounds, the largest, last (a write ends after the last region
- * it fills). */
-enum { R_STATUS, R_TERMS, R_SELTAB, R_SELLEAD, R_JOBS, R_SB = R_JOBS + TDM_CODEC_COUNT, R_BMAX,
-       R_COUNT };
+ * it fills). R_JPRE and R_TSUM: the decode's prefix sums, made on the host
+ * (host_prefix). */
+enum { R_STATUS, R_TERMS, R_SELTAB, R_SELLEAD, R_JOBS, R_JPRE = R_JOBS + TDM_CODEC_COUNT, R_TSUM,
+       R_SB, R_BMAX, R_COUNT };
 _Static_assert(R_COUNT <= TDM_SPACK_MAX, "upload regions");
 
 /* Buffers of the packed upload: b[] and jobs[] entries that are its sub-buffers. */
@@ -454,7 +469,7 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
 {
     tdm_device *d = r->d;
     size_t nt = p->nt, nr = pl->ranges, heap = nr * (size_t)cap;
-    int sel = and_selects(p, pl, salg), zr = zrange(pl);
+    int sel = and_selects(p, pl, salg), zr = zrange(pl), pre = host_prefix(p, pl, salg);
     /* the compressed variant: each cursor's block buffers and words */
     size_t post = zr ? nt * nr * p->max_block : p->npost;
     size_t bytes[B_COUNT] = {
@@ -494,6 +509,8 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
         [R_SELTAB] = sel ? tdm_and_sel_tab_bytes(&p->andsel) : 0,
         [R_SELLEAD] = sel ? sizeof(tdm_decode_job) : 0,
         [R_SB] = stored_bounds(p, pl, salg) ? (size_t)nt * TDM_SB_W * 4 : 0,
+        [R_JPRE] = pre >= 0 ? (size_t)p->batch.njobs[pre] * 4 : 0,
+        [R_TSUM] = pre >= 0 ? ((size_t)tdm_decode_prefix_tiles(d, p->batch.njobs[pre]) + 1) * 4 : 0,
         [R_BMAX] = tdm_search_reads_blocks(p, salg) && p->nbmax ? p->nbmax * 4 : 4,
     };
     for (int c = 0; c < TDM_CODEC_COUNT; c++) {
@@ -543,12 +560,22 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
     for (int c = 0; !sel && !zr && c < TDM_CODEC_COUNT; c++)
         if (p->batch.njobs[c])
             FILL(R_JOBS + c, p->batch.jobs[c], (size_t)p->batch.njobs[c] * sizeof(tdm_decode_job));
+    if (pre >= 0) { /* the decode's prefix sums, checked against its outputs */
+        rc = tdm_decode_prefix_fill(&r->sd->res, &p->batch, pre, 3u, (uint32_t)(s->cap[B_DOCS] / 4),
+                                    (uint32_t)(s->cap[B_FREQS] / 4),
+                                    (uint32_t *)tdm_spack_host(pk, R_JPRE),
+                                    (uint32_t *)tdm_spack_host(pk, R_TSUM), err);
+        end = pk->off[R_TSUM] + need[R_TSUM];
+    }
     if (need[R_SB]) { /* bmax made on the device from these (prepare) */
         tdm_sprep_stored_rows(p, (uint32_t *)tdm_spack_host(pk, R_SB));
         end = pk->off[R_SB] + need[R_SB];
-    } else if (blocks && !p->device_bounds && p->nbmax)
+    }
+    if (rc == TDM_OK && !need[R_SB] && blocks && !p->device_bounds && p->nbmax)
         FILL(R_BMAX, p->bmax, p->nbmax * 4);
 #undef FILL
+    if (rc)
+        return rc;
     rc = run_copy(r, 1, 0, pk->parent, end, pk->host, err); /* in order before the kernels */
     if (rc == TDM_OK)
         out->bytes_up += end;
@@ -836,6 +863,7 @@ static int run_inputs(const srun *r, const tdm_sprep *p, const tdm_splan *pl, in
 {
     const tdm_sdev *sd = r->sd;
     double t = r->pf ? r->pf->t0 : 0;
+    int pre = host_prefix(p, pl, salg);
     cl_event upev[1];
     cl_uint nup = 0;
     int rc = tdm_resident_acquire_batch(&sd->res, &p->batch, &upev[0], hold, &out->bytes_up, err);
@@ -854,6 +882,10 @@ static int run_inputs(const srun *r, const tdm_sprep *p, const tdm_splan *pl, in
                                  s->b[B_SELLEAD], s->b[B_SELFLAGS], s->ajobs, s->b[B_DOCS],
                                  s->b[B_FREQS], s->b[B_TERMS], s->b[B_STATUS], nup, upev, ev,
                                  r->launches, &out->bytes_up, err);
+    else if (rc == TDM_OK && pre >= 0)
+        rc = tdm_decode_batch_enqueue_pre(&sd->res, r->q, &p->batch, pre, s->jobs[pre],
+                                          s->pk.sub[R_JPRE], s->pk.sub[R_TSUM], s->b[B_DOCS],
+                                          s->b[B_FREQS], s->b[B_STATUS], nup, upev, ev, err);
     else if (rc == TDM_OK)
         rc = tdm_decode_batch_enqueue_in(&sd->res, r->q, &p->batch, s->jobs, s->b[B_DOCS],
                                          s->b[B_FREQS], s->b[B_STATUS], &s->dsc, nup, upev, ev,
@@ -862,9 +894,14 @@ static int run_inputs(const srun *r, const tdm_sprep *p, const tdm_splan *pl, in
         clReleaseEvent(upev[i]);
     if (ev)
         run_record(r, "decode (last kernel)", dec);
+    /* each codec's kernels: the decode, after the count (and the scan past
+       one tile) unless the host made the sums */
     for (int c = 0; rc == TDM_OK && !and_selects(p, pl, salg) && !zrange(pl) &&
                     c < TDM_CODEC_COUNT; c++)
-        *r->launches += p->batch.njobs[c] ? 1 : 0;
+        *r->launches += !p->batch.njobs[c] ? 0
+                        : pre >= 0         ? 1
+                                           : 2 + (tdm_decode_prefix_tiles(r->d,
+                                                                         p->batch.njobs[c]) > 1);
     run_phase(r, "phase: decode (or AND selection) enqueue", &t);
     return rc;
 }

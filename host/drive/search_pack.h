@@ -13,7 +13,7 @@
 #include "common/error.h"
 #include "runtime/runtime.h"
 
-#define TDM_SPACK_MAX 16
+#define TDM_SPACK_MAX 20
 
 typedef struct tdm_spack {
     cl_mem parent;

@@ -106,6 +106,7 @@ typedef struct plan {
     uint64_t blocks_hint; /* blocks in the launch if known, else 0 */
     cl_event *first;      /* if not NULL: gets the first kernel's event */
     tdm_decode_scratch *scr; /* if not NULL: jpre and tsum come from it */
+    int pre;              /* jpre and tsum hold the host's prefix sums: no count, no scan */
 } plan;
 
 static int check_plan(plan *p, tdm_err *err)
@@ -193,10 +194,11 @@ static int run_plan(plan *p, cl_uint n, const cl_event *w, cl_event *done, tdm_e
        caller's `done` and the profiled first kernel get one. */
     cl_event e1 = NULL;
     size_t local = p->serial ? 1 : 0; /* 0: the device's work-group size */
-    int st = launch_local(d, p->q, p->serial ? "tdm_jobs_count_serial" : "tdm_jobs_count", cargs,
-                          sizeof cargs / sizeof *cargs, ntiles, local, n, w,
-                          p->first ? &e1 : NULL, err);
-    if (st == TDM_OK && ntiles > 1) {
+    int st = p->pre ? TDM_OK
+                    : launch_local(d, p->q, p->serial ? "tdm_jobs_count_serial" : "tdm_jobs_count",
+                                   cargs, sizeof cargs / sizeof *cargs, ntiles, local, n, w,
+                                   p->first ? &e1 : NULL, err);
+    if (st == TDM_OK && ntiles > 1 && !p->pre) {
         tdm_karg sargs[] = {TDM_KARG_MEM(&p->tsum), TDM_KARG_U32(&ntiles),
                             TDM_KARG_MEM(&p->status)};
         st = launch_local(d, p->q, p->serial ? "tdm_jobs_scan_serial" : "tdm_jobs_scan", sargs, 3,
@@ -217,11 +219,19 @@ static int run_plan(plan *p, cl_uint n, const cl_event *w, cl_event *done, tdm_e
     else if (e1)
         clReleaseEvent(e1);
     cl_uint nd = sizeof dargs / sizeof *dargs;
+    /* with the host's sums the decode is the first kernel: it waits */
+    cl_uint dn = p->pre ? n : 0;
+    const cl_event *dw = p->pre ? w : NULL;
+    cl_event e2 = NULL, *ev = done ? done : p->pre && p->first ? &e2 : NULL;
     if (st == TDM_OK && p->serial)
-        st = launch_local(d, p->q, "tdm_jobs_serial", dargs, nd, serial_items(p), 1, 0, NULL,
-                          done, err);
+        st = launch_local(d, p->q, "tdm_jobs_serial", dargs, nd, serial_items(p), 1, dn, dw, ev,
+                          err);
     else if (st == TDM_OK) /* the work-group kernels take no codec argument */
-        st = launch(d, p->q, p->kernel, dargs, nd - 1, decode_groups(p), 0, NULL, done, err);
+        st = launch(d, p->q, p->kernel, dargs, nd - 1, decode_groups(p), dn, dw, ev, err);
+    if (st == TDM_OK && p->pre && p->first && *ev) /* first and last: one event, twice held */
+        clRetainEvent(*p->first = *ev);
+    if (e2)
+        clReleaseEvent(e2);
     return st;
 }
 
@@ -290,7 +300,9 @@ static int enqueue(plan *p, cl_uint nwait, const cl_event *wait, cl_event *done,
             tdm_cl_fail(err, rc, "clEnqueueMarkerWithWaitList");
         return rc == CL_SUCCESS ? TDM_OK : err->code;
     }
-    if (p->scr) {
+    if (p->pre) {
+        /* the caller's, filled */
+    } else if (p->scr) {
         st = scratch_fit(d, &p->scr->jpre, &p->scr->jpre_bytes, (size_t)p->njobs * 4, err);
         if (st == TDM_OK)
             st = scratch_fit(d, &p->scr->tsum, &p->scr->tsum_bytes,
@@ -310,9 +322,9 @@ static int enqueue(plan *p, cl_uint nwait, const cl_event *wait, cl_event *done,
                        tdm_codec_by_id((int)p->codec) ? tdm_codec_by_id((int)p->codec)->name
                                                       : "?");
     /* Released now, freed by OpenCL once the kernels that use them are done. */
-    if (p->jpre && !p->scr)
+    if (p->jpre && !p->scr && !p->pre)
         clReleaseMemObject(p->jpre);
-    if (p->tsum && !p->scr)
+    if (p->tsum && !p->scr && !p->pre)
         clReleaseMemObject(p->tsum);
     free(all);
     return st;
@@ -550,4 +562,62 @@ static int batch_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_
     if (last)
         clReleaseEvent(last);
     return st;
+}
+
+uint32_t tdm_decode_prefix_tiles(const tdm_device *d, uint32_t njobs)
+{
+    uint64_t tile = (uint64_t)d->wg_size * TDM_JOBS_PER_ITEM;
+    return (uint32_t)((njobs + tile - 1) / tile);
+}
+
+int tdm_decode_prefix_fill(const tdm_resident *res, const tdm_decode_batch *b, int c,
+                           uint32_t outs, uint32_t docs_cap, uint32_t freqs_cap, uint32_t *jpre,
+                           uint32_t *tsum, tdm_err *err)
+{
+    uint64_t sz;
+    const tdm_idx_list *lists = tdm_ireader_section(res->r, TDM_SEC_LISTS, &sz);
+    const uint8_t *codecs = tdm_ireader_section(res->r, TDM_SEC_CODECS, &sz);
+    const tdm_codec_ops *ops = tdm_codec_by_id(c);
+    uint64_t tile = (uint64_t)res->dev->wg_size * TDM_JOBS_PER_ITEM, before = 0, in_tile = 0;
+    tsum[0] = 0;
+    for (uint32_t j = 0; j < b->njobs[c]; j++) {
+        const tdm_decode_job *x = &b->jobs[c][j];
+        /* tdm_jobs_count_one's checks */
+        uint32_t df = x->list < res->nlists ? lists[x->list].df : 0;
+        uint32_t bs = ops ? ops->block_size : 1, nb = df / bs + (df % bs != 0);
+        uint64_t end = (uint64_t)x->out + tdm_decode_range_postings(df, bs, x->block_begin,
+                                                                    x->block_end);
+        if (!ops || x->list >= res->nlists || codecs[x->list] != c ||
+            x->block_begin > x->block_end || x->block_end > nb ||
+            ((outs & 1u) && end > docs_cap) || ((outs & 2u) && end > freqs_cap))
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG, "batched decode: job %u (list %u, "
+                               "blocks [%u, %u), out %u) refused on %s", j, x->list,
+                               x->block_begin, x->block_end, x->out, res->dev->info.name);
+        if (j % tile == 0 && j) { /* a new tile: the last one's blocks */
+            tsum[j / tile] = (uint32_t)before;
+            in_tile = 0;
+        }
+        jpre[j] = (uint32_t)in_tile;
+        in_tile += x->block_end - x->block_begin;
+        before += x->block_end - x->block_begin;
+        if (before > UINT32_MAX)
+            return tdm_err_set(err, TDM_ERR_INVALID_ARG, "batched decode: 2^32 blocks or more "
+                               "in one launch (at job %u)", j);
+    }
+    tsum[tdm_decode_prefix_tiles(res->dev, b->njobs[c])] = (uint32_t)before;
+    return TDM_OK;
+}
+
+int tdm_decode_batch_enqueue_pre(const tdm_resident *res, cl_command_queue q,
+                                 const tdm_decode_batch *b, int c, cl_mem jobs, cl_mem jpre,
+                                 cl_mem tsum, cl_mem out_docs, cl_mem out_freqs, cl_mem status,
+                                 cl_uint nwait, const cl_event *wait, cl_event *done,
+                                 tdm_err *err)
+{
+    plan p = {.res = res, .q = q, .jobs = jobs, .docs = out_docs, .freqs = out_freqs,
+              .status = status, .njobs = b->njobs[c], .codec = (uint32_t)c,
+              .blocks_hint = codec_blocks(b, c), .jpre = jpre, .tsum = tsum, .pre = 1};
+    if (p.blocks_hint == 0)
+        p.blocks_hint = 1; /* known to be empty: one group */
+    return enqueue(&p, nwait, wait, done, err);
 }

@@ -24,7 +24,9 @@
  *
  * A launch is two kernels (three for more than TDM_WG_SIZE *
  * TDM_JOBS_PER_ITEM jobs): the jobs are counted and prefix-summed on the
- * device, so a job table may be made by a kernel as well as by the host.
+ * device, so a job table may be made by a kernel as well as by the host;
+ * or one, where the host made the prefix sums of its own table
+ * (tdm_decode_prefix_fill, tdm_decode_batch_enqueue_pre).
  *
  * Threads: any number of threads may enqueue on one resident index at
  * once (kernels come from the device's pool); each call allocates its own
@@ -156,5 +158,31 @@ int tdm_decode_batch_enqueue_in(const tdm_resident *res, cl_command_queue q,
                                 cl_mem out_docs, cl_mem out_freqs, cl_mem status,
                                 tdm_decode_scratch *s, cl_uint nwait, const cl_event *wait,
                                 cl_event *done, tdm_err *err);
+
+/* ---- prefix sums made on the host: the decode kernel alone, a launch
+ * less (an in-order queue's dependent kernel: a few microseconds of the
+ * host's and the device's a query) */
+
+/* Tiles of a launch of njobs jobs on d (its tsum holds tiles + 1 words). */
+uint32_t tdm_decode_prefix_tiles(const tdm_device *d, uint32_t njobs);
+/* What tdm_jobs_count and tdm_jobs_scan write for codec c's launch of b on
+ * res, made on the host: jpre[b->njobs[c]] (the blocks of the tile's jobs
+ * before each job), tsum[tiles + 1] (the blocks before each tile, then the
+ * launch's). Each job is checked as tdm_jobs_count checks it (list, codec,
+ * block range, and its postings within docs_cap and freqs_cap values where
+ * outs has bit 1 and 2): a bad job, or 2^32 blocks or more, is
+ * TDM_ERR_INVALID_ARG naming it. */
+int tdm_decode_prefix_fill(const tdm_resident *res, const tdm_decode_batch *b, int c,
+                           uint32_t outs, uint32_t docs_cap, uint32_t freqs_cap, uint32_t *jpre,
+                           uint32_t *tsum, tdm_err *err);
+/* tdm_decode_batch_enqueue_in for a batch whose jobs are all of codec c
+ * (jobs: its table on the device), its prefix sums made by
+ * tdm_decode_prefix_fill and uploaded to jpre and tsum, in order before it
+ * on q: the decode kernel alone, after the wait list. */
+int tdm_decode_batch_enqueue_pre(const tdm_resident *res, cl_command_queue q,
+                                 const tdm_decode_batch *b, int c, cl_mem jobs, cl_mem jpre,
+                                 cl_mem tsum, cl_mem out_docs, cl_mem out_freqs, cl_mem status,
+                                 cl_uint nwait, const cl_event *wait, cl_event *done,
+                                 tdm_err *err);
 
 #endif
