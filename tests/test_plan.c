@@ -187,10 +187,9 @@ static void compressed_fits(void **state)
         }
     }
     /* two terms fit the GPU's full plan: 132 compute units x 2 groups x 64
-       ranges (of 60 documents: longer than the row's shortest, 32) */
-    assert_true(tdm_tune_row_of(&f.dev[0].info)->min_rlen <= 60);
-    assert_int_equal(plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).ranges,
-                     (1000000u + 59u) / 60u);
+       ranges, but none shorter than 64 documents */
+    assert_int_equal(tdm_tune_row_of(&f.dev[0].info)->zr_min_rlen, 64);
+    assert_int_equal(plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).ranges, 1000000u / 64);
     f.s.ndocs = 10000000;
     assert_int_equal(plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).rlen,
                      (10000000u + 132u * 2 * 64 - 1) / (132u * 2 * 64));
@@ -203,10 +202,9 @@ static void scratch_budget(void **state)
     fake_init(&f);
     assert_int_equal(tdm_search_zr_words(&f.dev[1]), TDM_ZR_MAX_WORDS); /* a CPU */
     assert_int_equal(tdm_search_zr_words(&f.dev[0]), TDM_ZR_GPU_WORDS);
-    /* eight terms: the GPU's whole plan (132 x 2 x 64 ranges of 60
-       documents) fits 2^27 words (not 2^24) */
-    assert_int_equal(plan(&f, 8, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).ranges,
-                     (1000000u + 59u) / 60u);
+    /* eight terms: the GPU's whole plan of 64-document ranges fits 2^27
+       words (not 2^24) */
+    assert_int_equal(plan(&f, 8, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).ranges, 1000000u / 64);
     f.dev[0].info.max_alloc_bytes = 128u << 20; /* half of it, in words */
     assert_int_equal(tdm_search_zr_words(&f.dev[0]), 64u << 20);
     f.dev[0].info.max_alloc_bytes = 16u << 20; /* never below the CPU's */
@@ -356,7 +354,8 @@ static void tuning_table(void **state)
         const tdm_tune_row *r = tdm_tune_row_get(kind);
         assert_non_null(r->name);
         assert_true(r->item_local >= 1 && r->item_ranges_per_cu >= 1 && r->zr_ranges_per_cu >= 1);
-        assert_true(r->min_rlen >= 1 && r->group_per_cu >= 1 && r->batch_min_rlen >= 1);
+        assert_true(r->min_rlen >= 1 && r->zr_min_rlen >= 1 && r->group_per_cu >= 1 &&
+                    r->batch_min_rlen >= 1);
         assert_true(r->batch_ranges_per_cu >= 1 && r->seed_rlen_per_k >= 1);
         assert_true(r->zr_words >= TDM_ZR_MAX_WORDS);
         assert_true(r->zr_layout == TDM_ZR_RANGE || r->zr_layout == TDM_ZR_INTERLEAVED);

@@ -94,11 +94,14 @@ static uint32_t ranges_per_cu(const tdm_sdev *sd, int v)
     return t->gpu_zgroups_per_cu ? t->gpu_zgroups_per_cu * rw->item_local : rw->zr_ranges_per_cu;
 }
 
-/* The shortest range: the row's, or on a GPU TANDEM_GPU_MIN_RLEN (timing). */
-static uint32_t min_rlen(const tdm_sdev *sd)
+/* The shortest range of variant v: the row's, or on a GPU
+ * TANDEM_GPU_MIN_RLEN (timing). */
+static uint32_t min_rlen(const tdm_sdev *sd, int v)
 {
-    uint32_t v = tuning(sd)->gpu_min_rlen;
-    return row(sd)->gpu && v ? v : row(sd)->min_rlen;
+    uint32_t t = tuning(sd)->gpu_min_rlen;
+    if (row(sd)->gpu && t)
+        return t;
+    return v == TDM_VARIANT_COMPRESSED ? row(sd)->zr_min_rlen : row(sd)->min_rlen;
 }
 
 /* zwords: the compressed cursors' scratch words a term a range (0: another
@@ -110,7 +113,7 @@ static void size_ranges(const tdm_sdev *sd, uint32_t ndocs, uint32_t nt, uint32_
 {
     uint32_t cus = sd->d->info.compute_units ? sd->d->info.compute_units : 1;
     pl->local = row(sd)->item_local;
-    uint32_t r = cus * ranges_per_cu(sd, pl->variant), minlen = min_rlen(sd);
+    uint32_t r = cus * ranges_per_cu(sd, pl->variant), minlen = min_rlen(sd, pl->variant);
     if (want) {
         r = want;
     } else if ((uint64_t)r * minlen > ndocs) {

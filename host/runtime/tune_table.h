@@ -103,7 +103,8 @@ typedef struct tdm_tune_row {
     uint32_t item_local;     /* work-items a group, ITEM and COMPRESSED */
     uint32_t item_ranges_per_cu; /* ranges a compute unit, ITEM */
     uint32_t zr_ranges_per_cu;   /* ranges a compute unit, COMPRESSED */
-    uint32_t min_rlen;       /* the shortest range */
+    uint32_t min_rlen;       /* the shortest range, ITEM */
+    uint32_t zr_min_rlen;    /* the shortest range, COMPRESSED */
     uint32_t group_per_cu;   /* work-groups a compute unit, GROUP */
     int auto_variant[TDM_ALGO_MAXSCORE + 1]; /* variant AUTO, by algorithm */
     int fallback[TDM_ALGO_MAXSCORE + 1];     /* where COMPRESSED cannot run */
@@ -459,6 +460,11 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
  * / 683; BMW 156, 157 / 127 / 162 / 189; MaxScore 137, 159 / 136 / 161 /
  * 175; msmarco WAND 204, 184 / 176 / 164 / 237, p99 577-593 / 420 / 387 /
  * 876; BMW 215, 199 / 180 / 174 / 265; MaxScore 178, 151 / 163 / 151 / 207.
+ * At k = 1,000, 64 / 32, two rounds: terabyte05 MaxScore 259, 291 / 271,
+ * 253, WAND 259, 301 / 271, 257, p99 730-760 / 576-590; msmarco MaxScore
+ * 344, 376 / 343, 341, WAND 409, 432 / 376, 368. COMPRESSED (ranked AND)
+ * keeps 64: at 60 (its 2 groups' 16,896 ranges at 1M) AND k 1,000 took
+ * 220-224 us against 181-203 (terabyte05, H200).
  * COMPRESSED: 2 groups a compute
  * unit (TANDEM_GPU_ZGROUPS_PER_CU): its cursors keep a decoded block per
  * term a range in global memory, so fewer, longer ranges than ITEM's. H200,
@@ -507,7 +513,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
 #define TDM_TUNE_ROW_GPU(nm, stg, hmax, alone)                                                 \
     {                                                                                          \
         .name = nm, .gpu = 1, .item_local = 64, .item_ranges_per_cu = 64 * 4,                 \
-        .zr_ranges_per_cu = 64 * 2, .min_rlen = 32, .group_per_cu = 8,                         \
+        .zr_ranges_per_cu = 64 * 2, .min_rlen = 32, .zr_min_rlen = 64, .group_per_cu = 8,      \
         .auto_variant = {0, TDM_VARIANT_GROUP, TDM_VARIANT_COMPRESSED, TDM_VARIANT_GROUP,      \
                          TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM},                \
         .fallback = {0, TDM_VARIANT_GROUP, TDM_VARIANT_GROUP, TDM_VARIANT_GROUP,               \
@@ -558,7 +564,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
 #define TDM_TUNE_ROW_CPU(nm, decode)                                                           \
     {                                                                                          \
         .name = nm, .gpu = 0, .item_local = 1, .item_ranges_per_cu = 4, .zr_ranges_per_cu = 4, \
-        .min_rlen = 256, .group_per_cu = 8,                                                    \
+        .min_rlen = 256, .zr_min_rlen = 256, .group_per_cu = 8,                                \
         .auto_variant = {0, TDM_VARIANT_COMPRESSED, TDM_VARIANT_COMPRESSED,                    \
                          TDM_VARIANT_COMPRESSED, TDM_VARIANT_COMPRESSED,                       \
                          TDM_VARIANT_COMPRESSED, TDM_VARIANT_COMPRESSED},                      \
