@@ -386,7 +386,7 @@ static void scratch_free(scratch *s, const tdm_device *d)
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
         if (s->ajobs[c])
             clReleaseMemObject(s->ajobs[c]);
-    tdm_spack_free(d, &s->pk);
+    tdm_spack_free(&s->pk);
     tdm_decode_scratch_free(&s->dsc);
     free(s);
 }
@@ -521,8 +521,6 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
         else if (tdm_and_sel_job_bytes(&p->andsel, c) && rc == TDM_OK)
             rc = ensure(d, &s->ajobs[c], &s->ajcap[c], tdm_and_sel_job_bytes(&p->andsel, c), err);
     }
-    if (rc == TDM_OK && !s->pk.parent) /* fixed for the scratch's life */
-        s->pk.pinned = pl->batch_upload == TDM_TUNE_UPLOAD_PINNED;
     if (rc == TDM_OK)
         rc = tdm_spack_ensure(d, &s->pk, need, R_COUNT, err);
     if (rc)

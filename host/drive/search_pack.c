@@ -16,62 +16,11 @@ static void release(tdm_spack *pk)
     pk->parent = NULL;
 }
 
-/* The staging copy freed: unmapped and released where pinned (not waited
- * for on a device the watchdog abandoned: the unmap would wait behind its
- * stuck commands). */
-static void host_free(const tdm_device *d, tdm_spack *pk)
-{
-    if (pk->hostbuf && pk->host && !__atomic_load_n(&d->hung, __ATOMIC_RELAXED)) {
-        cl_event u = NULL;
-        if (clEnqueueUnmapMemObject(d->queue, pk->hostbuf, pk->host, 0, NULL, &u) ==
-                CL_SUCCESS &&
-            u) {
-            clWaitForEvents(1, &u);
-            clReleaseEvent(u);
-        }
-    }
-    if (pk->hostbuf)
-        clReleaseMemObject(pk->hostbuf);
-    else
-        free(pk->host);
-    pk->hostbuf = NULL;
-    pk->host = NULL;
-}
-
-void tdm_spack_free(const tdm_device *d, tdm_spack *pk)
+void tdm_spack_free(tdm_spack *pk)
 {
     release(pk);
-    host_free(d, pk);
+    free(pk->host);
     memset(pk, 0, sizeof *pk);
-}
-
-/* A staging copy of `bytes`: pinned where pk->pinned (the old one freed). */
-static int host_alloc(tdm_device *d, tdm_spack *pk, size_t bytes, tdm_err *err)
-{
-    if (!pk->pinned) {
-        unsigned char *h = realloc(pk->host, bytes);
-        if (!h)
-            return tdm_err_set(err, TDM_ERR_NOMEM, "search: out of memory for %zu bytes", bytes);
-        pk->host = h;
-        return TDM_OK;
-    }
-    host_free(d, pk);
-    cl_int rc = CL_SUCCESS;
-    pk->hostbuf = clCreateBuffer(d->ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY, bytes, NULL,
-                                 &rc);
-    if (rc == CL_SUCCESS)
-        pk->host = clEnqueueMapBuffer(d->queue, pk->hostbuf, CL_TRUE, CL_MAP_WRITE, 0, bytes, 0,
-                                      NULL, NULL, &rc);
-    if (rc != CL_SUCCESS) {
-        if (pk->hostbuf)
-            clReleaseMemObject(pk->hostbuf);
-        pk->hostbuf = NULL;
-        pk->host = NULL;
-        tdm_cl_fail(err, rc, "search: pinned staging");
-        tdm_err_append(err, " (%zu bytes on %s)", bytes, d->info.name);
-        return err->code;
-    }
-    return TDM_OK;
 }
 
 /* Bytes a sub-buffer's origin must be a multiple of. */
@@ -95,11 +44,12 @@ static int layout(tdm_device *d, tdm_spack *pk, int n, tdm_err *err)
         at += round_to(pk->cap[i], a);
     }
     release(pk);
-    int rc = host_alloc(d, pk, at ? at : 4, err);
-    if (rc)
-        return rc;
+    unsigned char *h = realloc(pk->host, at ? at : 1);
+    if (!h)
+        return tdm_err_set(err, TDM_ERR_NOMEM, "search: out of memory for %zu bytes", at);
+    pk->host = h;
     pk->total = at;
-    rc = tdm_buffer_create(d, CL_MEM_READ_WRITE, at ? at : 4, NULL, &pk->parent, err);
+    int rc = tdm_buffer_create(d, CL_MEM_READ_WRITE, at ? at : 4, NULL, &pk->parent, err);
     for (int i = 0; rc == TDM_OK && i < n; i++) {
         if (!pk->cap[i])
             continue;

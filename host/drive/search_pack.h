@@ -4,11 +4,7 @@
  * kernels take as before, and are staged on the host in the same layout, so
  * that one write moves them all (on the H200 each write costs ~3 us of host
  * time, more than the bytes). The layout changes only when a region must
- * grow. Where `pinned` is set (before the first tdm_spack_ensure: the
- * planner's batch_upload, TDM_TUNE_UPLOAD_PINNED on GPUs), the staging copy
- * is host memory the device reads directly (CL_MEM_ALLOC_HOST_PTR, mapped
- * once), so that the write is a DMA and not the driver's copy of pageable
- * memory. One call at a time (a scratch set is one call's). */
+ * grow. One call at a time (a scratch set is one call's). */
 #ifndef TDM_QUERY_SEARCH_PACK_H
 #define TDM_QUERY_SEARCH_PACK_H
 
@@ -25,8 +21,6 @@ typedef struct tdm_spack {
     size_t off[TDM_SPACK_MAX], cap[TDM_SPACK_MAX];
     size_t total;              /* bytes of parent and host */
     unsigned char *host;       /* the staging copy, laid out as parent */
-    int pinned;                /* host is hostbuf's mapping (else malloc'ed) */
-    cl_mem hostbuf;
 } tdm_spack;
 
 /* Gives each region i < n at least need[i] bytes (0: not needed now; its
@@ -39,8 +33,6 @@ int tdm_spack_ensure(tdm_device *d, tdm_spack *pk, const size_t *need, int n, td
 /* Host staging of region i. */
 static inline void *tdm_spack_host(tdm_spack *pk, int i) { return pk->host + pk->off[i]; }
 
-/* Releases pk's buffers (d: the device of tdm_spack_ensure, which unmaps a
- * pinned copy). */
-void tdm_spack_free(const tdm_device *d, tdm_spack *pk);
+void tdm_spack_free(tdm_spack *pk);
 
 #endif

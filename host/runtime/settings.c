@@ -747,8 +747,7 @@ static const tdm_settings_var vars[] = {
      "spin elsewhere)"},
     {"TANDEM_BATCH_UPLOAD", "tuning",
      "pageable or pinned: a device batch's uploads from the host's tables, or from pinned "
-     "staging they are copied into, and a query's packed upload from pageable or pinned "
-     "staging (pinned on GPUs, pageable elsewhere)"},
+     "staging they are copied into (pinned on GPUs, pageable elsewhere)"},
     {"TANDEM_BATCH_HOST", "tuning",
      "on or off: a batch call's queries on the host path, ranked AND at any size, the others "
      "up to 2^23 postings on a CPU (2^20 elsewhere) (on for CPU devices, off elsewhere; "
