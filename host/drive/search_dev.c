@@ -197,7 +197,6 @@ static int host_prefix(const tdm_sprep *p, const tdm_splan *pl, int salg)
     return one < TDM_CODEC_COUNT ? one : -1;
 }
 
-
 /* The kernels launched with tdm_search_merge_local's groups. */
 static const char *const merge_kernels[] = {
     "tdm_search_select", "tdm_search_select_radix", "tdm_search_select_small",

@@ -698,7 +698,8 @@ static const tdm_settings_var vars[] = {
      "on the compressed variant (the rule: k >= 100, GPU plans, 32 ranges or more) and in "
      "device batches (always), OR on the group kernel (the rule: a batch call's lone runs at "
      "k >= 100)"},
-    {"TANDEM_GPU_MIN_RLEN", "tuning", "shortest docid range a GPU gets, 1 to 1048576 (32; the compressed variant 64)"},
+    {"TANDEM_GPU_MIN_RLEN", "tuning",
+     "shortest docid range a GPU gets, 1 to 1048576 (32; the compressed variant 64)"},
     {"TANDEM_GPU_ZGROUPS_PER_CU", "tuning",
      "groups of 64 ranges a GPU compute unit gets for the compressed variant, 1 to 64 (2)"},
     {"TANDEM_CPU_RANGES_PER_CU", "tuning",
