@@ -490,8 +490,9 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
  * allocation, so that a batch of hundreds of queries keeps enough ranges.
  * Layout interleaved: a warp's 32 ranges run in lockstep, so each cursor,
  * buffer and ord access is one coalesced transaction instead of 32.
- * Device seed always (item_local > 1: groups of 64 ranges of 64 documents,
- * all running at once, never see another's heap in time): host model
+ * A seed always (item_local > 1: groups of 64 short ranges, all running
+ * at once, never see another's heap in time), the host's below k = 100
+ * (TDM_TUNE_HSEED_ALONE_BELOW_K_GPU), the device's from it: host model
  * counters (tests/prune_counters, 300k documents, 200 terabyte05 queries,
  * MaxScore), range kernel postings scored without / with: k = 1000 248,303
  * / 52,264, k = 10 200,232 / 21,697.
