@@ -493,6 +493,27 @@ static void lone_seed_rule(void **state)
     assert_true(!pl.hseeded && pl.seeded);
 }
 
+/* Who reads block bounds: Block-Max WAND always; WAND and MaxScore only
+ * where the preparation left the terms' bounds unset (they read each
+ * term's bound and order alone); the exhaustive algorithms never. */
+static void reads_blocks_rule(void **state)
+{
+    (void)state;
+    tdm_sprep p = prep_of(3, 10, 1000);
+    static const int salgs[] = {TDM_SALG_OR, TDM_SALG_AND, TDM_SALG_AND_OR, TDM_SALG_WAND,
+                                TDM_SALG_BMW, TDM_SALG_MAXSCORE};
+    for (int tb = 0; tb < 2; tb++) {
+        p.term_bounds = tb;
+        for (size_t i = 0; i < sizeof salgs / sizeof *salgs; i++) {
+            int s = salgs[i];
+            int want = s == TDM_SALG_BMW || (!tb && tdm_search_salg_prunes(s));
+            if (tdm_search_reads_blocks(&p, s) != want)
+                fail_msg("salg %d term_bounds %d: reads blocks %d", s, tb,
+                         tdm_search_reads_blocks(&p, s));
+        }
+    }
+}
+
 /* The host path: a query of at most the row's host_max_postings (GPU and
  * CPU rows alike: every device without settings) whose request leaves the
  * variant and ranges to the planner, whatever its algorithm and however it
@@ -616,6 +637,7 @@ int main(void)
         cmocka_unit_test(bounds_rule),
         cmocka_unit_test(host_path),
         cmocka_unit_test(lone_seed_rule),
+        cmocka_unit_test(reads_blocks_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
