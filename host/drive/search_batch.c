@@ -160,7 +160,8 @@ static int run_and_or(const struct tdm_search *s, tdm_sbq **g, size_t n, tdm_err
         g[i]->so.launches = 0;
         g[i]->so.bytes_up = g[i]->so.bytes_down = 0;
     }
-    int or_batch = g[0]->k <= g[0]->pl.row->batch_max_k; /* the OR pass's, as OR's plan */
+    /* the OR pass's, as OR's plan */
+    int or_batch = g[0]->k <= tdm_search_batch_max_k(&s->dev[g[0]->pl.dev]);
     if (or_batch)
         rc = run_group(s, g, m, TDM_SALG_OR, TDM_SALG_OR, err);
     for (size_t i = 0; rc == TDM_OK && !or_batch && i < m; i++)

@@ -78,6 +78,12 @@ static const tdm_tuning *tuning(const tdm_sdev *sd)
     return tdm_settings_tuning(sd->d->settings);
 }
 
+uint32_t tdm_search_batch_max_k(const tdm_sdev *sd)
+{
+    uint32_t v = tuning(sd)->batch_max_k;
+    return v ? v : row(sd)->batch_max_k;
+}
+
 /* Ranges a compute unit gets for variant v (ITEM or COMPRESSED): the
  * row's, or for timing runs TANDEM_CPU_RANGES_PER_CU (a CPU's, every
  * variant) and TANDEM_GPU_ZGROUPS_PER_CU (a GPU's groups, COMPRESSED). */
@@ -340,7 +346,7 @@ static int plan_head(const struct tdm_search *s, uint32_t nt, uint64_t npost, in
     /* k: above the row's batch_max_k OR, WAND, BMW and MaxScore run alone
        (ranked AND and AND-then-OR batch at any k) */
     out->alone = !(out->alg == TDM_ALGO_AND || out->alg == TDM_ALGO_AND_OR) &&
-                 k > rw->batch_max_k;
+                 k > tdm_search_batch_max_k(&s->dev[i]);
     /* TANDEM_SEARCH_VARIANT: what AUTO means, for A/B runs of a whole
      * benchmark (a request's own variant wins) */
     const tdm_tuning *tn = tuning(&s->dev[i]);

@@ -140,4 +140,8 @@ static inline uint32_t tdm_pow2_at_least(uint32_t k)
  * set first: tdm_search_hseeded). */
 int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k, int batched);
 
+/* The largest k at which OR, WAND, BMW and MaxScore queries of a batch call
+ * share a device batch on device sd: TANDEM_BATCH_MAX_K, else the row's. */
+uint32_t tdm_search_batch_max_k(const tdm_sdev *sd);
+
 #endif
