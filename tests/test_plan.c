@@ -306,8 +306,9 @@ static void bounds_rule(void **state)
         {0, 0, 10, 0, 1, 1, TDM_SBOUNDS_POSTINGS},
         {1, 1, 10, 0, 1, 0, TDM_SBOUNDS_STORED},            /* a batch: its own rule */
         {0, 1, 10, TDM_TUNE_BOUNDS_HOST, 1, 0, TDM_SBOUNDS_STORED},
-        {1, 1, 1000, 0, 1, 0, TDM_SBOUNDS_HOST},            /* alone in a batch call */
-        {0, 1, 1000, TDM_TUNE_BOUNDS_HOST, 1, 0, TDM_SBOUNDS_HOST},
+        /* alone in a batch call (k above either row's batch_max_k) */
+        {1, 1, TDM_TUNE_BATCH_MAX_K_GPU + 1, 0, 1, 0, TDM_SBOUNDS_HOST},
+        {0, 1, TDM_TUNE_BATCH_MAX_K_GPU + 1, TDM_TUNE_BOUNDS_HOST, 1, 0, TDM_SBOUNDS_HOST},
     };
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         f.st.tuning.query_bounds = c[i].qb;
@@ -425,6 +426,19 @@ static void tuning_table(void **state)
             assert_int_equal(pl.alone, !and && k > kmax);
         }
     }
+    /* TANDEM_BATCH_MAX_K (read at engine open into the tuning) moves it */
+    f.st.tuning.batch_max_k = 50;
+    assert_int_equal(tdm_search_batch_max_k(&f.s.dev[0]), 50);
+    for (uint32_t k = 50; k <= 51; k++) {
+        tdm_splan pl;
+        tdm_err err = {0};
+        assert_int_equal(tdm_search_plan(&f.s, &p, TDM_ALGO_MAXSCORE, 0, TDM_VARIANT_AUTO, 0, k, 1,
+                                         &pl, &err),
+                         TDM_OK);
+        assert_int_equal(pl.alone, k > 50);
+    }
+    f.st.tuning.batch_max_k = 0;
+    assert_int_equal(tdm_search_batch_max_k(&f.s.dev[0]), kmax);
 }
 
 /* The host rule asked before the lists are prepared (tdm_search_plan_host,

@@ -184,7 +184,7 @@ static void compare(tdm_search *s, const tdm_search_query *q, const tdm_search_o
 
 /* Queries that shared launches in the cases that once ran alone inside a
  * batch: AND-then-OR, ranked AND at k above 128, pruning at other k1, b. */
-enum { SH_ALL, SH_AND_OR, SH_AND_BIGK, SH_BOUNDS, SH_Q_ONE, SH_Q_MANY, SH_COUNT };
+enum { SH_ALL, SH_AND_OR, SH_AND_BIGK, SH_PRUNE_BIGK, SH_BOUNDS, SH_Q_ONE, SH_Q_MANY, SH_COUNT };
 
 static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const char *codec,
                            const size_t *sizes, size_t nsizes, int small, uint64_t *shared)
@@ -249,6 +249,9 @@ static void run_collection(tdm_engine *eng, uint64_t seed, uint32_t ndocs, const
                     shared[SH_ALL] += sh;
                     shared[SH_AND_OR] += sh && o.algorithm == TDM_ALGO_AND_OR;
                     shared[SH_AND_BIGK] += sh && o.algorithm == TDM_ALGO_AND && o.k > 128;
+                    shared[SH_PRUNE_BIGK] += sh && o.k > 128 && (o.algorithm == TDM_ALGO_WAND ||
+                                                                 o.algorithm == TDM_ALGO_BMW ||
+                                                                 o.algorithm == TDM_ALGO_MAXSCORE);
                     shared[SH_BOUNDS] += sh && sc == 1 && (o.algorithm == TDM_ALGO_WAND ||
                                                            o.algorithm == TDM_ALGO_BMW ||
                                                            o.algorithm == TDM_ALGO_MAXSCORE);
@@ -294,6 +297,9 @@ static void batches_match_lone_queries(void **state)
         /* a query's heap slots capped (one range a query at 1) or not */
         static const char *mk[] = {"1", "16777216", "64"};
         setenv("TANDEM_BATCH_MERGE_KEYS", mk[seed % 3], 1);
+        /* pruning at k = 1,000 batched on every device on even seeds (the GPU
+           row's batch_max_k), alone on odd ones */
+        setenv("TANDEM_BATCH_MAX_K", seed % 2 ? "128" : "1000", 1);
         /* an engine reads the variables at open */
         tdm_engine *eng = tdm_test_engine();
         for (int d = 0; seed == 1 && d < tdm_engine_device_count(eng); d++)
@@ -312,22 +318,27 @@ static void batches_match_lone_queries(void **state)
     unsetenv("TANDEM_BATCH_QUEUE");
     unsetenv("TANDEM_BATCH_RANGES_PER_CU");
     unsetenv("TANDEM_BATCH_MERGE_KEYS");
+    unsetenv("TANDEM_BATCH_MAX_K");
     if (shared[SH_ALL] == 0)
         fail_msg("no query of any batch shared its launches");
     print_message("shared launches: %llu queries, AND-then-OR %llu, AND k > 128 %llu, pruning "
-                  "at other k1, b %llu; the queue: %llu queries of one range, %llu of more\n",
+                  "k > 128 %llu, pruning at other k1, b %llu; the queue: %llu queries of one "
+                  "range, %llu of more\n",
                   (unsigned long long)shared[SH_ALL], (unsigned long long)shared[SH_AND_OR],
-                  (unsigned long long)shared[SH_AND_BIGK], (unsigned long long)shared[SH_BOUNDS],
+                  (unsigned long long)shared[SH_AND_BIGK], (unsigned long long)shared[SH_PRUNE_BIGK],
+                  (unsigned long long)shared[SH_BOUNDS],
                   (unsigned long long)shared[SH_Q_ONE], (unsigned long long)shared[SH_Q_MANY]);
     /* small (Oclgrind): few queries, the queue's ranges as they come */
     if (anyz && (small ? !shared[SH_Q_ONE] && !shared[SH_Q_MANY]
                        : !shared[SH_Q_ONE] || !shared[SH_Q_MANY]))
         fail_msg("the queue's batches: %llu queries of one range, %llu of more (each must be > 0)",
                  (unsigned long long)shared[SH_Q_ONE], (unsigned long long)shared[SH_Q_MANY]);
-    if (!small && (!shared[SH_AND_OR] || !shared[SH_AND_BIGK] || !shared[SH_BOUNDS]))
-        fail_msg("shared launches: AND-then-OR %llu, AND k > 128 %llu, pruning at other k1, b "
-                 "%llu (each must be > 0)", (unsigned long long)shared[SH_AND_OR],
-                 (unsigned long long)shared[SH_AND_BIGK], (unsigned long long)shared[SH_BOUNDS]);
+    if (!small && (!shared[SH_AND_OR] || !shared[SH_AND_BIGK] || !shared[SH_PRUNE_BIGK] ||
+                   !shared[SH_BOUNDS]))
+        fail_msg("shared launches: AND-then-OR %llu, AND k > 128 %llu, pruning k > 128 %llu, "
+                 "pruning at other k1, b %llu (each must be > 0)",
+                 (unsigned long long)shared[SH_AND_OR], (unsigned long long)shared[SH_AND_BIGK],
+                 (unsigned long long)shared[SH_PRUNE_BIGK], (unsigned long long)shared[SH_BOUNDS]);
 }
 
 /* A batch refused as too big (the 10M collection's 2,000 queries; here a

@@ -73,22 +73,32 @@ static int same_launches(const tdm_sbq *a, const tdm_sbq *b)
            memcmp(&a->p.c1, &b->p.c1, sizeof a->p.c1) == 0;
 }
 
+/* Heap slots (8 bytes each) of one device batch at most on device d: a
+ * TDM_TUNE_BATCH_HEAP_MEM_DIV share of its memory, within 32-bit offsets. */
+static uint64_t max_heap(const tdm_device *d)
+{
+    uint64_t m = d->info.global_mem_bytes / 8 / TDM_TUNE_BATCH_HEAP_MEM_DIV;
+    return m < UINT32_MAX ? m : UINT32_MAX;
+}
+
 /* Where the device batch of group g[0..n) that starts at i ends: at most
- * TDM_TUNE_BATCH_MAX_QUERIES queries, and max_postings decoded postings, or, when zr
- * (every query compressed: tdm_search_batch_zr), their cursors of a range
- * each within the device's budget, tdm_search_zr_words. */
+ * TDM_TUNE_BATCH_MAX_QUERIES queries, their heaps within max_heap, and
+ * max_postings decoded postings, or, when zr (every query compressed:
+ * tdm_search_batch_zr), their cursors of a range each within the device's
+ * budget, tdm_search_zr_words. */
 static size_t batch_end(const struct tdm_search *s, tdm_sbq **g, size_t n, size_t i, int zr)
 {
     size_t j = i;
     const tdm_device *d = s->dev[g[i]->pl.dev].d;
     uint64_t post = 0, terms = 0, zmax = tdm_search_zr_words(d), pmax = max_postings(d);
+    uint64_t hmax = max_heap(d);
     uint32_t bw = 0;
     while (j < n && j - i < TDM_TUNE_BATCH_MAX_QUERIES) {
         const tdm_sprep *p = &g[j]->p;
         uint32_t b = p->max_block > bw ? p->max_block : bw;
         int fits = zr ? (terms + p->nt) * (TDM_ZR_CW + 2ull * b) <= zmax
                       : post + p->npost <= pmax;
-        if (j > i && !fits)
+        if (j > i && (!fits || tdm_search_batch_heap_keys(d, s->ndocs, g[i]->k, j - i + 1) > hmax))
             break;
         post += p->npost;
         terms += p->nt;

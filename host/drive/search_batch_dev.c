@@ -24,8 +24,10 @@
  * proportion to their postings (a GPU's 16,384 ranges per compute unit, a
  * CPU's 4 per core: the tuning table's batch_ranges_per_cu), at least one each, so a big CPU
  * batch runs about one work-item per query and a GPU's thousands of short
- * ranges a query; at large k fewer (ranges of at least 8k documents) so
- * the merge of each query reads few heap entries. A query's results do
+ * ranges a query; at large k fewer (ranges of at least 8k documents, and
+ * at most batch_merge_keys / k of them, but never fewer than the row's
+ * batch_merge_ranges) so the merge of each query reads few heap entries,
+ * yet a k = 1,000 query keeps enough ranges for the GPU. A query's results do
  * not depend on its ranges (each range keeps its exact top min(k, length)).
  * TANDEM_BATCH_RANGES_PER_CU overrides the ranges a compute unit (timing).
  *
@@ -139,6 +141,28 @@ static uint64_t query_cost(const tdm_sprep *p, int salg)
  * only its long queries are cut. */
 enum { SIZE_SHARE, SIZE_QUEUE, SIZE_ONE }; /* size_query's modes: SIZE_ONE a range */
 
+/* A query's ranges at most at k (size_query's caps but the share's and the
+ * cursors'). */
+static uint64_t most_ranges(const tdm_device *d, uint32_t ndocs, uint32_t k)
+{
+    uint64_t r = ndocs / row(d)->batch_min_rlen, klim = ndocs / (8ull * k);
+    uint64_t mkeys = merge_keys(d), kcap = mkeys / k;
+    if (r > klim)
+        r = klim;
+    if (kcap < row(d)->batch_merge_ranges) /* the merge's keys, but not below the row's */
+        kcap = row(d)->batch_merge_ranges;
+    if (mkeys && r > kcap)
+        r = kcap;
+    return r;
+}
+
+uint64_t tdm_search_batch_heap_keys(const tdm_device *d, uint32_t ndocs, uint32_t k, uint64_t nq)
+{
+    uint64_t r = most_ranges(d, ndocs, k), cus = d->info.compute_units ? d->info.compute_units : 1;
+    uint64_t each = nq * (r ? r : 1), shared = cus * ranges_per_cu(d) + nq; /* shares round down */
+    return (each < shared ? each : shared) * k;
+}
+
 static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint64_t allpost,
                        uint32_t n, uint32_t nt, uint32_t k, int mode, double scale,
                        tdm_splan *pl)
@@ -149,15 +173,9 @@ static void size_query(const tdm_device *d, uint32_t ndocs, uint64_t post, uint6
     uint64_t r = mode == SIZE_ONE ? 1 : (uint64_t)share;
     if (mode == SIZE_QUEUE && (double)r < share)
         r++;
-    uint64_t most = ndocs / row(d)->batch_min_rlen;
-    uint64_t klim = ndocs / (8ull * k);
-    uint64_t mkeys = merge_keys(d);
+    uint64_t most = most_ranges(d, ndocs, k);
     if (r > most)
         r = most;
-    if (r > klim)
-        r = klim;
-    if (mkeys && r > mkeys / k)
-        r = mkeys / k;
     if (r > (1u << 22) / (nt ? nt : 1))
         r = (1u << 22) / (nt ? nt : 1);
     if (r < 1)

@@ -28,4 +28,10 @@ int tdm_search_dev_batch_tables(const tdm_sdev *sd, uint32_t ndocs, tdm_sbq *con
  * and_wu) has no cursors. */
 int tdm_search_batch_zr(const tdm_sbq *it, int salg);
 
+/* The heap slots at most of a device batch of nq queries on device d at k
+ * over ndocs documents (their ranges' caps, and the device's ranges they
+ * share, times k): what search_batch.c counts to keep a batch's heaps
+ * within TDM_TUNE_BATCH_HEAP_MEM_DIV of the device's memory. */
+uint64_t tdm_search_batch_heap_keys(const tdm_device *d, uint32_t ndocs, uint32_t k, uint64_t nq);
+
 #endif

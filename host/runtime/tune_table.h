@@ -124,7 +124,8 @@ typedef struct tdm_tune_row {
                                      seed's two launches, 0 never
                                      (TDM_TUNE_HSEED_ALONE_BELOW_K_GPU says why) */
     /* ---- device batches (search_batch*.c; the planner's and_wu, batch_queue) */
-    uint32_t batch_max_k;    /* above it OR, WAND, BMW and MaxScore run alone */
+    uint32_t batch_max_k;    /* above it OR, WAND, BMW and MaxScore run alone
+                                (TDM_TUNE_BATCH_MAX_K_GPU says why) */
     uint32_t and_wu_k;       /* above it ranked AND batches by Wu's mapping */
     uint32_t batch_ranges_per_cu; /* ranges a compute unit shared by a batch */
     uint32_t batch_min_rlen; /* the shortest range of a batch's query */
@@ -132,6 +133,8 @@ typedef struct tdm_tune_row {
                                 0 any (sched/batch.c) */
     uint32_t batch_merge_keys; /* a query's heap slots (ranges x room) at most, 0 any:
                                   its merge is one work-group's */
+    uint32_t batch_merge_ranges; /* ... but never fewer ranges a query than this
+                                    (TDM_TUNE_BATCH_MERGE_RANGES_GPU says why) */
     int batch_queue;         /* compressed batches through the queue kernel */
     int batch_sleep;         /* a batch's host thread waits for its results asleep
                                 (tdm_read_wait; TANDEM_BATCH_WAIT) */
@@ -201,6 +204,21 @@ typedef struct tdm_tune_row {
  * merge, 4,096 still 1.1 ms (TANDEM_SEARCH_PROFILE, ninth session). */
 #define TDM_TUNE_BATCH_MERGE_KEYS_GPU 32768u
 
+/* ... yet a query keeps up to this many ranges at large k, where the cap
+ * alone left 32 at k = 1,000 and a batch waited on its long queries' few
+ * long ranges. H200, 1M documents, 3,000 queries, MaxScore k 1,000,
+ * TANDEM_BATCH_MAX_K=1000, batches of 3,000 / 1,000 from 4 senders, q/s,
+ * TANDEM_BATCH_MERGE_KEYS 32,768 / 131,072 (ranges ndocs / 8k = 125):
+ * terabyte05 10,481 / 18,458 and 4,220 / 13,529; msmarco 5,212 / 9,166 and
+ * 2,736 / 7,430; BMW terabyte05 6,372 / 12,551 (g42, fifteenth session).
+ * Below k = 256 the keys' cap leaves more than this anyway. */
+#define TDM_TUNE_BATCH_MERGE_RANGES_GPU 128u
+
+/* A batch's heaps (8 bytes a slot: score and docid) in at most this share
+ * of a GPU's memory (search_batch.c cuts the batch): 3,000 queries at k =
+ * 1,000 and 128 ranges each take 3 GB. */
+#define TDM_TUNE_BATCH_HEAP_MEM_DIV 8u
+
 /* A query's candidates (ranges x their heaps' room) that go to the merge
  * directly, without a select stage (merge_direct_keys): a launch less (a
  * dependent kernel on the GPU, 18-25 us of host time on the H200, 30-67 us
@@ -231,6 +249,15 @@ typedef struct tdm_tune_row {
  * OR 2,087 / 3,740, AND 653 / 869, MaxScore 791 / 1,147. */
 #define TDM_TUNE_MERGE_FILTER_MAX_K_GPU 0xffffffffu
 #define TDM_TUNE_MERGE_FILTER_MAX_K_CPU 128u
+
+/* OR, WAND, BMW and MaxScore share a GPU's device batch up to this k
+ * (above, each query of a batch call runs alone). At 128 a batch call's k =
+ * 1,000 queries ran alone, one after another: H200, 1M documents, 3,000
+ * terabyte05 queries, MaxScore k 1,000, 5,200 q/s in batches of 3,000
+ * against 18,458 batched with TANDEM_BATCH_MERGE_RANGES_GPU's ranges
+ * (msmarco 3,078 / 9,166; BMW terabyte05 4,463 / 12,551; fifteenth session,
+ * g40, g42). The CPU row keeps 128: its batches go to the host path. */
+#define TDM_TUNE_BATCH_MAX_K_GPU 1000u
 
 /* A batch is split over several GPUs only in parts of this many queries or
  * more, else it goes whole to the GPU that would finish it first: a part
@@ -522,8 +549,10 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .and_batched = TDM_VARIANT_ITEM, .and_long_fraction = 32, .zr_words = 1u << 27,       \
         .zr_layout = 1, .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32,     \
         .hseed_alone_below_k = TDM_TUNE_HSEED_ALONE_BELOW_K_GPU,                               \
-        .batch_max_k = 128, .and_wu_k = 128, .batch_ranges_per_cu = 16384,                     \
-        .batch_min_rlen = 64, .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,            \
+        .batch_max_k = TDM_TUNE_BATCH_MAX_K_GPU, .and_wu_k = 128,                              \
+        .batch_ranges_per_cu = 16384, .batch_min_rlen = 64,                                    \
+        .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,                                     \
+        .batch_merge_ranges = TDM_TUNE_BATCH_MERGE_RANGES_GPU,                                 \
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
         .batch_sleep = TDM_TUNE_BATCH_SLEEP_GPU,                                               \
         .batch_upload = TDM_TUNE_BATCH_UPLOAD_GPU,                                             \
