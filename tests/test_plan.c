@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "drive/search.h"
+#include "drive/search_batch_dev.h"
 #include "drive/search_seed.h"
 #include "plan/search_hseed.h"
 #include "runtime/tune_table.h"
@@ -637,6 +638,49 @@ static void batch_host(void **state)
             }
 }
 
+/* A batch query's heap slots at most (search_batch_dev.c): its ranges are
+ * capped by the merge's keys (batch_merge_keys / k) at small k, but never
+ * made longer than the GPU row's batch_merge_rlen documents at large k;
+ * the whole batch's ranges by the device's share (ranges a compute unit x
+ * compute units, at least one a query). TANDEM_BATCH_MERGE_KEYS moves the
+ * cap. */
+static void batch_ranges_rule(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    const tdm_device *g = &f.dev[0];
+    const tdm_tune_row *rw = tdm_tune_row_get(TDM_KIND_GPU);
+    uint32_t mk = rw->batch_merge_keys, mr = rw->batch_merge_rlen;
+    assert_true(mk > 0 && mr > 0);
+    /* k 10: the keys' cap (3,276 ranges of 305 documents on 1M) */
+    assert_int_equal(tdm_search_batch_heap_keys(g, 1000000, 10, 1), (uint64_t)(mk / 10) * 10);
+    /* k 1,000: ranges of at most mr documents, not the cap's 32 */
+    assert_int_equal(tdm_search_batch_heap_keys(g, 1000000, 1000, 1), (uint64_t)(1000000 / mr) * 1000);
+    assert_int_equal(tdm_search_batch_heap_keys(g, 10000000, 1000, 1),
+                     (uint64_t)(10000000 / mr) * 1000);
+    /* ... within the 8k-document floor of a range at k (ndocs / 8k) */
+    assert_int_equal(tdm_search_batch_heap_keys(g, 100000, 1000, 1), 12 * 1000);
+    /* a batch: each query's, or the device's ranges shared by them all */
+    uint64_t share = 132ull * rw->batch_ranges_per_cu;
+    assert_int_equal(tdm_search_batch_heap_keys(g, 1000000, 1000, 7), 7ull * (1000000 / mr) * 1000);
+    assert_int_equal(tdm_search_batch_heap_keys(g, 1000000, 10, 8192), (share + 8192) * 10);
+    /* TANDEM_BATCH_MERGE_KEYS and _RLEN (read at engine open into the tuning) */
+    f.st.tuning.batch_merge_keys = 524288;
+    assert_int_equal(tdm_search_batch_heap_keys(g, 10000000, 1000, 1), (10000000 / mr) * 1000ull);
+    f.st.tuning.batch_merge_rlen = 1u << 30; /* no floor in effect: the keys' 524 */
+    assert_int_equal(tdm_search_batch_heap_keys(g, 10000000, 1000, 1), 524ull * 1000);
+    f.st.tuning.batch_merge_rlen = 50000;
+    f.st.tuning.batch_merge_keys = 0;
+    assert_int_equal(tdm_search_batch_heap_keys(g, 10000000, 1000, 1), 200ull * 1000);
+    f.st.tuning.batch_merge_rlen = 0;
+    /* a CPU row: no floor; the 8k-document ranges (125), within its 16 cores'
+       share (4 ranges a core, and one a query) */
+    uint64_t cshare = 16ull * tdm_tune_row_get(TDM_KIND_CPU)->batch_ranges_per_cu + 1;
+    assert_int_equal(tdm_search_batch_heap_keys(&f.dev[1], 1000000, 1000, 1),
+                     (cshare < 125 ? cshare : 125) * 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -652,6 +696,7 @@ int main(void)
         cmocka_unit_test(host_path),
         cmocka_unit_test(lone_seed_rule),
         cmocka_unit_test(reads_blocks_rule),
+        cmocka_unit_test(batch_ranges_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,9 +25,9 @@
  * CPU's 4 per core: the tuning table's batch_ranges_per_cu), at least one each, so a big CPU
  * batch runs about one work-item per query and a GPU's thousands of short
  * ranges a query; at large k fewer (ranges of at least 8k documents, and
- * at most batch_merge_keys / k of them, but never fewer than the row's
- * batch_merge_ranges) so the merge of each query reads few heap entries,
- * yet a k = 1,000 query keeps enough ranges for the GPU. A query's results do
+ * at most batch_merge_keys / k of them, but never longer than the row's
+ * batch_merge_rlen documents) so the merge of each query reads few heap
+ * entries, yet a k = 1,000 query keeps enough ranges for the GPU. A query's results do
  * not depend on its ranges (each range keeps its exact top min(k, length)).
  * TANDEM_BATCH_RANGES_PER_CU overrides the ranges a compute unit (timing).
  *
@@ -149,8 +149,10 @@ static uint64_t most_ranges(const tdm_device *d, uint32_t ndocs, uint32_t k)
     uint64_t mkeys = merge_keys(d), kcap = mkeys / k;
     if (r > klim)
         r = klim;
-    if (kcap < row(d)->batch_merge_ranges) /* the merge's keys, but not below the row's */
-        kcap = row(d)->batch_merge_ranges;
+    uint32_t mrlen = tuning(d)->batch_merge_rlen; /* the merge's keys, but ranges no longer */
+    mrlen = mrlen ? mrlen : row(d)->batch_merge_rlen;
+    if (mrlen && kcap < ndocs / mrlen)
+        kcap = ndocs / mrlen;
     if (mkeys && r > kcap)
         r = kcap;
     return r;

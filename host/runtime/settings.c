@@ -193,6 +193,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
         rc = resolve_u32("TANDEM_BATCH_MIN_PART", 1, 65536, &t->batch_min_part, err);
     if (rc == TDM_OK)
         rc = resolve_u32("TANDEM_BATCH_MAX_K", 1, 65536, &t->batch_max_k, err);
+    if (rc == TDM_OK)
+        rc = resolve_u32("TANDEM_BATCH_MERGE_RLEN", 1, 1u << 30, &t->batch_merge_rlen, err);
     if (rc == TDM_OK) /* 0: the tuning table's row, as unset */
         rc = resolve_u32("TANDEM_MERGE_DIRECT_KEYS", 0, 1u << 24, &t->merge_direct_keys, err);
     if (rc == TDM_OK)
@@ -721,6 +723,9 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_BATCH_MIN_PART", "tuning",
      "the fewest queries of a batch split over several lanes a lane gets, else the batch "
      "goes to fewer lanes, whole to one below twice it, 1 to 65536 (GPU 1024, CPU 1)"},
+    {"TANDEM_BATCH_MERGE_RLEN", "tuning",
+     "documents: the merge's keys cap (TANDEM_BATCH_MERGE_KEYS) never makes a batch query's "
+     "ranges longer than this, 1 to 2^30 (GPU 8192; CPU no floor; 2^30: none in effect)"},
     {"TANDEM_BATCH_MAX_K", "tuning",
      "the largest k at which OR, WAND, Block-Max WAND and MaxScore queries of a batch call "
      "share a device batch; above it each runs alone, 1 to 65536 (the tuning table's row: "

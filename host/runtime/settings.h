@@ -86,6 +86,7 @@ typedef struct tdm_tuning {
     uint32_t batch_merge_keys;    /* TANDEM_BATCH_MERGE_KEYS: 0, else 1 .. 2^24 */
     uint32_t batch_min_part;      /* TANDEM_BATCH_MIN_PART: 0, else 1 .. 65536 */
     uint32_t batch_max_k;         /* TANDEM_BATCH_MAX_K: 0, else 1 .. 65536 */
+    uint32_t batch_merge_rlen;    /* TANDEM_BATCH_MERGE_RLEN: 0, else 1 .. 2^30 */
     uint32_t merge_direct_keys;   /* TANDEM_MERGE_DIRECT_KEYS: 0 (the row's), else 1 .. 2^24 */
     int merge_filter;             /* TANDEM_MERGE_FILTER: TDM_TUNE_RULE, _OFF or _ON */
     uint64_t split_min_postings;  /* TANDEM_SPLIT_MIN_POSTINGS: 0, else 1 .. 2^62 */

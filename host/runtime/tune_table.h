@@ -133,8 +133,9 @@ typedef struct tdm_tune_row {
                                 0 any (sched/batch.c) */
     uint32_t batch_merge_keys; /* a query's heap slots (ranges x room) at most, 0 any:
                                   its merge is one work-group's */
-    uint32_t batch_merge_ranges; /* ... but never fewer ranges a query than this
-                                    (TDM_TUNE_BATCH_MERGE_RANGES_GPU says why) */
+    uint32_t batch_merge_rlen; /* ... but never ranges longer than this many
+                                  documents for it, 0 no floor
+                                  (TDM_TUNE_BATCH_MERGE_RLEN_GPU says why) */
     int batch_queue;         /* compressed batches through the queue kernel */
     int batch_sleep;         /* a batch's host thread waits for its results asleep
                                 (tdm_read_wait; TANDEM_BATCH_WAIT) */
@@ -204,19 +205,22 @@ typedef struct tdm_tune_row {
  * merge, 4,096 still 1.1 ms (TANDEM_SEARCH_PROFILE, ninth session). */
 #define TDM_TUNE_BATCH_MERGE_KEYS_GPU 32768u
 
-/* ... yet a query keeps up to this many ranges at large k, where the cap
- * alone left 32 at k = 1,000 and a batch waited on its long queries' few
- * long ranges. H200, 1M documents, 3,000 queries, MaxScore k 1,000,
- * TANDEM_BATCH_MAX_K=1000, batches of 3,000 / 1,000 from 4 senders, q/s,
- * TANDEM_BATCH_MERGE_KEYS 32,768 / 131,072 (ranges ndocs / 8k = 125):
- * terabyte05 10,481 / 18,458 and 4,220 / 13,529; msmarco 5,212 / 9,166 and
- * 2,736 / 7,430; BMW terabyte05 6,372 / 12,551 (g42, fifteenth session).
- * Below k = 256 the keys' cap leaves more than this anyway. */
-#define TDM_TUNE_BATCH_MERGE_RANGES_GPU 128u
+/* ... yet that cap never makes a query's ranges longer than this many
+ * documents: at large k it left few long ranges (32 of 31,250 documents at
+ * k = 1,000 on 1M documents), and a batch waited on its long queries' few
+ * long ranges. H200, 3,000 queries, MaxScore k 1,000, batches of 3,000 /
+ * 1,000 from 4 senders, q/s, TANDEM_BATCH_MERGE_KEYS 32,768 / 131,072
+ * (ranges of 31,250 / 8,000 documents): 1M terabyte05 10,481 / 18,458 and
+ * 4,220 / 13,529; msmarco 5,212 / 9,166 and 2,736 / 7,430; BMW terabyte05
+ * 6,372 / 12,551 (g42). 10M, 1,500 terabyte05 queries in one call, ranges
+ * of 78k / 38k / 19k documents (128 / 262 / 524 a query): MaxScore 1,321 /
+ * 1,836 / 2,439 q/s, BMW 680 / 1,027 / 1,489 (g41; fifteenth session).
+ * Below k = 256 the cap leaves shorter ranges anyway. */
+#define TDM_TUNE_BATCH_MERGE_RLEN_GPU 8192u
 
 /* A batch's heaps (8 bytes a slot: score and docid) in at most this share
- * of a GPU's memory (search_batch.c cuts the batch): 3,000 queries at k =
- * 1,000 and 128 ranges each take 3 GB. */
+ * of a GPU's memory (search_batch.c cuts the batch): 1,500 queries at k =
+ * 1,000 on 10M documents, 1,220 ranges each, take 14.6 GB. */
 #define TDM_TUNE_BATCH_HEAP_MEM_DIV 8u
 
 /* A query's candidates (ranges x their heaps' room) that go to the merge
@@ -254,7 +258,7 @@ typedef struct tdm_tune_row {
  * (above, each query of a batch call runs alone). At 128 a batch call's k =
  * 1,000 queries ran alone, one after another: H200, 1M documents, 3,000
  * terabyte05 queries, MaxScore k 1,000, 5,200 q/s in batches of 3,000
- * against 18,458 batched with TANDEM_BATCH_MERGE_RANGES_GPU's ranges
+ * against 18,458 batched with TANDEM_BATCH_MERGE_RLEN_GPU's ranges
  * (msmarco 3,078 / 9,166; BMW terabyte05 4,463 / 12,551; fifteenth session,
  * g40, g42). The CPU row keeps 128: its batches go to the host path. */
 #define TDM_TUNE_BATCH_MAX_K_GPU 1000u
@@ -552,7 +556,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .batch_max_k = TDM_TUNE_BATCH_MAX_K_GPU, .and_wu_k = 128,                              \
         .batch_ranges_per_cu = 16384, .batch_min_rlen = 64,                                    \
         .batch_merge_keys = TDM_TUNE_BATCH_MERGE_KEYS_GPU,                                     \
-        .batch_merge_ranges = TDM_TUNE_BATCH_MERGE_RANGES_GPU,                                 \
+        .batch_merge_rlen = TDM_TUNE_BATCH_MERGE_RLEN_GPU,                                     \
         .batch_min_part = TDM_TUNE_BATCH_MIN_PART_GPU, .batch_queue = 0,                    \
         .batch_sleep = TDM_TUNE_BATCH_SLEEP_GPU,                                               \
         .batch_upload = TDM_TUNE_BATCH_UPLOAD_GPU,                                             \
