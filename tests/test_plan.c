@@ -576,7 +576,9 @@ static void host_path(void **state)
 
 /* A batch call's queries on the host (the row's batch_host, on for CPU
  * rows): in a batch on the CPU every algorithm at any k (MaxScore at small
- * k too), up to the row's batch_host_max_postings, ranked AND past them too;
+ * k too), up to the row's batch_host_max_postings, past them ranked AND and
+ * the pruning algorithms of two terms or more (MaxScore's evaluator: no
+ * posting kept; tdm_search_host_ms) too;
  * never alone (single queries keep host_max_postings), never on the GPU row
  * unless TANDEM_BATCH_HOST=on, never with TANDEM_BATCH_HOST=off, nor where
  * TANDEM_HOST_MAX_POSTINGS is set, nor where a variant or ranges are asked
@@ -597,10 +599,10 @@ static void batch_host(void **state)
     assert_int_equal(tdm_tune_row_of(&f.dev[0].info)->batch_host, 0);
     for (size_t a = 0; a < EVERY_ALG; a++)
         for (uint32_t k = 10; k <= 1000; k += 990)
-            for (int mode = 0; mode < 7; mode++) {
+            for (int mode = 0; mode < 8; mode++) {
                 /* 0 the rules; 1 TANDEM_BATCH_HOST=off; 2 =on; 3 the host's
                    threshold set; 4 a variant asked for; 5 ranges asked for;
-                   6 one posting past the row's */
+                   6 one posting past the row's; 7 the same, one term */
                 f.st.tuning.batch_host = mode == 1 ? TDM_TUNE_OFF
                                          : mode == 2 ? TDM_TUNE_ON
                                                      : TDM_TUNE_RULE;
@@ -613,13 +615,17 @@ static void batch_host(void **state)
                         /* the row's postings (2^20 where it has none) */
                         uint64_t most = tdm_tune_row_of(&f.dev[dev].info)->batch_host_max_postings;
                         most = most ? most : 1ull << 20;
-                        p.npost = mode == 6 ? most + 1 : most;
+                        p.npost = mode >= 6 ? most + 1 : most;
+                        p.nt = mode == 7 ? 1 : 3;
                         tdm_splan pl;
                         assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, variant, ranges,
                                                          k, b, &pl, &err), TDM_OK);
-                        int on = mode == 2 || ((mode == 0 || mode == 6) && dev == 1);
-                        /* past the row's postings ranked AND only (no posting kept) */
-                        int want = b && on && (mode != 6 || algs[a] == TDM_ALGO_AND);
+                        int on = mode == 2 || ((mode == 0 || mode >= 6) && dev == 1);
+                        /* past the row's postings ranked AND, and a pruning query
+                           of several terms (no posting kept) */
+                        int alg = tdm_search_auto_alg(algs[a], p.nt); /* AUTO: MaxScore */
+                        int past = alg == TDM_ALGO_AND || (mode == 6 && tdm_search_prunes(alg));
+                        int want = b && on && (mode < 6 || past);
                         if (pl.host != want)
                             fail_msg("alg %d k %u mode %d dev %d batched %d: host %d", algs[a],
                                      k, mode, dev, b, pl.host);

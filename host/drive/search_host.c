@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/search_plan.h"
 #include "plan/search_prof.h"
 #include "query/bounds.h"
 #include "search_host.h"
@@ -251,56 +252,13 @@ static int open_lists(hq *x, const tdm_ireader *r, const tdm_query *q)
     return TDM_OK;
 }
 
-/* MaxScore's evaluator (search_host_ms.h) where it beat OR on the 2-core VM:
- * from npost >= min(MS_POSTINGS_PER_K k, MS_POSTINGS_SQRT_K sqrt(k)). Its
- * document-at-a-time steps cost several times OR's 4 ns a posting, so it
- * wins only where it skips most postings, and a larger k's threshold is
- * lower and skips fewer: past k = 16 the postings it needs grow as sqrt(k),
- * not as k. One term: OR. WAND and BMW take it at the same threshold.
- * k <= 16, the linear rule (twelfth session, 200k documents, batches of
- * 1,000 on the host, k 10, q/s at 500 / 2,000 / 5,000 / 10,000 / 20,000 a
- * k: terabyte05 14,533 / 15,475 / 15,536-15,811 / 15,512 / 12,292, msmarco
- * 5,509 / 6,218 / 6,089-6,381 / 6,341 / 6,160; OR's evaluator for them:
- * 8,495 and 2,894).
- * Past it (thirteenth session, 1M documents, 1,000 queries of each log,
- * every query on the host one at a time, each answered by both
- * evaluators): MaxScore beat OR from about 200k postings at k = 100
- * (terabyte05; msmarco 100k) and 500k-700k at k = 1,000, where the linear
- * rule asked 500k and 5M (so most MaxScore@1000 queries ran OR); total
- * milliseconds over the queries of two terms or more, OR alone / the
- * linear rule / MS_POSTINGS_SQRT_K 20,000 / each query's faster one:
- * terabyte05 k 100 1,476 / 795 / 724 / 587, k 1,000 1,263 / 1,263 / 933 /
- * 846; msmarco k 100 3,665 / 1,483 / 1,472 / 1,348, k 1,000
- * 3,479 / 3,479 / 2,554 / 2,351. Batches of 1,000 queries from 2
- * threads, CPU us a query (q/s ranges are the CI's noise), linear / this
- * rule: MaxScore@1000 terabyte05 1,156-1,299 / 803-853, msmarco 3,570-3,700
- * / 2,279-2,369 (BMW and WAND the same); MaxScore@100 terabyte05 505-594 /
- * 451-486, msmarco 1,247-1,368 / 1,147-1,202. MS_POSTINGS_SQRT_K 10,000 to
- * 35,000 were alike within the noise. */
-#define MS_POSTINGS_PER_K 5000u
-#define MS_POSTINGS_SQRT_K 20000u
 
 /* alg MS_ANY: MaxScore at any size (tdm_search_host_maxscore) */
 #define MS_ANY (-1)
 
-/* The algorithms whose answer MaxScore's evaluator may find: those that
- * prune (ranked OR is the exhaustive baseline: never). */
-static int prunes(int alg)
-{
-    return alg == TDM_ALGO_MAXSCORE || alg == TDM_ALGO_WAND || alg == TDM_ALGO_BMW;
-}
-
-/* npost >= MS_POSTINGS_PER_K k, or >= MS_POSTINGS_SQRT_K sqrt(k) compared
- * squared (no libm; a threshold's rounding changes no answer). */
-static int ms_size(uint64_t npost, uint32_t k)
-{
-    double n = (double)npost, c = MS_POSTINGS_SQRT_K;
-    return npost >= (uint64_t)MS_POSTINGS_PER_K * k || n * n >= c * c * k;
-}
-
 static int want_ms(const hq *x, int alg, uint32_t k)
 {
-    return x->nt > 1 && (alg == MS_ANY || (prunes(alg) && ms_size(x->npost, k)));
+    return x->nt > 1 && (alg == MS_ANY || tdm_search_host_ms(alg, x->nt, x->npost, k));
 }
 
 /* x->bound is set only where want_ms held and the terms have bounds. */
@@ -357,7 +315,8 @@ static int ms_bounds(hq *x, const tdm_ireader *r, const tdm_query *q, int alg, u
  * any size (MS_ANY, the tests' evaluator) score every posting. */
 static int one_term(const hq *x, const tdm_query *q, int alg)
 {
-    int want = alg == TDM_ALGO_AND_OR || prunes(alg) || (alg == TDM_ALGO_AND && !q->absent);
+    int want = alg == TDM_ALGO_AND_OR || tdm_search_prunes(alg) ||
+               (alg == TDM_ALGO_AND && !q->absent);
     return x->nt == 1 && want && x->stored;
 }
 

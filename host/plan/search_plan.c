@@ -301,20 +301,66 @@ static uint64_t host_max(const tdm_sdev *sd, int alg)
     return t->host_max_set ? t->host_max_postings : row(sd)->host_max_postings[alg];
 }
 
-/* Whether a batch call's query of algorithm alg (public, not AUTO) whose
- * lists hold npost postings runs on the host (tune_table.h, batch_host,
- * says why): TANDEM_BATCH_HOST, else the row's; ranked AND at any size (its
- * cursors keep a block a list), the others up to the row's
- * batch_host_max_postings (2^20 where the row has none: the host may keep
- * every posting's docid and score), whatever k; never where
+/* The host path's MaxScore evaluator (drive/search_host_ms.h) where it beat OR on the 2-core VM:
+ * from npost >= min(MS_POSTINGS_PER_K k, MS_POSTINGS_SQRT_K sqrt(k)). Its
+ * document-at-a-time steps cost several times OR's 4 ns a posting, so it
+ * wins only where it skips most postings, and a larger k's threshold is
+ * lower and skips fewer: past k = 16 the postings it needs grow as sqrt(k),
+ * not as k. One term: OR. WAND and BMW take it at the same threshold.
+ * k <= 16, the linear rule (twelfth session, 200k documents, batches of
+ * 1,000 on the host, k 10, q/s at 500 / 2,000 / 5,000 / 10,000 / 20,000 a
+ * k: terabyte05 14,533 / 15,475 / 15,536-15,811 / 15,512 / 12,292, msmarco
+ * 5,509 / 6,218 / 6,089-6,381 / 6,341 / 6,160; OR's evaluator for them:
+ * 8,495 and 2,894).
+ * Past it (thirteenth session, 1M documents, 1,000 queries of each log,
+ * every query on the host one at a time, each answered by both
+ * evaluators): MaxScore beat OR from about 200k postings at k = 100
+ * (terabyte05; msmarco 100k) and 500k-700k at k = 1,000, where the linear
+ * rule asked 500k and 5M (so most MaxScore@1000 queries ran OR); total
+ * milliseconds over the queries of two terms or more, OR alone / the
+ * linear rule / MS_POSTINGS_SQRT_K 20,000 / each query's faster one:
+ * terabyte05 k 100 1,476 / 795 / 724 / 587, k 1,000 1,263 / 1,263 / 933 /
+ * 846; msmarco k 100 3,665 / 1,483 / 1,472 / 1,348, k 1,000
+ * 3,479 / 3,479 / 2,554 / 2,351. Batches of 1,000 queries from 2
+ * threads, CPU us a query (q/s ranges are the CI's noise), linear / this
+ * rule: MaxScore@1000 terabyte05 1,156-1,299 / 803-853, msmarco 3,570-3,700
+ * / 2,279-2,369 (BMW and WAND the same); MaxScore@100 terabyte05 505-594 /
+ * 451-486, msmarco 1,247-1,368 / 1,147-1,202. MS_POSTINGS_SQRT_K 10,000 to
+ * 35,000 were alike within the noise. */
+#define MS_POSTINGS_PER_K 5000u
+#define MS_POSTINGS_SQRT_K 20000u
+
+int tdm_search_prunes(int alg)
+{
+    return alg == TDM_ALGO_MAXSCORE || alg == TDM_ALGO_WAND || alg == TDM_ALGO_BMW;
+}
+
+/* npost >= MS_POSTINGS_PER_K k, or >= MS_POSTINGS_SQRT_K sqrt(k) compared
+ * squared (no libm; a threshold's rounding changes no answer). */
+int tdm_search_host_ms(int alg, size_t nt, uint64_t npost, uint32_t k)
+{
+    double n = (double)npost, c = MS_POSTINGS_SQRT_K;
+    return nt > 1 && tdm_search_prunes(alg) &&
+           (npost >= (uint64_t)MS_POSTINGS_PER_K * k || n * n >= c * c * k);
+}
+
+/* Whether a batch call's query of algorithm alg (public, not AUTO) of nt
+ * terms whose lists hold npost postings runs on the host at k (tune_table.h,
+ * batch_host, says why): TANDEM_BATCH_HOST, else the row's; ranked AND at
+ * any size (its cursors keep a block a list), and so a pruning query that
+ * the host's MaxScore evaluator takes (tdm_search_host_ms: its cursors
+ * keep a block a list too); the others up to the row's
+ * batch_host_max_postings (2^20 where the row has none: the host's OR
+ * keeps every posting's docid and score); never where
  * TANDEM_HOST_MAX_POSTINGS is set (then it rules every query). */
-static int batch_host(const tdm_sdev *sd, int alg, uint64_t npost)
+static int batch_host(const tdm_sdev *sd, int alg, size_t nt, uint64_t npost, uint32_t k)
 {
     const tdm_tuning *t = tuning(sd);
     const tdm_tune_row *rw = row(sd);
     int on = t->batch_host != TDM_TUNE_RULE ? t->batch_host == TDM_TUNE_ON : rw->batch_host;
     uint64_t most = rw->batch_host_max_postings ? rw->batch_host_max_postings : 1ull << 20;
-    return on && !t->host_max_set && (alg == TDM_ALGO_AND || npost <= most);
+    return on && !t->host_max_set &&
+           (alg == TDM_ALGO_AND || npost <= most || tdm_search_host_ms(alg, nt, npost, k));
 }
 
 int tdm_search_auto_alg(int algorithm, size_t nt)
@@ -359,7 +405,7 @@ static int plan_head(const struct tdm_search *s, uint32_t nt, uint64_t npost, in
        where the row says (batch_host) */
     const tdm_sdev *sd = &s->dev[i];
     if (*variant == TDM_VARIANT_AUTO && !ranges &&
-        (npost <= host_max(sd, out->alg) || (batched && batch_host(sd, out->alg, npost)))) {
+        (npost <= host_max(sd, out->alg) || (batched && batch_host(sd, out->alg, nt, npost, k)))) {
         out->host = 1;
         out->variant = TDM_VARIANT_HOST;
         out->ranges = 1;

@@ -140,6 +140,17 @@ static inline uint32_t tdm_pow2_at_least(uint32_t k)
  * set first: tdm_search_hseeded). */
 int tdm_search_seeded(const tdm_splan *pl, int salg, uint32_t k, int batched);
 
+/* Whether alg (public) is WAND, BMW or MaxScore: a pruning algorithm, whose
+ * exact answer is ranked OR's top k. */
+int tdm_search_prunes(int alg);
+
+/* Whether the host path answers a query of algorithm alg (public), nt
+ * terms, npost postings at k with MaxScore's evaluator (drive/search_host_ms.h,
+ * which keeps a block a list) rather than OR's (which keeps every posting's
+ * docid and score): a pruning algorithm, two terms or more, postings past
+ * the size at which it beat OR (search_plan.c says where). */
+int tdm_search_host_ms(int alg, size_t nt, uint64_t npost, uint32_t k);
+
 /* The largest k at which OR, WAND, BMW and MaxScore queries of a batch call
  * share a device batch on device sd: TANDEM_BATCH_MAX_K, else the row's. */
 uint32_t tdm_search_batch_max_k(const tdm_sdev *sd);
