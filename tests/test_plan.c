@@ -576,9 +576,10 @@ static void host_path(void **state)
 
 /* A batch call's queries on the host (the row's batch_host, on for CPU
  * rows): in a batch on the CPU every algorithm at any k (MaxScore at small
- * k too), up to the row's batch_host_max_postings, past them ranked AND and
- * the pruning algorithms of two terms or more (MaxScore's evaluator: no
- * posting kept; tdm_search_host_ms) too;
+ * k too), up to the row's batch_host_max_postings, past them ranked AND,
+ * the pruning algorithms of two terms or more (MaxScore's evaluator;
+ * tdm_search_host_ms) and one-term queries (a block at a time) too: no
+ * posting kept;
  * never alone (single queries keep host_max_postings), never on the GPU row
  * unless TANDEM_BATCH_HOST=on, never with TANDEM_BATCH_HOST=off, nor where
  * TANDEM_HOST_MAX_POSTINGS is set, nor where a variant or ranges are asked
@@ -621,10 +622,11 @@ static void batch_host(void **state)
                         assert_int_equal(tdm_search_plan(&f.s, &p, algs[a], dev, variant, ranges,
                                                          k, b, &pl, &err), TDM_OK);
                         int on = mode == 2 || ((mode == 0 || mode >= 6) && dev == 1);
-                        /* past the row's postings ranked AND, and a pruning query
-                           of several terms (no posting kept) */
+                        /* past the row's postings ranked AND, a pruning query of
+                           several terms and a one-term query (no posting kept) */
                         int alg = tdm_search_auto_alg(algs[a], p.nt); /* AUTO: MaxScore */
-                        int past = alg == TDM_ALGO_AND || (mode == 6 && tdm_search_prunes(alg));
+                        int past = alg == TDM_ALGO_AND || mode == 7 ||
+                                   (mode == 6 && tdm_search_prunes(alg));
                         int want = b && on && (mode < 6 || past);
                         if (pl.host != want)
                             fail_msg("alg %d k %u mode %d dev %d batched %d: host %d", algs[a],

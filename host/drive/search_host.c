@@ -115,16 +115,33 @@ static void or_window(hq *x, orscratch *s, uint32_t lo)
     }
 }
 
+/* One term: each document's sum is its one score, so a block at a time,
+ * keeping no posting (lay_out gives docs and sc a block): a batch call's
+ * one-term query goes to the host at any size (plan/search_plan.h). */
+static int rank_or_one(hq *x, orscratch *s)
+{
+    const tdm_hlist *h = &x->lists[0];
+    for (uint32_t b = 0; b < h->l.nblocks; b++) {
+        uint32_t n = tdm_hlist_block_len(h, b);
+        int rc = tdm_hlist_docs(h, b, s->docs, x->err);
+        if (!rc)
+            rc = tdm_hlist_tfs(h, b, s->tfs, x->err);
+        if (rc)
+            return rc;
+        tdm_hscore_block(x->sc, 0, x->dl, s->docs, s->tfs, n, s->dls, s->sc);
+        for (uint32_t i = 0; i < n; i++)
+            tdm_htopk_push(&x->top, tdm_htopk_key(0.0f + s->sc[i], s->docs[i]));
+    }
+    return TDM_OK;
+}
+
 static int rank_or(hq *x, orscratch *s)
 {
+    if (x->nt == 1)
+        return rank_or_one(x, s);
     int rc = decode_all(x, s);
     if (rc)
         return rc;
-    if (x->nt == 1) { /* one term: each document's sum is its one score */
-        for (size_t p = 0; p < s->end[0]; p++)
-            tdm_htopk_push(&x->top, tdm_htopk_key(0.0f + s->sc[p], s->docs[p]));
-        return TDM_OK;
-    }
     for (uint32_t i = 0; i < s->win; i++) {
         s->acc[i] = 0.0f;
         s->seen[i] = 0;
@@ -182,8 +199,9 @@ static void lay_out(carve *c, const hq *x, uint32_t k, int and, int or, scratch 
         s->and = take(c, tdm_hand_bytes(nt, x->maxbs));
     if (or) {
         orscratch *o = &s->o;
-        o->docs = take(c, x->npost * sizeof *o->docs);
-        o->sc = take(c, x->npost * sizeof *o->sc);
+        size_t kept = nt == 1 ? x->maxbs : x->npost; /* one term: a block (rank_or_one) */
+        o->docs = take(c, kept * sizeof *o->docs);
+        o->sc = take(c, kept * sizeof *o->sc);
         o->tfs = take(c, x->maxbs * sizeof *o->tfs);
         o->dls = take(c, x->maxbs * sizeof *o->dls);
         o->pos = take(c, nt * sizeof *o->pos);

@@ -346,13 +346,13 @@ int tdm_search_host_ms(int alg, size_t nt, uint64_t npost, uint32_t k)
 
 /* Whether a batch call's query of algorithm alg (public, not AUTO) of nt
  * terms whose lists hold npost postings runs on the host at k (tune_table.h,
- * batch_host, says why): TANDEM_BATCH_HOST, else the row's; ranked AND at
- * any size (its cursors keep a block a list), and so a pruning query that
- * the host's MaxScore evaluator takes (tdm_search_host_ms: its cursors
- * keep a block a list too); the others up to the row's
- * batch_host_max_postings (2^20 where the row has none: the host's OR
- * keeps every posting's docid and score); never where
- * TANDEM_HOST_MAX_POSTINGS is set (then it rules every query). */
+ * batch_host, says why): TANDEM_BATCH_HOST, else the row's; at any size
+ * where the host keeps no posting: ranked AND (its cursors keep a block a
+ * list), a pruning query that the host's MaxScore evaluator takes
+ * (tdm_search_host_ms: its cursors too), a one-term query (a block at a
+ * time); the others up to the row's batch_host_max_postings (2^20 where
+ * the row has none: the host's OR keeps every posting's docid and score);
+ * never where TANDEM_HOST_MAX_POSTINGS is set (then it rules every query). */
 static int batch_host(const tdm_sdev *sd, int alg, size_t nt, uint64_t npost, uint32_t k)
 {
     const tdm_tuning *t = tuning(sd);
@@ -360,7 +360,8 @@ static int batch_host(const tdm_sdev *sd, int alg, size_t nt, uint64_t npost, ui
     int on = t->batch_host != TDM_TUNE_RULE ? t->batch_host == TDM_TUNE_ON : rw->batch_host;
     uint64_t most = rw->batch_host_max_postings ? rw->batch_host_max_postings : 1ull << 20;
     return on && !t->host_max_set &&
-           (alg == TDM_ALGO_AND || npost <= most || tdm_search_host_ms(alg, nt, npost, k));
+           (alg == TDM_ALGO_AND || nt == 1 || npost <= most ||
+            tdm_search_host_ms(alg, nt, npost, k));
 }
 
 int tdm_search_auto_alg(int algorithm, size_t nt)
