@@ -761,8 +761,9 @@ static const tdm_settings_var vars[] = {
      "pageable or pinned: a device batch's uploads from the host's tables, or from pinned "
      "staging they are copied into (pinned on GPUs, pageable elsewhere)"},
     {"TANDEM_BATCH_HOST", "tuning",
-     "on or off: a batch call's queries on the host path, ranked AND and the pruning queries "
-     "of two terms or more that the host's MaxScore evaluator takes at any size, the others "
+     "on or off: a batch call's queries on the host path, at any size where the host keeps no "
+     "posting (ranked AND, pruning queries of two terms or more that the host's MaxScore "
+     "evaluator takes, one-term queries), the others "
      "up to 2^23 postings on a CPU (2^20 elsewhere) (on for CPU devices, off elsewhere; "
      "TANDEM_HOST_MAX_POSTINGS, when set, rules every query)"},
     {"TANDEM_BATCH_ALONE_THREADS", "tuning",

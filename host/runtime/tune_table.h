@@ -453,12 +453,13 @@ typedef struct tdm_tune_row {
  * is many queries' device work at once). Single queries keep the
  * host_max_postings rule: alone, PoCL spreads one query over every core. */
 #define TDM_TUNE_BATCH_HOST_CPU 1
-/* ... up to 2^23 postings a query (batch_host_max_postings), ranked AND and
- * the pruning queries that the host's MaxScore evaluator takes at any size
- * (plan/search_plan.h, tdm_search_host_ms): the host's OR (and a pruning
- * query below MaxScore's postings a result) keeps every posting's docid and
- * score, 8 bytes: 64 MiB a query at most, on every core at once; AND and
- * MaxScore's cursors keep a block a list. Past 2^23 the pruning queries
+/* ... up to 2^23 postings a query (batch_host_max_postings), at any size
+ * where the host keeps no posting: ranked AND, the pruning queries that the
+ * host's MaxScore evaluator takes (plan/search_plan.h, tdm_search_host_ms)
+ * and one-term queries (a block at a time). The host's OR of several terms
+ * (and a pruning query below MaxScore's postings a result) keeps every
+ * posting's docid and score, 8 bytes: 64 MiB a query at most, on every
+ * core at once; AND's and MaxScore's cursors keep a block a list. Past 2^23 the pruning queries
  * went to PoCL until the fifteenth session: 10M documents, the 16-core H200
  * host's CPU batches were 0.32-0.61x PISA's 16 threads for BMW@10 and
  * 0.19-0.38x for MaxScore@1000 (most msmarco queries hold more). At 2^20 the 16-core
