@@ -664,7 +664,8 @@ static void batch_ranges_rule(void **state)
     /* k 10: the keys' cap (3,276 ranges of 305 documents on 1M) */
     assert_int_equal(tdm_search_batch_heap_keys(g, 1000000, 10, 1), (uint64_t)(mk / 10) * 10);
     /* k 1,000: ranges of at most mr documents, not the cap's 32 */
-    assert_int_equal(tdm_search_batch_heap_keys(g, 1000000, 1000, 1), (uint64_t)(1000000 / mr) * 1000);
+    assert_int_equal(tdm_search_batch_heap_keys(g, 1000000, 1000, 1),
+                     (uint64_t)(1000000 / mr) * 1000);
     assert_int_equal(tdm_search_batch_heap_keys(g, 10000000, 1000, 1),
                      (uint64_t)(10000000 / mr) * 1000);
     /* ... within the 8k-document floor of a range at k (ndocs / 8k) */

@@ -325,8 +325,8 @@ static void batches_match_lone_queries(void **state)
                   "k > 128 %llu, pruning at other k1, b %llu; the queue: %llu queries of one "
                   "range, %llu of more\n",
                   (unsigned long long)shared[SH_ALL], (unsigned long long)shared[SH_AND_OR],
-                  (unsigned long long)shared[SH_AND_BIGK], (unsigned long long)shared[SH_PRUNE_BIGK],
-                  (unsigned long long)shared[SH_BOUNDS],
+                  (unsigned long long)shared[SH_AND_BIGK],
+                  (unsigned long long)shared[SH_PRUNE_BIGK], (unsigned long long)shared[SH_BOUNDS],
                   (unsigned long long)shared[SH_Q_ONE], (unsigned long long)shared[SH_Q_MANY]);
     /* small (Oclgrind): few queries, the queue's ranges as they come */
     if (anyz && (small ? !shared[SH_Q_ONE] && !shared[SH_Q_MANY]

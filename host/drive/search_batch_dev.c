@@ -27,8 +27,9 @@
  * ranges a query; at large k fewer (ranges of at least 8k documents, and
  * at most batch_merge_keys / k of them, but never longer than the row's
  * batch_merge_rlen documents) so the merge of each query reads few heap
- * entries, yet a k = 1,000 query keeps enough ranges for the GPU. A query's results do
- * not depend on its ranges (each range keeps its exact top min(k, length)).
+ * entries, yet a k = 1,000 query keeps enough ranges for the GPU. A
+ * query's results do not depend on its ranges (each range keeps its exact
+ * top min(k, length)).
  * TANDEM_BATCH_RANGES_PER_CU overrides the ranges a compute unit (timing).
  *
  * Compressed batches on CPU devices (TANDEM_BATCH_QUEUE): the queue,

@@ -270,7 +270,6 @@ static int open_lists(hq *x, const tdm_ireader *r, const tdm_query *q)
     return TDM_OK;
 }
 
-
 /* alg MS_ANY: MaxScore at any size (tdm_search_host_maxscore) */
 #define MS_ANY (-1)
 

@@ -301,8 +301,8 @@ static uint64_t host_max(const tdm_sdev *sd, int alg)
     return t->host_max_set ? t->host_max_postings : row(sd)->host_max_postings[alg];
 }
 
-/* The host path's MaxScore evaluator (drive/search_host_ms.h) where it beat OR on the 2-core VM:
- * from npost >= min(MS_POSTINGS_PER_K k, MS_POSTINGS_SQRT_K sqrt(k)). Its
+/* The host path's MaxScore evaluator (drive/search_host_ms.h) where it
+ * beat OR on the 2-core VM: from npost >= min(MS_POSTINGS_PER_K k, MS_POSTINGS_SQRT_K sqrt(k)). Its
  * document-at-a-time steps cost several times OR's 4 ns a posting, so it
  * wins only where it skips most postings, and a larger k's threshold is
  * lower and skips fewer: past k = 16 the postings it needs grow as sqrt(k),
