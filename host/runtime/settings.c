@@ -729,7 +729,7 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_BATCH_MAX_K", "tuning",
      "the largest k at which OR, WAND, Block-Max WAND and MaxScore queries of a batch call "
      "share a device batch; above it each runs alone, 1 to 65536 (the tuning table's row: "
-     "128)"},
+     "GPU 1000, CPU 128)"},
     {"TANDEM_SPLIT_MIN_POSTINGS", "tuning",
      "postings (the sum of its lists' lengths) from which a single query on a split handle "
      "(TANDEM_PARTITION=split) runs on every partition at once, 1 to 2^62 (the tuning table's "
@@ -767,8 +767,9 @@ static const tdm_settings_var vars[] = {
      "up to 2^23 postings on a CPU (2^20 elsewhere) (on for CPU devices, off elsewhere; "
      "TANDEM_HOST_MAX_POSTINGS, when set, rules every query)"},
     {"TANDEM_BATCH_ALONE_THREADS", "tuning",
-     "host threads running a batch call's lone queries (OR, WAND, BMW, MaxScore above k = "
-     "128; long OR) at once on a device, 1 to 64 (GPU 8, CPU 2)"},
+     "host threads running a batch call's lone queries (OR, WAND, BMW, MaxScore above the "
+     "row's batch_max_k, GPU 1000, CPU 128; long OR) at once on a device, 1 to 64 (GPU 8, "
+     "CPU 2)"},
     {"TANDEM_BATCH_OR_ALONE_TERMS", "tuning",
      "terms from which an OR query of a batch call runs alone instead of in a device batch, 1 "
      "to 65536, above 1024 never (GPU 8, CPU 24)"},
