@@ -162,6 +162,7 @@ static int opened_parts(tdm_engine *e, const tdm_index *ix, int cached)
 {
     tdm_search *s = NULL;
     assert_int_equal(tdm_search_open(e, ix, &s), TDM_OK);
+    assert_int_equal(tdm_search_wait_ready(s), TDM_OK); /* whole or each partition's */
     int parts = s->nparts;
     for (int d = 0; d < tdm_engine_device_count(e); d++) {
         tdm_list_cache_stats cs;

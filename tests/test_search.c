@@ -410,6 +410,11 @@ static void request_errors(void **state)
     tdm_index *ix = small_index("search_err", &c);
     tdm_search *s;
     assert_int_equal(tdm_search_open(f->eng, ix, &s), TDM_OK);
+    /* the uploads tdm_search_open started, waited for (twice: done is done) */
+    assert_int_equal(tdm_search_wait_ready(NULL), TDM_ERR_INVALID_ARG);
+    assert_non_null(strstr(tdm_last_error(), "tdm_search_wait_ready"));
+    assert_int_equal(tdm_search_wait_ready(s), TDM_OK);
+    assert_int_equal(tdm_search_wait_ready(s), TDM_OK);
     tdm_search_result *res = NULL;
     tdm_search_options o;
     tdm_search_term t = {c.terms[3], 0, 1.0};

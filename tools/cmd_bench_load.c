@@ -465,6 +465,8 @@ static int resolve_policies(bl *b, tdm_search *sh)
 #define WARM_QUERIES 16
 static void warm_engine(bl *b, tdm_search *sh)
 {
+    if (tdm_search_wait_ready(sh) != TDM_OK) /* the index's uploads; a failure shows below */
+        fprintf(stderr, "bench load: %s\n", tdm_last_error());
     size_t n = b->qs.nq < WARM_QUERIES ? b->qs.nq : WARM_QUERIES;
     tdm_search_result *res[WARM_QUERIES];
     char why[160];

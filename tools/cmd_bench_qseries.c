@@ -245,6 +245,10 @@ int tdm_bq_run_devices(bq *b, tdm_index *ix)
     int rc = qs ? 0 : tdm_cli_fail(C, "out of memory");
     if (rc == 0 && (tdm_engine_open(&eo, &e) != TDM_OK || tdm_search_open(e, ix, &sh) != TDM_OK))
         rc = tdm_cli_fail(C, "%s", tdm_last_error());
+    /* no series shares the host with the index's uploads (a CPU device's
+       copy of it took a core for seconds at 10M documents) */
+    if (rc == 0 && tdm_search_wait_ready(sh) != TDM_OK)
+        rc = tdm_cli_fail(C, "%s", tdm_last_error());
     if (rc == 0 && *tdm_engine_warnings(e))
         fprintf(stderr, "%s\n", tdm_engine_warnings(e));
     int nd = rc == 0 ? tdm_engine_device_count(e) : 0;
