@@ -253,6 +253,12 @@ HAVE_POLICY = hasattr(lib, "tdm_policy_parse")
 if HAVE_POLICY:
     policy_parse = _fn("tdm_policy_parse", c_int, c_char_p, P(c_int))
 
+# The wait for a handle's uploads arrived after the rest; without it
+# Searcher.wait_ready returns at once (its queries wait for them anyway).
+HAVE_WAIT_READY = hasattr(lib, "tdm_search_wait_ready")
+if HAVE_WAIT_READY:
+    search_wait_ready = _fn("tdm_search_wait_ready", c_int, c_void_p)
+
 # The batch call (and the result's status/error/batch fields) arrived after
 # the rest; without it search_batch runs the queries one call each.
 HAVE_BATCH = hasattr(lib, "tdm_search_batch")

@@ -397,6 +397,18 @@ class Searcher(_Handle):
         freed()
         return 0
 
+    def wait_ready(self) -> None:
+        """Blocks until the index is resident on every device (the
+        constructor starts its uploads and returns; a query that needs a
+        device waits for them, one answered on the host does not): for
+        timing, or a service's first queries at full speed."""
+        p = self._enter()
+        try:
+            if _lib.HAVE_WAIT_READY:
+                check(_lib.search_wait_ready(p))
+        finally:
+            self._leave()
+
     # ---- the index
 
     @property

@@ -30,6 +30,12 @@ def test_stats_and_normalize(searcher):
     assert searcher.docname(0) == "doc0" and searcher.docnames([399, 1]) == ["doc399", "doc1"]
 
 
+def test_wait_ready(searcher):
+    searcher.wait_ready()   # the uploads done (twice: done is done)
+    searcher.wait_ready()
+    assert searcher.search("deep water anchor storm", k=5)
+
+
 def test_search_shape(searcher):
     hits = searcher.search("deep water anchor storm", k=5)
     assert isinstance(hits, list) and len(hits) == 5
