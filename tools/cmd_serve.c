@@ -202,6 +202,10 @@ static int serve(tdm_serve *sv, const tdm_cli_sopts *s, const tdm_serve_opts *o,
     if (rc)
         return rc;
     rc = tdm_cli_search_open("serve", s, &sv->e, &sv->ix, &sv->s);
+    /* ready once the index is resident everywhere: no first query shares
+       the host with its copies */
+    if (rc == 0 && tdm_search_wait_ready(sv->s) != TDM_OK)
+        rc = tdm_cli_fail("serve", "%s", tdm_last_error());
     if (rc == 0) {
         sv->be = tdm_serve_backend_local(sv);
         sv->ready_at = tdm_cli_now();
