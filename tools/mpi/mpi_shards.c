@@ -225,8 +225,11 @@ static void open_engine(tmpi_ctx *c, tmpi_buf *out)
     int rc = tdm_engine_open(NULL, &c->engine);
     if (rc != TDM_OK)
         snprintf(msg, sizeof msg, "engine: %s", tdm_last_error());
+    /* each shard resident before the rank says it is open: no first query
+       shares the host with the uploads (tdm_search_wait_ready) */
     for (uint32_t k = 0; rc == TDM_OK && k < c->nmine; k++)
-        if ((rc = tdm_search_open(c->engine, c->ix[k], &c->sh[k])) != TDM_OK)
+        if ((rc = tdm_search_open(c->engine, c->ix[k], &c->sh[k])) != TDM_OK ||
+            (rc = tdm_search_wait_ready(c->sh[k])) != TDM_OK)
             snprintf(msg, sizeof msg, "%s.%u: %s", c->o->prefix, c->mine[k], tdm_last_error());
     tmpi_put_u32(out, rc ? 1u : 0u);
     tmpi_put_str(out, msg);
