@@ -140,8 +140,7 @@ static int check_plan(plan *p, tdm_err *err)
     p->outs = (p->docs ? 1u : 0u) | (p->freqs ? 2u : 0u);
     p->docs_cap = (uint32_t)dv;
     p->freqs_cap = (uint32_t)fv;
-    size_t tile = res->dev->wg_size * TDM_JOBS_PER_ITEM;
-    p->ntiles = (uint32_t)((p->njobs + tile - 1) / tile);
+    p->ntiles = tdm_decode_prefix_tiles(res->dev, p->njobs);
     return TDM_OK;
 }
 
@@ -564,9 +563,15 @@ static int batch_enqueue(const tdm_resident *res, cl_command_queue q, const tdm_
     return st;
 }
 
+/* Jobs a tile of the count kernel takes on d (one work-group's). */
+static uint64_t tile_jobs(const tdm_device *d)
+{
+    return (uint64_t)d->wg_size * TDM_JOBS_PER_ITEM;
+}
+
 uint32_t tdm_decode_prefix_tiles(const tdm_device *d, uint32_t njobs)
 {
-    uint64_t tile = (uint64_t)d->wg_size * TDM_JOBS_PER_ITEM;
+    uint64_t tile = tile_jobs(d);
     return (uint32_t)((njobs + tile - 1) / tile);
 }
 
@@ -578,7 +583,7 @@ int tdm_decode_prefix_fill(const tdm_resident *res, const tdm_decode_batch *b, i
     const tdm_idx_list *lists = tdm_ireader_section(res->r, TDM_SEC_LISTS, &sz);
     const uint8_t *codecs = tdm_ireader_section(res->r, TDM_SEC_CODECS, &sz);
     const tdm_codec_ops *ops = tdm_codec_by_id(c);
-    uint64_t tile = (uint64_t)res->dev->wg_size * TDM_JOBS_PER_ITEM, before = 0, in_tile = 0;
+    uint64_t tile = tile_jobs(res->dev), before = 0, in_tile = 0;
     tsum[0] = 0;
     for (uint32_t j = 0; j < b->njobs[c]; j++) {
         const tdm_decode_job *x = &b->jobs[c][j];
