@@ -70,20 +70,31 @@ typedef struct orscratch {
     uint32_t win;
 } orscratch;
 
+/* Block b of list t decoded and scored into docs and sc (s->tfs and s->dls
+ * its scratch): *n postings. */
+static int score_block(hq *x, orscratch *s, size_t t, uint32_t b, uint32_t *docs, float *sc,
+                       uint32_t *n)
+{
+    const tdm_hlist *h = &x->lists[t];
+    *n = tdm_hlist_block_len(h, b);
+    int rc = tdm_hlist_docs(h, b, docs, x->err);
+    if (!rc)
+        rc = tdm_hlist_tfs(h, b, s->tfs, x->err);
+    if (!rc)
+        tdm_hscore_block(x->sc, t, x->dl, docs, s->tfs, *n, s->dls, sc);
+    return rc;
+}
+
 static int decode_all(hq *x, orscratch *s)
 {
     size_t off = 0;
     for (size_t t = 0; t < x->nt; t++) {
-        const tdm_hlist *h = &x->lists[t];
         s->pos[t] = off;
-        for (uint32_t b = 0; b < h->l.nblocks; b++) {
-            uint32_t n = tdm_hlist_block_len(h, b);
-            int rc = tdm_hlist_docs(h, b, s->docs + off, x->err);
-            if (!rc)
-                rc = tdm_hlist_tfs(h, b, s->tfs, x->err);
+        for (uint32_t b = 0; b < x->lists[t].l.nblocks; b++) {
+            uint32_t n;
+            int rc = score_block(x, s, t, b, s->docs + off, s->sc + off, &n);
             if (rc)
                 return rc;
-            tdm_hscore_block(x->sc, t, x->dl, s->docs + off, s->tfs, n, s->dls, s->sc + off);
             off += n;
         }
         s->end[t] = off;
@@ -120,15 +131,11 @@ static void or_window(hq *x, orscratch *s, uint32_t lo)
  * one-term query goes to the host at any size (plan/search_plan.h). */
 static int rank_or_one(hq *x, orscratch *s)
 {
-    const tdm_hlist *h = &x->lists[0];
-    for (uint32_t b = 0; b < h->l.nblocks; b++) {
-        uint32_t n = tdm_hlist_block_len(h, b);
-        int rc = tdm_hlist_docs(h, b, s->docs, x->err);
-        if (!rc)
-            rc = tdm_hlist_tfs(h, b, s->tfs, x->err);
+    for (uint32_t b = 0; b < x->lists[0].l.nblocks; b++) {
+        uint32_t n;
+        int rc = score_block(x, s, 0, b, s->docs, s->sc, &n);
         if (rc)
             return rc;
-        tdm_hscore_block(x->sc, 0, x->dl, s->docs, s->tfs, n, s->dls, s->sc);
         for (uint32_t i = 0; i < n; i++)
             tdm_htopk_push(&x->top, tdm_htopk_key(0.0f + s->sc[i], s->docs[i]));
     }
