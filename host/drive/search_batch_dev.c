@@ -142,6 +142,15 @@ static uint64_t query_cost(const tdm_sprep *p, int salg)
  * only its long queries are cut. */
 enum { SIZE_SHARE, SIZE_QUEUE, SIZE_ONE }; /* size_query's modes: SIZE_ONE a range */
 
+/* A batch query's ranges are never longer than this many documents at k
+ * where the merge's keys would leave fewer (0: no floor):
+ * TANDEM_BATCH_MERGE_RLEN or the row's. */
+static uint32_t merge_rlen(const tdm_device *d)
+{
+    uint32_t v = tuning(d)->batch_merge_rlen;
+    return v ? v : row(d)->batch_merge_rlen;
+}
+
 /* A query's ranges at most at k (size_query's caps but the share's and the
  * cursors'). */
 static uint64_t most_ranges(const tdm_device *d, uint32_t ndocs, uint32_t k)
@@ -150,8 +159,7 @@ static uint64_t most_ranges(const tdm_device *d, uint32_t ndocs, uint32_t k)
     uint64_t mkeys = merge_keys(d), kcap = mkeys / k;
     if (r > klim)
         r = klim;
-    uint32_t mrlen = tuning(d)->batch_merge_rlen; /* the merge's keys, but ranges no longer */
-    mrlen = mrlen ? mrlen : row(d)->batch_merge_rlen;
+    uint32_t mrlen = merge_rlen(d); /* the merge's keys, but ranges no longer */
     if (mrlen && kcap < ndocs / mrlen)
         kcap = ndocs / mrlen;
     if (mkeys && r > kcap)
