@@ -87,6 +87,10 @@ options (each also an environment variable, the option winning):
   --pisa-wheel FILE|DIR  a pyterrier_pisa wheel, or a folder holding one for
                        this python (cpXY), unzipped into PISA_SITE when that
                        has no pyterrier_pisa/ yet (PISA_WHEEL)
+  --series LIST        which series run, comma-separated: single (one query
+                       at a time: tandem's lat10/lat1000, PISA lat and the floor),
+                       batch (tandem's batches, PISA tput) (SERIES; default
+                       single,batch). A series left out shows '-' in the table
   --prep-only          stop after the indexes (a 10M run in its own call)
   --commit REV         printed with the tables (COMMIT; default git's HEAD)
   -h, --help
@@ -142,6 +146,7 @@ PISA_BENCH=${PISA_BENCH:-$repo/../shared/bench/pisa/pisa_bench.py}
 PISA_SITE=${PISA_SITE:-}
 PISA_WHEEL=${PISA_WHEEL:-}
 PREP_ONLY=${PREP_ONLY:-0}
+SERIES=${SERIES:-single,batch}
 COMMIT=${COMMIT:-}
 
 while [ $# -gt 0 ]; do
@@ -152,7 +157,7 @@ while [ $# -gt 0 ]; do
     --*=*) set -- "${opt%%=*}" "${opt#*=}" "${@:2}"; continue ;;
     --tandem | --work | --out | --docs | --logs | --queries-dir | --vocab-from | --nq | --tput-nq | \
         --devices | --threads | --oracle-threads | --batch | --batch-threads | --budget | --warmup | \
-        --limit | --pisa-bench | --pisa-site | --pisa-wheel | --commit) ;;
+        --limit | --pisa-bench | --pisa-site | --pisa-wheel | --commit | --series) ;;
     *) die "unknown option $opt (--help)" ;;
     esac
     [ $# -ge 2 ] || die "$opt: needs a value (--help)"
@@ -179,6 +184,7 @@ while [ $# -gt 0 ]; do
     --pisa-site) PISA_SITE=$v ;;
     --pisa-wheel) PISA_WHEEL=$v ;;
     --commit) COMMIT=$v ;;
+    --series) SERIES=$v ;;
     esac
     shift 2
 done
@@ -191,6 +197,12 @@ OUT=${OUT:-$WORK}
 for n in "$NQ" "$TPUT_NQ" "$THREADS" "$ORACLE_THREADS" "$BATCH_THREADS" "$BUDGET" "$WARMUP" "$LIMIT" "${sizes[@]}"; do
     [[ $n =~ ^[0-9]+$ ]] || die "not a number: '$n'"
 done
+single=0 batch=0
+IFS=, read -r -a series <<<"$SERIES"
+for x in "${series[@]}"; do
+    case $x in single) single=1 ;; batch) batch=1 ;; *) die "--series: unknown series '$x'" ;; esac
+done
+[ $((single + batch)) -gt 0 ] || die "--series: none named"
 [ -x "$TANDEM_BIN" ] || die "no tandem binary at $TANDEM_BIN (--tandem)"
 [ -s "$VOCAB" ] || die "no vocabulary log $VOCAB (--vocab-from)"
 if [ "$PREP_ONLY" = 0 ]; then
@@ -507,25 +519,30 @@ for N in "${sizes[@]}"; do
         echo "  $lname: $kept of the first $seen queries have a term in the index: single set $nq, throughput set $tq"
         [ "$nq" -gt 0 ] || { echo "  no query with a term: skipped"; continue; }
         tb=$(batches "$tq")
-        tandem_q lat10 "$R/lat.txt" "$nq" 10 and,maxscore,wand,bmw,or --per-query "$R/t-lat10-perq.csv"
-        tandem_q lat1000 "$R/lat.txt" "$nq" 1000 maxscore,bmw
-        tandem_q tput10 "$R/tput.txt" "$tq" 10 and,maxscore,bmw --batch "$tb" --batch-threads "$BATCH_THREADS"
-        tandem_q tput1000 "$R/tput.txt" "$tq" 1000 maxscore --batch "$tb" --batch-threads "$BATCH_THREADS"
+        if [ "$single" = 1 ]; then
+            tandem_q lat10 "$R/lat.txt" "$nq" 10 and,maxscore,wand,bmw,or --per-query "$R/t-lat10-perq.csv"
+            tandem_q lat1000 "$R/lat.txt" "$nq" 1000 maxscore,bmw
+        fi
+        if [ "$batch" = 1 ]; then
+            tandem_q tput10 "$R/tput.txt" "$tq" 10 and,maxscore,bmw --batch "$tb" --batch-threads "$BATCH_THREADS"
+            tandem_q tput1000 "$R/tput.txt" "$tq" 1000 maxscore --batch "$tb" --batch-threads "$BATCH_THREADS"
+        fi
         say "tandem done"
-        step "PISA tput" python3 "$PISA_BENCH" tput "$WORK/pisa$N/idx" "$R/tput.txt" "$tq" "$THREADS" \
+        [ "$batch" = 0 ] || step "PISA tput" python3 "$PISA_BENCH" tput "$WORK/pisa$N/idx" "$R/tput.txt" "$tq" "$THREADS" \
             ranked_and:10,maxscore:10,block_max_wand:10,maxscore:1000 >"$R/pisa-tput.txt" 2>"$R/pisa-tput.err"
-        nf=$(python3 "$PY/table.py" floor "$R" "$R/lat.txt" "$R/floor.txt")
+        nf=0
+        [ "$single" = 0 ] || nf=$(python3 "$PY/table.py" floor "$R" "$R/lat.txt" "$R/floor.txt")
         if [ "${nf:-0}" -gt 0 ]; then
             step "PISA floor" python3 "$PISA_BENCH" lat "$WORK/pisa$N/idx" "$R/floor.txt" "$nf" ranked_and:10 \
                 >"$R/pisa-floor.txt" 2>"$R/pisa-floor.err"
         fi
-        step "PISA lat" python3 "$PISA_BENCH" lat "$WORK/pisa$N/idx" "$R/lat.txt" "$nq" \
+        [ "$single" = 0 ] || step "PISA lat" python3 "$PISA_BENCH" lat "$WORK/pisa$N/idx" "$R/lat.txt" "$nq" \
             ranked_and:10,maxscore:10,wand:10,block_max_wand:10,ranked_or:10,maxscore:1000,block_max_wand:1000 \
             >"$R/pisa-lat.txt" 2>"$R/pisa-lat.err"
         say "PISA done"
-        counts="Queries: the first $nq (single) and $tq (throughput) of $lname with a term in the index; PISA ran $(pisa_n "$R/pisa-lat.txt") / $(pisa_t "$R/pisa-tput.txt"); tandem ranked $(ranked "$R/t-lat10.err") / $(ranked "$R/t-tput10.err"); floor queries $nf. PISA: block_simdbp, BM25 1.2/0.75 (its idf), $(grep -o 'call overhead.*' "$R/pisa-lat.txt") included."
+        counts="Queries: the first $nq (single) and $tq (throughput) of $lname with a term in the index; PISA ran $(pisa_n "$R/pisa-lat.txt") / $(pisa_t "$R/pisa-tput.txt"); tandem ranked $(ranked "$R/t-lat10.err") / $(ranked "$R/t-tput10.err"); floor queries $nf. PISA: block_simdbp, BM25 1.2/0.75 (its idf), $(grep -so 'call overhead.*' "$R/pisa-lat.txt") included."
         r1=$(ranked "$R/t-lat10.err"); r2=$(ranked "$R/t-tput10.err")
-        if [ "${r1%% *}" != "$nq" ] || [ "${r2%% *}" != "$tq" ]; then
+        if { [ "$single" = 1 ] && [ "${r1%% *}" != "$nq" ]; } || { [ "$batch" = 1 ] && [ "${r2%% *}" != "$tq" ]; }; then
             counts+=" **COUNTS DIFFER** (or a tandem step did not finish): tandem ranked other than the set's count."
             echo "  counts differ: single $nq / tandem ${r1:-none}; throughput $tq / tandem ${r2:-none}"
         fi
