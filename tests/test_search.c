@@ -305,7 +305,9 @@ static void random_large_indexes(void **state)
  * the merge takes 9 slices, more than a stage's 8: a second stage of 15
  * slices a group after the first's 128) and 2^24 (never a stage), with
  * the kernels' radix select (TANDEM_MERGE_FILTER=off), their filter (on)
- * and the device's rule (unset), for k
+ * and the device's rule (unset), the small kernels at k <= 16
+ * (TANDEM_MERGE_SMALL=on), not (off: the filter or the radix select at
+ * small k) and the rule, for k
  * around the kernels' edges and range counts up to 3,000, on every device:
  * each answer the oracle's, and fewer launches where the merge takes the
  * candidates directly. */
@@ -314,6 +316,7 @@ static void merge_direct_keys(void **state)
     (void)state;
     int small = tdm_test_small();
     static const char *vals[] = {"1", "9000", "16777216"}, *filters[] = {"off", "on", NULL};
+    static const char *smalls[] = {"on", "off", NULL};
     static const uint32_t ks[] = {1, 10, 16, 17, 1000};
     static const uint32_t ranges[] = {0, 9, 40, 1100, 3000};
     static const int al[] = {TDM_ALGO_OR, TDM_ALGO_AND, TDM_ALGO_MAXSCORE};
@@ -336,6 +339,10 @@ static void merge_direct_keys(void **state)
             setenv("TANDEM_MERGE_FILTER", filters[v], 1);
         else
             unsetenv("TANDEM_MERGE_FILTER");
+        if (smalls[v])
+            setenv("TANDEM_MERGE_SMALL", smalls[v], 1);
+        else
+            unsetenv("TANDEM_MERGE_SMALL");
         tdm_engine *eng = tdm_test_engine();
         tdm_search *s;
         if (tdm_search_open(eng, ix, &s) != TDM_OK)
@@ -355,9 +362,9 @@ static void merge_direct_keys(void **state)
                     o.ranges = ranges[((size_t)qi + 2 * a) % 5];
                     o.variant = TDM_VARIANT_ITEM;
                     char what[200];
-                    snprintf(what, sizeof what, "TANDEM_MERGE_DIRECT_KEYS=%s FILTER=%s query %d "
-                             "k %u %s dev %d ranges %u", vals[v], filters[v] ? filters[v] : "-",
-                             qi, o.k,
+                    snprintf(what, sizeof what, "TANDEM_MERGE_DIRECT_KEYS=%s FILTER=%s SMALL=%s "
+                             "query %d k %u %s dev %d ranges %u", vals[v],
+                             filters[v] ? filters[v] : "-", smalls[v] ? smalls[v] : "-", qi, o.k,
                              tdm_algorithm_name(o.algorithm), d, o.ranges);
                     check_search(s, or, ir, st, n, &o, what);
                 }
@@ -385,6 +392,7 @@ static void merge_direct_keys(void **state)
     }
     unsetenv("TANDEM_MERGE_DIRECT_KEYS");
     unsetenv("TANDEM_MERGE_FILTER");
+    unsetenv("TANDEM_MERGE_SMALL");
     if ((int32_t)fewer <= 0)
         fail_msg("TANDEM_MERGE_DIRECT_KEYS=16777216 launched no fewer kernels than =1");
     tdm_oracle_close(or);

@@ -271,6 +271,15 @@ static int merge_filter(const tdm_device *d, uint32_t k)
     return k <= tdm_tune_row_of(&d->info)->merge_filter_max_k;
 }
 
+/* The small select and merge kernels where they fit (tdm_search_small_fits):
+ * TANDEM_MERGE_SMALL, else the device's row. */
+static int merge_small(const tdm_device *d, size_t wg, uint32_t k, uint64_t n)
+{
+    int v = tdm_settings_tuning(d->settings)->merge_small;
+    int on = v ? v == TDM_TUNE_ON : tdm_tune_row_of(&d->info)->merge_small != 0;
+    return on && tdm_search_small_fits(d, wg, k, n);
+}
+
 /* Slices of k the merge takes after a select stage: select_fan(k), or as
  * many as merge_direct_keys holds (k = 1,000 on the H200: 16 slices, not
  * 8, so that a second stage leaves few enough and no third is launched). */
@@ -774,7 +783,7 @@ static int launch_merge(const srun *r, uint32_t nr, uint32_t cap, uint32_t k, ui
     int rc = TDM_OK, filter = merge_filter(r->d, k);
     for (uint32_t stage = 0; rc == TDM_OK && ng > 1; stage++) {
         cl_uint pr = per, ooff = stage % 2 ? area2 : 0; /* areas in turn */
-        int small = tdm_search_small_fits(r->d, wg, kk, (uint64_t)pr * in.cap);
+        int small = merge_small(r->d, wg, kk, (uint64_t)pr * in.cap);
         const char *kn = small    ? "tdm_search_select_small"
                          : filter ? "tdm_search_select"
                                   : "tdm_search_select_radix";
@@ -792,7 +801,7 @@ static int launch_merge(const srun *r, uint32_t nr, uint32_t cap, uint32_t k, ui
     }
     if (rc)
         return rc;
-    int small = tdm_search_small_fits(r->d, wg, kk, (uint64_t)in.nranges * in.cap);
+    int small = merge_small(r->d, wg, kk, (uint64_t)in.nranges * in.cap);
     return run_launch(r, small ? "tdm_search_merge_small" : "tdm_search_merge", a,
                       merge_args(&in, &kk, &p2, s, a), wg, wg, err);
 }

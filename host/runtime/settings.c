@@ -199,6 +199,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
         rc = resolve_u32("TANDEM_MERGE_DIRECT_KEYS", 0, 1u << 24, &t->merge_direct_keys, err);
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_MERGE_FILTER", on_off, &t->merge_filter, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_MERGE_SMALL", on_off, &t->merge_small, err);
     if (rc == TDM_OK) /* unset: 0 */
         rc = resolve_postings("TANDEM_SPLIT_MIN_POSTINGS", 1, "1", &t->split_min_postings, NULL,
                               err);
@@ -720,6 +722,10 @@ static const tdm_settings_var vars[] = {
      "on or off: the select stages' one-read filter, or their radix select, at every k (the "
      "tuning table's row: GPU the filter, CPU the filter up to k = 128); the merge filters "
      "always"},
+    {"TANDEM_MERGE_SMALL", "tuning",
+     "on or off: a single query's select stages and merge at k <= 16 over few candidates "
+     "with the small kernels (each work-item's best k in local memory, then a tree of "
+     "merges), or with the filter (the tuning table's row: on)"},
     {"TANDEM_BATCH_MIN_PART", "tuning",
      "the fewest queries of a batch split over several lanes a lane gets, else the batch "
      "goes to fewer lanes, whole to one below twice it, 1 to 65536 (GPU 1024, CPU 1)"},

@@ -152,6 +152,8 @@ typedef struct tdm_tune_row {
     uint32_t merge_filter_max_k; /* the select stages' filter up to this k, their
                                     radix select above; the merge filters at every
                                     k (TANDEM_MERGE_FILTER) */
+    uint32_t merge_small;    /* 1: the small select and merge kernels at k <= 16 where
+                                their candidates fit (TANDEM_MERGE_SMALL) */
     uint32_t alone_threads;  /* a batch call's queries that run alone (the plan's alone,
                                 long OR) at once on host threads, on one device:
                                 one's host work beside another's device work
@@ -253,6 +255,15 @@ typedef struct tdm_tune_row {
  * OR 2,087 / 3,740, AND 653 / 869, MaxScore 791 / 1,147. */
 #define TDM_TUNE_MERGE_FILTER_MAX_K_GPU 0xffffffffu
 #define TDM_TUNE_MERGE_FILTER_MAX_K_CPU 128u
+
+/* A single query's select stages and merge at k <= 16 over at most 32
+ * candidates a work-item (tdm_search_small_fits) with the small kernels
+ * (merge_small: cl/search_merge.cl's tdm_merge_small), else the filter.
+ * PoCL, 2 cores, MaxScore k 10: a merge 94 us with the radix select, 22 with
+ * the small one. On the H200 the small merge took 20 us (profiled, k 10,
+ * fourteenth session) against the filter's unmeasured time. */
+#define TDM_TUNE_MERGE_SMALL_GPU 1u
+#define TDM_TUNE_MERGE_SMALL_CPU 1u
 
 /* OR, WAND, BMW and MaxScore share a GPU's device batch up to this k
  * (above, each query of a batch call runs alone). At 128 a batch call's k =
@@ -569,6 +580,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .query_bounds = TDM_TUNE_QUERY_BOUNDS_GPU,                                             \
         .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_GPU,                                   \
         .merge_filter_max_k = TDM_TUNE_MERGE_FILTER_MAX_K_GPU,                                 \
+        .merge_small = TDM_TUNE_MERGE_SMALL_GPU,                                               \
         .alone_threads = alone,                                                                \
         .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_GPU,                                         \
         .decode_variant = TDM_TUNE_DECODE_GROUP,                                               \
@@ -615,6 +627,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .and_wu_k = 128, .batch_ranges_per_cu = 4, .batch_min_rlen = 1, .batch_queue = 1,      \
         .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_CPU,                                   \
         .merge_filter_max_k = TDM_TUNE_MERGE_FILTER_MAX_K_CPU,                                 \
+        .merge_small = TDM_TUNE_MERGE_SMALL_CPU,                                               \
         .alone_threads = TDM_TUNE_ALONE_THREADS_CPU,                                           \
         .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_CPU,                                         \
         .decode_variant = decode, .staging = 0,                                                \
