@@ -55,6 +55,7 @@
 #include "cl/search_zrange.cl"
 #include "cl/search_group.cl"
 #include "cl/search_merge.cl"
+#include "cl/search_range_sel.cl"
 #include "cl/search_seed.cl"
 #include "cl/search_select.cl"
 #include "cl/search_batch.cl"

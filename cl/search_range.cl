@@ -266,17 +266,19 @@ uint tdm_sr_oi(const tdm_srange *s, uint i) { return i * s->nr + s->r; }
    pass has gate_min = k: it does nothing when the AND pass's merge counted
    at least k candidates (gate[1], tdm_search_merge's out_n), leaving the AND
    heaps for the next merge, so the choice costs no round trip to the host. */
-__kernel void tdm_search_range(__global const uint *docs, __global const uint *freqs,
-                               __global uint *terms, __global const float *bmax,
-                               __global const uint *doclens, __global uint *cur,
-                               __global uint *ord, __global float *hs, __global uint *hd,
-                               __global uint *hn, uint nt, uint nranges, uint rlen, uint ndocs,
-                               uint cap, uint alg, uint kind, float c0, float c1,
-                               __global const uint *gate, uint gate_min)
+#define TDM_SR_ARGS                                                              \
+    __global const uint *docs, __global const uint *freqs, __global uint *terms,   \
+        __global const float *bmax, __global const uint *doclens, __global uint *cur, \
+        __global uint *ord, __global float *hs, __global uint *hd, __global uint *hn, \
+        uint nt, uint nranges, uint rlen, uint ndocs, uint cap, uint alg, uint kind,  \
+        float c0, float c1
+#define TDM_SR_PASS                                                              \
+    docs, freqs, terms, bmax, doclens, cur, ord, hs, hd, hn, nt, nranges, rlen, ndocs, cap, \
+        alg, kind, c0, c1
+
+/* Range r's heap and its count hn[r] (tdm_search_range, _range_sel). */
+void tdm_sr_range(TDM_SR_ARGS, uint r)
 {
-    uint r = get_global_id(0);
-    if (r >= nranges || (gate_min && gate[1] >= gate_min))
-        return;
     tdm_srange s;
     s.docs = docs;
     s.freqs = freqs;
@@ -289,6 +291,13 @@ __kernel void tdm_search_range(__global const uint *docs, __global const uint *f
     tdm_sr_starts(docs, terms, nt, nranges, r, rbeg, cur);
     tdm_sr_run(&s, alg);
     hn[r] = s.n;
+}
+
+__kernel void tdm_search_range(TDM_SR_ARGS, __global const uint *gate, uint gate_min)
+{
+    uint r = get_global_id(0);
+    if (r < nranges && !(gate_min && gate[1] >= gate_min))
+        tdm_sr_range(TDM_SR_PASS, r);
 }
 
 /* Block bounds recomputed on the device, for requests whose parameters are

@@ -156,18 +156,19 @@ void tdm_zr_search(tdm_zrange *s, uint rbeg, uint alg)
    of decoded postings, and the cursors' buffers. status: the search's
    status word (TDM_CODEC_ST_*), which the merge reports; layout: the
    scratch's (TDM_ZR_RANGE or TDM_ZR_INTERLEAVED, above). */
-__kernel void tdm_search_zrange(TDM_ZS_IDX, __global uint *zdocs, __global uint *zfreqs,
-                                uint bw, __global uint *terms, __global const float *bmax,
-                                __global const uint *doclens, __global uint *cur,
-                                __global uint *ord, __global float *hs, __global uint *hd,
-                                __global uint *hn, uint nt, uint nranges, uint rlen, uint ndocs,
-                                uint cap, uint alg, uint kind, float c0, float c1,
-                                __global const uint *gate, uint gate_min,
-                                __global uint *status, uint layout)
+#define TDM_ZRK_ARGS                                                             \
+    TDM_ZS_IDX, __global uint *zdocs, __global uint *zfreqs, uint bw, __global uint *terms, \
+        __global const float *bmax, __global const uint *doclens, __global uint *cur,      \
+        __global uint *ord, __global float *hs, __global uint *hd, __global uint *hn,      \
+        uint nt, uint nranges, uint rlen, uint ndocs, uint cap, uint alg, uint kind,       \
+        float c0, float c1
+#define TDM_ZRK_PASS                                                             \
+    TDM_ZS_IDX_PASS, zdocs, zfreqs, bw, terms, bmax, doclens, cur, ord, hs, hd, hn, nt,   \
+        nranges, rlen, ndocs, cap, alg, kind, c0, c1
+
+/* Range r's heap and its count hn[r] (tdm_search_zrange, _zrange_sel). */
+void tdm_zr_range(TDM_ZRK_ARGS, __global uint *status, uint layout, uint r)
 {
-    uint r = get_global_id(0);
-    if (r >= nranges || (gate_min && gate[1] >= gate_min))
-        return;
     tdm_zrange s;
     tdm_zr_index(&s, arena, lists, codecs, block_last, block_docs, block_freqs, nlists,
                  arena_words, spans);
@@ -181,4 +182,12 @@ __kernel void tdm_search_zrange(TDM_ZS_IDX, __global uint *zdocs, __global uint 
     hn[r] = s.n;
     if (s.st)
         atomic_or(status, s.st);
+}
+
+__kernel void tdm_search_zrange(TDM_ZRK_ARGS, __global const uint *gate, uint gate_min,
+                                __global uint *status, uint layout)
+{
+    uint r = get_global_id(0);
+    if (r < nranges && !(gate_min && gate[1] >= gate_min))
+        tdm_zr_range(TDM_ZRK_PASS, status, layout, r);
 }

@@ -307,7 +307,10 @@ static void random_large_indexes(void **state)
  * the kernels' radix select (TANDEM_MERGE_FILTER=off), their filter (on)
  * and the device's rule (unset), the small kernels at k <= 16
  * (TANDEM_MERGE_SMALL=on), not (off: the filter or the radix select at
- * small k) and the rule, for k
+ * small k) and the rule, the first select stage in the range kernel's
+ * launch (TANDEM_RANGE_SELECT=on: groups of 64 ranges on a CPU too, then
+ * a second stage at k = 1,000 and 9,000, the merge directly at 2^24) or
+ * not (off), for k
  * around the kernels' edges and range counts up to 3,000, on every device:
  * each answer the oracle's, and fewer launches where the merge takes the
  * candidates directly. */
@@ -316,7 +319,7 @@ static void merge_direct_keys(void **state)
     (void)state;
     int small = tdm_test_small();
     static const char *vals[] = {"1", "9000", "16777216"}, *filters[] = {"off", "on", NULL};
-    static const char *smalls[] = {"on", "off", NULL};
+    static const char *smalls[] = {"on", "off", NULL}, *rsels[] = {"off", "on", "on"};
     static const uint32_t ks[] = {1, 10, 16, 17, 1000};
     static const uint32_t ranges[] = {0, 9, 40, 1100, 3000};
     static const int al[] = {TDM_ALGO_OR, TDM_ALGO_AND, TDM_ALGO_MAXSCORE};
@@ -343,6 +346,7 @@ static void merge_direct_keys(void **state)
             setenv("TANDEM_MERGE_SMALL", smalls[v], 1);
         else
             unsetenv("TANDEM_MERGE_SMALL");
+        setenv("TANDEM_RANGE_SELECT", rsels[v], 1);
         tdm_engine *eng = tdm_test_engine();
         tdm_search *s;
         if (tdm_search_open(eng, ix, &s) != TDM_OK)
@@ -360,14 +364,26 @@ static void merge_direct_keys(void **state)
                     o.algorithm = al[a];
                     o.k = ks[(qi + a) % 5];
                     o.ranges = ranges[((size_t)qi + 2 * a) % 5];
-                    o.variant = TDM_VARIANT_ITEM;
+                    /* the compressed variant too (its _sel kernel) */
+                    o.variant = qi % 3 == 2 ? TDM_VARIANT_COMPRESSED : TDM_VARIANT_ITEM;
                     char what[200];
                     snprintf(what, sizeof what, "TANDEM_MERGE_DIRECT_KEYS=%s FILTER=%s SMALL=%s "
-                             "query %d k %u %s dev %d ranges %u", vals[v],
-                             filters[v] ? filters[v] : "-", smalls[v] ? smalls[v] : "-", qi, o.k,
-                             tdm_algorithm_name(o.algorithm), d, o.ranges);
+                             "RANGE_SELECT=%s query %d k %u %s dev %d ranges %u variant %d",
+                             vals[v], filters[v] ? filters[v] : "-",
+                             smalls[v] ? smalls[v] : "-", rsels[v], qi, o.k,
+                             tdm_algorithm_name(o.algorithm), d, o.ranges, o.variant);
                     check_search(s, or, ir, st, n, &o, what);
                 }
+        }
+        /* the fused kernels ran exactly where TANDEM_RANGE_SELECT=on */
+        for (int d = 0; d < tdm_engine_device_count(eng); d++) {
+            tdm_device *dev = tdm_engine_device(eng, d);
+            size_t nr = tdm_kcache_count(dev, "tdm_search_range_sel");
+            size_t nz = tdm_kcache_count(dev, "tdm_search_zrange_sel");
+            int on = strcmp(rsels[v], "on") == 0;
+            if (on ? !nr || !nz : nr || nz)
+                fail_msg("TANDEM_RANGE_SELECT=%s dev %d: range_sel %zu, zrange_sel %zu kernels "
+                         "pooled", rsels[v], d, nr, nz);
         }
         /* a query of 3,000 ranges at k = 10: select stages at 1, none at 2^24 */
         tdm_search_term one = {.term = c.terms[0], .weight = 1.0f};
@@ -393,6 +409,7 @@ static void merge_direct_keys(void **state)
     unsetenv("TANDEM_MERGE_DIRECT_KEYS");
     unsetenv("TANDEM_MERGE_FILTER");
     unsetenv("TANDEM_MERGE_SMALL");
+    unsetenv("TANDEM_RANGE_SELECT");
     if ((int32_t)fewer <= 0)
         fail_msg("TANDEM_MERGE_DIRECT_KEYS=16777216 launched no fewer kernels than =1");
     tdm_oracle_close(or);

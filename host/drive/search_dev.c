@@ -252,6 +252,14 @@ static uint32_t select_groups2(uint32_t ng, uint32_t k)
     return ng > f ? (ng + f - 1) / f : 0;
 }
 
+/* The range kernel's groups that make the first select stage's slices in
+ * the same launch (cl/search_range_sel.cl), 0 where it does not, and their
+ * size. */
+typedef struct fuse {
+    uint32_t groups;
+    size_t local;
+} fuse;
+
 
 /* Candidates the merge takes directly (tune_table.h, merge_direct_keys):
  * TANDEM_MERGE_DIRECT_KEYS, else the device's row. */
@@ -287,6 +295,43 @@ static uint32_t merge_slices(const tdm_device *d, uint32_t k)
 {
     uint32_t f = select_fan(k), m = merge_direct_keys(d) / k;
     return m > f ? m : f;
+}
+
+/* After a stage that left n slices of k: another stage's groups while more
+ * are left than the merge takes (1: the merge takes them), each reducing
+ * select_fan(k) of them, or more where that leaves the merge few enough
+ * (never fewer: the second output area holds select_groups2's slices);
+ * *per their share. */
+static uint32_t next_stage(const tdm_device *d, uint32_t k, uint32_t n, uint32_t *per)
+{
+    uint32_t most = merge_slices(d, k), fan = select_fan(k);
+    uint32_t need = (n + most - 1) / most;
+    *per = most > fan && need > fan ? need : fan;
+    return n > most ? (n + *per - 1) / *per : 1;
+}
+
+/* The first select stage in the range kernel's launch (fuse): its groups,
+ * TANDEM_RANGE_SELECT, else the device's row up to its range_select_max_k
+ * where a select stage runs at all (more candidates than the merge takes
+ * directly); never for AND-then-OR (its OR pass's gate) or the group
+ * variant. Groups of the plan's range groups, or of
+ * TDM_TUNE_RANGE_SELECT_LOCAL where those are single work-items (a CPU),
+ * within the kernel's limit. */
+static fuse fused(tdm_device *d, const tdm_splan *pl, int salg, uint32_t k, uint32_t cap)
+{
+    fuse f = {0, 0};
+    int v = tdm_settings_tuning(d->settings)->range_select;
+    if (salg == TDM_SALG_AND_OR || pl->variant == TDM_VARIANT_GROUP || v == TDM_TUNE_OFF)
+        return f;
+    if (v != TDM_TUNE_ON && (k > tdm_tune_row_of(&d->info)->range_select_max_k ||
+                             (uint64_t)pl->ranges * cap <= merge_direct_keys(d)))
+        return f;
+    size_t l = pl->local > 1 ? pl->local : TDM_TUNE_RANGE_SELECT_LOCAL;
+    size_t lim = tdm_kernel_wg_limit(d, zrange(pl) ? "tdm_search_zrange_sel"
+                                                    : "tdm_search_range_sel");
+    f.local = lim && l > lim ? lim : l;
+    f.groups = (uint32_t)((pl->ranges + f.local - 1) / f.local);
+    return f;
 }
 
 /* Stage-one groups for nr ranges of cap keys (1: the merge alone); *per
@@ -472,7 +517,7 @@ void tdm_sprep_host_order(const tdm_sprep *p)
  * word, term table, AND selection or decode jobs, stored bounds: the packed
  * regions) on the call's queue. */
 static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, int salg,
-                        uint32_t cap, uint32_t pow2, uint32_t k, uint32_t ngroups, scratch *s,
+                        uint32_t cap, uint32_t pow2, uint32_t k, uint32_t slices, scratch *s,
                         tdm_sout *out, tdm_err *err)
 {
     tdm_device *d = r->d;
@@ -490,9 +535,9 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
         [B_HN] = nr * 4,
         [B_OUT] = ((size_t)pow2 + 2) * 8, /* a header of counts and status, then the keys */
         [B_OUTN] = 12,
-        [B_SS] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups, k)) * k * 4 : 4,
-        [B_SD] = ngroups > 1 ? (size_t)(ngroups + select_groups2(ngroups, k)) * k * 4 : 4,
-        [B_SN] = (size_t)(ngroups + select_groups2(ngroups, k)) * 4,
+        [B_SS] = slices ? (size_t)(slices + select_groups2(slices, k)) * k * 4 : 4,
+        [B_SD] = slices ? (size_t)(slices + select_groups2(slices, k)) * k * 4 : 4,
+        [B_SN] = slices ? (size_t)(slices + select_groups2(slices, k)) * 4 : 4,
         [B_SEED] = pl->seeded ? tdm_search_seed_bytes(p->nt) : 4,
         [B_SELFLAGS] = sel ? tdm_and_sel_flag_bytes(&p->andsel) : 4,
     };
@@ -614,7 +659,9 @@ typedef struct pass_args {
     const cl_mem *docs, *freqs, *terms, *bmax, *doclens, *cur, *ord, *hs, *hd, *hn;
     const cl_mem *gate;   /* the merge's counts (AND-then-OR's OR pass reads them) */
     const cl_mem *status; /* the call's status word (group, zrange) */
+    const cl_mem *os, *od, *on; /* the fused select stage's slices (_sel kernels) */
     cl_uint nt, nranges, rlen, ndocs, cap, alg, kind, gate_min;
+    cl_uint k; /* the fused select stage's (_sel kernels) */
     cl_float c0, c1;
     /* the compressed variant: the resident index, its block buffers'
        width and its scratch's layout */
@@ -622,7 +669,7 @@ typedef struct pass_args {
     cl_uint nlists, arena_words, spans, bw, layout;
 } pass_args;
 
-#define PASS_MAX_ARGS 34
+#define PASS_MAX_ARGS 36
 
 /* tdm_search_range (cl/search_range.cl). */
 static cl_uint range_args(const pass_args *p, tdm_karg *a)
@@ -637,6 +684,25 @@ static cl_uint range_args(const pass_args *p, tdm_karg *a)
         {sizeof p->c1, &p->c1},    TDM_KARG_MEM(p->gate),     TDM_KARG_U32(&p->gate_min),
     };
     _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "range args");
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* tdm_search_range_sel (cl/search_range_sel.cl): tdm_search_range's but
+ * the gate, then the select stage's. */
+static cl_uint range_sel_args(const pass_args *p, tdm_karg *a)
+{
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(p->docs),     TDM_KARG_MEM(p->freqs),    TDM_KARG_MEM(p->terms),
+        TDM_KARG_MEM(p->bmax),     TDM_KARG_MEM(p->doclens),  TDM_KARG_MEM(p->cur),
+        TDM_KARG_MEM(p->ord),      TDM_KARG_MEM(p->hs),       TDM_KARG_MEM(p->hd),
+        TDM_KARG_MEM(p->hn),       TDM_KARG_U32(&p->nt),      TDM_KARG_U32(&p->nranges),
+        TDM_KARG_U32(&p->rlen),    TDM_KARG_U32(&p->ndocs),   TDM_KARG_U32(&p->cap),
+        TDM_KARG_U32(&p->alg),     TDM_KARG_U32(&p->kind),    {sizeof p->c0, &p->c0},
+        {sizeof p->c1, &p->c1},    TDM_KARG_U32(&p->k),       TDM_KARG_MEM(p->os),
+        TDM_KARG_MEM(p->od),       TDM_KARG_MEM(p->on),
+    };
+    _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "range_sel args");
     memcpy(a, args, sizeof args);
     return sizeof args / sizeof *args;
 }
@@ -678,6 +744,30 @@ static cl_uint zrange_args(const pass_args *p, tdm_karg *a)
         TDM_KARG_U32(&p->layout),
     };
     _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "zrange args");
+    memcpy(a, args, sizeof args);
+    return sizeof args / sizeof *args;
+}
+
+/* tdm_search_zrange_sel (cl/search_range_sel.cl): tdm_search_zrange's but
+ * the gate, then the select stage's. */
+static cl_uint zrange_sel_args(const pass_args *p, tdm_karg *a)
+{
+    const tdm_resident *rs = p->res;
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(&rs->arena),       TDM_KARG_MEM(&rs->lists),    TDM_KARG_MEM(&rs->codecs),
+        TDM_KARG_MEM(&rs->block_last),  TDM_KARG_MEM(&rs->block_docs),
+        TDM_KARG_MEM(&rs->block_freqs), TDM_KARG_U32(&p->nlists),   TDM_KARG_U32(&p->arena_words),
+        TDM_KARG_U32(&p->spans),        TDM_KARG_MEM(p->docs),       TDM_KARG_MEM(p->freqs),
+        TDM_KARG_U32(&p->bw),           TDM_KARG_MEM(p->terms),      TDM_KARG_MEM(p->bmax),
+        TDM_KARG_MEM(p->doclens),       TDM_KARG_MEM(p->cur),        TDM_KARG_MEM(p->ord),
+        TDM_KARG_MEM(p->hs),            TDM_KARG_MEM(p->hd),         TDM_KARG_MEM(p->hn),
+        TDM_KARG_U32(&p->nt),           TDM_KARG_U32(&p->nranges),   TDM_KARG_U32(&p->rlen),
+        TDM_KARG_U32(&p->ndocs),        TDM_KARG_U32(&p->cap),       TDM_KARG_U32(&p->alg),
+        TDM_KARG_U32(&p->kind),         {sizeof p->c0, &p->c0},      {sizeof p->c1, &p->c1},
+        TDM_KARG_MEM(p->status),        TDM_KARG_U32(&p->layout),    TDM_KARG_U32(&p->k),
+        TDM_KARG_MEM(p->os),            TDM_KARG_MEM(p->od),         TDM_KARG_MEM(p->on),
+    };
+    _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "zrange_sel args");
     memcpy(a, args, sizeof args);
     return sizeof args / sizeof *args;
 }
@@ -755,10 +845,17 @@ static int prepare(const srun *r, const tdm_sprep *p, const tdm_splan *pl, int s
 }
 
 /* The range kernel of the plan's variant over the pass's arguments. */
-static int launch_ranges(const srun *r, const tdm_splan *pl, const pass_args *pa, tdm_err *err)
+static int launch_ranges(const srun *r, const tdm_splan *pl, const pass_args *pa,
+                         const fuse *fu, tdm_err *err)
 {
     tdm_karg a[PASS_MAX_ARGS];
     cl_uint nr = pa->nranges;
+    if (fu->groups && zrange(pl))
+        return run_launch(r, "tdm_search_zrange_sel", a, zrange_sel_args(pa, a),
+                          (size_t)fu->groups * fu->local, fu->local, err);
+    if (fu->groups)
+        return run_launch(r, "tdm_search_range_sel", a, range_sel_args(pa, a),
+                          (size_t)fu->groups * fu->local, fu->local, err);
     if (zrange(pl))
         return run_launch(r, "tdm_search_zrange", a, zrange_args(pa, a),
                           tdm_round_up(nr, pl->local), pl->local, err);
@@ -770,18 +867,25 @@ static int launch_ranges(const srun *r, const tdm_splan *pl, const pass_args *pa
 }
 
 /* The select stages, while more than one group's worth of ranges is left,
- * then the merge into B_OUT. */
+ * then the merge into B_OUT. Where the range kernel's groups made the
+ * first stage's slices (fu), the stages go on from those. */
 static int launch_merge(const srun *r, uint32_t nr, uint32_t cap, uint32_t k, uint32_t pow2,
-                        scratch *s, tdm_err *err)
+                        const fuse *fu, scratch *s, tdm_err *err)
 {
     size_t wg = tdm_search_merge_local(r->d);
-    uint32_t per;
+    uint32_t per, stage = 0;
     cl_uint ng = select_groups(r->d, nr, cap, &per), kk = k, p2 = pow2;
     keys_in in = {&s->b[B_HS], &s->b[B_HD], &s->b[B_HN], 0, nr, cap};
     cl_uint area2 = ng; /* the second output area's first slice */
+    if (fu->groups) {
+        in = (keys_in){&s->b[B_SS], &s->b[B_SD], &s->b[B_SN], 0, fu->groups, kk};
+        area2 = fu->groups;
+        stage = 1;
+        ng = next_stage(r->d, kk, fu->groups, &per);
+    }
     tdm_karg a[12];
     int rc = TDM_OK, filter = merge_filter(r->d, k);
-    for (uint32_t stage = 0; rc == TDM_OK && ng > 1; stage++) {
+    for (; rc == TDM_OK && ng > 1; stage++) {
         cl_uint pr = per, ooff = stage % 2 ? area2 : 0; /* areas in turn */
         int small = merge_small(r->d, wg, kk, (uint64_t)pr * in.cap);
         const char *kn = small    ? "tdm_search_select_small"
@@ -790,14 +894,7 @@ static int launch_merge(const srun *r, uint32_t nr, uint32_t cap, uint32_t k, ui
         rc = run_launch(r, kn, a, select_args(&in, &kk, &pr, s, &ooff, a), (size_t)ng * wg, wg,
                         err);
         in = (keys_in){&s->b[B_SS], &s->b[B_SD], &s->b[B_SN], ooff, ng, kk};
-        /* another stage while more slices are left than the merge takes,
-         * each group reducing select_fan(k) of them, or more where that
-         * leaves the merge few enough (never fewer: the second output
-         * area holds select_groups2's slices) */
-        uint32_t most = merge_slices(r->d, kk), fan = select_fan(kk);
-        uint32_t need = (in.nranges + most - 1) / most;
-        per = most > fan && need > fan ? need : fan;
-        ng = in.nranges > most ? (in.nranges + per - 1) / per : 1;
+        ng = next_stage(r->d, kk, ng, &per);
     }
     if (rc)
         return rc;
@@ -806,12 +903,13 @@ static int launch_merge(const srun *r, uint32_t nr, uint32_t cap, uint32_t k, ui
                       merge_args(&in, &kk, &p2, s, a), wg, wg, err);
 }
 
-/* One pass: bounds where needed, range or group kernel, merge. gate_min:
- * 0, or k for AND-then-OR's OR pass (skipped on the device when the AND
- * pass's counts, in B_OUTN, reach k). */
+/* One pass: bounds where needed, range or group kernel (with the first
+ * select stage where fu says), merge. gate_min: 0, or k for AND-then-OR's
+ * OR pass (skipped on the device when the AND pass's counts, in B_OUTN,
+ * reach k). */
 static int launch(const srun *r, const tdm_sprep *p, uint32_t ndocs, const tdm_splan *pl,
                   int salg, uint32_t k, uint32_t cap, uint32_t pow2, uint32_t gate_min,
-                  scratch *s, tdm_err *err)
+                  const fuse *fu, scratch *s, tdm_err *err)
 {
     int rc = TDM_OK;
     if (reads_bounds(salg) && (rc = prepare(r, p, pl, salg, k, s, err)))
@@ -827,10 +925,11 @@ static int launch(const srun *r, const tdm_sprep *p, uint32_t ndocs, const tdm_s
         .c0 = p->c0, .c1 = p->c1,
         .res = rs, .nlists = rs->nlists, .arena_words = rs->arena_words, .spans = rs->spans,
         .bw = p->max_block, .layout = pl->zlayout,
+        .k = k, .os = &s->b[B_SS], .od = &s->b[B_SD], .on = &s->b[B_SN],
     };
-    if ((rc = launch_ranges(r, pl, &pa, err)))
+    if ((rc = launch_ranges(r, pl, &pa, fu, err)))
         return rc;
-    return launch_merge(r, pl->ranges, cap, k, pow2, s, err);
+    return launch_merge(r, pl->ranges, cap, k, pow2, fu, s, err);
 }
 
 /* The compressed variant reads the index itself, whose upload (res.ready)
@@ -866,7 +965,7 @@ int tdm_search_after_index(const tdm_sdev *sd, cl_command_queue q, cl_uint nwait
  * not waited for: p's arrays outlive the run, which ends after its
  * download. *hold gets the list cache's hold. */
 static int run_inputs(const srun *r, const tdm_sprep *p, const tdm_splan *pl, int salg,
-                      uint32_t cap, uint32_t pow2, uint32_t k, scratch *s,
+                      uint32_t cap, uint32_t pow2, uint32_t k, const fuse *fu, scratch *s,
                       tdm_listcache_hold **hold, tdm_sout *out, tdm_err *err)
 {
     const tdm_sdev *sd = r->sd;
@@ -879,8 +978,9 @@ static int run_inputs(const srun *r, const tdm_sprep *p, const tdm_splan *pl, in
         nup = 1; /* on the transfer queue: waited for by event below */
     run_phase(r, "phase: pool take, list hold", &t);
     uint32_t per, ngroups = select_groups(r->d, pl->ranges, cap, &per);
+    uint32_t slices = fu->groups ? fu->groups : ngroups > 1 ? ngroups : 0; /* stage one's */
     if (rc == TDM_OK)
-        rc = make_buffers(r, p, pl, salg, cap, pow2, k, ngroups, s, out, err);
+        rc = make_buffers(r, p, pl, salg, cap, pow2, k, slices, s, out, err);
     run_phase(r, "phase: buffers and uploads", &t);
     cl_event dec, *ev = run_event(r, &dec); /* the decode's event only where profiled */
     if (rc == TDM_OK && zrange(pl))
@@ -973,17 +1073,18 @@ int tdm_search_dev_run(const tdm_sdev *sd, const tdm_sprep *p, uint32_t ndocs,
     run_init(&r, sd, &pf, &out->launches);
     scratch s = *sp; /* a copy: the pool entry is updated at the end */
     tdm_listcache_hold *hold = NULL;
+    fuse fu = fused(sd->d, pl, salg, k, cap);
     int rc = run_queue(&r, &s, err);
     if (rc == TDM_OK)
-        rc = run_inputs(&r, p, pl, salg, cap, pow2, k, &s, &hold, out, err);
+        rc = run_inputs(&r, p, pl, salg, cap, pow2, k, &fu, &s, &hold, out, err);
     double t = r.pf ? tdm_sprof_now() : 0;
     if (rc == TDM_OK && salg == TDM_SALG_AND_OR) {
-        /* AND, then OR, which the device skips when AND found k */
-        rc = launch(&r, p, ndocs, pl, TDM_SALG_AND, k, cap, pow2, 0, &s, err);
+        /* AND, then OR, which the device skips when AND found k (no fused stage) */
+        rc = launch(&r, p, ndocs, pl, TDM_SALG_AND, k, cap, pow2, 0, &fu, &s, err);
         if (rc == TDM_OK)
-            rc = launch(&r, p, ndocs, pl, TDM_SALG_OR, k, cap, pow2, k, &s, err);
+            rc = launch(&r, p, ndocs, pl, TDM_SALG_OR, k, cap, pow2, k, &fu, &s, err);
     } else if (rc == TDM_OK) {
-        rc = launch(&r, p, ndocs, pl, salg, k, cap, pow2, 0, &s, err);
+        rc = launch(&r, p, ndocs, pl, salg, k, cap, pow2, 0, &fu, &s, err);
     }
     run_phase(&r, "phase: bounds, seed, range, select, merge enqueue", &t);
     if (rc == TDM_OK)

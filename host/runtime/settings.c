@@ -201,6 +201,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
         rc = resolve_choice("TANDEM_MERGE_FILTER", on_off, &t->merge_filter, err);
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_MERGE_SMALL", on_off, &t->merge_small, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_RANGE_SELECT", on_off, &t->range_select, err);
     if (rc == TDM_OK) /* unset: 0 */
         rc = resolve_postings("TANDEM_SPLIT_MIN_POSTINGS", 1, "1", &t->split_min_postings, NULL,
                               err);
@@ -722,6 +724,10 @@ static const tdm_settings_var vars[] = {
      "on or off: the select stages' one-read filter, or their radix select, at every k (the "
      "tuning table's row: GPU the filter, CPU the filter up to k = 128); the merge filters "
      "always"},
+    {"TANDEM_RANGE_SELECT", "tuning",
+     "on or off: a single query's first select stage in its range kernel's launch, each "
+     "work-group's ranges' top k (on: wherever the algorithm allows, off: never; the tuning "
+     "table's row: GPU up to k = 16 where a select stage runs, CPU never)"},
     {"TANDEM_MERGE_SMALL", "tuning",
      "on or off: a single query's select stages and merge at k <= 16 over few candidates "
      "with the small kernels (each work-item's best k in local memory, then a tree of "

@@ -154,6 +154,8 @@ typedef struct tdm_tune_row {
                                     k (TANDEM_MERGE_FILTER) */
     uint32_t merge_small;    /* 1: the small select and merge kernels at k <= 16 where
                                 their candidates fit (TANDEM_MERGE_SMALL) */
+    uint32_t range_select_max_k; /* the first select stage in the range kernel's launch
+                                    up to this k, 0 never (TANDEM_RANGE_SELECT) */
     uint32_t alone_threads;  /* a batch call's queries that run alone (the plan's alone,
                                 long OR) at once on host threads, on one device:
                                 one's host work beside another's device work
@@ -264,6 +266,17 @@ typedef struct tdm_tune_row {
  * fourteenth session) against the filter's unmeasured time. */
 #define TDM_TUNE_MERGE_SMALL_GPU 1u
 #define TDM_TUNE_MERGE_SMALL_CPU 1u
+
+/* A single query's first select stage in its range kernel's launch
+ * (range_select_max_k; cl/search_range_sel.cl): each work-group takes its
+ * ranges' top k once their heaps are written, so no select launch follows
+ * (a dependent kernel: ~15 us of host time on the H200, 9 us of device
+ * time at k = 10, fourteenth session's profile). Up to this k on a GPU
+ * (where a select stage runs at all); a CPU's ranges are single work-items.
+ * TDM_TUNE_RANGE_SELECT_LOCAL: the groups' size where the plan's range
+ * groups are single work-items (TANDEM_RANGE_SELECT=on on a CPU). */
+#define TDM_TUNE_RANGE_SELECT_MAX_K_GPU 16u
+#define TDM_TUNE_RANGE_SELECT_LOCAL 64u
 
 /* OR, WAND, BMW and MaxScore share a GPU's device batch up to this k
  * (above, each query of a batch call runs alone). At 128 a batch call's k =
@@ -581,6 +594,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_GPU,                                   \
         .merge_filter_max_k = TDM_TUNE_MERGE_FILTER_MAX_K_GPU,                                 \
         .merge_small = TDM_TUNE_MERGE_SMALL_GPU,                                               \
+        .range_select_max_k = TDM_TUNE_RANGE_SELECT_MAX_K_GPU,                                 \
         .alone_threads = alone,                                                                \
         .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_GPU,                                         \
         .decode_variant = TDM_TUNE_DECODE_GROUP,                                               \
@@ -628,6 +642,7 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
         .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_CPU,                                   \
         .merge_filter_max_k = TDM_TUNE_MERGE_FILTER_MAX_K_CPU,                                 \
         .merge_small = TDM_TUNE_MERGE_SMALL_CPU,                                               \
+        .range_select_max_k = 0,                                                               \
         .alone_threads = TDM_TUNE_ALONE_THREADS_CPU,                                           \
         .or_alone_terms = TDM_TUNE_OR_ALONE_TERMS_CPU,                                         \
         .decode_variant = decode, .staging = 0,                                                \
