@@ -727,11 +727,12 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_RANGE_SELECT", "tuning",
      "on or off: a single query's first select stage in its range kernel's launch, each "
      "work-group's ranges' top k (on: wherever the algorithm allows, off: never; the tuning "
-     "table's row: GPU up to k = 16 where a select stage runs, CPU never)"},
+     "table's row: never, measured slower on msmarco's queries on the H200)"},
     {"TANDEM_MERGE_SMALL", "tuning",
      "on or off: a single query's select stages and merge at k <= 16 over few candidates "
      "with the small kernels (each work-item's best k in local memory, then a tree of "
-     "merges), or with the filter (the tuning table's row: on)"},
+     "merges), or with the filter (the tuning table's row: GPU the filter, CPU the small "
+     "kernels)"},
     {"TANDEM_BATCH_MIN_PART", "tuning",
      "the fewest queries of a batch split over several lanes a lane gets, else the batch "
      "goes to fewer lanes, whole to one below twice it, 1 to 65536 (GPU 1024, CPU 1)"},

@@ -262,20 +262,29 @@ typedef struct tdm_tune_row {
  * candidates a work-item (tdm_search_small_fits) with the small kernels
  * (merge_small: cl/search_merge.cl's tdm_merge_small), else the filter.
  * PoCL, 2 cores, MaxScore k 10: a merge 94 us with the radix select, 22 with
- * the small one. On the H200 the small merge took 20 us (profiled, k 10,
- * fourteenth session) against the filter's unmeasured time. */
-#define TDM_TUNE_MERGE_SMALL_GPU 1u
+ * the small one (the filter there unmeasured). H200, 1M documents, 300
+ * terabyte05 queries, k 10, profiled (`.gl/g48.sh`, sixteenth session),
+ * device us small / filter: MaxScore select 8.7 / 7.8, merge 18.6 / 14.8;
+ * ranked AND select 7.7 / 7.4, merge 17.6 / 15.5: the filter on a GPU. */
+#define TDM_TUNE_MERGE_SMALL_GPU 0u
 #define TDM_TUNE_MERGE_SMALL_CPU 1u
 
 /* A single query's first select stage in its range kernel's launch
  * (range_select_max_k; cl/search_range_sel.cl): each work-group takes its
- * ranges' top k once their heaps are written, so no select launch follows
- * (a dependent kernel: ~15 us of host time on the H200, 9 us of device
- * time at k = 10, fourteenth session's profile). Up to this k on a GPU
- * (where a select stage runs at all); a CPU's ranges are single work-items.
- * TDM_TUNE_RANGE_SELECT_LOCAL: the groups' size where the plan's range
- * groups are single work-items (TANDEM_RANGE_SELECT=on on a CPU). */
-#define TDM_TUNE_RANGE_SELECT_MAX_K_GPU 16u
+ * ranges' top k once their heaps are written, so no select launch follows.
+ * Up to this k on a GPU where a select stage runs at all, 0 never; a CPU's
+ * ranges are single work-items. H200, 1M documents, 1,000 queries a log, k
+ * 10, two rounds (`.gl/g48.sh`, sixteenth session): the fused kernel took
+ * about what the range and select kernels took together (MaxScore 61.4 us
+ * against 51.3 + 8.7; ranked AND's compressed 94.5 against 82.2 + 7.7), a
+ * launch less (launches a query 2.91 -> 2.18); terabyte05 means within the
+ * rounds' noise (MaxScore 134 -> 114, 109; AND 121 -> 108, 110), msmarco's
+ * slower (WAND 173, 169 -> 220, 225; BMW 186, 186 -> 240, 248; MaxScore
+ * 147, 145 -> 158, 163): off until a rule says which queries gain (their
+ * terms, their lists' lengths; `--per-query`). TDM_TUNE_RANGE_SELECT_LOCAL:
+ * the groups' size where the plan's range groups are single work-items
+ * (TANDEM_RANGE_SELECT=on on a CPU). */
+#define TDM_TUNE_RANGE_SELECT_MAX_K_GPU 0u
 #define TDM_TUNE_RANGE_SELECT_LOCAL 64u
 
 /* OR, WAND, BMW and MaxScore share a GPU's device batch up to this k

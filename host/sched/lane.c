@@ -49,7 +49,7 @@ static int passing(int rc)
 static void run_failed(slane *l, sjob **jobs, int n, int rc, const tdm_err *e, double now)
 {
     struct tdm_sched *sc = l->sc;
-    char msg[256];
+    char msg[TDM_LANE_MSG];
     snprintf(msg, sizeof msg, "lane %d (%s): %s", l->index, sc->s->dev[l->index].d->info.name,
              tdm_err_msg(e));
     if (rc == TDM_ERR_UNSUPPORTED && n == 1 && jobs[0]->as && sc->nl > 1) {
@@ -80,7 +80,7 @@ static void part_answered(slane *l, sjob *j, tdm_search_result **results, double
         if (results[x]->status == TDM_ERR_UNSUPPORTED)
             unsupported = (int)x;
     if (unsupported >= 0) {
-        char msg[256];
+        char msg[TDM_LANE_MSG];
         snprintf(msg, sizeof msg, "%s",
                  results[unsupported]->error ? results[unsupported]->error : "unsupported");
         for (uint32_t x = 0; x < j->nq; x++)
@@ -112,7 +112,7 @@ static void run_answered(slane *l, sjob **jobs, int n, tdm_search_result **resul
         }
         tdm_search_result *r = rp[0];
         if (r->status == TDM_ERR_UNSUPPORTED && sc->nl > 1) { /* this device cannot: another may */
-            char msg[256];
+            char msg[TDM_LANE_MSG];
             snprintf(msg, sizeof msg, "%s", r->error ? r->error : "unsupported");
             tdm_search_result_release(r);
             tdm_sjob_hand_over(sc, l, j, TDM_ERR_UNSUPPORTED, msg, now);

@@ -22,6 +22,11 @@ enum { CLASS_GPU = 0, CLASS_CPU = 1, CLASS_EITHER = 2 };
 #define TDM_SCHED_BATCH_MAX 256 /* queries a lane's batch takes at most (Wu's cost cap first) */
 #define TDM_LANE_SLOTS_MAX TDM_SETTINGS_LANE_SLOTS_MAX
 
+/* A lane's messages (an error with its lane and device named): room for an
+ * index path, two device names and the advice at the end (256 cut the
+ * list cache's "raise device_memory / TANDEM_DEVICE_MEMORY"). */
+#define TDM_LANE_MSG 1024
+
 typedef struct sjob {
     struct sjob *prev, *next;
     int where;              /* queue it is in: a lane index, -1 the either queue, -2 none */
@@ -91,7 +96,7 @@ typedef struct slane {
     char model_path[512];
     tdm_fault fault;
     unsigned long runs;
-    char fail_msg[256];
+    char fail_msg[TDM_LANE_MSG];
     pthread_t th[TDM_LANE_SLOTS_MAX];
     int started;            /* workers started */
     pthread_cond_t cv;
