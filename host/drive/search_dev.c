@@ -671,40 +671,60 @@ typedef struct pass_args {
 
 #define PASS_MAX_ARGS 36
 
+/* Appends n arguments to a[*na]. */
+static void put(tdm_karg *a, cl_uint *na, const tdm_karg *args, size_t n)
+{
+    memcpy(a + *na, args, n * sizeof *args);
+    *na += (cl_uint)n;
+}
+
+/* What tdm_search_range and tdm_search_range_sel take first (TDM_SR_ARGS). */
+static cl_uint sr_args(const pass_args *p, tdm_karg *a)
+{
+    const tdm_karg args[] = {
+        TDM_KARG_MEM(p->docs),     TDM_KARG_MEM(p->freqs),    TDM_KARG_MEM(p->terms),
+        TDM_KARG_MEM(p->bmax),     TDM_KARG_MEM(p->doclens),  TDM_KARG_MEM(p->cur),
+        TDM_KARG_MEM(p->ord),      TDM_KARG_MEM(p->hs),       TDM_KARG_MEM(p->hd),
+        TDM_KARG_MEM(p->hn),       TDM_KARG_U32(&p->nt),      TDM_KARG_U32(&p->nranges),
+        TDM_KARG_U32(&p->rlen),    TDM_KARG_U32(&p->ndocs),   TDM_KARG_U32(&p->cap),
+        TDM_KARG_U32(&p->alg),     TDM_KARG_U32(&p->kind),    {sizeof p->c0, &p->c0},
+        {sizeof p->c1, &p->c1},
+    };
+    _Static_assert(sizeof args / sizeof *args + 4 <= PASS_MAX_ARGS, "range args and a tail");
+    cl_uint na = 0;
+    put(a, &na, args, sizeof args / sizeof *args);
+    return na;
+}
+
+/* The gate of AND-then-OR's OR pass (tdm_search_range, _zrange). */
+static void gate_args(const pass_args *p, tdm_karg *a, cl_uint *na)
+{
+    const tdm_karg args[] = {TDM_KARG_MEM(p->gate), TDM_KARG_U32(&p->gate_min)};
+    put(a, na, args, 2);
+}
+
+/* The fused select stage's (tdm_search_range_sel, _zrange_sel). */
+static void sel_args(const pass_args *p, tdm_karg *a, cl_uint *na)
+{
+    const tdm_karg args[] = {TDM_KARG_U32(&p->k), TDM_KARG_MEM(p->os), TDM_KARG_MEM(p->od),
+                             TDM_KARG_MEM(p->on)};
+    put(a, na, args, 4);
+}
+
 /* tdm_search_range (cl/search_range.cl). */
 static cl_uint range_args(const pass_args *p, tdm_karg *a)
 {
-    const tdm_karg args[] = {
-        TDM_KARG_MEM(p->docs),     TDM_KARG_MEM(p->freqs),    TDM_KARG_MEM(p->terms),
-        TDM_KARG_MEM(p->bmax),     TDM_KARG_MEM(p->doclens),  TDM_KARG_MEM(p->cur),
-        TDM_KARG_MEM(p->ord),      TDM_KARG_MEM(p->hs),       TDM_KARG_MEM(p->hd),
-        TDM_KARG_MEM(p->hn),       TDM_KARG_U32(&p->nt),      TDM_KARG_U32(&p->nranges),
-        TDM_KARG_U32(&p->rlen),    TDM_KARG_U32(&p->ndocs),   TDM_KARG_U32(&p->cap),
-        TDM_KARG_U32(&p->alg),     TDM_KARG_U32(&p->kind),    {sizeof p->c0, &p->c0},
-        {sizeof p->c1, &p->c1},    TDM_KARG_MEM(p->gate),     TDM_KARG_U32(&p->gate_min),
-    };
-    _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "range args");
-    memcpy(a, args, sizeof args);
-    return sizeof args / sizeof *args;
+    cl_uint na = sr_args(p, a);
+    gate_args(p, a, &na);
+    return na;
 }
 
-/* tdm_search_range_sel (cl/search_range_sel.cl): tdm_search_range's but
- * the gate, then the select stage's. */
+/* tdm_search_range_sel (cl/search_range_sel.cl). */
 static cl_uint range_sel_args(const pass_args *p, tdm_karg *a)
 {
-    const tdm_karg args[] = {
-        TDM_KARG_MEM(p->docs),     TDM_KARG_MEM(p->freqs),    TDM_KARG_MEM(p->terms),
-        TDM_KARG_MEM(p->bmax),     TDM_KARG_MEM(p->doclens),  TDM_KARG_MEM(p->cur),
-        TDM_KARG_MEM(p->ord),      TDM_KARG_MEM(p->hs),       TDM_KARG_MEM(p->hd),
-        TDM_KARG_MEM(p->hn),       TDM_KARG_U32(&p->nt),      TDM_KARG_U32(&p->nranges),
-        TDM_KARG_U32(&p->rlen),    TDM_KARG_U32(&p->ndocs),   TDM_KARG_U32(&p->cap),
-        TDM_KARG_U32(&p->alg),     TDM_KARG_U32(&p->kind),    {sizeof p->c0, &p->c0},
-        {sizeof p->c1, &p->c1},    TDM_KARG_U32(&p->k),       TDM_KARG_MEM(p->os),
-        TDM_KARG_MEM(p->od),       TDM_KARG_MEM(p->on),
-    };
-    _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "range_sel args");
-    memcpy(a, args, sizeof args);
-    return sizeof args / sizeof *args;
+    cl_uint na = sr_args(p, a);
+    sel_args(p, a, &na);
+    return na;
 }
 
 /* tdm_search_group (cl/search_group.cl): no block bounds, no ord. */
@@ -724,9 +744,10 @@ static cl_uint group_args(const pass_args *p, tdm_karg *a)
     return sizeof args / sizeof *args;
 }
 
-/* tdm_search_zrange (cl/search_zrange.cl): the resident index (TDM_ZS_IDX),
- * the cursors' block buffers in docs and freqs. */
-static cl_uint zrange_args(const pass_args *p, tdm_karg *a)
+/* What tdm_search_zrange and tdm_search_zrange_sel take first
+ * (TDM_ZRK_ARGS): the resident index (TDM_ZS_IDX), the cursors' block
+ * buffers in docs and freqs. */
+static cl_uint zr_args(const pass_args *p, tdm_karg *a)
 {
     const tdm_resident *rs = p->res;
     const tdm_karg args[] = {
@@ -740,36 +761,36 @@ static cl_uint zrange_args(const pass_args *p, tdm_karg *a)
         TDM_KARG_U32(&p->nt),           TDM_KARG_U32(&p->nranges),   TDM_KARG_U32(&p->rlen),
         TDM_KARG_U32(&p->ndocs),        TDM_KARG_U32(&p->cap),       TDM_KARG_U32(&p->alg),
         TDM_KARG_U32(&p->kind),         {sizeof p->c0, &p->c0},      {sizeof p->c1, &p->c1},
-        TDM_KARG_MEM(p->gate),          TDM_KARG_U32(&p->gate_min),  TDM_KARG_MEM(p->status),
-        TDM_KARG_U32(&p->layout),
     };
-    _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "zrange args");
-    memcpy(a, args, sizeof args);
-    return sizeof args / sizeof *args;
+    _Static_assert(sizeof args / sizeof *args + 6 <= PASS_MAX_ARGS, "zrange args and a tail");
+    cl_uint na = 0;
+    put(a, &na, args, sizeof args / sizeof *args);
+    return na;
 }
 
-/* tdm_search_zrange_sel (cl/search_range_sel.cl): tdm_search_zrange's but
- * the gate, then the select stage's. */
+/* The call's status word and the scratch's layout (the zrange kernels). */
+static void zr_tail_args(const pass_args *p, tdm_karg *a, cl_uint *na)
+{
+    const tdm_karg args[] = {TDM_KARG_MEM(p->status), TDM_KARG_U32(&p->layout)};
+    put(a, na, args, 2);
+}
+
+/* tdm_search_zrange (cl/search_zrange.cl). */
+static cl_uint zrange_args(const pass_args *p, tdm_karg *a)
+{
+    cl_uint na = zr_args(p, a);
+    gate_args(p, a, &na);
+    zr_tail_args(p, a, &na);
+    return na;
+}
+
+/* tdm_search_zrange_sel (cl/search_range_sel.cl). */
 static cl_uint zrange_sel_args(const pass_args *p, tdm_karg *a)
 {
-    const tdm_resident *rs = p->res;
-    const tdm_karg args[] = {
-        TDM_KARG_MEM(&rs->arena),       TDM_KARG_MEM(&rs->lists),    TDM_KARG_MEM(&rs->codecs),
-        TDM_KARG_MEM(&rs->block_last),  TDM_KARG_MEM(&rs->block_docs),
-        TDM_KARG_MEM(&rs->block_freqs), TDM_KARG_U32(&p->nlists),   TDM_KARG_U32(&p->arena_words),
-        TDM_KARG_U32(&p->spans),        TDM_KARG_MEM(p->docs),       TDM_KARG_MEM(p->freqs),
-        TDM_KARG_U32(&p->bw),           TDM_KARG_MEM(p->terms),      TDM_KARG_MEM(p->bmax),
-        TDM_KARG_MEM(p->doclens),       TDM_KARG_MEM(p->cur),        TDM_KARG_MEM(p->ord),
-        TDM_KARG_MEM(p->hs),            TDM_KARG_MEM(p->hd),         TDM_KARG_MEM(p->hn),
-        TDM_KARG_U32(&p->nt),           TDM_KARG_U32(&p->nranges),   TDM_KARG_U32(&p->rlen),
-        TDM_KARG_U32(&p->ndocs),        TDM_KARG_U32(&p->cap),       TDM_KARG_U32(&p->alg),
-        TDM_KARG_U32(&p->kind),         {sizeof p->c0, &p->c0},      {sizeof p->c1, &p->c1},
-        TDM_KARG_MEM(p->status),        TDM_KARG_U32(&p->layout),    TDM_KARG_U32(&p->k),
-        TDM_KARG_MEM(p->os),            TDM_KARG_MEM(p->od),         TDM_KARG_MEM(p->on),
-    };
-    _Static_assert(sizeof args / sizeof *args <= PASS_MAX_ARGS, "zrange_sel args");
-    memcpy(a, args, sizeof args);
-    return sizeof args / sizeof *args;
+    cl_uint na = zr_args(p, a);
+    zr_tail_args(p, a, &na);
+    sel_args(p, a, &na);
+    return na;
 }
 
 /* Where a select or merge stage reads its keys and how many. */
