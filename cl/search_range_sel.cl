@@ -1,5 +1,5 @@
 /* The range kernels with the first select stage in the same launch (host:
-   drive/search_dev.c, fused_groups; docs/SEARCH.md): a GPU's single query at
+   drive/search_dev.c, fused(); docs/SEARCH.md): a GPU's single query at
    small k has tens of thousands of short ranges, whose heaps a select stage
    reduces before the merge. Here each work-group, once its work-items have
    written their ranges' heaps (the barrier orders a group's global writes),

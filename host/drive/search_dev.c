@@ -260,7 +260,6 @@ typedef struct fuse {
     size_t local;
 } fuse;
 
-
 /* Candidates the merge takes directly (tune_table.h, merge_direct_keys):
  * TANDEM_MERGE_DIRECT_KEYS, else the device's row. */
 static uint32_t merge_direct_keys(const tdm_device *d)
