@@ -284,6 +284,15 @@ int tdm_resident_upload(const tdm_ireader *r, tdm_device *d, tdm_resident *out, 
     return tdm_resident_upload_opts(r, d, NULL, out, err);
 }
 
+int tdm_resident_wait(const tdm_resident *res, tdm_err *err)
+{
+    if (!res->ready)
+        return TDM_OK;
+    cl_event e = res->ready;
+    cl_int rc = clWaitForEvents(1, &e);
+    return rc == CL_SUCCESS ? TDM_OK : tdm_cl_fail(err, rc, "clWaitForEvents (index upload)");
+}
+
 void tdm_resident_release(tdm_resident *res)
 {
     if (!res)

@@ -121,6 +121,10 @@ int tdm_resident_upload(const tdm_ireader *r, tdm_device *d, tdm_resident *out, 
 int tdm_resident_upload_opts(const tdm_ireader *r, tdm_device *d, const tdm_resident_opts *o,
                              tdm_resident *out, tdm_err *err);
 
+/* Waits for the copies (out->ready of the upload): TDM_OK, or their
+ * failure. Accepts a zeroed struct. */
+int tdm_resident_wait(const tdm_resident *res, tdm_err *err);
+
 /* Waits for the copies, then releases the buffers. Accepts NULL and a
  * zeroed struct. */
 void tdm_resident_release(tdm_resident *res);
