@@ -9,6 +9,8 @@
      TDM_SA(name)    the name of this copy's function `name`
    and, before the include, its cursor accessors:
      TDM_SA(term)(s, t, w)   word w of term t's table entry
+     TDM_SA(order)(s, i)     the term of the i-th smallest bound (MaxScore's
+                             order: word 6 of term i)
      TDM_SA(doc)(s, t)       docid under term t's cursor (NODOC past its list
                              or the range)
      TDM_SA(seek)(s, t, d)   moves the cursor to its first posting >= d
@@ -16,7 +18,8 @@
      TDM_SA(at)(s, t)        score.h's float score of the posting under it
      TDM_SA(block)(s, t, d, &last)  the bound of the block from the
                              cursor's on that holds docid d, its last docid
-     TDM_SA(oi)(s, i)        where word i of the range's `ord` scratch is
+     TDM_SA(oget)(s, i), TDM_SA(oset)(s, i, v)  word i of the range's `ord`
+                             scratch, read and written
    and, if it wants, TDM_SA_WARM(s, d): a hint that document d is likely
    to be scored soon (a prefetch of what scoring it reads; nothing if
    undefined), and TDM_SA_CPU 1 for the traversal steps measured on CPUs
@@ -41,12 +44,15 @@ float TDM_SA(theta)(const TDM_SA_S *s)
     return fmax(own, s->gth);
 }
 
-/* After an insertion: a heap of k documents raises G to its worst. */
+/* After an insertion: a heap of k documents raises G to its worst, unless
+   G is known to be as high already (an atomic that could change nothing). */
 void TDM_SA(publish)(TDM_SA_S *s)
 {
     if (!s->pub || s->n < s->cap)
         return;
     uint w = as_uint(s->hw);
+    if (s->gth >= 0.0f && w <= as_uint(s->gth) + 1u)
+        return;
     uint g = atomic_max(s->shared, w);
     s->gth = tdm_sr_below(max(g, w));
 }
@@ -166,20 +172,18 @@ void TDM_SA(and)(TDM_SA_S *s)
 void TDM_SA(sort)(TDM_SA_S *s)
 {
     for (uint i = 1; i < s->nt; i++) {
-        uint t = s->ord[TDM_SA(oi)(s, i)], dt = TDM_SA(doc)(s, t);
+        uint t = TDM_SA(oget)(s, i), dt = TDM_SA(doc)(s, t);
         uint j = i;
         while (j > 0u) {
-            uint u = s->ord[TDM_SA(oi)(s, j - 1u)];
+            uint u = TDM_SA(oget)(s, j - 1u);
             if (TDM_SA(doc)(s, u) <= dt)
                 break;
-            s->ord[TDM_SA(oi)(s, j)] = u;
+            TDM_SA(oset)(s, j, u);
             j--;
         }
-        s->ord[TDM_SA(oi)(s, j)] = t;
+        TDM_SA(oset)(s, j, t);
     }
 }
-
-uint TDM_SA(ord)(const TDM_SA_S *s, uint i) { return s->ord[TDM_SA(oi)(s, i)]; }
 
 /* WAND's pivot pd, whose cursors are all on it, offered to the heap, and
    those cursors moved on. With bmw where TDM_SA_CPU, scoring stops at the
@@ -228,13 +232,13 @@ void TDM_SA(pivot)(TDM_SA_S *s, uint pd, float th, int bmw)
 void TDM_SA(wand)(TDM_SA_S *s, int bmw)
 {
     for (uint i = 0; i < s->nt; i++)
-        s->ord[TDM_SA(oi)(s, i)] = i;
+        TDM_SA(oset)(s, i, i);
     for (;;) {
         TDM_SA(sort)(s);
         float th = TDM_SA(theta)(s), acc = 0.0f;
         uint piv = s->nt;
         for (uint i = 0; i < s->nt; i++) {
-            uint t = TDM_SA(ord)(s, i);
+            uint t = TDM_SA(oget)(s, i);
             if (TDM_SA(doc)(s, t) == TDM_SEARCH_NODOC)
                 break;
             acc = acc + as_float(TDM_SA(term)(s, t, TDM_TW_BOUND));
@@ -245,35 +249,35 @@ void TDM_SA(wand)(TDM_SA_S *s, int bmw)
         }
         if (piv == s->nt)
             return;
-        uint pd = TDM_SA(doc)(s, TDM_SA(ord)(s, piv));
+        uint pd = TDM_SA(doc)(s, TDM_SA(oget)(s, piv));
         TDM_SA_WARM(s, pd);
-        while (piv + 1u < s->nt && TDM_SA(doc)(s, TDM_SA(ord)(s, piv + 1u)) == pd)
+        while (piv + 1u < s->nt && TDM_SA(doc)(s, TDM_SA(oget)(s, piv + 1u)) == pd)
             piv++;
         if (bmw) {
             /* the bound of the blocks that hold pd; documents in [pd, nxt)
                hold no other term and lie in those same blocks */
-            uint nxt = piv + 1u < s->nt ? TDM_SA(doc)(s, TDM_SA(ord)(s, piv + 1u))
+            uint nxt = piv + 1u < s->nt ? TDM_SA(doc)(s, TDM_SA(oget)(s, piv + 1u))
                                         : TDM_SEARCH_NODOC;
             float bsum = 0.0f;
             for (uint i = 0; i <= piv; i++) {
                 uint last;
-                bsum = bsum + TDM_SA(block)(s, TDM_SA(ord)(s, i), pd, &last);
+                bsum = bsum + TDM_SA(block)(s, TDM_SA(oget)(s, i), pd, &last);
                 if (last != TDM_SEARCH_NODOC)
                     nxt = min(nxt, last + 1u);
             }
             if (bsum * TDM_SEARCH_SLACK <= th) {
                 TDM_SR_COUNT(skips, 1);
                 for (uint i = 0; i <= piv; i++)
-                    TDM_SA(seek)(s, TDM_SA(ord)(s, i), nxt);
+                    TDM_SA(seek)(s, TDM_SA(oget)(s, i), nxt);
                 continue;
             }
         }
-        if (TDM_SA(doc)(s, TDM_SA(ord)(s, 0)) == pd) {
+        if (TDM_SA(doc)(s, TDM_SA(oget)(s, 0)) == pd) {
             TDM_SA(pivot)(s, pd, th, bmw);
         } else {
             uint land = 1u;
             for (uint i = 0; i < piv; i++) {
-                uint t = TDM_SA(ord)(s, i);
+                uint t = TDM_SA(oget)(s, i);
                 TDM_SA(seek)(s, t, pd);
                 land &= TDM_SA(doc)(s, t) == pd;
             }
@@ -293,8 +297,8 @@ uint TDM_SA(split)(TDM_SA_S *s, float th)
     float acc = 0.0f;
     uint ne = 0;
     for (uint i = 0; i < s->nt; i++) {
-        acc = acc + as_float(TDM_SA(term)(s, TDM_SA(term)(s, i, TDM_TW_ORDER), TDM_TW_BOUND));
-        s->ord[TDM_SA(oi)(s, i)] = as_uint(acc);
+        acc = acc + as_float(TDM_SA(term)(s, TDM_SA(order)(s, i), TDM_TW_BOUND));
+        TDM_SA(oset)(s, i, as_uint(acc));
         if (acc * TDM_SEARCH_SLACK <= th)
             ne = i + 1u;
     }
@@ -310,24 +314,24 @@ void TDM_SA(maxscore)(TDM_SA_S *s)
             return;
         uint d = TDM_SEARCH_NODOC;
         for (uint i = ne; i < s->nt; i++)
-            d = min(d, TDM_SA(doc)(s, TDM_SA(term)(s, i, TDM_TW_ORDER)));
+            d = min(d, TDM_SA(doc)(s, TDM_SA(order)(s, i)));
         if (d == TDM_SEARCH_NODOC)
             return;
         float part = 0.0f;
         for (uint i = ne; i < s->nt; i++) {
-            uint t = TDM_SA(term)(s, i, TDM_TW_ORDER);
+            uint t = TDM_SA(order)(s, i);
             if (TDM_SA(doc)(s, t) == d)
                 part = part + TDM_SA(at)(s, t);
         }
         int keep = 1;
         for (uint i = ne; i-- > 0u;) {
-            float bound = part + as_float(s->ord[TDM_SA(oi)(s, i)]);
+            float bound = part + as_float(TDM_SA(oget)(s, i));
             if (bound * TDM_SEARCH_SLACK <= th) {
                 TDM_SR_COUNT(skips, 1);
                 keep = 0;
                 break;
             }
-            uint t = TDM_SA(term)(s, i, TDM_TW_ORDER);
+            uint t = TDM_SA(order)(s, i);
             TDM_SA(seek)(s, t, d);
             if (TDM_SA(doc)(s, t) == d)
                 part = part + TDM_SA(at)(s, t);
@@ -340,7 +344,7 @@ void TDM_SA(maxscore)(TDM_SA_S *s)
         if (keep && rescore) /* not `keep && (constant || ...)`: clang warns */
             TDM_SA(push)(s, d, TDM_SA(full)(s, d, 0));
         for (uint i = ne; i < s->nt; i++) {
-            uint t = TDM_SA(term)(s, i, TDM_TW_ORDER);
+            uint t = TDM_SA(order)(s, i);
             if (TDM_SA(doc)(s, t) == d)
                 TDM_SA(next)(s, t);
         }
@@ -378,7 +382,7 @@ uint TDM_SA(begin)(TDM_SA_S *s, __global uint *terms, __global float *hs, __glob
     uint share = alg == TDM_ALG_WAND || alg == TDM_ALG_BMW || alg == TDM_ALG_MAXSCORE;
     s->shared = terms + TDM_TW_SHARED;
     s->pub = share && cap < rlen;
-    s->gth = share ? tdm_sr_below(atomic_max(s->shared, 0u)) : -1.0f;
+    s->gth = share ? tdm_sr_below(tdm_sr_gread(s->shared)) : -1.0f;
     return rbeg;
 }
 

@@ -57,7 +57,7 @@ __kernel void tdm_search_range_batch(__global const uint *docs, __global const u
     s.ord = ord + w[TDM_SBQ_CUR];
     uint rbeg = tdm_sr_begin(&s, qterms, hs + w[TDM_SBQ_HEAP], hd + w[TDM_SBQ_HEAP], nt, nr, r,
                              rlen, ndocs, cap, alg, kind, c0, c1);
-    tdm_sr_starts(docs, qterms, nt, nr, r, rbeg, s.cur);
+    tdm_sr_starts(&s, rbeg);
     tdm_sr_run(&s, alg);
     hn[g] = s.n;
 }

@@ -44,8 +44,10 @@
      5 upper bound of the term's float scores (float bits)
      6 MaxScore order: the index of the term with the 6th-word-rank-th
        smallest bound (word 6 of term i = the i-th term by ascending bound)
-   Cursors (cur) and WAND's docid order (ord) live in global scratch,
-   nterms x nranges words each, indexed [t * nranges + r]. */
+   Cursors (cur) and WAND's docid order (ord) of a query of at most
+   TDM_SR_PRIV terms live in the work-item's private arrays; a longer
+   query's in global scratch, nterms x nranges words each, indexed
+   [t * nranges + r]. */
 
 #pragma OPENCL FP_CONTRACT OFF
 #if TDM_NV_PTX
@@ -58,6 +60,15 @@
 #else /* the host's build of this file (tests/prune_sim.c): C's division is exact */
 #define TDM_SEARCH_DIV(a, b) ((a) / (b))
 #endif
+
+/* The most terms whose cursors and order a work-item keeps in private
+   arrays (a cursor step is then no global load or store; on NVIDIA the
+   arrays, indexed at run time, sit in the thread's L1-cached local memory
+   instead of a round trip to L2). 0: always the global scratch. */
+#ifndef TDM_SR_PRIV
+#define TDM_SR_PRIV 16u
+#endif
+#define TDM_SR_PRIV_N (TDM_SR_PRIV > 0u ? TDM_SR_PRIV : 1u)
 
 #define TDM_SEARCH_NODOC 0xffffffffu
 #define TDM_SEARCH_SLACK 1.00048828125f
@@ -84,16 +95,58 @@ typedef struct tdm_srange {
     float c0, c1;
     float gth;             /* the float just below G (-1: no G) */
     float hw;              /* the heap's worst score once it is full (search_algo.cl) */
+    uint priv;             /* nt <= TDM_SR_PRIV: each term's cursor, its list's end,
+                              MaxScore's order and the ord scratch in pc, pe, pm, po */
+    uint pc[TDM_SR_PRIV_N], pe[TDM_SR_PRIV_N], pm[TDM_SR_PRIV_N], po[TDM_SR_PRIV_N];
 } tdm_srange;
 
 uint tdm_sr_term(const tdm_srange *s, uint t, uint w) { return s->terms[t * TDM_SEARCH_TW + w]; }
 
+/* Term t's cursor: a position in docs/freqs. */
+uint tdm_sr_cur(const tdm_srange *s, uint t)
+{
+    return s->priv ? s->pc[t] : s->cur[t * s->nr + s->r];
+}
+
+void tdm_sr_setcur(tdm_srange *s, uint t, uint p)
+{
+    if (s->priv)
+        s->pc[t] = p;
+    else
+        s->cur[t * s->nr + s->r] = p;
+}
+
+/* The end of term t's postings in docs/freqs. */
+uint tdm_sr_end(const tdm_srange *s, uint t)
+{
+    return s->priv ? s->pe[t] : tdm_sr_term(s, t, TDM_TW_POS) + tdm_sr_term(s, t, TDM_TW_DF);
+}
+
+uint tdm_sr_order(const tdm_srange *s, uint i)
+{
+    return s->priv ? s->pm[i] : tdm_sr_term(s, i, TDM_TW_ORDER);
+}
+
+/* Word i of the range's order scratch (WAND's docid order, MaxScore's
+   prefix sums). */
+uint tdm_sr_oget(const tdm_srange *s, uint i)
+{
+    return s->priv ? s->po[i] : s->ord[i * s->nr + s->r];
+}
+
+void tdm_sr_oset(tdm_srange *s, uint i, uint v)
+{
+    if (s->priv)
+        s->po[i] = v;
+    else
+        s->ord[i * s->nr + s->r] = v;
+}
+
 /* The docid under term t's cursor, NODOC past its list or the range. */
 uint tdm_sr_doc(const tdm_srange *s, uint t)
 {
-    uint p = s->cur[t * s->nr + s->r];
-    uint e = tdm_sr_term(s, t, TDM_TW_POS) + tdm_sr_term(s, t, TDM_TW_DF);
-    if (p >= e)
+    uint p = tdm_sr_cur(s, t);
+    if (p >= tdm_sr_end(s, t))
         return TDM_SEARCH_NODOC;
     uint d = s->docs[p];
     return d < s->rend ? d : TDM_SEARCH_NODOC;
@@ -154,14 +207,21 @@ void tdm_sr_span(__global const uint *terms, uint t, uint nt, uint *lo, uint *hi
         }                                                                        \
     } while (0)
 
-/* Each term's cursor of range r of nr at its first posting >= rbeg (word
-   t * nr + r of cur), as tdm_sr_lower finds it: four terms' searches at a
-   time in lockstep, their loads independent so that they overlap (one
-   search after another was a chain of ~17 dependent loads a term before a
-   range reached its first document). */
-void tdm_sr_starts(__global const uint *docs, __global const uint *terms, uint nt, uint nr,
-                   uint r, uint rbeg, __global uint *cur)
+/* Each term's cursor of the range at its first posting >= rbeg, as
+   tdm_sr_lower finds it: four terms' searches at a time in lockstep, their
+   loads independent so that they overlap (one search after another was a
+   chain of ~17 dependent loads a term before a range reached its first
+   document). Chooses where the cursors live (s->priv) and, where that
+   is in private arrays, copies the terms' ends and order there. */
+void tdm_sr_starts(tdm_srange *s, uint rbeg)
 {
+    __global const uint *docs = s->docs, *terms = s->terms;
+    uint nt = s->nt;
+    s->priv = TDM_SR_PRIV > 0u && nt <= TDM_SR_PRIV;
+    for (uint t = 0; s->priv && t < nt; t++) {
+        s->pe[t] = tdm_sr_term(s, t, TDM_TW_POS) + tdm_sr_term(s, t, TDM_TW_DF);
+        s->pm[t] = tdm_sr_term(s, t, TDM_TW_ORDER);
+    }
     for (uint t = 0; t < nt; t += 4u) {
         uint l0, h0, l1, h1, l2, h2, l3, h3;
         tdm_sr_span(terms, t, nt, &l0, &h0);
@@ -178,13 +238,13 @@ void tdm_sr_starts(__global const uint *docs, __global const uint *terms, uint n
             TDM_SR_STEP(l2, h2, m2, v2, rbeg);
             TDM_SR_STEP(l3, h3, m3, v3, rbeg);
         }
-        cur[t * nr + r] = l0;
+        tdm_sr_setcur(s, t, l0);
         if (t + 1u < nt)
-            cur[(t + 1u) * nr + r] = l1;
+            tdm_sr_setcur(s, t + 1u, l1);
         if (t + 2u < nt)
-            cur[(t + 2u) * nr + r] = l2;
+            tdm_sr_setcur(s, t + 2u, l2);
         if (t + 3u < nt)
-            cur[(t + 3u) * nr + r] = l3;
+            tdm_sr_setcur(s, t + 3u, l3);
     }
 }
 
@@ -204,24 +264,31 @@ uint tdm_sr_gallop(__global const uint *a, uint p, uint e, uint target)
 /* Moves term t's cursor to its first posting >= target (galloping). */
 void tdm_sr_seek(tdm_srange *s, uint t, uint target)
 {
-    uint i = t * s->nr + s->r;
-    uint p = s->cur[i];
-    uint e = tdm_sr_term(s, t, TDM_TW_POS) + tdm_sr_term(s, t, TDM_TW_DF);
+    uint p = tdm_sr_cur(s, t), e = tdm_sr_end(s, t);
     if (p >= e || s->docs[p] >= target)
         return;
-    s->cur[i] = tdm_sr_gallop(s->docs, p, e, target);
+    tdm_sr_setcur(s, t, tdm_sr_gallop(s->docs, p, e, target));
 }
 
-void tdm_sr_next(tdm_srange *s, uint t) { s->cur[t * s->nr + s->r] += 1u; }
+void tdm_sr_next(tdm_srange *s, uint t) { tdm_sr_setcur(s, t, tdm_sr_cur(s, t) + 1u); }
 
 /* The score of the posting under term t's cursor. */
 float tdm_sr_at(const tdm_srange *s, uint t)
 {
-    return tdm_sr_score(s, t, s->cur[t * s->nr + s->r]);
+    return tdm_sr_score(s, t, tdm_sr_cur(s, t));
 }
 
 /* The float just below the shared threshold's bits g (-1 for g = 0). */
 float tdm_sr_below(uint g) { return g ? as_float(g - 1u) : -1.0f; }
+
+/* The shared threshold's bits as some earlier moment left them: a plain
+   load, not an atomic. G only grows and every value it ever held is a
+   lower bound of the query's k-th score, so any of them prunes exactly;
+   the kernel's launch orders it after the seed that set it, and an aligned
+   word is never torn. An atomic read (atomic_max(p, 0)) from every range
+   of a query serialized on the one word: 31,250 of them cost the H200's
+   range kernel 23 us of its 54 (MaxScore k 10, 1M documents). */
+uint tdm_sr_gread(__global uint *p) { return *(volatile __global uint *)p; }
 
 /* Heap order: a ranks below b (lower score, or equal and larger docid). */
 int tdm_sr_worse(float as, uint ad, float bs, uint bd)
@@ -236,7 +303,7 @@ float tdm_sr_block(const tdm_srange *s, uint t, uint d, uint *last)
     uint seg = tdm_sr_term(s, t, TDM_TW_POS), df = tdm_sr_term(s, t, TDM_TW_DF),
          bs = tdm_sr_term(s, t, TDM_TW_BSIZE);
     uint nb = (df + bs - 1u) / bs;
-    uint b = (s->cur[t * s->nr + s->r] - seg) / bs;
+    uint b = (tdm_sr_cur(s, t) - seg) / bs;
     while (b < nb) {
         uint l = s->docs[seg + min((b + 1u) * bs, df) - 1u];
         if (l >= d) {
@@ -248,10 +315,6 @@ float tdm_sr_block(const tdm_srange *s, uint t, uint d, uint *last)
     *last = TDM_SEARCH_NODOC;
     return 0.0f;
 }
-
-/* Word i of the range's ord scratch: term-major, [i * nranges + r], so a
-   GPU's neighbouring work-items read neighbouring words. */
-uint tdm_sr_oi(const tdm_srange *s, uint i) { return i * s->nr + s->r; }
 
 /* The algorithms, on these cursors (tdm_sr_or, _and, _wand, _maxscore,
    _push, _theta, ...). */
@@ -288,7 +351,7 @@ void tdm_sr_range(TDM_SR_ARGS, uint r)
     s.ord = ord;
     uint rbeg = tdm_sr_begin(&s, terms, hs, hd, nt, nranges, r, rlen, ndocs, cap, alg, kind, c0,
                              c1);
-    tdm_sr_starts(docs, terms, nt, nranges, r, rbeg, cur);
+    tdm_sr_starts(&s, rbeg);
     tdm_sr_run(&s, alg);
     hn[r] = s.n;
 }

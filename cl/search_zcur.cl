@@ -27,7 +27,11 @@ __global uint *TDM_ZR(buf)(__global uint *b, const tdm_zrange *s, uint t)
     return b + t * s->bw * TDM_ZR_WS(s);
 }
 
-uint TDM_ZR(oi)(const tdm_zrange *s, uint i) { return i * TDM_ZR_WS(s); }
+uint TDM_ZR(order)(const tdm_zrange *s, uint i) { return TDM_ZR(term)(s, i, TDM_TW_ORDER); }
+
+/* Word i of the range's ord scratch. */
+uint TDM_ZR(oget)(const tdm_zrange *s, uint i) { return s->ord[i * TDM_ZR_WS(s)]; }
+void TDM_ZR(oset)(tdm_zrange *s, uint i, uint v) { s->ord[i * TDM_ZR_WS(s)] = v; }
 
 uint TDM_ZR(doc)(const tdm_zrange *s, uint t) { return TDM_ZC(s, TDM_ZR(cur)(s, t), 4u); }
 
