@@ -359,11 +359,12 @@ void TDM_SA(maxscore)(TDM_SA_S *s)
 /* The fields every range sets alike: range r of nr (rlen documents of
    ndocs) of a query of nt terms (table `terms`, whose term 0 word 7 is the
    shared threshold), its heap of cap entries at hs, hd, algorithm alg,
-   scoring kind, c0, c1. The caller sets its cursors' fields; returns the
-   range's first docid. */
+   scoring kind, c0, c1; g: G's bits as the caller read them, or
+   TDM_SR_G_READ to read them here (an atomic). The caller sets its
+   cursors' fields; returns the range's first docid. */
 uint TDM_SA(begin)(TDM_SA_S *s, __global uint *terms, __global float *hs, __global uint *hd,
                    uint nt, uint nr, uint r, uint rlen, uint ndocs, uint cap, uint alg,
-                   uint kind, float c0, float c1)
+                   uint kind, float c0, float c1, uint g)
 {
     s->terms = terms;
     s->hs = hs;
@@ -379,10 +380,12 @@ uint TDM_SA(begin)(TDM_SA_S *s, __global uint *terms, __global float *hs, __glob
     s->kind = kind;
     s->c0 = c0;
     s->c1 = c1;
-    uint share = alg == TDM_ALG_WAND || alg == TDM_ALG_BMW || alg == TDM_ALG_MAXSCORE;
+    uint share = tdm_sr_shares(alg);
     s->shared = terms + TDM_TW_SHARED;
     s->pub = share && cap < rlen;
-    s->gth = share ? tdm_sr_below(tdm_sr_gread(s->shared)) : -1.0f;
+    if (share && g == TDM_SR_G_READ)
+        g = atomic_max(s->shared, 0u);
+    s->gth = share ? tdm_sr_below(g) : -1.0f;
     return rbeg;
 }
 

@@ -33,6 +33,25 @@ uint tdm_sb_query(__global const uint *qtab, uint nq, uint g)
 
 /* One work-item per (query, docid range): what tdm_search_range does for
    one query, over every query of the batch. */
+
+/* G's bits for the batch's global range g, as tdm_sr_begin takes them:
+   the query of the work-group's first work-item has them read once for the
+   group (tdm_sr_group_g says why), a work-item of another query reads its
+   own (TDM_SR_G_READ). Every work-item of the group calls it (a barrier),
+   g past the batch's ranges too; lq is the kernel's two local words. */
+uint tdm_sb_group_g(__global const uint *qtab, uint nq, uint nranges, __global uint *terms,
+                    uint alg, uint g, __local uint *lq)
+{
+    uint q = tdm_sb_query(qtab, nq, min(g, nranges - 1u));
+    if (get_local_id(0) == 0u) {
+        __global uint *qt = terms + qtab[q * TDM_SBQ_W + TDM_SBQ_TERM] * TDM_SEARCH_TW;
+        lq[0] = q;
+        lq[1] = tdm_sr_shares(alg) ? atomic_max(qt + TDM_TW_SHARED, 0u) : 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return q == lq[0] ? lq[1] : TDM_SR_G_READ;
+}
+
 __kernel void tdm_search_range_batch(__global const uint *docs, __global const uint *freqs,
                                      __global uint *terms, __global const float *bmax,
                                      __global const uint *doclens, __global uint *cur,
@@ -41,7 +60,8 @@ __kernel void tdm_search_range_batch(__global const uint *docs, __global const u
                                      uint nranges, uint ndocs, uint alg, uint kind, float c0,
                                      float c1)
 {
-    uint g = get_global_id(0);
+    __local uint lq[2];
+    uint g = get_global_id(0), gv = tdm_sb_group_g(qtab, nq, nranges, terms, alg, g, lq);
     if (g >= nranges)
         return;
     __global const uint *w = qtab + tdm_sb_query(qtab, nq, g) * TDM_SBQ_W;
@@ -56,7 +76,7 @@ __kernel void tdm_search_range_batch(__global const uint *docs, __global const u
     s.cur = cur + w[TDM_SBQ_CUR];
     s.ord = ord + w[TDM_SBQ_CUR];
     uint rbeg = tdm_sr_begin(&s, qterms, hs + w[TDM_SBQ_HEAP], hd + w[TDM_SBQ_HEAP], nt, nr, r,
-                             rlen, ndocs, cap, alg, kind, c0, c1);
+                             rlen, ndocs, cap, alg, kind, c0, c1, gv);
     tdm_sr_starts(&s, rbeg);
     tdm_sr_run(&s, alg);
     hn[g] = s.n;
@@ -174,8 +194,9 @@ __kernel void tdm_search_stored_bounds_batch(__global const uint *terms, __globa
     TDM_ZS_IDX_PASS, zdocs, zfreqs, bw, terms, bmax, doclens, cur, ord, hs, hd, hn, qtab, nq, \
         nranges, ndocs, alg, kind, c0, c1, status, layout
 
-/* Global range g of the batch (< nranges). */
-void tdm_zb_range(TDM_ZB_ARGS, uint g)
+/* Global range g of the batch (< nranges); gv: G's bits as tdm_zr_begin
+   takes them. */
+void tdm_zb_range(TDM_ZB_ARGS, uint g, uint gv)
 {
     __global const uint *w = qtab + tdm_sb_query(qtab, nq, g) * TDM_SBQ_W;
     uint r = g - w[TDM_SBQ_RANGE], nr = w[TDM_SBQ_NR], rlen = w[TDM_SBQ_RLEN], cap = w[TDM_SBQ_CAP],
@@ -187,7 +208,8 @@ void tdm_zb_range(TDM_ZB_ARGS, uint g)
     s.bmax = bmax;
     s.doclens = doclens;
     uint rbeg = tdm_zr_begin(&s, terms + w[TDM_SBQ_TERM] * TDM_SEARCH_TW, hs + w[TDM_SBQ_HEAP],
-                             hd + w[TDM_SBQ_HEAP], nt, nr, r, rlen, ndocs, cap, alg, kind, c0, c1);
+                             hd + w[TDM_SBQ_HEAP], nt, nr, r, rlen, ndocs, cap, alg, kind, c0, c1,
+                             gv);
     tdm_zr_scratch(&s, cur + w[TDM_SBQ_CUR] * TDM_ZR_CW, zdocs + w[TDM_SBQ_CUR] * bw,
                    zfreqs + w[TDM_SBQ_CUR] * bw, ord + w[TDM_SBQ_CUR], layout);
     tdm_zr_search(&s, rbeg, alg);
@@ -199,9 +221,10 @@ void tdm_zb_range(TDM_ZB_ARGS, uint g)
 /* A work-item per range of the batch. */
 __kernel void tdm_search_zrange_batch(TDM_ZB_ARGS)
 {
-    uint g = get_global_id(0);
+    __local uint lq[2];
+    uint g = get_global_id(0), gv = tdm_sb_group_g(qtab, nq, nranges, terms, alg, g, lq);
     if (g < nranges)
-        tdm_zb_range(TDM_ZB_PASS, g);
+        tdm_zb_range(TDM_ZB_PASS, g, gv);
 }
 
 /* CPU devices: a few work-items (one a core) take the batch's ranges in the
@@ -219,7 +242,7 @@ __kernel void tdm_search_zrange_queue(TDM_ZB_ARGS, __global const uint *units)
         uint i = atomic_inc(status + 1);
         if (i >= nranges)
             return;
-        tdm_zb_range(TDM_ZB_PASS, units[i]);
+        tdm_zb_range(TDM_ZB_PASS, units[i], TDM_SR_G_READ);
     }
 }
 

@@ -78,7 +78,7 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
     }
     if (lid == 0u) {
         nheap = 0u;
-        uint g = alg == TDM_ALG_OR && !gate_min ? tdm_sr_gread(s.shared) : 0u;
+        uint g = alg == TDM_ALG_OR && !gate_min ? atomic_max(s.shared, 0u) : 0u;
         share = g != 0u;
         s.pub = share && cap < rlen;
         s.gth = tdm_sr_below(g); /* -1 for 0 */
@@ -137,7 +137,7 @@ __kernel void tdm_search_group(__global const uint *docs, __global const uint *f
         if (lid == 0u) {
             s.n = nheap;
             if (share) /* G as other groups raised it */
-                s.gth = fmax(s.gth, tdm_sr_below(tdm_sr_gread(s.shared)));
+                s.gth = fmax(s.gth, tdm_sr_below(atomic_max(s.shared, 0u)));
             for (uint w = 0; w < TDM_SEARCH_CHUNK / 32u; w++)
                 for (uint m = hit[w]; m; m &= m - 1u) {
                     uint i = w * 32u + (31u - clz(m & (0u - m)));

@@ -281,14 +281,30 @@ float tdm_sr_at(const tdm_srange *s, uint t)
 /* The float just below the shared threshold's bits g (-1 for g = 0). */
 float tdm_sr_below(uint g) { return g ? as_float(g - 1u) : -1.0f; }
 
-/* The shared threshold's bits as some earlier moment left them: a plain
-   load, not an atomic. G only grows and every value it ever held is a
-   lower bound of the query's k-th score, so any of them prunes exactly;
-   the kernel's launch orders it after the seed that set it, and an aligned
-   word is never torn. An atomic read (atomic_max(p, 0)) from every range
-   of a query serialized on the one word: 31,250 of them cost the H200's
-   range kernel 23 us of its 54 (MaxScore k 10, 1M documents). */
-uint tdm_sr_gread(__global uint *p) { return *(volatile __global uint *)p; }
+/* Whether algorithm alg shares the threshold G. */
+uint tdm_sr_shares(uint alg)
+{
+    return alg == TDM_ALG_WAND || alg == TDM_ALG_BMW || alg == TDM_ALG_MAXSCORE;
+}
+
+/* tdm_sr_begin's g: read G itself (an atomic). */
+#define TDM_SR_G_READ 0xffffffffu
+
+/* G's bits (of the query whose term table is terms) for every range of
+   the work-group, read by one atomic of its first work-item (every
+   work-item of the group must call it: a barrier; g0 is the kernel's
+   local word). A range's own atomic read, atomic_max(G, 0), serialized
+   with every other range's on the one word: 31,250 of them took 23 of the
+   54 us of the H200's range kernel (MaxScore k 10, 1M documents). A plain
+   load would race with the ranges' publishing atomics (OpenCL's memory
+   model; Oclgrind reports it). */
+uint tdm_sr_group_g(__global uint *terms, uint alg, __local uint *g0)
+{
+    if (get_local_id(0) == 0u)
+        *g0 = tdm_sr_shares(alg) ? atomic_max(terms + TDM_TW_SHARED, 0u) : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return *g0;
+}
 
 /* Heap order: a ranks below b (lower score, or equal and larger docid). */
 int tdm_sr_worse(float as, uint ad, float bs, uint bd)
@@ -339,8 +355,9 @@ float tdm_sr_block(const tdm_srange *s, uint t, uint d, uint *last)
     docs, freqs, terms, bmax, doclens, cur, ord, hs, hd, hn, nt, nranges, rlen, ndocs, cap, \
         alg, kind, c0, c1
 
-/* Range r's heap and its count hn[r] (tdm_search_range, _range_sel). */
-void tdm_sr_range(TDM_SR_ARGS, uint r)
+/* Range r's heap and its count hn[r] (tdm_search_range, _range_sel); g:
+   G's bits as tdm_sr_begin takes them. */
+void tdm_sr_range(TDM_SR_ARGS, uint r, uint g)
 {
     tdm_srange s;
     s.docs = docs;
@@ -350,7 +367,7 @@ void tdm_sr_range(TDM_SR_ARGS, uint r)
     s.cur = cur;
     s.ord = ord;
     uint rbeg = tdm_sr_begin(&s, terms, hs, hd, nt, nranges, r, rlen, ndocs, cap, alg, kind, c0,
-                             c1);
+                             c1, g);
     tdm_sr_starts(&s, rbeg);
     tdm_sr_run(&s, alg);
     hn[r] = s.n;
@@ -358,9 +375,10 @@ void tdm_sr_range(TDM_SR_ARGS, uint r)
 
 __kernel void tdm_search_range(TDM_SR_ARGS, __global const uint *gate, uint gate_min)
 {
-    uint r = get_global_id(0);
+    __local uint g0;
+    uint g = tdm_sr_group_g(terms, alg, &g0), r = get_global_id(0);
     if (r < nranges && !(gate_min && gate[1] >= gate_min))
-        tdm_sr_range(TDM_SR_PASS, r);
+        tdm_sr_range(TDM_SR_PASS, r, g);
 }
 
 /* Block bounds recomputed on the device, for requests whose parameters are

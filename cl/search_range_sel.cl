@@ -15,9 +15,10 @@ __kernel void tdm_search_range_sel(TDM_SR_ARGS, uint k, __global float *os, __gl
     __local uint hist[512];
     __local uint shared[4];
     __local ulong lkeys[TDM_MERGE_LKEYS];
-    uint r = get_global_id(0);
+    __local uint g0;
+    uint g = tdm_sr_group_g(terms, alg, &g0), r = get_global_id(0);
     if (r < nranges)
-        tdm_sr_range(TDM_SR_PASS, r);
+        tdm_sr_range(TDM_SR_PASS, r, g);
     barrier(CLK_GLOBAL_MEM_FENCE);
     tdm_select_stage(hs, hd, hn, 0, nranges, cap, k, get_local_size(0), os, od, on, 0, hist,
                      shared, lkeys);
@@ -29,9 +30,10 @@ __kernel void tdm_search_zrange_sel(TDM_ZRK_ARGS, __global uint *status, uint la
     __local uint hist[512];
     __local uint shared[4];
     __local ulong lkeys[TDM_MERGE_LKEYS];
-    uint r = get_global_id(0);
+    __local uint g0;
+    uint g = tdm_sr_group_g(terms, alg, &g0), r = get_global_id(0);
     if (r < nranges)
-        tdm_zr_range(TDM_ZRK_PASS, status, layout, r);
+        tdm_zr_range(TDM_ZRK_PASS, status, layout, r, g);
     barrier(CLK_GLOBAL_MEM_FENCE);
     tdm_select_stage(hs, hd, hn, 0, nranges, cap, k, get_local_size(0), os, od, on, 0, hist,
                      shared, lkeys);

@@ -166,8 +166,9 @@ void tdm_zr_search(tdm_zrange *s, uint rbeg, uint alg)
     TDM_ZS_IDX_PASS, zdocs, zfreqs, bw, terms, bmax, doclens, cur, ord, hs, hd, hn, nt,   \
         nranges, rlen, ndocs, cap, alg, kind, c0, c1
 
-/* Range r's heap and its count hn[r] (tdm_search_zrange, _zrange_sel). */
-void tdm_zr_range(TDM_ZRK_ARGS, __global uint *status, uint layout, uint r)
+/* Range r's heap and its count hn[r] (tdm_search_zrange, _zrange_sel); g:
+   G's bits as tdm_zr_begin takes them. */
+void tdm_zr_range(TDM_ZRK_ARGS, __global uint *status, uint layout, uint r, uint g)
 {
     tdm_zrange s;
     tdm_zr_index(&s, arena, lists, codecs, block_last, block_docs, block_freqs, nlists,
@@ -176,7 +177,7 @@ void tdm_zr_range(TDM_ZRK_ARGS, __global uint *status, uint layout, uint r)
     s.bmax = bmax;
     s.doclens = doclens;
     uint rbeg = tdm_zr_begin(&s, terms, hs, hd, nt, nranges, r, rlen, ndocs, cap, alg, kind, c0,
-                             c1);
+                             c1, g);
     tdm_zr_scratch(&s, cur, zdocs, zfreqs, ord, layout);
     tdm_zr_search(&s, rbeg, alg);
     hn[r] = s.n;
@@ -187,7 +188,8 @@ void tdm_zr_range(TDM_ZRK_ARGS, __global uint *status, uint layout, uint r)
 __kernel void tdm_search_zrange(TDM_ZRK_ARGS, __global const uint *gate, uint gate_min,
                                 __global uint *status, uint layout)
 {
-    uint r = get_global_id(0);
+    __local uint g0;
+    uint g = tdm_sr_group_g(terms, alg, &g0), r = get_global_id(0);
     if (r < nranges && !(gate_min && gate[1] >= gate_min))
-        tdm_zr_range(TDM_ZRK_PASS, status, layout, r);
+        tdm_zr_range(TDM_ZRK_PASS, status, layout, r, g);
 }
