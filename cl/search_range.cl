@@ -28,7 +28,8 @@
    at least k distinct documents of the query reach, so the query's k-th
    score is >= G. It starts at the seed pass's G (0 without one) and a range
    whose heap holds k documents raises it to its heap's worst (atomic max:
-   scores are >= 0, so their bits order as uints). A document of another
+   scores are >= 0, so their bits order as uints); a range starts from G
+   as its work-group read it (tdm_sr_group_g). A document of another
    range with a score equal to G may still rank above those k (a smaller
    docid), so G is compared strictly: a document is skipped when its bound
    is < G, i.e. <= the float just below G, which is what the range's
