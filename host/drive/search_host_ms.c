@@ -11,6 +11,10 @@
 /* A window of docids whose essential postings are summed list at a time
  * (window()); 4,096 beat 1,024 by 3 % on msmarco (2-core VM). */
 #define WIN 4096u
+/* A list of more blocks than this gets a table of its blocks' bounds
+ * (blk_bound): 256 bounds computed once, well below the cost of a long
+ * list's blocks' (test_search_host's larger lists have some). */
+#define BT_MIN_BLOCKS 64u
 
 int tdm_hms_bounds(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc,
                    const tdm_hlist *lists, float *bound)
@@ -55,11 +59,22 @@ typedef struct mcur {
     int cheap;                 /* a frequency reads alone cheaply (tdm_hlist_tf_cheap) */
     uint32_t gblk, ngot;       /* the block whose frequencies were read alone, how many */
     uint32_t bblk;             /* the block whose bound is bb (END: none) */
+    const double *bt;          /* [256] a block's bound by its quantized byte
+                                  (NULL: each computed when asked for) */
     uint32_t wp, we;           /* a window's postings in dbuf not yet passed by
                                   its candidates, and their end (window()) */
     double bb;
     double w;                  /* its weight (the stored bounds' scale) */
 } mcur;
+
+/* Block b's bound, tdm_hlist_block_bound's value: from the list's table of
+ * the 256 quantized bytes' bounds (cur_init), a load instead of the
+ * conversions and products a block (8 % of a msmarco MaxScore batch's
+ * time on the build VM, perf). */
+static inline double blk_bound(const mcur *c, uint32_t b)
+{
+    return c->bt ? c->bt[c->h->l.block_maxq[b]] : tdm_hlist_block_bound(c->h, b, c->w);
+}
 
 typedef struct ms {
     const tdm_hms *m;
@@ -171,7 +186,7 @@ static double block_bound(mcur *c)
 {
     if (c->bblk != c->blk) { /* one_essential asks it again while a block is passed */
         c->bblk = c->blk;
-        c->bb = tdm_hlist_block_bound(c->h, c->blk, c->w);
+        c->bb = blk_bound(c, c->blk);
     }
     return c->bb;
 }
@@ -195,7 +210,9 @@ static int cur_seek(const ms *x, mcur *c, uint32_t d)
     return TDM_OK;
 }
 
-static int cur_init(const ms *x, mcur *c, uint32_t t, uint32_t *mem)
+/* The cursor of term t: its block buffers at mem, its bounds' table at bt
+ * (filled here where the list has many blocks). */
+static int cur_init(const ms *x, mcur *c, uint32_t t, uint32_t *mem, double *bt)
 {
     uint32_t bs = x->m->maxbs;
     *c = (mcur){.h = &x->m->lists[t], .dbuf = mem, .fbuf = mem + bs,
@@ -203,6 +220,12 @@ static int cur_init(const ms *x, mcur *c, uint32_t t, uint32_t *mem)
                 .dblk = END, .fblk = END, .sblk = END, .bblk = END, .gblk = END, .t = t,
                 .cheap = tdm_hlist_tf_cheap(&x->m->lists[t]),
                 .w = x->m->q->terms[t].weight};
+    if (c->h->l.block_maxq && c->nb > BT_MIN_BLOCKS) {
+        for (uint32_t q = 0; q < 256; q++)
+            bt[q] = tdm_score_stored_scale(tdm_idx_block_bound(c->h->l.max_score, (uint8_t)q),
+                                           c->w);
+        c->bt = bt;
+    }
     if (!c->nb) {
         c->d = END;
         return TDM_OK;
@@ -367,7 +390,7 @@ static inline double block_past(const mcur *c, const uint32_t *bl, uint32_t *b,
         ;
     *b = k;
     *last = k < nb ? bl[k] : END;
-    return k < nb ? tdm_hlist_block_bound(c->h, k, c->w) : 0;
+    return k < nb ? blk_bound(c, k) : 0;
 }
 
 /* wpre[j * ne + i]: the non-essential lists' block bounds at the window's
@@ -545,7 +568,7 @@ size_t tdm_hms_bytes(size_t nt, uint32_t maxbs)
     return up16(nt * sizeof(mcur)) + up16(nt * sizeof(uint32_t)) + up16(nt * sizeof(double)) +
            up16(nt * sizeof(float)) + up16(nt * sizeof(uint32_t)) +
            WIN * ((2 + nt) * sizeof(double) + nt * sizeof(float) + 2 * sizeof(uint32_t)) +
-           WIN / 64 * sizeof(uint64_t) +
+           WIN / 64 * sizeof(uint64_t) + nt * 256 * sizeof(double) +
            (3 * nt + 1) * maxbs * sizeof(uint32_t);
 }
 
@@ -592,6 +615,8 @@ int tdm_hms_rank(const tdm_hms *m, void *mem)
     p += WIN * sizeof *x.widx;
     x.bits = (uint64_t *)p;
     p += WIN / 64 * sizeof *x.bits;
+    double *bt = (double *)p;
+    p += nt * 256 * sizeof *bt;
     x.dls = (uint32_t *)p;
     p += m->maxbs * sizeof *x.dls;
     memset(x.acc, 0, WIN * sizeof *x.acc);
@@ -603,7 +628,8 @@ int tdm_hms_rank(const tdm_hms *m, void *mem)
     for (size_t t = 0; t < nt; t++) {
         x.s[t] = 0.0f;
         x.sd[t] = END;
-        int rc = cur_init(&x, &x.cs[t], (uint32_t)t, (uint32_t *)p + 3 * t * m->maxbs);
+        int rc = cur_init(&x, &x.cs[t], (uint32_t)t, (uint32_t *)p + 3 * t * m->maxbs,
+                          bt + t * 256);
         if (rc)
             return rc;
     }
