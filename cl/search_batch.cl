@@ -31,9 +31,6 @@ uint tdm_sb_query(__global const uint *qtab, uint nq, uint g)
     return lo;
 }
 
-/* One work-item per (query, docid range): what tdm_search_range does for
-   one query, over every query of the batch. */
-
 /* G's bits for the batch's global range g, as tdm_sr_begin takes them:
    the query of the work-group's first work-item has them read once for the
    group (tdm_sr_group_g says why), a work-item of another query reads its
@@ -52,6 +49,8 @@ uint tdm_sb_group_g(__global const uint *qtab, uint nq, uint nranges, __global u
     return q == lq[0] ? lq[1] : TDM_SR_G_READ;
 }
 
+/* One work-item per (query, docid range): what tdm_search_range does for
+   one query, over every query of the batch. */
 __kernel void tdm_search_range_batch(__global const uint *docs, __global const uint *freqs,
                                      __global uint *terms, __global const float *bmax,
                                      __global const uint *doclens, __global uint *cur,
