@@ -7,7 +7,8 @@
 # summary, its features those of `tandem terms`; weighted queries; queries without known terms left out;
 # one series over every device together (--spread), also on a split handle
 # (TANDEM_PARTITION=split: single queries on every partition, batches whole);
-# bad options refused with the option named; outputs through the output
+# bad options refused with the option named (kernel build options the
+# driver refuses too); outputs through the output
 # guard. Usage: test_bench_queries.sh TANDEM. The exit status is the
 # number of failures.
 set -u
@@ -227,6 +228,9 @@ run "$T" bench queries idx --queries nosuchfile
 want_fail "nosuchfile"
 run "$T" bench queries nosuchindex --queries q.txt
 want_fail "nosuchindex"
+# kernel build options the driver refuses: the engine's clear error, no series
+run "$T" bench queries idx --queries q.txt --build-options -cl-no-such-option
+want_fail "no-such-option"
 
 begin "--spread: one series over every device together, every answer the oracle's"
 run "$T" bench queries idx --queries q.txt --algorithms and,bmw -k 10 --warmup 3 --batch 4 \

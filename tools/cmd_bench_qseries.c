@@ -239,6 +239,7 @@ int tdm_bq_run_devices(bq *b, tdm_index *ix)
     tdm_engine_options eo;
     tdm_engine_options_init(&eo);
     eo.devices = b->o.devices;
+    eo.build_options = b->o.build_options;
     tdm_engine *e = NULL;
     tdm_search *sh = NULL;
     tdm_qr_query *qs = make_queries(b);

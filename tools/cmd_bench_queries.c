@@ -79,6 +79,9 @@ static void usage(FILE *f)
         "                     refused and left alone\n"
         "  --oracle-only      run (or read) the oracle only, no device series\n"
         "  --k1 X, --b Y      BM25 parameters (default 1.2, 0.75)\n"
+        "  --build-options S  extra kernel build options, for experiments (e.g.\n"
+        "                     -DTDM_SR_PRIV=0: the range kernels' cursors in global\n"
+        "                     memory); the answers are checked as always\n"
         "  --csv FILE         every series as CSV\n"
         "  --per-query FILE   a CSV row per timed query of every series (the oracle's\n"
         "                     too; warm-up queries are not rows): the series (algorithm,\n"
@@ -246,6 +249,8 @@ static int parse(int argc, char **argv, opts *o)
             o->csv = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--per-query"))) {
             o->per_query = v;
+        } else if ((v = tdm_cli_opt(argc, argv, &i, "--build-options"))) {
+            o->build_options = v;
         } else if ((v = tdm_cli_opt(argc, argv, &i, "--plot"))) {
             o->plot = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {

@@ -194,6 +194,7 @@ typedef struct tdm_bq_opts {
     const char *index, *queries, *devices, *csv, *plot, *tput_plot;
     const char *oracle_cache; /* --oracle-cache FILE, or NULL */
     const char *per_query; /* --per-query FILE, or NULL */
+    const char *build_options; /* --build-options S: extra kernel build options, or NULL */
     int oracle_only;      /* --oracle-only: no device series */
     int spread;           /* --spread POLICY (enum tdm_policy): series over
                              every lane together instead of one a device; 0 */
