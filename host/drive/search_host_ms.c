@@ -20,24 +20,10 @@ int tdm_hms_bounds(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *s
                    const tdm_hlist *lists, float *bound)
 {
     for (size_t t = 0; t < q->nterms; t++) {
-        const tdm_ilist *l = &lists[t].l;
-        float m = l->max_score; /* a block's bound is its quantized share: at most this */
-        if (l->block_maxq && l->nblocks) {
-            /* the largest of the blocks' bounds (tdm_ilist_block_max) is at
-               their least or largest byte (the bound is monotone in it):
-               the bytes scanned instead of a bound computed a block */
-            uint8_t lo = 255, hi = 0;
-            for (uint32_t b = 0; b < l->nblocks; b++) {
-                uint8_t v = l->block_maxq[b];
-                lo = v < lo ? v : lo;
-                hi = v > hi ? v : hi;
-            }
-            float vl = tdm_idx_block_bound(l->max_score, lo);
-            float vh = tdm_idx_block_bound(l->max_score, hi);
-            m = vl > m ? vl : m;
-            m = vh > m ? vh : m;
-        }
-        bound[t] = tdm_score_stored_bound(r, q, sc, t, m);
+        /* the list's max_score: a block's bound, max_score * (q + 1) /
+           256, is never above it (the scan of the blocks' bytes for a
+           larger one that was here could find none) */
+        bound[t] = tdm_score_stored_bound(r, q, sc, t, lists[t].l.max_score);
         if (bound[t] < 0)
             return 0;
     }

@@ -45,9 +45,9 @@ typedef struct tdm_hms {
     tdm_err *err;
 } tdm_hms;
 
-/* Each term's bound from the index's stored bounds (the largest of its
- * list's and blocks' bounds, scaled as bounds.h says): 1, or 0 where they
- * do not bound this scoring (no bound then without decoding every list). */
+/* Each term's bound from the index's stored bounds (its list's, the
+ * largest of its blocks', scaled as bounds.h says): 1, or 0 where they do
+ * not bound this scoring (no bound then without decoding every list). */
 int tdm_hms_bounds(const tdm_ireader *r, const tdm_query *q, const tdm_scorer *sc,
                    const tdm_hlist *lists, float *bound);
 
