@@ -103,19 +103,30 @@ typedef struct tdm_srange {
 
 uint tdm_sr_term(const tdm_srange *s, uint t, uint w) { return s->terms[t * TDM_SEARCH_TW + w]; }
 
-/* Term t's cursor: a position in docs/freqs. */
-uint tdm_sr_cur(const tdm_srange *s, uint t)
+/* Word i of a range's scratch: private array p where s->priv, else the
+   global scratch g, term-major ([i * nranges + r]: a GPU's neighbouring
+   work-items touch neighbouring words). */
+uint tdm_sr_get(const tdm_srange *s, __global const uint *g, const uint *p, uint i)
 {
-    return s->priv ? s->pc[t] : s->cur[t * s->nr + s->r];
+    return s->priv ? p[i] : g[i * s->nr + s->r];
 }
 
-void tdm_sr_setcur(tdm_srange *s, uint t, uint p)
+void tdm_sr_put(const tdm_srange *s, __global uint *g, uint *p, uint i, uint v)
 {
     if (s->priv)
-        s->pc[t] = p;
+        p[i] = v;
     else
-        s->cur[t * s->nr + s->r] = p;
+        g[i * s->nr + s->r] = v;
 }
+
+/* Term t's cursor: a position in docs/freqs. */
+uint tdm_sr_cur(const tdm_srange *s, uint t) { return tdm_sr_get(s, s->cur, s->pc, t); }
+void tdm_sr_setcur(tdm_srange *s, uint t, uint p) { tdm_sr_put(s, s->cur, s->pc, t, p); }
+
+/* Word i of the range's order scratch (WAND's docid order, MaxScore's
+   prefix sums). */
+uint tdm_sr_oget(const tdm_srange *s, uint i) { return tdm_sr_get(s, s->ord, s->po, i); }
+void tdm_sr_oset(tdm_srange *s, uint i, uint v) { tdm_sr_put(s, s->ord, s->po, i, v); }
 
 /* The end of term t's postings in docs/freqs. */
 uint tdm_sr_end(const tdm_srange *s, uint t)
@@ -126,21 +137,6 @@ uint tdm_sr_end(const tdm_srange *s, uint t)
 uint tdm_sr_order(const tdm_srange *s, uint i)
 {
     return s->priv ? s->pm[i] : tdm_sr_term(s, i, TDM_TW_ORDER);
-}
-
-/* Word i of the range's order scratch (WAND's docid order, MaxScore's
-   prefix sums). */
-uint tdm_sr_oget(const tdm_srange *s, uint i)
-{
-    return s->priv ? s->po[i] : s->ord[i * s->nr + s->r];
-}
-
-void tdm_sr_oset(tdm_srange *s, uint i, uint v)
-{
-    if (s->priv)
-        s->po[i] = v;
-    else
-        s->ord[i * s->nr + s->r] = v;
 }
 
 /* The docid under term t's cursor, NODOC past its list or the range. */
