@@ -51,14 +51,21 @@ static inline uint32_t tdm_hlist_skip(const tdm_hlist *h, uint32_t b, uint32_t l
     return b;
 }
 
-/* Block b's stored bound scaled to a term of weight w (bounds.h: where the
- * caller checked that the stored bounds apply): tdm_ilist_block_max's
- * value, inline (a call a block cost MaxScore's lookups 4 %). */
+/* The bound of a block of the list whose quantized byte is q, scaled to a
+ * term of weight w (bounds.h: where the caller checked that the stored
+ * bounds apply). */
+static inline double tdm_hlist_byte_bound(const tdm_hlist *h, uint8_t q, double w)
+{
+    return tdm_score_stored_scale(tdm_idx_block_bound(h->l.max_score, q), w);
+}
+
+/* Block b's stored bound so scaled: tdm_ilist_block_max's value, inline (a
+ * call a block cost MaxScore's lookups 4 %). */
 static inline double tdm_hlist_block_bound(const tdm_hlist *h, uint32_t b, double w)
 {
     const tdm_ilist *l = &h->l;
-    float m = l->block_maxq ? tdm_idx_block_bound(l->max_score, l->block_maxq[b]) : l->max_score;
-    return tdm_score_stored_scale(m, w);
+    return l->block_maxq ? tdm_hlist_byte_bound(h, l->block_maxq[b], w)
+                         : tdm_score_stored_scale(l->max_score, w);
 }
 
 /* The first of v[p..len) >= d, where v[len - 1] >= d (v ascending, a

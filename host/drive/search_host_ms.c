@@ -208,8 +208,7 @@ static int cur_init(const ms *x, mcur *c, uint32_t t, uint32_t *mem, double *bt)
                 .w = x->m->q->terms[t].weight};
     if (c->h->l.block_maxq && c->nb > BT_MIN_BLOCKS) {
         for (uint32_t q = 0; q < 256; q++)
-            bt[q] = tdm_score_stored_scale(tdm_idx_block_bound(c->h->l.max_score, (uint8_t)q),
-                                           c->w);
+            bt[q] = tdm_hlist_byte_bound(c->h, (uint8_t)q, c->w);
         c->bt = bt;
     }
     if (!c->nb) {
