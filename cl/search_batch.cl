@@ -40,13 +40,11 @@ uint tdm_sb_group_g(__global const uint *qtab, uint nq, uint nranges, __global u
                     uint alg, uint g, __local uint *lq)
 {
     uint q = tdm_sb_query(qtab, nq, min(g, nranges - 1u));
-    if (get_local_id(0) == 0u) {
-        __global uint *qt = terms + qtab[q * TDM_SBQ_W + TDM_SBQ_TERM] * TDM_SEARCH_TW;
-        lq[0] = q;
-        lq[1] = tdm_sr_shares(alg) ? atomic_max(qt + TDM_TW_SHARED, 0u) : 0u;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return q == lq[0] ? lq[1] : TDM_SR_G_READ;
+    if (get_local_id(0) == 0u)
+        lq[0] = q; /* ordered by tdm_sr_group_g's barrier */
+    uint gv = tdm_sr_group_g(terms + qtab[q * TDM_SBQ_W + TDM_SBQ_TERM] * TDM_SEARCH_TW, alg,
+                             lq + 1);
+    return q == lq[0] ? gv : TDM_SR_G_READ;
 }
 
 /* One work-item per (query, docid range): what tdm_search_range does for
