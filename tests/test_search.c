@@ -419,6 +419,67 @@ static void merge_direct_keys(void **state)
     randcoll_free(&c);
 }
 
+/* Ranked AND on the decoded variant with its block selection
+ * (TANDEM_AND_SELECT=on, the rule) and with every block of its lists
+ * decoded (off), on every device: each answer the oracle's, the selection's
+ * kernel run exactly where it is on. */
+static void and_select_switch(void **state)
+{
+    (void)state;
+    int small = tdm_test_small();
+    static const char *vals[] = {"off", "on"};
+    static const uint32_t ks[] = {1, 10, 100};
+    randcoll c;
+    randcoll_init(&c, 307, small ? 2000 : 12000, 10);
+    tdm_index *ix;
+    if (tdm_index_open(write_index(&c, tdm_test_tmpdir("and_select"), "bp128", "a.tdm"), &ix) !=
+        TDM_OK)
+        fail_msg("open: %s", tdm_last_error());
+    const tdm_ireader *ir = tdm_index_ireader(ix);
+    tdm_oracle *or;
+    tdm_err err = {0};
+    assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
+    setenv("TANDEM_HOST_MAX_POSTINGS", "0", 1); /* every query on a device */
+    for (size_t v = 0; v < 2; v++) {
+        setenv("TANDEM_AND_SELECT", vals[v], 1);
+        tdm_engine *eng = tdm_test_engine();
+        tdm_search *s;
+        if (tdm_search_open(eng, ix, &s) != TDM_OK)
+            fail_msg("search open: %s", tdm_last_error());
+        tdm_rng r;
+        tdm_rng_seed(&r, 91);
+        for (int qi = 0; qi < (small ? 6 : 16); qi++) {
+            tdm_search_term st[16];
+            size_t n = random_terms(&r, &c, st, 4, qi % 2);
+            for (int d = 0; d < tdm_engine_device_count(eng); d++) {
+                tdm_search_options o;
+                tdm_search_options_init(&o);
+                o.device = d;
+                o.algorithm = TDM_ALGO_AND;
+                o.k = ks[qi % 3];
+                o.variant = TDM_VARIANT_ITEM;
+                char what[120];
+                snprintf(what, sizeof what, "TANDEM_AND_SELECT=%s query %d k %u dev %d", vals[v],
+                         qi, o.k, d);
+                check_search(s, or, ir, st, n, &o, what);
+            }
+        }
+        for (int d = 0; d < tdm_engine_device_count(eng); d++) {
+            size_t ns = tdm_kcache_count(tdm_engine_device(eng, d), "tdm_and_select");
+            if (v == 0 ? ns != 0 : ns == 0)
+                fail_msg("TANDEM_AND_SELECT=%s dev %d: tdm_and_select pooled %zu times", vals[v],
+                         d, ns);
+        }
+        tdm_search_close(s);
+        tdm_engine_close(eng);
+    }
+    unsetenv("TANDEM_AND_SELECT");
+    unsetenv("TANDEM_HOST_MAX_POSTINGS");
+    tdm_oracle_close(or);
+    tdm_index_close(ix);
+    randcoll_free(&c);
+}
+
 /* ---- errors and edge cases */
 
 static tdm_index *small_index(const char *tag, randcoll *c)
@@ -1414,7 +1475,7 @@ int main(void)
         cmocka_unit_test(compressed_edges),     cmocka_unit_test(compressed_corrupt),
         cmocka_unit_test(impact_indexes),       cmocka_unit_test(merge_direct_keys),
         cmocka_unit_test(group_many_terms),     cmocka_unit_test(query_bounds_on_device),
-        cmocka_unit_test(group_or_seeded),
+        cmocka_unit_test(group_or_seeded),      cmocka_unit_test(and_select_switch),
     };
     /* every query on a device, as ctest's environment has it (a batch's
        sharing is checked, impact_indexes): also when run by hand */

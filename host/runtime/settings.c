@@ -203,6 +203,8 @@ static int resolve_tuning(tdm_tuning *t, tdm_err *err)
         rc = resolve_choice("TANDEM_MERGE_SMALL", on_off, &t->merge_small, err);
     if (rc == TDM_OK)
         rc = resolve_choice("TANDEM_RANGE_SELECT", on_off, &t->range_select, err);
+    if (rc == TDM_OK)
+        rc = resolve_choice("TANDEM_AND_SELECT", on_off, &t->and_select, err);
     if (rc == TDM_OK) /* unset: 0 */
         rc = resolve_postings("TANDEM_SPLIT_MIN_POSTINGS", 1, "1", &t->split_min_postings, NULL,
                               err);
@@ -728,6 +730,10 @@ static const tdm_settings_var vars[] = {
      "on or off: a single query's first select stage in its range kernel's launch, each "
      "work-group's ranges' top k (on: wherever the algorithm allows, off: never; the tuning "
      "table's row: never, measured slower on msmarco's queries on the H200)"},
+    {"TANDEM_AND_SELECT", "tuning",
+     "on or off: a single ranked AND query of several terms on the decoded (item) variant "
+     "decodes only the blocks its block selection keeps, or every block of its lists (the "
+     "tuning table's row: the selection)"},
     {"TANDEM_MERGE_SMALL", "tuning",
      "on or off: a single query's select stages and merge at k <= 16 over few candidates "
      "with the small kernels (each work-item's best k in local memory, then a tree of "

@@ -91,6 +91,7 @@ typedef struct tdm_tuning {
     int merge_filter;             /* TANDEM_MERGE_FILTER: TDM_TUNE_RULE, _OFF or _ON */
     int merge_small;              /* TANDEM_MERGE_SMALL: TDM_TUNE_RULE, _OFF or _ON */
     int range_select;             /* TANDEM_RANGE_SELECT: TDM_TUNE_RULE, _OFF or _ON */
+    int and_select;               /* TANDEM_AND_SELECT: TDM_TUNE_RULE, _OFF or _ON */
     uint64_t split_min_postings;  /* TANDEM_SPLIT_MIN_POSTINGS: 0, else 1 .. 2^62 */
     int host_max_set;             /* 1: TANDEM_HOST_MAX_POSTINGS gave host_max_postings */
     uint64_t host_max_postings;   /* the host path's postings at most, 0 .. 2^62 (0: never) */
