@@ -130,7 +130,7 @@ static void auto_variants(void **state)
     fake_init(&f);
     static const int algs[] = {TDM_ALGO_OR,   TDM_ALGO_AND, TDM_ALGO_AND_OR,
                                TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
-    static const int gpu[] = {TDM_VARIANT_GROUP, TDM_VARIANT_COMPRESSED, TDM_VARIANT_GROUP,
+    static const int gpu[] = {TDM_VARIANT_GROUP, TDM_VARIANT_ITEM, TDM_VARIANT_GROUP,
                               TDM_VARIANT_ITEM,  TDM_VARIANT_ITEM,       TDM_VARIANT_ITEM};
     for (size_t a = 0; a < 6; a++) {
         assert_int_equal(plan(&f, 3, algs[a], 0, TDM_VARIANT_AUTO, 0).variant, gpu[a]);
@@ -139,11 +139,11 @@ static void auto_variants(void **state)
     }
     assert_int_equal(plan(&f, 1, TDM_ALGO_AUTO, 0, TDM_VARIANT_AUTO, 0).alg, TDM_ALGO_OR);
     assert_int_equal(plan(&f, 2, TDM_ALGO_AUTO, 0, TDM_VARIANT_AUTO, 0).alg, TDM_ALGO_MAXSCORE);
-    /* AND whose shortest list holds more than 1/32 of the documents: GROUP
-       on a GPU, still COMPRESSED on a CPU */
+    /* AND whose shortest list holds more than 1/32 of the documents: ITEM
+       on a GPU too (no fallback: and_long_fraction 0), COMPRESSED on a CPU */
     min_df = 1000000 / 32 + 1;
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).variant,
-                     TDM_VARIANT_GROUP);
+                     TDM_VARIANT_ITEM);
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 1, TDM_VARIANT_AUTO, 0).variant,
                      TDM_VARIANT_COMPRESSED);
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_COMPRESSED, 0).variant,
@@ -157,7 +157,7 @@ static void auto_variants(void **state)
     batched = 0;
     min_df = 1000000 / 32;
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).variant,
-                     TDM_VARIANT_COMPRESSED);
+                     TDM_VARIANT_ITEM);
     min_df = 1000;
     /* a request's own variant */
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_ITEM, 0).variant, TDM_VARIANT_ITEM);
@@ -175,7 +175,9 @@ static void compressed_fits(void **state)
     uint32_t prev = 0;
     for (uint32_t nt = 1; nt <= 1024; nt = nt < 8 ? nt + 1 : nt * 2) {
         for (int dev = 0; dev < 2; dev++) {
-            tdm_splan pl = plan(&f, nt, TDM_ALGO_AND, dev, TDM_VARIANT_AUTO, 0);
+            /* a GPU's AUTO for AND is ITEM: COMPRESSED asked for there */
+            tdm_splan pl = plan(&f, nt, TDM_ALGO_AND, dev,
+                                dev ? TDM_VARIANT_AUTO : TDM_VARIANT_COMPRESSED, 0);
             assert_int_equal(pl.variant, TDM_VARIANT_COMPRESSED);
             uint64_t words = (uint64_t)nt * pl.ranges * (TDM_ZR_CW + 2u * 128u);
             if (words > tdm_search_zr_words(&f.dev[dev]))
@@ -190,9 +192,10 @@ static void compressed_fits(void **state)
     /* two terms fit the GPU's full plan: 132 compute units x 2 groups x 64
        ranges, but none shorter than 64 documents */
     assert_int_equal(tdm_tune_row_of(&f.dev[0].info)->zr_min_rlen, 64);
-    assert_int_equal(plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).ranges, 1000000u / 64);
+    assert_int_equal(plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_COMPRESSED, 0).ranges,
+                     1000000u / 64);
     f.s.ndocs = 10000000;
-    assert_int_equal(plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).rlen,
+    assert_int_equal(plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_COMPRESSED, 0).rlen,
                      (10000000u + 132u * 2 * 64 - 1) / (132u * 2 * 64));
 }
 
@@ -205,12 +208,13 @@ static void scratch_budget(void **state)
     assert_int_equal(tdm_search_zr_words(&f.dev[0]), TDM_ZR_GPU_WORDS);
     /* eight terms: the GPU's whole plan of 64-document ranges fits 2^27
        words (not 2^24) */
-    assert_int_equal(plan(&f, 8, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).ranges, 1000000u / 64);
+    assert_int_equal(plan(&f, 8, TDM_ALGO_AND, 0, TDM_VARIANT_COMPRESSED, 0).ranges,
+                     1000000u / 64);
     f.dev[0].info.max_alloc_bytes = 128u << 20; /* half of it, in words */
     assert_int_equal(tdm_search_zr_words(&f.dev[0]), 64u << 20);
     f.dev[0].info.max_alloc_bytes = 16u << 20; /* never below the CPU's */
     assert_int_equal(tdm_search_zr_words(&f.dev[0]), TDM_ZR_MAX_WORDS);
-    uint32_t r = plan(&f, 8, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 0).ranges;
+    uint32_t r = plan(&f, 8, TDM_ALGO_AND, 0, TDM_VARIANT_COMPRESSED, 0).ranges;
     assert_true((uint64_t)r * 8 * (TDM_ZR_CW + 2u * 128u) <= TDM_ZR_MAX_WORDS);
 }
 
@@ -219,12 +223,12 @@ static void wanted_ranges_fall_back(void **state)
     (void)state;
     fake f;
     fake_init(&f);
-    tdm_splan pl = plan(&f, 64, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 100000);
+    tdm_splan pl = plan(&f, 64, TDM_ALGO_AND, 0, TDM_VARIANT_COMPRESSED, 100000);
     assert_int_equal(pl.variant, TDM_VARIANT_GROUP);
     pl = plan(&f, 64, TDM_ALGO_AND, 1, TDM_VARIANT_AUTO, 100000);
     assert_int_equal(pl.variant, TDM_VARIANT_ITEM);
     assert_true(pl.ranges <= TDM_TUNE_MAX_CURSORS / 64u); /* 64 terms */
-    pl = plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_AUTO, 1000);
+    pl = plan(&f, 2, TDM_ALGO_AND, 0, TDM_VARIANT_COMPRESSED, 1000);
     assert_int_equal(pl.variant, TDM_VARIANT_COMPRESSED);
     assert_int_equal(pl.ranges, 1000u);
 }

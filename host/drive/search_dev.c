@@ -177,11 +177,14 @@ static int stored_bounds(const tdm_sprep *p, const tdm_splan *pl, int salg)
            p->nbmax;
 }
 
-/* AND's block selection (plan/and_select.h) replaces the whole decode. */
+/* AND's block selection (plan/and_select.h) replaces the whole decode where
+ * TANDEM_AND_SELECT, else the device's row (and_select), says so. */
 static int and_selects(const tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, int salg)
 {
-    return salg == TDM_SALG_AND && p->andsel.nt > 1 && !zrange(pl) &&
-           tdm_settings_tuning(d->settings)->and_select != TDM_TUNE_OFF;
+    if (salg != TDM_SALG_AND || p->andsel.nt < 2 || zrange(pl))
+        return 0;
+    int v = tdm_settings_tuning(d->settings)->and_select; /* TANDEM_AND_SELECT, else the row */
+    return v ? v == TDM_TUNE_ON : tdm_tune_row_of(&d->info)->and_select;
 }
 
 /* Where the run decodes jobs of one codec only, that codec (else -1): the

@@ -111,6 +111,8 @@ typedef struct tdm_tune_row {
     int and_batched;         /* ranked AND in a batch of several (0: auto_variant's) */
     uint32_t and_long_fraction; /* ranked AND takes fallback[AND] when its shortest
                                    list holds more than 1/this of the documents (0: never) */
+    int and_select;          /* a single ranked AND on ITEM decodes only the blocks its
+                                block selection keeps (1), or every block (0) */
     uint64_t zr_words;       /* the compressed cursors' scratch words a launch, within
                                 half the largest allocation, never below 2^24 */
     uint32_t zr_layout;      /* TDM_ZR_RANGE (0) or TDM_ZR_INTERLEAVED (1) */
@@ -541,21 +543,27 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
  * 1M documents, 5,000 queries, interleaved scratch, mean us at 1 / 2 / 4
  * groups: AND k10 171.8 / 153.8 / 153.2, MaxScore k10 255.6 / 192.4 / 190.6
  * (fifth session).
- * AUTO on a GPU: GROUP for OR and AND-then-OR, ITEM for WAND, BMW and
- * MaxScore, COMPRESSED for AND. H200, 1M documents, 5,000 queries, mean us
- * GROUP or ITEM / COMPRESSED: AND k10 218.9 / 153.8, k1000 235.0 / 179.2;
- * OR k10 229.6 / 289.1; AND-then-OR k10 235.1 / 232.9, k1000 404.4 / 420.4;
- * MaxScore k10 152.2 / 192.4.
+ * AUTO on a GPU: GROUP for OR and AND-then-OR, ITEM for WAND, BMW,
+ * MaxScore and AND. H200, 1M documents, 5,000 queries, mean us GROUP or
+ * ITEM / COMPRESSED (fifth session): AND k10 218.9 / 153.8, k1000 235.0 /
+ * 179.2; OR k10 229.6 / 289.1; AND-then-OR k10 235.1 / 232.9, k1000 404.4 /
+ * 420.4; MaxScore k10 152.2 / 192.4. Ranked AND on ITEM decoding every block
+ * of its lists (and_select 0: the decode is one launch, the selection's
+ * host and device steps cost more than the blocks they save) overtook
+ * COMPRESSED once the range kernels read G once a work-group (eighteenth
+ * session, `.gl/g54.sh`, H200, 1M, 1,000 queries a log, k 10, three
+ * rounds, mean us ITEM / COMPRESSED / GROUP: terabyte05 85.2, 88.3, 104.1 /
+ * 107.1, 123.7, 111.4 / 148.6, 162.9, 144.0, p99 148-165 / 318-345;
+ * msmarco 95.1, 90.9, 107.1 / 165.9, 175.1, 160.3 / 207.1, 217.0, 209.0,
+ * p99 150-173 / 359-390; ITEM with the selection: 157-212).
  * AND in a batch of several: ITEM (the decoded range batch): H200, 10M
  * documents, 2,000 queries, k10, batches of 512, 8,901 queries/s against
  * 2,817 on the compressed cursors, whose lanes each decode every block they
  * enter alone.
- * AND whose shortest list holds more than 1/32 of the documents: GROUP
- * (every range's cursors then decode a block of every list; GROUP's
- * coalesced scan wins). H200, 1M documents, 5,000 queries, k10, per query:
- * COMPRESSED alone mean 164.1 / p99 577 us, GROUP alone 215.1 / 408, GROUP
- * past 36,085 postings (a tenth of the queries) 153.1 / 391, past 9,292 (a
- * quarter) 159.0 / 366, the better of the two per query 151.0 / 363.
+ * No fallback for AND with long lists (and_long_fraction 0): GROUP beat
+ * COMPRESSED where the shortest list held more than 1/32 of the documents
+ * (every compressed cursor then decodes a block of every list), but ITEM
+ * beats both on those too (its p99 above is half of theirs).
  * Compressed scratch: 2^27 words (512 MB) within half the largest
  * allocation, so that a batch of hundreds of queries keeps enough ranges.
  * Layout interleaved: a warp's 32 ranges run in lockstep, so each cursor,
@@ -585,11 +593,12 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
     {                                                                                          \
         .name = nm, .gpu = 1, .item_local = 64, .item_ranges_per_cu = 64 * 4,                 \
         .zr_ranges_per_cu = 64 * 2, .min_rlen = 32, .zr_min_rlen = 64, .group_per_cu = 8,      \
-        .auto_variant = {0, TDM_VARIANT_GROUP, TDM_VARIANT_COMPRESSED, TDM_VARIANT_GROUP,      \
+        .auto_variant = {0, TDM_VARIANT_GROUP, TDM_VARIANT_ITEM, TDM_VARIANT_GROUP,            \
                          TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM},                \
         .fallback = {0, TDM_VARIANT_GROUP, TDM_VARIANT_GROUP, TDM_VARIANT_GROUP,               \
                      TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM},                    \
-        .and_batched = TDM_VARIANT_ITEM, .and_long_fraction = 32, .zr_words = 1u << 27,       \
+        .and_batched = TDM_VARIANT_ITEM, .and_long_fraction = 0, .and_select = 0,             \
+        .zr_words = 1u << 27,                                                                  \
         .zr_layout = 1, .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32,     \
         .hseed_alone_below_k = TDM_TUNE_HSEED_ALONE_BELOW_K_GPU,                               \
         .batch_max_k = TDM_TUNE_BATCH_MAX_K_GPU, .and_wu_k = 128,                              \
@@ -645,7 +654,8 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
                          TDM_VARIANT_COMPRESSED, TDM_VARIANT_COMPRESSED},                      \
         .fallback = {0, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM,                  \
                      TDM_VARIANT_ITEM, TDM_VARIANT_ITEM, TDM_VARIANT_ITEM},                    \
-        .and_batched = 0, .and_long_fraction = 0, .zr_words = 1u << 24, .zr_layout = 0,       \
+        .and_batched = 0, .and_long_fraction = 0, .and_select = 1, .zr_words = 1u << 24,      \
+        .zr_layout = 0,                                                                        \
         .seed_rlen_per_k = 16, .hseed_min_k = 100, .hseed_min_ranges = 32, .batch_max_k = 128, \
         .and_wu_k = 128, .batch_ranges_per_cu = 4, .batch_min_rlen = 1, .batch_queue = 1,      \
         .merge_direct_keys = TDM_TUNE_MERGE_DIRECT_KEYS_CPU,                                   \
