@@ -525,7 +525,7 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
 {
     tdm_device *d = r->d;
     size_t nt = p->nt, nr = pl->ranges, heap = nr * (size_t)cap;
-    int sel = and_selects(r->d, p, pl, salg), zr = zrange(pl), pre = host_prefix(r->d, p, pl, salg);
+    int sel = and_selects(d, p, pl, salg), zr = zrange(pl), pre = host_prefix(d, p, pl, salg);
     /* the compressed variant: each cursor's block buffers and words */
     size_t post = zr ? nt * nr * p->max_block : p->npost;
     size_t bytes[B_COUNT] = {

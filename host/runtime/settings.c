@@ -733,7 +733,7 @@ static const tdm_settings_var vars[] = {
     {"TANDEM_AND_SELECT", "tuning",
      "on or off: a single ranked AND query of several terms on the decoded (item) variant "
      "decodes only the blocks its block selection keeps, or every block of its lists (the "
-     "tuning table's row: the selection)"},
+     "tuning table's row: GPU every block, CPU the selection)"},
     {"TANDEM_MERGE_SMALL", "tuning",
      "on or off: a single query's select stages and merge at k <= 16 over few candidates "
      "with the small kernels (each work-item's best k in local memory, then a tree of "
