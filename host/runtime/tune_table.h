@@ -555,7 +555,10 @@ const tdm_tune_row *tdm_tune_row_of(const tdm_device_info *info);
  * rounds, mean us ITEM / COMPRESSED / GROUP: terabyte05 85.2, 88.3, 104.1 /
  * 107.1, 123.7, 111.4 / 148.6, 162.9, 144.0, p99 148-165 / 318-345;
  * msmarco 95.1, 90.9, 107.1 / 165.9, 175.1, 160.3 / 207.1, 217.0, 209.0,
- * p99 150-173 / 359-390; ITEM with the selection: 157-212).
+ * p99 150-173 / 359-390; ITEM with the selection: 157-212). At 10M
+ * (`.gl/g56.sh`, two rounds, ITEM / with the selection / COMPRESSED):
+ * terabyte05 157, 184 / 359, 383 / 365, 353, msmarco 202, 216 / 862, 857
+ * / 456, 458; k 1,000: 256 / - / 502 and 281 / - / 524.
  * AND in a batch of several: ITEM (the decoded range batch): H200, 10M
  * documents, 2,000 queries, k10, batches of 512, 8,901 queries/s against
  * 2,817 on the compressed cursors, whose lanes each decode every block they
