@@ -131,7 +131,7 @@ static void auto_variants(void **state)
     static const int algs[] = {TDM_ALGO_OR,   TDM_ALGO_AND, TDM_ALGO_AND_OR,
                                TDM_ALGO_WAND, TDM_ALGO_BMW, TDM_ALGO_MAXSCORE};
     static const int gpu[] = {TDM_VARIANT_GROUP, TDM_VARIANT_ITEM, TDM_VARIANT_GROUP,
-                              TDM_VARIANT_ITEM,  TDM_VARIANT_ITEM,       TDM_VARIANT_ITEM};
+                              TDM_VARIANT_ITEM,  TDM_VARIANT_ITEM, TDM_VARIANT_ITEM};
     for (size_t a = 0; a < 6; a++) {
         assert_int_equal(plan(&f, 3, algs[a], 0, TDM_VARIANT_AUTO, 0).variant, gpu[a]);
         assert_int_equal(plan(&f, 3, algs[a], 1, TDM_VARIANT_AUTO, 0).variant,
