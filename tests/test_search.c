@@ -53,6 +53,23 @@ static const char *write_index(randcoll *c, const char *dir, const char *codec, 
     return write_index_bm25(c, dir, codec, name, 0);
 }
 
+/* A random bp128 index (seed, ndocs, nterms: randcoll_init's) written as
+ * name in the test folder tag and opened, *ir its reader and *or its
+ * oracle. */
+static tdm_index *oracle_index(randcoll *c, uint64_t seed, uint32_t ndocs, uint64_t nterms,
+                               const char *tag, const char *name, const tdm_ireader **ir,
+                               tdm_oracle **or)
+{
+    randcoll_init(c, seed, ndocs, nterms);
+    tdm_index *ix;
+    if (tdm_index_open(write_index(c, tdm_test_tmpdir(tag), "bp128", name), &ix) != TDM_OK)
+        fail_msg("open: %s", tdm_last_error());
+    *ir = tdm_index_ireader(ix);
+    tdm_err err = {0};
+    assert_int_equal(tdm_oracle_open(*ir, or, &err), TDM_OK);
+    return ix;
+}
+
 /* Skewed lists beside randcoll's uniform ones: every third list becomes
  * bursts of consecutive docids (clustered, as crawl-ordered collections
  * have them), so that some docid ranges hold most postings and others none. */
@@ -323,17 +340,11 @@ static void merge_direct_keys(void **state)
     static const uint32_t ks[] = {1, 10, 16, 17, 1000};
     static const uint32_t ranges[] = {0, 9, 40, 1100, 3000};
     static const int al[] = {TDM_ALGO_OR, TDM_ALGO_AND, TDM_ALGO_MAXSCORE};
-    uint32_t ndocs = small ? 2000 : 12000;
     randcoll c;
-    randcoll_init(&c, 211, ndocs, 12);
-    tdm_index *ix;
-    if (tdm_index_open(write_index(&c, tdm_test_tmpdir("merge_direct"), "bp128", "m.tdm"), &ix) !=
-        TDM_OK)
-        fail_msg("open: %s", tdm_last_error());
-    const tdm_ireader *ir = tdm_index_ireader(ix);
+    const tdm_ireader *ir;
     tdm_oracle *or;
-    tdm_err err = {0};
-    assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
+    tdm_index *ix = oracle_index(&c, 211, small ? 2000 : 12000, 12, "merge_direct", "m.tdm", &ir,
+                                 &or);
     /* launches of each query at the first and last value, by device */
     uint32_t fewer = 0;
     for (size_t v = 0; v < sizeof vals / sizeof *vals; v++) {
@@ -430,15 +441,10 @@ static void and_select_switch(void **state)
     static const char *vals[] = {"off", "on"};
     static const uint32_t ks[] = {1, 10, 100};
     randcoll c;
-    randcoll_init(&c, 307, small ? 2000 : 12000, 10);
-    tdm_index *ix;
-    if (tdm_index_open(write_index(&c, tdm_test_tmpdir("and_select"), "bp128", "a.tdm"), &ix) !=
-        TDM_OK)
-        fail_msg("open: %s", tdm_last_error());
-    const tdm_ireader *ir = tdm_index_ireader(ix);
+    const tdm_ireader *ir;
     tdm_oracle *or;
-    tdm_err err = {0};
-    assert_int_equal(tdm_oracle_open(ir, &or, &err), TDM_OK);
+    tdm_index *ix = oracle_index(&c, 307, small ? 2000 : 12000, 10, "and_select", "a.tdm", &ir,
+                                 &or);
     setenv("TANDEM_HOST_MAX_POSTINGS", "0", 1); /* every query on a device */
     for (size_t v = 0; v < 2; v++) {
         setenv("TANDEM_AND_SELECT", vals[v], 1);
