@@ -161,6 +161,9 @@ static void auto_variants(void **state)
     min_df = 1000;
     /* a request's own variant */
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_ITEM, 0).variant, TDM_VARIANT_ITEM);
+    /* ranked AND's block selection: a CPU's row, not a GPU's */
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_ITEM, 0).and_select, 0);
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 1, TDM_VARIANT_ITEM, 0).and_select, 1);
     assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_GROUP, 0).variant,
                      TDM_VARIANT_GROUP);
     assert_int_equal(plan(&f, 3, TDM_ALGO_MAXSCORE, 0, TDM_VARIANT_GROUP, 0).variant,
@@ -252,6 +255,11 @@ static void tuning_reaches_the_plan(void **state)
     assert_int_equal(pl.zlayout, TDM_ZR_RANGE);
     assert_int_equal(pl.seed, TDM_TUNE_RULE);
     uint32_t cpu_ranges = pl.ranges;
+    st.tuning.and_select = TDM_TUNE_ON; /* TANDEM_AND_SELECT over the GPU row's 0 */
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 0, TDM_VARIANT_ITEM, 0).and_select, 1);
+    st.tuning.and_select = TDM_TUNE_OFF;
+    assert_int_equal(plan(&f, 3, TDM_ALGO_AND, 1, TDM_VARIANT_ITEM, 0).and_select, 0);
+    st.tuning.and_select = TDM_TUNE_RULE;
     st.tuning.search_variant = TDM_VARIANT_ITEM;
     st.tuning.zr_layout = TDM_TUNE_ZR_INTERLEAVED;
     st.tuning.seed = TDM_TUNE_OFF;

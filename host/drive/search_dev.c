@@ -178,21 +178,18 @@ static int stored_bounds(const tdm_sprep *p, const tdm_splan *pl, int salg)
 }
 
 /* AND's block selection (plan/and_select.h) replaces the whole decode where
- * TANDEM_AND_SELECT, else the device's row (and_select), says so. */
-static int and_selects(const tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, int salg)
+ * the plan says so (tdm_splan.and_select). */
+static int and_selects(const tdm_sprep *p, const tdm_splan *pl, int salg)
 {
-    if (salg != TDM_SALG_AND || p->andsel.nt < 2 || zrange(pl))
-        return 0;
-    int v = tdm_settings_tuning(d->settings)->and_select; /* TANDEM_AND_SELECT, else the row */
-    return v ? v == TDM_TUNE_ON : tdm_tune_row_of(&d->info)->and_select;
+    return salg == TDM_SALG_AND && p->andsel.nt > 1 && !zrange(pl) && pl->and_select;
 }
 
 /* Where the run decodes jobs of one codec only, that codec (else -1): the
  * host makes the decode's prefix sums (resident/decode_jobs.h), uploaded
  * with the rest, and the decode is one kernel, not two. */
-static int host_prefix(const tdm_device *d, const tdm_sprep *p, const tdm_splan *pl, int salg)
+static int host_prefix(const tdm_sprep *p, const tdm_splan *pl, int salg)
 {
-    if (zrange(pl) || and_selects(d, p, pl, salg))
+    if (zrange(pl) || and_selects(p, pl, salg))
         return -1; /* no decode, or AND's selection makes the jobs on the device */
     int one = -1;
     for (int c = 0; c < TDM_CODEC_COUNT; c++)
@@ -525,7 +522,7 @@ static int make_buffers(const srun *r, const tdm_sprep *p, const tdm_splan *pl, 
 {
     tdm_device *d = r->d;
     size_t nt = p->nt, nr = pl->ranges, heap = nr * (size_t)cap;
-    int sel = and_selects(d, p, pl, salg), zr = zrange(pl), pre = host_prefix(d, p, pl, salg);
+    int sel = and_selects(p, pl, salg), zr = zrange(pl), pre = host_prefix(p, pl, salg);
     /* the compressed variant: each cursor's block buffers and words */
     size_t post = zr ? nt * nr * p->max_block : p->npost;
     size_t bytes[B_COUNT] = {
@@ -994,7 +991,7 @@ static int run_inputs(const srun *r, const tdm_sprep *p, const tdm_splan *pl, in
 {
     const tdm_sdev *sd = r->sd;
     double t = r->pf ? r->pf->t0 : 0;
-    int pre = host_prefix(r->d, p, pl, salg);
+    int pre = host_prefix(p, pl, salg);
     cl_event upev[1];
     cl_uint nup = 0;
     int rc = tdm_resident_acquire_batch(&sd->res, &p->batch, &upev[0], hold, &out->bytes_up, err);
@@ -1009,7 +1006,7 @@ static int run_inputs(const srun *r, const tdm_sprep *p, const tdm_splan *pl, in
     cl_event dec, *ev = run_event(r, &dec); /* the decode's event only where profiled */
     if (rc == TDM_OK && zrange(pl))
         rc = tdm_search_after_index(sd, r->q, nup, upev, err);
-    else if (rc == TDM_OK && and_selects(r->d, p, pl, salg))
+    else if (rc == TDM_OK && and_selects(p, pl, salg))
         rc = tdm_and_sel_enqueue(&sd->res, r->q, &s->dsc, &p->andsel, 1, s->b[B_SELTAB],
                                  s->b[B_SELLEAD], s->b[B_SELFLAGS], s->ajobs, s->b[B_DOCS],
                                  s->b[B_FREQS], s->b[B_TERMS], s->b[B_STATUS], nup, upev, ev,
@@ -1028,7 +1025,7 @@ static int run_inputs(const srun *r, const tdm_sprep *p, const tdm_splan *pl, in
         run_record(r, "decode (last kernel)", dec);
     /* each codec's kernels: the decode, after the count (and the scan past
        one tile) unless the host made the sums */
-    for (int c = 0; rc == TDM_OK && !and_selects(r->d, p, pl, salg) && !zrange(pl) &&
+    for (int c = 0; rc == TDM_OK && !and_selects(p, pl, salg) && !zrange(pl) &&
                     c < TDM_CODEC_COUNT; c++)
         *r->launches += !p->batch.njobs[c] ? 0
                         : pre >= 0         ? 1

@@ -453,6 +453,8 @@ int tdm_search_plan(const struct tdm_search *s, const tdm_sprep *p, int algorith
         }
     }
     zr_layout(&s->dev[i], out);
+    int as = tuning(&s->dev[i])->and_select; /* TANDEM_AND_SELECT, else the row */
+    out->and_select = as ? as == TDM_TUNE_ON : rw->and_select;
     /* the seeds, on the plan as it stands (a batch's resizing of its
        queries' ranges does not change them: the batch has no seed pass, and
        a query rerun alone gets its own plan back) */

@@ -48,6 +48,9 @@ typedef struct tdm_splan {
     int salg;           /* the run's algorithm, TDM_SALG_* (tdm_search_salg) */
     int seeded;         /* the device seed (tdm_search_seeded's rule) */
     int hseeded;        /* the host seed (tdm_search_hseeded's rule) */
+    int and_select;     /* a single ranked AND on ITEM decodes only the blocks its
+                           block selection keeps (drive/search_dev.c), else every
+                           block: TANDEM_AND_SELECT, else the row's and_select */
     /* a device batch's choices (search_batch_dev.c), for every query of a
        batch alike (one device, algorithm, k and scoring): */
     int and_wu;         /* ranked AND by Wu's mapping (search_batch_and.c)
